@@ -1,0 +1,67 @@
+"""Entry point. Each subcommand lives in `kvtui.commands.<name>` with `configure(parser)` and
+`run(args) -> int`; modules are imported lazily so `--help`, `--version` and the headless
+commands never import Textual or paramiko.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from kvtui import __version__
+
+# name -> one-line help. The module kvtui.commands.<name> provides configure() and run().
+COMMANDS: dict[str, str] = {
+    "check": "analyse log files headless and print the report (human or --json)",
+    "events": "print every recognized log line as JSON Lines",
+    "whatif": "KV capacity what-if: tokens and concurrency for BF16 / FP8 / FP4",
+    "replay": "replay saved logs in the TUI, timed by their own timestamps",
+    "tail": "follow a local log file live in the TUI",
+    "demo": "open the TUI on a bundled sample log",
+    "ssh": "follow SGLang logs on a remote host over SSH",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kvtui",
+        description="Live analysis of SGLang server logs: KV-cache precision alerts and a "
+        "capacity what-if.",
+    )
+    parser.add_argument("--version", action="version", version=f"kvtui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        module = _command_module(name)
+        module.configure(p)
+    return parser
+
+
+def _command_module(name: str):  # type: ignore[no-untyped-def]
+    return importlib.import_module(f"kvtui.commands.{name}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 0
+    try:
+        result: int = _command_module(args.command).run(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `kvtui events big.log | head` must end quietly.
+        try:
+            sys.stdout = open("/dev/null", "w")  # noqa: SIM115
+        except OSError:
+            pass
+        return 0
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Where log lines come from: local files (replay, follow) and SSH. No Textual here."""

@@ -1,0 +1,43 @@
+"""The contract between a line source and whoever consumes it (headless check, TUI, SSH check).
+
+A source runs in its own thread and hands over *batches*: a list mixing `SourceLine`s (in order,
+each with its 1-based line number and the byte offset where it starts) and `SourceNotice`s
+(state changes such as "live", "rotated", "truncated", "reconnecting", "error"). Consumers never
+get one callback per line, so a firehose costs one hand-off per batch.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+
+@dataclass(slots=True, frozen=True)
+class SourceLine:
+    source: str  # display name of the source (file path, "host:path", ...)
+    line_no: int  # 1-based, counted across rotations of the same logical source
+    offset: int  # byte offset of the line start in the current underlying file (-1 if unknown)
+    text: str  # decoded with errors="replace", newline stripped, length bounded
+    ts: str | None = None  # replay only: timestamp text when known (else None)
+
+
+@dataclass(slots=True, frozen=True)
+class SourceNotice:
+    source: str
+    state: str  # "connecting" | "live" | "at_end" | "paused" | "rotated" | "truncated" |
+    #             "reconnecting" | "error" | "closed" | ...
+    message: str = ""
+
+
+Item = SourceLine | SourceNotice
+Emit = Callable[[list[Item]], None]
+
+
+class LineSource(Protocol):
+    """A producer of line batches. `run` blocks until `stop` is set or the source ends."""
+
+    name: str
+
+    def run(self, emit: Emit, stop: threading.Event) -> None: ...

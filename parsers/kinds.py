@@ -1,0 +1,51 @@
+"""Event kinds and the field names each one carries: a contract that tools and tests rely on.
+
+Every kind always carries the listed keys (value None when the line's variant does not print it);
+parsers may add more keys, never remove or rename these.
+"""
+
+from __future__ import annotations
+
+KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    "server_args": (
+        "form",  # "repr" (ServerArgs(...), <=0.5.18) or "dict" (0.5.19+)
+        "model_path", "served_model_name", "dtype", "kv_cache_dtype", "quantization",
+        "quantization_param_path", "tp_size", "dp_size", "pp_size", "ep_size", "attn_dp_size",
+        "enable_dp_attention", "context_length", "mem_fraction_static", "max_total_tokens",
+        "chunked_prefill_size", "max_prefill_tokens", "max_running_requests", "page_size",
+        "attention_backend", "disable_radix_cache",
+    ),
+    "load_weight_begin": ("avail_gib",),
+    "load_weight_end": ("model_class", "dtype", "quant", "avail_gib", "usage_gib", "elapsed_s"),
+    "kv_dtype": ("dtype", "origin"),  # origin: "resolved" | "override"
+    "fp8_scales_missing": ("form",),  # "long" | "short"
+    "fp8_scales_loaded": ("path",),
+    "kv_pool": ("label", "dtype", "tokens", "k_gib", "v_gib", "kv_gib"),
+    "mamba_pool": ("slots", "conv_gib", "ssm_gib"),
+    "swa_split": ("full_tokens", "swa_tokens"),
+    "memory_pool_end": ("avail_gib",),
+    "cuda_graph_end": ("elapsed_s", "usage_gib", "avail_gib"),
+    "capacity": (
+        "max_total_num_tokens", "chunked_prefill_size", "max_prefill_tokens",
+        "max_running_requests", "context_len", "available_gpu_mem_gib",
+    ),
+    "prefill_batch": (
+        "new_seq", "new_token", "cached_token", "token_usage", "full_token_usage",
+        "swa_token_usage", "mamba_usage", "running_req", "queue_req", "cache_hit_rate",
+        "input_throughput", "cuda_graph",
+    ),
+    "decode_batch": (
+        "running_req", "token", "full_token", "swa_token", "token_usage", "full_token_usage",
+        "swa_token_usage", "mamba_usage", "gen_throughput", "queue_req", "cuda_graph",
+        "accept_len", "retracted_req",
+    ),
+    "retraction": ("retracted_reqs", "new_token_ratio_before", "new_token_ratio_after"),
+    "max_total_tokens_capped": ("message", "requested", "profiled"),
+    "mem_unbalanced": ("message",),
+    "oom": ("message",),
+}
+
+KINDS: tuple[str, ...] = tuple(KIND_FIELDS)
+
+# Keys every event's JSON line carries besides its fields; no field may shadow them.
+RESERVED_KEYS: frozenset[str] = frozenset({"source", "line", "kind", "rank", "ts"})
