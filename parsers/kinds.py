@@ -18,7 +18,7 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "load_weight_begin": ("avail_gib",),
     "load_weight_end": ("model_class", "dtype", "quant", "avail_gib", "usage_gib", "elapsed_s"),
     "kv_dtype": ("dtype", "origin"),  # origin: "resolved" | "override"
-    "fp8_scales_missing": ("form",),  # "long" | "short"
+    "fp8_scales_missing": ("form",),  # "long" | "short" | "load_error"
     "fp8_scales_loaded": ("path",),
     "kv_pool": ("label", "dtype", "tokens", "k_gib", "v_gib", "kv_gib"),
     "mamba_pool": ("slots", "conv_gib", "ssm_gib"),
@@ -46,6 +46,40 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 KINDS: tuple[str, ...] = tuple(KIND_FIELDS)
+
+# Extra keys a kind may carry when the line's variant prints them (absent otherwise). They are
+# listed so consumers and tests can tell a known extra from a typo; none shadows RESERVED_KEYS.
+OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
+    "server_args": (),
+    "load_weight_begin": (),
+    "load_weight_end": ("overlap",),  # True for the --startup-weight-load-mode overlap line
+    "kv_dtype": ("reason",),  # override target, e.g. "DeepSeek DSA on SM8 device"
+    "fp8_scales_missing": ("tp_rank",),  # form "load_error" only
+    "fp8_scales_loaded": (),
+    "kv_pool": ("post_capture", "avail_gib"),  # post_capture: "VA upper bound"/post-capture
+    "mamba_pool": ("intermediate_ssm_gib", "intermediate_conv_gib"),
+    "swa_split": (),
+    "memory_pool_end": (),
+    "cuda_graph_end": ("graph",),  # what was captured, e.g. "target verify CUDA graph"
+    "capacity": ("available_cpu_mem_gib",),
+    "prefill_batch": (
+        "mixed_running_req", "pending_token", "replay_token", "unbootstrapped_req",
+        "transferring_req", "bootstrap_req", "inflight_req", "prealloc_req", "optimistic_req",
+        "waiting_image_req", "prefill_tflops", "token", "full_token", "swa_token",
+    ),
+    "decode_batch": (
+        "mamba_num", "accept_rate", "preallocated_usage", "prealloc_req", "transfer_req",
+        "host_receive_req", "largest_len", "waiting_image_req", "cache_miss", "gpu_token",
+        "gpu_token_usage", "cpu_token", "cpu_token_usage", "decode_tflops", "read_bw_gbps",
+        "write_bw_gbps",
+    ),
+    "retraction": (
+        "wording", "aborted_retracted_reqs", "new_tokens_gained", "mamba_num_gained",
+    ),
+    "max_total_tokens_capped": (),
+    "mem_unbalanced": ("min_gpu_memory_gib", "local_gpu_memory_gib"),
+    "oom": ("reason",),
+}
 
 # Keys every event's JSON line carries besides its fields; no field may shadow them.
 RESERVED_KEYS: frozenset[str] = frozenset({"source", "line", "kind", "rank", "ts"})

@@ -1,0 +1,269 @@
+"""Runtime scheduler lines: "Prefill batch", "Decode batch" and retraction.
+
+These are ~all of a long log, so the decode path has one precompiled pattern for the layouts
+that dominate real logs (plain pool, with or without the graph flag) and falls back to a
+`key: value` pair walk only for the rest (hybrid pools, spec decoding, PD, cut pastes). The
+pair walk is table-driven: unknown keys are ignored rather than turned into fields, so a
+mangled paste can never invent a field name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+# Field name, converter code: i=int, f=float, p=percent float, b=bool.
+_Spec = tuple[str, str]
+
+_GRAPH_KEYS = ("cuda graph", "npu graph", "cpu graph", "musa graph", "xpu graph", "hpu graph")
+
+_COMMON: dict[str, _Spec] = {
+    "#running-req": ("running_req", "i"),
+    "#queue-req": ("queue_req", "i"),
+    "token usage": ("token_usage", "f"),
+    "full token usage": ("full_token_usage", "f"),
+    "swa token usage": ("swa_token_usage", "f"),
+    "mamba usage": ("mamba_usage", "f"),
+    "#token": ("token", "i"),
+    **{k: ("cuda_graph", "b") for k in _GRAPH_KEYS},
+}
+
+DECODE_KEYS: dict[str, _Spec] = {
+    **_COMMON,
+    "#full token": ("full_token", "i"),
+    "#swa token": ("swa_token", "i"),
+    "mamba num": ("mamba_num", "i"),
+    "gen throughput (token/s)": ("gen_throughput", "f"),
+    "accept len": ("accept_len", "f"),
+    "accept rate": ("accept_rate", "f"),
+    "#retracted-req": ("retracted_req", "i"),
+    "pre-allocated usage": ("preallocated_usage", "f"),
+    "#prealloc-req": ("prealloc_req", "i"),
+    "#transfer-req": ("transfer_req", "i"),
+    "#host-receive-req": ("host_receive_req", "i"),
+    "largest-len": ("largest_len", "i"),
+    "waiting-image-req": ("waiting_image_req", "i"),
+    "#cache_miss": ("cache_miss", "i"),
+    "#gpu token": ("gpu_token", "i"),
+    "gpu token usage": ("gpu_token_usage", "f"),
+    "#cpu token": ("cpu_token", "i"),
+    "cpu token usage": ("cpu_token_usage", "f"),
+    "est. decode TFLOPS/s (per GPU)": ("decode_tflops", "f"),
+    # The only "GB" SGLang prints in 1e9 bytes; the name keeps the unit honest.
+    "est. read BW (GB/s per GPU)": ("read_bw_gbps", "f"),
+    "est. write BW (GB/s per GPU)": ("write_bw_gbps", "f"),
+}
+
+PREFILL_KEYS: dict[str, _Spec] = {
+    **_COMMON,
+    "#new-seq": ("new_seq", "i"),
+    "#new-token": ("new_token", "i"),
+    "#cached-token": ("cached_token", "i"),
+    "cache hit rate": ("cache_hit_rate", "p"),
+    "input throughput (token/s)": ("input_throughput", "f"),
+    "#pending-token": ("pending_token", "i"),
+    "#replay-token": ("replay_token", "i"),
+    "#unbootstrapped-req": ("unbootstrapped_req", "i"),
+    "#transferring-req": ("transferring_req", "i"),
+    "#bootstrap-req": ("bootstrap_req", "i"),
+    "#inflight-req": ("inflight_req", "i"),
+    "#prealloc-req": ("prealloc_req", "i"),
+    "#optimistic-req": ("optimistic_req", "i"),
+    "waiting-image-req": ("waiting_image_req", "i"),
+    "est. prefill TFLOPS/s (per GPU)": ("prefill_tflops", "f"),
+}
+
+# 0.4.9 hybrid SWA prints `#token: full=X, swa=Y, token usage: full=U, swa=V`.
+_SPLIT_KEYS: dict[str, tuple[str, str, str]] = {
+    "#token": ("full_token", "swa_token", "i"),
+    "token usage": ("full_token_usage", "swa_token_usage", "f"),
+}
+
+# Keys that close a line in some version: a value after them was printed whole even when the
+# line has no trailing ", " (otherwise the last value of a cut paste is not trusted).
+_TERMINAL_KEYS = frozenset(
+    {"#queue-req", "input throughput (token/s)", "#cache_miss", "#transferring-req",
+     "est. prefill TFLOPS/s (per GPU)", "est. write BW (GB/s per GPU)", *_GRAPH_KEYS}
+)
+
+DECODE_BASE: tuple[str, ...] = (
+    "running_req", "token", "full_token", "swa_token", "token_usage", "full_token_usage",
+    "swa_token_usage", "mamba_usage", "gen_throughput", "queue_req", "cuda_graph",
+    "accept_len", "retracted_req",
+)
+PREFILL_BASE: tuple[str, ...] = (
+    "new_seq", "new_token", "cached_token", "token_usage", "full_token_usage",
+    "swa_token_usage", "mamba_usage", "running_req", "queue_req", "cache_hit_rate",
+    "input_throughput", "cuda_graph",
+)
+
+
+def _convert(code: str, raw: str) -> Any:
+    """Typed value or None; a value a paste cut in half must not raise."""
+    raw = raw.strip()
+    try:
+        if code == "i":
+            return int(raw)
+        if code == "f":
+            return float(raw)
+        if code == "p":
+            return float(raw.rstrip("%"))
+    except ValueError:
+        return None
+    if raw == "True":
+        return True
+    if raw == "False":
+        return False
+    return None
+
+
+def fill_pairs(rest: str, table: dict[str, _Spec], fields: dict[str, Any]) -> None:
+    """Walk `key: value, ` pairs into `fields` through `table`."""
+    parts = rest.split(", ")
+    last = len(parts) - 1
+    complete = rest.endswith((",", " "))
+    split_key: str | None = None
+    for i, part in enumerate(parts):
+        key, sep, raw = part.partition(": ")
+        if not sep:
+            # 0.4.9's `swa=Y` continuation of the previous split key.
+            if split_key is not None and part.startswith("swa="):
+                if i == last and not complete:
+                    continue
+                _full, swa_name, code = _SPLIT_KEYS[split_key]
+                fields[swa_name] = _convert(code, part[4:])
+            split_key = None
+            continue
+        split_key = None
+        if i == last and not complete and key not in _TERMINAL_KEYS:
+            continue  # the paste stopped inside this value
+        if raw.startswith("full=") and key in _SPLIT_KEYS:
+            full_name, _swa, code = _SPLIT_KEYS[key]
+            fields[full_name] = _convert(code, raw[5:])
+            split_key = key
+            continue
+        spec = table.get(key)
+        if spec is not None:
+            value = _convert(spec[1], raw)
+            if value is not None:
+                fields[spec[0]] = value
+
+
+# Dominant decode layouts: 0.2.x-0.4.6 (no graph flag) and 0.4.7-0.5.23 plain pool.
+_DECODE_FAST = regex.compile(
+    r"Decode batch[.,] #running-req: (\d+), #token: (\d+), token usage: (\d+\.\d+), "
+    r"(?:(?:cuda|npu|cpu|musa) graph: (True|False), )?"
+    r"gen throughput \(token/s\): (\d+\.\d+), #queue-req: (\d+)(?:, ?)?$"
+)
+_DECODE_HEAD = regex.compile(r"(?:\[gpu=\d+\] )?Decode batch(?: \[\d+\])?[.,] ?")
+
+
+def parse_decode(msg: str) -> dict[str, Any] | None:
+    m = _DECODE_FAST.match(msg)
+    if m is not None:
+        running, token, usage, graph, gen, queue = m.groups()
+        return {
+            "running_req": int(running), "token": int(token), "full_token": None,
+            "swa_token": None, "token_usage": float(usage), "full_token_usage": None,
+            "swa_token_usage": None, "mamba_usage": None, "gen_throughput": float(gen),
+            "queue_req": int(queue),
+            "cuda_graph": None if graph is None else graph == "True",
+            "accept_len": None, "retracted_req": None,
+        }
+    h = _DECODE_HEAD.match(msg)
+    if h is None:
+        return None
+    fields: dict[str, Any] = dict.fromkeys(DECODE_BASE)
+    fill_pairs(msg[h.end() :], DECODE_KEYS, fields)
+    return fields
+
+
+def parse_bare_decode(msg: str) -> dict[str, Any] | None:
+    """Pre-0.1.x decode stats printed without the "Decode batch" head."""
+    if not msg.startswith("#running-req: ") or "gen throughput" not in msg:
+        return None
+    fields: dict[str, Any] = dict.fromkeys(DECODE_BASE)
+    fill_pairs(msg, DECODE_KEYS, fields)
+    return fields
+
+
+_PREFILL_HEAD = regex.compile(
+    r"Prefill batch(?:\(mixed #running-req: (\d+)\))?(?: \[\d+\])?[.,] ?"
+)
+
+
+def parse_prefill(msg: str) -> dict[str, Any] | None:
+    h = _PREFILL_HEAD.match(msg)
+    if h is None:
+        return None
+    fields: dict[str, Any] = dict.fromkeys(PREFILL_BASE)
+    fill_pairs(msg[h.end() :], PREFILL_KEYS, fields)
+    mixed = h.group(1)
+    if mixed is not None:
+        fields["mixed_running_req"] = int(mixed)
+        if fields["running_req"] is None:
+            fields["running_req"] = int(mixed)
+    return fields
+
+
+# 0.1.x/0.2.x `new fill batch. #seq: 1. #cached_token: 0. #new_token: 8. ...` (dot-separated).
+_FILL_PAIR = regex.compile(r"(#?\w+): (-?\d+(?:\.\d+)?)(%?)")
+_FILL_KEYS: dict[str, _Spec] = {
+    "#seq": ("new_seq", "i"),
+    "#new_token": ("new_token", "i"),
+    "#cached_token": ("cached_token", "i"),
+    "#remaining_req": ("queue_req", "i"),
+    "#running_req": ("running_req", "i"),
+    "tree_cache_hit_rate": ("cache_hit_rate", "p"),
+}
+
+
+def parse_fill_batch(msg: str) -> dict[str, Any] | None:
+    at = msg.find("new fill batch.")
+    if at < 0:
+        return None
+    fields: dict[str, Any] = dict.fromkeys(PREFILL_BASE)
+    for m in _FILL_PAIR.finditer(msg, at + 15):
+        spec = _FILL_KEYS.get(m.group(1))
+        if spec is not None and fields[spec[0]] is None:
+            fields[spec[0]] = _convert(spec[1], m.group(2))
+    return fields
+
+
+_RETRACT = regex.compile(
+    r"#retracted_reqs: (\d+)"
+    r"(?:, #aborted_retracted_reqs: (\d+))?"
+    r"(?:, #new_tokens_gained: (\d+))?"
+    r"(?:, #mamba_num_gained: (\d+))?"
+    r"(?:, #new_token_ratio: (\d+(?:\.\d+)?) -> (\d+(?:\.\d+)?))?"
+)
+
+
+def parse_retraction(msg: str) -> dict[str, Any] | None:
+    if msg.startswith("Decode out of memory happened"):
+        wording = "decode_oom"
+    elif msg.startswith("KV cache pool is full. Retract requests"):
+        wording = "pool_full"
+    elif msg.startswith("Testing retraction"):
+        wording = "test"
+    else:
+        return None
+    fields: dict[str, Any] = {
+        "retracted_reqs": None, "new_token_ratio_before": None, "new_token_ratio_after": None,
+        "wording": wording,
+    }
+    m = _RETRACT.search(msg)
+    if m is not None:
+        reqs, aborted, gained, mamba, before, after = m.groups()
+        fields["retracted_reqs"] = int(reqs)
+        if aborted is not None:
+            fields["aborted_retracted_reqs"] = int(aborted)
+        if gained is not None:
+            fields["new_tokens_gained"] = int(gained)
+        if mamba is not None:
+            fields["mamba_num_gained"] = int(mamba)
+        if before is not None and after is not None:
+            fields["new_token_ratio_before"] = float(before)
+            fields["new_token_ratio_after"] = float(after)
+    return fields
