@@ -1,0 +1,1 @@
+"""UI-free facts, alerts and capacity arithmetic. Imports `parsers`; never Textual, Rich or paramiko."""

@@ -1,0 +1,403 @@
+"""Precision and capacity alerts: pure rules over the current run's facts.
+
+Each rule reads the folded state (and the what-if, for capacity rules) and returns at most one
+`Alert` carrying its evidence line and the exact change that fixes it. Rules look only at the
+current run, so a restart with a safe setting clears the previous run's alerts by itself, and a
+rule whose facts are contradicted by later lines simply stops firing.
+
+Wording matters here: these texts are read at 2 a.m. during a bad deploy. Say what happened,
+what it costs, and what to type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvtui.core import dtypes
+from kvtui.core.state import Evidence, Run, State
+
+SEVERITIES = ("critical", "warning", "info")
+
+
+@dataclass(frozen=True)
+class AlertOptions:
+    min_context_concurrency: float = 2.0  # low-context-concurrency below this many requests
+    target_concurrency: float | None = None  # bf16-does-not-fit below this (default 1)
+    saturation_batches: int = 5  # pool-saturated after this many consecutive batches >= 0.95
+    queue_growth_batches: int = 10  # ... or a queue growing for this many batches in a row
+    calibration_tolerance: float = 0.02
+
+
+@dataclass
+class Alert:
+    rule: str
+    severity: str  # critical | warning | info
+    title: str
+    detail: str
+    evidence: Evidence | None
+    fix: str
+    confidence: str = "high"  # high | medium | low
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "rule": self.rule, "severity": self.severity, "title": self.title,
+            "detail": self.detail,
+            "evidence": self.evidence.to_dict() if self.evidence else None,
+            "fix": self.fix, "confidence": self.confidence,
+        }
+        if self.extra:
+            out["extra"] = self.extra
+        return out
+
+
+# ------------------------------------------------------------------------------------------
+# Version-aware fix text.
+def _version_range(run: Run) -> Any:
+    try:
+        from kvtui.core import version
+    except ImportError:  # pragma: no cover - the calculator issue provides it
+        return None
+    infer = getattr(version, "infer_version_range", None)
+    return infer(run) if infer else None
+
+
+def bf16_flag_advice(run: Run, checkpoint: Any = None) -> str:
+    """The flag that gives a BF16 KV cache on the version this log implies."""
+    host_version = getattr(checkpoint, "sglang_version", None) if checkpoint else None
+    try:
+        from kvtui.core import version
+    except ImportError:  # pragma: no cover
+        version = None  # type: ignore[assignment]
+    flag_fn = getattr(version, "kv_dtype_flag", None) if version else None
+    rng = _version_range(run)
+    if flag_fn is not None:
+        try:
+            if host_version and hasattr(version, "range_from_version"):
+                rng = version.range_from_version(host_version)
+            flag, advice = flag_fn("bf16", rng)
+            if flag and advice:
+                return f"{flag} ({advice})"
+            return flag or advice
+        except Exception:  # noqa: BLE001 - advice must never break the report
+            pass
+    return ("--kv-cache-dtype bf16 (SGLang >= 0.5.5; on older versions remove any "
+            "--kv-cache-dtype and, for ModelOpt checkpoints whose hf_quant_config.json says "
+            "kv_cache_quant_algo FP8, upgrade: 0.5.3-0.5.4 have no way to force BF16)")
+
+
+# ------------------------------------------------------------------------------------------
+def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    ev = run.scales_missing
+    if ev is None or run.scales_loaded is not None:
+        return None
+    ck = ctx.checkpoint
+    ck_scales = getattr(ck, "has_k_scale", None) if ck is not None else None
+    ranks = f" on {ev.count} rank lines" if ev.count > 1 else ""
+    detail = (
+        f"SGLang printed \"no scaling factors provided\"{ranks}: the FP8 E4M3 KV cache stores "
+        "K and V with a scale of 1.0. E4M3 has 3 mantissa bits (about 6% relative rounding "
+        "error) and a maximum of 448, so any K/V value above 448 saturates and small values "
+        "lose most of their precision. Over long contexts (agentic sessions, RAG) the "
+        "attention scores drift and the model misremembers earlier turns, with no error "
+        "anywhere."
+    )
+    severity, confidence = "critical", "high"
+    title = "FP8 KV cache running with scaling factors of 1.0"
+    if ck_scales is True:
+        severity = "warning"
+        title = "FP8 KV warning printed, but the checkpoint carries k_scale/v_scale"
+        detail += ("\nThe checkpoint itself has per-layer k_scale/v_scale tensors, which SGLang "
+                   "loads through the weight loader anyway: the warning only means "
+                   "--quantization-param-path was not given. Verify that this model class maps "
+                   "those tensors (a 'not found the expected name' warning would say it did "
+                   "not).")
+    elif ck_scales is False:
+        detail += "\nThe checkpoint was inspected: it has no k_scale/v_scale tensors anywhere."
+    else:
+        detail += ("\nSGLang prints this warning whenever --quantization-param-path is absent, "
+                   "even when the checkpoint carries k_scale/v_scale tensors, so check the "
+                   "checkpoint's model.safetensors.index.json (kvtui ssh does this for you).")
+        confidence = "medium" if ck is None else "high"
+    fix = (f"Serve the KV cache in BF16: {bf16_flag_advice(run, ck)}. Or keep FP8 with "
+           "calibrated scales: --quantization-param-path kv_cache_scales.json (or a checkpoint "
+           "with k_scale/v_scale tensors, e.g. calibrated with ModelOpt/llm-compressor).")
+    return Alert("kv-fp8-unscaled", severity, title, detail, ev, fix, confidence)
+
+
+def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    if not dtypes.is_fp8(ctx.effective):
+        return None
+    conf = run.configured_kv_dtype
+    if conf not in ("auto", None):
+        return None
+    if run.scales_missing is not None:
+        return None  # that warning only fires for a literal fp8_e4m3 setting
+    confidence = "high" if conf == "auto" else "low"
+    ck = ctx.checkpoint
+    algo = getattr(ck, "kv_cache_quant_algo", None) if ck is not None else None
+    why = ("the checkpoint's hf_quant_config.json says kv_cache_quant_algo "
+           f"\"{algo}\"" if algo else
+           "the checkpoint's quantization config (kv_cache_quant_algo \"FP8\", typical of "
+           "ModelOpt NVFP4/FP8 exports) made SGLang >= 0.5.3 switch `auto` to FP8")
+    said = ("--kv-cache-dtype was left at auto" if conf == "auto"
+            else "no server_args dump was seen, so the configured value is unknown")
+    detail = (
+        f"{said}, yet the KV cache is {ctx.effective}: {why}. SGLang logs no warning for this "
+        "(0.5.13+ prints nothing but the pool's dtype), and the scales default to 1.0 unless "
+        "the checkpoint carries k_scale/v_scale. Long-context accuracy can degrade silently."
+    )
+    fix = (f"Pin the KV dtype explicitly: {bf16_flag_advice(run, ck)}; or, if FP8 is intended, "
+           "say so with --kv-cache-dtype fp8_e4m3 and supply calibrated scales.")
+    return Alert("kv-auto-fp8", "critical", f"KV cache silently switched to FP8 ({ctx.effective})",
+                 detail, ctx.effective_evidence, fix, confidence)
+
+
+def _rule_e5m2(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    if ctx.effective != "fp8_e5m2":
+        return None
+    detail = ("FP8 E5M2 keeps only 2 mantissa bits: about 12.5% relative rounding error on "
+              "every cached K and V value (E4M3: 6%, BF16: 0.4%). It trades precision for "
+              "range that a KV cache rarely needs.")
+    fix = (f"Use BF16 ({bf16_flag_advice(run, ctx.checkpoint)}) or, for FP8, E4M3 with "
+           "calibrated scales (--kv-cache-dtype fp8_e4m3 --quantization-param-path ...).")
+    return Alert("kv-fp8-e5m2", "warning", "FP8 E5M2 KV cache (2 mantissa bits)", detail,
+                 ctx.effective_evidence, fix)
+
+
+def _rule_fp4(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    if not dtypes.is_fp4(ctx.effective):
+        return None
+    detail = (f"The KV cache is {ctx.effective} (FP4 E2M1: 1 mantissa bit, max 6, block "
+              "scales). SGLang's own accuracy table for FP4 KV (docs, quantized_kv_cache.md) "
+              "shows aime25 dropping from 0.7733 to 0.6000 on Qwen3-235B-A22B, 0.5067 to "
+              "0.4000 on DeepSeek-R1-0528 and 0.7533 to 0.3533 on GPT-OSS-120B versus a 16-bit "
+              "KV cache; the docs add that degradation is larger at long context.")
+    fix = (f"Use FP8 E4M3 with calibrated scales, or BF16 "
+           f"({bf16_flag_advice(run, ctx.checkpoint)}).")
+    return Alert("kv-fp4", "critical", f"FP4 KV cache ({ctx.effective})", detail,
+                 ctx.effective_evidence, fix)
+
+
+def _rule_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    if ctx.effective not in ("fp8_e4m3", "mxfp8") or run.scales != "unknown":
+        return None
+    if "kv-auto-fp8" in ctx.fired:
+        return None
+    detail = (f"The KV cache is {ctx.effective} and the log says nothing about scaling "
+              "factors (no 'no scaling factors' warning, no 'Loaded KV cache scaling factors' "
+              "line). If the checkpoint has no k_scale/v_scale, scales default to 1.0.")
+    fix = ("Check the checkpoint for k_scale/v_scale tensors (kvtui ssh inspects it), or supply "
+           "--quantization-param-path; or serve BF16: " + bf16_flag_advice(run, ctx.checkpoint))
+    return Alert("kv-fp8", "warning", f"FP8 KV cache in effect ({ctx.effective})", detail,
+                 ctx.effective_evidence, fix, "medium")
+
+
+def _rule_context_exceeds_pool(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    cap = run.primary_capacity()
+    if not cap:
+        return None
+    total, context = cap.get("max_total_num_tokens"), cap.get("context_len")
+    if not total or not context or context <= total:
+        return None
+    detail = (f"context_len is {context:,} tokens but the KV pool holds only {total:,} tokens "
+              f"per GPU: a single request at full context cannot fit, and SGLang will retract "
+              "or reject long requests (\"Input length exceeds the maximum allowed length\").")
+    fix = ("Give the KV cache more memory (raise --mem-fraction-static, or more GPUs / higher "
+           f"TP), or cap --context-length at {total:,} or less.")
+    return Alert("context-exceeds-pool", "critical",
+                 f"Full context ({context:,}) exceeds the KV pool ({total:,} tokens)", detail,
+                 run.capacity_evidence, fix)
+
+
+def _current_concurrency(run: Run, ctx: _Ctx) -> tuple[float | None, int | None, int | None]:
+    cap = run.primary_capacity() or {}
+    total = cap.get("max_total_num_tokens")
+    context = cap.get("context_len")
+    if total is None:
+        pool = run.primary_kv_pool()
+        total = pool.tokens if pool else None
+    if not total or not context:
+        return None, total, context
+    return total / context, total, context
+
+
+def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    conc, total, context = _current_concurrency(run, ctx)
+    if conc is None or total is None or context is None:
+        return None
+    if conc < 1 or conc >= ctx.options.min_context_concurrency:
+        return None  # < 1 is context-exceeds-pool's job
+    detail = (f"The pool holds {total:,} tokens per GPU; at context_len {context:,} that is "
+              f"{conc:.2f} concurrent full-context requests. A few long agentic sessions will "
+              "queue behind each other or be retracted.")
+    fix = ("Raise --mem-fraction-static or TP, lower --context-length, or accept the queueing. "
+           "See the what-if for what each KV dtype would give.")
+    return Alert("low-context-concurrency", "warning",
+                 f"Only {conc:.2f} full-context requests fit", detail,
+                 run.capacity_evidence or (run.primary_kv_pool().evidence
+                                           if run.primary_kv_pool() else None), fix,
+                 extra={"concurrency": round(conc, 2)})
+
+
+def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    wi = ctx.whatif
+    if not wi or not dtypes.is_low_precision(ctx.effective):
+        return None
+    scen = next((s for s in wi.get("scenarios") or [] if s.get("dtype") == "bf16"), None)
+    if scen is None:
+        return None
+    conc = scen.get("concurrency") or {}
+    cap = run.primary_capacity() or {}
+    context = cap.get("context_len")
+    key = str(context) if context else None
+    value = conc.get(key) if key else None
+    if value is None:
+        return None
+    target = ctx.options.target_concurrency or 1.0
+    if value >= target:
+        return None
+    inverse = wi.get("inverse") or scen.get("inverse")
+    fits = ""
+    if isinstance(inverse, dict) and inverse.get("summary"):
+        fits = " " + str(inverse["summary"])
+    elif isinstance(inverse, str):
+        fits = " " + inverse
+    detail = (f"With the same KV byte budget, BF16 would hold {scen.get('tokens'):,} tokens: "
+              f"{value:.2f} concurrent requests at context_len {context:,} (target "
+              f"{target:g}).{fits}")
+    fix = ("Before switching to BF16, add KV memory (higher --mem-fraction-static, higher TP "
+           "or more GPUs) or lower --context-length; the what-if shows the numbers.")
+    return Alert("bf16-does-not-fit", "warning",
+                 f"BF16 KV would fit only {value:.2f} full-context requests", detail,
+                 ctx.effective_evidence or run.capacity_evidence, fix,
+                 extra={"bf16_concurrency": value})
+
+
+def _rule_retraction(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    rt = run.runtime
+    if not rt.retractions:
+        return None
+    ratio = ""
+    if rt.new_token_ratio_first is not None and rt.new_token_ratio_last is not None:
+        ratio = (f" new_token_ratio moved {rt.new_token_ratio_first:.4f} -> "
+                 f"{rt.new_token_ratio_last:.4f}.")
+    detail = (f"The KV pool ran out during decode {rt.retractions:,} times; {rt.retracted_reqs:,} "
+              f"requests were retracted (their KV freed, to be recomputed later).{ratio} "
+              "Retraction costs latency and throughput and signals the pool is too small for "
+              "this load.")
+    fix = ("Give the KV cache more room (--mem-fraction-static, TP, an FP8 KV cache with "
+           "calibrated scales) or admit less work (--max-running-requests, "
+           "--schedule-conservativeness > 1).")
+    return Alert("kv-retraction", "warning", f"{rt.retractions:,} retractions "
+                 f"({rt.retracted_reqs:,} requests)", detail, rt.retraction_evidence, fix)
+
+
+def _rule_saturated(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    rt = run.runtime
+    opts = ctx.options
+    if rt.saturated_longest >= opts.saturation_batches:
+        detail = (f"Token usage stayed at or above {rt.SATURATION:.2f} for "
+                  f"{rt.saturated_longest:,} consecutive batches (peak "
+                  f"{rt.peak_token_usage:.2f}). New requests wait for KV space.")
+        ev = rt.saturated_evidence
+    elif rt.queue_growth_longest >= opts.queue_growth_batches:
+        detail = (f"The request queue grew for {rt.queue_growth_longest:,} batch lines in a row "
+                  f"(peak #queue-req {rt.peak_queue_req:,}).")
+        ev = rt.queue_growth_evidence
+    else:
+        return None
+    fix = ("More KV capacity (--mem-fraction-static, TP, replicas) or less admitted load; "
+           "check the timeline for when it started.")
+    return Alert("pool-saturated", "warning", "KV pool saturated", detail, ev, fix)
+
+
+def _rule_oom(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    if not run.ooms:
+        return None
+    first = run.ooms[0]
+    total = sum(e.count for e in run.ooms)
+    msgs = "; ".join(m[:120] for m in run.oom_messages[:3])
+    detail = f"{total:,} out-of-memory error line(s): {msgs}"
+    fix = ("Lower --mem-fraction-static if CUDA graph capture or activations run out; raise it "
+           "if the KV pool is too small (\"Not enough memory\"); lower --cuda-graph-max-bs or "
+           "--chunked-prefill-size for activation peaks.")
+    return Alert("oom", "critical", "Out of memory", detail, first, fix)
+
+
+def _rule_unbalanced(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    ev = run.mem_unbalanced
+    if ev is None:
+        return None
+    detail = ("Free memory differs between GPUs before weight loading; SGLang sizes every "
+              "rank's KV pool by the minimum, so the whole deployment loses capacity to the "
+              "busiest GPU (another process is probably using it).")
+    fix = "Find the other process (nvidia-smi) and free that GPU, or pin the server elsewhere."
+    return Alert("mem-unbalanced", "warning", "GPU memory unbalanced across ranks", detail, ev,
+                 fix)
+
+
+def _rule_calibration(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    wi = ctx.whatif
+    cur = (wi or {}).get("current") or {}
+    ratio = cur.get("calibration_ratio")
+    if not isinstance(ratio, (int, float)) or abs(ratio - 1.0) <= ctx.options.calibration_tolerance:
+        return None
+    why = cur.get("calibration_note") or (wi or {}).get("calibration_note") or ""
+    detail = (f"Measured {cur.get('bytes_per_token')} B/token in the logged pool vs "
+              f"{cur.get('theoretical_bytes_per_token')} computed from the model spec (ratio "
+              f"{ratio:.3f}). The spec may not match the served model. {why}").strip()
+    fix = "Pass the served model's config.json with --model so the calculator uses it."
+    pool = run.primary_kv_pool()
+    return Alert("calibration-mismatch", "info", f"Pool size differs from the model spec "
+                 f"(ratio {ratio:.2f})", detail, pool.evidence if pool else None, fix, "medium")
+
+
+@dataclass
+class _Ctx:
+    options: AlertOptions
+    whatif: dict[str, Any] | None
+    checkpoint: Any
+    effective: str | None
+    effective_evidence: Evidence | None
+    fired: set[str] = field(default_factory=set)
+
+
+Rule = Callable[[State, Run, _Ctx], Alert | None]
+
+# Order matters only where a rule looks at what fired before it (kv-fp8 after kv-auto-fp8).
+RULES: tuple[tuple[str, Rule], ...] = (
+    ("kv-fp8-unscaled", _rule_fp8_unscaled),
+    ("kv-auto-fp8", _rule_auto_fp8),
+    ("kv-fp8-e5m2", _rule_e5m2),
+    ("kv-fp4", _rule_fp4),
+    ("kv-fp8", _rule_fp8),
+    ("context-exceeds-pool", _rule_context_exceeds_pool),
+    ("low-context-concurrency", _rule_low_concurrency),
+    ("bf16-does-not-fit", _rule_bf16_does_not_fit),
+    ("kv-retraction", _rule_retraction),
+    ("pool-saturated", _rule_saturated),
+    ("oom", _rule_oom),
+    ("mem-unbalanced", _rule_unbalanced),
+    ("calibration-mismatch", _rule_calibration),
+)
+
+_SEV = {"critical": 0, "warning": 1, "info": 2}
+
+
+def evaluate(state: State, *, whatif: dict[str, Any] | None = None,
+             options: AlertOptions | None = None, checkpoint: Any = None) -> list[Alert]:
+    """All alerts for the current run, most severe first, then by evidence line."""
+    run = state.current
+    eff, _, eff_ev = run.effective
+    ctx = _Ctx(options or AlertOptions(), whatif, checkpoint, eff, eff_ev)
+    out: list[Alert] = []
+    for name, rule in RULES:
+        alert = rule(state, run, ctx)
+        if alert is not None:
+            ctx.fired.add(name)
+            out.append(alert)
+    out.sort(key=lambda a: (_SEV[a.severity], a.evidence.line if a.evidence else 0))
+    return out

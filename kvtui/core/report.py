@@ -1,0 +1,132 @@
+"""The analysis as one JSON-able dict, and its human (terminal) and Markdown renderings.
+
+`kvtui check --json`, the TUI's export and `kvtui ssh --check` all print this object, so its keys
+are a contract: engine, model, parallel, kv_cache, pools, capacity, weights, runtime, runs,
+alerts, whatif.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtui import __version__
+from kvtui.core.state import Run, State, _rank_sort_key
+
+
+def _int_or_none(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def run_facts(run: Run) -> dict[str, Any]:
+    sa = run.server_args
+    weights = None
+    if run.weights:
+        rank = sorted(run.weights, key=_rank_sort_key)[0]
+        w = run.weights[rank]
+        usages = [v.get("usage_gib") for v in run.weights.values() if v.get("usage_gib") is not None]
+        avails = [v.get("avail_gib") for v in run.weights.values() if v.get("avail_gib") is not None]
+        weights = {
+            "rank": rank,
+            "model_class": w.get("model_class"),
+            "dtype": w.get("dtype"),
+            "quant": w.get("quant"),
+            "usage_gib": w.get("usage_gib"),
+            "avail_gib": w.get("avail_gib"),
+            "avail_before_gib": run.weights_begin.get(rank),
+            "max_usage_gib": max(usages) if usages else None,
+            "min_avail_gib": min(avails) if avails else None,
+            "min_avail_before_gib": min(run.weights_begin.values()) if run.weights_begin else None,
+            "ranks": len(run.weights),
+            "elapsed_s": w.get("elapsed_s"),
+        }
+    cap = run.primary_capacity()
+    capacity = None
+    if cap is not None:
+        capacity = {k: cap.get(k) for k in (
+            "max_total_num_tokens", "chunked_prefill_size", "max_prefill_tokens",
+            "max_running_requests", "context_len", "available_gpu_mem_gib")}
+        capacity["rank"] = run.capacity_evidence.rank if run.capacity_evidence else None
+        capacity["memory_pool_end_avail_gib"] = (
+            min(run.memory_pool_end.values()) if run.memory_pool_end else None)
+        if run.swa_split:
+            capacity["swa_split"] = run.swa_split
+    eff, basis, eff_ev = run.effective
+    model_class = weights["model_class"] if weights else None
+    tp = _int_or_none(sa.get("tp_size"))
+    if tp is None and run.ranks:
+        tps = {tok for r in run.ranks for tok in r.split() if tok.startswith("TP")}
+        tp = len(tps) or None
+    pools = sorted(run.pools.values(), key=lambda p: (_rank_sort_key(p.rank), p.kind != "mha",
+                                                       p.label or ""))
+    return {
+        "engine": "sglang",
+        "model": {
+            "path": sa.get("model_path"),
+            "served_name": sa.get("served_model_name"),
+            "model_class": model_class,
+            "quantization": sa.get("quantization"),
+        },
+        "parallel": {
+            "tp": tp,
+            "dp": _int_or_none(sa.get("dp_size")),
+            "pp": _int_or_none(sa.get("pp_size")),
+            "ep": _int_or_none(sa.get("ep_size")),
+            "attn_dp": _int_or_none(sa.get("attn_dp_size")),
+            "enable_dp_attention": sa.get("enable_dp_attention"),
+            "ranks_seen": sorted(run.ranks, key=_rank_sort_key),
+        },
+        "kv_cache": {
+            "configured_dtype": run.configured_kv_dtype,
+            "effective_dtype": eff,
+            "effective_basis": basis,
+            "effective_evidence": eff_ev.to_dict() if eff_ev else None,
+            "scales": run.scales,
+            "scales_evidence": (run.scales_missing or run.scales_loaded).to_dict()
+            if (run.scales_missing or run.scales_loaded) else None,
+            "quantization_param_path": sa.get("quantization_param_path"),
+            "page_size": sa.get("page_size"),
+        },
+        "pools": [p.to_dict() for p in pools],
+        "capacity": capacity,
+        "weights": weights,
+        "runtime": run.runtime.to_dict(),
+        "server_args": dict(sa) if sa else None,
+        "errors": [e.to_dict() for e in run.ooms],
+    }
+
+
+def run_summary(run: Run) -> dict[str, Any]:
+    eff, _, _ = run.effective
+    pool = run.primary_kv_pool()
+    cap = run.primary_capacity()
+    return {
+        "index": run.index,
+        "start": run.start.to_dict() if run.start else None,
+        "model_path": run.server_args.get("model_path"),
+        "configured_dtype": run.configured_kv_dtype,
+        "effective_dtype": eff,
+        "scales": run.scales,
+        "pool_tokens": pool.tokens if pool else None,
+        "max_total_num_tokens": cap.get("max_total_num_tokens") if cap else None,
+        "decode_batches": run.runtime.decode_batches,
+    }
+
+
+def build_report(state: State, *, model: Any = None, alert_options: Any = None,
+                 checkpoint: Any = None) -> dict[str, Any]:
+    from kvtui.core import alerts as alerts_mod
+    from kvtui.core import capacity
+
+    run = state.current
+    report: dict[str, Any] = {"kvtui_version": __version__}
+    report["sources"] = [{"name": n, "lines": c} for n, c in state.sources.items()]
+    report.update(run_facts(run))
+    report["runs"] = [run_summary(r) for r in state.runs]
+    whatif = capacity.whatif_for_run(run, model, checkpoint)
+    report["whatif"] = whatif
+    found = alerts_mod.evaluate(state, whatif=whatif, options=alert_options,
+                                checkpoint=checkpoint)
+    report["alerts"] = [a.to_dict() if hasattr(a, "to_dict") else a for a in found]
+    if checkpoint is not None and hasattr(checkpoint, "to_dict"):
+        report["checkpoint"] = checkpoint.to_dict()
+    return report

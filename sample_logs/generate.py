@@ -1,0 +1,567 @@
+"""Writes the bundled sample logs (deterministic: same bytes every run).
+
+The logs are modelled line for line on SGLang's own format strings (see the version notes by
+each scenario) and their numbers follow SGLang's capacity arithmetic, so a pool line, its
+capacity line and the weight/memory lines agree with each other the way they do on a real server.
+Run `python sample_logs/generate.py` to rewrite them; `tests/test_samples.py` checks the files
+on disk are what this script produces.
+
+The runtime helpers (`decode_line`, `prefill_line`, `access_line`) are reused by the
+benchmarks in bench/ to make multi-million-line logs.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+GIB = 1 << 30
+HERE = Path(__file__).resolve().parent
+
+
+# --------------------------------------------------------------------------------------------
+# A clock that advances in small steps, formatting SGLang's prefix.
+@dataclass
+class Clock:
+    t: datetime
+    time_only: bool = False
+
+    def tick(self, seconds: float) -> None:
+        self.t += timedelta(seconds=seconds)
+
+    def stamp(self) -> str:
+        return self.t.strftime("%H:%M:%S" if self.time_only else "%Y-%m-%d %H:%M:%S")
+
+    def prefix(self, rank: str | None = None) -> str:
+        return f"[{self.stamp()}{' ' + rank if rank else ''}] "
+
+
+# --------------------------------------------------------------------------------------------
+# ServerArgs dumps.
+def server_args_repr(fields: dict[str, object]) -> str:
+    return "server_args=ServerArgs(" + ", ".join(f"{k}={v!r}" for k, v in fields.items()) + ")"
+
+
+def server_args_dict(fields: dict[str, object]) -> str:
+    return "server_args=" + repr(dict(fields))
+
+
+def base_server_args(model_path: str, **over: object) -> dict[str, object]:
+    """A realistic 0.5.x field set, in 0.5.9's order (order differs by version; parsers must not
+    rely on it). Includes the look-alike fields that must not be taken for tp_size and
+    kv_cache_dtype."""
+    f: dict[str, object] = {
+        "model_path": model_path, "tokenizer_path": model_path, "tokenizer_mode": "auto",
+        "skip_tokenizer_init": False, "load_format": "auto", "model_loader_extra_config": "{}",
+        "trust_remote_code": True, "context_length": None, "is_embedding": False,
+        "enable_multimodal": None, "revision": None, "model_impl": "auto", "host": "0.0.0.0",
+        "port": 30000, "skip_server_warmup": False, "warmups": None, "nccl_port": None,
+        "dtype": "auto", "quantization": None, "quantization_param_path": None,
+        "kv_cache_dtype": "auto", "enable_fp32_lm_head": False, "mem_fraction_static": 0.85,
+        "max_running_requests": None, "max_queued_requests": None, "max_total_tokens": None,
+        "chunked_prefill_size": 8192, "max_prefill_tokens": 16384,
+        "schedule_policy": "fcfs", "schedule_conservativeness": 1.0, "page_size": 1,
+        "hybrid_kvcache_ratio": None, "swa_full_tokens_ratio": 0.8,
+        "disable_hybrid_swa_memory": False, "device": "cuda", "tp_size": 1, "pp_size": 1,
+        "pp_max_micro_batch_size": None, "stream_interval": 1, "stream_output": False,
+        "random_seed": 42, "watchdog_timeout": 300, "dist_timeout": None,
+        "download_dir": None, "base_gpu_id": 0, "gpu_id_step": 1, "log_level": "info",
+        "log_requests": False, "log_requests_level": 2, "show_time_cost": False,
+        "enable_metrics": False, "decode_log_interval": 40, "api_key": None,
+        "served_model_name": model_path, "dp_size": 1, "load_balance_method": "round_robin",
+        "attention_backend": None, "sampling_backend": "flashinfer",
+        "speculative_algorithm": None, "speculative_draft_model_path": None,
+        "speculative_draft_kv_cache_dtype": None, "speculative_num_steps": None,
+        "ep_size": 1, "moe_a2a_backend": "none", "moe_runner_backend": "auto",
+        "enable_dp_attention": False, "enable_dp_lm_head": False, "moe_dense_tp_size": None,
+        "disable_radix_cache": False, "cuda_graph_max_bs": 256, "cuda_graph_bs": None,
+        "disable_cuda_graph": False, "enable_torch_compile": False,
+        "mamba_ssm_dtype": "float32", "max_mamba_cache_size": None,
+    }
+    f.update(over)
+    return f
+
+
+# --------------------------------------------------------------------------------------------
+# Runtime lines (shared with the benchmarks).
+def decode_line(fmt: str, *, running: int, tokens: int, usage: float, gen: float, queue: int,
+                mamba: tuple[int, float] | None = None, graph: bool = True) -> str:
+    """fmt: "0.3" (<=0.4.3), "0.4.6", "0.5.5" (trailing ", "), "0.5.9" (no trailing comma)."""
+    if fmt == "0.3":
+        return (f"Decode batch. #running-req: {running}, #token: {tokens}, token usage: "
+                f"{usage:.2f}, gen throughput (token/s): {gen:.2f}, #queue-req: {queue}")
+    if fmt == "0.4.6":
+        return (f"Decode batch. #running-req: {running}, #token: {tokens}, token usage: "
+                f"{usage:.2f}, gen throughput (token/s): {gen:.2f}, #queue-req: {queue}")
+    if mamba is not None:
+        usage_part = (f"#full token: {tokens}, full token usage: {usage:.2f}, mamba num: "
+                      f"{mamba[0]}, mamba usage: {mamba[1]:.2f}")
+    else:
+        usage_part = f"#token: {tokens}, token usage: {usage:.2f}"
+    line = (f"Decode batch, #running-req: {running}, {usage_part}, cuda graph: {graph}, "
+            f"gen throughput (token/s): {gen:.2f}, #queue-req: {queue}")
+    return line + ", " if fmt == "0.5.5" else line
+
+
+def prefill_line(fmt: str, *, new_seq: int, new_tok: int, cached: int, usage: float,
+                 running: int, queue: int, throughput: float = 0.0,
+                 mamba_usage: float | None = None) -> str:
+    """fmt: "0.3" (cache hit rate), "0.4.6", "0.5.5", "0.5.10", "0.5.21"."""
+    if fmt == "0.3":
+        rate = 100.0 * cached / max(1, cached + new_tok)
+        return (f"Prefill batch. #new-seq: {new_seq}, #new-token: {new_tok}, #cached-token: "
+                f"{cached}, cache hit rate: {rate:.2f}%, token usage: {usage:.2f}, "
+                f"#running-req: {running}, #queue-req: {queue}")
+    if fmt == "0.4.6":
+        return (f"Prefill batch. #new-seq: {new_seq}, #new-token: {new_tok}, #cached-token: "
+                f"{cached}, token usage: {usage:.2f}, #running-req: {running}, "
+                f"#queue-req: {queue}")
+    usage_part = (f"full token usage: {usage:.2f}, mamba usage: {mamba_usage:.2f}"
+                  if mamba_usage is not None else f"token usage: {usage:.2f}")
+    head = (f"Prefill batch, #new-seq: {new_seq}, #new-token: {new_tok}, #cached-token: "
+            f"{cached}, {usage_part}, #running-req: {running}, #queue-req: {queue}, ")
+    if fmt == "0.5.5":
+        return head
+    if fmt == "0.5.10":
+        return head + f"cuda graph: False, input throughput (token/s): {throughput:.2f}"
+    return (head + f"#pending-token: 0, cuda graph: False, input throughput (token/s): "
+            f"{throughput:.2f}")
+
+
+def access_line(rng: random.Random) -> str:
+    port = rng.randint(30000, 65000)
+    path = rng.choice(["/v1/chat/completions", "/v1/chat/completions", "/v1/completions",
+                       "/generate", "/health"])
+    method = "GET" if path == "/health" else "POST"
+    return f'INFO:     127.0.0.1:{port} - "{method} {path} HTTP/1.1" 200 OK'
+
+
+# --------------------------------------------------------------------------------------------
+# Capacity arithmetic used to make consistent numbers (sglang-log-lines.md section 8).
+def mamba_split(rest_bytes: int, per_req: int, ratio: float = 0.9) -> tuple[int, int]:
+    """(slots, kv_bytes) as handle_max_mamba_cache splits the rest (0.5.4-0.5.22)."""
+    budget = int(rest_bytes * ratio / (1 + ratio))
+    slots = budget // per_req
+    return slots, rest_bytes - slots * per_req
+
+
+def solve_rest_for_tokens(tokens: int, cell: int, per_req: int) -> int:
+    """Smallest rest (bytes) whose Mamba split leaves exactly `tokens` KV tokens."""
+    lo, hi = tokens * cell, tokens * cell * 4 + per_req * 4096
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if mamba_split(mid, per_req)[1] // cell >= tokens:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def gb(nbytes: float) -> str:
+    return f"{nbytes / GIB:.2f}"
+
+
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Log:
+    clock: Clock
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, msg: str, rank: str | None = None) -> None:
+        self.lines.append(self.clock.prefix(rank) + msg)
+
+    def raw(self, text: str) -> None:
+        self.lines.append(text)
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _runtime(log: Log, rng: random.Random, *, fmt: str, prefill_fmt: str, pool: int,
+             steps: int, rank: str | None, mamba_slots: int | None = None,
+             pressure: bool = False, base_running: int = 24) -> None:
+    """A few hundred runtime lines: request bursts, prefill, decode every 40 steps, access log."""
+    running, queue, tokens = 0, 0, 0
+    for step in range(steps):
+        log.clock.tick(rng.uniform(0.4, 2.5))
+        if rng.random() < 0.35:
+            for _ in range(rng.randint(1, 3)):
+                log.add(access_line(rng))
+        if rng.random() < 0.3 or running == 0:
+            new_seq = rng.randint(1, 6)
+            new_tok = rng.randint(900, 8192)
+            cached = rng.randint(0, 60000) if step > 3 else 0
+            running = min(running + new_seq, base_running * (3 if pressure else 1))
+            tokens = min(int(pool * 0.99), tokens + new_tok + cached // 4)
+            usage = tokens / pool
+            mamba_usage = (running / mamba_slots) if mamba_slots else None
+            log.add(prefill_line(prefill_fmt, new_seq=new_seq, new_tok=new_tok, cached=cached,
+                                 usage=usage, running=running, queue=queue,
+                                 throughput=rng.uniform(4000, 16000),
+                                 mamba_usage=mamba_usage), rank)
+        if pressure:
+            queue = max(0, queue + rng.randint(-1, 4))
+            tokens = min(int(pool * 0.995), tokens + rng.randint(200, 1500))
+        else:
+            queue = max(0, queue + rng.randint(-2, 2))
+            tokens = max(0, min(int(pool * 0.8), tokens + rng.randint(-4000, 3000)))
+        usage = tokens / pool
+        gen = running * rng.uniform(28.0, 42.0)
+        mamba = (running, running / mamba_slots) if mamba_slots else None
+        log.add(decode_line(fmt, running=running, tokens=tokens, usage=usage, gen=gen,
+                            queue=queue, mamba=mamba), rank)
+        if pressure and usage > 0.985:
+            retracted = rng.randint(1, 4)
+            before = rng.uniform(0.35, 0.6)
+            after = min(1.0, before + 0.3)
+            gained = retracted * rng.randint(2000, 6000)
+            if fmt == "0.3":
+                log.add(f"Decode out of memory happened. #retracted_reqs: {retracted}, "
+                        f"#new_token_ratio: {before:.4f} -> {after:.4f}", rank)
+            else:
+                log.add(f"KV cache pool is full. Retract requests. #retracted_reqs: "
+                        f"{retracted}, #new_tokens_gained: {gained}, #new_token_ratio: "
+                        f"{before:.4f} -> {after:.4f}", rank)
+            running = max(1, running - retracted)
+            queue += retracted
+            tokens = int(pool * rng.uniform(0.8, 0.9))
+        if not pressure and rng.random() < 0.1:
+            running = max(1, running - rng.randint(1, 4))
+
+
+# --------------------------------------------------------------------------------------------
+# Qwen3.5-397B-A17B NVFP4 at TP=8 (hybrid Gated DeltaNet + full attention; Mamba state pool).
+QWEN35_PER_REQ = (  # conv (bf16) + ssm (fp32) per linear layer, x45 linear layers, at TP=8
+    ((128 * 64 + 2 * 16 * 128) // 8) * 3 * 2 + (64 // 8) * 128 * 128 * 4) * 45
+QWEN35_CELL_FP8 = 1 * (256 + 256) * 15 * 1  # 7,680 B/token per GPU
+QWEN35_FP8_TOKENS = 608_174
+
+
+def qwen35(kv: str, *, fmt: str, seed: int) -> str:
+    """kv: "fp8" (explicit fp8_e4m3, 0.5.10 format, the no-scaling-factor warning on every
+    rank), "bf16" (the fix: --kv-cache-dtype bf16, 0.5.10 format), or "auto" (0.5.21 format:
+    `auto` silently resolved to FP8 by the checkpoint's kv_cache_quant_algo, no warning)."""
+    rng = random.Random(seed)
+    log = Log(Clock(datetime(2026, 11, 24, 9, 14, 2)))
+    tp = 8
+    ranks = [f"TP{i}" for i in range(tp)]
+    model = "/models/nvidia/Qwen3.5-397B-A17B-NVFP4"
+    elem = 2 if kv == "bf16" else 1
+    cell = QWEN35_CELL_FP8 * elem
+    rest = solve_rest_for_tokens(QWEN35_FP8_TOKENS, QWEN35_CELL_FP8, QWEN35_PER_REQ)
+    slots, kv_bytes = mamba_split(rest, QWEN35_PER_REQ)
+    tokens = kv_bytes // cell
+    pre, mem_frac = 46.98 * GIB, 0.82
+    after = rest + pre * (1 - mem_frac)
+    usage = pre - after
+    kv_dtype_arg = {"fp8": "fp8_e4m3", "bf16": "bf16", "auto": "auto"}[kv]
+    args = base_server_args(model, tp_size=tp, kv_cache_dtype=kv_dtype_arg,
+                            mem_fraction_static=mem_frac, quantization="modelopt_fp4",
+                            served_model_name="qwen3.5-397b", context_length=262144,
+                            chunked_prefill_size=8192, attention_backend="trtllm_mha",
+                            cuda_graph_max_bs=64)
+    if fmt == "0.5.21":
+        log.add(server_args_dict(args))
+    else:
+        log.add(server_args_repr(args))
+    log.clock.tick(6)
+    log.add("Using default HuggingFace chat template with detected content format: openai")
+    log.clock.tick(9)
+    for r in ranks:
+        if fmt == "0.5.21":
+            log.add("Init parallel ends. elapsed=3.41 s", r)
+            log.add("Memory baseline taken. mem usage=0.61 GB", r)
+        else:
+            log.add("Init torch distributed ends. elapsed=3.41 s, mem usage=0.61 GB", r)
+    for r in ranks:
+        log.add(f"Load weight begin. avail mem={gb(pre)} GB", r)
+    for r in ranks:
+        log.add("Detected nvfp4 checkpoint. Please note that the format is experimental and "
+                "subject to change.", r)
+    log.clock.tick(3)
+    if kv == "fp8":
+        for r in ranks:
+            log.add("Using FP8 KV cache but no scaling factors provided. Defaulting to scaling "
+                    "factors of 1.0. This may lead to less accurate results!", r)
+    log.clock.tick(88)
+    for i, r in enumerate(ranks):
+        jitter = 0.01 * (i % 3)
+        log.add(f"Load weight end. elapsed=91.37 s, type=Qwen3_5MoeForConditionalGeneration, "
+                f"quant=modelopt_fp4, quant_algo=NVFP4, avail mem={after / GIB - jitter:.2f} GB, "
+                f"mem usage={usage / GIB + jitter:.2f} GB.", r)
+    log.clock.tick(1)
+    if fmt != "0.5.21":
+        torch_dtype = "torch.bfloat16" if kv == "bf16" else "torch.float8_e4m3fn"
+        log.add(f"Using KV cache dtype: {torch_dtype}", "TP0")
+    conv = slots * ((128 * 64 + 2 * 16 * 128) // 8) * 3 * 2 * 45
+    ssm = slots * (64 // 8) * 128 * 128 * 4 * 45
+    for r in ranks:
+        log.add(f"Mamba Cache is allocated. max_mamba_cache_size: {slots}, conv_state size: "
+                f"{gb(conv)}GB, ssm_state size: {gb(ssm)}GB ", r)
+    k_bytes = (tokens + 1) * 1 * 256 * 15 * elem
+    dtype_part = ""
+    if fmt == "0.5.21":
+        dtype_part = "dtype: torch.float8_e4m3fn, " if kv != "bf16" else "dtype: torch.bfloat16, "
+    for r in ranks:
+        log.add(f"KV Cache is allocated. {dtype_part}#tokens: {tokens}, K size: {gb(k_bytes)} GB,"
+                f" V size: {gb(k_bytes)} GB", r)
+    pool_end = after - rest
+    for r in ranks:
+        log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
+    log.clock.tick(1)
+    for r in ranks:
+        log.add(f"Capture cuda graph begin. This can take up to several minutes. avail mem="
+                f"{gb(pool_end)} GB", r)
+    log.clock.tick(41)
+    graph_after = pool_end - 1.87 * GIB
+    for r in ranks:
+        log.add(f"Capture cuda graph end. Time elapsed: 41.12 s. mem usage=1.87 GB. avail mem="
+                f"{gb(graph_after)} GB.", r)
+    ctx = 262144
+    est = min(max(int(tokens / ctx * 512), 2048), 4096)
+    mrr = min(tokens // 2, est, slots // 3)
+    log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens=16384,"
+            f" max_running_requests={mrr}, context_len={ctx}, available_gpu_mem="
+            f"{gb(graph_after)} GB", "TP0")
+    log.clock.tick(2)
+    log.add("INFO:     Started server process [48213]")
+    log.add("INFO:     Waiting for application startup.")
+    log.add("INFO:     Application startup complete.")
+    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
+    log.clock.tick(1)
+    log.add('INFO:     127.0.0.1:40178 - "GET /get_model_info HTTP/1.1" 200 OK')
+    log.add("Prefill batch, #new-seq: 1, #new-token: 7, #cached-token: 0, full token usage: "
+            "0.00, mamba usage: 0.01, #running-req: 0, #queue-req: 0, "
+            + ("#pending-token: 0, " if fmt == "0.5.21" else "")
+            + "cuda graph: False, input throughput (token/s): 0.00", "TP0")
+    log.add('INFO:     127.0.0.1:40180 - "POST /generate HTTP/1.1" 200 OK')
+    log.add("The server is fired up and ready to roll!")
+    _runtime(log, rng, fmt="0.5.9", prefill_fmt="0.5.21" if fmt == "0.5.21" else "0.5.10",
+             pool=tokens, steps=180, rank="TP0", mamba_slots=slots, base_running=16)
+    return log.text()
+
+
+# --------------------------------------------------------------------------------------------
+def deepseek_v3() -> str:
+    """DeepSeek-V3 (MLA) at TP=8 on H200, SGLang 0.4.6 format (TP always in the prefix,
+    capacity line on every rank without available_gpu_mem)."""
+    rng = random.Random(3)
+    log = Log(Clock(datetime(2025, 5, 2, 14, 0, 11)))
+    ranks = [f"TP{i}" for i in range(8)]
+    pre, usage, mem_frac = 139.17 * GIB, 84.01 * GIB, 0.88
+    after = pre - usage
+    rest = after - pre * (1 - mem_frac)
+    cell = (512 + 64) * 61 * 2
+    tokens = int(rest // cell)
+    args = base_server_args("deepseek-ai/DeepSeek-V3", tp_size=8, mem_fraction_static=mem_frac,
+                            trust_remote_code=True, served_model_name="deepseek-v3",
+                            chunked_prefill_size=8192)
+    for k in ("mamba_ssm_dtype", "max_mamba_cache_size", "moe_a2a_backend",
+              "moe_runner_backend"):
+        args.pop(k)
+    log.add(server_args_repr(args))
+    log.clock.tick(12)
+    for r in ranks:
+        log.add(f"Load weight begin. avail mem={gb(pre)} GB", r)
+    log.clock.tick(1)
+    log.add("Detected fp8 checkpoint. Please note that the format is experimental and subject "
+            "to change.", "TP0")
+    log.clock.tick(310)
+    for r in ranks:
+        log.add(f"Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem="
+                f"{gb(after)} GB, mem usage={gb(usage)} GB.", r)
+    kv_bytes = (tokens + 1) * 576 * 61 * 2
+    for r in ranks:
+        log.add(f"KV Cache is allocated. #tokens: {tokens}, KV size: {gb(kv_bytes)} GB", r)
+    pool_end = after - rest
+    for r in ranks:
+        log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
+    for r in ranks:
+        log.add(f"Capture cuda graph begin. This can take up to several minutes. avail mem="
+                f"{gb(pool_end)} GB", r)
+    log.clock.tick(63)
+    for r in ranks:
+        log.add(f"Capture cuda graph end. Time elapsed: 62.88 s. mem usage=2.71 GB. avail mem="
+                f"{gb(pool_end - 2.71 * GIB)} GB.", r)
+    ctx = 163840
+    est = min(max(int(tokens / ctx * 512), 2048), 4096)
+    mrr = min(tokens // 2, est)
+    for r in ranks:
+        log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens="
+                f"16384, max_running_requests={mrr}, context_len={ctx}", r)
+    log.add("INFO:     Started server process [1]")
+    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
+    log.add("The server is fired up and ready to roll!")
+    _runtime(log, rng, fmt="0.4.6", prefill_fmt="0.4.6", pool=tokens, steps=160, rank="TP0",
+             base_running=40)
+    return log.text()
+
+
+def llama70b() -> str:
+    """Llama-3.1-70B-Instruct at TP=8 on H100, BF16 KV, SGLang 0.5.5-0.5.8 format."""
+    rng = random.Random(70)
+    log = Log(Clock(datetime(2025, 12, 9, 8, 30, 0)))
+    ranks = [f"TP{i}" for i in range(8)]
+    pre, usage, mem_frac = 78.68 * GIB, 16.43 * GIB, 0.85
+    after = pre - usage
+    rest = after - pre * (1 - mem_frac)
+    cell = max(1, 8 // 8) * (128 + 128) * 80 * 2
+    tokens = int(rest // cell)
+    args = base_server_args("meta-llama/Llama-3.1-70B-Instruct", tp_size=8,
+                            mem_fraction_static=mem_frac, served_model_name="llama-3.1-70b")
+    log.add(server_args_repr(args))
+    log.clock.tick(8)
+    for r in ranks:
+        log.add("Init torch distributed ends. mem usage=0.53 GB", r)
+    for r in ranks:
+        log.add(f"Load weight begin. avail mem={gb(pre)} GB", r)
+    log.clock.tick(45)
+    for r in ranks:
+        log.add(f"Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem="
+                f"{gb(after)} GB, mem usage={gb(usage)} GB.", r)
+    log.add("Using KV cache dtype: torch.bfloat16", "TP0")
+    k_bytes = (tokens + 1) * 1 * 128 * 80 * 2
+    for r in ranks:
+        log.add(f"KV Cache is allocated. #tokens: {tokens}, K size: {gb(k_bytes)} GB, V size: "
+                f"{gb(k_bytes)} GB", r)
+    pool_end = after - rest
+    for r in ranks:
+        log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
+    log.clock.tick(20)
+    for r in ranks:
+        log.add(f"Capture cuda graph end. Time elapsed: 19.73 s. mem usage=1.12 GB. avail mem="
+                f"{gb(pool_end - 1.12 * GIB)} GB.", r)
+    ctx = 131072
+    est = min(max(int(tokens / ctx * 512), 2048), 4096)
+    mrr = min(tokens // 2, est)
+    log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens=16384,"
+            f" max_running_requests={mrr}, context_len={ctx}, available_gpu_mem="
+            f"{gb(pool_end - 1.12 * GIB)} GB", "TP0")
+    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
+    log.add("The server is fired up and ready to roll!")
+    _runtime(log, rng, fmt="0.5.5", prefill_fmt="0.5.5", pool=tokens, steps=170, rank="TP0",
+             base_running=64)
+    return log.text()
+
+
+def llama8b_retraction() -> str:
+    """Llama-3.1-8B on one 24 GB GPU (no rank tag at TP=1), SGLang 0.5.9+ format, under
+    pressure: the pool saturates, requests are retracted, the queue grows. The 131,072-token
+    context does not even fit the pool."""
+    rng = random.Random(8)
+    log = Log(Clock(datetime(2026, 3, 1, 11, 58, 40)))
+    pre, usage, mem_frac = 21.80 * GIB, 14.99 * GIB, 0.88
+    after = pre - usage
+    rest = after - pre * (1 - mem_frac)
+    cell = 8 * (128 + 128) * 32 * 2
+    tokens = int(rest // cell)
+    args = base_server_args("meta-llama/Llama-3.1-8B-Instruct", mem_fraction_static=mem_frac,
+                            served_model_name="llama-3.1-8b")
+    log.add(server_args_repr(args))
+    log.clock.tick(5)
+    log.add("Init torch distributed ends. elapsed=0.41 s, mem usage=0.09 GB")
+    log.add(f"Load weight begin. avail mem={gb(pre)} GB")
+    log.clock.tick(7)
+    log.add(f"Load weight end. elapsed=6.93 s, type=LlamaForCausalLM, avail mem={gb(after)} GB,"
+            f" mem usage={gb(usage)} GB.")
+    log.add("Using KV cache dtype: torch.bfloat16")
+    k_bytes = (tokens + 1) * 8 * 128 * 32 * 2
+    log.add(f"KV Cache is allocated. #tokens: {tokens}, K size: {gb(k_bytes)} GB, V size: "
+            f"{gb(k_bytes)} GB")
+    pool_end = after - rest
+    log.add(f"Memory pool end. avail mem={gb(pool_end)} GB")
+    log.clock.tick(9)
+    log.add(f"Capture cuda graph end. Time elapsed: 8.81 s. mem usage=0.41 GB. avail mem="
+            f"{gb(pool_end - 0.41 * GIB)} GB.")
+    ctx = 131072
+    est = min(max(int(tokens / ctx * 512), 2048), 4096)
+    mrr = min(tokens // 2, est)
+    log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens=16384,"
+            f" max_running_requests={mrr}, context_len={ctx}, available_gpu_mem="
+            f"{gb(pool_end - 0.41 * GIB)} GB")
+    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
+    log.add("The server is fired up and ready to roll!")
+    _runtime(log, rng, fmt="0.5.9", prefill_fmt="0.5.10", pool=tokens, steps=220, rank=None,
+             pressure=True, base_running=12)
+    return log.text()
+
+
+def legacy_03() -> str:
+    """Llama-2-13B on one A100, SGLang 0.3.x format: time-only timestamps, TP0 always shown,
+    no KV pool line yet, the oldest capacity line, 'Decode out of memory happened.'"""
+    rng = random.Random(13)
+    log = Log(Clock(datetime(2024, 9, 20, 16, 40, 2), time_only=True))
+    pre, after = 78.92, 54.37
+    mem_frac = 0.88
+    rest = (after - pre * (1 - mem_frac)) * GIB
+    cell = 40 * 128 * 40 * 2 * 2
+    tokens = int(rest // cell)
+    args = {
+        "model_path": "meta-llama/Llama-2-13b-chat-hf",
+        "tokenizer_path": "meta-llama/Llama-2-13b-chat-hf", "tokenizer_mode": "auto",
+        "skip_tokenizer_init": False, "load_format": "auto", "dtype": "auto",
+        "kv_cache_dtype": "auto", "trust_remote_code": False, "context_length": None,
+        "quantization": None, "served_model_name": "meta-llama/Llama-2-13b-chat-hf",
+        "chat_template": None, "is_embedding": False, "host": "127.0.0.1", "port": 30000,
+        "additional_ports": [30001, 30002, 30003, 30004], "mem_fraction_static": mem_frac,
+        "max_running_requests": None, "max_num_reqs": None, "max_total_tokens": None,
+        "chunked_prefill_size": 8192, "max_prefill_tokens": 16384,
+        "schedule_policy": "lpm", "schedule_conservativeness": 1.0, "tp_size": 1,
+        "stream_interval": 1, "random_seed": 771, "log_level": "info",
+        "log_level_http": None, "log_requests": False, "show_time_cost": False,
+        "api_key": None, "file_storage_pth": "SGLang_storage", "dp_size": 1,
+        "load_balance_method": "round_robin", "disable_flashinfer": False,
+        "disable_flashinfer_sampling": False, "disable_radix_cache": False,
+        "disable_regex_jump_forward": False, "disable_cuda_graph": False,
+        "disable_disk_cache": False, "enable_torch_compile": False, "enable_p2p_check": False,
+        "enable_mla": False, "triton_attention_reduce_in_fp32": False,
+    }
+    log.add(server_args_repr(args))
+    log.clock.tick(4)
+    log.add(f"Load weight begin. avail mem={pre:.2f} GB", "TP0")
+    log.clock.tick(21)
+    log.add("Load weight end. type=LlamaForCausalLM, dtype=torch.float16, avail mem="
+            f"{after:.2f} GB", "TP0")
+    log.add(f"Memory pool end. avail mem={after - rest / GIB:.2f} GB", "TP0")
+    log.add("Capture cuda graph begin. This can take up to several minutes.", "TP0")
+    log.clock.tick(14)
+    log.add(f"max_total_num_tokens={tokens}, max_prefill_tokens=16384, max_running_requests="
+            f"{min(tokens // 2, 4096) if tokens < 8192 else 2047}, context_len=4096", "TP0")
+    log.add("INFO:     Started server process [2047]")
+    log.add("INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)")
+    log.add("The server is fired up and ready to roll!")
+    _runtime(log, rng, fmt="0.3", prefill_fmt="0.3", pool=tokens, steps=150, rank="TP0",
+             pressure=True, base_running=60)
+    return log.text()
+
+
+SAMPLES = {
+    "qwen35-397b-nvfp4-tp8-fp8.log": lambda: qwen35("fp8", fmt="0.5.10", seed=35),
+    "qwen35-397b-nvfp4-tp8-bf16.log": lambda: qwen35("bf16", fmt="0.5.10", seed=36),
+    "qwen35-397b-nvfp4-tp8-auto-fp8.log": lambda: qwen35("auto", fmt="0.5.21", seed=37),
+    "deepseek-v3-tp8-mla.log": deepseek_v3,
+    "llama31-70b-tp8.log": llama70b,
+    "llama31-8b-retraction.log": llama8b_retraction,
+    "sglang-0.3-legacy.log": legacy_03,
+}
+
+
+def render_all() -> Iterator[tuple[str, str]]:
+    for name, make in SAMPLES.items():
+        yield name, make()
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[1]) if len(argv) > 1 else HERE
+    for name, text in render_all():
+        (out / name).write_text(text, encoding="utf-8")
+        print(f"{name}: {text.count(chr(10))} lines")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
