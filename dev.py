@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Set-up and entry point for a fresh machine with only Python >= 3.11.
+
+    python3 dev.py demo     # create .venv if needed, then open the TUI on a bundled sample log
+    python3 dev.py check    # the same analysis headless (no TUI), on the same sample
+    python3 dev.py test     # create .venv if needed (+ openssh-server for the SSH tests), run all tests
+
+The venv is rebuilt only when pyproject.toml changes (a stamp file records its hash), so a
+second run starts at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+STAMP = VENV / ".kvtui-install-stamp"
+SAMPLE = ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-fp8.log"
+
+
+def _bin(name: str) -> Path:
+    return VENV / ("Scripts" if os.name == "nt" else "bin") / name
+
+
+def ensure_venv() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit(f"kvtui needs Python >= 3.11 (this is {sys.version.split()[0]})")
+    want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if STAMP.exists() and STAMP.read_text().strip() == want and _bin("kvtui").exists():
+        return
+    if not _bin("python").exists():
+        print("dev.py: creating .venv ...", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    print("dev.py: installing kvtui and its test tools into .venv ...", flush=True)
+    subprocess.run([str(_bin("python")), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
+                   check=True)
+    subprocess.run([str(_bin("python")), "-m", "pip", "install", "--quiet", "-e", ".[test]"],
+                   check=True, cwd=ROOT)
+    STAMP.write_text(want)
+
+
+def ensure_sshd() -> None:
+    """The SSH tests talk to a real OpenSSH sshd on 127.0.0.1; install it when missing (root)."""
+    if Path("/usr/sbin/sshd").exists():
+        return
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        print("dev.py: /usr/sbin/sshd missing and cannot be installed here; SSH tests will skip",
+              flush=True)
+        return
+    print("dev.py: installing openssh-server (for the SSH tests) ...", flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(["apt-get", "update", "-q"], check=False, env=env,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(["apt-get", "install", "-y", "-q", "openssh-server"], check=False, env=env,
+                   stdout=subprocess.DEVNULL)
+
+
+def main(argv: list[str]) -> int:
+    cmd = argv[1] if len(argv) > 1 else "demo"
+    rest = argv[2:]
+    ensure_venv()
+    if cmd == "demo":
+        return subprocess.call([str(_bin("kvtui")), "demo", *rest])
+    if cmd == "check":
+        return subprocess.call([str(_bin("kvtui")), "check", str(SAMPLE), "--fail-on", "never",
+                                *rest])
+    if cmd == "test":
+        ensure_sshd()
+        return subprocess.call([str(_bin("python")), "-m", "pytest", "-q", *rest], cwd=ROOT)
+    if cmd == "lint":
+        rc = subprocess.call([str(_bin("ruff")), "check", "."], cwd=ROOT)
+        return rc or subprocess.call([str(_bin("mypy"))], cwd=ROOT)
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))
