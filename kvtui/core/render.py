@@ -74,7 +74,7 @@ def render_text(report: dict[str, Any]) -> str:
             if a.get("evidence"):
                 w(f"      evidence: {_evidence_line(a.get('evidence'))}")
             if a.get("fix"):
-                w(f"      fix: {inert(str(a['fix']), 600)}")
+                w(f"      fix: {inert(str(a['fix']), 1200)}")
             if a.get("confidence"):
                 w(f"      confidence: {a['confidence']}")
     else:
@@ -83,18 +83,8 @@ def render_text(report: dict[str, Any]) -> str:
     pools = report.get("pools") or []
     if pools:
         w("Pools (per rank)")
-        for p in pools:
-            rank = p.get("rank") or "-"
-            label = f" {p['label']}" if p.get("label") else ""
-            if p.get("kind") == "mamba":
-                w(f"  {rank:<14} mamba{label}: slots {_fmt_num(p.get('slots'))}, conv "
-                  f"{_fmt_num(p.get('conv_gib'))} GiB, ssm {_fmt_num(p.get('ssm_gib'))} GiB")
-                continue
-            size = (f"KV {_fmt_num(p.get('kv_gib'))} GiB" if p.get("kind") == "mla"
-                    else f"K {_fmt_num(p.get('k_gib'))} GiB, V {_fmt_num(p.get('v_gib'))} GiB")
-            w(f"  {rank:<14} {p.get('kind')}{label} {p.get('dtype') or '?'}: "
-              f"{_fmt_num(p.get('tokens'))} tokens, {size}, "
-              f"{_fmt_num(p.get('bytes_per_token'), 0)} B/token")
+        for ranks, p in group_pools(pools):
+            w(f"  {ranks:<16} {describe_pool(p)}")
     cap = report.get("capacity")
     if cap:
         w("Capacity   " + ", ".join(f"{k}={_fmt_num(cap.get(k))}" for k in (
@@ -102,10 +92,11 @@ def render_text(report: dict[str, Any]) -> str:
             "chunked_prefill_size", "available_gpu_mem_gib") if cap.get(k) is not None))
     wt = report.get("weights")
     if wt:
+        usage = (f", {_fmt_num(wt.get('usage_gib'))} GiB per GPU"
+                 if wt.get("usage_gib") is not None else "")
         w(f"Weights    {inert(str(wt.get('model_class') or '?'), 80)}"
-          + (f" {inert(str(wt['quant']), 80)}" if wt.get("quant") else "")
-          + f", {_fmt_num(wt.get('usage_gib'))} GiB per GPU,"
-            f" {_fmt_num(wt.get('avail_gib'))} GiB free after load")
+          + (f" ({inert(str(wt['quant']), 80)})" if wt.get("quant") else "")
+          + f"{usage}, {_fmt_num(wt.get('avail_gib'))} GiB free after load")
     rt = report.get("runtime") or {}
     if rt.get("decode_batches") or rt.get("prefill_batches"):
         w(f"Runtime    {rt.get('prefill_batches', 0):,} prefill / {rt.get('decode_batches', 0):,}"
@@ -129,6 +120,32 @@ def render_text(report: dict[str, Any]) -> str:
               f" -> {r.get('effective_dtype') or '?'}, pool {_fmt_num(r.get('pool_tokens'))}"
               f" tokens, {r.get('decode_batches', 0):,} decode batches")
     return "\n".join(out) + "\n"
+
+
+def group_pools(pools: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Collapse pools that are identical on every rank ("TP0-TP7") so TP=8 reads as one line."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for p in pools:
+        key = tuple((k, p.get(k)) for k in ("label", "kind", "dtype", "tokens", "k_gib", "v_gib",
+                                            "kv_gib", "slots", "conv_gib", "ssm_gib"))
+        groups.setdefault(key, []).append(p)
+    out = []
+    for members in groups.values():
+        names = [m.get("rank") or "-" for m in members]
+        label = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]} ({len(names)} ranks)"
+        out.append((inert(label, 60), members[0]))
+    return out
+
+
+def describe_pool(p: dict[str, Any]) -> str:
+    label = f" {p['label']}" if p.get("label") else ""
+    if p.get("kind") == "mamba":
+        return (f"mamba{label}: {_fmt_num(p.get('slots'))} slots, conv "
+                f"{_fmt_num(p.get('conv_gib'))} GiB, ssm {_fmt_num(p.get('ssm_gib'))} GiB")
+    size = (f"KV {_fmt_num(p.get('kv_gib'))} GiB" if p.get("kind") == "mla"
+            else f"K {_fmt_num(p.get('k_gib'))} GiB + V {_fmt_num(p.get('v_gib'))} GiB")
+    return (f"{p.get('kind')}{label} {p.get('dtype') or '?'}: {_fmt_num(p.get('tokens'))} tokens,"
+            f" {size}, {_fmt_num(p.get('bytes_per_token'), 0)} B/token measured")
 
 
 def _render_whatif(wi: dict[str, Any]) -> list[str]:

@@ -58,6 +58,15 @@ def run_facts(run: Run) -> dict[str, Any]:
         tp = len(tps) or None
     pools = sorted(run.pools.values(), key=lambda p: (_rank_sort_key(p.rank), p.kind != "mha",
                                                        p.label or ""))
+    pool_dicts = []
+    for p in pools:
+        d = p.to_dict()
+        # Pool lines print their dtype only from 0.5.13; before that the run's effective dtype
+        # is the pool's dtype, and the report says where it came from.
+        d["dtype_basis"] = "pool_line" if p.dtype else None
+        if p.kind != "mamba" and not p.dtype and eff:
+            d["dtype"], d["dtype_basis"] = eff, basis
+        pool_dicts.append(d)
     return {
         "engine": "sglang",
         "model": {
@@ -86,7 +95,7 @@ def run_facts(run: Run) -> dict[str, Any]:
             "quantization_param_path": sa.get("quantization_param_path"),
             "page_size": sa.get("page_size"),
         },
-        "pools": [p.to_dict() for p in pools],
+        "pools": pool_dicts,
         "capacity": capacity,
         "weights": weights,
         "runtime": run.runtime.to_dict(),
