@@ -1,0 +1,215 @@
+"""A real OpenSSH sshd on 127.0.0.1 for the SSH tests (throwaway host and user keys).
+
+Skips the whole directory with a clear message when /usr/sbin/sshd is missing; `.ci/run` installs
+openssh-server. Each server runs `sshd -D -e -f cfg` with UsePAM/StrictModes off and its own
+authorized_keys, so it needs no system configuration; as non-root it can still log in as the
+current user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+SSHD = "/usr/sbin/sshd"
+
+if not os.path.exists(SSHD):
+    pytest.skip(f"{SSHD} not found: install openssh-server to run the SSH tests",
+                allow_module_level=True)
+
+
+# A stand-in for `nc %h %p` (not installed everywhere): stdin/stdout <-> TCP.
+RELAY = """
+import os, socket, sys, threading
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+def up():
+    while True:
+        b = os.read(0, 65536)
+        if not b:
+            s.shutdown(socket.SHUT_WR)
+            return
+        s.sendall(b)
+threading.Thread(target=up, daemon=True).start()
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    os.write(1, b)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _keygen(path: Path, comment: str) -> None:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f",
+                    str(path)], check=True, timeout=30)
+
+
+def _children(pid: int) -> list[int]:
+    """All descendants of pid (via /proc), deepest last."""
+    parents: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", encoding="ascii", errors="replace") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        parents.setdefault(ppid, []).append(int(d))
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        for c in parents.get(p, []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+class Sshd:
+    def __init__(self, root: Path, name: str, user_pub: Path) -> None:
+        self.dir = root / name
+        self.dir.mkdir(parents=True)
+        self.port = _free_port()
+        self.host_key = self.dir / "host_ed25519"
+        _keygen(self.host_key, f"{name}-host")
+        self.authorized = self.dir / "authorized_keys"
+        self.authorized.write_text(user_pub.read_text())
+        self.cfg = self.dir / "sshd_config"
+        self.cfg.write_text(
+            f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {self.host_key}\n"
+            f"PidFile {self.dir / 'sshd.pid'}\nAuthorizedKeysFile {self.authorized}\n"
+            "UsePAM no\nStrictModes no\nPasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin yes\n"
+            "AllowTcpForwarding yes\nSubsystem sftp internal-sftp\nLogLevel ERROR\n"
+            "MaxStartups 100\nMaxSessions 50\n")
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def known_hosts_line(self) -> str:
+        kt, b64 = (self.dir / "host_ed25519.pub").read_text().split()[:2]
+        return f"[127.0.0.1]:{self.port} {kt} {b64}\n"
+
+    def start(self) -> None:
+        os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
+        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.cfg)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                raise RuntimeError(f"sshd exited: {err}")
+            with contextlib.suppress(OSError), socket.create_connection(
+                    ("127.0.0.1", self.port), timeout=0.5) as s:
+                s.recv(4)  # banner: the daemon is really serving
+                return
+            time.sleep(0.05)
+        raise RuntimeError("sshd did not start listening")
+
+    def session_pids(self) -> list[int]:
+        return _children(self.proc.pid) if self.proc else []
+
+    def kill_all(self) -> None:
+        """The listener and every session process: a host reboot / cut network, seen from here."""
+        if self.proc is None:
+            return
+        victims = [self.proc.pid, *self.session_pids()]
+        for pid in victims:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        if self.proc.stderr:
+            self.proc.stderr.close()
+        self.proc = None
+
+    def stop(self) -> None:
+        self.kill_all()
+
+
+@pytest.fixture(scope="session")
+def ssh_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("ssh")
+
+
+@pytest.fixture(scope="session")
+def user_key(ssh_root: Path) -> Path:
+    key = ssh_root / "id_user"
+    _keygen(key, "kvtui-test-user")
+    return key
+
+
+@pytest.fixture(scope="session")
+def sshd(ssh_root: Path, user_key: Path):
+    server = Sshd(ssh_root, "main", Path(str(user_key) + ".pub"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def jump_sshd(ssh_root: Path, user_key: Path):
+    server = Sshd(ssh_root, "jump", Path(str(user_key) + ".pub"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def own_sshd(tmp_path: Path, user_key: Path):
+    """A server of its own, for tests that kill and restart it."""
+    server = Sshd(tmp_path, "own", Path(str(user_key) + ".pub"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def ssh_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sshd: Sshd, jump_sshd: Sshd,
+            user_key: Path) -> dict[str, Path]:
+    """HOME, known_hosts and an ssh config with aliases, all inside tmp_path."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("KVTUI_KNOWN_HOSTS", str(tmp_path / "kvtui_known_hosts"))
+    monkeypatch.setenv("KVTUI_SSH_NO_SYSTEM_CONFIG", "1")
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    known = home / ".ssh" / "known_hosts"
+    known.write_text(sshd.known_hosts_line() + jump_sshd.known_hosts_line())
+    user = getpass.getuser()
+    inc = tmp_path / "included.conf"
+    inc.write_text(f"Host gpu-included\n  HostName 127.0.0.1\n  Port {sshd.port}\n"
+                   f"  User {user}\n  IdentityFile {user_key}\n  IdentitiesOnly yes\n")
+    relay = tmp_path / "relay.py"
+    relay.write_text(RELAY)
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(
+        f"Include {inc}\n"
+        f"Host gpu\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {user}\n"
+        f"  IdentityFile {user_key}\n  IdentitiesOnly yes\n  ServerAliveInterval 1\n"
+        f"  ConnectTimeout 5\n"
+        f"Host jumpbox\n  HostName 127.0.0.1\n  Port {jump_sshd.port}\n  User {user}\n"
+        f"  IdentityFile {user_key}\n  IdentitiesOnly yes\n"
+        f"Host gpu-via-jump\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {user}\n"
+        f"  IdentityFile {user_key}\n  IdentitiesOnly yes\n  ProxyJump jumpbox\n"
+        f"Host gpu-via-two-jumps\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {user}\n"
+        f"  IdentityFile {user_key}\n  IdentitiesOnly yes\n  ProxyJump jumpbox,jumpbox\n"
+        f"Host gpu-via-proxycommand\n  HostName 127.0.0.1\n  Port {sshd.port}\n  User {user}\n"
+        f"  IdentityFile {user_key}\n  IdentitiesOnly yes\n"
+        f"  ProxyCommand {sys.executable} {relay} %h %p\n"
+        f"Host *\n  ServerAliveInterval 1\n")
+    return {"home": home, "config": cfg, "known": known, "key": user_key,
+            "kvtui_known": tmp_path / "kvtui_known_hosts", "tmp": tmp_path}
