@@ -17,8 +17,9 @@ import regex
 
 from parsers.errors import parse_oom
 from parsers.event import Event
-from parsers.prefix import cut_message, parse_prefix, strip_level_file
+from parsers.prefix import MAX_PREFIX, parse_prefix, strip_level_file
 from parsers.runtime import (
+    decode_split,
     parse_bare_decode,
     parse_decode,
     parse_fill_batch,
@@ -216,6 +217,10 @@ def _dispatch(msg: str) -> _Result:
         hit = handler(msg)
         if hit is not None:
             return hit
+    return _fallback(msg)
+
+
+def _fallback(msg: str) -> _Result:
     if "KV Cache " in msg:
         fields = parse_kv_pool(msg)
         if fields is not None:
@@ -225,25 +230,52 @@ def _dispatch(msg: str) -> _Result:
     return None
 
 
-def parse_unchecked(text: str) -> Event | None:
-    """`parse_line` without the safety net, so tests can see a would-be exception."""
+def _clean(text: str) -> str:
+    """Slow path for lines with control characters: ANSI codes, CR redraws, newlines, tabs."""
     if "\x1b" in text:
         text = _ANSI.sub("", text)
-    if "\r" in text:
-        text = text.rstrip("\r\n")
-        cr = text.rfind("\r")
-        if cr >= 0:
-            text = text[cr + 1 :]  # a progress bar redrawn over the same terminal line
-    elif text[-1:] == "\n":
-        text = text.rstrip("\n")
-    if text[:1] in (" ", "\t"):
-        text = text.lstrip()
-    end, msg = cut_message(text)
-    hit = _dispatch(msg)
+    text = text.rstrip("\r\n")
+    cr = text.rfind("\r")
+    if cr >= 0:
+        text = text[cr + 1 :]  # a progress bar redrawn over the same terminal line
+    return text.lstrip(" \t")
+
+
+def parse_unchecked(text: str) -> Event | None:
+    """`parse_line` without the safety net, so tests can see a would-be exception."""
+    if "\x1b" in text or "\r" in text or "\t" in text:
+        text = _clean(text)
+    else:
+        if text[-1:] == "\n":
+            text = text.rstrip("\n")
+        if text[:1] == " ":
+            text = text.lstrip(" ")
+    # message_start(), inlined: this function runs once per line of a multi-GB log.
+    first = text[:1]
+    start = 0
+    if first == "[" or "0" <= first <= "9":
+        end = text.find("] ", 0, MAX_PREFIX)
+        if end > 0:
+            start = end + 2
+    key = text[start : start + 4]
+    if key == "Deco":
+        fields = decode_split(text, start)
+        if fields is not None:
+            ts, rank = parse_prefix(text, start)
+            return Event("decode_batch", rank, ts, fields)
+    elif key == "INFO" and text[start + 4 : start + 5] == ":":
+        return None  # uvicorn access line, the other bulk of a serving log
+    handler = _HANDLERS.get(key)
+    hit: _Result = None
+    msg = text[start:] if start else text
+    if handler is not None:
+        hit = handler(msg)
+    if hit is None:
+        hit = _fallback(msg)
     if not isinstance(hit, tuple):
         return None
     # A sliced head that is not a real prefix (`[gpu=0] Decode batch...`) gives ts/rank None.
-    ts, rank = parse_prefix(text, end)
+    ts, rank = parse_prefix(text, start)
     return Event(hit[0], rank, ts, hit[1])
 
 

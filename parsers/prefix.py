@@ -1,10 +1,13 @@
-"""Split an SGLang log line into (timestamp, rank tag, message).
+"""Timestamp/rank prefix of an SGLang log line.
 
 SGLang's own formatter prints `[<asctime>[.ms][ ranks]] message`; pasted logs lose the leading
 `[`, users trim the date, and `SGLANG_LOGGING_CONFIG_PATH` setups print
-`YYYY-MM-DD HH:MM:SS LEVEL PID [ranks file.py:N] message`. The split is two-phase on purpose:
-`cut_message` only slices with `str.find` so the (common) unrecognised line costs almost
-nothing, and `parse_prefix` runs the validating regex only once a message was recognised.
+`YYYY-MM-DD HH:MM:SS LEVEL PID [ranks file.py:N] message`.
+
+Splitting is two-phase on purpose: `message_start` only uses `str.find`, so the (common)
+unrecognised line costs almost nothing, and `parse_prefix` validates the head only once a
+message was recognised. Heads repeat (same second, same rank) so validated heads are
+memoised; the cache is bounded and holds immutable values, so sharing it is harmless.
 """
 
 from __future__ import annotations
@@ -14,46 +17,52 @@ import regex
 _RANK = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+"
 _TS = r"(?:\d{4}-\d{2}-\d{2}[ T])?\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"
 
-# `[ts ranks] ` or, for pastes that lost the bracket, `ts ranks] `.
-_NATIVE = regex.compile(rf"\[?(?P<ts>{_TS})(?P<ranks>(?: {_RANK})*)\] ")
-# Logging-config form: `ts LEVEL PID [ranks file.py:N] ` (level and pid each optional).
+# `[ts ranks` or, for pastes that lost the bracket, `ts ranks` (the `] ` is cut off already).
+_NATIVE = regex.compile(rf"\[?({_TS})((?: {_RANK})*)")
+# Logging-config form: `ts LEVEL PID [ranks file.py:N` (level and pid each optional).
 _CONFIG = regex.compile(
-    rf"(?P<ts>{_TS})(?: [A-Z]+)?(?: \d+)? "
-    rf"\[(?P<ranks>(?:{_RANK}(?: {_RANK})*)?) ?(?:[\w.\-]+:\d+)?\] "
+    rf"\[?({_TS})(?: [A-Z]+)?(?: \d+)? \[((?:{_RANK}(?: {_RANK})*)?) ?(?:[\w.\-]+:\d+)?"
 )
 # `LEVEL file.py:N: ` that some builds put after the bracketed stamp.
 _LEVEL_FILE = regex.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.\-]+:\d+: ")
 
 # How far into the line a prefix may reach; the logging-config form with a long file name and
 # four rank tags stays well under this.
-_MAX_PREFIX = 160
+MAX_PREFIX = 160
+
+_NO_PREFIX: tuple[str | None, str | None] = (None, None)
+_CACHE: dict[str, tuple[str | None, str | None]] = {}
+_CACHE_MAX = 4096
 
 
-def cut_message(text: str) -> tuple[int, str]:
-    """Return (prefix_end, message) by slicing only; `prefix_end` 0 means "no prefix seen".
+def message_start(text: str) -> int:
+    """Index where the message starts (0 when no prefix-like head is seen).
 
-    Guessing is fine here because the caller validates with `parse_prefix` later; a wrong guess
-    only costs a fallback, never a wrong timestamp.
+    A guess is fine here: `parse_prefix` validates later, and a wrong guess only yields
+    ts/rank None, never a wrong value.
     """
     first = text[:1]
     if first == "[" or "0" <= first <= "9":
-        end = text.find("] ", 0, _MAX_PREFIX)
+        end = text.find("] ", 0, MAX_PREFIX)
         if end > 0:
-            return end + 2, text[end + 2 :]
-    return 0, text
+            return end + 2
+    return 0
 
 
-def parse_prefix(text: str, prefix_end: int) -> tuple[str | None, str | None]:
-    """Validate the prefix that `cut_message` sliced off and return (ts, rank)."""
-    if prefix_end == 0:
-        return None, None
-    m = _NATIVE.match(text, 0, prefix_end)
-    if m is None or m.end() != prefix_end:
-        m = _CONFIG.match(text, 0, prefix_end)
-        if m is None or m.end() != prefix_end:
-            return None, None
-    ranks = m.group("ranks").strip()
-    return m.group("ts"), (ranks or None)
+def parse_prefix(text: str, start: int) -> tuple[str | None, str | None]:
+    """(ts, rank) of the head `text[:start]` that `message_start` found, or (None, None)."""
+    if start == 0:
+        return _NO_PREFIX
+    head = text[: start - 2]
+    hit = _CACHE.get(head)
+    if hit is not None:
+        return hit
+    m = _NATIVE.fullmatch(head) or _CONFIG.fullmatch(head)
+    value = _NO_PREFIX if m is None else (m.group(1), m.group(2).strip() or None)
+    if len(_CACHE) >= _CACHE_MAX:
+        _CACHE.clear()
+    _CACHE[head] = value
+    return value
 
 
 def strip_level_file(msg: str) -> str:

@@ -151,26 +151,90 @@ def fill_pairs(rest: str, table: dict[str, _Spec], fields: dict[str, Any]) -> No
 
 
 # Dominant decode layouts: 0.2.x-0.4.6 (no graph flag) and 0.4.7-0.5.23 plain pool.
-_DECODE_FAST = regex.compile(
+DECODE_FAST = regex.compile(
     r"Decode batch[.,] #running-req: (\d+), #token: (\d+), token usage: (\d+\.\d+), "
     r"(?:(?:cuda|npu|cpu|musa) graph: (True|False), )?"
     r"gen throughput \(token/s\): (\d+\.\d+), #queue-req: (\d+)(?:, ?)?$"
 )
+
+
+def decode_fast_fields(m: regex.Match[str]) -> dict[str, Any]:
+    running, token, usage, graph, gen, queue = m.groups()
+    return {
+        "running_req": int(running), "token": int(token), "full_token": None,
+        "swa_token": None, "token_usage": float(usage), "full_token_usage": None,
+        "swa_token_usage": None, "mamba_usage": None, "gen_throughput": float(gen),
+        "queue_req": int(queue),
+        "cuda_graph": None if graph is None else graph == "True",
+        "accept_len": None, "retracted_req": None,
+    }
+
+
 _DECODE_HEAD = regex.compile(r"(?:\[gpu=\d+\] )?Decode batch(?: \[\d+\])?[.,] ?")
 
 
-def parse_decode(msg: str) -> dict[str, Any] | None:
-    m = _DECODE_FAST.match(msg)
-    if m is not None:
-        running, token, usage, graph, gen, queue = m.groups()
+_GRAPH_FLAGS: dict[str, bool] = {
+    f"{name}: {flag}": flag == "True" for name in _GRAPH_KEYS for flag in ("True", "False")
+}
+
+
+def decode_split(text: str, start: int) -> dict[str, Any] | None:
+    """The dominant plain-pool decode layout, by slicing instead of a regex.
+
+    Measured ~20% faster than `DECODE_FAST` on the benchmark box because `regex` matching of
+    the literal-heavy line costs more than a C-level split plus a few prefix compares. Any
+    deviation returns None and the caller takes the general path.
+    """
+    p = text[start:].split(", ")
+    head = p[0]
+    if head == "Decode batch":
+        r = p[1] if len(p) > 1 else ""
+        if r[:14] != "#running-req: ":
+            return None
+        running = r[14:]
+        i = 2
+    elif head[:28] == "Decode batch. #running-req: ":
+        running = head[28:]
+        i = 1
+    else:
+        return None
+    n = len(p)
+    if n < i + 5:
+        return None
+    tok = p[i]
+    use = p[i + 1]
+    if tok[:8] != "#token: " or use[:13] != "token usage: ":
+        return None
+    graph = _GRAPH_FLAGS.get(p[i + 2])
+    if graph is not None:
+        i += 1
+        if n < i + 5:
+            return None
+    gen = p[i + 2]
+    queue = p[i + 3]
+    if gen[:26] != "gen throughput (token/s): " or queue[:12] != "#queue-req: ":
+        return None
+    if n > i + 4 and (n > i + 5 or p[i + 4]):
+        return None  # more columns than this layout has
+    try:
         return {
-            "running_req": int(running), "token": int(token), "full_token": None,
-            "swa_token": None, "token_usage": float(usage), "full_token_usage": None,
-            "swa_token_usage": None, "mamba_usage": None, "gen_throughput": float(gen),
-            "queue_req": int(queue),
-            "cuda_graph": None if graph is None else graph == "True",
+            "running_req": int(running), "token": int(tok[8:]), "full_token": None,
+            "swa_token": None, "token_usage": float(use[13:]), "full_token_usage": None,
+            "swa_token_usage": None, "mamba_usage": None, "gen_throughput": float(gen[26:]),
+            "queue_req": int(queue[12:].rstrip(", ")), "cuda_graph": graph,
             "accept_len": None, "retracted_req": None,
         }
+    except ValueError:
+        return None
+
+
+def parse_decode(msg: str) -> dict[str, Any] | None:
+    fast = decode_split(msg, 0)
+    if fast is not None:
+        return fast
+    m = DECODE_FAST.match(msg)
+    if m is not None:
+        return decode_fast_fields(m)
     h = _DECODE_HEAD.match(msg)
     if h is None:
         return None
@@ -193,11 +257,42 @@ _PREFILL_HEAD = regex.compile(
 )
 
 
+# Dominant prefill layouts: 0.3.x-0.4.x (cache hit rate optional) and 0.5.9-0.5.23 plain pool
+# (graph flag before or after the throughput, #pending-token optional).
+_PREFILL_FAST = regex.compile(
+    r"Prefill batch[.,] #new-seq: (\d+), #new-token: (\d+), #cached-token: (\d+), "
+    r"(?:cache hit rate: (\d+\.\d+)%, )?token usage: (\d+\.\d+), #running-req: (\d+), "
+    r"#queue-req: (\d+)(?:, #pending-token: (\d+))?"
+    r"(?:, (?:cuda|npu|cpu|musa) graph: (True|False))?"
+    r"(?:, input throughput \(token/s\): (\d+\.\d+))?"
+    r"(?:, (?:cuda|npu|cpu|musa) graph: (True|False))?(?:, ?)?$"
+)
+
+
 def parse_prefill(msg: str) -> dict[str, Any] | None:
+    m = _PREFILL_FAST.match(msg)
+    if m is not None:
+        seq, new, cached, hit, usage, running, queue, pending, g1, tput, g2 = m.groups()
+        graph = g1 if g1 is not None else g2
+        fields: dict[str, Any] = {
+            "new_seq": int(seq), "new_token": int(new), "cached_token": int(cached),
+            "token_usage": float(usage), "full_token_usage": None, "swa_token_usage": None,
+            "mamba_usage": None, "running_req": int(running), "queue_req": int(queue),
+            "cache_hit_rate": None if hit is None else float(hit),
+            "input_throughput": None if tput is None else float(tput),
+            "cuda_graph": None if graph is None else graph == "True",
+        }
+        if pending is not None:
+            fields["pending_token"] = int(pending)
+        return fields
+    return _parse_prefill_pairs(msg)
+
+
+def _parse_prefill_pairs(msg: str) -> dict[str, Any] | None:
     h = _PREFILL_HEAD.match(msg)
     if h is None:
         return None
-    fields: dict[str, Any] = dict.fromkeys(PREFILL_BASE)
+    fields = dict.fromkeys(PREFILL_BASE)
     fill_pairs(msg[h.end() :], PREFILL_KEYS, fields)
     mixed = h.group(1)
     if mixed is not None:
