@@ -1,0 +1,204 @@
+"""Turning one parsed run (kvtui.core.state.Run) into calculator inputs.
+
+Why a separate step: the log states facts at different strengths (a resolved dtype line vs a
+guess from the model dtype, tp_size from the dump vs counted rank tags). Each fallback used here
+is written into the calculator's notes, so the report says what was assumed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtui.core import dtypes
+from kvtui.core.capacity.cell import Parallel
+from kvtui.core.capacity.modelspec import ModelSpec, from_path
+from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
+from kvtui.core.capacity.whatif import Calculator, MemoryFacts
+from kvtui.core.version import infer_version
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v)
+    return None
+
+
+def _float(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def resolve_model(model: Any) -> tuple[ModelSpec, str]:
+    """(spec, why) from a ModelSpec, a preset name / HF id / served path, a config.json or a model
+    directory. Raises ValueError with the preset list when nothing matches."""
+    if isinstance(model, ModelSpec):
+        return model, f"model spec given ({model.source or model.name})"
+    text = str(model)
+    import os
+
+    if os.path.exists(text):
+        spec = from_path(text)
+        return spec, f"read from {spec.source}"
+    hit = match_preset(text)
+    if hit:
+        return preset_spec(hit[0]), hit[1]
+    raise ValueError(f"--model {text!r}: not a file, a model directory or a preset. Presets: "
+                     + ", ".join(preset_names()))
+
+
+def _parallel(run: Any) -> tuple[Parallel, list[str]]:
+    sa = run.server_args or {}
+    notes: list[str] = []
+    tp = _int(sa.get("tp_size"))
+    pp = _int(sa.get("pp_size")) or 1
+    attn_dp = _int(sa.get("attn_dp_size"))
+    if attn_dp is None and sa.get("enable_dp_attention") in (True, "True", "true"):
+        attn_dp = _int(sa.get("dp_size"))
+    ranks: set[str] = set(getattr(run, "ranks", None) or ())
+    tps = {t for r in ranks for t in r.split() if t.startswith("TP")}
+    dps = {t for r in ranks for t in r.split() if t.startswith("DP")}
+    if tp is None:
+        tp = len(tps) or 1
+        notes.append(f"tp_size not in the log's server_args: {tp} counted from the rank tags"
+                     if tps else "tp_size unknown: assumed 1")
+        if dps and attn_dp is None:
+            # DP-attention tags each rank with its DP index and its global TP index, so the TP
+            # indices do not repeat across DP groups; plain DP replicas restart at TP0.
+            per_dp: dict[str, set[str]] = {}
+            for r in ranks:
+                toks = r.split()
+                d = next((t for t in toks if t.startswith("DP")), None)
+                t = next((t for t in toks if t.startswith("TP")), None)
+                if d and t:
+                    per_dp.setdefault(d, set()).add(t)
+            sets = list(per_dp.values())
+            disjoint = all(not (a & b) for i, a in enumerate(sets) for b in sets[i + 1:])
+            if len(sets) > 1 and disjoint:
+                attn_dp = len(sets)
+                notes.append(f"DP-attention inferred from the rank tags: attention DP "
+                             f"{attn_dp}, attention TP {max(1, tp // attn_dp)}")
+    return Parallel(tp=tp, attn_dp=attn_dp or 1, pp=pp), notes
+
+
+def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
+    ps = _int((run.server_args or {}).get("page_size"))
+    if ps:
+        return ps, None
+    if tokens and tokens > 10_000:
+        for cand in (256, 128, 64):
+            if tokens % cand == 0:
+                return cand, (f"page_size not logged: {cand} inferred from the page-aligned "
+                              f"token count {tokens}")
+    return 1, None
+
+
+def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None) -> Calculator | None:
+    """Calculator inputs from a run; None when the run has no KV pool and no capacity line."""
+    pool = run.primary_kv_pool()
+    cap = run.primary_capacity()
+    if pool is None and cap is None:
+        return None
+    sa = run.server_args or {}
+    notes: list[str] = []
+    # -- model ------------------------------------------------------------------------------
+    spec: ModelSpec | None = None
+    reason = ""
+    if model is None and checkpoint is not None:
+        model = getattr(checkpoint, "spec", None) or getattr(checkpoint, "model_spec", None)
+    if model is not None:
+        spec, reason = resolve_model(model)
+    else:
+        for key in ("model_path", "served_model_name"):
+            name = sa.get(key)
+            hit = match_preset(name) if isinstance(name, str) else None
+            if hit:
+                spec, reason = preset_spec(hit[0]), f"auto-detected: {hit[1]} (server_args {key})"
+                break
+        if spec is None:
+            path = sa.get("model_path")
+            cls = next((w.get("model_class") for w in run.weights.values()
+                        if w.get("model_class")), None)
+            reason = (f"model_path {path!r} matches no preset" if path else
+                      "the log names no model path") + (f" (architecture {cls})" if cls else "") \
+                + "; pass --model for the theory cross-check"
+    # -- pool facts -------------------------------------------------------------------------
+    tokens = pool.tokens if pool is not None else None
+    if cap and cap.get("max_total_num_tokens") and (tokens is None or pool is None):
+        tokens = cap.get("max_total_num_tokens")
+    swa_logged = dict(run.swa_split) if run.swa_split else None
+    pool_is_swa = False
+    swa_pool = bool(swa_logged) or any(p.label in ("Full", "SWA") for p in run.kv_pools())
+    if swa_logged and pool is not None and (pool.label == "SWA" or (
+            pool.label is None and pool.tokens == swa_logged.get("swa_tokens")
+            and pool.tokens != swa_logged.get("full_tokens"))):
+        pool_is_swa = True
+        tokens = swa_logged.get("full_tokens")
+        notes.append("the pool line kept for this rank is the SWA sub-pool; the Full pool "
+                     f"holds {tokens} tokens (from the sliding-window split line)")
+    par, pnotes = _parallel(run)
+    notes.extend(pnotes)
+    page, pnote = _page_size(run, tokens)
+    if pnote:
+        notes.append(pnote)
+    eff, basis, _ = run.effective
+    dtype = eff if eff in dtypes.CANONICAL and eff != "auto" else None
+    if dtype is None and pool is not None and pool.dtype:
+        dtype = pool.dtype
+    model_dtype = next((dtypes.normalize(w.get("dtype")) for w in run.weights.values()
+                        if w.get("dtype")), None) or (spec.model_dtype if spec else None) or "bf16"
+    if dtype is None:
+        dtype = model_dtype
+        notes.append(f"KV dtype not in the log: assumed the model dtype {dtype}")
+    else:
+        notes.append(f"current KV dtype {dtype} (from {basis})")
+    configured = run.configured_kv_dtype
+    kv_fp8: bool | None = None
+    if spec is not None and spec.kv_cache_quant_algo:
+        kv_fp8 = spec.kv_cache_quant_algo.upper() == "FP8"
+    if configured in (None, "auto") and dtype == "fp8_e4m3" and kv_fp8 is None:
+        kv_fp8 = True
+        notes.append("`auto` resolved to FP8: the checkpoint declares kv_cache_quant_algo FP8 "
+                     "(SGLang 0.5.3+ rule)")
+    ckpt_algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint else None
+    if isinstance(ckpt_algo, str):
+        kv_fp8 = ckpt_algo.upper() == "FP8"
+    # -- memory -----------------------------------------------------------------------------
+    memory = None
+    mfs = _float(sa.get("mem_fraction_static"))
+    avails = [w.get("avail_gib") for w in run.weights.values() if w.get("avail_gib") is not None]
+    usages = [w.get("usage_gib") for w in run.weights.values() if w.get("usage_gib") is not None]
+    if run.weights_begin and avails and mfs is not None:
+        memory = MemoryFacts(pre_gib=min(run.weights_begin.values()), avail_gib=min(avails),
+                             mem_fraction_static=mfs, weights_gib=max(usages) if usages else None,
+                             tp=par.tp)
+    mamba = run.mamba_pool()
+    mamba_logged = None
+    if mamba is not None:
+        mamba_logged = {"slots": mamba.slots, "conv_gib": mamba.conv_gib,
+                        "ssm_gib": mamba.ssm_gib}
+    ctx = _int(sa.get("context_length")) or (cap.get("context_len") if cap else None)
+    if not ctx and spec is not None and spec.max_position_embeddings:
+        ctx = int(spec.max_position_embeddings)
+        notes.append(f"context_len not logged: the model's max_position_embeddings {ctx}")
+    pool_gib = None
+    if pool is not None:
+        pool_gib = {"k_gib": pool.k_gib, "v_gib": pool.v_gib, "kv_gib": pool.kv_gib}
+    return Calculator(
+        current_dtype=dtype, tokens=tokens, context_len=ctx, parallel=par, page_size=page,
+        spec=spec, spec_reason=reason, pool_gib=pool_gib, version=infer_version(run),
+        memory=memory, mrr_user=_int(sa.get("max_running_requests")),
+        mrr_logged=cap.get("max_running_requests") if cap else None,
+        disable_radix_cache=sa.get("disable_radix_cache") in (True, "True", "true"),
+        mamba_logged=mamba_logged, swa_pool=swa_pool, swa_logged=swa_logged,
+        pool_is_swa=pool_is_swa, checkpoint_kv_fp8=kv_fp8, model_dtype=model_dtype, notes=notes,
+    )

@@ -1,0 +1,103 @@
+"""Bundled model presets: config values with their sources, and name matching.
+
+Why presets at all: SGLang logs rarely carry the model's shape, and a log read on a laptop has no
+config.json beside it. The JSON files in `presets/` hold the KV-relevant config fields (HF names,
+`text_config` nesting kept) and, per value, where it came from, so a reader can audit any number
+the calculator prints.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config
+
+# Name parts that may follow a preset's name in a served path without changing the KV shape.
+_SUFFIX_WORDS = frozenset({
+    "instruct", "it", "chat", "base", "pt", "thinking", "hf", "fp8", "nvfp4", "fp4", "mxfp4",
+    "mxfp8", "awq", "gptq", "int4", "int8", "w4a16", "w8a8", "w4a8", "bf16", "fp16", "dynamic",
+    "quantized", "block", "static", "nvidia", "modelopt", "ep", "tp", "mtp", "eagle", "v1",
+})
+
+
+def _norm(name: str) -> str:
+    return name.strip().strip("/").lower()
+
+
+@lru_cache(maxsize=1)
+def load_presets() -> dict[str, dict[str, Any]]:
+    """All bundled presets by id (the raw JSON documents)."""
+    out: dict[str, dict[str, Any]] = {}
+    root = resources.files("kvtui.core.capacity").joinpath("presets")
+    for entry in sorted(root.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".json"):
+            doc = json.loads(entry.read_text(encoding="utf-8"))
+            out[doc["id"]] = doc
+    return out
+
+
+def preset_names() -> list[str]:
+    return [doc["hf_id"] for doc in load_presets().values()]
+
+
+def _names(doc: dict[str, Any]) -> list[str]:
+    names = [doc["id"], doc["hf_id"], *doc.get("aliases", [])]
+    out = []
+    for n in names:
+        out.append(_norm(n))
+        out.append(_norm(n.rsplit("/", 1)[-1]))
+    return out
+
+
+def _suffix_ok(rest: str) -> bool:
+    """True when what follows a preset name is only quantization/variant words or dates."""
+    for word in re.split(r"[-_.]+", rest):
+        if not word:
+            continue
+        if word in _SUFFIX_WORDS or (word.isdigit() and len(word) >= 4):
+            continue
+        return False
+    return True
+
+
+def match_preset(name: str | None) -> tuple[str, str] | None:
+    """(preset id, how it matched) for an HF id, short name or served path; None if no match.
+
+    `/models/nvidia/Qwen3.5-397B-A17B-NVFP4` resolves to Qwen3.5-397B-A17B: the last path
+    component is compared with every preset name, and a trailing variant such as `-NVFP4`,
+    `-Instruct` or a date is allowed; `GLM-4.5-Air` is not GLM-4.5 because `air` is not a variant
+    word, and `DeepSeek-V3.2` is not DeepSeek-V3 (a version suffix is a different model).
+    """
+    if not name:
+        return None
+    full = _norm(name)
+    base = _norm(full.rsplit("/", 1)[-1])
+    two = "/".join(full.split("/")[-2:])
+    best: tuple[int, str, str] | None = None
+    for pid, doc in load_presets().items():
+        for cand in _names(doc):
+            if cand in (full, base, two):
+                how = f"'{name}' is the preset {doc['hf_id']}"
+                score = len(cand) + 1000
+            elif base.startswith(cand) and _suffix_ok(base[len(cand):]) and \
+                    base[len(cand):len(cand) + 1] in ("-", "_"):
+                how = (f"'{name}' matches the preset {doc['hf_id']} "
+                       f"(variant suffix '{base[len(cand):].lstrip('-_.')}' ignored)")
+                score = len(cand)
+            else:
+                continue
+            if best is None or score > best[0]:
+                best = (score, pid, how)
+    return (best[1], best[2]) if best else None
+
+
+def preset_spec(pid: str) -> ModelSpec:
+    doc = load_presets()[pid]
+    spec = from_hf_config(doc["config"], name=doc["hf_id"], source=f"preset {doc['id']}")
+    return replace(spec, hf_id=doc["hf_id"], notes=tuple(doc.get("notes", ())),
+                   field_sources=dict(doc.get("sources", {})))
