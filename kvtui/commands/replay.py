@@ -1,0 +1,65 @@
+"""`kvtui replay FILE...`: saved logs in the TUI, timed by their own timestamps."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="log files (.gz ok); several are merged by timestamp")
+    p.add_argument("--speed", type=float, default=None, metavar="X",
+                   help="replay speed relative to the log's clock (default 50)")
+    p.add_argument("--instant", action="store_true", help="ingest as fast as possible")
+    p.add_argument("--max-gap", type=float, default=None, metavar="S",
+                   help="longest pause between two lines, in seconds (default 0.2; 0: no cap)")
+    p.add_argument("--paused", action="store_true", help="start paused (space plays)")
+    p.add_argument("--model", metavar="M",
+                   help="model preset, config.json or model directory for the calculator")
+    p.add_argument("--log-window", type=int, default=20000, metavar="N",
+                   help="lines kept in the log pane (default 20000)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kvtui.sources.readers import LogOpenError, check_readable
+
+    try:
+        for path in args.files:
+            if path == "-":
+                raise LogOpenError("replay needs files, not stdin")
+            check_readable(path)
+    except LogOpenError as exc:
+        print(f"kvtui: {exc}", file=sys.stderr)
+        return 2
+    from kvtui.sources import replay
+
+    source = replay.ReplaySource(
+        args.files,
+        speed=args.speed if args.speed else replay.DEFAULT_SPEED,
+        instant=args.instant,
+        max_gap=args.max_gap if args.max_gap is not None else replay.DEFAULT_MAX_GAP,
+        start_paused=args.paused,
+    )
+    return open_tui(source, source.name, args)
+
+
+def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
+    """Shared by replay, tail and demo: build the analyzer from --model, then run the app."""
+    from kvtui.core.analyzer import Analyzer
+
+    model = None
+    name = getattr(args, "model", None)
+    if name:
+        from kvtui.core import capacity
+
+        resolve = getattr(capacity, "resolve_model", None)
+        try:
+            model = resolve(name) if resolve is not None else name
+        except (ValueError, OSError) as exc:
+            print(f"kvtui: {exc}", file=sys.stderr)
+            return 2
+    from kvtui.ui.app import run_app
+
+    return run_app(source, title, analyzer=Analyzer(model=model),  # type: ignore[arg-type]
+                   log_window=getattr(args, "log_window", 20000))

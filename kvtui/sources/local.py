@@ -1,0 +1,201 @@
+"""Follow a local log file live, the way `tail -F` does, and say so when the file changes under us.
+
+Why not just read until EOF in a loop: log files get rotated while a deploy runs. logrotate either
+renames the file and creates a new one (the open descriptor keeps pointing at the old inode), or
+copies it and truncates it in place (same inode, size drops). Both are detected on every wake-up
+by comparing the path's inode and size with what we have open, and both are reported inline as a
+`SourceNotice` so the user is never looking at a silently stale view.
+
+watchfiles wakes us on change; `yield_on_timeout` also wakes us periodically, so a missed event
+(network filesystems, inotify limits) costs at most one poll interval, never a stuck view.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from typing import IO
+
+from kvtui.sources.base import Emit, Item, SourceLine, SourceNotice
+from kvtui.sources.lines import LineSplitter
+
+READ_CHUNK = 1 << 20
+# Upper bound on lines handed over in one batch, so a huge backlog still streams in slices.
+BATCH_LINES = 5000
+# Bytes read from the end when starting at the end: enough to show recent context.
+TAIL_CONTEXT_BYTES = 64 * 1024
+
+
+class LocalFollower:
+    """A `LineSource` for one local file: from its end (default) or from its start."""
+
+    def __init__(self, path: str, *, from_start: bool = False, poll_ms: int = 500,
+                 force_polling: bool | None = None, tail_context: int = TAIL_CONTEXT_BYTES
+                 ) -> None:
+        self.path = path
+        self.name = path
+        self.from_start = from_start
+        self.poll_ms = poll_ms
+        self.force_polling = force_polling
+        self.tail_context = tail_context
+        self.line_no = 0
+        self._fh: IO[bytes] | None = None
+        self._inode: int | None = None
+        self._splitter = LineSplitter()
+        self._vanished = False
+
+    # -- the thread body ---------------------------------------------------------------------
+    def run(self, emit: Emit, stop: threading.Event) -> None:
+        try:
+            self._open(first=True, emit=emit)
+            if self._fh is not None:
+                self._drain(emit)
+                emit([SourceNotice(self.name, "live", "following")])
+            for _changes in self._wakeups(stop):
+                if stop.is_set():
+                    break
+                self._check(emit)
+        except Exception as exc:  # a source must report, never take the app down
+            emit([SourceNotice(self.name, "error", f"follow failed: {exc}")])
+        finally:
+            self._close()
+            emit([SourceNotice(self.name, "closed", "")])
+
+    def _wakeups(self, stop: threading.Event):  # type: ignore[no-untyped-def]
+        """watchfiles on the parent directory (so rename and re-create are seen), else polling."""
+        parent = os.path.dirname(os.path.abspath(self.path)) or "."
+        try:
+            import watchfiles
+
+            yield from watchfiles.watch(
+                parent, stop_event=stop, rust_timeout=self.poll_ms, yield_on_timeout=True,
+                debounce=50, step=20, recursive=False, raise_interrupt=False,
+                force_polling=self.force_polling, watch_filter=None,
+            )
+        except Exception:
+            # watchfiles unavailable or the directory cannot be watched: plain polling.
+            while not stop.wait(self.poll_ms / 1000):
+                yield set()
+
+    # -- file handling -----------------------------------------------------------------------
+    def _open(self, *, first: bool, emit: Emit) -> None:
+        try:
+            fh = open(self.path, "rb")  # noqa: SIM115 - kept open across wake-ups
+        except FileNotFoundError:
+            if not self._vanished:
+                self._vanished = True
+                emit([SourceNotice(self.name, "error", f"{self.path}: file vanished; waiting "
+                                   "for it to reappear")])
+            return
+        except PermissionError:
+            if not self._vanished:
+                self._vanished = True
+                emit([SourceNotice(self.name, "error", f"{self.path}: permission denied")])
+            return
+        except IsADirectoryError:
+            emit([SourceNotice(self.name, "error", f"{self.path}: is a directory")])
+            self._vanished = True
+            return
+        st = os.fstat(fh.fileno())
+        self._fh = fh
+        self._inode = st.st_ino
+        self._vanished = False
+        start = 0
+        if first and not self.from_start and st.st_size > self.tail_context:
+            # Start at the end, but back up to a line boundary inside the context window.
+            fh.seek(st.st_size - self.tail_context)
+            head = fh.read(self.tail_context)
+            cut = head.find(b"\n")
+            start = st.st_size - self.tail_context + (cut + 1 if cut >= 0 else len(head))
+        fh.seek(start)
+        self._splitter = LineSplitter(start)
+
+    def _close(self) -> None:
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                self._fh.close()
+        self._fh = None
+
+    def _drain(self, emit: Emit) -> None:
+        """Read everything new from the open descriptor and emit it in bounded batches."""
+        fh = self._fh
+        if fh is None:
+            return
+        batch: list[Item] = []
+        while True:
+            chunk = fh.read(READ_CHUNK)
+            if not chunk:
+                break
+            for offset, text in self._splitter.feed(chunk):
+                self.line_no += 1
+                batch.append(SourceLine(self.name, self.line_no, offset, text))
+                if len(batch) >= BATCH_LINES:
+                    emit(batch)
+                    batch = []
+        if batch:
+            emit(batch)
+
+    def _flush_partial(self, emit: Emit) -> None:
+        """A rotated-away file will not grow again: its unterminated last line is complete."""
+        rest = self._splitter.flush()
+        if rest:
+            offset, text = rest[0]
+            self.line_no += 1
+            emit([SourceLine(self.name, self.line_no, offset, text)])
+
+    def _check(self, emit: Emit) -> None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            if self._fh is not None:
+                self._drain(emit)  # whatever was written before the rename/delete
+            if not self._vanished:
+                self._vanished = True
+                emit([SourceNotice(self.name, "error",
+                                   f"{self.path}: file vanished; waiting for it to reappear")])
+            return
+        except PermissionError:
+            if not self._vanished:
+                self._vanished = True
+                emit([SourceNotice(self.name, "error", f"{self.path}: permission denied")])
+            return
+
+        if self._fh is None:
+            # First appearance, or reappearance after vanishing: read it from the start.
+            was_vanished = self._vanished
+            self._open(first=False, emit=emit)
+            if self._fh is not None:
+                if was_vanished:
+                    emit([SourceNotice(self.name, "rotated", "file re-created; reading it from "
+                                       "the start")])
+                self._drain(emit)
+                emit([SourceNotice(self.name, "live", "following")])
+            return
+
+        if st.st_ino != self._inode:
+            # Rotation by rename: finish the old file, then follow the new one from its start.
+            self._drain(emit)
+            self._flush_partial(emit)
+            self._close()
+            self._open(first=False, emit=emit)
+            emit([SourceNotice(self.name, "rotated", "file rotated (new inode); following the "
+                               "new file from its start")])
+            self._drain(emit)
+            emit([SourceNotice(self.name, "live", "following")])
+            return
+
+        position = self._splitter.consumed + self._splitter.pending
+        if st.st_size < position:
+            # Copy-truncate: same inode, the file got shorter. Start over from byte 0.
+            assert self._fh is not None
+            self._fh.seek(0)
+            self._splitter = LineSplitter(0)
+            emit([SourceNotice(self.name, "truncated", f"file truncated ({position} -> "
+                               f"{st.st_size} bytes); reading from the start")])
+            self._drain(emit)
+            emit([SourceNotice(self.name, "live", "following")])
+            return
+
+        if st.st_size > position:
+            self._drain(emit)

@@ -1,0 +1,429 @@
+"""Replay saved logs as if they were live, timed by the log's own timestamps (dolphie's model).
+
+Why a controllable object and not a generator: the TUI needs play/pause, single steps, a speed
+knob and jumps (to a time, to the next recognized event, to whatever the caller is looking for)
+while the replay thread is running. The thread owns the file handles; the UI only flips fields
+under a condition variable, so no control call ever blocks the event loop.
+
+Timing: a gap between two lines is slept as `gap / speed`, but never longer than `max_gap`
+seconds, so the minutes a 400B model spends loading weights pass in a blink by default while the
+order and rhythm of the log stay visible. `instant` ingests as fast as the reader allows.
+
+Several files are merged by timestamp (a per-rank log set, or a log and its rotated
+predecessor); lines without a timestamp (tracebacks, uvicorn access lines) keep the timestamp of
+the line before them in the same file, so they stay glued to their context.
+"""
+
+from __future__ import annotations
+
+import gzip
+import heapq
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import IO
+
+from kvtui.sources.base import Emit, Item, SourceLine, SourceNotice
+from kvtui.sources.lines import decode_line
+
+# `[2025-04-28 05:39:43.123 TP0] ...` or the old time-only `[16:43:29 TP0] ...`.
+_TS_RE = re.compile(rb"^\[((?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)[\] ]")
+
+DEFAULT_SPEED = 50.0
+DEFAULT_MAX_GAP = 0.2
+INSTANT_BATCH = 4000
+TIMED_BATCH_WINDOW = 0.05  # lines due within this many seconds go out in one batch
+
+
+def parse_ts(text: str) -> float | None:
+    """Seconds for a timestamp string from a log prefix (time-only stamps: seconds of the day)."""
+    try:
+        if len(text) >= 19 and text[4] == "-":
+            base = datetime(int(text[0:4]), int(text[5:7]), int(text[8:10]),
+                            int(text[11:13]), int(text[14:16]), int(text[17:19])).timestamp()
+            frac = text[19:]
+        else:
+            base = int(text[0:2]) * 3600 + int(text[3:5]) * 60 + int(text[6:8])
+            frac = text[8:]
+        if frac.startswith("."):
+            base += float("0" + frac)
+        return float(base)
+    except (ValueError, IndexError):
+        return None
+
+
+@dataclass(slots=True)
+class _Pending:
+    """The next unread line of one file, ordered by (time, file index, line number)."""
+
+    key: float
+    index: int
+    line_no: int
+    offset: int
+    text: str
+    ts: str | None
+
+    def __lt__(self, other: _Pending) -> bool:
+        return (self.key, self.index, self.line_no) < (other.key, other.index, other.line_no)
+
+
+class _FileReader:
+    """Lines of one file (plain or .gz) with byte offsets and the compressed read position."""
+
+    def __init__(self, path: str, index: int, want_ts: bool) -> None:
+        self.path = path
+        self.index = index
+        self.want_ts = want_ts
+        self.raw: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed by close()
+        self.size = os.fstat(self.raw.fileno()).st_size
+        self.stream: IO[bytes] = (gzip.GzipFile(fileobj=self.raw, mode="rb")  # type: ignore[assignment]
+                                  if path.endswith(".gz") else self.raw)
+        self.line_no = 0
+        self.offset = 0
+        self.last_key = 0.0
+        self.last_ts: str | None = None
+
+    def lines(self) -> Iterator[_Pending]:
+        want_ts = self.want_ts
+        ts_match = _TS_RE.match
+        for raw in self.stream:
+            self.line_no += 1
+            off = self.offset
+            self.offset += len(raw)
+            if raw.endswith(b"\n"):
+                raw = raw[:-1]
+            ts: str | None = None
+            if want_ts:
+                m = ts_match(raw)
+                if m is not None:
+                    ts = m.group(1).decode("ascii")
+                    key = parse_ts(ts)
+                    if key is not None:
+                        self.last_key = key
+                        self.last_ts = ts
+                else:
+                    ts = self.last_ts
+            yield _Pending(self.last_key, self.index, self.line_no, off, decode_line(raw), ts)
+
+    @property
+    def position(self) -> int:
+        try:
+            return self.raw.tell()
+        except (OSError, ValueError):
+            return self.size
+
+    def close(self) -> None:
+        try:
+            self.stream.close()
+            self.raw.close()
+        except OSError:
+            pass
+
+
+Predicate = Callable[[SourceLine], bool]
+
+
+class ReplaySource:
+    """A `LineSource` over saved files, with live controls callable from any thread.
+
+    Controls: `pause()`, `resume()`, `toggle_pause()`, `step(n)`, `set_speed(x)`,
+    `seek(predicate)` (run instantly until a line matches, emit it, pause), `seek_time(text)`
+    and `restart()` (start over; consumers reset their state on the "restart" notice).
+    `progress` (0..1) and `state` can be read at any time.
+    """
+
+    def __init__(self, paths: list[str], *, speed: float = DEFAULT_SPEED, instant: bool = False,
+                 max_gap: float = DEFAULT_MAX_GAP, start_paused: bool = False,
+                 sleep: Callable[[float], None] | None = None) -> None:
+        if not paths:
+            raise ValueError("replay needs at least one file")
+        self.paths = list(paths)
+        self.name = paths[0] if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1})"
+        self.speed = speed if speed > 0 else DEFAULT_SPEED
+        self.instant = instant
+        self.max_gap = max_gap
+        self.progress = 0.0
+        self.state = "paused" if start_paused else "replaying"
+        self.lines_emitted = 0
+        self._cond = threading.Condition()
+        self._paused = start_paused
+        self._steps = 0
+        self._seek: Predicate | None = None
+        self._restart = False
+        self._readers: list[_FileReader] = []
+        self._sleep = sleep
+
+    # -- controls (any thread) ----------------------------------------------------------------
+    def pause(self) -> None:
+        with self._cond:
+            self._paused = True
+            self._cond.notify_all()
+
+    def resume(self) -> None:
+        with self._cond:
+            self._paused = False
+            self._seek = None
+            self._cond.notify_all()
+
+    def toggle_pause(self) -> bool:
+        """Flip play/pause; returns True when now paused."""
+        with self._cond:
+            self._paused = not self._paused
+            if not self._paused:
+                self._seek = None
+            self._cond.notify_all()
+            return self._paused
+
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def step(self, n: int = 1) -> None:
+        """While paused, emit the next n lines."""
+        with self._cond:
+            self._paused = True
+            self._steps += max(1, n)
+            self._cond.notify_all()
+
+    def set_speed(self, speed: float) -> None:
+        with self._cond:
+            self.speed = max(0.01, speed)
+            self._cond.notify_all()
+
+    def set_instant(self, instant: bool) -> None:
+        with self._cond:
+            self.instant = instant
+            self._cond.notify_all()
+
+    def seek(self, predicate: Predicate) -> None:
+        """Replay instantly until a line satisfies `predicate`, emit it, then pause there."""
+        with self._cond:
+            self._seek = predicate
+            self._paused = False
+            self._cond.notify_all()
+
+    def seek_time(self, when: str) -> bool:
+        """Jump to the first line at or after `when` (a timestamp as the log prints it, or just
+        HH:MM[:SS] on the log's first day). Going back restarts the replay. False if unparsable.
+        """
+        target = self._target_seconds(when.strip())
+        if target is None:
+            return False
+        with self._cond:
+            current = max((r.last_key for r in self._readers), default=0.0)
+            if target < current:
+                self._restart = True
+
+            def at_time(line: SourceLine) -> bool:
+                return line.ts is not None and (parse_ts(line.ts) or 0.0) >= target
+
+            self._seek = at_time
+            self._paused = False
+            self._cond.notify_all()
+        return True
+
+    def restart(self) -> None:
+        with self._cond:
+            self._restart = True
+            self._cond.notify_all()
+
+    def _target_seconds(self, when: str) -> float | None:
+        if re.fullmatch(r"\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?", when):
+            if when.count(":") == 1:
+                when += ":00"
+            if len(when.split(":")[0]) == 1:
+                when = "0" + when
+            day = self._first_day()
+            return parse_ts(f"{day} {when}" if day else when)
+        return parse_ts(when)
+
+    def _first_day(self) -> str | None:
+        for path in self.paths:
+            try:
+                reader = _FileReader(path, 0, True)
+            except OSError:
+                continue
+            try:
+                for p in reader.lines():
+                    if p.ts:
+                        return p.ts[:10] if len(p.ts) >= 19 else None
+                    if reader.line_no > 1000:
+                        break
+            except (OSError, EOFError, gzip.BadGzipFile):
+                pass
+            finally:
+                reader.close()
+        return None
+
+    # -- the thread body ----------------------------------------------------------------------
+    def run(self, emit: Emit, stop: threading.Event) -> None:
+        while not stop.is_set():
+            restart = self._run_once(emit, stop)
+            if not restart:
+                break
+            self._restart = False
+            self.lines_emitted = 0
+            emit([SourceNotice(self.name, "restart", "replay restarted")])
+        emit([SourceNotice(self.name, "closed", "")])
+
+    def _open_all(self, emit: Emit) -> list[_FileReader]:
+        want_ts = True
+        readers = []
+        for i, path in enumerate(self.paths):
+            try:
+                readers.append(_FileReader(path, i, want_ts))
+            except OSError as exc:
+                emit([SourceNotice(path, "error", f"{path}: {exc.strerror or exc}")])
+        return readers
+
+    def _merged(self, readers: list[_FileReader]) -> Iterator[_Pending]:
+        if len(readers) == 1:
+            yield from readers[0].lines()
+            return
+        yield from heapq.merge(*(r.lines() for r in readers))
+
+    def _update_progress(self) -> None:
+        total = sum(r.size for r in self._readers) or 1
+        self.progress = min(1.0, sum(r.position for r in self._readers) / total)
+
+    def _run_once(self, emit: Emit, stop: threading.Event) -> bool:
+        """One pass over the files. Returns True when a restart was requested."""
+        self._readers = self._open_all(emit)
+        if not self._readers:
+            self.state = "error"
+            return False
+        self.state = "paused" if self._paused else "replaying"
+        emit([SourceNotice(self.name, self.state, "")])
+        multi = len(self._readers) > 1
+        names = [r.path for r in self._readers]
+        batch: list[Item] = []
+        prev_key: float | None = None
+        clock = time.monotonic
+        due = clock()
+        try:
+            for p in self._merged(self._readers):
+                if stop.is_set():
+                    return False
+                line = SourceLine(names[p.index] if multi else self.name, p.line_no, p.offset,
+                                  p.text, p.ts)
+                # Fast path: playing instantly, no seek, nothing to wait for.
+                if self.instant and not self._paused and self._seek is None and not self._restart:
+                    batch.append(line)
+                    if len(batch) >= INSTANT_BATCH:
+                        self._flush(emit, batch)
+                        batch = []
+                    prev_key = p.key
+                    continue
+                if batch:
+                    self._flush(emit, batch)
+                    batch = []
+                if self._restart:
+                    return True
+                seek = self._seek
+                if seek is not None:
+                    if seek(line):
+                        with self._cond:
+                            self._seek = None
+                            self._paused = True
+                        self._flush(emit, [line])
+                        self._set_state(emit, "paused", f"jumped to line {p.line_no}")
+                    else:
+                        batch.append(line)
+                        if len(batch) >= INSTANT_BATCH:
+                            self._flush(emit, batch)
+                            batch = []
+                    prev_key = p.key
+                    continue
+                if self._paused:
+                    if not self._wait_while_paused(emit, stop):
+                        return self._restart
+                    due = clock()
+                    if self._restart:
+                        return True
+                    if self._steps:
+                        self._steps -= 1
+                        self._flush(emit, [line])
+                        prev_key = p.key
+                        continue
+                    if self._seek is not None:
+                        # Re-examine this same line under the seek that woke us up.
+                        if self._seek(line):
+                            with self._cond:
+                                self._seek = None
+                                self._paused = True
+                            self._flush(emit, [line])
+                            self._set_state(emit, "paused", f"jumped to line {p.line_no}")
+                        else:
+                            batch.append(line)
+                        prev_key = p.key
+                        continue
+                if not self.instant and prev_key is not None:
+                    gap = (p.key - prev_key) / self.speed
+                    if self.max_gap > 0:
+                        gap = min(gap, self.max_gap)
+                    due = max(due, clock() - 1.0) + max(0.0, gap)
+                    wait = due - clock()
+                    if wait > TIMED_BATCH_WINDOW:
+                        self._sleep_interruptibly(wait, stop)
+                        if self._paused or self._seek is not None or self._restart:
+                            due = clock()
+                prev_key = p.key
+                self._flush(emit, [line])
+            if batch:
+                self._flush(emit, batch)
+                batch = []
+        except (OSError, EOFError, gzip.BadGzipFile, ValueError) as exc:
+            if batch:
+                self._flush(emit, batch)
+            emit([SourceNotice(self.name, "error", f"read failed: {exc}")])
+        finally:
+            for r in self._readers:
+                r.close()
+        self.progress = 1.0
+        self._set_state(emit, "at_end", f"{self.lines_emitted} lines replayed")
+        # Stay alive at the end so a backward jump or restart still works.
+        with self._cond:
+            while not stop.is_set() and not self._restart:
+                if self._seek is not None:
+                    self._seek = None  # nothing further to find
+                    self._paused = True
+                self._cond.wait(0.2)
+        return self._restart and not stop.is_set()
+
+    def _flush(self, emit: Emit, batch: list[Item]) -> None:
+        self.lines_emitted += len(batch)
+        self._update_progress()
+        emit(batch)
+
+    def _set_state(self, emit: Emit, state: str, message: str = "") -> None:
+        self.state = state
+        emit([SourceNotice(self.name, state, message)])
+
+    def _wait_while_paused(self, emit: Emit, stop: threading.Event) -> bool:
+        """Block until resumed, stepped, seeking or restarted; False if stopped."""
+        self._set_state(emit, "paused")
+        with self._cond:
+            while (self._paused and not self._steps and self._seek is None
+                   and not self._restart and not stop.is_set()):
+                self._cond.wait(0.2)
+        if stop.is_set():
+            return False
+        if not self._paused:
+            self._set_state(emit, "replaying")
+        return True
+
+    def _sleep_interruptibly(self, seconds: float, stop: threading.Event) -> None:
+        if self._sleep is not None:
+            self._sleep(seconds)
+            return
+        with self._cond:
+            deadline = time.monotonic() + seconds
+            while not stop.is_set() and not self._paused and not self._restart:
+                left = deadline - time.monotonic()
+                if left <= 0 or self.instant or self._seek is not None:
+                    break
+                self._cond.wait(min(left, 0.1))

@@ -1,0 +1,499 @@
+"""The kvtui Textual app: one screen for replayed, tailed and SSH-followed logs alike.
+
+Threading contract (harlequin's): the source runs in its own thread inside `Ingest`, which parses
+and folds every line and keeps bounded buffers; this app drains them on a 15 Hz timer and owns
+every widget. So the UI cost per tick is bounded whatever the line rate, and a slow terminal never
+slows ingestion. Connection state reaches the header from `SourceNotice`s: any source (local
+follower, replay, the SSH follower) only has to emit notices such as "connecting", "live",
+"reconnecting", "rotated", "error" for the header to show them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.containers import Horizontal
+from textual.widgets import Footer, Static
+
+from kvtui.core.analyzer import Analyzer
+from kvtui.sources.base import LineSource, SourceNotice
+from kvtui.ui.ingest import Ingest, LogEntry
+from kvtui.ui.logview import LogView
+from kvtui.ui.panes import AlertsPane, FactsPane, HeaderBar, TimelinePane, sorted_alerts
+from kvtui.ui.screens import (
+    AlertDetailScreen,
+    HelpScreen,
+    LineDetailScreen,
+    PromptScreen,
+)
+from kvtui.ui.text import clean
+from kvtui.ui.whatif import WhatIfPane
+
+TICK_HZ = 15
+PANES = ("alerts", "facts", "whatif", "log", "timeline")
+TOP_PANES = ("alerts", "facts", "whatif", "timeline")
+# Recognized kinds that can raise or change an alert: "next alert" stops on these and then
+# checks whether the alert list actually changed.
+ALERT_TRIGGER_KINDS = frozenset({
+    "fp8_scales_missing", "fp8_scales_loaded", "kv_dtype", "kv_pool", "capacity", "retraction",
+    "oom", "mem_unbalanced", "max_total_tokens_capped", "server_args", "load_weight_end",
+})
+
+
+class KvCommands(Provider):
+    """Command palette entries for the app's actions."""
+
+    def _commands(self) -> list[tuple[str, str, str]]:
+        cmds = [
+            ("Export analysis as Markdown", "export('md')", "same content as kvtui check"),
+            ("Export analysis as JSON", "export('json')", "same content as kvtui check --json"),
+            ("Log: toggle wrap", "log_wrap", "wrap long lines in the log pane"),
+            ("Log: filter all lines", "log_filter('all')", ""),
+            ("Log: filter recognized lines", "log_filter('recognized')", ""),
+            ("Log: filter alert lines", "log_filter('alerts')", ""),
+            ("Log: filter by regex…", "regex_filter", ""),
+            ("Log: search…", "search", ""),
+            ("Log: copy the selected line", "copy_line", "terminal clipboard (OSC 52)"),
+            ("Log: follow the tail", "log_tail", ""),
+            ("Help: keys", "help", ""),
+        ]
+        app = self.app
+        if isinstance(app, KvApp) and app.is_replay:
+            cmds += [
+                ("Replay: play / pause", "toggle_pause", ""),
+                ("Replay: step one line", "step", ""),
+                ("Replay: next event", "next_event", ""),
+                ("Replay: next alert", "next_alert", ""),
+                ("Replay: jump to time…", "jump_time", ""),
+                ("Replay: restart", "restart", ""),
+            ]
+        return cmds
+
+    async def discover(self) -> Hits:
+        for name, action, help_text in self._commands():
+            yield DiscoveryHit(name, self._runner(action), help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, action, help_text in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), self._runner(action), help=help_text)
+
+    def _runner(self, action: str) -> Any:
+        async def run() -> None:
+            await self.app.run_action(action)
+        return run
+
+
+class KvApp(App[int]):
+    """Header verdict, alerts, facts, what-if, timeline, and the raw log."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "kvtui"
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (140, "-wide")]  # noqa: RUF012
+    COMMANDS = App.COMMANDS | {KvCommands}
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("1", "pane('alerts')", "Alerts", show=False),
+        Binding("2", "pane('facts')", "Facts", show=False),
+        Binding("3", "pane('whatif')", "What-if"),
+        Binding("4", "pane('log')", "Log", show=False),
+        Binding("5", "pane('timeline')", "Timeline", show=False),
+        Binding("slash", "search", "Search"),
+        Binding("r", "regex_filter", "Regex", show=False),
+        Binding("e", "export('md')", "Export"),
+        Binding("E", "export('json')", "JSON", show=False),
+        Binding("space", "toggle_pause", "Play/Pause", show=False),
+        Binding("full_stop", "step", "Step", show=False),
+        Binding("right_square_bracket", "next_event", "Next event", show=False),
+        Binding("right_curly_bracket", "next_alert", "Next alert", show=False),
+        Binding("t", "jump_time", "Time", show=False),
+        Binding("plus", "speed(2.0)", "Faster", show=False),
+        Binding("minus", "speed(0.5)", "Slower", show=False),
+        Binding("0", "restart", "Restart", show=False),
+    ]
+
+    def __init__(self, source: LineSource, title: str, *, analyzer: Analyzer | None = None,
+                 log_window: int = 20000, export_dir: str | os.PathLike[str] = ".",
+                 tick_hz: float = TICK_HZ, **_ignored: Any) -> None:
+        super().__init__()
+        self.source = source
+        self.source_title = title
+        self.ingest = Ingest(source, analyzer=analyzer, ring=log_window)
+        self.log_window = log_window
+        self.export_dir = Path(export_dir)
+        self.tick_hz = tick_hz
+        self.report: dict[str, Any] | None = None
+        self.shown_pane = "alerts"
+        self._seek_alert_keys: set[tuple[Any, ...]] | None = None
+        self.ticks = 0
+        self.last_tick_ms = 0.0
+
+    # -- layout ------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(self.source_title, id="header")
+        yield Static("", id="panebar", markup=False)
+        with Horizontal(id="top"):
+            alerts = AlertsPane(id="alerts", classes="pane")
+            alerts.border_title = "Alerts"
+            yield alerts
+            facts = FactsPane(id="facts", classes="pane")
+            facts.border_title = "Facts"
+            yield facts
+            whatif = WhatIfPane(id="whatif", classes="pane")
+            whatif.border_title = "What-if"
+            yield whatif
+        timeline = TimelinePane(id="timeline", classes="pane")
+        timeline.border_title = "Timeline"
+        yield timeline
+        log = LogView(id="log", max_lines=self.log_window)
+        log.border_title = "Log"
+        yield log
+        yield Footer()
+
+    @property
+    def is_replay(self) -> bool:
+        return hasattr(self.source, "toggle_pause")
+
+    def on_mount(self) -> None:
+        self._show_pane("alerts", focus=True)
+        self.ingest.start()
+        self.set_interval(1 / self.tick_hz, self._tick)
+
+    def on_resize(self) -> None:
+        self._apply_layout()
+
+    def _apply_layout(self) -> None:
+        narrow = self.size.width < 140
+        for name in TOP_PANES:
+            w = self.query_one(f"#{name}")
+            w.set_class(name == self.shown_pane, "-shown")
+        top_has = self.shown_pane in ("alerts", "facts", "whatif")
+        self.query_one("#top").set_class(narrow and not top_has, "-hidden")
+        bar = Text()
+        for i, name in enumerate(PANES, 1):
+            label = {"whatif": "What-if"}.get(name, name.capitalize())
+            style = "bold reverse" if name == self.shown_pane else "dim"
+            bar.append(f" {i} {label} ", style=style)
+            bar.append(" ")
+        self.query_one("#panebar", Static).update(bar)
+
+    def _show_pane(self, name: str, focus: bool = False) -> None:
+        if name in TOP_PANES:
+            self.shown_pane = name
+        self._apply_layout()
+        if focus:
+            target = self.query_one(f"#{name}")
+            if name == "whatif":
+                self.query_one("#wi-dtype").focus()
+            elif target.can_focus:
+                target.focus()
+            else:
+                target.focus()
+
+    def action_pane(self, name: str) -> None:
+        self._show_pane(name, focus=True)
+
+    # -- the tick: drain the ingest -----------------------------------------------------------
+    def _tick(self) -> None:
+        t0 = time.perf_counter()
+        d = self.ingest.drain()
+        log = self.query_one(LogView)
+        header = self.query_one(HeaderBar)
+        if d.restarted:
+            log.clear()
+        for n in d.notices:
+            self._on_notice(n, header)
+        if d.entries:
+            if d.dropped:
+                log.dropped += d.dropped
+            log.append(d.entries)
+        if d.report is not None:
+            self._apply_report(d.report, d.timeline)
+        header.lines = d.lines
+        progress = getattr(self.source, "progress", None)
+        header.progress = progress if isinstance(progress, float) else None
+        header.redraw()
+        self.ticks += 1
+        self.last_tick_ms = (time.perf_counter() - t0) * 1000
+
+    def _on_notice(self, n: SourceNotice, header: HeaderBar) -> None:
+        header.set_state(n.state, n.message)
+        if n.state == "error":
+            self.notify(clean(n.message or "source error", 300), title="source",
+                        severity="error", markup=False)
+        if n.state == "paused" and self._seek_alert_keys is not None:
+            self._continue_alert_seek()
+
+    def _apply_report(self, report: dict[str, Any], timeline: list[Any] | None) -> None:
+        self.report = report
+        self.query_one(HeaderBar).report = report
+        self.query_one(AlertsPane).show(report)
+        self.query_one(FactsPane).show(report)
+        self.query_one(WhatIfPane).show(report)
+        self.query_one(TimelinePane).show(timeline)
+        evidence = set()
+        for a in sorted_alerts(report):
+            ev = a.get("evidence") or {}
+            if ev.get("line"):
+                evidence.add((str(ev.get("source")), int(ev["line"])))
+        self.query_one(LogView).set_evidence(evidence)
+        n = len(sorted_alerts(report))
+        self.query_one(AlertsPane).border_title = f"Alerts ({n})"
+
+    # -- log pane status --------------------------------------------------------------------------
+    @on(LogView.Status)
+    def _log_status(self) -> None:
+        log = self.query_one(LogView)
+        title, sub = log.status_text()
+        log.border_title = Text(title)
+        log.border_subtitle = Text(sub, style="bold yellow") if sub else None
+
+    @on(LogView.Copied)
+    def _copied(self, event: LogView.Copied) -> None:
+        self.copy_to_clipboard(event.entry.text)
+        self.notify(f"copied line {event.entry.line_no} ({len(event.entry.text):,} chars)",
+                    markup=False)
+
+    @on(LogView.LineDetail)
+    def _line_detail(self, event: LogView.LineDetail) -> None:
+        self.push_screen(LineDetailScreen(event.entry))
+
+    # -- alerts -----------------------------------------------------------------------------------
+    @on(AlertsPane.Open)
+    def _open_alert(self, event: AlertsPane.Open) -> None:
+        alert = event.alert
+        ev = alert.get("evidence") or {}
+        context = self._context_lines(ev.get("source"), ev.get("line"))
+
+        def done(result: str | None) -> None:
+            if result == "goto":
+                self._goto_evidence(alert)
+            elif result == "copy":
+                self.copy_to_clipboard(str(ev.get("text") or ""))
+                self.notify("copied the evidence line", markup=False)
+
+        self.push_screen(AlertDetailScreen(alert, context), done)
+
+    @on(AlertsPane.Goto)
+    def _goto(self, event: AlertsPane.Goto) -> None:
+        self._goto_evidence(event.alert)
+
+    def _goto_evidence(self, alert: dict[str, Any]) -> None:
+        ev = alert.get("evidence") or {}
+        line = ev.get("line")
+        if not line:
+            self.notify("this alert has no evidence line", markup=False)
+            return
+        log = self.query_one(LogView)
+        if log.jump_to(ev.get("source"), int(line)):
+            log.focus()
+        else:
+            self.notify(f"line {line} is older than the {self.log_window:,} lines kept; "
+                        "its text is in the alert detail", markup=False)
+
+    def _context_lines(self, source: Any, line: Any, radius: int = 3) -> list[LogEntry]:
+        if not isinstance(line, int):
+            return []
+        entries = self.query_one(LogView)._entries
+        for i in range(len(entries) - 1, -1, -1):
+            e = entries[i]
+            if not e.notice and e.line_no == line and (source is None or e.source == source):
+                lo, hi = max(0, i - radius), min(len(entries), i + radius + 1)
+                return [x for x in entries[lo:hi] if not x.notice]
+        return []
+
+    # -- actions: log ------------------------------------------------------------------------
+    def action_search(self) -> None:
+        def done(value: str | None) -> None:
+            if value is None:
+                return
+            msg = self.query_one(LogView).set_search(value)
+            if msg:
+                self.notify(msg, markup=False)
+        self.push_screen(PromptScreen("Search the log (regex, n/N to move)"), done)
+
+    def action_regex_filter(self) -> None:
+        def done(value: str | None) -> None:
+            if value is None:
+                return
+            log = self.query_one(LogView)
+            msg = log.set_filter("regex", value) if value else log.set_filter("all")
+            if msg:
+                self.notify(msg, severity="warning", markup=False)
+        self.push_screen(PromptScreen("Show only lines matching (regex; empty: all)"), done)
+
+    def action_log_filter(self, mode: str) -> None:
+        self.query_one(LogView).set_filter(mode)
+
+    def action_log_wrap(self) -> None:
+        self.query_one(LogView).action_toggle_wrap()
+
+    def action_log_tail(self) -> None:
+        self.query_one(LogView).action_bottom()
+
+    def action_copy_line(self) -> None:
+        self.query_one(LogView).action_copy_line()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    # -- actions: replay -----------------------------------------------------------------------
+    def _replay(self) -> Any:
+        if not self.is_replay:
+            self.notify("only a replay can be paused or stepped", markup=False)
+            return None
+        return self.source
+
+    def action_toggle_pause(self) -> None:
+        src = self._replay()
+        if src is not None:
+            paused = src.toggle_pause()
+            self.query_one(HeaderBar).set_state("paused" if paused else "replaying")
+
+    def action_step(self) -> None:
+        src = self._replay()
+        if src is not None:
+            src.step(1)
+
+    def action_next_event(self) -> None:
+        src = self._replay()
+        if src is None:
+            return
+        from parsers import parse_line
+
+        def event(line: Any) -> bool:
+            ev = parse_line(line.text)
+            return ev is not None and ev.kind not in ("decode_batch", "prefill_batch")
+        src.seek(event)
+
+    def action_next_alert(self) -> None:
+        src = self._replay()
+        if src is None:
+            return
+        self._seek_alert_keys = self._alert_keys(self.report)
+        self._seek_trigger(src)
+
+    def _seek_trigger(self, src: Any) -> None:
+        from parsers import parse_line
+
+        def trigger(line: Any) -> bool:
+            ev = parse_line(line.text)
+            return ev is not None and ev.kind in ALERT_TRIGGER_KINDS
+        src.seek(trigger)
+
+    @staticmethod
+    def _alert_keys(report: dict[str, Any] | None) -> set[tuple[Any, ...]]:
+        return {(a.get("rule"), a.get("severity")) for a in sorted_alerts(report)}
+
+    @work(thread=True, exclusive=True, group="seek")
+    def _continue_alert_seek(self) -> None:
+        """After a trigger line: stop if the alerts changed, else keep seeking."""
+        self.ingest.refresh_report()
+        report = self.ingest.analyzer.report()
+        before = self._seek_alert_keys or set()
+        src = self.source
+        if self._alert_keys(report) - before or getattr(src, "state", "") == "at_end":
+            self._seek_alert_keys = None
+            new = self._alert_keys(report) - before
+            if new:
+                self.call_from_thread(self._select_alert, next(iter(new)))
+            return
+        self._seek_trigger(src)
+
+    def _select_alert(self, key: tuple[Any, ...]) -> None:
+        pane = self.query_one(AlertsPane)
+        for i, a in enumerate(pane.alerts):
+            if (a.get("rule"), a.get("severity")) == key:
+                pane.highlighted = i
+                self._goto_evidence(a)
+                break
+
+    def action_jump_time(self) -> None:
+        src = self._replay()
+        if src is None:
+            return
+
+        def done(value: str | None) -> None:
+            if value and not src.seek_time(value):
+                self.notify(f"not a time: {value!r}", severity="warning", markup=False)
+        self.push_screen(PromptScreen("Jump to time (HH:MM[:SS] or YYYY-MM-DD HH:MM:SS)"), done)
+
+    def action_speed(self, factor: float) -> None:
+        src = self._replay()
+        if src is not None:
+            src.set_speed(src.speed * factor)
+            self.notify(f"replay speed x{src.speed:g}", markup=False)
+
+    def action_restart(self) -> None:
+        src = self._replay()
+        if src is not None:
+            src.restart()
+
+    # -- export ---------------------------------------------------------------------------------
+    def action_export(self, fmt: str) -> None:
+        self._export(fmt)
+
+    @work(thread=True, exclusive=True, group="export")
+    def _export(self, fmt: str) -> None:
+        try:
+            with self.ingest.report_lock:
+                report = self.ingest.analyzer.report()
+            stem = Path(str(getattr(self.source, "name", "kvtui"))).name.split(" ")[0] or "log"
+            for suffix in (".gz", ".log", ".txt"):
+                stem = stem.removesuffix(suffix)
+            path = self.export_dir / f"kvtui-{stem}.{'md' if fmt == 'md' else 'json'}"
+            path.write_text(render_export(report, fmt), encoding="utf-8")
+            self.call_from_thread(self.notify, f"exported {path}", markup=False)
+        except Exception as exc:
+            self.call_from_thread(self.notify, f"export failed: {exc}", severity="error",
+                                  markup=False)
+
+    # -- shutdown ---------------------------------------------------------------------------------
+    async def action_quit(self) -> None:
+        self.ingest.close(timeout=1.0)
+        self.exit(0)
+
+    def on_unmount(self) -> None:
+        self.ingest.close(timeout=1.0)
+
+
+def render_export(report: dict[str, Any], fmt: str) -> str:
+    """The same document `kvtui check` prints: its Markdown renderer, or its JSON."""
+    if fmt == "md":
+        try:
+            from kvtui.core.render import render_markdown
+
+            return render_markdown(report)
+        except ImportError:
+            pass
+    return json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def run_app(source: LineSource, title: str, **opts: Any) -> int:
+    """Open the TUI on any LineSource and block until the user quits; returns the exit code.
+
+    Options: `analyzer` (a pre-configured Analyzer, e.g. with a model or checkpoint),
+    `log_window` (lines kept in the log pane), `export_dir`. The header shows the state of the
+    latest SourceNotice the source emitted (connecting, live, reconnecting, rotated, error, ...).
+    """
+    app = KvApp(source, title, **opts)
+    result = app.run()
+    return int(result or 0)
+
+
+def entries_text(entries: Iterable[LogEntry]) -> str:
+    return "\n".join(e.text for e in entries)

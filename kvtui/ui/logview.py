@@ -1,0 +1,415 @@
+"""The raw log pane: a bounded window of lines drawn lazily with Textual's Line API.
+
+Why a ScrollView of our own instead of `Log`/`RichLog`: the pane needs per-kind colouring, a
+cursor (copy, detail, jump-to-evidence), filters, search and a wrap toggle, while only the rows on
+screen may cost anything (a firehose and a 1 MB line both have to stay cheap). Entries are kept as
+plain data; a `Text` is built only for a visible row, from sanitized, length-bounded text, so log
+content is never parsed as markup and never draws control sequences.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable
+from typing import ClassVar
+
+from rich.cells import cell_len, chop_cells
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from kvtui.ui.ingest import LogEntry
+from kvtui.ui.text import DISPLAY_MAX, KIND_STYLE, RECOGNIZED_STYLE, clean
+
+WRAP_MAX = 8000  # characters of one line drawn when wrapping (the rest: see line detail)
+GUTTER = 8
+FILTERS = ("all", "recognized", "alerts", "regex")
+# Kinds that the "alerts" filter keeps even before a rule cites them.
+ALERT_KINDS = frozenset({"fp8_scales_missing", "oom", "retraction", "mem_unbalanced",
+                         "max_total_tokens_capped", "kv_dtype"})
+
+
+class LogView(ScrollView, can_focus=True):
+    """Bounded, filterable, searchable view of the newest log lines with a sticky tail."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "cursor_page(-1)", "PgUp", show=False),
+        Binding("pagedown", "cursor_page(1)", "PgDn", show=False),
+        Binding("home", "top", "Top", show=False),
+        Binding("end", "bottom", "Tail", show=False),
+        Binding("n", "search_next(1)", "Next match", show=False),
+        Binding("N", "search_next(-1)", "Prev match", show=False),
+        Binding("w", "toggle_wrap", "Wrap"),
+        Binding("f", "cycle_filter", "Filter"),
+        Binding("c", "copy_line", "Copy"),
+        Binding("enter", "line_detail", "Line", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    LogView { background: $surface; }
+    """
+
+    wrap: reactive[bool] = reactive(False)
+
+    class Status(Message):
+        """The pane's title/subtitle inputs changed (filter, wrap, new lines)."""
+
+    class LineDetail(Message):
+        def __init__(self, entry: LogEntry) -> None:
+            super().__init__()
+            self.entry = entry
+
+    class Copied(Message):
+        def __init__(self, entry: LogEntry) -> None:
+            super().__init__()
+            self.entry = entry
+
+    def __init__(self, *, max_lines: int = 20000, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.max_lines = max_lines
+        self._entries: list[LogEntry] = []
+        self._view: list[LogEntry] = []
+        self._starts: list[int] = [0]  # row where each view entry starts (wrap mode), + total
+        self._widest = 0
+        self.filter_mode = "all"
+        self.filter_re: re.Pattern[str] | None = None
+        self.search_re: re.Pattern[str] | None = None
+        self.evidence: set[tuple[str, int]] = set()
+        self.cursor: int | None = None
+        self.new_lines = 0
+        self.dropped = 0
+        self._wrap_width = 0
+
+    # -- data in ------------------------------------------------------------------------------
+    def append(self, entries: Iterable[LogEntry]) -> None:
+        entries = list(entries)
+        if not entries:
+            return
+        at_bottom = self._at_bottom()
+        self._entries.extend(entries)
+        if len(self._entries) > self.max_lines + self.max_lines // 4:
+            cut = len(self._entries) - self.max_lines
+            self.dropped += cut
+            self._entries = self._entries[cut:]
+            self._rebuild(keep_cursor=True)
+            added = len(entries)
+        else:
+            matching = [e for e in entries if self._keep(e)]
+            added = len(matching)
+            for e in matching:
+                self._push_view(e)
+        self._update_size()
+        if at_bottom and self.cursor is None:
+            self.new_lines = 0
+            self._follow()
+        else:
+            self.new_lines += added
+        self.refresh()
+        self.post_message(self.Status())
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._view.clear()
+        self._starts = [0]
+        self._widest = 0
+        self.cursor = None
+        self.new_lines = 0
+        self._update_size()
+        self.refresh()
+        self.post_message(self.Status())
+
+    def set_evidence(self, lines: set[tuple[str, int]]) -> None:
+        if lines != self.evidence:
+            self.evidence = lines
+            if self.filter_mode == "alerts":
+                self._rebuild(keep_cursor=True)
+                self.refresh()
+
+    # -- filtering ---------------------------------------------------------------------------
+    def _keep(self, e: LogEntry) -> bool:
+        mode = self.filter_mode
+        if e.notice or mode == "all":
+            return True
+        if mode == "recognized":
+            return e.kind is not None
+        if mode == "alerts":
+            return e.kind in ALERT_KINDS or (e.source, e.line_no) in self.evidence
+        if mode == "regex" and self.filter_re is not None:
+            return self.filter_re.search(e.text[:DISPLAY_MAX * 4]) is not None
+        return True
+
+    def set_filter(self, mode: str, pattern: str | None = None) -> str | None:
+        """Apply a filter; returns an error message for a bad regex (the filter is unchanged)."""
+        if mode == "regex":
+            if not pattern:
+                return "empty regex"
+            try:
+                self.filter_re = re.compile(pattern)
+            except re.error as exc:
+                return f"bad regex: {exc}"
+        self.filter_mode = mode
+        self._rebuild(keep_cursor=True)
+        self._follow()
+        self.refresh()
+        self.post_message(self.Status())
+        return None
+
+    def _rebuild(self, keep_cursor: bool = False) -> None:
+        selected = self._view[self.cursor] if (keep_cursor and self.cursor is not None
+                                               and self.cursor < len(self._view)) else None
+        self._view = []
+        self._starts = [0]
+        self._widest = 0
+        for e in self._entries:
+            if self._keep(e):
+                self._push_view(e)
+        self.cursor = None
+        if selected is not None:
+            for i in range(len(self._view) - 1, -1, -1):
+                if self._view[i] is selected:
+                    self.cursor = i
+                    break
+        self.new_lines = 0
+        self._update_size()
+
+    def _push_view(self, e: LogEntry) -> None:
+        self._view.append(e)
+        n = min(len(e.text), DISPLAY_MAX if not self.wrap else WRAP_MAX)
+        if n > self._widest:
+            self._widest = n
+        self._starts.append(self._starts[-1] + self._height_of(e))
+
+    def _height_of(self, e: LogEntry) -> int:
+        if not self.wrap:
+            return 1
+        width = max(10, self._wrap_width)
+        n = len(e.text)
+        if n <= width and e.text.isascii():
+            return 1
+        return max(1, -(-cell_len(clean(e.text, WRAP_MAX)) // width))
+
+    def _update_size(self) -> None:
+        rows = self._starts[-1]
+        width = GUTTER + (self._widest if not self.wrap else 0)
+        self.virtual_size = Size(max(width, 1), rows)
+
+    def _follow(self) -> None:
+        """Scroll to the tail now and again after layout (the size may not be known yet)."""
+        self.scroll_end(animate=False, immediate=True, x_axis=False)
+        self.call_after_refresh(self.scroll_end, animate=False, immediate=True, x_axis=False)
+
+    def _at_bottom(self) -> bool:
+        return self.scroll_offset.y >= self.max_scroll_y - 1
+
+    # -- geometry ------------------------------------------------------------------------------
+    def on_resize(self) -> None:
+        width = max(10, self.scrollable_content_region.width - GUTTER)
+        if self.wrap and width != self._wrap_width:
+            self._wrap_width = width
+            self._rebuild(keep_cursor=True)
+            self.refresh()
+        self._wrap_width = width
+
+    def watch_wrap(self) -> None:
+        self._wrap_width = max(10, self.scrollable_content_region.width - GUTTER)
+        at_bottom = self._at_bottom()
+        self._rebuild(keep_cursor=True)
+        if at_bottom:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        elif self.cursor is not None:
+            self._scroll_to_cursor()
+        self.refresh()
+        self.post_message(self.Status())
+
+    def _entry_at_row(self, row: int) -> tuple[int, int] | None:
+        if row < 0 or row >= self._starts[-1]:
+            return None
+        if not self.wrap:
+            return row, 0
+        i = bisect.bisect_right(self._starts, row) - 1
+        return i, row - self._starts[i]
+
+    # -- drawing ---------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        found = self._entry_at_row(y + scroll_y)
+        if found is None:
+            return Strip.blank(width, base)
+        i, sub = found
+        e = self._view[i]
+        selected = i == self.cursor
+        gutter = Text(f"{e.line_no:>{GUTTER - 1}} " if (sub == 0 and not e.notice)
+                      else " " * GUTTER, style="dim")
+        if e.notice:
+            style = "bold black on yellow" if "error" not in e.text else "bold white on red"
+        else:
+            style = KIND_STYLE.get(e.kind, RECOGNIZED_STYLE) if e.kind else ""
+        if self.wrap:
+            text = clean(e.text, WRAP_MAX)
+            chunks = chop_cells(text, max(10, self._wrap_width)) or [""]
+            body = Text(chunks[sub] if sub < len(chunks) else "", style=style)
+        else:
+            text = clean(e.text, DISPLAY_MAX)
+            body = Text(text, style=style)
+            if len(e.text) > DISPLAY_MAX:
+                body.append(f" … (+{len(e.text) - DISPLAY_MAX:,} chars, Enter shows the line)",
+                            style="dim italic")
+        if self.search_re is not None:
+            body.highlight_regex(self.search_re, style="black on yellow")
+        if selected:
+            body.stylize("reverse")
+            gutter.stylize("reverse")
+        console = self.app.console
+        g = Strip(list(gutter.render(console)), GUTTER)
+        content_width = max(0, width - GUTTER)
+        segs = list(body.render(console))
+        s = Strip(segs)
+        if not self.wrap:
+            s = s.crop(scroll_x, scroll_x + content_width)
+        s = s.extend_cell_length(content_width).crop(0, content_width)
+        return Strip.join([g, s]).apply_style(base)
+
+    # -- cursor & navigation -----------------------------------------------------------------
+    def _scroll_to_cursor(self) -> None:
+        if self.cursor is None:
+            return
+        row = self._starts[self.cursor]
+        top = self.scroll_offset.y
+        height = self.scrollable_content_region.height
+        if row < top or row >= top + height:
+            self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True)
+
+    def action_cursor(self, delta: int) -> None:
+        if not self._view:
+            return
+        if self.cursor is None:
+            top = self._entry_at_row(self.scroll_offset.y)
+            bottom = self._entry_at_row(
+                min(self._starts[-1] - 1,
+                    self.scroll_offset.y + self.scrollable_content_region.height - 1))
+            start = (bottom[0] if delta < 0 and bottom else top[0] if top else 0)
+            self.cursor = start
+        else:
+            self.cursor = max(0, min(len(self._view) - 1, self.cursor + delta))
+        self._scroll_to_cursor()
+        self.refresh()
+
+    def action_cursor_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_top(self) -> None:
+        self.cursor = 0 if self._view else None
+        self.scroll_home(animate=False, immediate=True)
+        self.refresh()
+
+    def action_bottom(self) -> None:
+        """Back to the live tail: drop the cursor and follow new lines again."""
+        self.cursor = None
+        self.new_lines = 0
+        self._follow()
+        self.refresh()
+        self.post_message(self.Status())
+
+    def action_toggle_wrap(self) -> None:
+        self.wrap = not self.wrap
+
+    def action_cycle_filter(self) -> None:
+        modes = [m for m in FILTERS if m != "regex" or self.filter_re is not None]
+        nxt = modes[(modes.index(self.filter_mode) + 1) % len(modes)] \
+            if self.filter_mode in modes else "all"
+        self.set_filter(nxt)
+
+    def set_search(self, pattern: str | None) -> str | None:
+        if not pattern:
+            self.search_re = None
+            self.refresh()
+            return None
+        try:
+            self.search_re = re.compile(pattern, re.IGNORECASE)
+        except re.error:
+            self.search_re = re.compile(re.escape(pattern), re.IGNORECASE)
+        self.refresh()
+        return None if self.action_search_next(1) else "no match in the kept window"
+
+    def action_search_next(self, direction: int = 1) -> bool:
+        if self.search_re is None or not self._view:
+            return False
+        n = len(self._view)
+        start = self.cursor if self.cursor is not None else (n - 1 if direction > 0 else n)
+        if self.cursor is None and direction > 0:
+            # From the live tail, "next" means the newest match above the tail.
+            direction_order = range(n - 1, -1, -1)
+        else:
+            direction_order = (range(start + 1, n) if direction > 0  # type: ignore[assignment]
+                               else range(start - 1, -1, -1))
+        pat = self.search_re
+        for i in direction_order:
+            if pat.search(self._view[i].text[:WRAP_MAX]):
+                self.cursor = i
+                self._scroll_to_cursor()
+                self.refresh()
+                return True
+        return False
+
+    def jump_to(self, source: str | None, line_no: int) -> bool:
+        """Put the cursor on a given line (alert evidence); False if outside the kept window."""
+        def match(e: LogEntry) -> bool:
+            return not e.notice and e.line_no == line_no and (source is None
+                                                              or e.source == source)
+        if not any(match(e) for e in self._entries):
+            if source is not None:
+                return self.jump_to(None, line_no)
+            return False
+        if not any(match(e) for e in self._view):
+            self.set_filter("all")
+        for i in range(len(self._view) - 1, -1, -1):
+            if match(self._view[i]):
+                self.cursor = i
+                break
+        self._scroll_to_cursor()
+        self.refresh()
+        return True
+
+    @property
+    def selected(self) -> LogEntry | None:
+        if self.cursor is None or self.cursor >= len(self._view):
+            return None
+        return self._view[self.cursor]
+
+    def action_copy_line(self) -> None:
+        e = self.selected
+        if e is None and self._view:
+            e = self._view[-1]
+        if e is not None:
+            self.post_message(self.Copied(e))
+
+    def action_line_detail(self) -> None:
+        e = self.selected
+        if e is not None:
+            self.post_message(self.LineDetail(e))
+
+    # -- status for the border ------------------------------------------------------------------
+    @property
+    def kept(self) -> int:
+        return len(self._entries)
+
+    @property
+    def shown(self) -> int:
+        return len(self._view)
+
+    def status_text(self) -> tuple[str, str]:
+        flt = self.filter_mode if self.filter_mode != "regex" else \
+            f"regex /{self.filter_re.pattern if self.filter_re else ''}/"
+        title = f"Log · {flt} · wrap {'on' if self.wrap else 'off'}"
+        sub = f"+{self.new_lines:,} new lines (End: follow)" if self.new_lines else ""
+        return title, sub
+

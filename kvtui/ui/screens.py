@@ -1,0 +1,165 @@
+"""Modal screens: alert detail, full line, help, and the one-line prompt (search, regex, time).
+
+All log-derived content is shown as `Text` built by `kvtui.ui.text`, never as markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, Static
+
+from kvtui.ui.ingest import LogEntry
+from kvtui.ui.text import clean, severity_style
+
+DETAIL_MAX = 100_000  # characters of one line shown in the line detail (the rest: copy)
+
+
+class AlertDetailScreen(ModalScreen[str | None]):
+    """Why the alert fired, the fix, and the raw evidence lines. `g` jumps to the evidence."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss(None)", "Close"),
+        Binding("g", "dismiss('goto')", "Go to evidence"),
+        Binding("c", "dismiss('copy')", "Copy evidence"),
+    ]
+
+    def __init__(self, alert: dict[str, Any], context: list[LogEntry]) -> None:
+        super().__init__()
+        self.alert = alert
+        self.context = context
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail-box"):
+            yield Static(self.build(), markup=False)
+            yield Label(Text("g: go to evidence in the log · c: copy · Esc: close",
+                             style="dim"))
+
+    def build(self) -> Text:
+        a = self.alert
+        sev = str(a.get("severity") or "info")
+        t = Text()
+        t.append(f" {sev.upper()} ", style=severity_style(sev) + " reverse")
+        t.append("  ")
+        t.append(clean(str(a.get("title") or a.get("rule") or "?"), 300), style="bold")
+        t.append(f"\nrule {clean(str(a.get('rule') or '?'), 60)}", style="dim")
+        if a.get("confidence") is not None:
+            t.append(f" · confidence {clean(str(a.get('confidence')), 20)}", style="dim")
+        t.append("\n\n")
+        t.append(clean(str(a.get("detail") or ""), 4000))
+        fix = a.get("fix")
+        if fix:
+            t.append("\n\nFix\n", style="bold green")
+            t.append(clean(str(fix), 2000), style="green")
+        ev = a.get("evidence") or {}
+        t.append("\n\nEvidence\n", style="bold")
+        if ev:
+            where = f"{clean(str(ev.get('source') or '?'), 120)}:{ev.get('line')}"
+            if ev.get("rank"):
+                where += f" {clean(str(ev['rank']), 30)}"
+            if (ev.get("count") or 1) > 1:
+                where += f" (seen {ev['count']} times)"
+            t.append(where + "\n", style="cyan")
+            t.append(clean(str(ev.get("text") or ""), 2000), style="bold")
+        else:
+            t.append("no evidence line", style="dim")
+        if self.context:
+            t.append("\n\nIn the log\n", style="bold")
+            line = ev.get("line")
+            for e in self.context:
+                mark = "▶" if e.line_no == line else " "
+                t.append(f"{mark}{e.line_no:>8} ", style="dim")
+                t.append(clean(e.text, 400) + "\n",
+                         style="bold" if e.line_no == line else "")
+        return t
+
+
+class LineDetailScreen(ModalScreen[None]):
+    """The whole of one line, wrapped (bounded: a 1 MB line stays cheap to show)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,enter", "dismiss(None)", "Close")]
+
+    def __init__(self, entry: LogEntry) -> None:
+        super().__init__()
+        self.entry = entry
+
+    def compose(self) -> ComposeResult:
+        e = self.entry
+        head = Text(f"{clean(e.source, 120)}:{e.line_no}  ({len(e.text):,} chars)"
+                    f"  kind: {e.kind or '-'}", style="bold")
+        body = Text(clean(e.text, DETAIL_MAX))
+        if len(e.text) > DETAIL_MAX:
+            body.append(f"\n… {len(e.text) - DETAIL_MAX:,} more characters (c copies the "
+                        "whole line)", style="dim")
+        with VerticalScroll(id="detail-box"):
+            yield Static(head, markup=False)
+            yield Static(body, markup=False)
+
+
+HELP = """\
+Keys
+  q / ctrl+c    quit                      ?            this help
+  ctrl+p        command palette           tab          next pane
+  1 2 3 4 5     alerts, facts, what-if, log, timeline
+  e / E         export Markdown / JSON (same content as `kvtui check`)
+
+Alerts
+  enter         detail: explanation, fix, raw evidence lines
+  g             jump to the evidence line in the log
+
+Log
+  up/down pgup/pgdn home   move the cursor (stops following)
+  end           follow the live tail again ("+N new lines" while away)
+  /  n  N       search (regex, case-insensitive), next, previous
+  f             cycle filter: all / recognized / alerts / regex
+  r             set a regex filter
+  w             toggle wrap
+  c             copy the line (terminal clipboard, OSC 52)
+  enter         show the whole line
+
+Replay
+  space         play / pause              .            step one line
+  ]             next recognized event     }            next alert
+  t             jump to a time            + / -        faster / slower
+  0             restart from the beginning
+
+What-if
+  Edit the target KV dtype, TP, mem_fraction_static, context lengths and a
+  concurrency target; the target column updates as you type.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark", "dismiss(None)", "Close"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail-box"):
+            yield Static(Text(HELP), markup=False)
+
+
+class PromptScreen(ModalScreen[str | None]):
+    """One line of input (search text, regex filter, time to jump to)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, title: str, placeholder: str = "", value: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.placeholder = placeholder
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="prompt-box"):
+            yield Label(Text(self.title_text, style="bold"))
+            yield Input(value=self.value, placeholder=self.placeholder, id="prompt-input")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value)
