@@ -104,34 +104,73 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
 }
 
 
-def infer_version(run: Any) -> VersionRange:
-    """The SGLang release range consistent with a run's line formats and server_args fields.
+# Every release the reference was read from, oldest first.
+RELEASES: tuple[Version, ...] = (
+    (0, 2, 15), *((0, 3, p) for p in range(7)), *((0, 4, p) for p in range(11)),
+    *((0, 5, p) for p in range(24)),
+)
 
-    Reads `run.hints` (format features recorded by `kvtui.core.state`), the pools (an MLA line
-    dates 0.4.6+, a pool line with #tokens but no dtype dates <= 0.5.12) and the weight lines.
-    Contradictory clues never empty the range; the later clue is reported as ignored.
-    """
-    vr = VersionRange()
-    hints = set(getattr(run, "hints", ()) or ())
-    for hint in sorted(hints):
+# Clues from a feature that is *missing* from a line are weaker than clues from a feature that is
+# present: pasted and excerpted logs often cut a line short.
+_WEAK = ("no_", "period")
+
+
+def _clues(run: Any) -> list[tuple[Version | None, Version | None, str, float]]:
+    out: list[tuple[Version | None, Version | None, str, float]] = []
+    for hint in sorted(set(getattr(run, "hints", ()) or ())):
         rule = _HINTS.get(hint)
         if rule:
-            vr = vr.narrow(rule[0], rule[1], rule[2])
-    pools = list(getattr(run, "pools", {}).values()) if hasattr(run, "pools") else []
-    for p in pools:
+            weak = any(w in hint.split(":", 1)[-1] for w in _WEAK)
+            out.append((rule[0], rule[1], rule[2], 0.5 if weak else 1.0))
+    pools = getattr(run, "pools", None)
+    for p in (pools.values() if isinstance(pools, dict) else ()):
         if p.kind == "mla":
-            vr = vr.narrow((0, 4, 6), None, "MLA 'KV size' pool line (0.4.6+)")
-        if p.kind != "mamba" and p.tokens is not None and p.dtype_raw is None:
-            vr = vr.narrow((0, 4, 4), (0, 5, 12),
-                           "pool line with #tokens but no dtype (0.4.4-0.5.12)")
-    weights = getattr(run, "weights", {}) or {}
-    for w in weights.values():
-        if w.get("dtype") and w.get("elapsed_s") is None:
-            vr = vr.narrow(None, (0, 5, 8), "'Load weight end' with dtype, no elapsed (<= 0.5.8)")
-        elif w.get("dtype"):
-            vr = vr.narrow(None, (0, 5, 9), "'Load weight end' with dtype (<= 0.5.9)")
+            out.append(((0, 4, 6), None, "MLA 'KV size' pool line (0.4.6+)", 1.0))
+        if p.kind != "mamba" and p.tokens is not None:
+            out.append(((0, 4, 4), None, "pool line prints #tokens (0.4.4+)", 1.0))
+            if p.dtype_raw is None:
+                out.append((None, (0, 5, 12), "pool line without dtype (<= 0.5.12)", 0.5))
         break
-    return vr
+    for w in (getattr(run, "weights", None) or {}).values():
+        if w.get("dtype") and w.get("elapsed_s") is None:
+            out.append((None, (0, 5, 8), "'Load weight end' with dtype, no elapsed (<= 0.5.8)",
+                        0.5))
+        elif w.get("dtype"):
+            out.append((None, (0, 5, 9), "'Load weight end' with dtype= (<= 0.5.9)", 1.0))
+        break
+    return out
+
+
+def infer_version(run: Any, known: str | None = None) -> VersionRange:
+    """The SGLang release range consistent with a run's line formats.
+
+    Reads `run.hints` (format features recorded by `kvtui.core.state`), the pool lines and the
+    weight lines. Each release is scored by the weight of the clues it contradicts and the
+    releases with the lowest score are kept, so one odd line (a benchmark script's bare
+    `max_total_num_tokens=` print, a line cut by the paste) cannot empty or skew the range; the
+    clues that lost are listed as ignored. `known` (e.g. from the checkpoint host's installed
+    sglang) pins the range.
+    """
+    if known:
+        v = parse_version(known)
+        return VersionRange(v, v, (f"sglang {known} reported by the host",))
+    clues = _clues(run)
+    if not clues:
+        return VersionRange()
+
+    def violated(v: Version) -> float:
+        return sum(w for lo, hi, _, w in clues if (lo and v < lo) or (hi and v > hi))
+
+    scores = {v: violated(v) for v in RELEASES}
+    best = min(scores.values())
+    keep = [v for v in RELEASES if scores[v] == best]
+    lo, hi = keep[0], keep[-1]
+    reasons = []
+    for c_lo, c_hi, why, _ in clues:
+        ok = not ((c_lo and lo < c_lo) or (c_hi and hi > c_hi))
+        fits_some = any(not ((c_lo and v < c_lo) or (c_hi and v > c_hi)) for v in keep)
+        reasons.append(why if ok or fits_some else f"ignored (contradicts the rest): {why}")
+    return VersionRange(lo, hi, tuple(reasons))
 
 
 # --kv-cache-dtype choices by release (sglang-log-lines.md 2.2).

@@ -55,16 +55,20 @@ __all__ = [
 ]
 
 
-def calculator_for_run(run: Any, model: Any = None, checkpoint: Any = None) -> Calculator | None:
-    """The interactive calculator for a run (see the module docstring)."""
-    return calculator_from_run(run, model, checkpoint)
+def calculator_for_run(run: Any, model: Any = None, checkpoint: Any = None,
+                       **overrides: Any) -> Calculator | None:
+    """The interactive calculator for a run (see the module docstring).
+
+    `overrides`: tp, attn_dp, page_size, context_len, replacing what the log says."""
+    return calculator_from_run(run, model, checkpoint, **overrides)
 
 
 def whatif_for_run(run: Any, model: Any = None, checkpoint: Any = None,
                    dtypes: list[str] | None = None,
-                   context_lengths: list[int] | None = None) -> dict[str, Any] | None:
+                   context_lengths: list[int] | None = None,
+                   **overrides: Any) -> dict[str, Any] | None:
     """The `whatif` object of the report for one run, or None when the log has no KV pool."""
-    calc = calculator_from_run(run, model, checkpoint)
+    calc = calculator_from_run(run, model, checkpoint, **overrides)
     if calc is None:
         return None
     return calc.report(dtypes, context_lengths)

@@ -11,7 +11,7 @@ from typing import Any
 
 from kvtui.core import dtypes
 from kvtui.core.capacity.cell import Parallel
-from kvtui.core.capacity.modelspec import ModelSpec, from_path
+from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config, from_path
 from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
 from kvtui.core.capacity.whatif import Calculator, MemoryFacts
 from kvtui.core.version import infer_version
@@ -68,9 +68,17 @@ def _parallel(run: Any) -> tuple[Parallel, list[str]]:
     tps = {t for r in ranks for t in r.split() if t.startswith("TP")}
     dps = {t for r in ranks for t in r.split() if t.startswith("DP")}
     if tp is None:
-        tp = len(tps) or 1
-        notes.append(f"tp_size not in the log's server_args: {tp} counted from the rank tags"
-                     if tps else "tp_size unknown: assumed 1")
+        idx = [int(t[2:]) for t in tps if t[2:].isdigit()]
+        seen = max(idx) + 1 if idx else 1
+        tp = 1
+        while tp < seen:
+            tp *= 2
+        if not tps:
+            notes.append("tp_size unknown: assumed 1 (pass --tp)")
+        else:
+            notes.append(f"tp_size not in the log's server_args: {tp} from the highest rank tag "
+                         f"TP{seen - 1}" + (" (rounded up to a power of two)" if tp != seen
+                                            else "") + "; pass --tp to override")
         if dps and attn_dp is None:
             # DP-attention tags each rank with its DP index and its global TP index, so the TP
             # indices do not repeat across DP groups; plain DP replicas restart at TP0.
@@ -94,16 +102,27 @@ def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
     ps = _int((run.server_args or {}).get("page_size"))
     if ps:
         return ps, None
-    if tokens and tokens > 10_000:
-        for cand in (256, 128, 64):
+    if tokens and tokens >= 100_000:
+        # Large page sizes (Ascend NPU defaults to 128) leave the count a multiple of the page;
+        # the guess only moves the pool's padding rows, at most 0.13% at this size.
+        for cand in (128, 64):
             if tokens % cand == 0:
                 return cand, (f"page_size not logged: {cand} inferred from the page-aligned "
                               f"token count {tokens}")
     return 1, None
 
 
-def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None) -> Calculator | None:
-    """Calculator inputs from a run; None when the run has no KV pool and no capacity line."""
+def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
+                        tp: int | None = None, page_size: int | None = None,
+                        attn_dp: int | None = None,
+                        context_len: int | None = None) -> Calculator | None:
+    """Calculator inputs from a run; None when the run has no KV pool and no capacity line.
+
+    `checkpoint` is duck-typed (kvtui.core.checkpoint.CheckpointFacts): its `model_config` is used
+    as the model spec when no `model` is given, its `kv_cache_quant_algo` decides what `auto`
+    means, and its `sglang_version` pins the version range. The keyword overrides replace what the
+    log says (or fails to say) about the layout.
+    """
     pool = run.primary_kv_pool()
     cap = run.primary_capacity()
     if pool is None and cap is None:
@@ -113,9 +132,18 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None) -> 
     # -- model ------------------------------------------------------------------------------
     spec: ModelSpec | None = None
     reason = ""
-    if model is None and checkpoint is not None:
-        model = getattr(checkpoint, "spec", None) or getattr(checkpoint, "model_spec", None)
-    if model is not None:
+    ckpt_cfg = getattr(checkpoint, "model_config", None) if checkpoint is not None else None
+    if model is None and isinstance(ckpt_cfg, dict) and ckpt_cfg:
+        try:
+            spec = from_hf_config(ckpt_cfg, name=str(getattr(checkpoint, "model_path", None)
+                                                     or "checkpoint"),
+                                  source=f"config.json on {getattr(checkpoint, 'source', '?')}")
+            reason = f"read from the checkpoint's config.json ({spec.source})"
+        except ValueError as exc:
+            notes.append(f"checkpoint config.json not usable: {exc}")
+    if spec is not None:
+        pass
+    elif model is not None:
         spec, reason = resolve_model(model)
     else:
         for key in ("model_path", "served_model_name"):
@@ -146,10 +174,16 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None) -> 
         notes.append("the pool line kept for this rank is the SWA sub-pool; the Full pool "
                      f"holds {tokens} tokens (from the sliding-window split line)")
     par, pnotes = _parallel(run)
+    if tp is not None or attn_dp is not None:
+        par = Parallel(tp=tp or par.tp, attn_dp=attn_dp or par.attn_dp, pp=par.pp)
+        pnotes = [f"parallel layout given: tp {par.tp}, attention DP {par.attn_dp}"]
     notes.extend(pnotes)
-    page, pnote = _page_size(run, tokens)
-    if pnote:
-        notes.append(pnote)
+    if page_size:
+        page = page_size
+    else:
+        page, pnote = _page_size(run, tokens)
+        if pnote:
+            notes.append(pnote)
     eff, basis, _ = run.effective
     dtype = eff if eff in dtypes.CANONICAL and eff != "auto" else None
     if dtype is None and pool is not None and pool.dtype:
@@ -186,7 +220,8 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None) -> 
     if mamba is not None:
         mamba_logged = {"slots": mamba.slots, "conv_gib": mamba.conv_gib,
                         "ssm_gib": mamba.ssm_gib}
-    ctx = _int(sa.get("context_length")) or (cap.get("context_len") if cap else None)
+    ctx = context_len or _int(sa.get("context_length")) or (
+        cap.get("context_len") if cap else None)
     if not ctx and spec is not None and spec.max_position_embeddings:
         ctx = int(spec.max_position_embeddings)
         notes.append(f"context_len not logged: the model's max_position_embeddings {ctx}")
@@ -195,7 +230,8 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None) -> 
         pool_gib = {"k_gib": pool.k_gib, "v_gib": pool.v_gib, "kv_gib": pool.kv_gib}
     return Calculator(
         current_dtype=dtype, tokens=tokens, context_len=ctx, parallel=par, page_size=page,
-        spec=spec, spec_reason=reason, pool_gib=pool_gib, version=infer_version(run),
+        spec=spec, spec_reason=reason, pool_gib=pool_gib,
+        version=infer_version(run, getattr(checkpoint, "sglang_version", None)),
         memory=memory, mrr_user=_int(sa.get("max_running_requests")),
         mrr_logged=cap.get("max_running_requests") if cap else None,
         disable_radix_cache=sa.get("disable_radix_cache") in (True, "True", "true"),

@@ -215,7 +215,12 @@ class Calculator:
 
     # -- measurements -----------------------------------------------------------------------
     def measured(self) -> dict[str, float] | None:
+        """Logged bytes per token: from the pool line, else (estimate) from the memory lines."""
         if not self.pool_gib:
+            if self.memory is not None and self.tokens and self.spec is None:
+                bpt = self.memory.rest_gib() * GIB / self.tokens
+                return {"bytes_per_token": bpt, "lo": bpt, "hi": bpt, "gib": 0.0,
+                        "from_memory_lines": 1.0}
             return None
         n = self.tokens
         if self.pool_is_swa and self.swa_logged:
@@ -395,6 +400,10 @@ class Calculator:
         else:
             lines.append(f"no model spec ({self.spec_reason}): log-only arithmetic, the logged "
                          "bytes/token scaled by the value size of each dtype")
+        meas = self.measured()
+        if meas is not None and meas.get("from_memory_lines"):
+            lines.append(f"no pool line: {meas['bytes_per_token']:,.0f} B/token estimated as the "
+                         "memory budget (avail - pre x (1 - mem_fraction_static)) / tokens")
         cal = self.calibration()
         if cal is not None:
             lines.append(f"logged pool: {cal['measured_bytes_per_token']:,} B/token vs computed "
