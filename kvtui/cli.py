@@ -24,7 +24,9 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only `command`'s module is imported and configured (fast, and one broken
+    subcommand cannot take the others down)."""
     parser = argparse.ArgumentParser(
         prog="kvtui",
         description="Live analysis of SGLang server logs: KV-cache precision alerts and a "
@@ -34,9 +36,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        module = _command_module(name)
-        module.configure(p)
+        if name == command:
+            _command_module(name).configure(p)
     return parser
+
+
+def _first_command(argv: Sequence[str]) -> str | None:
+    for arg in argv:
+        if arg in COMMANDS:
+            return arg
+        if not arg.startswith("-"):
+            return None
+    return None
 
 
 def _command_module(name: str):  # type: ignore[no-untyped-def]
@@ -44,7 +55,8 @@ def _command_module(name: str):  # type: ignore[no-untyped-def]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_first_command(argv))
     args = parser.parse_args(argv)
     if not args.command:
         parser.print_help()

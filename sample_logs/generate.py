@@ -196,7 +196,8 @@ def _runtime(log: Log, rng: random.Random, *, fmt: str, prefill_fmt: str, pool: 
             new_tok = rng.randint(900, 8192)
             cached = rng.randint(0, 60000) if step > 3 else 0
             running = min(running + new_seq, base_running * (3 if pressure else 1))
-            tokens = min(int(pool * 0.99), tokens + new_tok + cached // 4)
+            cap = 0.99 if pressure else 0.8
+            tokens = min(int(pool * cap), tokens + new_tok + cached // 4)
             usage = tokens / pool
             mamba_usage = (running / mamba_slots) if mamba_slots else None
             log.add(prefill_line(prefill_fmt, new_seq=new_seq, new_tok=new_tok, cached=cached,
@@ -539,6 +540,183 @@ def legacy_03() -> str:
     return log.text()
 
 
+def qwen3_235b_fp4() -> str:
+    """Qwen3-235B-A22B at TP=8 with an explicit NVFP4 KV cache, SGLang 0.5.16+ format (the pool
+    line prints its dtype; FP4 warning). Per GPU: 4 KV heads // 8 -> 1 (replicated), 94 layers.
+    Cell (0.5.16+ fp4_kv_cache_quant_method): fp4 data H*(D/2)*L*2 + block scales
+    H*(D/16)*L*2 + a dequant workspace H*D*2*2 not multiplied by L."""
+    rng = random.Random(235)
+    log = Log(Clock(datetime(2026, 8, 14, 21, 3, 9)))
+    ranks = [f"TP{i}" for i in range(8)]
+    pre, usage, mem_frac = 177.42 * GIB, 56.71 * GIB, 0.86
+    after = pre - usage
+    rest = after - pre * (1 - mem_frac)
+    h, d, layers = 1, 128, 94
+    cell = h * (d // 2) * layers * 2 + h * (d // 16) * layers * 2 + h * d * 2 * 2
+    tokens = int(rest // cell)
+    args = base_server_args("Qwen/Qwen3-235B-A22B", tp_size=8, kv_cache_dtype="nvfp4",
+                            mem_fraction_static=mem_frac, served_model_name="qwen3-235b",
+                            context_length=40960)
+    log.add(server_args_repr(args))
+    log.add("NVFP4 KV Cache might lead to an accuracy drop!")
+    log.clock.tick(9)
+    for r in ranks:
+        log.add(f"Load weight begin. avail mem={gb(pre)} GB", r)
+    log.clock.tick(140)
+    for r in ranks:
+        log.add(f"Load weight end. elapsed=139.80 s, type=Qwen3MoeForCausalLM, avail mem="
+                f"{gb(after)} GB, mem usage={gb(usage)} GB.", r)
+    k_bytes = (tokens + 1) * h * (d // 2) * layers
+    for r in ranks:
+        log.add(f"KV Cache is allocated. dtype: torch.float4_e2m1fn_x2, #tokens: {tokens}, "
+                f"K size: {gb(k_bytes)} GB, V size: {gb(k_bytes)} GB", r)
+    pool_end = after - rest
+    for r in ranks:
+        log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
+    log.clock.tick(30)
+    for r in ranks:
+        log.add(f"Capture target decode CUDA graph end. elapsed=29.64 s, mem usage=2.02 GB, "
+                f"avail mem={gb(pool_end - 2.02 * GIB)} GB.", r)
+    ctx = 40960
+    est = min(max(int(tokens / ctx * 512), 2048), 4096)
+    log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens=16384,"
+            f" max_running_requests={min(tokens // 2, est)}, context_len={ctx}, "
+            f"available_gpu_mem={gb(pool_end - 2.02 * GIB)} GB", "TP0")
+    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
+    log.add("The server is fired up and ready to roll!")
+    _runtime(log, rng, fmt="0.5.9", prefill_fmt="0.5.21", pool=tokens, steps=150, rank="TP0",
+             base_running=96)
+    return log.text()
+
+
+def gpt_oss_e5m2_restart() -> str:
+    """gpt-oss-120b at TP=4 with --kv-cache-dtype fp8_e5m2, SGLang 0.5.17+ format (labelled
+    Full/SWA sub-pools). The first start dies in CUDA graph capture (OOM); the operator restarts
+    with a lower --mem-fraction-static, and one GPU is shared with another process."""
+    rng = random.Random(120)
+    log = Log(Clock(datetime(2026, 9, 2, 7, 45, 0)))
+    ranks = [f"TP{i}" for i in range(4)]
+    model = "openai/gpt-oss-120b"
+    # Run 1: mem_fraction_static 0.93 leaves too little for CUDA graphs.
+    pre = 78.91 * GIB
+    log.add(server_args_repr(base_server_args(model, tp_size=4, kv_cache_dtype="fp8_e5m2",
+                                              mem_fraction_static=0.93,
+                                              served_model_name="gpt-oss-120b")))
+    log.clock.tick(7)
+    for r in ranks:
+        log.add(f"Load weight begin. avail mem={gb(pre)} GB", r)
+    log.clock.tick(35)
+    for r in ranks:
+        log.add("Load weight end. elapsed=34.10 s, type=GptOssForCausalLM, quant=mxfp4, avail "
+                "mem=61.37 GB, mem usage=17.54 GB.", r)
+    log.add("Capture cuda graph failed: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 0 "
+            "has a total capacity of 79.19 GiB of which 301.94 MiB is free.", "TP0")
+    log.raw("Traceback (most recent call last):")
+    log.raw('  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2875, '
+            "in run_scheduler_process")
+    log.raw("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 0 has"
+            " a total capacity of 79.19 GiB of which 301.94 MiB is free.")
+    log.clock.tick(1)
+    log.add("Received sigquit from a child process. It usually means the child failed.")
+    log.clock.tick(95)
+    # Run 2: 0.85, works; TP2 shares its GPU with another process.
+    mem_frac = 0.85
+    log.add(server_args_repr(base_server_args(model, tp_size=4, kv_cache_dtype="fp8_e5m2",
+                                              mem_fraction_static=mem_frac,
+                                              served_model_name="gpt-oss-120b")))
+    log.clock.tick(7)
+    log.add("The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
+            "min_per_gpu_memory=71.05, local_gpu_memory=78.91, local_gpu_memory * 0.9=71.02",
+            "TP0")
+    pre_min = 71.05 * GIB
+    for i, r in enumerate(ranks):
+        log.add(f"Load weight begin. avail mem={gb(pre_min if i == 2 else pre)} GB", r)
+    log.clock.tick(35)
+    after = pre_min - 17.54 * GIB
+    for r in ranks:
+        log.add(f"Load weight end. elapsed=33.87 s, type=GptOssForCausalLM, quant=mxfp4, avail "
+                f"mem={gb(after)} GB, mem usage=17.54 GB.", r)
+    rest = after - pre_min * (1 - mem_frac)
+    heads, hd, n_full, n_swa, ratio = 8 // 4, 64, 18, 18, 0.8
+    f_cell = heads * (hd + hd) * 1
+    cell = f_cell * n_full + ratio * f_cell * n_swa
+    full = int(rest // cell)
+    swa = int(full * ratio)
+    log.add(f"Use sliding window memory pool. full_layer_tokens={full}, swa_layer_tokens={swa}",
+            "TP0")
+    for r in ranks:
+        for label, n in (("Full", full), ("SWA", swa)):
+            size = (n + 1) * heads * hd * 18 * 1
+            log.add(f"{label} KV Cache is allocated. dtype: torch.float8_e5m2, #tokens: {n}, "
+                    f"K size: {gb(size)} GB, V size: {gb(size)} GB", r)
+    pool_end = after - rest
+    for r in ranks:
+        log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
+    log.clock.tick(25)
+    for r in ranks:
+        log.add(f"Capture target decode CUDA graph end. elapsed=24.61 s, mem usage=3.17 GB, "
+                f"avail mem={gb(pool_end - 3.17 * GIB)} GB.", r)
+    ctx = 131072
+    est = min(max(int(full / ctx * 512), 2048), 4096)
+    log.add(f"max_total_num_tokens={full}, chunked_prefill_size=8192, max_prefill_tokens=16384, "
+            f"max_running_requests={min(full // 2, est)}, context_len={ctx}, available_gpu_mem="
+            f"{gb(pool_end - 3.17 * GIB)} GB", "TP0")
+    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
+    log.add("The server is fired up and ready to roll!")
+    _runtime(log, rng, fmt="0.5.9", prefill_fmt="0.5.21", pool=full, steps=150, rank="TP0",
+             base_running=48)
+    return log.text()
+
+
+def llama70b_fp8_scaled() -> str:
+    """Llama-3.1-70B at TP=8 with an FP8 E4M3 KV cache and calibrated scales
+    (--quantization-param-path), SGLang 0.5.9 format: FP8 done right, no precision alert."""
+    rng = random.Random(71)
+    log = Log(Clock(datetime(2026, 2, 17, 13, 2, 30)))
+    ranks = [f"TP{i}" for i in range(8)]
+    pre, usage, mem_frac = 78.68 * GIB, 16.43 * GIB, 0.85
+    after = pre - usage
+    rest = after - pre * (1 - mem_frac)
+    cell = 1 * (128 + 128) * 80 * 1
+    tokens = int(rest // cell)
+    scales = "/models/llama-3.1-70b/kv_cache_scales.json"
+    args = base_server_args("meta-llama/Llama-3.1-70B-Instruct", tp_size=8,
+                            kv_cache_dtype="fp8_e4m3", quantization_param_path=scales,
+                            mem_fraction_static=mem_frac, served_model_name="llama-3.1-70b")
+    log.add(server_args_repr(args))
+    log.clock.tick(8)
+    for r in ranks:
+        log.add(f"Load weight begin. avail mem={gb(pre)} GB", r)
+    log.clock.tick(44)
+    for r in ranks:
+        log.add(f"Loaded KV cache scaling factors from {scales}", r)
+    for r in ranks:
+        log.add(f"Load weight end. elapsed=43.90 s, type=LlamaForCausalLM, dtype=torch.bfloat16, "
+                f"avail mem={gb(after)} GB, mem usage={gb(usage)} GB.", r)
+    log.add("Using KV cache dtype: torch.float8_e4m3fn", "TP0")
+    k_bytes = (tokens + 1) * 1 * 128 * 80 * 1
+    for r in ranks:
+        log.add(f"KV Cache is allocated. #tokens: {tokens}, K size: {gb(k_bytes)} GB, V size: "
+                f"{gb(k_bytes)} GB", r)
+    pool_end = after - rest
+    for r in ranks:
+        log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
+    log.clock.tick(20)
+    for r in ranks:
+        log.add(f"Capture cuda graph end. Time elapsed: 20.02 s. mem usage=1.12 GB. avail mem="
+                f"{gb(pool_end - 1.12 * GIB)} GB.", r)
+    ctx = 131072
+    est = min(max(int(tokens / ctx * 512), 2048), 4096)
+    log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens=16384,"
+            f" max_running_requests={min(tokens // 2, est)}, context_len={ctx}, "
+            f"available_gpu_mem={gb(pool_end - 1.12 * GIB)} GB", "TP0")
+    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
+    log.add("The server is fired up and ready to roll!")
+    _runtime(log, rng, fmt="0.5.9", prefill_fmt="0.5.10", pool=tokens, steps=150, rank="TP0",
+             base_running=64)
+    return log.text()
+
+
 SAMPLES = {
     "qwen35-397b-nvfp4-tp8-fp8.log": lambda: qwen35("fp8", fmt="0.5.10", seed=35),
     "qwen35-397b-nvfp4-tp8-bf16.log": lambda: qwen35("bf16", fmt="0.5.10", seed=36),
@@ -547,6 +725,9 @@ SAMPLES = {
     "llama31-70b-tp8.log": llama70b,
     "llama31-8b-retraction.log": llama8b_retraction,
     "sglang-0.3-legacy.log": legacy_03,
+    "qwen3-235b-tp8-nvfp4-kv.log": qwen3_235b_fp4,
+    "gpt-oss-120b-tp4-e5m2-restart.log": gpt_oss_e5m2_restart,
+    "llama31-70b-tp8-fp8-scaled.log": llama70b_fp8_scaled,
 }
 
 

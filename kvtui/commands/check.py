@@ -76,14 +76,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _resolve_model(name: str | None) -> Any:
+    """Validate --model early (a one-line error, exit 2) and hand the name on to the core."""
     if not name:
         return None
     from kvtui.core import capacity
 
-    resolve = getattr(capacity, "resolve_model", None)
-    if resolve is None:
-        return name
-    return resolve(name)
+    capacity.resolve_model(name)  # raises ValueError with the list of presets
+    return name
 
 
 def _alert_options(args: argparse.Namespace) -> Any:

@@ -26,7 +26,7 @@ class AlertOptions:
     min_context_concurrency: float = 2.0  # low-context-concurrency below this many requests
     target_concurrency: float | None = None  # bf16-does-not-fit below this (default 1)
     saturation_batches: int = 5  # pool-saturated after this many consecutive batches >= 0.95
-    queue_growth_batches: int = 10  # ... or a queue growing for this many batches in a row
+    queue_growth_batches: int = 20  # ... or a queue that grew on this many decode lines with no drop
     calibration_tolerance: float = 0.02
 
 
@@ -131,19 +131,18 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     if not dtypes.is_fp8(ctx.effective):
         return None
     conf = run.configured_kv_dtype
-    if conf not in ("auto", None):
-        return None
+    if conf != "auto":
+        return None  # an explicit FP8 choice, or no dump seen (kv-fp8 covers that)
     if run.scales_missing is not None:
         return None  # that warning only fires for a literal fp8_e4m3 setting
-    confidence = "high" if conf == "auto" else "low"
+    confidence = "high"
     ck = ctx.checkpoint
     algo = getattr(ck, "kv_cache_quant_algo", None) if ck is not None else None
     why = ("the checkpoint's hf_quant_config.json says kv_cache_quant_algo "
            f"\"{algo}\"" if algo else
            "the checkpoint's quantization config (kv_cache_quant_algo \"FP8\", typical of "
            "ModelOpt NVFP4/FP8 exports) made SGLang >= 0.5.3 switch `auto` to FP8")
-    said = ("--kv-cache-dtype was left at auto" if conf == "auto"
-            else "no server_args dump was seen, so the configured value is unknown")
+    said = "--kv-cache-dtype was left at auto"
     detail = (
         f"{said}, yet the KV cache is {ctx.effective}: {why}. SGLang logs no warning for this "
         "(0.5.13+ prints nothing but the pool's dtype), and the scales default to 1.0 unless "
@@ -304,7 +303,8 @@ def _rule_saturated(st: State, run: Run, ctx: _Ctx) -> Alert | None:
                   f"{rt.peak_token_usage:.2f}). New requests wait for KV space.")
         ev = rt.saturated_evidence
     elif rt.queue_growth_longest >= opts.queue_growth_batches:
-        detail = (f"The request queue grew for {rt.queue_growth_longest:,} batch lines in a row "
+        detail = (f"The request queue grew on {rt.queue_growth_longest:,} decode lines without "
+                  "dropping once "
                   f"(peak #queue-req {rt.peak_queue_req:,}).")
         ev = rt.queue_growth_evidence
     else:

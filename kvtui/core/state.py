@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvtui.core import dtypes
 from parsers import Event
@@ -90,8 +90,9 @@ class Pool:
         }
 
 
-@dataclass(slots=True)
-class TimelinePoint:
+class TimelinePoint(NamedTuple):
+    """One decode (or retraction) sample for the timeline. A tuple: millions are made."""
+
     ts: str | None
     line: int
     token_usage: float | None
@@ -99,6 +100,9 @@ class TimelinePoint:
     queue_req: int | None
     gen_throughput: float | None
     retraction: bool = False
+
+
+_new_point = tuple.__new__
 
 
 @dataclass
@@ -215,6 +219,11 @@ class Run:
                 return dtype, "kv_dtype_line", ev
         for pool in self.pools.values():
             if pool.kind != "mamba" and pool.dtype:
+                conf = self.configured_kv_dtype
+                if pool.dtype == "fp4_e2m1" and conf in dtypes.FP4:
+                    # torch.float4_e2m1fn_x2 is the logical dtype of every FP4 recipe; the
+                    # configured recipe (nvfp4, fp4_mx_block16) is the more precise name.
+                    return conf, "pool_line", pool.evidence
                 return pool.dtype, "pool_line", pool.evidence
         for dtype, origin, ev in self.kv_dtype_lines:
             if origin == "override":
@@ -294,8 +303,19 @@ class State:
 
     def apply(self, ev: Event, source: str, line_no: int, text: str) -> None:
         self.events += 1
-        self.kinds[ev.kind] = self.kinds.get(ev.kind, 0) + 1
-        handler = _HANDLERS.get(ev.kind)
+        kind = ev.kind
+        kinds = self.kinds
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if kind == "decode_batch":
+            run = self.runs[-1]
+            if run.runtime.decode_batches:
+                # Hot path (85% of a busy log): no run boundary, hints already taken.
+                run.lines_seen += 1
+                if ev.rank and ev.rank not in run.ranks:
+                    run.ranks.add(ev.rank)
+                _on_decode(self, run, ev, source, line_no, text)
+                return
+        handler = _HANDLERS.get(kind)
         if handler is None:
             return
         run = self._run_for(ev)
@@ -492,49 +512,50 @@ def _on_capped(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> N
     run.max_total_tokens_capped = _bump(run.max_total_tokens_capped, ev, src, n, text)
 
 
-def _usage(ev: Event) -> float | None:
-    u = ev.get("token_usage")
-    if u is None:
-        u = ev.get("full_token_usage")
-    return u  # type: ignore[no-any-return]
-
-
 def _track_usage(rt: Runtime, ev: Event, src: str, n: int, text: str) -> float | None:
-    u = _usage(ev)
+    f = ev.fields
+    u = f.get("token_usage")
+    if u is None:
+        u = f.get("full_token_usage")
     if u is not None:
         rt.last_token_usage = u
-        if rt.peak_token_usage is None or u > rt.peak_token_usage:
+        peak = rt.peak_token_usage
+        if peak is None or u > peak:
             rt.peak_token_usage = u
             rt.peak_token_usage_evidence = _ev(ev, src, n, text)
-        if u >= Runtime.SATURATION:
+        if u >= 0.95:  # Runtime.SATURATION
             rt.saturated_streak += 1
             if rt.saturated_streak > rt.saturated_longest:
                 rt.saturated_longest = rt.saturated_streak
                 if rt.saturated_evidence is None:
                     rt.saturated_evidence = _ev(ev, src, n, text)
-        else:
+        elif rt.saturated_streak:
             rt.saturated_streak = 0
-    running = ev.get("running_req")
+    running = f.get("running_req")
     if running is not None:
         rt.last_running_req = running
-        if rt.peak_running_req is None or running > rt.peak_running_req:
+        peak_r = rt.peak_running_req
+        if peak_r is None or running > peak_r:
             rt.peak_running_req = running
-    queue = ev.get("queue_req")
+    queue = f.get("queue_req")
     if queue is not None:
         prev = rt.last_queue_req
-        if prev is not None and queue > prev:
-            rt.queue_growth_streak += 1
-            if rt.queue_growth_streak > rt.queue_growth_longest:
-                rt.queue_growth_longest = rt.queue_growth_streak
-                rt.queue_growth_evidence = _ev(ev, src, n, text)
-        elif prev is not None and queue < prev:
-            rt.queue_growth_streak = 0
+        # Growth is judged on decode lines only: a prefill line repeats the queue it saw.
+        if prev is not None and ev.kind == "decode_batch":
+            if queue > prev:
+                rt.queue_growth_streak += 1
+                if rt.queue_growth_streak > rt.queue_growth_longest:
+                    rt.queue_growth_longest = rt.queue_growth_streak
+                    rt.queue_growth_evidence = _ev(ev, src, n, text)
+            elif queue < prev:
+                rt.queue_growth_streak = 0
         rt.last_queue_req = queue
-        if rt.peak_queue_req is None or queue > rt.peak_queue_req:
+        peak_q = rt.peak_queue_req
+        if peak_q is None or queue > peak_q:
             rt.peak_queue_req = queue
     if ev.ts:
         rt.last_ts = ev.ts
-    return u
+    return u  # type: ignore[no-any-return]
 
 
 def _on_prefill(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -547,12 +568,14 @@ def _on_decode(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> N
     rt = run.runtime
     rt.decode_batches += 1
     u = _track_usage(rt, ev, src, n, text)
-    g = ev.get("gen_throughput")
+    g = ev.fields.get("gen_throughput")
     if g is not None:
         rt.last_gen_throughput = g
         rt.gen_throughput_sum += g
         rt.gen_throughput_n += 1
-    rt.timeline.append(TimelinePoint(ev.ts, n, u, ev.get("running_req"), ev.get("queue_req"), g))
+    f = ev.fields
+    rt.timeline.append(_new_point(TimelinePoint, (ev.ts, n, u, f.get("running_req"),
+                                                  f.get("queue_req"), g, False)))
 
 
 def _on_retraction(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -566,7 +589,7 @@ def _on_retraction(st: State, run: Run, ev: Event, src: str, n: int, text: str) 
         rt.new_token_ratio_last = after
     rt.retraction_evidence = _bump(rt.retraction_evidence, ev, src, n, text)
     rt.timeline.append(TimelinePoint(ev.ts, n, rt.last_token_usage, rt.last_running_req,
-                                     rt.last_queue_req, rt.last_gen_throughput, retraction=True))
+                                     rt.last_queue_req, rt.last_gen_throughput, True))
 
 
 _HANDLERS = {

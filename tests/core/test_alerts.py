@@ -1,0 +1,142 @@
+"""Each alert rule fires on the sample log that shows its problem, and not on the others."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvtui.core.alerts import RULES, AlertOptions, evaluate
+from kvtui.core.analyzer import Analyzer
+from kvtui.sources.readers import iter_lines
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+ALL = sorted(p.name for p in SAMPLES.glob("*.log"))
+
+# sample -> the exact set of rules it must raise with default options.
+EXPECTED: dict[str, set[str]] = {
+    "qwen35-397b-nvfp4-tp8-fp8.log": {"kv-fp8-unscaled"},
+    "qwen35-397b-nvfp4-tp8-bf16.log": {"low-context-concurrency"},
+    "qwen35-397b-nvfp4-tp8-auto-fp8.log": {"kv-auto-fp8"},
+    "deepseek-v3-tp8-mla.log": set(),
+    "llama31-70b-tp8.log": set(),
+    "llama31-70b-tp8-fp8-scaled.log": set(),
+    "llama31-8b-retraction.log": {"context-exceeds-pool", "kv-retraction", "pool-saturated"},
+    "sglang-0.3-legacy.log": {"kv-retraction", "pool-saturated"},
+    "qwen3-235b-tp8-nvfp4-kv.log": {"kv-fp4"},
+    "gpt-oss-120b-tp4-e5m2-restart.log": {"kv-fp8-e5m2", "mem-unbalanced"},
+}
+
+
+def analyse(*names: str, lines: list[str] | None = None, **kw) -> Analyzer:
+    a = Analyzer(**kw)
+    for name in names:
+        a.feed_many(name, iter_lines(str(SAMPLES / name)))
+    if lines is not None:
+        a.feed_many("inline", lines)
+    return a
+
+
+def rules_of(a: Analyzer, options: AlertOptions | None = None) -> set[str]:
+    report = a.report() if options is None else None
+    if report is not None:
+        return {x["rule"] for x in report["alerts"]}
+    a.alert_options = options
+    return {x["rule"] for x in a.report()["alerts"]}
+
+
+def test_every_sample_has_an_expectation():
+    assert set(ALL) == set(EXPECTED), "a new sample log needs its expected alert set"
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_sample_raises_exactly_its_alerts(name):
+    assert rules_of(analyse(name)) == EXPECTED[name]
+
+
+def test_every_rule_is_exercised_somewhere():
+    covered = set().union(*EXPECTED.values()) | {
+        "kv-fp8", "bf16-does-not-fit", "oom", "calibration-mismatch"}  # tested below
+    assert {name for name, _ in RULES} <= covered
+
+
+def test_fp8_unscaled_carries_evidence_count_and_fix():
+    alerts = analyse("qwen35-397b-nvfp4-tp8-fp8.log").report()["alerts"]
+    (a,) = [x for x in alerts if x["rule"] == "kv-fp8-unscaled"]
+    assert a["severity"] == "critical"
+    ev = a["evidence"]
+    assert ev["count"] == 8 and ev["rank"] == "TP0" and ev["line"] > 1
+    assert "no scaling factors provided" in ev["text"]
+    assert "--kv-cache-dtype bf16" in a["fix"]
+    assert "--quantization-param-path" in a["fix"]
+    assert "448" in a["detail"]
+
+
+def test_restart_with_bf16_clears_the_fp8_alerts():
+    fp8 = rules_of(analyse("qwen35-397b-nvfp4-tp8-fp8.log"))
+    both = rules_of(analyse("qwen35-397b-nvfp4-tp8-fp8.log", "qwen35-397b-nvfp4-tp8-bf16.log"))
+    assert "kv-fp8-unscaled" in fp8
+    assert not {r for r in both if r.startswith("kv-")}
+
+
+def test_fp8_without_scale_evidence_is_kv_fp8():
+    # The same deployment seen from mid-log: no dump, no warning, an FP8 pool line.
+    lines = [ln for ln in iter_lines(str(SAMPLES / "qwen35-397b-nvfp4-tp8-auto-fp8.log"))
+             if "server_args" not in ln]
+    rules = rules_of(analyse(lines=lines))
+    assert "kv-fp8" in rules and "kv-auto-fp8" not in rules
+
+
+def test_bf16_does_not_fit_against_a_target():
+    a = analyse("qwen35-397b-nvfp4-tp8-fp8.log")
+    assert "bf16-does-not-fit" not in rules_of(a)  # BF16 still fits 1.16 full-context requests
+    assert "bf16-does-not-fit" in rules_of(a, AlertOptions(target_concurrency=2))
+    alert = next(x for x in a.report()["alerts"] if x["rule"] == "bf16-does-not-fit")
+    assert "1.16" in alert["title"]
+
+
+def test_low_context_concurrency_threshold_is_configurable():
+    a = analyse("qwen35-397b-nvfp4-tp8-fp8.log")  # 608,174 / 262,144 = 2.32
+    assert "low-context-concurrency" not in rules_of(a)
+    assert "low-context-concurrency" in rules_of(a, AlertOptions(min_context_concurrency=3))
+
+
+def test_oom_in_the_current_run():
+    lines = list(iter_lines(str(SAMPLES / "gpt-oss-120b-tp4-e5m2-restart.log")))
+    first_run = lines[: next(i for i, ln in enumerate(lines) if "sigquit" in ln) + 1]
+    alerts = analyse(lines=first_run).report()["alerts"]
+    oom = next(x for x in alerts if x["rule"] == "oom")
+    assert oom["severity"] == "critical"
+    assert "Capture cuda graph failed" in oom["evidence"]["text"]
+
+
+def test_calibration_mismatch_with_the_wrong_model():
+    from kvtui.core import capacity
+
+    wrong, _ = capacity.resolve_model("meta-llama/Llama-3.1-8B")
+    a = analyse("llama31-70b-tp8.log", model=wrong)
+    alerts = {x["rule"]: x for x in a.report()["alerts"]}
+    assert "calibration-mismatch" in alerts
+    assert alerts["calibration-mismatch"]["severity"] == "info"
+
+
+def test_alerts_are_sorted_most_severe_first():
+    a = analyse("llama31-8b-retraction.log")
+    sev = [x.severity for x in evaluate(a.state)]
+    order = {"critical": 0, "warning": 1, "info": 2}
+    assert sev == sorted(sev, key=order.__getitem__)
+
+
+def test_checkpoint_with_scales_softens_the_unscaled_alert():
+    from types import SimpleNamespace
+
+    a = analyse("qwen35-397b-nvfp4-tp8-fp8.log")
+    with_scales = SimpleNamespace(has_k_scale=True, kv_cache_quant_algo="FP8", sglang_version=None)
+    a.checkpoint = with_scales
+    alert = next(x for x in a.report()["alerts"] if x["rule"] == "kv-fp8-unscaled")
+    assert alert["severity"] == "warning" and "carries" in alert["title"]
+    a.checkpoint = SimpleNamespace(has_k_scale=False, kv_cache_quant_algo="FP8",
+                                   sglang_version=None)
+    alert = next(x for x in a.report()["alerts"] if x["rule"] == "kv-fp8-unscaled")
+    assert alert["severity"] == "critical" and alert["confidence"] == "high"
+    assert "no k_scale/v_scale" in alert["detail"]

@@ -1,0 +1,138 @@
+"""The fold from events to facts: runs, effective dtype, pools, runtime aggregates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvtui.core.analyzer import Analyzer
+from kvtui.sources.readers import iter_lines
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+
+
+def analyse(*names: str, extra: list[str] | None = None) -> Analyzer:
+    a = Analyzer()
+    for name in names:
+        a.feed_many(name, iter_lines(str(SAMPLES / name)))
+    if extra:
+        a.feed_many("extra", extra)
+    return a
+
+
+def test_qwen35_fp8_facts():
+    run = analyse("qwen35-397b-nvfp4-tp8-fp8.log").state.current
+    assert run.configured_kv_dtype == "fp8_e4m3"
+    dtype, basis, ev = run.effective
+    assert (dtype, basis) == ("fp8_e4m3", "kv_dtype_line")
+    assert ev is not None and "Using KV cache dtype" in ev.text
+    assert run.scales == "missing"
+    assert run.scales_missing is not None and run.scales_missing.count == 8
+    assert run.scales_missing.rank == "TP0"
+    kv = [p for p in run.pools.values() if p.kind == "mha"]
+    mamba = [p for p in run.pools.values() if p.kind == "mamba"]
+    assert len(kv) == 8 and len(mamba) == 8
+    assert {p.tokens for p in kv} == {608174}
+    assert {p.slots for p in mamba} == {174}
+    assert run.primary_kv_pool().rank == "TP0"
+    cap = run.primary_capacity()
+    assert cap["max_total_num_tokens"] == 608174 and cap["context_len"] == 262144
+    assert run.ranks == {f"TP{i}" for i in range(8)}
+
+
+def test_bytes_per_token_is_logged_gib_over_tokens():
+    run = analyse("qwen35-397b-nvfp4-tp8-fp8.log").state.current
+    pool = run.primary_kv_pool()
+    assert pool.bytes_per_token == (2.18 + 2.18) * (1 << 30) / 608174
+
+
+def test_runtime_aggregates_match_a_hand_count():
+    name = "llama31-8b-retraction.log"
+    run = analyse(name).state.current
+    lines = list(iter_lines(str(SAMPLES / name)))
+    decode = [ln for ln in lines if "Decode batch" in ln]
+    retract = [ln for ln in lines if "Retract requests" in ln]
+    assert run.runtime.decode_batches == len(decode)
+    assert run.runtime.retractions == len(retract)
+    retracted = sum(int(ln.split("#retracted_reqs: ")[1].split(",")[0]) for ln in retract)
+    assert run.runtime.retracted_reqs == retracted
+    usages = [float(ln.split("token usage: ")[1].split(",")[0]) for ln in decode]
+    assert run.runtime.last_token_usage == usages[-1]
+    assert run.runtime.peak_token_usage >= max(usages)
+    gens = [float(ln.split("(token/s): ")[1].split(",")[0]) for ln in decode]
+    assert abs(run.runtime.mean_gen_throughput - sum(gens) / len(gens)) < 1e-6
+    assert run.runtime.timeline[-1].line == lines.index(decode[-1]) + 1 or \
+        run.runtime.timeline[-1].retraction
+
+
+def test_restart_starts_a_new_run_and_latest_is_current():
+    a = analyse("qwen35-397b-nvfp4-tp8-fp8.log", "qwen35-397b-nvfp4-tp8-bf16.log")
+    assert len(a.state.runs) == 2
+    first, current = a.state.runs
+    assert first.effective[0] == "fp8_e4m3" and first.scales == "missing"
+    assert current.effective[0] == "bf16" and current.scales == "unknown"
+    assert current.primary_kv_pool().tokens == 304087
+
+
+def test_second_weight_load_without_dump_is_a_new_run():
+    lines = [
+        "[2026-01-01 10:00:00 TP0] Load weight begin. avail mem=70.00 GB",
+        "[2026-01-01 10:00:09 TP0] max_total_num_tokens=1000, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "
+        "available_gpu_mem=3.00 GB",
+        "[2026-01-01 11:00:00 TP0] Load weight begin. avail mem=70.00 GB",
+    ]
+    a = Analyzer()
+    a.feed_many("x", lines)
+    assert len(a.state.runs) == 2
+
+
+def test_auto_resolving_to_fp8_without_a_warning():
+    run = analyse("qwen35-397b-nvfp4-tp8-auto-fp8.log").state.current
+    assert run.configured_kv_dtype == "auto"
+    assert run.effective[:2] == ("fp8_e4m3", "pool_line")
+    assert run.scales == "unknown"
+
+
+def test_fp4_recipe_name_beats_the_logical_torch_dtype():
+    run = analyse("qwen3-235b-tp8-nvfp4-kv.log").state.current
+    assert run.effective[0] == "nvfp4"
+
+
+def test_old_auto_is_the_model_dtype():
+    run = analyse("sglang-0.3-legacy.log").state.current
+    assert run.effective[:2] == ("fp16", "model_dtype")
+    assert not run.pools
+
+
+def test_mla_pool_kind():
+    run = analyse("deepseek-v3-tp8-mla.log").state.current
+    assert {p.kind for p in run.pools.values()} == {"mla"}
+    assert len(run.capacity) == 8  # 0.4.6 prints the capacity line on every TP rank
+
+
+def test_swa_pools_are_kept_apart():
+    run = analyse("gpt-oss-120b-tp4-e5m2-restart.log").state.current
+    labels = {(p.rank, p.label) for p in run.pools.values()}
+    assert ("TP0", "Full") in labels and ("TP0", "SWA") in labels
+    assert run.primary_kv_pool().label == "Full"
+    assert run.swa_split["full_tokens"] == run.primary_kv_pool().tokens
+
+
+def test_memory_stays_bounded_on_long_runtime():
+    base = ("[2026-01-01 10:00:00 TP0] Decode batch, #running-req: 5, #token: 100, token usage: "
+            "0.50, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0")
+    a = Analyzer()
+    a.feed_many("x", (base for _ in range(5000)))
+    rt = a.state.current.runtime
+    assert rt.decode_batches == 5000
+    assert len(rt.timeline) == rt.timeline.maxlen
+
+
+def test_apply_tolerates_events_with_missing_fields():
+    from parsers import Event
+
+    a = Analyzer()
+    for kind in ("decode_batch", "prefill_batch", "kv_pool", "capacity", "retraction", "oom",
+                 "server_args", "kv_dtype", "mamba_pool", "load_weight_end"):
+        a.state.apply(Event(kind=kind), "x", 1, "text")
+    a.report()  # must not raise
