@@ -223,6 +223,7 @@ class KvApp(App[int]):
             log.append(d.entries)
         if d.report is not None:
             self._apply_report(d.report, d.timeline)
+            self.query_one(WhatIfPane).show(d.calc)
         header.lines = d.lines
         progress = getattr(self.source, "progress", None)
         header.progress = progress if isinstance(progress, float) else None
@@ -243,7 +244,6 @@ class KvApp(App[int]):
         self.query_one(HeaderBar).report = report
         self.query_one(AlertsPane).show(report)
         self.query_one(FactsPane).show(report)
-        self.query_one(WhatIfPane).show(report)
         self.query_one(TimelinePane).show(timeline)
         evidence = set()
         for a in sorted_alerts(report):
@@ -253,6 +253,26 @@ class KvApp(App[int]):
         self.query_one(LogView).set_evidence(evidence)
         n = len(sorted_alerts(report))
         self.query_one(AlertsPane).border_title = f"Alerts ({n})"
+
+    @on(WhatIfPane.ModelChosen)
+    def _model_chosen(self, event: WhatIfPane.ModelChosen) -> None:
+        self._reanalyse(event.model)
+
+    @work(thread=True, exclusive=True, group="model")
+    def _reanalyse(self, model: str | None) -> None:
+        """Rebuild report and calculator with the chosen model (off the event loop)."""
+        if model:
+            try:
+                from kvtui.core.capacity import resolve_model
+
+                resolve_model(model)
+            except Exception as exc:
+                self.call_from_thread(self.notify, f"model: {exc}", severity="warning",
+                                      markup=False)
+                return
+        with self.ingest.report_lock:
+            self.ingest.analyzer.model = model
+        self.ingest.refresh_report()
 
     # -- log pane status --------------------------------------------------------------------------
     @on(LogView.Status)

@@ -44,6 +44,7 @@ class Drained:
     notices: list[SourceNotice] = field(default_factory=list)
     report: dict[str, Any] | None = None
     timeline: list[Any] | None = None
+    calc: Any = None  # kvtui.core.capacity.Calculator for the current run, or None
     lines: int = 0
     restarted: bool = False
 
@@ -66,6 +67,7 @@ class Ingest:
         self._notices: list[SourceNotice] = []
         self._report: dict[str, Any] | None = None
         self._timeline: list[Any] | None = None
+        self._calc: Any = None
         self._report_dirty = False
         self._restarted = False
         self._last_report = 0.0
@@ -150,14 +152,26 @@ class Ingest:
             with self.report_lock:
                 report = self.analyzer.report()
                 timeline = list(self.analyzer.state.current.runtime.timeline)
+                calc = self._calculator()
         except Exception as exc:  # a bug in a rule must not stop ingestion
             report = {"error": f"report failed: {type(exc).__name__}: {exc}"}
             timeline = []
+            calc = None
         with self._lock:
             self._report = report
             self._timeline = timeline
+            self._calc = calc
             self._report_dirty = False
         self._last_report = time.monotonic()
+
+    def _calculator(self) -> Any:
+        try:
+            from kvtui.core import capacity
+
+            a = self.analyzer
+            return capacity.calculator_for_run(a.state.current, a.model, a.checkpoint)
+        except Exception:
+            return None
 
     def refresh_report(self) -> None:
         """Rebuild the snapshot now (e.g. when paused, or after a what-if option changed)."""
@@ -178,6 +192,7 @@ class Ingest:
             if self._report is not None:
                 out.report, self._report = self._report, None
                 out.timeline, self._timeline = self._timeline, None
+                out.calc, self._calc = self._calc, None
             out.restarted, self._restarted = self._restarted, False
         out.lines = self.lines
         return out

@@ -304,24 +304,12 @@ def _rank_span(ranks: list[str]) -> str:
 
 
 def _computed_bpt(r: dict[str, Any]) -> float | None:
-    """Bytes/token the calculator derives from the model spec, when the report carries it."""
+    """Bytes/token the calculator derives from the model spec (the report's whatif.current)."""
     w = r.get("whatif")
-    if not isinstance(w, dict):
-        return None
-    for key in ("bytes_per_token", "cell_bytes", "computed_bytes_per_token"):
-        v = w.get(key)
-        if isinstance(v, int | float) and not isinstance(v, bool):
-            return float(v)
-        if isinstance(v, dict):
-            cur = (r.get("kv_cache") or {}).get("effective_dtype")
-            if cur in v and isinstance(v[cur], int | float):
-                return float(v[cur])
-    cur_row = w.get("current")
-    if isinstance(cur_row, dict):
-        for key in ("bytes_per_token", "cell_bytes"):
-            v = cur_row.get(key)
-            if isinstance(v, int | float) and not isinstance(v, bool):
-                return float(v)
+    cur = w.get("current") if isinstance(w, dict) else None
+    v = cur.get("theoretical_bytes_per_token") if isinstance(cur, dict) else None
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return float(v)
     return None
 
 

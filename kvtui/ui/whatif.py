@@ -14,6 +14,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
 
 from kvtui.ui.text import clean
@@ -59,12 +60,18 @@ class WhatIfPane(VerticalScroll):
     WhatIfPane Input.-invalid { background: $error 40%; }
     """
 
+    class ModelChosen(Message):
+        """The user picked a preset or a config.json: the app re-analyses with that model."""
+
+        def __init__(self, model: str | None) -> None:
+            super().__init__()
+            self.model = model
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.inputs = WhatIfInputs()
-        self.report: dict[str, Any] | None = None
+        self.calc: Any = None
         self.result: WhatIfResult | None = None
-        self._seeded = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="wi-row"):
@@ -92,14 +99,12 @@ class WhatIfPane(VerticalScroll):
         yield Static("", markup=False, id="wi-result")
 
     # -- data ------------------------------------------------------------------------------
-    def show(self, report: dict[str, Any] | None) -> None:
-        self.report = report
-        if report and not self._seeded and (report.get("kv_cache") or {}).get("effective_dtype"):
-            self._seeded = True
+    def show(self, calc: Any) -> None:
+        self.calc = calc
         self.recompute()
 
     def recompute(self) -> None:
-        self.result = compute(self.report, self.inputs)
+        self.result = compute(self.calc, self.inputs)
         self.query_one("#wi-result", Static).update(self.render_result(self.result))
 
     def render_result(self, res: WhatIfResult) -> Any:
@@ -138,7 +143,7 @@ class WhatIfPane(VerticalScroll):
     @on(Select.Changed, "#wi-preset")
     def _preset(self, event: Select.Changed) -> None:
         self.inputs.preset = event.value if isinstance(event.value, str) else None
-        self.recompute()
+        self.post_message(self.ModelChosen(self.inputs.preset))
 
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:
@@ -187,7 +192,7 @@ class WhatIfPane(VerticalScroll):
     def _config(self, event: Input.Submitted) -> None:
         event.stop()
         self.inputs.config_path = event.value.strip() or None
-        self.recompute()
+        self.post_message(self.ModelChosen(self.inputs.config_path or self.inputs.preset))
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
