@@ -110,7 +110,8 @@ def load_identities(spec: HostSpec, prompt: PassphrasePrompt | None,
             continue
         try:
             key = paramiko.PKey.from_path(path)
-        except paramiko.PasswordRequiredException:
+        except (paramiko.PasswordRequiredException, TypeError):
+            # cryptography raises TypeError("Key is password-protected...") for OpenSSH keys
             blob = _pub_blob(path)
             if blob is not None and blob in agent:
                 continue
@@ -132,8 +133,8 @@ def _load_encrypted(path: str, prompt: PassphrasePrompt | None,
             ids.notes.append(f"{path}: encrypted, no passphrase available (skipped)")
             return None
         try:
-            return paramiko.PKey.from_path(path, secret)
-        except paramiko.SSHException:
+            return paramiko.PKey.from_path(path, secret.encode())  # type: ignore[arg-type]
+        except (paramiko.SSHException, ValueError, TypeError):
             continue
     ids.notes.append(f"{path}: wrong passphrase (skipped)")
     return None

@@ -92,7 +92,9 @@ class RemoteFollower:
                  stop_at_end: bool = False, connection: Connection | None = None,
                  keepalive: float | None = None, backoff: tuple[float, float] = (1.0, 30.0),
                  compress: bool = True, rng: Callable[[], float] = random.random,
-                 host_label: str | None = None) -> None:
+                 host_label: str | None = None, model_path: str | None = None,
+                 on_checkpoint: Callable[[Connection, str], str | None] | None = None
+                 ) -> None:
         self.connector = connector
         self.target = target
         self.lines = lines  # None: the whole log so far
@@ -110,6 +112,9 @@ class RemoteFollower:
         self.bytes_received = 0
         self.last_data = time.monotonic()
         self._r = _Resume()
+        self.model_path = model_path  # from discovery, else from the log's server_args
+        self.on_checkpoint = on_checkpoint
+        self._inspected: str | None = None
 
     # -- LineSource --------------------------------------------------------------------------
 
@@ -122,7 +127,8 @@ class RemoteFollower:
                          else f"reconnecting ({reason}), last data "
                               f"{time.monotonic() - self.last_data:.0f} s ago")
             conn: Connection | None = None
-            owned = True
+            owned = True  # a lent connection is closed on loss, but left open when done
+            finished = False
             try:
                 if self._given is not None:
                     conn, owned, self._given = self._given, False, None
@@ -134,6 +140,7 @@ class RemoteFollower:
                 conn.start_pinger(self.keepalive)
                 progressed = self._stream(conn, emit, stop)
                 if progressed is None:  # finished (stop_at_end, command exited, or stopped)
+                    finished = True
                     return
                 if progressed:
                     attempt = 0
@@ -151,7 +158,7 @@ class RemoteFollower:
             except (paramiko.SSHException, OSError, EOFError) as exc:
                 reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             finally:
-                if conn is not None and owned:
+                if conn is not None and (owned or not finished):
                     conn.close()
             if stop.is_set():
                 break
@@ -168,7 +175,7 @@ class RemoteFollower:
     # -- helpers -----------------------------------------------------------------------------
 
     def _notice(self, emit: Emit, state: str, message: str = "") -> None:
-        if state not in ("info",):
+        if state not in ("info", "checkpoint"):
             self.state = state
         emit([SourceNotice(self.name, state, message)])
 
@@ -227,9 +234,34 @@ class RemoteFollower:
         for off, text in pairs:
             n += 1
             items.append(SourceLine(name, n, off, text))
+            if "model_path" in text and self.on_checkpoint is not None:
+                self._note_model_path(text)
         self._r.line_no = n
         if items:
             emit(items)
+
+    def _note_model_path(self, text: str) -> None:
+        from parsers import parse_line
+
+        ev = parse_line(text)
+        if ev is not None and ev.kind == "server_args":
+            path = ev.get("model_path")
+            if isinstance(path, str) and path:
+                self.model_path = path
+
+    def _maybe_inspect(self, conn: Connection, emit: Emit) -> None:
+        """Once live, read the checkpoint of the model the log names, on this connection."""
+        hook = self.on_checkpoint
+        path = self.model_path
+        if hook is None or not path or path == self._inspected:
+            return
+        self._inspected = path
+        try:
+            message = hook(conn, path)
+        except Exception as exc:  # best effort: never let inspection kill the stream
+            message = f"checkpoint inspection failed: {exc}"
+        if message:
+            self._notice(emit, "checkpoint", message)
 
     def _stream_file(self, conn: Connection, emit: Emit, stop: threading.Event) -> bool | None:
         r = self._r
@@ -305,9 +337,12 @@ class RemoteFollower:
                         if self.stop_at_end:
                             self._flush_tail(emit)
                             return None
+                        self._maybe_inspect(conn, emit)
                     elif kind == b"N":
                         note = json.loads(payload)
                         state = note.get("state", "info")
+                        if state == "error":
+                            raise _Fatal(note.get("message", "remote follower failed"))
                         if state in ("rotated", "truncated") and r.splitter is not None:
                             tail = r.splitter.flush() if state == "rotated" else []
                             if tail:
@@ -323,6 +358,8 @@ class RemoteFollower:
                     self._emit_lines(emit, pairs, items)
                 elif items:
                     emit(items)
+                if self.state == "live" and self.model_path != self._inspected:
+                    self._maybe_inspect(conn, emit)
                 self._watchdog(conn, last_frame)
             return None
         finally:
@@ -392,6 +429,8 @@ class RemoteFollower:
                 texts = self._filter_command_lines(pairs)
                 if texts:
                     self._emit_lines(emit, [(-1, t) for t in texts], [])
+                elif self.model_path != self._inspected:
+                    self._maybe_inspect(conn, emit)  # when the output pauses
                 if chunk == b"":
                     while chan.recv_stderr_ready():
                         texts = self._filter_command_lines(err.feed(chan.recv_stderr(65536)))

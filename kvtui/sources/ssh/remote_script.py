@@ -82,9 +82,15 @@ def open_path(wait_note=True):
         try:
             return os.open(path, os.O_RDONLY)
         except FileNotFoundError:
+            if stop_at_end:
+                note("error", "%s: no such file" % path)
+                sys.exit(3)
             if not noted and wait_note:
                 note("missing", "%s does not exist (yet); waiting for it" % path)
                 noted = True
+        except OSError as e:
+            note("error", "%s: %s" % (path, e.strerror or e))
+            sys.exit(3)
         if stdin_closed(0.25):
             sys.exit(0)
 

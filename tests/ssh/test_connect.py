@@ -1,0 +1,206 @@
+"""Connecting: ssh_config aliases (Include, ProxyCommand, ProxyJump chains), overrides, host keys."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from kvtui.sources.ssh.config import parse_jump, resolve_host, resolve_includes
+from kvtui.sources.ssh.connect import Connector, SSHError, load_identities
+
+
+def _whoami(connector: Connector) -> str:
+    conn = connector.connect()
+    try:
+        rc, out, _ = conn.exec("echo ok:$(id -un)", timeout=10)
+        assert rc == 0
+        return out.decode().strip()
+    finally:
+        conn.close()
+
+
+def test_alias_from_config(ssh_env, sshd, make_connector):
+    spec = resolve_host("gpu", config_path=str(ssh_env["config"]))
+    assert (spec.hostname, spec.port) == ("127.0.0.1", sshd.port)
+    assert spec.identities_only and spec.identity_files == [str(ssh_env["key"])]
+    assert spec.server_alive_interval == 1 and spec.connect_timeout == 5.0
+    assert _whoami(make_connector("gpu")).startswith("ok:")
+
+
+def test_include_is_resolved(ssh_env, sshd, make_connector):
+    text = resolve_includes(str(ssh_env["config"]))
+    assert "Host gpu-included" in text
+    spec = resolve_host("gpu-included", config_path=str(ssh_env["config"]))
+    assert spec.port == sshd.port
+    assert _whoami(make_connector("gpu-included")).startswith("ok:")
+
+
+def test_include_relative_to_dot_ssh_and_inside_host_block(ssh_env, tmp_path):
+    ssh_dir = ssh_env["home"] / ".ssh"
+    (ssh_dir / "conf.d").mkdir()
+    (ssh_dir / "conf.d" / "a.conf").write_text("Host fromglob\n  Port 2201\n")
+    cfg = ssh_dir / "config"
+    cfg.write_text("Host box\n  Include conf.d/*.conf\n  User alice\n")
+    spec = resolve_host("box")  # default ~/.ssh/config
+    assert spec.user == "alice"  # still applies to Host box after the Include
+    assert resolve_host("fromglob").port == 2201
+
+
+def test_command_line_overrides_config(ssh_env, tmp_path):
+    spec = resolve_host("gpu", config_path=str(ssh_env["config"]), port=2222, user="bob",
+                        identity=str(tmp_path / "other key"))
+    assert (spec.port, spec.user) == (2222, "bob")
+    assert spec.identity_files[0] == str(tmp_path / "other key")
+
+
+def test_overrides_expand_into_proxycommand(ssh_env):
+    spec = resolve_host("gpu-via-proxycommand", config_path=str(ssh_env["config"]), port=2299)
+    assert spec.proxy_command is not None and spec.proxy_command.endswith("127.0.0.1 2299")
+
+
+@pytest.mark.parametrize("hop,expected", [
+    ("jump", ("jump", None, None)),
+    ("alice@jump:2200", ("jump", "alice", 2200)),
+    ("ssh://bob@jump:22/", ("jump", "bob", 22)),
+    ("[::1]:2222", ("::1", None, 2222)),
+])
+def test_parse_jump(hop, expected):
+    assert parse_jump(hop) == expected
+
+
+def test_proxycommand(ssh_env, make_connector):
+    assert _whoami(make_connector("gpu-via-proxycommand")).startswith("ok:")
+
+
+def test_proxyjump_single_and_chain(ssh_env, make_connector, jump_sshd):
+    c = make_connector("gpu-via-jump")
+    conn = c.connect()
+    try:
+        assert len(conn.chain) == 1
+        assert conn.exec("echo via-jump", timeout=10)[1] == b"via-jump\n"
+    finally:
+        conn.close()
+    c2 = make_connector("gpu-via-two-jumps")
+    conn = c2.connect()
+    try:
+        assert len(conn.chain) == 2  # jumpbox, then jumpbox again through the first
+        assert conn.exec("echo two", timeout=10)[1] == b"two\n"
+    finally:
+        conn.close()
+
+
+def test_connection_refused_is_one_line_and_not_fatal(ssh_env, make_connector):
+    with socket_closed_port() as port:
+        c = make_connector("gpu", port=port)
+    with pytest.raises(SSHError) as info:
+        c.connect()
+    assert not info.value.fatal
+    assert "\n" not in str(info.value)
+
+
+class socket_closed_port:
+    def __enter__(self) -> int:
+        import socket
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    def __exit__(self, *a: object) -> None:
+        pass
+
+
+# -- host keys ---------------------------------------------------------------------------------
+
+def _fingerprint(pub_path) -> str:
+    out = subprocess.run(["ssh-keygen", "-l", "-E", "sha256", "-f", str(pub_path)],
+                         capture_output=True, text=True, check=True, timeout=10).stdout
+    return out.split()[1]
+
+
+def test_unknown_host_key_refused_with_fingerprint(ssh_env, sshd, make_connector):
+    ssh_env["known"].write_text("")
+    with pytest.raises(SSHError) as info:
+        make_connector("gpu").connect()
+    msg = str(info.value)
+    assert info.value.fatal
+    assert "not known" in msg and "ssh-ed25519" in msg
+    assert _fingerprint(sshd.host_key.with_suffix(".pub")) in msg
+    assert f"[127.0.0.1]:{sshd.port}" in msg
+    assert not ssh_env["kvtui_known"].exists()
+
+
+def test_trust_on_first_use_records_and_reuses(ssh_env, sshd, make_connector):
+    ssh_env["known"].write_text("")
+    c = make_connector("gpu", accept_new_host_key=True)
+    assert _whoami(c).startswith("ok:")
+    assert any("recorded new host key" in m for m in c.messages)
+    recorded = ssh_env["kvtui_known"].read_text()
+    assert recorded.startswith(f"[127.0.0.1]:{sshd.port} ssh-ed25519 ")
+    assert oct(os.stat(ssh_env["kvtui_known"]).st_mode & 0o777) == "0o600"
+    # the next connection needs no flag: the key is known now
+    assert _whoami(make_connector("gpu")).startswith("ok:")
+    assert ssh_env["known"].read_text() == ""  # ~/.ssh/known_hosts untouched
+
+
+def test_changed_host_key_refused_even_with_accept_new(ssh_env, sshd, make_connector):
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                    str(ssh_env["tmp"] / "fake")], check=True, timeout=30)
+    kt, b64 = (ssh_env["tmp"] / "fake.pub").read_text().split()[:2]
+    ssh_env["known"].write_text(f"[127.0.0.1]:{sshd.port} {kt} {b64}\n")
+    for accept in (False, True):
+        with pytest.raises(SSHError) as info:
+            make_connector("gpu", accept_new_host_key=accept).connect()
+        msg = str(info.value)
+        assert info.value.fatal and "HOST KEY CHANGED" in msg
+        assert _fingerprint(sshd.host_key.with_suffix(".pub")) in msg  # what the server sent
+        assert _fingerprint(ssh_env["tmp"] / "fake.pub") in msg  # what we expected
+        assert f"[127.0.0.1]:{sshd.port}" in msg
+    assert not ssh_env["kvtui_known"].exists()
+
+
+def test_changed_key_in_kvtui_file_refused(ssh_env, sshd, make_connector):
+    ssh_env["known"].write_text("")
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                    str(ssh_env["tmp"] / "fake2")], check=True, timeout=30)
+    kt, b64 = (ssh_env["tmp"] / "fake2.pub").read_text().split()[:2]
+    ssh_env["kvtui_known"].write_text(f"[127.0.0.1]:{sshd.port} {kt} {b64}\n")
+    with pytest.raises(SSHError) as info:
+        make_connector("gpu", accept_new_host_key=True).connect()
+    assert "HOST KEY CHANGED" in str(info.value)
+
+
+def test_encrypted_key_prompts_once(ssh_env, sshd, tmp_path):
+    key = tmp_path / "enc_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "s3cret", "-f", str(key)],
+                   check=True, timeout=30)
+    with open(sshd.authorized, "a") as f:
+        f.write((tmp_path / "enc_key.pub").read_text())
+    spec = resolve_host("gpu", config_path=str(ssh_env["config"]), identity=str(key))
+    asked: list[str] = []
+
+    def prompt(path: str) -> str:
+        asked.append(path)
+        return "wrong" if len(asked) == 1 else "s3cret"
+
+    ids = load_identities(spec, prompt)
+    assert asked == [str(key), str(key)]
+    assert ids.keys[0][0] == str(key)
+    conn = Connector(spec, ids).connect()
+    conn.close()
+    conn = Connector(spec, ids).connect()  # reconnect: no new prompt
+    conn.close()
+    assert len(asked) == 2
+
+
+def test_auth_failure_is_fatal_and_clear(ssh_env, tmp_path):
+    key = tmp_path / "stranger"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)],
+                   check=True, timeout=30)
+    spec = resolve_host("gpu", config_path=str(ssh_env["config"]))
+    spec.identity_files = [str(key)]
+    with pytest.raises(SSHError) as info:
+        Connector(spec, load_identities(spec, None)).connect()
+    assert info.value.fatal and "authentication failed" in str(info.value)
