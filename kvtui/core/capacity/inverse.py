@@ -29,7 +29,8 @@ def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float) 
     out["tokens_available"] = have_tokens
     cost = calc._cost_per_token(dtype)
     if cost is None:
-        out["note"] = "no pool size or model spec: cannot size the target"
+        out["fits_now"] = have_tokens is not None and have_tokens >= need_tokens
+        out["note"] = "no pool sizes and no model spec: bytes per token unknown, tokens only"
         return out
     need_bytes = int(need_tokens * cost)
     budget, _, estimate = calc.budget_bytes()
@@ -46,7 +47,7 @@ def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float) 
         mamba_gib = calc._mamba_bytes() / GIB
         # rest(m) = avail - pre (1 - m) must reach need + mamba - offset.
         m = 1 - (mem.avail_gib - (need_bytes / GIB + mamba_gib - offset_gib)) / mem.pre_gib
-        out["mem_fraction_static_needed"] = round(m, 4)
+        out["mem_fraction_static_needed"] = math.ceil(m * 10_000) / 10_000  # round up: fit
         out["mem_fraction_static_current"] = mem.mem_fraction_static
         out["mem_fraction_static_feasible"] = m <= MAX_MEM_FRACTION
     else:

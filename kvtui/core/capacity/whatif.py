@@ -175,8 +175,8 @@ class Calculator:
             base = int(self.memory.rest_gib() * GIB) - self._mamba_bytes()
             basis, estimate = "the memory lines (Load weight begin/end, mem_fraction_static)", True
         changed = (tp not in (None, self.parallel.tp)) or (
-            mem_fraction_static is not None and self.memory is not None
-            and mem_fraction_static != self.memory.mem_fraction_static)
+            mem_fraction_static is not None and (
+                self.memory is None or mem_fraction_static != self.memory.mem_fraction_static))
         if not changed:
             return base, basis, estimate
         if self.memory is None:
@@ -195,22 +195,22 @@ class Calculator:
     def tokens_for(self, dtype: str, tp: int | None = None,
                    mem_fraction_static: float | None = None) -> tuple[int | None, int | None]:
         """(full-pool tokens, SWA tokens or None) SGLang would allocate, page-aligned."""
+        page = max(1, self.page_size)
+        unchanged = tp in (None, self.parallel.tp) and mem_fraction_static is None
+        if self.spec is None and self.tokens and unchanged and self.pool_bytes is None:
+            # Log only: scale the token count by the value-size ratio (exact for 16/8-bit).
+            n = int(self.tokens * VALUE_COST[self.current_dtype] / VALUE_COST[dtype])
+            return n // page * page, None
         budget, _, _ = self.budget_bytes(tp, mem_fraction_static)
         if budget is None:
             return None, None
-        page = max(1, self.page_size)
         cell = self.cell(dtype, tp)
         if cell is not None and cell.swa is not None:
             return cell.swa.tokens(budget, page)
         cost = float(cell.bytes_per_token) if cell is not None else self._cost_per_token(dtype)
         if not cost:
             return None, None
-        if cell is None and self.tokens and tp in (None, self.parallel.tp) and \
-                mem_fraction_static is None and self.pool_bytes is None:
-            # Log only: scale the token count by the value-size ratio (exact for 16/8-bit).
-            n = int(self.tokens * VALUE_COST[self.current_dtype] / VALUE_COST[dtype])
-        else:
-            n = int(budget // cost)
+        n = int(budget // cost)
         return n // page * page, None
 
     # -- measurements -----------------------------------------------------------------------
