@@ -161,55 +161,58 @@ st, head_len = hello(fd, pos)
 ino, dev = st.st_ino, st.st_dev
 sent_end = False
 missing = False
+idle = True  # check for rotation/truncation before reading after every pause
 last_out = last_check = time.monotonic()
 while True:
-    chunk = os.read(fd, CHUNK)
     now = time.monotonic()
+    if idle or now - last_check >= 0.1:
+        last_check = now
+        if not idle and stdin_closed(0):
+            sys.exit(0)
+        try:
+            cur = os.stat(path)
+        except FileNotFoundError:
+            cur = None
+            if not missing:
+                note("missing", "%s disappeared; still reading the old file, waiting for a "
+                     "new one" % path)
+                missing = True
+        if cur is not None and (cur.st_ino != ino or cur.st_dev != dev):
+            drain(fd)
+            os.close(fd)
+            fd = open_path()
+            note("rotated", "%s was replaced (rotated); following the new file" % path)
+            missing = False
+            pos = 0
+            st, head_len = hello(fd, 0)
+            ino, dev = st.st_ino, st.st_dev
+            continue
+        if cur is not None:
+            missing = False
+        size = os.fstat(fd).st_size
+        if len(first64) < 64 and size >= 64 and pos >= 64:
+            first64 = os.pread(fd, 64, 0)
+        if size < pos or (len(first64) == 64 and os.pread(fd, 64, 0) != first64):
+            note("truncated", "%s was truncated; reading it from the start" % path)
+            os.lseek(fd, 0, 0)
+            pos = 0
+            st, head_len = hello(fd, 0)
+            continue
+    chunk = os.read(fd, CHUNK)
     if chunk:
+        idle = False
         data(chunk)
         pos += len(chunk)
         last_out = now
         if head_len < HEAD and pos >= HEAD:
             st, head_len = hello(fd, pos)
-        if now - last_check < 0.1:
-            continue
-    elif not sent_end:
+        continue
+    idle = True
+    if not sent_end:
         w(b"E")
         sent_end = True
         if stop_at_end:
             sys.exit(0)
-    last_check = now
-    try:
-        cur = os.stat(path)
-    except FileNotFoundError:
-        cur = None
-        if not missing:
-            note("missing", "%s disappeared; still reading the old file, waiting for a new one"
-                 % path)
-            missing = True
-    if cur is not None and (cur.st_ino != ino or cur.st_dev != dev):
-        drain(fd)
-        os.close(fd)
-        fd = open_path()
-        note("rotated", "%s was replaced (rotated); following the new file" % path)
-        missing = False
-        pos = 0
-        st, head_len = hello(fd, 0)
-        ino, dev = st.st_ino, st.st_dev
-        continue
-    if cur is not None:
-        missing = False
-    size = os.fstat(fd).st_size
-    if len(first64) < 64 and size >= 64:
-        first64 = os.pread(fd, 64, 0)
-    if size < pos or (len(first64) == 64 and os.pread(fd, 64, 0) != first64):
-        note("truncated", "%s was truncated; reading it from the start" % path)
-        os.lseek(fd, 0, 0)
-        pos = 0
-        st, head_len = hello(fd, 0)
-        continue
-    if chunk:
-        continue
     if now - last_out >= hb:
         w(b"K")
         last_out = now

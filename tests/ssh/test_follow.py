@@ -1,0 +1,289 @@
+"""Following over a real sshd: append, awkward paths, rotation, truncation, reconnect, cleanup."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import threading
+import time
+
+from conftest import Collector, pids_matching
+
+from kvtui.sources.ssh.follow import RemoteFollower, Target, dies_with_channel
+
+AWKWARD = "dir with 'quotes'; and $(spaces)"
+
+
+def _append(path, lines) -> None:
+    with open(path, "a") as f:
+        f.write("".join(f"{x}\n" for x in lines))
+
+
+def _follower(connector, path, **kw) -> RemoteFollower:
+    kw.setdefault("keepalive", 1.0)
+    kw.setdefault("backoff", (0.2, 1.0))
+    return RemoteFollower(connector, Target("file", str(path)), **kw)
+
+
+def test_follow_append_awkward_path(make_connector, tmp_path):
+    d = tmp_path / AWKWARD
+    d.mkdir()
+    log = d / 'server "x"; echo pwned >&2.log'
+    _append(log, ["a1", "a2"])
+    with Collector(_follower(make_connector("gpu"), log)) as c:
+        c.wait(lambda: c.notices("live"), what="live")
+        assert c.texts() == ["a1", "a2"]
+        _append(log, ["b1", "b2", "b3"])
+        c.wait(lambda: len(c.lines()) == 5, what="appended lines")
+        lines = c.lines()
+        assert [x.text for x in lines] == ["a1", "a2", "b1", "b2", "b3"]
+        assert [x.line_no for x in lines] == [1, 2, 3, 4, 5]
+        assert [x.offset for x in lines] == [0, 3, 6, 9, 12]
+        assert lines[0].source.endswith(str(log))
+        assert [n.state for n in c.notices()][:3] == ["connecting", "loading", "live"]
+    assert not c.notices("error")
+
+
+def test_partial_line_waits_for_newline(make_connector, tmp_path):
+    log = tmp_path / "p.log"
+    log.write_text("one\ntw")
+    with Collector(_follower(make_connector("gpu"), log)) as c:
+        c.wait(lambda: c.notices("live"))
+        assert c.texts() == ["one"]
+        with open(log, "a") as f:
+            f.write("o\n")
+        c.wait(lambda: len(c.lines()) == 2)
+        assert c.texts() == ["one", "two"]
+
+
+def test_last_n_lines(make_connector, tmp_path):
+    log = tmp_path / "n.log"
+    _append(log, [f"l{i}" for i in range(1, 101)])
+    with Collector(_follower(make_connector("gpu"), log, lines=3)) as c:
+        c.wait(lambda: c.notices("live"))
+        assert c.texts() == ["l98", "l99", "l100"]
+
+
+def test_rotation_by_rename(make_connector, tmp_path):
+    log = tmp_path / "r.log"
+    _append(log, ["r1", "r2"])
+    with Collector(_follower(make_connector("gpu"), log)) as c:
+        c.wait(lambda: c.notices("live"))
+        with open(log, "a") as old:
+            os.rename(log, tmp_path / "r.log.1")
+            old.write("r3\n")  # the writer still has the old file open for a moment
+            old.flush()
+            _append(log, ["n1", "n2"])
+        c.wait(lambda: len(c.lines()) == 5, what="lines after rotation")
+        assert c.texts() == ["r1", "r2", "r3", "n1", "n2"]
+        assert c.notices("rotated")
+        after = c.lines()[3:]
+        assert [x.offset for x in after] == [0, 3]  # offsets restart in the new file
+        assert [x.line_no for x in after] == [4, 5]  # numbering continues
+
+
+def test_rotation_by_truncation(make_connector, tmp_path):
+    log = tmp_path / "t.log"
+    _append(log, ["first line of the old content", "second"])
+    with Collector(_follower(make_connector("gpu"), log)) as c:
+        c.wait(lambda: c.notices("live"))
+        with open(log, "r+") as f:
+            f.truncate(0)
+        time.sleep(0.3)
+        _append(log, ["new1", "new2"])
+        c.wait(lambda: len(c.lines()) == 4, what="lines after truncation")
+        assert c.texts()[2:] == ["new1", "new2"]
+        assert c.notices("truncated")
+        assert [x.offset for x in c.lines()[2:]] == [0, 5]
+
+
+def test_truncate_and_refill_quickly_is_still_noticed(make_connector, tmp_path):
+    log = tmp_path / "t2.log"
+    _append(log, ["[2026-01-01 00:00:00] old line number one, long enough for a head check"])
+    with Collector(_follower(make_connector("gpu"), log)) as c:
+        c.wait(lambda: c.notices("live"))
+        with open(log, "w") as f:  # truncate and refill past the old size before any poll
+            f.write("".join(f"[2026-01-02 00:00:0{i}] new content line {i}\n" for i in range(5)))
+        c.wait(lambda: len(c.lines()) == 6, what="refilled lines")
+        assert c.notices("truncated")
+        assert c.texts()[1].startswith("[2026-01-02 00:00:00] new content line 0")
+
+
+def test_no_follower_left_on_host_after_disconnect(make_connector, tmp_path):
+    log = tmp_path / "cleanup-marker.log"
+    _append(log, ["x"])
+    c = Collector(_follower(make_connector("gpu"), log))
+    with c:
+        c.wait(lambda: c.notices("live"))
+        assert pids_matching("kvtui-follow", str(log)), "follower should run while connected"
+    deadline = time.monotonic() + 5
+    while pids_matching("kvtui-follow", str(log)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pids_matching("kvtui-follow", str(log)) == []
+
+
+def test_cmd_source_dies_with_channel(make_connector, tmp_path):
+    d = tmp_path / AWKWARD
+    d.mkdir()
+    log = d / "cmd; x.log"
+    _append(log, ["c1", "c2"])
+    command = f"tail -n +1 -f {shlex.quote(str(log))}"
+    src = RemoteFollower(make_connector("gpu"), Target("cmd", command), keepalive=1.0)
+    with Collector(src) as c:
+        c.wait(lambda: len(c.lines()) == 2)
+        _append(log, ["c3"])
+        c.wait(lambda: len(c.lines()) == 3)
+        assert c.texts() == ["c1", "c2", "c3"]
+        assert pids_matching("tail", str(log))
+    deadline = time.monotonic() + 5
+    while pids_matching("tail", str(log)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pids_matching("tail", str(log)) == [], "tail left running on the host"
+
+
+def test_dies_with_channel_quotes_everything():
+    cmd = dies_with_channel(["docker", "logs", "a b; rm -rf /"])
+    assert shlex.split(cmd)[-1] == "a b; rm -rf /"
+
+
+def _writer(path, n, rate, stop: threading.Event, done: threading.Event) -> None:
+    try:
+        with open(path, "a", buffering=1) as f:
+            for i in range(n):
+                if stop.is_set():
+                    return
+                f.write(f"seq {i:06d}\n")
+                time.sleep(1 / rate)
+    finally:
+        done.set()
+
+
+def test_reconnect_after_sshd_dies_every_line_once(make_connector, own_sshd, ssh_env, tmp_path):
+    with open(ssh_env["known"], "a") as f:
+        f.write(own_sshd.known_hosts_line())
+    log = tmp_path / "seq.log"
+    log.write_text("")
+    stop, done = threading.Event(), threading.Event()
+    total = 600
+    src = _follower(make_connector("gpu", port=own_sshd.port), log)
+    with Collector(src) as c:
+        c.wait(lambda: c.notices("live"))
+        t = threading.Thread(target=_writer, args=(log, total, 300, stop, done), daemon=True)
+        t.start()
+        c.wait(lambda: len(c.lines()) > 100, what="some lines before the cut")
+        own_sshd.kill_all()  # host gone: listener and sessions
+        c.wait(lambda: c.notices("reconnecting"), timeout=10, what="reconnecting state")
+        msg = c.notices("reconnecting")[-1].message
+        assert "reconnecting" in msg and "last data" in msg
+        time.sleep(1.0)  # down for a while; the log keeps growing
+        own_sshd.start()
+        done.wait(10)
+        c.wait(lambda: len(c.lines()) >= total, timeout=20, what="all lines after restart")
+        time.sleep(0.3)
+        texts = c.texts()
+    stop.set()
+    assert texts == [f"seq {i:06d}" for i in range(total)]  # each exactly once, in order
+    assert [x.line_no for x in c.lines()] == list(range(1, total + 1))
+    assert src.reconnects >= 1
+    assert any("resumed at byte" in n.message for n in c.notices("live"))
+
+
+def test_watchdog_notices_silent_peer(make_connector, own_sshd, ssh_env, tmp_path):
+    """A peer that stops answering (SIGSTOP: TCP stays up) is noticed within ~3 keepalives."""
+    with open(ssh_env["known"], "a") as f:
+        f.write(own_sshd.known_hosts_line())
+    log = tmp_path / "quiet.log"
+    _append(log, ["q1"])
+    src = _follower(make_connector("gpu", port=own_sshd.port), log, keepalive=0.5)
+    frozen: list[int] = []
+    try:
+        with Collector(src) as c:
+            c.wait(lambda: c.notices("live"))
+            frozen = own_sshd.session_pids()
+            for pid in frozen:
+                os.kill(pid, signal.SIGSTOP)
+            t0 = time.monotonic()
+            c.wait(lambda: c.notices("reconnecting"), timeout=8, what="watchdog")
+            assert time.monotonic() - t0 < 5
+            _append(log, ["q2"])
+            c.wait(lambda: c.texts() == ["q1", "q2"], timeout=15, what="resumed on a new session")
+    finally:
+        for pid in frozen:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_resume_after_rotation_while_disconnected(make_connector, own_sshd, ssh_env, tmp_path):
+    with open(ssh_env["known"], "a") as f:
+        f.write(own_sshd.known_hosts_line())
+    log = tmp_path / "rot.log"
+    _append(log, ["a1", "a2"])
+    src = _follower(make_connector("gpu", port=own_sshd.port), log)
+    with Collector(src) as c:
+        c.wait(lambda: c.notices("live"))
+        own_sshd.kill_all()
+        c.wait(lambda: c.notices("reconnecting"))
+        _append(log, ["a3"])  # written before the rotation, while we were away
+        os.rename(log, tmp_path / "rot.log.1")
+        _append(log, ["b1"])
+        own_sshd.start()
+        c.wait(lambda: len(c.lines()) == 4, timeout=15, what="rest of old file and new file")
+        assert c.texts() == ["a1", "a2", "a3", "b1"]
+        assert c.notices("rotated")
+
+
+def test_missing_file_waits_then_follows(make_connector, tmp_path):
+    log = tmp_path / "later.log"
+    with Collector(_follower(make_connector("gpu"), log)) as c:
+        c.wait(lambda: c.notices("missing"))
+        _append(log, ["hello"])
+        c.wait(lambda: c.texts() == ["hello"])
+
+
+def test_stop_at_end_reads_history_and_returns(make_connector, tmp_path):
+    log = tmp_path / "h.log"
+    _append(log, ["h1", "h2"])
+    with open(log, "a") as f:
+        f.write("h3 no newline")
+    src = _follower(make_connector("gpu"), log, stop_at_end=True)
+    c = Collector(src)
+    c.thread.start()
+    c.thread.join(15)
+    assert not c.thread.is_alive()
+    assert c.texts() == ["h1", "h2", "h3 no newline"]
+
+
+def test_stop_at_end_missing_file_is_an_error(make_connector, tmp_path):
+    src = _follower(make_connector("gpu"), tmp_path / "nope.log", stop_at_end=True)
+    c = Collector(src)
+    c.thread.start()
+    c.thread.join(15)
+    assert not c.thread.is_alive()
+    assert "no such file" in c.notices("error")[-1].message
+
+
+def test_docker_timestamps_dedupe():
+    src = RemoteFollower.__new__(RemoteFollower)
+    from kvtui.sources.ssh.follow import _Resume
+
+    src._r = _Resume()
+    first = src._docker_lines(["2026-01-01T00:00:01.5Z hello", "2026-01-01T00:00:02Z world"])
+    assert first == ["hello", "world"]
+    # after a reconnect, `--since` repeats the last second: already-seen lines are dropped
+    again = src._docker_lines(["2026-01-01T00:00:02Z world", "2026-01-01T00:00:02.000000001Z new"])
+    assert again == ["new"]
+    assert src._r.extra["since"] == "2026-01-01T00:00:02.000000001Z"
+
+
+def test_journal_json_lines_and_cursor():
+    src = RemoteFollower.__new__(RemoteFollower)
+    from kvtui.sources.ssh.follow import _Resume
+
+    src._r = _Resume()
+    out = src._journal_lines(['{"__CURSOR": "s=1", "MESSAGE": "server_args=ServerArgs(x)"}',
+                              '{"__CURSOR": "s=2", "MESSAGE": [104, 105]}'])
+    assert out == ["server_args=ServerArgs(x)", "hi"]
+    assert src._r.cursor == "s=2"
