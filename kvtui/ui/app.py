@@ -169,6 +169,13 @@ class KvApp(App[int]):
         return hasattr(self.source, "toggle_pause")
 
     def on_mount(self) -> None:
+        # Held once: the tick must reach the panes even while a modal screen is on top.
+        self.log_view = self.query_one(LogView)
+        self.header_bar = self.query_one(HeaderBar)
+        self.alerts_pane = self.query_one(AlertsPane)
+        self.facts_pane = self.query_one(FactsPane)
+        self.whatif_pane = self.query_one(WhatIfPane)
+        self.timeline_pane = self.query_one(TimelinePane)
         self._show_pane("alerts", focus=True)
         self.ingest.start()
         self.set_interval(1 / self.tick_hz, self._tick)
@@ -210,9 +217,11 @@ class KvApp(App[int]):
     # -- the tick: drain the ingest -----------------------------------------------------------
     def _tick(self) -> None:
         t0 = time.perf_counter()
+        if not self.log_view.is_attached:
+            return
         d = self.ingest.drain()
-        log = self.query_one(LogView)
-        header = self.query_one(HeaderBar)
+        log = self.log_view
+        header = self.header_bar
         if d.restarted:
             log.clear()
         for n in d.notices:
@@ -223,7 +232,7 @@ class KvApp(App[int]):
             log.append(d.entries)
         if d.report is not None:
             self._apply_report(d.report, d.timeline)
-            self.query_one(WhatIfPane).show(d.calc)
+            self.whatif_pane.show(d.calc)
         header.lines = d.lines
         progress = getattr(self.source, "progress", None)
         header.progress = progress if isinstance(progress, float) else None
@@ -241,18 +250,18 @@ class KvApp(App[int]):
 
     def _apply_report(self, report: dict[str, Any], timeline: list[Any] | None) -> None:
         self.report = report
-        self.query_one(HeaderBar).report = report
-        self.query_one(AlertsPane).show(report)
-        self.query_one(FactsPane).show(report)
-        self.query_one(TimelinePane).show(timeline)
+        self.header_bar.report = report
+        self.alerts_pane.show(report)
+        self.facts_pane.show(report)
+        self.timeline_pane.show(timeline)
         evidence = set()
         for a in sorted_alerts(report):
             ev = a.get("evidence") or {}
             if ev.get("line"):
                 evidence.add((str(ev.get("source")), int(ev["line"])))
-        self.query_one(LogView).set_evidence(evidence)
+        self.log_view.set_evidence(evidence)
         n = len(sorted_alerts(report))
-        self.query_one(AlertsPane).border_title = f"Alerts ({n})"
+        self.alerts_pane.border_title = f"Alerts ({n})"
 
     @on(WhatIfPane.ModelChosen)
     def _model_chosen(self, event: WhatIfPane.ModelChosen) -> None:
@@ -277,7 +286,7 @@ class KvApp(App[int]):
     # -- log pane status --------------------------------------------------------------------------
     @on(LogView.Status)
     def _log_status(self) -> None:
-        log = self.query_one(LogView)
+        log = self.log_view
         title, sub = log.status_text()
         log.border_title = Text(title)
         log.border_subtitle = Text(sub, style="bold yellow") if sub else None
@@ -318,7 +327,7 @@ class KvApp(App[int]):
         if not line:
             self.notify("this alert has no evidence line", markup=False)
             return
-        log = self.query_one(LogView)
+        log = self.log_view
         if log.jump_to(ev.get("source"), int(line)):
             log.focus()
         else:
@@ -328,7 +337,7 @@ class KvApp(App[int]):
     def _context_lines(self, source: Any, line: Any, radius: int = 3) -> list[LogEntry]:
         if not isinstance(line, int):
             return []
-        entries = self.query_one(LogView)._entries
+        entries = self.log_view._entries
         for i in range(len(entries) - 1, -1, -1):
             e = entries[i]
             if not e.notice and e.line_no == line and (source is None or e.source == source):
@@ -341,7 +350,8 @@ class KvApp(App[int]):
         def done(value: str | None) -> None:
             if value is None:
                 return
-            msg = self.query_one(LogView).set_search(value)
+            msg = self.log_view.set_search(value)
+            self.log_view.focus()
             if msg:
                 self.notify(msg, markup=False)
         self.push_screen(PromptScreen("Search the log (regex, n/N to move)"), done)
@@ -350,23 +360,23 @@ class KvApp(App[int]):
         def done(value: str | None) -> None:
             if value is None:
                 return
-            log = self.query_one(LogView)
+            log = self.log_view
             msg = log.set_filter("regex", value) if value else log.set_filter("all")
             if msg:
                 self.notify(msg, severity="warning", markup=False)
         self.push_screen(PromptScreen("Show only lines matching (regex; empty: all)"), done)
 
     def action_log_filter(self, mode: str) -> None:
-        self.query_one(LogView).set_filter(mode)
+        self.log_view.set_filter(mode)
 
     def action_log_wrap(self) -> None:
-        self.query_one(LogView).action_toggle_wrap()
+        self.log_view.action_toggle_wrap()
 
     def action_log_tail(self) -> None:
-        self.query_one(LogView).action_bottom()
+        self.log_view.action_bottom()
 
     def action_copy_line(self) -> None:
-        self.query_one(LogView).action_copy_line()
+        self.log_view.action_copy_line()
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -382,7 +392,7 @@ class KvApp(App[int]):
         src = self._replay()
         if src is not None:
             paused = src.toggle_pause()
-            self.query_one(HeaderBar).set_state("paused" if paused else "replaying")
+            self.header_bar.set_state("paused" if paused else "replaying")
 
     def action_step(self) -> None:
         src = self._replay()
@@ -435,7 +445,7 @@ class KvApp(App[int]):
         self._seek_trigger(src)
 
     def _select_alert(self, key: tuple[Any, ...]) -> None:
-        pane = self.query_one(AlertsPane)
+        pane = self.alerts_pane
         for i, a in enumerate(pane.alerts):
             if (a.get("rule"), a.get("severity")) == key:
                 pane.highlighted = i

@@ -216,6 +216,8 @@ class LogView(ScrollView, can_focus=True):
             self._rebuild(keep_cursor=True)
             self.refresh()
         self._wrap_width = width
+        if self.cursor is None and self.new_lines == 0:
+            self._follow()  # a resize must not leave the live tail off screen
 
     def watch_wrap(self) -> None:
         self._wrap_width = max(10, self.scrollable_content_region.width - GUTTER)

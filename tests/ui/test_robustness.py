@@ -1,0 +1,118 @@
+"""Untrusted log content: markup, ANSI, invalid UTF-8, a 1 MB line; rotation shown inline."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from ui_helpers import replay_app, settle
+
+from kvtui.sources.local import LocalFollower
+from kvtui.sources.lines import MAX_LINE_CHARS
+from kvtui.ui.app import KvApp
+from kvtui.ui.logview import LogView
+from kvtui.ui.panes import HeaderBar
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+NASTY = [
+    b"[2025-01-01 00:00:01] [bold]not bold[/bold] and [/x] unmatched",
+    b"[2025-01-01 00:00:02] click me [@click=app.quit]quit[/] please",
+    b"[2025-01-01 00:00:03] \x1b[31mred\x1b[0m \x1b]52;c;ZXZpbA==\x07 osc \x1b[2J clear",
+    b"[2025-01-01 00:00:04] invalid \xff\xfe utf8 \xc3( here",
+]
+
+
+def screen_text(app: KvApp) -> str:
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=app.size.width, file=io.StringIO(), record=True,
+                      force_terminal=True, color_system="truecolor")
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
+
+
+async def test_markup_ansi_and_bad_utf8_are_shown_literally(tmp_path: Path) -> None:
+    p = tmp_path / "nasty.log"
+    p.write_bytes(b"\n".join(NASTY) + b"\n")
+    app = replay_app(p)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "[bold]not bold[/bold] and [/x] unmatched" in text
+        assert "[@click=app.quit]quit[/] please" in text
+        assert "\x1b" not in text and "red" in text and "clear" in text
+        assert "invalid \ufffd\ufffd utf8" in text
+        # Clicking where the fake link is drawn does nothing: the app is still running.
+        log = app.query_one(LogView)
+        await pilot.click(LogView, offset=(40, 2))
+        await pilot.pause()
+        assert app.is_running and log.kept == 4
+        # A prompt-like line in the detail and copy paths stays literal too.
+        log.focus()
+        await pilot.press("home", "down", "enter")
+        await pilot.pause()
+        assert "LineDetailScreen" in type(app.screen).__name__
+        await pilot.press("escape")
+        await pilot.press("q")
+    assert app.return_value == 0
+
+
+async def test_one_megabyte_line_does_not_freeze(tmp_path: Path) -> None:
+    p = tmp_path / "long.log"
+    big = b"[2025-01-01 00:00:01] " + b"A[b]" * (1 << 18) + b"\n"
+    assert len(big) > 1_000_000
+    p.write_bytes(b"[2025-01-01 00:00:00] before\n" + big + b"[2025-01-01 00:00:02] after\n")
+    app = replay_app(p)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        log = app.query_one(LogView)
+        assert log.kept == 3
+        assert len(log._entries[1].text) == MAX_LINE_CHARS  # kept (bounded by the source)
+        log.focus()
+        t0 = time.perf_counter()
+        await pilot.press("w")  # wrap the huge line
+        await pilot.press("home", "down")
+        await pilot.pause()
+        await pilot.press("w")
+        await pilot.pause()
+        assert time.perf_counter() - t0 < 2.0
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.clipboard == log._entries[1].text
+        assert "+" in screen_text(app) or log.wrap is False
+
+
+async def test_rotation_is_shown_in_header_and_log(tmp_path: Path) -> None:
+    p = tmp_path / "live.log"
+    p.write_text("[2025-01-01 00:00:00] one\n")
+    src = LocalFollower(str(p), from_start=True, poll_ms=100)
+    app = KvApp(src, str(p))
+    async with app.run_test(size=(120, 30)) as pilot:
+        for _ in range(60):
+            await pilot.pause(0.05)
+            if app.query_one(LogView).kept >= 1:
+                break
+        assert app.query_one(HeaderBar).state == "live"
+        os.rename(p, tmp_path / "live.log.1")
+        p.write_text("[2025-01-01 00:00:01] two\n")
+        log = app.query_one(LogView)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if any("two" in e.text for e in log._entries):
+                break
+        assert any(e.notice and "rotated" in e.text for e in log._entries)
+        assert any("two" in e.text for e in log._entries)
+        p.unlink()
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.query_one(HeaderBar).state == "error":
+                break
+        assert app.query_one(HeaderBar).state == "error"
+        await pilot.press("q")
+    assert app.return_value == 0
+    assert not app.ingest._thread.is_alive()  # type: ignore[union-attr]
