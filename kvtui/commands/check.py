@@ -49,11 +49,11 @@ def render_and_exit(report: dict[str, Any], *, as_json: bool, fail_on: str) -> i
 def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = None) -> Any:
     """Feed every file through one Analyzer (a later file continues the same deployment)."""
     from kvtui.core.analyzer import Analyzer
-    from kvtui.sources.readers import iter_lines
+    from kvtui.sources.readers import iter_batches
 
     analyzer = Analyzer(model=model, alert_options=alert_options)
     for path in files:
-        analyzer.feed_many("<stdin>" if path == "-" else path, iter_lines(path))
+        analyzer.feed_batches("<stdin>" if path == "-" else path, iter_batches(path))
     return analyzer
 
 

@@ -306,7 +306,7 @@ def _rule_saturated(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         detail = (f"The request queue grew on {rt.queue_growth_longest:,} decode lines without "
                   "dropping once "
                   f"(peak #queue-req {rt.peak_queue_req:,}).")
-        ev = rt.queue_growth_evidence
+        ev = rt.peak_queue_evidence
     else:
         return None
     fix = ("More KV capacity (--mem-fraction-static, TP, replicas) or less admitted load; "

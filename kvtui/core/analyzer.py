@@ -6,6 +6,7 @@ were replayed, tailed or checked headless, because every consumer goes through `
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kvtui.core.state import State
@@ -30,19 +31,28 @@ class Analyzer:
             self.state.apply(ev, source, line_no, text)
         return ev
 
-    def feed_many(self, source: str, lines: Any, first_line_no: int = 1) -> int:
-        """Feed an iterable of texts numbered from first_line_no; returns the next line number."""
+    def feed_many(self, source: str, lines: Iterable[str], first_line_no: int = 1) -> int:
+        """Feed texts numbered from first_line_no; returns the next line number."""
         apply = self.state.apply
+        parse = parse_line
         n = first_line_no
-        count = 0
-        for n, text in enumerate(lines, first_line_no):  # noqa: B007
-            count += 1
-            ev = parse_line(text)
+        for text in lines:
+            ev = parse(text)
             if ev is not None:
                 apply(ev, source, n, text)
+            n += 1
+        count = n - first_line_no
         self.lines += count
         self.state.sources[source] = self.state.sources.get(source, 0) + count
-        return first_line_no + count
+        return n
+
+    def feed_batches(self, source: str, batches: Iterable[list[str]],
+                     first_line_no: int = 1) -> int:
+        """`feed_many` over lists of lines (what `iter_batches` yields)."""
+        n = first_line_no
+        for batch in batches:
+            n = self.feed_many(source, batch, n)
+        return n
 
     def report(self) -> dict[str, Any]:
         from kvtui.core.report import build_report

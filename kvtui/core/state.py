@@ -128,12 +128,20 @@ class Runtime:
     retraction_evidence: Evidence | None = None
     # Saturation tracking: length of the current and longest run of consecutive batches whose
     # token usage is >= the saturation threshold, and whether the queue kept growing.
+    # The prefix counters (streak from the first batch, until the first break) make the
+    # aggregates mergeable across chunks of one file (kvtui.core.merge).
     saturated_streak: int = 0
     saturated_longest: int = 0
-    saturated_evidence: Evidence | None = None
+    saturated_prefix: int = 0
+    saturated_broken: bool = False
+    saturated_evidence: Evidence | None = None  # the first saturated batch
     queue_growth_streak: int = 0
     queue_growth_longest: int = 0
-    queue_growth_evidence: Evidence | None = None
+    queue_growth_prefix: int = 0
+    queue_dropped: bool = False
+    first_decode_queue: int | None = None
+    last_decode_queue: int | None = None
+    peak_queue_evidence: Evidence | None = None
     last_ts: str | None = None
     timeline: deque[TimelinePoint] = field(default_factory=lambda: deque(maxlen=TIMELINE_POINTS))
 
@@ -197,6 +205,7 @@ class Run:
     lines_seen: int = 0
     # Format hints seen in this run's lines (see `_hints`), used to infer the SGLang version.
     hints: set[str] = field(default_factory=set)
+    kinds_seen: set[str] = field(default_factory=set)  # every kind but the decode hot path's
 
     # -- derived facts -------------------------------------------------------------------
     @property
@@ -322,8 +331,9 @@ class State:
         run.lines_seen += 1
         if ev.rank:
             run.ranks.add(ev.rank)
-        if ev.kind not in _RUNTIME_KINDS or not run.runtime.decode_batches:
+        if kind not in _RUNTIME_KINDS or kind not in run.kinds_seen:
             _hints(run, ev, text)
+        run.kinds_seen.add(kind)
         handler(self, run, ev, source, line_no, text)
 
     # -- run boundaries -------------------------------------------------------------------
@@ -524,13 +534,16 @@ def _track_usage(rt: Runtime, ev: Event, src: str, n: int, text: str) -> float |
             rt.peak_token_usage = u
             rt.peak_token_usage_evidence = _ev(ev, src, n, text)
         if u >= 0.95:  # Runtime.SATURATION
-            rt.saturated_streak += 1
-            if rt.saturated_streak > rt.saturated_longest:
-                rt.saturated_longest = rt.saturated_streak
+            streak = rt.saturated_streak = rt.saturated_streak + 1
+            if not rt.saturated_broken:
+                rt.saturated_prefix += 1
+            if streak > rt.saturated_longest:
+                rt.saturated_longest = streak
                 if rt.saturated_evidence is None:
                     rt.saturated_evidence = _ev(ev, src, n, text)
-        elif rt.saturated_streak:
+        elif rt.saturated_streak or not rt.saturated_broken:
             rt.saturated_streak = 0
+            rt.saturated_broken = True
     running = f.get("running_req")
     if running is not None:
         rt.last_running_req = running
@@ -539,20 +552,27 @@ def _track_usage(rt: Runtime, ev: Event, src: str, n: int, text: str) -> float |
             rt.peak_running_req = running
     queue = f.get("queue_req")
     if queue is not None:
-        prev = rt.last_queue_req
-        # Growth is judged on decode lines only: a prefill line repeats the queue it saw.
-        if prev is not None and ev.kind == "decode_batch":
-            if queue > prev:
-                rt.queue_growth_streak += 1
-                if rt.queue_growth_streak > rt.queue_growth_longest:
-                    rt.queue_growth_longest = rt.queue_growth_streak
-                    rt.queue_growth_evidence = _ev(ev, src, n, text)
-            elif queue < prev:
-                rt.queue_growth_streak = 0
         rt.last_queue_req = queue
         peak_q = rt.peak_queue_req
         if peak_q is None or queue > peak_q:
             rt.peak_queue_req = queue
+            rt.peak_queue_evidence = _ev(ev, src, n, text)
+        # Growth is judged decode line to decode line: a prefill line repeats a queue it saw.
+        if ev.kind == "decode_batch":
+            prev = rt.last_decode_queue
+            if prev is None:
+                if rt.first_decode_queue is None:
+                    rt.first_decode_queue = queue
+            elif queue > prev:
+                streak = rt.queue_growth_streak = rt.queue_growth_streak + 1
+                if not rt.queue_dropped:
+                    rt.queue_growth_prefix += 1
+                if streak > rt.queue_growth_longest:
+                    rt.queue_growth_longest = streak
+            elif queue < prev:
+                rt.queue_growth_streak = 0
+                rt.queue_dropped = True
+            rt.last_decode_queue = queue
     if ev.ts:
         rt.last_ts = ev.ts
     return u  # type: ignore[no-any-return]

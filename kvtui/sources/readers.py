@@ -47,19 +47,44 @@ def open_text(path: str) -> IO[str]:
         raise LogOpenError(f"{path}: {exc.strerror or exc}") from None
 
 
-def iter_lines(path: str) -> Iterator[str]:
-    """Yield the lines of a log without their newline, each bounded to MAX_LINE_CHARS."""
+def iter_batches(path: str, chunk_chars: int = 1 << 22) -> Iterator[list[str]]:
+    """Yield the log's lines in lists (newline stripped, each bounded to MAX_LINE_CHARS).
+
+    Reading big blocks and splitting them in C costs a fraction of Python's per-line file
+    iteration, which matters on multi-million-line logs.
+    """
     f = open_text(path)
     try:
-        for line in f:
-            if line.endswith("\n"):
-                line = line[:-1]
-                if line.endswith("\r"):
-                    line = line[:-1]
-            if len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS]
-            yield line
+        carry = ""
+        while True:
+            chunk = f.read(chunk_chars)
+            if not chunk:
+                break
+            if carry:
+                chunk = carry + chunk
+            lines = chunk.split("\n")
+            carry = lines.pop()
+            if len(carry) > MAX_LINE_CHARS * 4:  # an endless line: keep only its head
+                lines.append(carry[:MAX_LINE_CHARS])
+                carry = ""
+            yield _clean(lines, "\r" in chunk)
+        if carry:
+            yield _clean([carry], "\r" in carry)
     except (OSError, EOFError, gzip.BadGzipFile) as exc:
         raise LogOpenError(f"{path}: {exc}") from None
     finally:
         f.close()
+
+
+def _clean(lines: list[str], has_cr: bool) -> list[str]:
+    if has_cr:
+        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    if lines and max(map(len, lines)) > MAX_LINE_CHARS:
+        lines = [ln[:MAX_LINE_CHARS] for ln in lines]
+    return lines
+
+
+def iter_lines(path: str) -> Iterator[str]:
+    """Yield the lines of a log without their newline, each bounded to MAX_LINE_CHARS."""
+    for batch in iter_batches(path):
+        yield from batch

@@ -131,6 +131,12 @@ class Calculator:
     def _mamba_slots(self) -> int | None:
         return (self.mamba_logged or {}).get("slots")
 
+    def _mamba_ratio(self) -> int:
+        """State slots per running request: 1 without the radix cache, else SGLang's
+        MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3 (model_runner, 0.5.x; newer releases
+        may add extra-buffer slots on top, which would lower the cap further)."""
+        return 1 if self.disable_radix_cache else 3
+
     def _mamba_bytes(self, tp: int | None = None) -> int:
         """Bytes of Mamba state per GPU, held at the logged slot count."""
         st = self.mamba(tp)
@@ -299,9 +305,9 @@ class Calculator:
         ctxs = self._contexts(context_lengths)
         conc = {str(c): (round(tokens / c, 2) if tokens is not None else None) for c in ctxs}
         attn_dp = self.parallel.attn_dp
-        mamba_cap = self._mamba_slots() if self.disable_radix_cache else None
         mrr = (sglang_max_running_requests(tokens, self.context_len, user=self.mrr_user,
-                                           attn_dp=attn_dp, mamba_slots=mamba_cap)
+                                           attn_dp=attn_dp, mamba_slots=self._mamba_slots(),
+                                           mamba_ratio_slots=self._mamba_ratio())
                if tokens is not None else None)
         flag, advice = self.flag(dtype)
         row: dict[str, Any] = {
@@ -360,7 +366,7 @@ class Calculator:
             "max_running_requests_logged": self.mrr_logged,
             "max_running_requests_sglang": sglang_max_running_requests(
                 self.tokens, self.context_len, user=self.mrr_user, attn_dp=self.parallel.attn_dp,
-                mamba_slots=self._mamba_slots() if self.disable_radix_cache else None)
+                mamba_slots=self._mamba_slots(), mamba_ratio_slots=self._mamba_ratio())
             if self.tokens else None,
         }
         if self.context_len and self.tokens:
