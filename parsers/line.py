@@ -17,7 +17,7 @@ import regex
 
 from parsers.errors import parse_oom
 from parsers.event import Event
-from parsers.prefix import MAX_PREFIX, parse_prefix, strip_level_file
+from parsers.prefix import MAX_PREFIX, PREFIX_CACHE, parse_prefix, strip_level_file
 from parsers.runtime import (
     decode_split,
     parse_bare_decode,
@@ -245,11 +245,10 @@ def parse_unchecked(text: str) -> Event | None:
     """`parse_line` without the safety net, so tests can see a would-be exception."""
     if "\x1b" in text or "\r" in text or "\t" in text:
         text = _clean(text)
-    else:
-        if text[-1:] == "\n":
-            text = text.rstrip("\n")
-        if text[:1] == " ":
-            text = text.lstrip(" ")
+    elif text[:1] == " ":
+        text = text.lstrip(" ")
+    # A trailing "\n" is left on for the decode fast path (int()/float() ignore it) and only
+    # stripped below, so the bulk of a file read line by line skips one string copy.
     # message_start(), inlined: this function runs once per line of a multi-GB log.
     first = text[:1]
     start = 0
@@ -261,10 +260,14 @@ def parse_unchecked(text: str) -> Event | None:
     if key == "Deco":
         fields = decode_split(text, start)
         if fields is not None:
-            ts, rank = parse_prefix(text, start)
-            return Event("decode_batch", rank, ts, fields)
+            prefix = PREFIX_CACHE.get(text[: start - 2]) if start else None
+            if prefix is None:
+                prefix = parse_prefix(text, start)
+            return Event("decode_batch", prefix[1], prefix[0], fields)
     elif key == "INFO" and text[start + 4 : start + 5] == ":":
         return None  # uvicorn access line, the other bulk of a serving log
+    if text[-1:] == "\n":
+        text = text.rstrip("\n")
     handler = _HANDLERS.get(key)
     hit: _Result = None
     msg = text[start:] if start else text

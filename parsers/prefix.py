@@ -31,7 +31,7 @@ _LEVEL_FILE = regex.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.\-]+:\d+
 MAX_PREFIX = 160
 
 _NO_PREFIX: tuple[str | None, str | None] = (None, None)
-_CACHE: dict[str, tuple[str | None, str | None]] = {}
+PREFIX_CACHE: dict[str, tuple[str | None, str | None]] = {}
 _CACHE_MAX = 4096
 
 
@@ -54,14 +54,14 @@ def parse_prefix(text: str, start: int) -> tuple[str | None, str | None]:
     if start == 0:
         return _NO_PREFIX
     head = text[: start - 2]
-    hit = _CACHE.get(head)
+    hit = PREFIX_CACHE.get(head)
     if hit is not None:
         return hit
     m = _NATIVE.fullmatch(head) or _CONFIG.fullmatch(head)
     value = _NO_PREFIX if m is None else (m.group(1), m.group(2).strip() or None)
-    if len(_CACHE) >= _CACHE_MAX:
-        _CACHE.clear()
-    _CACHE[head] = value
+    if len(PREFIX_CACHE) >= _CACHE_MAX:
+        PREFIX_CACHE.clear()
+    PREFIX_CACHE[head] = value
     return value
 
 

@@ -178,15 +178,21 @@ _GRAPH_FLAGS: dict[str, bool] = {
 }
 
 
-def decode_split(text: str, start: int) -> dict[str, Any] | None:
-    """The dominant plain-pool decode layout, by slicing instead of a regex.
+# Exact-text lookups for the columns whose printed values repeat (usage is `:.2f` in [0, 1],
+# request counts are small): a dict hit is cheaper than int()/float() on the hot path.
+_USAGE: dict[str, float] = {f"{n / 100:.2f}": n / 100 for n in range(101)}
+_SMALL: dict[str, int] = {str(n): n for n in range(4097)}
 
-    Measured ~20% faster than `DECODE_FAST` on the benchmark box because `regex` matching of
-    the literal-heavy line costs more than a C-level split plus a few prefix compares. Any
-    deviation returns None and the caller takes the general path.
+
+def decode_split(text: str, start: int) -> dict[str, Any] | None:
+    """The dominant plain-pool decode layout, by splitting instead of a regex.
+
+    `text[start:]` is the message. Measured ~20% faster than `DECODE_FAST` because `regex`
+    matching of the literal-heavy line costs more than a C-level split plus a few prefix
+    compares. Any deviation returns None and the caller takes the general path.
     """
-    p = text[start:].split(", ")
-    head = p[0]
+    p = text.split(", ")
+    head = p[0][start:]
     if head == "Decode batch":
         r = p[1] if len(p) > 1 else ""
         if r[:14] != "#running-req: ":
@@ -199,7 +205,7 @@ def decode_split(text: str, start: int) -> dict[str, Any] | None:
     else:
         return None
     n = len(p)
-    if n < i + 5:
+    if n < i + 4:
         return None
     tok = p[i]
     use = p[i + 1]
@@ -208,21 +214,28 @@ def decode_split(text: str, start: int) -> dict[str, Any] | None:
     graph = _GRAPH_FLAGS.get(p[i + 2])
     if graph is not None:
         i += 1
-        if n < i + 5:
+        if n < i + 4:
             return None
     gen = p[i + 2]
     queue = p[i + 3]
     if gen[:26] != "gen throughput (token/s): " or queue[:12] != "#queue-req: ":
         return None
-    if n > i + 4 and (n > i + 5 or p[i + 4]):
-        return None  # more columns than this layout has
+    if n > i + 4 and (n > i + 5 or p[i + 4].strip()):
+        return None  # more columns than this layout has (a trailing ", " leaves "" or "\n")
+    use = use[13:]
+    queue = queue[12:].rstrip(", \n")
+    usage_value = _USAGE.get(use)
+    running_value = _SMALL.get(running)
+    queue_value = _SMALL.get(queue)
     try:
         return {
-            "running_req": int(running), "token": int(tok[8:]), "full_token": None,
-            "swa_token": None, "token_usage": float(use[13:]), "full_token_usage": None,
-            "swa_token_usage": None, "mamba_usage": None, "gen_throughput": float(gen[26:]),
-            "queue_req": int(queue[12:].rstrip(", ")), "cuda_graph": graph,
-            "accept_len": None, "retracted_req": None,
+            "running_req": int(running) if running_value is None else running_value,
+            "token": int(tok[8:]), "full_token": None, "swa_token": None,
+            "token_usage": float(use) if usage_value is None else usage_value,
+            "full_token_usage": None, "swa_token_usage": None, "mamba_usage": None,
+            "gen_throughput": float(gen[26:]),
+            "queue_req": int(queue) if queue_value is None else queue_value,
+            "cuda_graph": graph, "accept_len": None, "retracted_req": None,
         }
     except ValueError:
         return None
