@@ -560,3 +560,23 @@ def test_prefix_forms(line: str, ts: str | None, rank: str | None) -> None:
 )
 def test_not_sglang_events(line: str) -> None:
     assert parse_line(line) is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        P + "Decode batch, #running-req: 33, #token: 268459, token usage: 0.12, cuda graph: True, "
+        "gen throughput (token/s): 6851.05, #queue-req: 30\n",
+        P + "Decode batch, #running-req: 6, #token: 1920, token usage: 0.94, cuda graph: False, "
+        "gen throughput (token/s): 446.45, #queue-req: 5, ",
+        P + "Decode batch. #running-req: 8, #token: 62531, token usage: 0.12, "
+        "gen throughput (token/s): 186.64, #queue-req: 0",
+    ],
+)
+def test_decode_hot_path_is_taken(line: str) -> None:
+    """The split fast path must accept the dominant layouts, or speed silently regresses."""
+    from parsers.runtime import decode_split
+
+    fields = decode_split(line, len(P))
+    assert fields is not None
+    assert fields == parse_line(line).fields  # type: ignore[union-attr]
