@@ -51,6 +51,12 @@ def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = N
     from kvtui.core.analyzer import Analyzer
     from kvtui.sources.readers import iter_batches
 
+    if len(files) == 1:
+        from kvtui.parallel import analyse_parallel
+
+        fast = analyse_parallel(files[0], model=model, alert_options=alert_options)
+        if fast is not None:
+            return fast
     analyzer = Analyzer(model=model, alert_options=alert_options)
     for path in files:
         analyzer.feed_batches("<stdin>" if path == "-" else path, iter_batches(path))

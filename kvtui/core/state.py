@@ -119,7 +119,7 @@ class Runtime:
     last_queue_req: int | None = None
     peak_queue_req: int | None = None
     last_gen_throughput: float | None = None
-    gen_throughput_sum: float = 0.0
+    gen_throughput_centi: int = 0  # sum in 1/100 token/s: exact, so chunk sums add up
     gen_throughput_n: int = 0
     retractions: int = 0
     retracted_reqs: int = 0
@@ -151,7 +151,7 @@ class Runtime:
     def mean_gen_throughput(self) -> float | None:
         if not self.gen_throughput_n:
             return None
-        return self.gen_throughput_sum / self.gen_throughput_n
+        return self.gen_throughput_centi / self.gen_throughput_n / 100
 
     def to_dict(self) -> dict[str, Any]:
         mean = self.mean_gen_throughput
@@ -591,7 +591,7 @@ def _on_decode(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> N
     g = ev.fields.get("gen_throughput")
     if g is not None:
         rt.last_gen_throughput = g
-        rt.gen_throughput_sum += g
+        rt.gen_throughput_centi += int(g * 100 + 0.5)
         rt.gen_throughput_n += 1
     f = ev.fields
     rt.timeline.append(_new_point(TimelinePoint, (ev.ts, n, u, f.get("running_req"),
@@ -608,8 +608,9 @@ def _on_retraction(st: State, run: Run, ev: Event, src: str, n: int, text: str) 
     if after is not None:
         rt.new_token_ratio_last = after
     rt.retraction_evidence = _bump(rt.retraction_evidence, ev, src, n, text)
-    rt.timeline.append(TimelinePoint(ev.ts, n, rt.last_token_usage, rt.last_running_req,
-                                     rt.last_queue_req, rt.last_gen_throughput, True))
+    # A marker only: its values are left empty so that the point does not depend on what was
+    # read before it (chunked reads must build the same timeline).
+    rt.timeline.append(TimelinePoint(ev.ts, n, None, None, None, None, True))
 
 
 _HANDLERS = {

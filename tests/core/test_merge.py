@@ -1,0 +1,124 @@
+"""Folding a log in chunks and joining them gives exactly the sequential answer, or refuses."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from pathlib import Path
+
+import pytest
+
+from kvtui.core.analyzer import Analyzer
+from kvtui.core.report import build_report
+from kvtui.parallel import analyse_parallel, fold_ranges
+from kvtui.sources.readers import iter_batches, line_start_offsets
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+
+
+def sequential(path: Path) -> Analyzer:
+    a = Analyzer()
+    a.feed_batches(str(path), iter_batches(str(path)))
+    return a
+
+
+def snapshot(state) -> dict:
+    out = {"report": build_report(state), "runs": []}
+    for run in state.runs:
+        rt = dataclasses.asdict(run.runtime) | {"timeline": list(run.runtime.timeline)}
+        out["runs"].append({"runtime": rt, "hints": sorted(run.hints), "ranks": sorted(run.ranks),
+                            "lines_seen": run.lines_seen})
+    out["kinds"] = state.kinds
+    out["events"] = state.events
+    return out
+
+
+def line_offsets(path: Path) -> list[int]:
+    data = path.read_bytes()
+    offs, pos = [], 0
+    for line in data.split(b"\n")[:-1]:
+        pos += len(line) + 1
+        offs.append(pos)
+    return offs
+
+
+def check_cuts(path: Path, cuts: list[int]) -> bool:
+    folded = fold_ranges(str(path), str(path), cuts, workers=1)
+    if folded is None:
+        return False
+    state, lines = folded
+    ref = sequential(path)
+    assert lines == ref.lines
+    assert snapshot(state) == snapshot(ref.state), f"cuts {cuts}"
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.log")))
+def test_every_single_cut_of_every_sample(name):
+    path = SAMPLES / name
+    offs = line_offsets(path)
+    joined = 0
+    for off in offs[::11]:
+        if off < path.stat().st_size:
+            joined += check_cuts(path, [0, off])
+    # Cuts in the runtime section (most of each sample) must be joinable.
+    assert joined > len(offs[::11]) // 2
+
+
+def test_many_cuts_on_concatenated_runs(tmp_path):
+    path = tmp_path / "two-runs.log"
+    path.write_bytes((SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log").read_bytes()
+                     + (SAMPLES / "llama31-8b-retraction.log").read_bytes())
+    offs = line_offsets(path)
+    rng = random.Random(7)
+    joined = 0
+    for _ in range(20):
+        cuts = sorted({0, *rng.sample(offs[:-1], rng.randint(1, 6))})
+        joined += check_cuts(path, cuts)
+    assert joined > 0
+
+
+def test_streaks_join_across_cuts(tmp_path):
+    """Saturation and queue-growth runs that straddle a cut are counted whole."""
+    rng = random.Random(3)
+    lines = []
+    q = 0
+    for i in range(400):
+        usage = 0.97 if (i // 25) % 2 else rng.choice([0.5, 0.96, 0.99])
+        q = q + rng.choice([1, 1, 1, 0, -1]) if i % 50 else 0
+        lines.append(f"[2026-01-01 10:{i // 60:02d}:{i % 60:02d} TP0] Decode batch, "
+                     f"#running-req: {i % 7}, #token: {i}, token usage: {usage:.2f}, cuda graph: "
+                     f"True, gen throughput (token/s): {rng.uniform(1, 999):.2f}, #queue-req: "
+                     f"{max(q, 0)}")
+        if i % 9 == 0:
+            lines.append(f"[2026-01-01 10:00:00 TP0] Prefill batch, #new-seq: 1, #new-token: 5, "
+                         f"#cached-token: 0, token usage: {usage:.2f}, #running-req: 1, "
+                         f"#queue-req: {max(q, 0)}, ")
+        if i % 37 == 0:
+            lines.append("[2026-01-01 10:00:00 TP0] KV cache pool is full. Retract requests. "
+                         f"#retracted_reqs: {i % 3 + 1}, #new_token_ratio: 0.4000 -> 0.7000")
+    path = tmp_path / "runtime.log"
+    path.write_text("\n".join(lines) + "\n")
+    offs = line_offsets(path)
+    for off in offs[:-1:13]:
+        assert check_cuts(path, [0, off])
+    for _ in range(12):
+        assert check_cuts(path, sorted({0, *rng.sample(offs[:-1], 5)}))
+
+
+def test_a_cut_inside_startup_falls_back(tmp_path):
+    path = SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log"
+    offs = line_offsets(path)
+    assert fold_ranges(str(path), str(path), [0, offs[20]], workers=1) is None
+
+
+def test_parallel_entry_point_uses_processes_and_agrees(tmp_path):
+    path = tmp_path / "big.log"
+    body = (SAMPLES / "llama31-8b-retraction.log").read_text().splitlines()
+    runtime = [ln for ln in body if "batch" in ln or "Retract" in ln]
+    path.write_text("\n".join(body + runtime * 40) + "\n")
+    fast = analyse_parallel(str(path), workers=2, min_bytes=0)
+    assert fast is not None
+    assert snapshot(fast.state) == snapshot(sequential(path).state)
+    assert line_start_offsets(str(path), 2)[0] == 0
+    assert analyse_parallel(str(path), workers=2) is None  # below the size threshold
