@@ -55,37 +55,19 @@ class Alert:
 
 # ------------------------------------------------------------------------------------------
 # Version-aware fix text.
-def _version_range(run: Run) -> Any:
-    try:
-        from kvtui.core import version
-    except ImportError:  # pragma: no cover - the calculator issue provides it
-        return None
-    infer = getattr(version, "infer_version_range", None)
-    return infer(run) if infer else None
-
-
 def bf16_flag_advice(run: Run, checkpoint: Any = None) -> str:
-    """The flag that gives a BF16 KV cache on the version this log implies."""
-    host_version = getattr(checkpoint, "sglang_version", None) if checkpoint else None
+    """The flag that gives a BF16 KV cache on the SGLang versions this log (or the host) implies."""
+    from kvtui.core import version
+
+    known = getattr(checkpoint, "sglang_version", None) if checkpoint is not None else None
+    algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint is not None else None
     try:
-        from kvtui.core import version
-    except ImportError:  # pragma: no cover
-        version = None  # type: ignore[assignment]
-    flag_fn = getattr(version, "kv_dtype_flag", None) if version else None
-    rng = _version_range(run)
-    if flag_fn is not None:
-        try:
-            if host_version and hasattr(version, "range_from_version"):
-                rng = version.range_from_version(host_version)
-            flag, advice = flag_fn("bf16", rng)
-            if flag and advice:
-                return f"{flag} ({advice})"
-            return flag or advice
-        except Exception:  # noqa: BLE001 - advice must never break the report
-            pass
-    return ("--kv-cache-dtype bf16 (SGLang >= 0.5.5; on older versions remove any "
-            "--kv-cache-dtype and, for ModelOpt checkpoints whose hf_quant_config.json says "
-            "kv_cache_quant_algo FP8, upgrade: 0.5.3-0.5.4 have no way to force BF16)")
+        vr = version.infer_version(run, known=known)
+        flag, advice = version.kv_dtype_flag(
+            "bf16", vr, checkpoint_kv_fp8=(str(algo).upper() == "FP8") if algo else None)
+    except Exception:  # noqa: BLE001 - advice must never break the report
+        return "--kv-cache-dtype bf16 (SGLang >= 0.5.5)"
+    return f"{flag} ({advice.rstrip('.')})" if flag else advice
 
 
 # ------------------------------------------------------------------------------------------
