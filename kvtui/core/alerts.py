@@ -216,10 +216,10 @@ def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               "queue behind each other or be retracted.")
     fix = ("Raise --mem-fraction-static or TP, lower --context-length, or accept the queueing. "
            "See the what-if for what each KV dtype would give.")
+    pool = run.primary_kv_pool()
+    evidence = run.capacity_evidence or (pool.evidence if pool is not None else None)
     return Alert("low-context-concurrency", "warning",
-                 f"Only {conc:.2f} full-context requests fit", detail,
-                 run.capacity_evidence or (run.primary_kv_pool().evidence
-                                           if run.primary_kv_pool() else None), fix,
+                 f"Only {conc:.2f} full-context requests fit", detail, evidence, fix,
                  extra={"concurrency": round(conc, 2)})
 
 

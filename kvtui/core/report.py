@@ -23,8 +23,10 @@ def run_facts(run: Run) -> dict[str, Any]:
     if run.weights:
         rank = sorted(run.weights, key=_rank_sort_key)[0]
         w = run.weights[rank]
-        usages = [v.get("usage_gib") for v in run.weights.values() if v.get("usage_gib") is not None]
-        avails = [v.get("avail_gib") for v in run.weights.values() if v.get("avail_gib") is not None]
+        usages: list[float] = [v["usage_gib"] for v in run.weights.values()
+                               if v.get("usage_gib") is not None]
+        avails: list[float] = [v["avail_gib"] for v in run.weights.values()
+                               if v.get("avail_gib") is not None]
         weights = {
             "rank": rank,
             "model_class": w.get("model_class"),
@@ -51,6 +53,7 @@ def run_facts(run: Run) -> dict[str, Any]:
         if run.swa_split:
             capacity["swa_split"] = run.swa_split
     eff, basis, eff_ev = run.effective
+    scales_ev = run.scales_loaded or run.scales_missing
     model_class = weights["model_class"] if weights else None
     tp = _int_or_none(sa.get("tp_size"))
     if tp is None and run.ranks:
@@ -90,8 +93,7 @@ def run_facts(run: Run) -> dict[str, Any]:
             "effective_basis": basis,
             "effective_evidence": eff_ev.to_dict() if eff_ev else None,
             "scales": run.scales,
-            "scales_evidence": (run.scales_missing or run.scales_loaded).to_dict()
-            if (run.scales_missing or run.scales_loaded) else None,
+            "scales_evidence": scales_ev.to_dict() if scales_ev is not None else None,
             "quantization_param_path": sa.get("quantization_param_path"),
             "page_size": sa.get("page_size"),
         },
