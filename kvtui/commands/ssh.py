@@ -194,11 +194,23 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
                               connection=conn, host_label=host, model_path=model_path)
 
     def emit(items: list[Any]) -> None:
+        # feed_many per run of consecutive lines: it also keeps the per-source line counts
+        # that `kvtui check` reports
+        run: list[str] = []
+        first = 0
         for item in items:
             if isinstance(item, SourceLine):
-                analyzer.feed(item.source, item.line_no, item.text)
-            elif isinstance(item, SourceNotice) and item.state == "error":
+                if not run:
+                    first = item.line_no
+                run.append(item.text)
+                continue
+            if run:
+                analyzer.feed_many(follower.name, run, first)
+                run = []
+            if isinstance(item, SourceNotice) and item.state == "error":
                 errors.append(item.message)
+        if run:
+            analyzer.feed_many(follower.name, run, first)
 
     follower.run(emit, threading.Event())
     if errors:

@@ -96,7 +96,8 @@ class Sshd:
             "UsePAM no\nStrictModes no\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin yes\n"
             "AllowTcpForwarding yes\nSubsystem sftp internal-sftp\nLogLevel ERROR\n"
-            "MaxStartups 100\nMaxSessions 50\n")
+            "MaxStartups 100\nMaxSessions 50\n"
+            f"SetEnv HF_HUB_CACHE={root / 'hf-hub'}\n")
         self.proc: subprocess.Popen[bytes] | None = None
 
     def known_hosts_line(self) -> str:
@@ -268,8 +269,9 @@ class Collector:
             if predicate():
                 return
             time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what}; got "
-                             f"{[(getattr(i, 'state', None), getattr(i, 'text', None) or i.message) for i in self.items][-15:]}")
+        seen = [(getattr(i, "state", None), getattr(i, "text", None) or i.message)
+                for i in self.items][-15:]
+        raise AssertionError(f"timed out waiting for {what}; got {seen}")
 
 
 @pytest.fixture

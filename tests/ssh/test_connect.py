@@ -1,4 +1,4 @@
-"""Connecting: ssh_config aliases (Include, ProxyCommand, ProxyJump chains), overrides, host keys."""
+"""Connecting: ssh_config aliases (Include, ProxyCommand, ProxyJump chains), host keys."""
 
 from __future__ import annotations
 

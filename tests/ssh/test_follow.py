@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -210,10 +211,8 @@ def test_watchdog_notices_silent_peer(make_connector, own_sshd, ssh_env, tmp_pat
             c.wait(lambda: c.texts() == ["q1", "q2"], timeout=15, what="resumed on a new session")
     finally:
         for pid in frozen:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def test_resume_after_rotation_while_disconnected(make_connector, own_sshd, ssh_env, tmp_path):

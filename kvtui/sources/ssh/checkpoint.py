@@ -50,7 +50,7 @@ def hub_cache_roots(conn: Connection) -> list[str]:
     rc, out, _ = conn.exec('printf "%s\\n%s\\n%s\\n" "$HF_HUB_CACHE" "$HF_HOME" "$HOME"',
                            timeout=15)
     if rc == 0:
-        hub, hf_home, home = (out.decode("utf-8", "replace").split("\n") + ["", "", ""])[:3]
+        hub, hf_home, home = ([*out.decode("utf-8", "replace").split("\n"), "", "", ""])[:3]
         if hub:
             roots.append(hub)
         if hf_home:
@@ -141,23 +141,19 @@ def inspect_checkpoint(conn: Connection, model_path: str, *, host: str,
 
 
 def sglang_version(conn: Connection, python: str | None = None) -> str | None:
-    """The installed sglang version, by package metadata (fast: no torch import), then pip."""
-    probe = "from importlib.metadata import version; print(version('sglang'))"
-    candidates = [p for p in (python, "python3") if p]
-    for py in dict.fromkeys(candidates):
-        try:
-            rc, out, _ = conn.exec(f"{shlex.quote(py)} -c {shlex.quote(probe)}", timeout=20)
-        except Exception:
-            continue
-        text = out.decode("utf-8", "replace").strip()
-        if rc == 0 and text:
-            return text.splitlines()[-1]
-    for pip in ("pip3", "pip"):
-        try:
-            rc, out, _ = conn.exec(f"{pip} show sglang", timeout=30)
-        except Exception:
-            continue
-        for line in out.decode("utf-8", "replace").splitlines():
-            if rc == 0 and line.startswith("Version:"):
-                return line.split(":", 1)[1].strip()
-    return None
+    """The installed sglang version: package metadata (fast, no torch import), then pip.
+
+    One round trip; the server's own interpreter (from discovery) is asked first, since the
+    host's python3 may not be the environment SGLang runs in.
+    """
+    probe = shlex.quote("from importlib.metadata import version; print(version('sglang'))")
+    pythons = list(dict.fromkeys(p for p in (python, "python3") if p))
+    tries = [f"{shlex.quote(py)} -c {probe} 2>/dev/null" for py in pythons]
+    tries.append("(pip3 show sglang || pip show sglang) 2>/dev/null | sed -n 's/^Version: *//p'"
+                 " | grep .")
+    try:
+        rc, out, _ = conn.exec(" || ".join(tries), timeout=30)
+    except Exception:
+        return None
+    text = out.decode("utf-8", "replace").strip()
+    return text.splitlines()[-1].strip() if rc == 0 and text else None

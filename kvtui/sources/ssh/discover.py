@@ -166,11 +166,13 @@ def parse_discovery(text: str) -> Discovery:
     return found
 
 
-def discover(conn: Connection, roots: tuple[str, ...] = DEFAULT_ROOTS,
+def discover(conn: Connection, roots: tuple[str, ...] | None = None,
              timeout: float = 60.0) -> Discovery:
+    if roots is None:
+        roots = DEFAULT_ROOTS
     command = "sh -c " + shlex.quote(DISCOVER_SCRIPT) + " kvtui-discover " + " ".join(
         shlex.quote(r) for r in roots)
-    rc, out, err = conn.exec(command, timeout=timeout)
+    rc, out, _err = conn.exec(command, timeout=timeout)
     found = parse_discovery(out.decode("utf-8", "replace"))
     if rc is None:
         found.notes.append(f"discovery timed out after {timeout:g} s; results may be partial")

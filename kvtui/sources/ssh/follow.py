@@ -37,12 +37,17 @@ def dies_with_channel(argv: list[str]) -> str:
     """A remote command line running argv that ends when the SSH channel closes.
 
     Without a PTY, closing the channel does not signal the remote process (paramiko #785, #203).
-    The wrapper starts argv in the background and blocks reading stdin; EOF (channel closed or
-    connection lost) kills the child. Every argument is shlex-quoted.
+    The wrapper starts argv in the background, in its own process group when `setsid` exists
+    (so a `sh -c 'a | b'` dies whole), and blocks reading the channel's stdin (saved as fd 3:
+    a background job's own stdin is /dev/null); EOF, i.e. channel closed or connection lost,
+    kills the group. Every argument is shlex-quoted.
     """
-    script = ('"$@" <&- & pid=$!; '
-              '( cat >/dev/null; kill -TERM "$pid" 2>/dev/null ) >/dev/null 2>&1 & '
-              'wait "$pid"; rc=$?; kill "$!" 2>/dev/null; exit "$rc"')
+    script = ('exec 3<&0; '
+              'if command -v setsid >/dev/null 2>&1; then setsid "$@" </dev/null & '
+              'else "$@" </dev/null & fi; pid=$!; '
+              '( cat <&3 >/dev/null; kill -TERM -- "-$pid" "$pid" ) >/dev/null 2>&1 & '
+              'watcher=$!; exec 3<&-; '
+              'wait "$pid"; rc=$?; kill "$watcher" 2>/dev/null; exit "$rc"')
     return "sh -c " + shlex.quote(script) + " sh " + " ".join(shlex.quote(a) for a in argv)
 
 

@@ -1,0 +1,247 @@
+"""Discovery of a stand-in SGLang server, SFTP checkpoint inspection, and `kvtui ssh` headless."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvtui.commands import ssh as ssh_cmd
+from kvtui.core.checkpoint import (
+    CheckpointFacts,
+    parse_config_json,
+    parse_hf_quant_config,
+    parse_safetensors_index,
+)
+from kvtui.sources.ssh.checkpoint import inspect_checkpoint
+from kvtui.sources.ssh.discover import discover, model_path_from_argv, parse_discovery
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+HUB_ID = "meta-llama/Llama-3.1-70B-Instruct"  # what the sample log's server_args names
+
+
+def make_model_dir(d: Path, *, scales: bool, single_file: bool = False) -> Path:
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "config.json").write_text(json.dumps({
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_hidden_layers": 2,
+        "num_attention_heads": 64, "num_key_value_heads": 8, "hidden_size": 8192,
+        "torch_dtype": "bfloat16"}))
+    names = {f"model.layers.{i}.self_attn.q_proj.weight": "a.safetensors" for i in range(2)}
+    if scales:
+        (d / "hf_quant_config.json").write_text(json.dumps({
+            "producer": {"name": "modelopt"},
+            "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}))
+        for i in range(2):
+            names[f"model.layers.{i}.self_attn.k_proj.k_scale"] = "a.safetensors"
+            names[f"model.layers.{i}.self_attn.v_proj.v_scale"] = "a.safetensors"
+    if single_file:
+        header = json.dumps({n: {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}
+                             for n in names}).encode()
+        (d / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 4)
+    else:
+        (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": names}))
+    return d
+
+
+# -- core parsing (pure) -----------------------------------------------------------------------
+
+def test_core_parsing_scales_and_algo():
+    f = CheckpointFacts()
+    parse_config_json(json.dumps({"num_hidden_layers": 4, "quantization_config": {
+        "quant_method": "compressed-tensors",
+        "kv_cache_scheme": {"num_bits": 8, "type": "float"}}}), f)
+    assert f.has_config and f.quant_method == "compressed-tensors"
+    assert f.kv_cache_quant_algo == "FP8" and f.model_config == {"num_hidden_layers": 4}
+    parse_safetensors_index(json.dumps({"weight_map": {"l.0.self_attn.k_scale": "x",
+                                                        "l.0.self_attn.v_scale": "x",
+                                                        "l.0.k_proj.weight_scale": "x"}}), f)
+    assert (f.has_k_scale, f.has_v_scale, f.scale_tensor_count) == (True, True, 2)
+    assert "per-layer k_scale/v_scale" in f.summary()
+    g = CheckpointFacts()
+    parse_hf_quant_config('{"quantization": {"quant_algo": "NVFP4", '
+                          '"kv_cache_quant_algo": null}}', g)
+    parse_safetensors_index('{"weight_map": {"w": "x"}}', g)
+    assert g.has_k_scale is False and g.kv_cache_quant_algo is None
+    assert "no k_scale/v_scale" in g.summary()
+    bad = CheckpointFacts()
+    parse_config_json("{not json", bad)
+    assert not bad.has_config and bad.notes
+
+
+def test_model_path_from_argv():
+    assert model_path_from_argv(["python", "-m", "sglang.launch_server", "--model-path",
+                                 "/m"]) == "/m"
+    assert model_path_from_argv(["sglang", "serve", "org/name", "--tp", "8"]) == "org/name"
+    assert model_path_from_argv(["x", "--model=/a b"]) == "/a b"
+
+
+# -- over SSH -----------------------------------------------------------------------------------
+
+@pytest.fixture
+def stand_in_server(tmp_path):
+    """A process that looks like `python -m sglang.launch_server` with stdout+stderr in a file."""
+    logdir = tmp_path / "logs dir; x"
+    logdir.mkdir()
+    log = logdir / "sglang server.log"
+    model = make_model_dir(tmp_path / "models" / "m1", scales=True)
+    code = ("import sys, time; print('server_args=ServerArgs(model_path=x)', flush=True); "
+            "time.sleep(60)")
+    with open(log, "ab") as f:
+        proc = subprocess.Popen([sys.executable, "-c", code, "-m", "sglang.launch_server",
+                                 "--model-path", str(model), "--tp", "1"],
+                                stdout=f, stderr=f)
+    try:
+        yield {"log": log, "model": model, "pid": proc.pid}
+    finally:
+        proc.kill()
+        proc.wait(5)
+
+
+def test_discovery_finds_server_process_and_log_files(make_connector, stand_in_server, tmp_path):
+    other = tmp_path / "old-runs"
+    other.mkdir()
+    shutil.copy(SAMPLES / "llama31-70b-tp8.log", other / "run1.log")
+    (other / "unrelated.log").write_text("nothing to see\n")
+    conn = make_connector("gpu").connect()
+    try:
+        found = discover(conn, roots=(str(tmp_path),), timeout=30)
+    finally:
+        conn.close()
+    procs = [c for c in found.candidates if c.pid == stand_in_server["pid"]]
+    assert len(procs) == 1, found
+    assert procs[0].kind == "file" and procs[0].target == str(stand_in_server["log"])
+    assert procs[0].model_path == str(stand_in_server["model"])
+    assert procs[0].python and "python" in procs[0].python
+    files = [c.target for c in found.candidates if c.kind == "file" and c.pid is None]
+    assert str(other / "run1.log") in files
+    assert str(other / "unrelated.log") not in files
+    assert str(stand_in_server["log"]) not in files  # listed once, as the server's output
+
+
+def test_parse_discovery_handles_pipes_units_and_forks():
+    us = "\037"
+    text = "\n".join([
+        us.join(["proc", "10", "1", "pipe:[1]", "socket:[2]", "/usr/bin/python3",
+                 "sglang.service", "python3", "-m", "sglang.launch_server", "--model", "a/b"]),
+        us.join(["proc", "11", "10", "pipe:[1]", "socket:[2]", "/usr/bin/python3", "",
+                 "python3", "-m", "sglang.launch_server"]),
+        us.join(["proc", "20", "1", "/dev/pts/3", "/dev/pts/3", "/usr/bin/python3", "",
+                 "sglang", "serve", "x/y"]),
+        us.join(["docker", "abc123", "lmsysorg/sglang:latest", "sgl", '"python3 -m sglang"']),
+    ])
+    found = parse_discovery(text)
+    kinds = [(c.kind, c.target, c.pid) for c in found.candidates]
+    assert ("journal", "sglang.service", 10) in kinds
+    assert ("none", "", 20) in kinds
+    assert not any(c.pid == 11 for c in found.candidates)  # forked child of pid 10
+    assert ("docker", "sgl", None) in kinds
+
+
+@pytest.mark.parametrize("scales,single", [(True, False), (False, False), (True, True)])
+def test_sftp_checkpoint_inspection(make_connector, tmp_path, scales, single):
+    model = make_model_dir(tmp_path / "model dir", scales=scales, single_file=single)
+    conn = make_connector("gpu").connect()
+    try:
+        facts = inspect_checkpoint(conn, str(model), host="gpu")
+    finally:
+        conn.close()
+    assert facts.has_config and facts.source == f"gpu:{model}"
+    assert facts.model_config["num_key_value_heads"] == 8
+    assert facts.has_k_scale is scales and facts.has_v_scale is scales
+    assert facts.scale_tensor_count == (4 if scales else 0)
+    assert facts.kv_cache_quant_algo == ("FP8" if scales else None)
+
+
+def test_checkpoint_from_hub_id_in_host_cache(make_connector, ssh_root):
+    snap = ssh_root / "hf-hub" / "models--org--tiny" / "snapshots" / "0123abcd"
+    make_model_dir(snap, scales=False)
+    (snap.parents[1] / "refs").mkdir(exist_ok=True)
+    (snap.parents[1] / "refs" / "main").write_text("0123abcd")
+    conn = make_connector("gpu").connect()
+    try:
+        facts = inspect_checkpoint(conn, "org/tiny", host="gpu")
+        missing = inspect_checkpoint(conn, "org/absent", host="gpu")
+    finally:
+        conn.close()
+    assert facts.source == f"gpu:{snap}" and facts.has_k_scale is False
+    assert missing.source is None and any("not found" in n for n in missing.notes)
+
+
+# -- the command, headless -----------------------------------------------------------------------
+
+def _args(ssh_env, *argv: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser()
+    ssh_cmd.configure(p)
+    return p.parse_args(["-F", str(ssh_env["config"]), *argv])
+
+
+def test_ssh_check_json_with_checkpoint(ssh_env, ssh_root, tmp_path, capsys):
+    snap = ssh_root / "hf-hub" / ("models--" + HUB_ID.replace("/", "--")) / "snapshots" / "s1"
+    make_model_dir(snap, scales=True)
+    log = tmp_path / "a b; c" / "server.log"
+    log.parent.mkdir()
+    shutil.copy(SAMPLES / "llama31-70b-tp8-fp8-scaled.log", log)
+    rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log), "--check", "--json",
+                           "--fail-on", "never", "--no-checkpoint"))
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    local = _local_report(log)
+    for key in ("model", "kv_cache", "pools", "capacity", "alerts", "runs", "whatif"):
+        assert report[key] == _rename_sources(local[key], str(log), f"gpu:{log}"), key
+    assert "checkpoint" not in report
+    # the same, plus what the checkpoint itself says (found via the hub id in the host's cache)
+    rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log), "--check", "--json",
+                           "--fail-on", "never"))
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert report["checkpoint"]["has_k_scale"] is True
+    assert report["checkpoint"]["kv_cache_quant_algo"] == "FP8"
+    assert report["checkpoint"]["source"] == f"gpu:{snap}"
+    assert report["sources"][0]["name"] == f"gpu:{log}"
+
+
+def _local_report(path: Path) -> dict:
+    from kvtui.commands.check import analyse_files
+
+    return analyse_files([str(path)]).report()
+
+
+def _rename_sources(obj, old: str, new: str):
+    return json.loads(json.dumps(obj).replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1]))
+
+
+def test_ssh_check_exit_code_matches_kvtui_check(ssh_env, tmp_path, capsys):
+    from kvtui.commands.check import exit_code
+
+    log = tmp_path / "server.log"
+    shutil.copy(SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log", log)
+    expected = exit_code(_local_report(log), "warning")
+    rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log), "--check", "--fail-on", "warning",
+                           "--no-checkpoint"))
+    capsys.readouterr()
+    assert rc == expected
+
+
+def test_ssh_check_errors_exit_2_without_traceback(ssh_env, tmp_path, capsys):
+    rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(tmp_path / "missing.log"), "--check"))
+    err = capsys.readouterr().err
+    assert rc == 2 and "no such file" in err and "Traceback" not in err
+    ssh_env["known"].write_text("")
+    rc = ssh_cmd.run(_args(ssh_env, "gpu", "--check"))
+    err = capsys.readouterr().err
+    assert rc == 2 and "not known" in err and "SHA256:" in err and "Traceback" not in err
+
+
+def test_ssh_list_headless(ssh_env, stand_in_server, capsys, monkeypatch):
+    monkeypatch.setattr("kvtui.sources.ssh.discover.DEFAULT_ROOTS", ())
+    rc = ssh_cmd.run(_args(ssh_env, "gpu", "--list"))
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert str(stand_in_server["log"]) in out
+    assert "--log" in out
