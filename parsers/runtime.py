@@ -334,7 +334,8 @@ _PREFILL_HEAD = regex.compile(
 # (graph flag before or after the throughput, #pending-token optional).
 _PREFILL_FAST = regex.compile(
     r"Prefill batch[.,] #new-seq: (\d+), #new-token: (\d+), #cached-token: (\d+), "
-    r"(?:cache hit rate: (\d+\.\d+)%, )?token usage: (\d+\.\d+), #running-req: (\d+), "
+    r"(?:cache hit rate: (\d+\.\d+)%, )?(?:token usage: (\d+\.\d+)|full token usage: "
+    r"(\d+\.\d+), (?:mamba usage: (\d+\.\d+)|swa token usage: (\d+\.\d+))), #running-req: (\d+), "
     r"#queue-req: (\d+)(?:, #pending-token: (\d+))?"
     r"(?:, (?:cuda|npu|cpu|musa) graph: (True|False))?"
     r"(?:, input throughput \(token/s\): (\d+\.\d+))?"
@@ -345,12 +346,16 @@ _PREFILL_FAST = regex.compile(
 def parse_prefill(msg: str) -> dict[str, Any] | None:
     m = _PREFILL_FAST.match(msg)
     if m is not None:
-        seq, new, cached, hit, usage, running, queue, pending, g1, tput, g2 = m.groups()
+        (seq, new, cached, hit, usage, full, mamba, swa, running, queue, pending, g1, tput,
+         g2) = m.groups()
         graph = g1 if g1 is not None else g2
         fields: dict[str, Any] = {
             "new_seq": int(seq), "new_token": int(new), "cached_token": int(cached),
-            "token_usage": float(usage), "full_token_usage": None, "swa_token_usage": None,
-            "mamba_usage": None, "running_req": int(running), "queue_req": int(queue),
+            "token_usage": None if usage is None else float(usage),
+            "full_token_usage": None if full is None else float(full),
+            "swa_token_usage": None if swa is None else float(swa),
+            "mamba_usage": None if mamba is None else float(mamba),
+            "running_req": int(running), "queue_req": int(queue),
             "cache_hit_rate": None if hit is None else float(hit),
             "input_throughput": None if tput is None else float(tput),
             "cuda_graph": None if graph is None else graph == "True",

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from parsers import parse_line
-from parsers.runtime import DECODE_BASE, DECODE_KEYS, _DECODE_HEAD, decode_split, fill_pairs
+from parsers.runtime import _DECODE_HEAD, DECODE_BASE, DECODE_KEYS, decode_split, fill_pairs
 
 USAGES = [
     "#token: 9071, token usage: 0.01",
@@ -52,3 +52,23 @@ def test_other_layouts_fall_back(msg):
     ev = parse_line(msg)
     # The general path still reads what it can (or nothing for a mangled count).
     assert ev is None or ev.kind == "decode_batch"
+
+
+PREFILL_USAGES = ["token usage: 0.06", "full token usage: 0.28, mamba usage: 0.20",
+                  "full token usage: 0.28, swa token usage: 0.31"]
+
+
+@pytest.mark.parametrize(("usage", "pending", "graph_first"),
+                         list(itertools.product(PREFILL_USAGES, [True, False], [True, False])))
+def test_prefill_fast_regex_equals_pair_walk(usage, pending, graph_first):
+    from parsers.runtime import _PREFILL_FAST, _parse_prefill_pairs, parse_prefill
+
+    cols = ["#new-seq: 1", "#new-token: 128", "#cached-token: 70016", usage, "#running-req: 1",
+            "#queue-req: 0"]
+    if pending:
+        cols.append("#pending-token: 0")
+    tail = ["cuda graph: False", "input throughput (token/s): 9406.12"]
+    cols += tail if graph_first else tail[::-1]
+    msg = "Prefill batch, " + ", ".join(cols)
+    assert _PREFILL_FAST.match(msg) is not None
+    assert parse_prefill(msg) == _parse_prefill_pairs(msg)
