@@ -317,12 +317,50 @@ class State:
         kinds[kind] = kinds.get(kind, 0) + 1
         if kind == "decode_batch":
             run = self.runs[-1]
-            if run.runtime.decode_batches:
-                # Hot path (85% of a busy log): no run boundary, hints already taken.
+            rt = run.runtime
+            if rt.decode_batches:
+                # Hot path (85% of a busy log): no run boundary, hints already taken. The
+                # plain-pool case is folded inline; anything unusual takes the general route.
                 run.lines_seen += 1
-                if ev.rank and ev.rank not in run.ranks:
-                    run.ranks.add(ev.rank)
-                _on_decode(self, run, ev, source, line_no, text)
+                rank = ev.rank
+                if rank and rank not in run.ranks:
+                    run.ranks.add(rank)
+                f = ev.fields
+                u = f.get("token_usage")
+                if u is None:
+                    u = f.get("full_token_usage")
+                running = f.get("running_req")
+                queue = f.get("queue_req")
+                g = f.get("gen_throughput")
+                peak_u, peak_r, peak_q = (rt.peak_token_usage, rt.peak_running_req,
+                                          rt.peak_queue_req)
+                last_q = rt.last_decode_queue
+                if (u is None or running is None or queue is None or g is None
+                        or peak_u is None or peak_r is None or peak_q is None or last_q is None
+                        or u >= 0.95 or u > peak_u or running > peak_r or queue > peak_q
+                        or queue > last_q):
+                    _on_decode(self, run, ev, source, line_no, text)
+                    return
+                # Unremarkable batch: below every peak, not saturated, queue not growing.
+                rt.decode_batches += 1
+                rt.last_token_usage = u
+                if rt.saturated_streak or not rt.saturated_broken:
+                    rt.saturated_streak = 0
+                    rt.saturated_broken = True
+                rt.last_running_req = running
+                rt.last_queue_req = queue
+                if queue < last_q:
+                    rt.queue_growth_streak = 0
+                    rt.queue_dropped = True
+                rt.last_decode_queue = queue
+                ts = ev.ts
+                if ts:
+                    rt.last_ts = ts
+                rt.last_gen_throughput = g
+                rt.gen_throughput_centi += int(g * 100 + 0.5)
+                rt.gen_throughput_n += 1
+                rt.timeline.append(_new_point(TimelinePoint,
+                                              (ts, line_no, u, running, queue, g, False)))
                 return
         handler = _HANDLERS.get(kind)
         if handler is None:
