@@ -1,4 +1,7 @@
-"""`kvtui check FILE...`: the analysis, headless. Exit 0 clean, 1 alert at --fail-on level, 2 error."""
+"""`kvtui check FILE...`: the analysis, headless.
+
+Exit 0 when clean, 1 when an alert at the --fail-on level exists, 2 on errors.
+"""
 
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ def exit_code(report: dict[str, Any], fail_on: str) -> int:
 
 
 def render_and_exit(report: dict[str, Any], *, as_json: bool, fail_on: str) -> int:
-    """Print the report (JSON or human) and return the exit code; shared with `kvtui ssh --check`."""
+    """Print the report (JSON or human) and return the exit code (`kvtui ssh --check` too)."""
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False, default=str))
         sys.stdout.write("\n")

@@ -1,1 +1,4 @@
-"""UI-free facts, alerts and capacity arithmetic. Imports `parsers`; never Textual, Rich or paramiko."""
+"""UI-free facts, alerts and capacity arithmetic.
+
+Imports `parsers`; never Textual, Rich or paramiko (a test enforces it).
+"""

@@ -26,7 +26,7 @@ class AlertOptions:
     min_context_concurrency: float = 2.0  # low-context-concurrency below this many requests
     target_concurrency: float | None = None  # bf16-does-not-fit below this (default 1)
     saturation_batches: int = 5  # pool-saturated after this many consecutive batches >= 0.95
-    queue_growth_batches: int = 20  # ... or a queue that grew on this many decode lines with no drop
+    queue_growth_batches: int = 20  # ... or a queue growing on this many decode lines, no drop
     calibration_tolerance: float = 0.02
 
 
@@ -65,7 +65,7 @@ def bf16_flag_advice(run: Run, checkpoint: Any = None) -> str:
         vr = version.infer_version(run, known=known)
         flag, advice = version.kv_dtype_flag(
             "bf16", vr, checkpoint_kv_fp8=(str(algo).upper() == "FP8") if algo else None)
-    except Exception:  # noqa: BLE001 - advice must never break the report
+    except Exception:
         return "--kv-cache-dtype bf16 (SGLang >= 0.5.5)"
     return f"{flag} ({advice.rstrip('.')})" if flag else advice
 

@@ -164,7 +164,7 @@ def _render_whatif(wi: dict[str, Any]) -> list[str]:
         marker = "*" if s.get("dtype") == cur.get("dtype") else " "
         conc = s.get("concurrency") or {}
         out.append(
-            f" {marker}{str(s.get('dtype')):<16}{_fmt_num(s.get('tokens')):>12}"
+            f" {marker}{s.get('dtype')!s:<16}{_fmt_num(s.get('tokens')):>12}"
             f"{_fmt_num(s.get('bytes_per_token'), 0):>10}"
             + "".join(f"{_fmt_num(conc.get(k)):>10}" for k in ctx_keys)
             + f"{_fmt_num(s.get('max_running_requests')):>9}  {s.get('flag') or ''}")

@@ -42,7 +42,7 @@ def open_text(path: str) -> IO[str]:
         if path.endswith(".gz"):
             return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace",
                                     newline="\n")
-        return open(path, encoding="utf-8", errors="replace", newline="\n",  # noqa: SIM115
+        return open(path, encoding="utf-8", errors="replace", newline="\n",
                     buffering=1 << 20)
     except OSError as exc:
         raise LogOpenError(f"{path}: {exc.strerror or exc}") from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -169,6 +170,8 @@ class KvApp(App[int]):
         return hasattr(self.source, "toggle_pause")
 
     def on_mount(self) -> None:
+        # The source thread parses flat out; a short switch interval keeps keys snappy.
+        sys.setswitchinterval(0.001)
         # Held once: the tick must reach the panes even while a modal screen is on top.
         self.log_view = self.query_one(LogView)
         self.header_bar = self.query_one(HeaderBar)
@@ -202,6 +205,7 @@ class KvApp(App[int]):
         if name in TOP_PANES:
             self.shown_pane = name
         self._apply_layout()
+        self.call_after_refresh(self.log_view.refollow)
         if focus:
             target = self.query_one(f"#{name}")
             if name == "whatif":

@@ -71,6 +71,7 @@ class Ingest:
         self._report_dirty = False
         self._restarted = False
         self._last_report = 0.0
+        self._report_cost = 0.0
         self.report_interval = report_interval
         self.lines = 0
         self.last_state: str | None = None
@@ -128,6 +129,8 @@ class Ingest:
                         self.lines = 0
                     notices.append(item)
                     self.last_state = item.state
+                    if item.state == "at_end":
+                        self.finished_at = time.perf_counter()
                     if item.state in ("rotated", "truncated", "error", "reconnecting"):
                         entries.append(LogEntry(0, item.source,
                                                 f"── {item.state}: {item.message} ──",
@@ -142,12 +145,16 @@ class Ingest:
             self._notices.extend(notices)
             self._report_dirty = True
         now = time.monotonic()
-        if notices or now - self._last_report >= self.report_interval:
+        # Keep report building under ~10% of the thread's time on big logs.
+        interval = max(self.report_interval, 10 * self._report_cost)
+        if notices or now - self._last_report >= interval:
             self._snapshot()
+        time.sleep(0)  # hand the GIL to the event loop between batches
 
     def _snapshot(self, force: bool = False) -> None:
         if not force and not self._report_dirty:
             return
+        t0 = time.perf_counter()
         try:
             with self.report_lock:
                 report = self.analyzer.report()

@@ -216,8 +216,12 @@ class LogView(ScrollView, can_focus=True):
             self._rebuild(keep_cursor=True)
             self.refresh()
         self._wrap_width = width
+        self.refollow()
+
+    def refollow(self) -> None:
+        """After a layout change: stay on the live tail if that is where the user was."""
         if self.cursor is None and self.new_lines == 0:
-            self._follow()  # a resize must not leave the live tail off screen
+            self._follow()
 
     def watch_wrap(self) -> None:
         self._wrap_width = max(10, self.scrollable_content_region.width - GUTTER)

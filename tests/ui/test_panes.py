@@ -6,7 +6,7 @@ from textual.widgets import Select
 from ui_helpers import QWEN, replay_app, settle
 
 from kvtui.ui.logview import LogView
-from kvtui.ui.panes import AlertsPane, FactsPane, HeaderBar, TimelinePane
+from kvtui.ui.panes import AlertsPane, HeaderBar, TimelinePane
 from kvtui.ui.screens import AlertDetailScreen, HelpScreen
 from kvtui.ui.whatif import WhatIfPane
 

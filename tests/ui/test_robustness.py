@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ui_helpers import replay_app, settle
 
-from kvtui.sources.local import LocalFollower
 from kvtui.sources.lines import MAX_LINE_CHARS
+from kvtui.sources.local import LocalFollower
 from kvtui.ui.app import KvApp
 from kvtui.ui.logview import LogView
 from kvtui.ui.panes import HeaderBar

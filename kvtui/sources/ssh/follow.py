@@ -236,12 +236,13 @@ class RemoteFollower:
         items: list[Item] = extra
         n = self._r.line_no
         name = self.name
-        for off, text in pairs:
-            n += 1
-            items.append(SourceLine(name, n, off, text))
-            if "model_path" in text and self.on_checkpoint is not None:
-                self._note_model_path(text)
-        self._r.line_no = n
+        items.extend([SourceLine(name, i, off, text)
+                      for i, (off, text) in enumerate(pairs, n + 1)])
+        self._r.line_no = n + len(pairs)
+        if self.on_checkpoint is not None:
+            for _, text in pairs:
+                if "model_path" in text:
+                    self._note_model_path(text)
         if items:
             emit(items)
 
