@@ -240,12 +240,7 @@ def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     target = ctx.options.target_concurrency or 1.0
     if value >= target:
         return None
-    inverse = wi.get("inverse") or scen.get("inverse")
-    fits = ""
-    if isinstance(inverse, dict) and inverse.get("summary"):
-        fits = " " + str(inverse["summary"])
-    elif isinstance(inverse, str):
-        fits = " " + inverse
+    fits = _inverse_summary(wi.get("inverse"))
     detail = (f"With the same KV byte budget, BF16 would hold {scen.get('tokens'):,} tokens: "
               f"{value:.2f} concurrent requests at context_len {context:,} (target "
               f"{target:g}).{fits}")
@@ -255,6 +250,25 @@ def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
                  f"BF16 KV would fit only {value:.2f} full-context requests", detail,
                  ctx.effective_evidence or run.capacity_evidence, fix,
                  extra={"bf16_concurrency": value})
+
+
+def _inverse_summary(inv: Any) -> str:
+    """The calculator's inverse answer in one sentence ("what would fit")."""
+    if not isinstance(inv, dict) or inv.get("dtype") is None:
+        return ""
+    if inv.get("fits_now"):
+        return ""
+    parts = [f" {inv.get('dtype')} for {inv.get('concurrency')} x {inv.get('context_len'):,}-token "
+             f"requests needs {inv.get('kv_gib_needed')} GiB of KV per GPU "
+             f"({inv.get('missing_gib_per_gpu')} GiB missing)"]
+    options = []
+    if inv.get("mem_fraction_static_needed") and inv.get("mem_fraction_static_feasible"):
+        options.append(f"--mem-fraction-static {inv['mem_fraction_static_needed']}")
+    if inv.get("tp_needed"):
+        options.append(f"TP {inv['tp_needed']}")
+    if options:
+        parts.append(": that fits with " + " or ".join(options))
+    return "".join(parts) + "."
 
 
 def _rule_retraction(st: State, run: Run, ctx: _Ctx) -> Alert | None:
