@@ -170,6 +170,7 @@ class Ingest:
             self._calc = calc
             self._report_dirty = False
         self._last_report = time.monotonic()
+        self._report_cost = time.perf_counter() - t0
 
     def _calculator(self) -> Any:
         try:
