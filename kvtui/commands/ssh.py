@@ -191,7 +191,8 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
     analyzer = Analyzer()
     errors: list[str] = []
     follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True,
-                              connection=conn, host_label=host, model_path=model_path)
+                              connection=conn, host_label=host, model_path=model_path,
+                              on_texts=lambda texts, first: on_texts(texts, first))
 
     def emit(items: list[Any]) -> None:
         # feed_many per run of consecutive lines: it also keeps the per-source line counts
@@ -211,6 +212,9 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
                 errors.append(item.message)
         if run:
             analyzer.feed_many(follower.name, run, first)
+
+    def on_texts(texts: list[str], first: int) -> None:
+        analyzer.feed_many(follower.name, texts, first)
 
     follower.run(emit, threading.Event())
     if errors:

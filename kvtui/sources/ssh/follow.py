@@ -25,7 +25,7 @@ from typing import Any
 import paramiko
 
 from kvtui.sources.base import Emit, Item, SourceLine, SourceNotice
-from kvtui.sources.lines import LineSplitter
+from kvtui.sources.lines import MAX_LINE_CHARS, LineSplitter, decode_line
 from kvtui.sources.ssh.connect import Connection, Connector, SSHError
 from kvtui.sources.ssh.remote_script import FOLLOWER
 
@@ -71,12 +71,49 @@ class _Resume:
     dev: int | None = None
     head_len: int = 0
     head: str = ""
-    splitter: LineSplitter | None = None
+    splitter: Any = None  # LineSplitter, or _TextSplitter in texts mode
     line_no: int = 0
     started: bool = False  # history already requested once
     last_ts: tuple[str, int] | None = None  # docker: last timestamp seen
     cursor: str | None = None  # journal: last cursor seen
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+class _TextSplitter:
+    """LineSplitter's results without per-line offsets: one decode and split per chunk.
+
+    For headless reads (`--check`), where nobody looks at a line's offset, this is several times
+    cheaper than LineSplitter plus a SourceLine per line. Resuming still works: `consumed` is
+    exact at line boundaries, which is all a reconnect needs. The text of every line is the same
+    as `decode_line` gives ("\n" never occurs inside a UTF-8 sequence, so decoding a chunk of
+    whole lines at once equals decoding line by line).
+    """
+
+    __slots__ = ("_carry", "consumed")
+
+    def __init__(self, start_offset: int = 0) -> None:
+        self._carry = b""
+        self.consumed = start_offset
+
+    def feed(self, chunk: bytes) -> list[str]:
+        data = self._carry + chunk if self._carry else chunk
+        last_nl = data.rfind(b"\n")
+        if last_nl < 0:
+            self._carry = data
+            return []
+        complete, self._carry = data[:last_nl], data[last_nl + 1:]
+        self.consumed += last_nl + 1
+        if b"\r" in complete or len(complete) > MAX_LINE_CHARS and any(
+                len(x) > MAX_LINE_CHARS for x in complete.split(b"\n")):
+            return [decode_line(raw) for raw in complete.split(b"\n")]
+        return complete.decode("utf-8", errors="replace").split("\n")
+
+    def flush(self) -> list[str]:
+        if not self._carry:
+            return []
+        raw, self._carry = self._carry, b""
+        self.consumed += len(raw)
+        return [decode_line(raw)]
 
 
 class _Lost(Exception):
@@ -98,8 +135,8 @@ class RemoteFollower:
                  keepalive: float | None = None, backoff: tuple[float, float] = (1.0, 30.0),
                  compress: bool = True, rng: Callable[[], float] = random.random,
                  host_label: str | None = None, model_path: str | None = None,
-                 on_checkpoint: Callable[[Connection, str], str | None] | None = None
-                 ) -> None:
+                 on_checkpoint: Callable[[Connection, str], str | None] | None = None,
+                 on_texts: Callable[[list[str], int], None] | None = None) -> None:
         self.connector = connector
         self.target = target
         self.lines = lines  # None: the whole log so far
@@ -119,6 +156,9 @@ class RemoteFollower:
         self._r = _Resume()
         self.model_path = model_path  # from discovery, else from the log's server_args
         self.on_checkpoint = on_checkpoint
+        # texts mode (headless): file lines go to on_texts(texts, first_line_no) in bulk instead
+        # of SourceLines through emit; notices still go through emit
+        self.on_texts = on_texts
         self._inspected: str | None = None
 
     # -- LineSource --------------------------------------------------------------------------
@@ -232,9 +272,22 @@ class RemoteFollower:
                 f"{self.keepalive:g}", "1" if self.compress else "0"]
         return " ".join(shlex.quote(a) for a in [self.target.python, "-c", FOLLOWER, *args])
 
-    def _emit_lines(self, emit: Emit, pairs: list[tuple[int, str]], extra: list[Item]) -> None:
+    def _splitter(self, offset: int) -> Any:
+        return _TextSplitter(offset) if self.on_texts is not None else LineSplitter(offset)
+
+    def _emit_lines(self, emit: Emit, pairs: list[Any], extra: list[Item]) -> None:
         items: list[Item] = extra
         n = self._r.line_no
+        if self.on_texts is not None and pairs and isinstance(pairs[0], str):
+            if items:
+                emit(items)
+            self._r.line_no = n + len(pairs)
+            self.on_texts(pairs, n + 1)
+            if self.on_checkpoint is not None:
+                for text in pairs:
+                    if "model_path" in text:
+                        self._note_model_path(text)
+            return
         name = self.name
         items.extend([SourceLine(name, i, off, text)
                       for i, (off, text) in enumerate(pairs, n + 1)])
@@ -305,7 +358,7 @@ class RemoteFollower:
                 buf += chunk
                 pos = 0
                 items: list[Item] = []
-                pairs: list[tuple[int, str]] = []
+                pairs: list[Any] = []
                 n = len(buf)
                 while n - pos >= 5:
                     kind = buf[pos:pos + 1]
@@ -327,7 +380,7 @@ class RemoteFollower:
                     if kind == b"H":
                         h = json.loads(payload)
                         if r.splitter is None or h["ino"] != r.ino or h["dev"] != r.dev:
-                            r.splitter = LineSplitter(h["offset"])
+                            r.splitter = self._splitter(h["offset"])
                         r.ino, r.dev = h["ino"], h["dev"]
                         r.head_len, r.head = h["head_len"], h["head"]
                         if not r.started:
@@ -353,7 +406,8 @@ class RemoteFollower:
                             tail = r.splitter.flush() if state == "rotated" else []
                             if tail:
                                 self._emit_lines(emit, tail, [])
-                            r.splitter = LineSplitter(0) if state == "truncated" else r.splitter
+                            if state == "truncated":
+                                r.splitter = self._splitter(0)
                             if state == "rotated":
                                 r.ino = None  # the next H frame names the new file
                         emit([SourceNotice(self.name, state, note.get("message", ""))])
