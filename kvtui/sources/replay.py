@@ -156,6 +156,7 @@ class ReplaySource:
         self._restart = False
         self._readers: list[_FileReader] = []
         self._sleep = sleep
+        self._start: tuple[int, int] | None = None  # (byte offset, lines before it): skip_to
 
     # -- controls (any thread) ----------------------------------------------------------------
     def pause(self) -> None:
@@ -226,6 +227,20 @@ class ReplaySource:
             self._cond.notify_all()
         return True
 
+    def bulk_path(self) -> str | None:
+        """The file a consumer may fold in bulk before the replay starts (see `skip_to`): only
+        for an instant, unpaused replay of one plain file."""
+        if (len(self.paths) == 1 and self.instant and not self._paused and self._seek is None
+                and not self.paths[0].endswith(".gz") and self.paths[0] != "-"):
+            return self.paths[0]
+        return None
+
+    def skip_to(self, offset: int, lines: int) -> None:
+        """Start the next pass at a byte offset that sits at a line start, `lines` lines in: the
+        consumer has already read what comes before. A restart begins at the top again."""
+        with self._cond:
+            self._start = (offset, lines)
+
     def restart(self) -> None:
         with self._cond:
             self._restart = True
@@ -278,6 +293,14 @@ class ReplaySource:
                 readers.append(_FileReader(path, i, want_ts))
             except OSError as exc:
                 emit([SourceNotice(path, "error", f"{path}: {exc.strerror or exc}")])
+        start, self._start = self._start, None
+        if start is not None and len(readers) == 1 and readers[0].stream is readers[0].raw:
+            offset, lines = start
+            reader = readers[0]
+            reader.raw.seek(offset)
+            reader.offset = offset
+            reader.line_no = lines
+            self.lines_emitted = lines
         return readers
 
     def _merged(self, readers: list[_FileReader]) -> Iterator[_Pending]:

@@ -9,6 +9,7 @@ rendering per tick. Nothing here imports Textual, so it is testable on its own.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import deque
@@ -17,6 +18,7 @@ from typing import Any
 
 from kvtui.core.analyzer import Analyzer
 from kvtui.sources.base import LineSource, SourceLine, SourceNotice
+from parsers import parse_line
 
 REPORT_INTERVAL = 0.25  # seconds between report snapshots while lines keep coming
 
@@ -47,6 +49,28 @@ class Drained:
     calc: Any = None  # kvtui.core.capacity.Calculator for the current run, or None
     lines: int = 0
     restarted: bool = False
+
+
+def _tail_lines(path: str, size: int, count: int) -> list[str]:
+    """The last `count` complete lines of a file, read from its end."""
+    from kvtui.sources.lines import decode_line
+
+    want = count + 1
+    block = max(1 << 16, count * 256)
+    with open(path, "rb") as f:
+        while True:
+            start = max(0, size - block)
+            f.seek(start)
+            data = f.read(size - start)
+            raws = data.split(b"\n")
+            if raws and raws[-1] == b"":
+                raws.pop()
+            if start == 0 or len(raws) > want:
+                break
+            block *= 4
+    if start > 0:
+        raws = raws[1:]  # the first piece may be a partial line
+    return [decode_line(r) for r in raws[-count:]]
 
 
 class Ingest:
@@ -94,6 +118,7 @@ class Ingest:
 
     def _run(self) -> None:
         try:
+            self._bulk_prefix()
             self.source.run(self._emit, self.stop)
         except Exception as exc:  # the UI shows it; the app must not die with the source
             self.error = f"{type(exc).__name__}: {exc}"
@@ -104,6 +129,48 @@ class Ingest:
             self._snapshot(force=True)
             self.finished_at = time.perf_counter()
             self.done.set()
+
+    def _bulk_prefix(self) -> None:
+        """Fold a big saved file on every core before an instant replay starts.
+
+        The same chunked fold `kvtui check` uses (exact, or it declines), so a 1,000,000-line
+        instant replay costs what the headless check costs; this thread only waits on the
+        worker processes meanwhile, which leaves the interpreter to the UI. The log pane gets
+        the file's last lines, and the replay then carries on from the end of what was read.
+        """
+        bulk = getattr(self.source, "bulk_path", None)
+        path = bulk() if callable(bulk) else None
+        if path is None:
+            return
+        from kvtui.parallel import analyse_parallel
+
+        name = getattr(self.source, "name", path)
+        with self._lock:
+            self._notices.append(SourceNotice(name, "replaying", "reading the file on all cores"))
+        size = os.path.getsize(path)
+        a = self.analyzer
+        try:
+            folded = analyse_parallel(path, model=a.model, alert_options=a.alert_options)
+        except (OSError, ValueError):
+            return  # the ordinary replay reports the error
+        if folded is None or self.stop.is_set():
+            return
+        folded.checkpoint = a.checkpoint
+        tail = _tail_lines(path, size, self._ring.maxlen or 20000)
+        first = folded.lines - len(tail) + 1
+        entries = []
+        for i, text in enumerate(tail):
+            ev = parse_line(text)
+            entries.append(LogEntry(first + i, name, text, ev.kind if ev is not None else None))
+        with self.report_lock:
+            self.analyzer = folded
+        self.lines = folded.lines
+        with self._lock:
+            self._ring.extend(entries)
+            self._ring_added += folded.lines
+            self._report_dirty = True
+        self.source.skip_to(size, folded.lines)  # type: ignore[attr-defined]
+        self._snapshot(force=True)
 
     # -- source thread side --------------------------------------------------------------------
     def _emit(self, batch: list[Any]) -> None:
