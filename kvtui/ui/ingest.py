@@ -77,8 +77,11 @@ class Ingest:
     """Runs a LineSource in a daemon thread and folds its batches into an Analyzer."""
 
     def __init__(self, source: LineSource, *, analyzer: Analyzer | None = None,
-                 ring: int = 20000, report_interval: float = REPORT_INTERVAL) -> None:
+                 ring: int = 20000, report_interval: float = REPORT_INTERVAL,
+                 bulk_min_bytes: int | None = None) -> None:
         self.source = source
+        self.bulk_min_bytes = bulk_min_bytes  # None: kvtui.parallel's default threshold
+        self.bulk_lines = 0  # lines folded in bulk before the replay (0: none)
         self.analyzer = analyzer or Analyzer()
         self._analyzer_factory = (lambda: Analyzer(model=self.analyzer.model,
                                                    alert_options=self.analyzer.alert_options,
@@ -150,7 +153,8 @@ class Ingest:
         size = os.path.getsize(path)
         a = self.analyzer
         try:
-            folded = analyse_parallel(path, model=a.model, alert_options=a.alert_options)
+            kw = {} if self.bulk_min_bytes is None else {"min_bytes": self.bulk_min_bytes}
+            folded = analyse_parallel(path, model=a.model, alert_options=a.alert_options, **kw)
         except (OSError, ValueError):
             return  # the ordinary replay reports the error
         if folded is None or self.stop.is_set():
@@ -164,7 +168,7 @@ class Ingest:
             entries.append(LogEntry(first + i, name, text, ev.kind if ev is not None else None))
         with self.report_lock:
             self.analyzer = folded
-        self.lines = folded.lines
+        self.lines = self.bulk_lines = folded.lines
         with self._lock:
             self._ring.extend(entries)
             self._ring_added += folded.lines

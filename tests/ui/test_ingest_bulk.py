@@ -1,0 +1,71 @@
+"""An instant replay of a big file is folded in bulk, with the same answer as a line-by-line read."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from kvtui.core.analyzer import Analyzer
+from kvtui.sources.readers import iter_batches
+from kvtui.sources.replay import ReplaySource
+from kvtui.ui.ingest import Ingest
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+
+
+def wait(cond, timeout=30.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def make_log(tmp_path: Path) -> Path:
+    body = (SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log").read_text().splitlines()
+    runtime = [ln for ln in body if "Decode batch" in ln or "Prefill batch" in ln]
+    path = tmp_path / "big.log"
+    path.write_text("\n".join(body + runtime * 30) + "\n")
+    return path
+
+
+def test_bulk_fold_matches_a_sequential_read(tmp_path):
+    path = make_log(tmp_path)
+    src = ReplaySource([str(path)], instant=True)
+    ingest = Ingest(src, ring=500, bulk_min_bytes=0)
+    ingest.start()
+    try:
+        assert wait(lambda: ingest.last_state == "at_end")
+        ref = Analyzer()
+        ref.feed_batches(str(path), iter_batches(str(path)))
+        with ingest.report_lock:
+            got = ingest.analyzer.report()
+        assert got == ref.report()
+        assert ingest.lines == ref.lines == ingest.bulk_lines
+        drained = ingest.drain()
+        assert len(drained.entries) == 500
+        lines = path.read_text().splitlines()
+        last = drained.entries[-1]
+        assert last.line_no == len(lines) and last.text == lines[-1]
+        assert last.kind in ("decode_batch", "prefill_batch")
+        assert drained.entries[0].line_no == len(lines) - 499
+        # A restart replays the file line by line from the top.
+        src.restart()
+        assert wait(lambda: ingest.drain().restarted or ingest.lines < len(lines))
+        assert wait(lambda: ingest.last_state == "at_end" and ingest.lines == len(lines))
+    finally:
+        ingest.close()
+
+
+def test_small_files_take_the_ordinary_path(tmp_path):
+    path = SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log"
+    src = ReplaySource([str(path)], instant=True)
+    ingest = Ingest(src, ring=100)  # default threshold: 32 MB
+    ingest.start()
+    try:
+        assert wait(lambda: ingest.last_state == "at_end")
+        assert ingest.lines == len(path.read_text().splitlines())
+        assert ingest.bulk_lines == 0
+    finally:
+        ingest.close()
