@@ -245,3 +245,54 @@ def test_ssh_list_headless(ssh_env, stand_in_server, capsys, monkeypatch):
     assert rc == 0
     assert str(stand_in_server["log"]) in out
     assert "--log" in out
+
+
+def test_interactive_launch_hands_follower_and_checkpoint_to_tui(ssh_env, tmp_path, monkeypatch):
+    """Without --check the command opens the TUI on a RemoteFollower; once the log names its
+    model, the checkpoint is inspected on the follower's connection and lands in the analyzer."""
+    import threading
+
+    import kvtui.ui.app as app_mod
+    from kvtui.sources.base import SourceNotice
+
+    model = make_model_dir(tmp_path / "served model", scales=False)
+    log = tmp_path / "tui.log"
+    log.write_text(f"[2026-01-01 00:00:00] server_args=ServerArgs(model_path='{model}', "
+                   f"kv_cache_dtype='fp8_e4m3', tp_size=1)\n")
+    seen: dict = {}
+
+    def fake_run_app(source, title, **opts):
+        seen["title"], seen["opts"] = title, opts
+        notices: list = []
+        stop = threading.Event()
+
+        def emit(items):
+            notices.extend(i for i in items if isinstance(i, SourceNotice))
+            if any("checkpoint:" in n.message for n in notices):
+                stop.set()
+
+        th = threading.Thread(target=source.run, args=(emit, stop), daemon=True)
+        th.start()
+        stop.wait(20)
+        stop.set()
+        th.join(10)
+        seen["notices"] = notices
+        return 0
+
+    monkeypatch.setattr(app_mod, "run_app", fake_run_app)
+    rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log)))
+    assert rc == 0
+    assert seen["title"] == f"gpu:{log}"
+    facts = seen["opts"]["analyzer"].checkpoint
+    assert facts is not None and facts.has_k_scale is False
+    assert any("no k_scale/v_scale" in n.message for n in seen["notices"])
+
+
+def test_terminal_picker(monkeypatch, capsys):
+    from kvtui.sources.ssh.discover import Candidate
+
+    cands = [Candidate("file", "/a.log", "a"), Candidate("none", "", "tty"),
+             Candidate("docker", "c1", "docker c1")]
+    answers = iter(["7", "2"])
+    monkeypatch.setattr("builtins.input", lambda prompt: next(answers))
+    assert ssh_cmd._pick("gpu", cands).target == "c1"

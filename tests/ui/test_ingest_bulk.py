@@ -1,4 +1,4 @@
-"""An instant replay of a big file is folded in bulk, with the same answer as a line-by-line read."""
+"""An instant replay of a big file is folded in bulk, with the answer of a line-by-line read."""
 
 from __future__ import annotations
 

@@ -320,7 +320,8 @@ class RemoteFollower:
         except Exception as exc:  # best effort: never let inspection kill the stream
             message = f"checkpoint inspection failed: {exc}"
         if message:
-            self._notice(emit, "checkpoint", message)
+            # reported as "live" (it is): a state of its own would replace "live" in a header
+            self._notice(emit, "live", f"following {self.target.label}; checkpoint: {message}")
 
     def _stream_file(self, conn: Connection, emit: Emit, stop: threading.Event) -> bool | None:
         r = self._r
@@ -411,6 +412,10 @@ class RemoteFollower:
                             if state == "rotated":
                                 r.ino = None  # the next H frame names the new file
                         emit([SourceNotice(self.name, state, note.get("message", ""))])
+                        if state in ("rotated", "truncated") and self.state == "live":
+                            # the event is said inline; the connection itself is still live
+                            emit([SourceNotice(self.name, "live",
+                                               f"following {self.target.value}")])
                     elif kind == b"K":
                         pass
                 del buf[:pos]
