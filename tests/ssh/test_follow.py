@@ -286,3 +286,30 @@ def test_journal_json_lines_and_cursor():
                               '{"__CURSOR": "s=2", "MESSAGE": [104, 105]}'])
     assert out == ["server_args=ServerArgs(x)", "hi"]
     assert src._r.cursor == "s=2"
+
+
+def test_text_splitter_matches_line_splitter():
+    """The bulk splitter of headless reads gives exactly LineSplitter's texts and offsets."""
+    import random
+
+    from kvtui.sources.lines import LineSplitter
+    from kvtui.sources.ssh.follow import _TextSplitter
+
+    rng = random.Random(3)
+    alphabet = [b"a", b"\n", b"\r", b"\xc3\xa9", b"\xff", b"\xe2\x82", b"x" * 70000,
+                "€".encode()]
+    for _ in range(200):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
+        a, b = LineSplitter(), _TextSplitter()
+        ra: list[str] = []
+        rb: list[str] = []
+        i = 0
+        while i < len(data):
+            n = rng.randint(1, 50000)
+            ra += [t for _, t in a.feed(data[i:i + n])]
+            rb += b.feed(data[i:i + n])
+            assert a.consumed == b.consumed
+            i += n
+        ra += [t for _, t in a.flush()]
+        rb += b.flush()
+        assert ra == rb

@@ -103,10 +103,13 @@ class _TextSplitter:
             return []
         complete, self._carry = data[:last_nl], data[last_nl + 1:]
         self.consumed += last_nl + 1
-        if b"\r" in complete or len(complete) > MAX_LINE_CHARS and any(
-                len(x) > MAX_LINE_CHARS for x in complete.split(b"\n")):
-            return [decode_line(raw) for raw in complete.split(b"\n")]
-        return complete.decode("utf-8", errors="replace").split("\n")
+        text = complete.decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        if "\r" in text:
+            lines = [x[:-1] if x.endswith("\r") else x for x in lines]
+        if max(map(len, lines)) > MAX_LINE_CHARS:
+            lines = [x[:MAX_LINE_CHARS] for x in lines]
+        return lines
 
     def flush(self) -> list[str]:
         if not self._carry:
