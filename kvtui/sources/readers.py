@@ -11,6 +11,7 @@ import gzip
 import io
 import os
 import sys
+import zlib
 from collections.abc import Iterator
 from typing import IO
 
@@ -60,7 +61,7 @@ def iter_batches(path: str, chunk_chars: int = 1 << 22) -> Iterator[list[str]]:
     f = open_text(path)
     try:
         yield from _split_blocks(iter(lambda: f.read(chunk_chars), ""))
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise LogOpenError(f"{path}: {exc}") from None
     finally:
         f.close()

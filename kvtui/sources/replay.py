@@ -22,6 +22,7 @@ import os
 import re
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -268,7 +269,7 @@ class ReplaySource:
                         return p.ts[:10] if len(p.ts) >= 19 else None
                     if reader.line_no > 1000:
                         break
-            except (OSError, EOFError, gzip.BadGzipFile):
+            except (OSError, EOFError, gzip.BadGzipFile, zlib.error):
                 pass
             finally:
                 reader.close()
@@ -399,7 +400,7 @@ class ReplaySource:
             if batch:
                 self._flush(emit, batch)
                 batch = []
-        except (OSError, EOFError, gzip.BadGzipFile, ValueError) as exc:
+        except (OSError, EOFError, gzip.BadGzipFile, zlib.error, ValueError) as exc:
             if batch:
                 self._flush(emit, batch)
             emit([SourceNotice(self.name, "error", f"read failed: {exc}")])
