@@ -347,6 +347,30 @@ def qwen35(kv: str, *, fmt: str, seed: int) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+def _finish_startup(log: Log, ranks: list[str | None], *, pool_end: float, tokens: int,
+                    ctx: int, graph: tuple[float, float, float], new_graph: bool = False) -> None:
+    """The end of a 0.5.x start-up: pool end, CUDA-graph memory, the capacity line (rank 0),
+    and the HTTP server coming up. `graph` is (seconds to wait, elapsed, GiB used)."""
+    for r in ranks:
+        log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
+    wait, elapsed, used = graph
+    log.clock.tick(wait)
+    after = pool_end - used * GIB
+    for r in ranks:
+        if new_graph:
+            log.add(f"Capture target decode CUDA graph end. elapsed={elapsed:.2f} s, mem usage="
+                    f"{used:.2f} GB, avail mem={gb(after)} GB.", r)
+        else:
+            log.add(f"Capture cuda graph end. Time elapsed: {elapsed:.2f} s. mem usage={used:.2f} "
+                    f"GB. avail mem={gb(after)} GB.", r)
+    est = min(max(int(tokens / ctx * 512), 2048), 4096)
+    log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens=16384,"
+            f" max_running_requests={min(tokens // 2, est)}, context_len={ctx}, "
+            f"available_gpu_mem={gb(after)} GB", ranks[0])
+    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
+    log.add("The server is fired up and ready to roll!")
+
+
 def deepseek_v3() -> str:
     """DeepSeek-V3 (MLA) at TP=8 on H200, SGLang 0.4.6 format (TP always in the prefix,
     capacity line on every rank without available_gpu_mem)."""
@@ -429,21 +453,8 @@ def llama70b() -> str:
     for r in ranks:
         log.add(f"KV Cache is allocated. #tokens: {tokens}, K size: {gb(k_bytes)} GB, V size: "
                 f"{gb(k_bytes)} GB", r)
-    pool_end = after - rest
-    for r in ranks:
-        log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
-    log.clock.tick(20)
-    for r in ranks:
-        log.add(f"Capture cuda graph end. Time elapsed: 19.73 s. mem usage=1.12 GB. avail mem="
-                f"{gb(pool_end - 1.12 * GIB)} GB.", r)
-    ctx = 131072
-    est = min(max(int(tokens / ctx * 512), 2048), 4096)
-    mrr = min(tokens // 2, est)
-    log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens=16384,"
-            f" max_running_requests={mrr}, context_len={ctx}, available_gpu_mem="
-            f"{gb(pool_end - 1.12 * GIB)} GB", "TP0")
-    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
-    log.add("The server is fired up and ready to roll!")
+    _finish_startup(log, list(ranks), pool_end=after - rest, tokens=tokens, ctx=131072,
+                    graph=(20, 19.73, 1.12))
     _runtime(log, rng, fmt="0.5.5", prefill_fmt="0.5.5", pool=tokens, steps=170, rank="TP0",
              base_running=64)
     return log.text()
@@ -473,19 +484,8 @@ def llama8b_retraction() -> str:
     k_bytes = (tokens + 1) * 8 * 128 * 32 * 2
     log.add(f"KV Cache is allocated. #tokens: {tokens}, K size: {gb(k_bytes)} GB, V size: "
             f"{gb(k_bytes)} GB")
-    pool_end = after - rest
-    log.add(f"Memory pool end. avail mem={gb(pool_end)} GB")
-    log.clock.tick(9)
-    log.add(f"Capture cuda graph end. Time elapsed: 8.81 s. mem usage=0.41 GB. avail mem="
-            f"{gb(pool_end - 0.41 * GIB)} GB.")
-    ctx = 131072
-    est = min(max(int(tokens / ctx * 512), 2048), 4096)
-    mrr = min(tokens // 2, est)
-    log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens=16384,"
-            f" max_running_requests={mrr}, context_len={ctx}, available_gpu_mem="
-            f"{gb(pool_end - 0.41 * GIB)} GB")
-    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
-    log.add("The server is fired up and ready to roll!")
+    _finish_startup(log, [None], pool_end=after - rest, tokens=tokens, ctx=131072,
+                    graph=(9, 8.81, 0.41))
     _runtime(log, rng, fmt="0.5.9", prefill_fmt="0.5.10", pool=tokens, steps=220, rank=None,
              pressure=True, base_running=12)
     return log.text()
@@ -570,20 +570,8 @@ def qwen3_235b_fp4() -> str:
     for r in ranks:
         log.add(f"KV Cache is allocated. dtype: torch.float4_e2m1fn_x2, #tokens: {tokens}, "
                 f"K size: {gb(k_bytes)} GB, V size: {gb(k_bytes)} GB", r)
-    pool_end = after - rest
-    for r in ranks:
-        log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
-    log.clock.tick(30)
-    for r in ranks:
-        log.add(f"Capture target decode CUDA graph end. elapsed=29.64 s, mem usage=2.02 GB, "
-                f"avail mem={gb(pool_end - 2.02 * GIB)} GB.", r)
-    ctx = 40960
-    est = min(max(int(tokens / ctx * 512), 2048), 4096)
-    log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens=16384,"
-            f" max_running_requests={min(tokens // 2, est)}, context_len={ctx}, "
-            f"available_gpu_mem={gb(pool_end - 2.02 * GIB)} GB", "TP0")
-    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
-    log.add("The server is fired up and ready to roll!")
+    _finish_startup(log, list(ranks), pool_end=after - rest, tokens=tokens, ctx=40960,
+                    graph=(30, 29.64, 2.02), new_graph=True)
     _runtime(log, rng, fmt="0.5.9", prefill_fmt="0.5.21", pool=tokens, steps=150, rank="TP0",
              base_running=96)
     return log.text()
@@ -649,20 +637,8 @@ def gpt_oss_e5m2_restart() -> str:
             size = (n + 1) * heads * hd * 18 * 1
             log.add(f"{label} KV Cache is allocated. dtype: torch.float8_e5m2, #tokens: {n}, "
                     f"K size: {gb(size)} GB, V size: {gb(size)} GB", r)
-    pool_end = after - rest
-    for r in ranks:
-        log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
-    log.clock.tick(25)
-    for r in ranks:
-        log.add(f"Capture target decode CUDA graph end. elapsed=24.61 s, mem usage=3.17 GB, "
-                f"avail mem={gb(pool_end - 3.17 * GIB)} GB.", r)
-    ctx = 131072
-    est = min(max(int(full / ctx * 512), 2048), 4096)
-    log.add(f"max_total_num_tokens={full}, chunked_prefill_size=8192, max_prefill_tokens=16384, "
-            f"max_running_requests={min(full // 2, est)}, context_len={ctx}, available_gpu_mem="
-            f"{gb(pool_end - 3.17 * GIB)} GB", "TP0")
-    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
-    log.add("The server is fired up and ready to roll!")
+    _finish_startup(log, list(ranks), pool_end=after - rest, tokens=full, ctx=131072,
+                    graph=(25, 24.61, 3.17), new_graph=True)
     _runtime(log, rng, fmt="0.5.9", prefill_fmt="0.5.21", pool=full, steps=150, rank="TP0",
              base_running=48)
     return log.text()
@@ -698,20 +674,8 @@ def llama70b_fp8_scaled() -> str:
     for r in ranks:
         log.add(f"KV Cache is allocated. #tokens: {tokens}, K size: {gb(k_bytes)} GB, V size: "
                 f"{gb(k_bytes)} GB", r)
-    pool_end = after - rest
-    for r in ranks:
-        log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
-    log.clock.tick(20)
-    for r in ranks:
-        log.add(f"Capture cuda graph end. Time elapsed: 20.02 s. mem usage=1.12 GB. avail mem="
-                f"{gb(pool_end - 1.12 * GIB)} GB.", r)
-    ctx = 131072
-    est = min(max(int(tokens / ctx * 512), 2048), 4096)
-    log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens=16384,"
-            f" max_running_requests={min(tokens // 2, est)}, context_len={ctx}, "
-            f"available_gpu_mem={gb(pool_end - 1.12 * GIB)} GB", "TP0")
-    log.add("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
-    log.add("The server is fired up and ready to roll!")
+    _finish_startup(log, list(ranks), pool_end=after - rest, tokens=tokens, ctx=131072,
+                    graph=(20, 20.02, 1.12))
     _runtime(log, rng, fmt="0.5.9", prefill_fmt="0.5.10", pool=tokens, steps=150, rank="TP0",
              base_running=64)
     return log.text()
