@@ -347,15 +347,8 @@ class ReplaySource:
                     batch = []
                 if self._restart:
                     return True
-                seek = self._seek
-                if seek is not None:
-                    if seek(line):
-                        with self._cond:
-                            self._seek = None
-                            self._paused = True
-                        self._flush(emit, [line])
-                        self._set_state(emit, "paused", f"jumped to line {p.line_no}")
-                    else:
+                if self._seek is not None:
+                    if not self._seek_hit(emit, line):
                         batch.append(line)
                         if len(batch) >= INSTANT_BATCH:
                             self._flush(emit, batch)
@@ -375,13 +368,7 @@ class ReplaySource:
                         continue
                     if self._seek is not None:
                         # Re-examine this same line under the seek that woke us up.
-                        if self._seek(line):
-                            with self._cond:
-                                self._seek = None
-                                self._paused = True
-                            self._flush(emit, [line])
-                            self._set_state(emit, "paused", f"jumped to line {p.line_no}")
-                        else:
+                        if not self._seek_hit(emit, line):
                             batch.append(line)
                         prev_key = p.key
                         continue
@@ -417,6 +404,18 @@ class ReplaySource:
                     self._paused = True
                 self._cond.wait(0.2)
         return self._restart and not stop.is_set()
+
+    def _seek_hit(self, emit: Emit, line: SourceLine) -> bool:
+        """If `line` is what the running seek looks for: emit it and pause there."""
+        seek = self._seek
+        if seek is None or not seek(line):
+            return False
+        with self._cond:
+            self._seek = None
+            self._paused = True
+        self._flush(emit, [line])
+        self._set_state(emit, "paused", f"jumped to line {line.line_no}")
+        return True
 
     def _flush(self, emit: Emit, batch: list[Item]) -> None:
         self.lines_emitted += len(batch)
