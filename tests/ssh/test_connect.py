@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -204,3 +206,48 @@ def test_auth_failure_is_fatal_and_clear(ssh_env, tmp_path):
     with pytest.raises(SSHError) as info:
         Connector(spec, load_identities(spec, None)).connect()
     assert info.value.fatal and "authentication failed" in str(info.value)
+
+
+@pytest.fixture
+def agent(tmp_path, monkeypatch):
+    if not shutil.which("ssh-agent"):
+        pytest.skip("ssh-agent not installed")
+    sock = tmp_path / "agent.sock"
+    proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL)
+    for _ in range(100):
+        if sock.exists():
+            break
+        time.sleep(0.02)
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+    yield sock
+    proc.kill()
+    proc.wait(5)
+
+
+def test_agent_key_is_used_and_encrypted_file_not_prompted(ssh_env, sshd, agent, tmp_path):
+    key = tmp_path / "agent_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "pw", "-f", str(key)],
+                   check=True, timeout=30)
+    with open(sshd.authorized, "a") as f:
+        f.write((tmp_path / "agent_key.pub").read_text())
+    subprocess.run(["ssh-add", "-q", str(key)], input=b"", check=True, timeout=30,
+                   env={**os.environ, "SSH_ASKPASS_REQUIRE": "force",
+                        "SSH_ASKPASS": str(_askpass(tmp_path, "pw")), "DISPLAY": ":0"})
+    spec = resolve_host("gpu", config_path=str(ssh_env["config"]))
+    spec.identities_only = False
+    spec.identity_files = [str(key)]  # encrypted on disk, but the agent holds it
+    asked: list[str] = []
+    ids = load_identities(spec, lambda p: asked.append(p) or None)
+    assert asked == [] and ids.keys == [] and ids.use_agent
+    conn = Connector(spec, ids).connect()
+    try:
+        assert conn.exec("echo agent", timeout=10)[1] == b"agent\n"
+    finally:
+        conn.close()
+
+
+def _askpass(tmp_path, secret: str):
+    script = tmp_path / "askpass.sh"
+    script.write_text(f"#!/bin/sh\necho {secret}\n")
+    script.chmod(0o700)
+    return script

@@ -296,3 +296,24 @@ def test_terminal_picker(monkeypatch, capsys):
     answers = iter(["7", "2"])
     monkeypatch.setattr("builtins.input", lambda prompt: next(answers))
     assert ssh_cmd._pick("gpu", cands).target == "c1"
+
+
+def test_sglang_version_from_the_servers_interpreter(make_connector, tmp_path):
+    """The server's own python (from discovery) is asked, by package metadata only."""
+    from kvtui.sources.ssh.checkpoint import sglang_version
+
+    site = tmp_path / "site"
+    dist = site / "sglang-0.5.9.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.9\n")
+    py = tmp_path / "venv bin" / "python"
+    py.parent.mkdir()
+    py.write_text(f"#!/bin/sh\nPYTHONPATH='{site}' exec {sys.executable} \"$@\"\n")
+    py.chmod(0o755)
+    conn = make_connector("gpu").connect()
+    try:
+        assert sglang_version(conn, str(py)) == "0.5.9"
+        facts = inspect_checkpoint(conn, str(tmp_path / "absent"), host="gpu", python=str(py))
+        assert facts.sglang_version == "0.5.9" and facts.notes
+    finally:
+        conn.close()
