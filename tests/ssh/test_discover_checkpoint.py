@@ -317,3 +317,19 @@ def test_sglang_version_from_the_servers_interpreter(make_connector, tmp_path):
         assert facts.sglang_version == "0.5.9" and facts.notes
     finally:
         conn.close()
+
+
+def test_cli_entry_point_end_to_end(ssh_env, tmp_path):
+    """`python -m kvtui ssh ... --check` through the real CLI dispatch, in a child process."""
+    import os
+
+    log = tmp_path / "cli.log"
+    shutil.copy(SAMPLES / "llama31-70b-tp8.log", log)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvtui", "ssh", "-F", str(ssh_env["config"]), "gpu", "--log",
+         str(log), "--check", "--json", "--fail-on", "never", "--no-checkpoint"],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ),
+        cwd=Path(__file__).resolve().parents[2])
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["sources"] == [{"name": f"gpu:{log}", "lines": len(log.read_text().splitlines())}]

@@ -64,6 +64,10 @@ def test_last_n_lines(make_connector, tmp_path):
     with Collector(_follower(make_connector("gpu"), log, lines=3)) as c:
         c.wait(lambda: c.notices("live"))
         assert c.texts() == ["l98", "l99", "l100"]
+    with Collector(_follower(make_connector("gpu"), log, lines=0)) as c:
+        c.wait(lambda: c.notices("live"))
+        _append(log, ["new"])
+        c.wait(lambda: c.texts() == ["new"])
 
 
 def test_rotation_by_rename(make_connector, tmp_path):

@@ -9,6 +9,7 @@ fd/2 links: a regular file is followable; a journald socket under a systemd unit
 
 from __future__ import annotations
 
+import base64
 import shlex
 from dataclasses import dataclass, field
 
@@ -170,8 +171,10 @@ def discover(conn: Connection, roots: tuple[str, ...] | None = None,
              timeout: float = 60.0) -> Discovery:
     if roots is None:
         roots = DEFAULT_ROOTS
-    command = "sh -c " + shlex.quote(DISCOVER_SCRIPT) + " kvtui-discover " + " ".join(
-        shlex.quote(r) for r in roots)
+    # one line for the login shell (csh cannot take newlines inside quotes): the script goes
+    # base64-encoded through `base64 -d` into `sh -s`, the roots as quoted positional arguments
+    encoded = base64.b64encode(DISCOVER_SCRIPT.encode()).decode()
+    command = f"echo {encoded} | base64 -d | sh -s " + " ".join(shlex.quote(r) for r in roots)
     rc, out, _err = conn.exec(command, timeout=timeout)
     found = parse_discovery(out.decode("utf-8", "replace"))
     if rc is None:

@@ -9,6 +9,7 @@ side checks inode, size and the file's first bytes to notice truncation or repla
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import random
@@ -29,6 +30,10 @@ from kvtui.sources.lines import MAX_LINE_CHARS, LineSplitter, decode_line
 from kvtui.sources.ssh.connect import Connection, Connector, SSHError
 from kvtui.sources.ssh.remote_script import FOLLOWER
 
+# The follower travels as one line of base64: the user's login shell parses the command first,
+# and csh-family shells cannot take a newline inside quotes.
+_BOOT = ("import base64,zlib;exec(zlib.decompress(base64.b64decode('"
+         + base64.b64encode(zlib.compress(FOLLOWER.encode(), 9)).decode() + "')))")
 RECV_SIZE = 4 << 20
 WINDOW = 16 << 20
 
@@ -273,7 +278,7 @@ class RemoteFollower:
         args = ["kvtui-follow", self.target.value, str(offset), str(nlines), ino, dev,
                 str(r.head_len), r.head or "-", "1" if self.stop_at_end else "0",
                 f"{self.keepalive:g}", "1" if self.compress else "0"]
-        return " ".join(shlex.quote(a) for a in [self.target.python, "-c", FOLLOWER, *args])
+        return " ".join(shlex.quote(a) for a in [self.target.python, "-c", _BOOT, *args])
 
     def _splitter(self, offset: int) -> Any:
         return _TextSplitter(offset) if self.on_texts is not None else LineSplitter(offset)

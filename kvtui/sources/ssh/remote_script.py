@@ -58,6 +58,8 @@ def stdin_closed(timeout):
 def tail_offset(fd, size, n):
     if n < 0:
         return 0
+    if n == 0:
+        return size
     pos, count, first = size, 0, True
     while pos > 0:
         step = min(65536, pos)
