@@ -180,23 +180,53 @@ def _inspector(host: str, python: str | None, sink: list[Any]) -> Any:
 
 def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, target: Any,
            lines: int | None, model_path: str | None, python: str | None) -> int:
+    from kvtui.commands.check import render_and_exit
+    from kvtui.sources.ssh.checkpoint import inspect_checkpoint
+
+    try:
+        analyzer = analyse_remote(connector, conn, target, lines, host, model_path)
+    except _CheckError as exc:
+        _err(str(exc))
+        return 2
+    report = analyzer.report()
+    path = model_path or (report.get("model") or {}).get("path")
+    if path and not args.no_checkpoint:
+        analyzer.checkpoint = inspect_checkpoint(conn, path, host=host, python=python)
+        report = analyzer.report()
+    return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
+
+
+class _CheckError(Exception):
+    pass
+
+
+def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, host: str,
+                   model_path: str | None = None) -> Any:
+    """What has been logged so far, analysed: the `--check` read (also used by bench_ssh.py).
+
+    Raises _CheckError with a one-line message when the log cannot be read.
+    """
+    analyzer = None
+    if _worth_spooling(conn, target, lines):
+        analyzer = _read_big_log(connector, conn, target, lines, host)
+    if analyzer is None:
+        analyzer = _read_log(connector, conn, target, lines, host, model_path)
+    return analyzer
+
+
+def _run_headless(follower: Any) -> None:
+    """Run a stop-at-end follower to completion; its last error notice becomes _CheckError."""
     import threading
 
-    from kvtui.commands.check import render_and_exit
-    from kvtui.core.analyzer import Analyzer
-    from kvtui.sources.base import SourceLine, SourceNotice
-    from kvtui.sources.ssh.checkpoint import inspect_checkpoint
-    from kvtui.sources.ssh.follow import RemoteFollower
+    from kvtui.sources.base import SourceNotice
 
-    analyzer = Analyzer()
     errors: list[str] = []
-    follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True,
-                              connection=conn, host_label=host, model_path=model_path,
-                              on_texts=lambda texts, first: on_texts(texts, first))
 
     def emit(items: list[Any]) -> None:
-        # feed_many per run of consecutive lines: it also keeps the per-source line counts
-        # that `kvtui check` reports
+        from kvtui.sources.base import SourceLine
+
+        # command sources still hand over SourceLines; feed_many per run of consecutive lines
+        # keeps the per-source line counts that `kvtui check` reports
         run: list[str] = []
         first = 0
         for item in items:
@@ -206,26 +236,81 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
                 run.append(item.text)
                 continue
             if run:
-                analyzer.feed_many(follower.name, run, first)
+                follower.on_texts(run, first)
                 run = []
             if isinstance(item, SourceNotice) and item.state == "error":
                 errors.append(item.message)
         if run:
-            analyzer.feed_many(follower.name, run, first)
+            follower.on_texts(run, first)
+
+    follower.run(emit, threading.Event())
+    if errors:
+        raise _CheckError(errors[-1])
+
+
+def _read_log(connector: Any, conn: Any, target: Any, lines: int | None, host: str,
+              model_path: str | None) -> Any:
+    """Lines straight into one Analyzer, in bulk (no SourceLine per line)."""
+    from kvtui.core.analyzer import Analyzer
+    from kvtui.sources.ssh.follow import RemoteFollower
+
+    analyzer = Analyzer()
 
     def on_texts(texts: list[str], first: int) -> None:
         analyzer.feed_many(follower.name, texts, first)
 
-    follower.run(emit, threading.Event())
-    if errors:
-        _err(errors[-1])
-        return 2
-    report = analyzer.report()
-    path = model_path or (report.get("model") or {}).get("path")
-    if path and not args.no_checkpoint:
-        analyzer.checkpoint = inspect_checkpoint(conn, path, host=host, python=python)
-        report = analyzer.report()
-    return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
+    follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True,
+                              connection=conn, host_label=host, model_path=model_path,
+                              on_texts=on_texts)
+    _run_headless(follower)
+    return analyzer
+
+
+def _worth_spooling(conn: Any, target: Any, lines: int | None) -> bool:
+    """A whole big file on a multi-core machine: copy it, then analyse it on every core the way
+    `kvtui check` does locally (otherwise the remote read would be the slower path)."""
+    import os
+
+    from kvtui.parallel import MIN_PARALLEL_BYTES
+
+    if target.kind != "file" or lines is not None or (os.cpu_count() or 1) < 2:
+        return False
+    try:
+        size = conn.sftp().stat(target.value).st_size or 0
+    except Exception:
+        return False
+    return size >= MIN_PARALLEL_BYTES
+
+
+def _read_big_log(connector: Any, conn: Any, target: Any, lines: int | None,
+                  host: str) -> Any:
+    """Spool the file to a private temporary file and fold it on all cores; None to fall back."""
+    import os
+    import tempfile
+
+    from kvtui.core.analyzer import Analyzer
+    from kvtui.parallel import fold_ranges
+    from kvtui.sources.readers import iter_batches, line_start_offsets
+    from kvtui.sources.ssh.follow import RemoteFollower
+
+    fd, tmp = tempfile.mkstemp(prefix="kvtui-ssh-", suffix=".log")
+    try:
+        with os.fdopen(fd, "wb", buffering=1 << 20) as spool:
+            follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True,
+                                      connection=conn, host_label=host, spool=spool)
+            _run_headless(follower)
+        if follower.spool_broken:  # rotated or truncated while being copied: read it plainly
+            return None
+        n = min(os.cpu_count() or 1, 8)
+        folded = fold_ranges(tmp, follower.name, line_start_offsets(tmp, n), n)
+        analyzer = Analyzer()
+        if folded is not None:
+            analyzer.state, analyzer.lines = folded
+        else:
+            analyzer.feed_batches(follower.name, iter_batches(tmp))
+        return analyzer
+    finally:
+        os.unlink(tmp)
 
 
 def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any, target: Any,

@@ -333,3 +333,34 @@ def test_cli_entry_point_end_to_end(ssh_env, tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["sources"] == [{"name": f"gpu:{log}", "lines": len(log.read_text().splitlines())}]
+
+
+def test_big_log_check_is_spooled_and_folded_on_all_cores(ssh_env, tmp_path, capsys,
+                                                          monkeypatch):
+    """Past the parallel threshold `--check` copies the log and folds it like `kvtui check`;
+    the report must equal the streamed one (threshold lowered so a sample log qualifies)."""
+    import kvtui.commands.ssh as mod
+
+    log = tmp_path / "big one.log"
+    shutil.copy(SAMPLES / "gpt-oss-120b-tp4-e5m2-restart.log", log)
+    argv = ("gpu", "--log", str(log), "--check", "--json", "--fail-on", "never",
+            "--no-checkpoint")
+    rc = ssh_cmd.run(_args(ssh_env, *argv))
+    streamed = json.loads(capsys.readouterr().out)
+    spooled_calls: list[bool] = []
+    real = mod._read_big_log
+
+    def spy(*a, **kw):
+        result = real(*a, **kw)
+        spooled_calls.append(result is not None)
+        return result
+
+    monkeypatch.setattr("kvtui.parallel.MIN_PARALLEL_BYTES", 1)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(mod, "_read_big_log", spy)
+    rc2 = ssh_cmd.run(_args(ssh_env, *argv))
+    spooled = json.loads(capsys.readouterr().out)
+    assert rc == rc2 == 0
+    assert spooled_calls == [True]
+    assert spooled == streamed
+    assert not list(Path(__import__("tempfile").gettempdir()).glob("kvtui-ssh-*.log"))

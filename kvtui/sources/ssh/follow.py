@@ -124,6 +124,39 @@ class _TextSplitter:
         return [decode_line(raw)]
 
 
+class _SpoolSplitter:
+    """For big headless reads: complete lines go to a local file, to be analysed on all cores.
+
+    Same interface as the splitters (feed/flush/consumed), so resume-by-offset still works;
+    it hands back no lines.
+    """
+
+    __slots__ = ("_carry", "consumed", "out")
+
+    def __init__(self, start_offset: int, out: Any) -> None:
+        self._carry = b""
+        self.consumed = start_offset
+        self.out = out
+
+    def feed(self, chunk: bytes) -> list[str]:
+        data = self._carry + chunk if self._carry else chunk
+        last_nl = data.rfind(b"\n")
+        if last_nl < 0:
+            self._carry = data
+            return []
+        self.out.write(memoryview(data)[:last_nl + 1])
+        self._carry = data[last_nl + 1:]
+        self.consumed += last_nl + 1
+        return []
+
+    def flush(self) -> list[str]:
+        if self._carry:
+            self.out.write(self._carry)
+            self.consumed += len(self._carry)
+            self._carry = b""
+        return []
+
+
 class _Lost(Exception):
     """The stream ended for a reason worth a reconnect."""
 
@@ -144,7 +177,8 @@ class RemoteFollower:
                  compress: bool = True, rng: Callable[[], float] = random.random,
                  host_label: str | None = None, model_path: str | None = None,
                  on_checkpoint: Callable[[Connection, str], str | None] | None = None,
-                 on_texts: Callable[[list[str], int], None] | None = None) -> None:
+                 on_texts: Callable[[list[str], int], None] | None = None,
+                 spool: Any = None) -> None:
         self.connector = connector
         self.target = target
         self.lines = lines  # None: the whole log so far
@@ -167,6 +201,10 @@ class RemoteFollower:
         # texts mode (headless): file lines go to on_texts(texts, first_line_no) in bulk instead
         # of SourceLines through emit; notices still go through emit
         self.on_texts = on_texts
+        # spool mode (big headless reads): the file's bytes are copied into this binary file
+        # instead of being split; `spool_broken` says a rotation/truncation made the copy unusable
+        self.spool = spool
+        self.spool_broken = False
         self._inspected: str | None = None
 
     # -- LineSource --------------------------------------------------------------------------
@@ -281,6 +319,8 @@ class RemoteFollower:
         return " ".join(shlex.quote(a) for a in [self.target.python, "-c", _BOOT, *args])
 
     def _splitter(self, offset: int) -> Any:
+        if self.spool is not None:
+            return _SpoolSplitter(offset, self.spool)
         return _TextSplitter(offset) if self.on_texts is not None else LineSplitter(offset)
 
     def _emit_lines(self, emit: Emit, pairs: list[Any], extra: list[Item]) -> None:
@@ -411,6 +451,8 @@ class RemoteFollower:
                         state = note.get("state", "info")
                         if state == "error":
                             raise _Fatal(note.get("message", "remote follower failed"))
+                        if state in ("rotated", "truncated") and self.spool is not None:
+                            self.spool_broken = True
                         if state in ("rotated", "truncated") and r.splitter is not None:
                             tail = r.splitter.flush() if state == "rotated" else []
                             if tail:
