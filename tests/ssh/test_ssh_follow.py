@@ -9,7 +9,7 @@ import signal
 import threading
 import time
 
-from conftest import Collector, pids_matching
+from _sshutil import Collector, pids_matching
 
 from kvtui.sources.ssh.follow import RemoteFollower, Target, dies_with_channel
 
