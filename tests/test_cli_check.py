@@ -141,3 +141,21 @@ def test_check_path_does_not_import_textual_or_paramiko():
             "print('BAD', bad, file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert "BAD []" in out.stderr
+
+
+def test_log_text_reaches_the_terminal_inert(tmp_path):
+    """ANSI/OSC sequences and control bytes in evidence lines never reach the user's terminal."""
+    nasty = tmp_path / "nasty.log"
+    nasty.write_bytes(
+        b"\x1b[33m[2026-05-13 02:15:17 TP0] Using FP8 KV cache but no scaling factors provided. "
+        b"Defaulting to scaling factors of 1.0. This may lead to less accurate results!"
+        b"\x1b]0;pwned\x07\x1b[0m\x08\n"
+        b"[2026-05-13 02:15:18 TP0] Prefill batch, #new-seq: 1, #new-token: 5, #cached-token: 0, "
+        b"token usage: 0.50, #running-req: 1, #queue-req: 0, [bold]\xff\xfe\n")
+    out = kvtui("check", str(nasty))
+    assert out.returncode == 1
+    assert "kv-fp8-unscaled" in out.stdout
+    assert not any(ch in out.stdout for ch in "\x1b\x07\x08")
+    js = kvtui("check", str(nasty), "--json")
+    assert "\x1b" not in js.stdout  # JSON escapes control characters
+    assert json.loads(js.stdout)["alerts"][0]["evidence"]["line"] == 1
