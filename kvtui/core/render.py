@@ -167,7 +167,7 @@ def _render_whatif(wi: dict[str, Any]) -> list[str]:
             f" {marker}{s.get('dtype')!s:<16}{_fmt_num(s.get('tokens')):>12}"
             f"{_fmt_num(s.get('bytes_per_token'), 0):>10}"
             + "".join(f"{_fmt_num(conc.get(k)):>10}" for k in ctx_keys)
-            + f"{_fmt_num(s.get('max_running_requests')):>9}  {s.get('flag') or ''}")
+            + f"{_fmt_num(s.get('max_running_requests')):>9}  {s.get('flag') or '(not available)'}")
     if cur:
         ratio = cur.get("calibration_ratio")
         out.append(f"  current: {cur.get('dtype')} {_fmt_num(cur.get('tokens'))} tokens, measured"
