@@ -364,3 +364,12 @@ def test_big_log_check_is_spooled_and_folded_on_all_cores(ssh_env, tmp_path, cap
     assert spooled_calls == [True]
     assert spooled == streamed
     assert not list(Path(__import__("tempfile").gettempdir()).glob("kvtui-ssh-*.log"))
+
+
+def test_missing_python_on_host_is_a_clear_error(ssh_env, tmp_path, capsys):
+    log = tmp_path / "x.log"
+    log.write_text("a\n")
+    rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log), "--check",
+                           "--python", "/no/such/python3"))
+    err = capsys.readouterr().err
+    assert rc == 2 and "/no/such/python3 is not available on the host" in err
