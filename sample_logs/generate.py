@@ -530,8 +530,10 @@ def legacy_03() -> str:
     log.add(f"Memory pool end. avail mem={after - rest / GIB:.2f} GB", "TP0")
     log.add("Capture cuda graph begin. This can take up to several minutes.", "TP0")
     log.clock.tick(14)
+    # 0.3.x: min(N // 2, req_to_token_pool.size - 1), the pool sized like 0.4's estimate.
+    est = min(max(int(tokens / 4096 * 512), 2048), 4096)
     log.add(f"max_total_num_tokens={tokens}, max_prefill_tokens=16384, max_running_requests="
-            f"{min(tokens // 2, 4096) if tokens < 8192 else 2047}, context_len=4096", "TP0")
+            f"{min(tokens // 2, est - 1)}, context_len=4096", "TP0")
     log.add("INFO:     Started server process [2047]")
     log.add("INFO:     Uvicorn running on http://127.0.0.1:30000 (Press CTRL+C to quit)")
     log.add("The server is fired up and ready to roll!")
