@@ -3,7 +3,7 @@
 
     python3 dev.py demo     # create .venv if needed, then open the TUI on a bundled sample log
     python3 dev.py check    # the same analysis headless (no TUI), on the same sample
-    python3 dev.py test     # create .venv if needed (+ openssh-server for the SSH tests), run all tests
+    python3 dev.py test     # create .venv if needed (+ openssh-server for SSH tests), run all tests
 
 The venv is rebuilt only when pyproject.toml changes (a stamp file records its hash), so a
 second run starts at once.
@@ -30,7 +30,7 @@ def _bin(name: str) -> Path:
 
 
 def ensure_venv() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py runs under whatever python3 is
         sys.exit(f"kvtui needs Python >= 3.11 (this is {sys.version.split()[0]})")
     want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if STAMP.exists() and STAMP.read_text().strip() == want and _bin("kvtui").exists():
