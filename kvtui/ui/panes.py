@@ -67,6 +67,7 @@ class HeaderBar(Static):
 
     def __init__(self, title: str, **kwargs: Any) -> None:
         super().__init__("", markup=False, **kwargs)
+        self._last_text: Text | None = None
         self.source_title = title
         self.state = "connecting"
         self.state_message = ""
@@ -82,7 +83,11 @@ class HeaderBar(Static):
         self.redraw()
 
     def redraw(self) -> None:
-        self.update(self.build())
+        """Update only when the text changed: an idle app must not repaint 15 times a second."""
+        text = self.build()
+        if text != self._last_text:
+            self._last_text = text
+            self.update(text)
 
     def build(self) -> Text:
         r = self.report or {}
