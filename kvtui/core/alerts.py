@@ -67,7 +67,7 @@ def bf16_flag_advice(run: Run, checkpoint: Any = None) -> str:
             "bf16", vr, checkpoint_kv_fp8=(str(algo).upper() == "FP8") if algo else None)
     except Exception:
         return "--kv-cache-dtype bf16 (SGLang >= 0.5.5)"
-    return f"{flag} ({advice.rstrip('.')})" if flag else advice
+    return f"{flag}; {advice.rstrip('.')}" if flag else advice.rstrip(".")
 
 
 # ------------------------------------------------------------------------------------------

@@ -6,9 +6,20 @@ what a tired engineer pastes into a ticket. Every log-derived string goes throug
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from kvtui.core.text import inert
+
+# Fixed, so that the text output (and its golden files) do not depend on the terminal.
+WIDTH = 100
+
+
+def _para(text: str, indent: str, first: str = "") -> list[str]:
+    """A paragraph wrapped to WIDTH, the first line led by `first`, the rest by `indent`."""
+    return textwrap.wrap(text, width=WIDTH, initial_indent=indent + first,
+                         subsequent_indent=indent + " " * len(first),
+                         break_long_words=False, break_on_hyphens=False) or [indent + first]
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 SEVERITY_MARK = {"critical": "CRITICAL", "warning": "WARNING ", "info": "INFO    "}
@@ -70,11 +81,11 @@ def render_text(report: dict[str, Any]) -> str:
             w(f"  {SEVERITY_MARK.get(sev, sev)} {a.get('rule')}: {inert(a.get('title') or '')}")
             if a.get("detail"):
                 for para in str(a["detail"]).split("\n"):
-                    w(f"      {inert(para, 600)}")
+                    out.extend(_para(inert(para, 1200), "      "))
             if a.get("evidence"):
                 w(f"      evidence: {_evidence_line(a.get('evidence'))}")
             if a.get("fix"):
-                w(f"      fix: {inert(str(a['fix']), 1200)}")
+                out.extend(_para(inert(str(a["fix"]), 1200), "      ", "fix: "))
             if a.get("confidence"):
                 w(f"      confidence: {a['confidence']}")
     else:
