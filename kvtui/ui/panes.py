@@ -147,8 +147,9 @@ class AlertsPane(OptionList):
         alerts = sorted_alerts(report)
         key = tuple((a.get("rule"), a.get("severity"), a.get("title"),
                      (a.get("evidence") or {}).get("line"),
-                     (a.get("evidence") or {}).get("count")) for a in alerts)
+                     (a.get("evidence") or {}).get("count"), a.get("fix")) for a in alerts)
         if key == self._key:
+            self.alerts = alerts  # the detail view reads the newest wording
             return
         self._key = key
         highlighted = self.highlighted

@@ -51,7 +51,7 @@ class AlertDetailScreen(ModalScreen[str | None]):
         if a.get("confidence") is not None:
             t.append(f" · confidence {clean(str(a.get('confidence')), 20)}", style="dim")
         t.append("\n\n")
-        t.append(clean(str(a.get("detail") or ""), 4000))
+        t.append("\n".join(clean(p, 4000) for p in str(a.get("detail") or "").split("\n")))
         fix = a.get("fix")
         if fix:
             t.append("\n\nFix\n", style="bold green")
