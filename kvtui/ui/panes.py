@@ -384,7 +384,8 @@ class TimelinePane(Static):
         running = [float(p.running_req) if p.running_req is not None else None for p in pts]
         queue = [float(p.queue_req) if p.queue_req is not None else None for p in pts]
         gen = [p.gen_throughput for p in pts]
-        last = pts[-1]
+        # Retraction markers carry no values: the figures shown are the last batch's.
+        last = next((p for p in reversed(pts) if not p.retraction), pts[-1])
         rows.append(("token usage", usage, 1.0, fmt_num(last.token_usage)))
         rows.append(("running req", running, None, fmt_int(last.running_req)))
         rows.append(("queued req", queue, None, fmt_int(last.queue_req)))

@@ -182,3 +182,14 @@ async def test_replay_controls(tmp_path) -> None:
         assert app.query_one(AlertsPane).alerts
         assert app.ingest.lines < 457 and src.paused
         await pilot.press("q")
+
+
+def test_timeline_figures_skip_retraction_markers() -> None:
+    from kvtui.core.state import TimelinePoint
+
+    pane = TimelinePane()
+    pane.points = [TimelinePoint("2026-03-01 12:00:00", 1, 0.97, 12, 3, 850.0),
+                   TimelinePoint("2026-03-01 12:00:01", 2, None, None, None, None, True)]
+    text = pane.build(120).plain
+    assert "0.97" in text and "850" in text
+    assert "▼" in text  # the retraction is still marked
