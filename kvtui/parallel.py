@@ -27,10 +27,11 @@ def _fold_range(job: tuple[str, str, int, int | None]) -> tuple[State, int]:
     return analyzer.state, analyzer.lines
 
 
-def fold_ranges(path: str, source: str, cuts: list[int], workers: int) -> tuple[State, int] | None:
-    """Fold the file cut at `cuts` with `workers` processes; None when the chunks cannot be
-    joined exactly."""
-    bounds = list(zip(cuts, [*cuts[1:], None], strict=True))
+def fold_ranges(path: str, source: str, cuts: list[int], workers: int,
+                end: int | None = None) -> tuple[State, int] | None:
+    """Fold the file (up to byte `end`, a line start; None: all of it) cut at `cuts` with
+    `workers` processes; None when the chunks cannot be joined exactly."""
+    bounds = list(zip(cuts, [*cuts[1:], end], strict=True))
     jobs = [(path, source, start, end) for start, end in bounds]
     if workers <= 1 or len(jobs) == 1:
         results = [_fold_range(j) for j in jobs]
@@ -48,16 +49,18 @@ def fold_ranges(path: str, source: str, cuts: list[int], workers: int) -> tuple[
 
 
 def analyse_parallel(path: str, *, model: Any = None, alert_options: Any = None,
-                     workers: int | None = None,
-                     min_bytes: int = MIN_PARALLEL_BYTES) -> Analyzer | None:
-    """An Analyzer holding the whole file's facts, or None when the parallel path does not
-    apply (stdin, .gz, a small file, one core, or chunks that cannot be joined)."""
+                     workers: int | None = None, min_bytes: int = MIN_PARALLEL_BYTES,
+                     end: int | None = None) -> Analyzer | None:
+    """An Analyzer holding the whole file's facts (or those of its first `end` bytes, `end`
+    at a line start), or None when the parallel path does not apply (stdin, .gz, a small
+    file, one core, or chunks that cannot be joined)."""
     if path == "-" or path.endswith(".gz") or not os.path.isfile(path):
         return None
     n = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    if n <= 1 or os.path.getsize(path) < min_bytes:
+    size = os.path.getsize(path) if end is None else end
+    if n <= 1 or size < min_bytes:
         return None
-    folded = fold_ranges(path, path, line_start_offsets(path, n), n)
+    folded = fold_ranges(path, path, line_start_offsets(path, n, end), n, end)
     if folded is None:
         return None
     analyzer = Analyzer(model=model, alert_options=alert_options)

@@ -31,6 +31,22 @@ class SourceNotice:
     message: str = ""
 
 
+@dataclass(slots=True, frozen=True)
+class BulkPlan:
+    """A source's offer: "fold bytes [0, end) of this file in bulk, then call my `skip_to(end,
+    lines)`": the consumer reads the past on every core instead of line by line.
+
+    `fill_log`: nothing follows the bulk part at once (an instant replay), so the consumer shows
+    the file's last lines itself. `always`: fold even a small file (tailing from the end must
+    still see the start-up lines the facts come from).
+    """
+
+    path: str
+    end: int
+    fill_log: bool
+    always: bool
+
+
 Item = SourceLine | SourceNotice
 Emit = Callable[[list[Item]], None]
 

@@ -17,7 +17,7 @@ import os
 import threading
 from typing import IO
 
-from kvtui.sources.base import Emit, Item, SourceLine, SourceNotice
+from kvtui.sources.base import BulkPlan, Emit, Item, SourceLine, SourceNotice
 from kvtui.sources.lines import LineSplitter
 
 READ_CHUNK = 1 << 20
@@ -25,6 +25,16 @@ READ_CHUNK = 1 << 20
 BATCH_LINES = 5000
 # Bytes read from the end when starting at the end: enough to show recent context.
 TAIL_CONTEXT_BYTES = 64 * 1024
+
+
+def _context_start(fh: IO[bytes], size: int, context: int) -> int:
+    """A line start about `context` bytes before the end (0 for a short file)."""
+    if size <= context:
+        return 0
+    fh.seek(size - context)
+    head = fh.read(context)
+    cut = head.find(b"\n")
+    return size - context + (cut + 1 if cut >= 0 else len(head))
 
 
 class LocalFollower:
@@ -44,6 +54,7 @@ class LocalFollower:
         self._inode: int | None = None
         self._splitter = LineSplitter()
         self._vanished = False
+        self._start: tuple[int, int] | None = None  # (byte offset, lines before it): skip_to
 
     # -- the thread body ---------------------------------------------------------------------
     def run(self, emit: Emit, stop: threading.Event) -> None:
@@ -102,14 +113,29 @@ class LocalFollower:
         self._inode = st.st_ino
         self._vanished = False
         start = 0
-        if first and not self.from_start and st.st_size > self.tail_context:
-            # Start at the end, but back up to a line boundary inside the context window.
-            fh.seek(st.st_size - self.tail_context)
-            head = fh.read(self.tail_context)
-            cut = head.find(b"\n")
-            start = st.st_size - self.tail_context + (cut + 1 if cut >= 0 else len(head))
+        if first and self._start is not None and self._start[0] <= st.st_size:
+            start, self.line_no = self._start
+        elif first and not self.from_start:
+            start = _context_start(fh, st.st_size, self.tail_context)
+        self._start = None
         fh.seek(start)
         self._splitter = LineSplitter(start)
+
+    def bulk_plan(self) -> BulkPlan | None:
+        """Starting at the end, the bytes before the context window still hold the start-up
+        lines (server args, KV dtype, pools) every fact comes from: offer them for a bulk fold."""
+        if self.from_start:
+            return None
+        try:
+            with open(self.path, "rb") as fh:
+                end = _context_start(fh, os.fstat(fh.fileno()).st_size, self.tail_context)
+        except OSError:
+            return None
+        return BulkPlan(self.path, end, fill_log=False, always=True) if end > 0 else None
+
+    def skip_to(self, offset: int, lines: int) -> None:
+        """Follow from `offset` (a line start), numbering lines after the `lines` before it."""
+        self._start = (offset, lines)
 
     def _close(self) -> None:
         if self._fh is not None:

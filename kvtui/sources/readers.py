@@ -116,10 +116,10 @@ def _split_blocks(blocks: Iterator[str]) -> Iterator[list[str]]:
         yield _clean([carry], "\r" in carry)
 
 
-def line_start_offsets(path: str, parts: int) -> list[int]:
-    """Byte offsets that cut a plain file into `parts` pieces of similar size, each at a line
-    start (the first is 0; duplicates dropped for tiny files)."""
-    size = os.path.getsize(path)
+def line_start_offsets(path: str, parts: int, end: int | None = None) -> list[int]:
+    """Byte offsets that cut a plain file (or its first `end` bytes) into `parts` pieces of
+    similar size, each at a line start (the first is 0; duplicates dropped for tiny files)."""
+    size = os.path.getsize(path) if end is None else end
     cuts = [0]
     with open(path, "rb") as f:
         for i in range(1, parts):

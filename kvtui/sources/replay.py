@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import IO
 
-from kvtui.sources.base import Emit, Item, SourceLine, SourceNotice
+from kvtui.sources.base import BulkPlan, Emit, Item, SourceLine, SourceNotice
 from kvtui.sources.lines import decode_line
 
 # `[2025-04-28 05:39:43.123 TP0] ...` or the old time-only `[16:43:29 TP0] ...`.
@@ -228,12 +228,13 @@ class ReplaySource:
             self._cond.notify_all()
         return True
 
-    def bulk_path(self) -> str | None:
-        """The file a consumer may fold in bulk before the replay starts (see `skip_to`): only
-        for an instant, unpaused replay of one plain file."""
+    def bulk_plan(self) -> BulkPlan | None:
+        """What a consumer may fold in bulk before the replay starts (then `skip_to`): the
+        whole file, for an instant, unpaused replay of one plain file; big files only."""
+        path = self.paths[0]
         if (len(self.paths) == 1 and self.instant and not self._paused and self._seek is None
-                and not self.paths[0].endswith(".gz") and self.paths[0] != "-"):
-            return self.paths[0]
+                and not path.endswith(".gz") and path != "-" and os.path.isfile(path)):
+            return BulkPlan(path, os.path.getsize(path), fill_log=True, always=False)
         return None
 
     def skip_to(self, offset: int, lines: int) -> None:

@@ -9,7 +9,6 @@ rendering per tick. Nothing here imports Textual, so it is testable on its own.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import deque
@@ -134,46 +133,55 @@ class Ingest:
             self.done.set()
 
     def _bulk_prefix(self) -> None:
-        """Fold a big saved file on every core before an instant replay starts.
+        """Fold the past of a file in bulk before its lines start streaming (`BulkPlan`).
 
-        The same chunked fold `kvtui check` uses (exact, or it declines), so a 1,000,000-line
-        instant replay costs what the headless check costs; this thread only waits on the
-        worker processes meanwhile, which leaves the interpreter to the UI. The log pane gets
-        the file's last lines, and the replay then carries on from the end of what was read.
+        A big file goes through the chunked fold `kvtui check` uses on every core (exact, or
+        it declines); this thread then only waits on worker processes, which leaves the
+        interpreter to the UI. A 1,000,000-line instant replay thus costs what the headless
+        check costs, and `kvtui tail` from the end still knows the start-up facts.
         """
-        bulk = getattr(self.source, "bulk_path", None)
-        path = bulk() if callable(bulk) else None
-        if path is None:
+        offer = getattr(self.source, "bulk_plan", None)
+        plan = offer() if callable(offer) else None
+        if plan is None or plan.end <= 0:
             return
         from kvtui.parallel import analyse_parallel
+        from kvtui.sources.readers import iter_byte_range
 
-        name = getattr(self.source, "name", path)
+        name = getattr(self.source, "name", plan.path)
         with self._lock:
-            self._notices.append(SourceNotice(name, "replaying", "reading the file on all cores"))
-        size = os.path.getsize(path)
+            self._notices.append(SourceNotice(name, "loading", "reading what is logged so far"))
         a = self.analyzer
         try:
             kw = {} if self.bulk_min_bytes is None else {"min_bytes": self.bulk_min_bytes}
-            folded = analyse_parallel(path, model=a.model, alert_options=a.alert_options, **kw)
+            folded = analyse_parallel(plan.path, model=a.model, alert_options=a.alert_options,
+                                      end=plan.end, **kw)
+            if folded is None and plan.always:
+                folded = self._analyzer_factory()
+                for batch in iter_byte_range(plan.path, 0, plan.end):
+                    if self.stop.is_set():
+                        return
+                    folded.feed_many(name, batch, folded.lines + 1)
         except (OSError, ValueError):
-            return  # the ordinary replay reports the error
+            return  # the source reads the file itself and reports the error
         if folded is None or self.stop.is_set():
             return
         folded.checkpoint = a.checkpoint
-        tail = _tail_lines(path, size, self._ring.maxlen or 20000)
-        first = folded.lines - len(tail) + 1
         entries = []
-        for i, text in enumerate(tail):
-            ev = parse_line(text)
-            entries.append(LogEntry(first + i, name, text, ev.kind if ev is not None else None))
+        if plan.fill_log:
+            tail = _tail_lines(plan.path, plan.end, self._ring.maxlen or 20000)
+            first = folded.lines - len(tail) + 1
+            for i, text in enumerate(tail):
+                ev = parse_line(text)
+                entries.append(LogEntry(first + i, name, text,
+                                        ev.kind if ev is not None else None))
         with self.report_lock:
             self.analyzer = folded
         self.lines = self.bulk_lines = folded.lines
         with self._lock:
             self._ring.extend(entries)
-            self._ring_added += folded.lines
+            self._ring_added += folded.lines  # the rest went past without being kept
             self._report_dirty = True
-        self.source.skip_to(size, folded.lines)  # type: ignore[attr-defined]
+        self.source.skip_to(plan.end, folded.lines)  # type: ignore[attr-defined]
         self._snapshot(force=True)
 
     # -- source thread side --------------------------------------------------------------------

@@ -69,3 +69,36 @@ def test_small_files_take_the_ordinary_path(tmp_path):
         assert ingest.bulk_lines == 0
     finally:
         ingest.close()
+
+
+def test_tail_from_the_end_still_knows_the_startup_facts(tmp_path):
+    """`kvtui tail` starts near the end of a long log, yet its facts include the start-up lines
+    (the FP8 warning, the pools) and its line numbers are the file's own."""
+    from kvtui.sources.local import LocalFollower
+
+    path = make_log(tmp_path)  # the start-up is far more than 64 KiB before the end
+    lines = path.read_text().splitlines()
+    follower = LocalFollower(str(path), force_polling=True, poll_ms=50)
+    ingest = Ingest(follower, ring=100000)
+    ingest.start()
+    try:
+        assert wait(lambda: ingest.last_state == "live")
+        with ingest.report_lock:
+            report = ingest.analyzer.report()
+        assert [a["rule"] for a in report["alerts"]] == ["kv-fp8-unscaled"]
+        assert report["pools"][0]["tokens"] == 608174
+        shown = ingest.drain().entries
+        assert 0 < len(shown) < len(lines) // 4  # only the context window is shown
+        for e in shown:
+            assert lines[e.line_no - 1] == e.text
+        with path.open("a") as f:
+            f.write(lines[-1] + "\n")
+        assert wait(lambda: ingest.lines == len(lines) + 1)
+        new = [e for e in ingest.drain().entries if not e.notice]
+        assert new and new[-1].line_no == len(lines) + 1
+        ref = Analyzer()
+        ref.feed_batches(str(path), iter_batches(str(path)))
+        assert wait(lambda: ingest.analyzer.state.current.runtime.decode_batches
+                    == ref.state.current.runtime.decode_batches)
+    finally:
+        ingest.close()
