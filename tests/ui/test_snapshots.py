@@ -1,12 +1,21 @@
 """SVG snapshots (pytest-textual-snapshot): main screen, alert detail, what-if panel.
 
 Deterministic by construction: fixed terminal sizes, `--instant` replay drained to the end
-before the snap, no clocks or spinners on screen.
+before the snap, no clocks or spinners on screen, and the log opened by a path relative to the
+checkout (evidence lines show it), so the snapshots do not depend on where the clone lives.
 """
 
 from __future__ import annotations
 
-from ui_helpers import QWEN, replay_app, settle
+import pytest
+from ui_helpers import ROOT, replay_app, settle
+
+QWEN = "sample_logs/qwen35-397b-nvfp4-tp8-fp8.log"
+
+
+@pytest.fixture(autouse=True)
+def _in_checkout(monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
 
 
 def test_main_screen_wide(snap_compare) -> None:
