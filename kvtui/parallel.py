@@ -13,7 +13,7 @@ import os
 from typing import Any
 
 from kvtui.core.analyzer import Analyzer
-from kvtui.core.merge import merge_into, mergeable
+from kvtui.core.merge import can_join, merge_into
 from kvtui.core.state import State
 from kvtui.sources.readers import iter_byte_range, line_start_offsets
 
@@ -41,7 +41,7 @@ def fold_ranges(path: str, source: str, cuts: list[int], workers: int,
             results = pool.map(_fold_range, jobs, chunksize=1)
     state, lines = results[0]
     for later, count in results[1:]:
-        if not mergeable(later):
+        if not can_join(state, later):
             return None
         merge_into(state, later, lines)
         lines += count

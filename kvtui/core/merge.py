@@ -4,7 +4,7 @@ Why this is safe: a big log is almost all runtime lines, whose aggregates (count
 peak values, streaks with their prefixes) combine exactly. A chunk's first run can be joined to
 the previous chunk's last run only when it holds nothing but runtime lines; every later run in a
 chunk must have begun with a server-args dump (so the run boundary is the same one a sequential
-read would draw). When either condition fails, `mergeable` says no and the caller reads the file
+read would draw). When either condition fails, `can_join` says no and the caller reads the file
 sequentially: the answer never depends on how the file was cut. Tests compare merged and
 sequential reports over every sample log cut at many points.
 """
@@ -20,12 +20,17 @@ from kvtui.core.state import Evidence, Run, Runtime, State, TimelinePoint
 JOINABLE_KINDS = frozenset({"decode_batch", "prefill_batch", "retraction", "oom"})
 
 
-def mergeable(later: State) -> bool:
-    """Can `later` (the state of the lines right after another chunk) be joined exactly?"""
+def can_join(earlier: State, later: State) -> bool:
+    """Can `later` (the state of the lines right after `earlier`'s) be joined exactly?"""
     first = later.runs[0]
-    if not first.server_args and not first.kinds_seen <= JOINABLE_KINDS:
+    if not all(run.opener == "start" for run in later.runs[1:]):
         return False
-    return all(run.server_args_evidence is not None for run in later.runs[1:])
+    if first.opener != "start":
+        return first.kinds_seen <= JOINABLE_KINDS  # runtime lines continue the last run
+    last = earlier.runs[-1]
+    # A server start: a new run, unless the cut fell inside an argument-resolution block
+    # (then only a sequential read knows which start the lines belong to).
+    return last.progressed or not (last.server_args or last.kv_dtype_lines)
 
 
 def shift_lines(obj: Any, offset: int, _seen: set[int] | None = None) -> None:
@@ -56,8 +61,8 @@ def shift_lines(obj: Any, offset: int, _seen: set[int] | None = None) -> None:
 
 
 def merge_into(earlier: State, later: State, line_offset: int) -> None:
-    """Fold `later` into `earlier` in place; `later` must be `mergeable`."""
-    if not mergeable(later):
+    """Fold `later` into `earlier` in place; `can_join(earlier, later)` must hold."""
+    if not can_join(earlier, later):
         raise ValueError("chunk state cannot be joined exactly; read sequentially")
     shift_lines(later.runs, line_offset)
     earlier.events += later.events
@@ -66,10 +71,11 @@ def merge_into(earlier: State, later: State, line_offset: int) -> None:
     for k, v in later.sources.items():
         earlier.sources[k] = earlier.sources.get(k, 0) + v
     runs = later.runs
-    if not runs[0].server_args:
-        _join_run(earlier.runs[-1], runs[0])
+    last = earlier.runs[-1]
+    if runs[0].opener != "start":
+        _join_run(last, runs[0])
         runs = runs[1:]
-    elif not earlier.runs[-1].lines_seen and not earlier.runs[-1].server_args:
+    elif not last.progressed:
         earlier.runs.pop()  # an empty implicit run: the sequential read would reuse it
     for run in runs:
         run.index = len(earlier.runs)

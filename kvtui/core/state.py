@@ -206,6 +206,9 @@ class Run:
     # Format hints seen in this run's lines (see `_hints`), used to infer the SGLang version.
     hints: set[str] = field(default_factory=set)
     kinds_seen: set[str] = field(default_factory=set)  # every kind but the decode hot path's
+    # What opened the run: "start" (a dump or override line: a server start) or the first
+    # event's kind (a log that begins mid-way). kvtui.core.merge relies on it.
+    opener: str | None = None
 
     # -- derived facts -------------------------------------------------------------------
     @property
@@ -278,6 +281,12 @@ class Run:
         pools = [p for p in self.pools.values() if p.kind == "mamba"]
         pools.sort(key=lambda p: _rank_sort_key(p.rank))
         return pools[0] if pools else None
+
+    @property
+    def progressed(self) -> bool:
+        """Past argument resolution: anything but the dump and KV dtype override lines seen."""
+        return (bool(self.kinds_seen - {"server_args", "kv_dtype"})
+                or self.runtime.decode_batches > 0)
 
     @property
     def started_up(self) -> bool:
@@ -376,12 +385,23 @@ class State:
 
     # -- run boundaries -------------------------------------------------------------------
     def _run_for(self, ev: Event) -> Run:
+        """The run an event belongs to, opening a new one at a server start.
+
+        SGLang resolves its arguments (and logs model-specific KV dtype overrides) just before
+        it dumps them, so both the dump and an override line open a new run once the current
+        one has got past argument resolution. A second weight load on a rank that already
+        served is a restart whose dump was not captured.
+        """
         run = self.current
-        if ev.kind == "server_args":
-            if run.lines_seen or run.server_args:
+        kind = ev.kind
+        start = kind == "server_args" or (kind == "kv_dtype" and ev.get("origin") == "override")
+        if start:
+            if run.progressed or (kind == "server_args" and run.server_args):
                 run = self._new_run()
-        elif ev.kind == "load_weight_begin" and ev.rank in run.weights_begin and run.started_up:
+        elif kind == "load_weight_begin" and ev.rank in run.weights_begin and run.started_up:
             run = self._new_run()
+        if run.opener is None:
+            run.opener = "start" if start else kind
         return run
 
     def _new_run(self) -> Run:

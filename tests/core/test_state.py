@@ -136,3 +136,26 @@ def test_apply_tolerates_events_with_missing_fields():
                  "server_args", "kv_dtype", "mamba_pool", "load_weight_end"):
         a.state.apply(Event(kind=kind), "x", 1, "text")
     a.report()  # must not raise
+
+
+def test_override_lines_before_the_dump_belong_to_that_start():
+    """SGLang logs model-specific KV dtype overrides while resolving arguments, just before the
+    dump: they open the start, and the dump joins it (corpus: repofile-54751690598)."""
+    start = [
+        "[2026-05-13 02:13:58] Setting KV cache dtype to fp8_e4m3 for DeepseekV4ForCausalLM.",
+        "[2026-05-13 02:13:59] server_args=ServerArgs(model_path='/m/DeepSeek-V4', tp_size=4, "
+        "kv_cache_dtype='fp8_e4m3')",
+        "[2026-05-13 02:15:17 TP0] Load weight begin. avail mem=180.00 GB",
+        "[2026-05-13 02:15:30 TP0] max_total_num_tokens=1000, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "
+        "available_gpu_mem=3.00 GB",
+    ]
+    a = Analyzer()
+    a.feed_many("x", start)
+    assert len(a.state.runs) == 1
+    run = a.state.current
+    assert run.kv_dtype_lines and run.server_args["tp_size"] == 4
+    a.feed_many("x", start, 5)  # the same server started again
+    assert len(a.state.runs) == 2
+    assert a.state.runs[1].kv_dtype_lines and a.state.runs[1].server_args
+    assert a.state.runs[1].start.line == 6
