@@ -122,3 +122,18 @@ def test_parallel_entry_point_uses_processes_and_agrees(tmp_path):
     assert snapshot(fast.state) == snapshot(sequential(path).state)
     assert line_start_offsets(str(path), 2)[0] == 0
     assert analyse_parallel(str(path), workers=2) is None  # below the size threshold
+
+
+def test_cuts_around_an_override_opened_start(tmp_path):
+    """A restart whose first line is a KV dtype override (logged before the dump): every cut
+    either joins exactly or declines, never misplaces the start."""
+    override = ("[2026-11-24 10:00:00] Setting KV cache dtype to bfloat16 for DeepSeek DSA on SM9 "
+                "device.\n").encode()
+    path = tmp_path / "restart.log"
+    path.write_bytes((SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log").read_bytes() + override
+                     + (SAMPLES / "qwen35-397b-nvfp4-tp8-bf16.log").read_bytes())
+    offs = line_offsets(path)
+    at = offs.index(len((SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log").read_bytes()) + len(override))
+    joined = [check_cuts(path, [0, offs[i]]) for i in range(at - 3, at + 4)]
+    assert any(joined)
+    assert len(sequential(path).state.runs) == 2
