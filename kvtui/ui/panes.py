@@ -90,34 +90,38 @@ class HeaderBar(Static):
             self.update(text)
 
     def build(self) -> Text:
+        """Most important first, so a narrow terminal cuts the least important: the KV verdict,
+        the source state, the deployment, then which source and how many lines."""
         r = self.report or {}
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(" kvtui ", style="bold reverse")
         t.append(" ")
-        t.append(clean(self.source_title, 60), style="bold")
-        t.append("  ")
+        if r:
+            kv = r.get("kv_cache") or {}
+            conf = kv.get("configured_dtype") or "?"
+            eff = kv.get("effective_dtype") or "?"
+            sev = worst_severity(r)
+            t.append("KV ")
+            t.append(clean(str(conf), 20), style="bold")
+            t.append(" -> ")
+            t.append(clean(str(eff), 20), style=severity_style(sev) or "bold green")
+            if kv.get("scales") == "missing":
+                t.append(" (no scales)", style=severity_style(sev) or "yellow")
+            t.append("  ")
         label, style = STATE_LABELS.get(self.state, (self.state, "bold"))
         if self.state == "replaying" and self.progress is not None:
             label = f"replaying {self.progress * 100:.0f}%"
         t.append(f"[{label}]", style=style)
         if self.state in ("error", "reconnecting", "rotated", "truncated") and self.state_message:
             t.append(" " + clean(self.state_message, 60), style=style)
-        t.append(f"  {self.lines:,} lines", style="dim")
         if r:
-            t.append("  │ ", style="dim")
+            t.append("  ")
             t.append(model_name(r), style="bold")
             tp = (r.get("parallel") or {}).get("tp")
-            t.append(f"  TP={tp if tp is not None else '?'}")
-            kv = r.get("kv_cache") or {}
-            conf = kv.get("configured_dtype") or "?"
-            eff = kv.get("effective_dtype") or "?"
-            sev = worst_severity(r)
-            t.append("  KV ")
-            t.append(clean(str(conf), 20), style="bold")
-            t.append(" -> ")
-            t.append(clean(str(eff), 20), style=severity_style(sev) or "bold green")
-            if kv.get("scales") == "missing":
-                t.append(" (no scales)", style=severity_style(sev) or "yellow")
+            t.append(f" TP={tp if tp is not None else '?'}")
+        t.append("  │ ", style="dim")
+        t.append(clean(self.source_title, 60))
+        t.append(f"  {self.lines:,} lines", style="dim")
         return t
 
 
