@@ -23,6 +23,19 @@ def decode_line(raw: bytes) -> str:
     return text
 
 
+def clean_lines(lines: list[str], has_cr: bool) -> list[str]:
+    """A block's lines made safe to keep: CR of CRLF endings dropped, each bounded in length.
+
+    The block-wise readers (local files, the SSH text stream) call this once per block, so the
+    per-line checks only run when the block needs them.
+    """
+    if has_cr:
+        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    if lines and max(map(len, lines)) > MAX_LINE_CHARS:
+        lines = [ln[:MAX_LINE_CHARS] for ln in lines]
+    return lines
+
+
 class LineSplitter:
     """Feed byte chunks, get complete lines as (offset, text).
 

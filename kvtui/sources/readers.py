@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterator
 from typing import IO
 
-from kvtui.sources.lines import MAX_LINE_CHARS
+from kvtui.sources.lines import MAX_LINE_CHARS, clean_lines
 
 
 class LogOpenError(Exception):
@@ -111,9 +111,9 @@ def _split_blocks(blocks: Iterator[str]) -> Iterator[list[str]]:
             lines.append(carry[:MAX_LINE_CHARS])
             carry = ""
         if lines:
-            yield _clean(lines, "\r" in chunk)
+            yield clean_lines(lines, "\r" in chunk)
     if carry:
-        yield _clean([carry], "\r" in carry)
+        yield clean_lines([carry], "\r" in carry)
 
 
 def line_start_offsets(path: str, parts: int, end: int | None = None) -> list[int]:
@@ -129,14 +129,6 @@ def line_start_offsets(path: str, parts: int, end: int | None = None) -> list[in
             if cuts[-1] < pos < size:
                 cuts.append(pos)
     return cuts
-
-
-def _clean(lines: list[str], has_cr: bool) -> list[str]:
-    if has_cr:
-        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
-    if lines and max(map(len, lines)) > MAX_LINE_CHARS:
-        lines = [ln[:MAX_LINE_CHARS] for ln in lines]
-    return lines
 
 
 def iter_lines(path: str) -> Iterator[str]:

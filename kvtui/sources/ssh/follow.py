@@ -26,7 +26,7 @@ from typing import Any
 import paramiko
 
 from kvtui.sources.base import Emit, Item, SourceLine, SourceNotice
-from kvtui.sources.lines import MAX_LINE_CHARS, LineSplitter, decode_line
+from kvtui.sources.lines import LineSplitter, clean_lines, decode_line
 from kvtui.sources.ssh.connect import Connection, Connector, SSHError
 from kvtui.sources.ssh.remote_script import FOLLOWER
 
@@ -109,12 +109,7 @@ class _TextSplitter:
         complete, self._carry = data[:last_nl], data[last_nl + 1:]
         self.consumed += last_nl + 1
         text = complete.decode("utf-8", errors="replace")
-        lines = text.split("\n")
-        if "\r" in text:
-            lines = [x[:-1] if x.endswith("\r") else x for x in lines]
-        if max(map(len, lines)) > MAX_LINE_CHARS:
-            lines = [x[:MAX_LINE_CHARS] for x in lines]
-        return lines
+        return clean_lines(text.split("\n"), "\r" in text)
 
     def flush(self) -> list[str]:
         if not self._carry:
