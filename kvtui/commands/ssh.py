@@ -148,10 +148,18 @@ def _print_candidates(host: str, found: Any) -> None:
 
 
 def _pick(host: str, candidates: list[Any]) -> Any:
-    """A numbered picker in the terminal, before the TUI takes over the screen."""
+    """Choose among the discovered sources: a Textual picker on a terminal, else a numbered
+    prompt (pipes, scripts); one candidate is taken as is."""
     usable = [c for c in candidates if c.kind != "none"]
     if len(usable) == 1:
         return usable[0]
+    if usable and sys.stdin.isatty() and sys.stdout.isatty():
+        from kvtui.ui.picker import pick
+
+        labels = [(c.label, f"model {c.model_path}" if c.model_path else (c.detail or ""))
+                  for c in usable]
+        index = pick(f"SGLang logs found on {host}", labels)
+        return None if index is None else usable[index]
     print(f"SGLang logs found on {host}:")
     for i, c in enumerate(usable, 1):
         model = f"  [model {c.model_path}]" if c.model_path else ""
