@@ -127,8 +127,8 @@ def test_parallel_entry_point_uses_processes_and_agrees(tmp_path):
 def test_cuts_around_an_override_opened_start(tmp_path):
     """A restart whose first line is a KV dtype override (logged before the dump): every cut
     either joins exactly or declines, never misplaces the start."""
-    override = ("[2026-11-24 10:00:00] Setting KV cache dtype to bfloat16 for DeepSeek DSA on SM9 "
-                "device.\n").encode()
+    override = (b"[2026-11-24 10:00:00] Setting KV cache dtype to bfloat16 for DeepSeek DSA on SM9 "
+                b"device.\n")
     path = tmp_path / "restart.log"
     path.write_bytes((SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log").read_bytes() + override
                      + (SAMPLES / "qwen35-397b-nvfp4-tp8-bf16.log").read_bytes())
