@@ -9,6 +9,7 @@ mangled paste can never invent a field name.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import regex
@@ -99,6 +100,11 @@ PREFILL_BASE: tuple[str, ...] = (
 )
 
 
+def _finite(x: float) -> float | None:
+    """inf/nan (a 400-digit number, a literal "nan") carry no meaning and poison arithmetic."""
+    return x if math.isfinite(x) else None
+
+
 def _convert(code: str, raw: str) -> Any:
     """Typed value or None; a value a paste cut in half must not raise."""
     raw = raw.strip()
@@ -106,9 +112,9 @@ def _convert(code: str, raw: str) -> Any:
         if code == "i":
             return int(raw)
         if code == "f":
-            return float(raw)
+            return _finite(float(raw))
         if code == "p":
-            return float(raw.rstrip("%"))
+            return _finite(float(raw.rstrip("%")))
     except ValueError:
         return None
     if raw == "True":
@@ -162,8 +168,8 @@ def decode_fast_fields(m: regex.Match[str]) -> dict[str, Any]:
     running, token, usage, graph, gen, queue = m.groups()
     return {
         "running_req": int(running), "token": int(token), "full_token": None,
-        "swa_token": None, "token_usage": float(usage), "full_token_usage": None,
-        "swa_token_usage": None, "mamba_usage": None, "gen_throughput": float(gen),
+        "swa_token": None, "token_usage": _finite(float(usage)), "full_token_usage": None,
+        "swa_token_usage": None, "mamba_usage": None, "gen_throughput": _finite(float(gen)),
         "queue_req": int(queue),
         "cuda_graph": None if graph is None else graph == "True",
         "accept_len": None, "retracted_req": None,
@@ -232,7 +238,7 @@ def _decode_split(text: str, start: int) -> dict[str, Any] | None:
         use = use[13:]
         usage = _USAGE.get(use)
         if usage is None:
-            usage = float(use)
+            usage = _finite(float(use))
         i += 2
     elif tok[:13] == "#full token: ":
         if use[:18] != "full token usage: " or n < i + 6:
@@ -241,21 +247,21 @@ def _decode_split(text: str, start: int) -> dict[str, Any] | None:
         use = use[18:]
         full_use = _USAGE.get(use)
         if full_use is None:
-            full_use = float(use)
+            full_use = _finite(float(use))
         third, fourth = p[i + 2], p[i + 3]
         if third[:11] == "mamba num: " and fourth[:13] == "mamba usage: ":
             mamba_num = int(third[11:])
             v = fourth[13:]
             mamba_use = _USAGE.get(v)
             if mamba_use is None:
-                mamba_use = float(v)
+                mamba_use = _finite(float(v))
             i += 4
         elif third[:12] == "#swa token: " and fourth[:17] == "swa token usage: ":
             swa_token = int(third[12:])
             v = fourth[17:]
             swa_use = _USAGE.get(v)
             if swa_use is None:
-                swa_use = float(v)
+                swa_use = _finite(float(v))
             i += 4
         else:
             return None
@@ -290,7 +296,7 @@ def _decode_split(text: str, start: int) -> dict[str, Any] | None:
         "running_req": int(running) if running_value is None else running_value,
         "token": token, "full_token": full_token, "swa_token": swa_token,
         "token_usage": usage, "full_token_usage": full_use, "swa_token_usage": swa_use,
-        "mamba_usage": mamba_use, "gen_throughput": float(gen[26:]),
+        "mamba_usage": mamba_use, "gen_throughput": _finite(float(gen[26:])),
         "queue_req": int(queue) if queue_value is None else queue_value,
         "cuda_graph": graph, "accept_len": accept_len, "retracted_req": None,
     }
@@ -351,13 +357,13 @@ def parse_prefill(msg: str) -> dict[str, Any] | None:
         graph = g1 if g1 is not None else g2
         fields: dict[str, Any] = {
             "new_seq": int(seq), "new_token": int(new), "cached_token": int(cached),
-            "token_usage": None if usage is None else float(usage),
-            "full_token_usage": None if full is None else float(full),
-            "swa_token_usage": None if swa is None else float(swa),
-            "mamba_usage": None if mamba is None else float(mamba),
+            "token_usage": None if usage is None else _finite(float(usage)),
+            "full_token_usage": None if full is None else _finite(float(full)),
+            "swa_token_usage": None if swa is None else _finite(float(swa)),
+            "mamba_usage": None if mamba is None else _finite(float(mamba)),
             "running_req": int(running), "queue_req": int(queue),
-            "cache_hit_rate": None if hit is None else float(hit),
-            "input_throughput": None if tput is None else float(tput),
+            "cache_hit_rate": None if hit is None else _finite(float(hit)),
+            "input_throughput": None if tput is None else _finite(float(tput)),
             "cuda_graph": None if graph is None else graph == "True",
         }
         if pending is not None:

@@ -7,6 +7,7 @@ mid-line; a cut line still yields the columns it shows. All "GB" are GiB (SGLang
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import regex
@@ -15,7 +16,11 @@ _NUM = r"-?\d+(?:\.\d+)?"
 
 
 def _f(s: str | None) -> float | None:
-    return None if s is None else float(s)
+    """A float, or None for an absent or non-finite value (a 400-digit number is inf)."""
+    if s is None:
+        return None
+    x = float(s)
+    return x if math.isfinite(x) else None
 
 
 def _i(s: str | None) -> int | None:
@@ -43,7 +48,7 @@ def parse_load_weight(msg: str) -> tuple[str, dict[str, Any]] | None:
     if o is not None:
         return "load_weight_end", {
             "model_class": None, "dtype": None, "quant": None, "avail_gib": None,
-            "usage_gib": None, "elapsed_s": float(o.group(1)), "overlap": True,
+            "usage_gib": None, "elapsed_s": _f(o.group(1)), "overlap": True,
         }
     m = _LOAD_END.match(msg)
     assert m is not None  # every group after the literal head is optional
@@ -206,7 +211,7 @@ def parse_capacity(msg: str) -> dict[str, Any] | None:
         if raw == "None":
             value: Any = None
         elif name.endswith("_gib"):
-            value = float(raw)
+            value = _f(raw)
         else:
             try:
                 value = int(raw)
@@ -244,6 +249,6 @@ def parse_unbalanced(msg: str) -> dict[str, Any] | None:
     fields: dict[str, Any] = {"message": msg.strip()}
     m = _UNBALANCED.search(msg)
     if m is not None:
-        fields["min_gpu_memory_gib"] = float(m.group(1))
-        fields["local_gpu_memory_gib"] = float(m.group(2))
+        fields["min_gpu_memory_gib"] = _f(m.group(1))
+        fields["local_gpu_memory_gib"] = _f(m.group(2))
     return fields

@@ -11,6 +11,7 @@ begins a new run. The latest run is current; earlier ones are kept for the repor
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -293,6 +294,10 @@ class Run:
         return bool(self.capacity) or self.runtime.decode_batches > 0
 
 
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
 def _rank_sort_key(rank: str | None) -> tuple[int, ...]:
     if not rank:
         return (-1,)
@@ -345,6 +350,7 @@ class State:
                                           rt.peak_queue_req)
                 last_q = rt.last_decode_queue
                 if (u is None or running is None or queue is None or g is None
+                        or not _finite(g)
                         or peak_u is None or peak_r is None or peak_q is None or last_q is None
                         or u >= 0.95 or u > peak_u or running > peak_r or queue > peak_q
                         or queue > last_q):
@@ -647,6 +653,8 @@ def _on_decode(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> N
     rt.decode_batches += 1
     u = _track_usage(rt, ev, src, n, text)
     g = ev.fields.get("gen_throughput")
+    if g is not None and not _finite(g):
+        g = None  # inf/nan from a mangled line: no throughput, not a crash
     if g is not None:
         rt.last_gen_throughput = g
         rt.gen_throughput_centi += int(g * 100 + 0.5)

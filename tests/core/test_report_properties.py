@@ -45,3 +45,52 @@ def test_any_mix_of_lines_gives_a_report(batch):
     report = a.report()
     json.dumps(report)
     assert isinstance(report["alerts"], list)
+
+
+DECODE = ("[2026-01-01 10:00:0{i} TP0] Decode batch, #running-req: 4, #token: 900, token usage: "
+          "0.10, cuda graph: True, gen throughput (token/s): {g}, #queue-req: 0")
+
+
+def test_non_finite_numbers_are_dropped_not_fatal():
+    """A 400-digit number parses to inf and "nan" to nan; neither may crash or poison sums."""
+    a = Analyzer()
+    a.feed_many("x", [DECODE.format(i=1, g="100.00"), DECODE.format(i=2, g="9" * 400 + ".0"),
+                      DECODE.format(i=3, g="nan"), DECODE.format(i=4, g="300.00")])
+    rt = a.report()["runtime"]
+    assert rt["decode_batches"] >= 3
+    assert rt["mean_gen_throughput"] == 200.0
+    json.dumps(a.report(), allow_nan=False)
+
+
+def test_a_kv_dtype_the_calculator_does_not_model():
+    pool = ("[2026-01-01 10:00:00 TP0] KV Cache is allocated. dtype: torch.int8, #tokens: 1000,"
+            " K size: 1.00 GB, V size: 1.00 GB")
+    dump = ("[2026-01-01 09:59:00] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B', "
+            "tp_size=1, kv_cache_dtype='auto')")
+    for lines in ([pool], [dump, pool]):
+        a = Analyzer()
+        a.feed_many("x", lines)
+        report = a.report()
+        json.dumps(report)
+        assert report["whatif"] is None  # not modelled, rather than modelled wrongly
+
+
+def test_odd_checkpoint_config_values_do_not_break_the_report():
+    from types import SimpleNamespace
+
+    from kvtui.core.capacity.modelspec import from_hf_config
+
+    bad = {"num_hidden_layers": 32, "num_attention_heads": 0, "hidden_size": 4096,
+           "max_position_embeddings": "x"}
+    try:
+        from_hf_config(bad)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a zero head count must be refused")
+    a = Analyzer(checkpoint=SimpleNamespace(model_config=bad, model_path="/m", source="gpu",
+                                            has_k_scale=None, kv_cache_quant_algo=None,
+                                            sglang_version=None, to_dict=lambda: {}))
+    a.feed_many("x", ["[2026-01-01 10:00:00 TP0] KV Cache is allocated. #tokens: 1000, "
+                      "K size: 1.00 GB, V size: 1.00 GB"])
+    json.dumps(a.report())

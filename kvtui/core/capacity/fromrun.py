@@ -139,7 +139,7 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
                                                      or "checkpoint"),
                                   source=f"config.json on {getattr(checkpoint, 'source', '?')}")
             reason = f"read from the checkpoint's config.json ({spec.source})"
-        except ValueError as exc:
+        except (ValueError, TypeError, ZeroDivisionError) as exc:
             notes.append(f"checkpoint config.json not usable: {exc}")
     if spec is not None:
         pass
@@ -185,6 +185,8 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
         if pnote:
             notes.append(pnote)
     eff, basis, _ = run.effective
+    if any(d and d not in dtypes.CANONICAL for d in (eff, pool.dtype if pool else None)):
+        return None  # a KV dtype this calculator does not model (e.g. int8): no what-if
     dtype = eff if eff in dtypes.CANONICAL and eff != "auto" else None
     if dtype is None and pool is not None and pool.dtype:
         dtype = pool.dtype
@@ -222,8 +224,8 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
                         "ssm_gib": mamba.ssm_gib}
     ctx = context_len or _int(sa.get("context_length")) or (
         cap.get("context_len") if cap else None)
-    if not ctx and spec is not None and spec.max_position_embeddings:
-        ctx = int(spec.max_position_embeddings)
+    if not ctx and spec is not None and _int(spec.max_position_embeddings):
+        ctx = _int(spec.max_position_embeddings)
         notes.append(f"context_len not logged: the model's max_position_embeddings {ctx}")
     pool_gib = None
     if pool is not None:

@@ -212,6 +212,8 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
     if n is None or heads is None:
         raise ValueError(f"{source}: no num_hidden_layers / num_attention_heads")
     n, heads = int(n), int(heads)
+    if n <= 0 or heads <= 0:
+        raise ValueError(f"{source}: num_hidden_layers and num_attention_heads must be positive")
     # SGLang get_total_num_kv_heads: the first of these keys, multi_query -> 1, else all heads.
     kv = _first(text, "n_head_kv", "num_kv_heads", "num_key_value_heads",
                 "multi_query_group_num")
@@ -224,6 +226,8 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
             raise ValueError(f"{source}: neither head_dim nor hidden_size")
         head_dim = int(hidden) // heads
     head_dim = int(head_dim)
+    if head_dim <= 0:
+        raise ValueError(f"{source}: head_dim must be positive")
     mla = text.get("kv_lora_rank") is not None
     v_head_dim = int(text.get("v_head_dim") or head_dim) if not mla else head_dim
     kinds = _layer_kinds(text, n, model_type)
