@@ -55,7 +55,7 @@ def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
 
         resolve = getattr(capacity, "resolve_model", None)
         try:
-            model = resolve(name) if resolve is not None else name
+            model = resolve(name)[0] if resolve is not None else name
         except (ValueError, OSError) as exc:
             print(f"kvtui: {exc}", file=sys.stderr)
             return 2
