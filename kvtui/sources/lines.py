@@ -12,11 +12,17 @@ MAX_LINE_CHARS = 65536
 
 
 def decode_line(raw: bytes) -> str:
-    """Decode one raw line: invalid UTF-8 replaced, CR stripped, length bounded."""
+    """Decode one raw line: invalid UTF-8 replaced, CR and NUL bytes dropped, length bounded.
+
+    NUL bytes never belong to a text log; they appear as the hole a copy-truncate rotation
+    leaves when the writer keeps its old offset, and are dropped so the next real line survives.
+    """
     if raw.endswith(b"\r"):
         raw = raw[:-1]
     if len(raw) > MAX_LINE_CHARS * 4:
         raw = raw[: MAX_LINE_CHARS * 4]
+    if b"\x00" in raw:
+        raw = raw.replace(b"\x00", b"")
     text = raw.decode("utf-8", errors="replace")
     if len(text) > MAX_LINE_CHARS:
         text = text[:MAX_LINE_CHARS]
@@ -41,41 +47,82 @@ class LineSplitter:
 
     `offset` is the byte offset of each line's first byte, counted from `start_offset`.
     `consumed` is the offset just past the last complete line: the place to resume from.
+
+    Memory is bounded whatever arrives: of a line longer than `CARRY_MAX` bytes only the head is
+    kept (the line still counts once), and NUL bytes are not kept at all, so a rotation hole of
+    zeros costs nothing and the line written after it comes through intact.
     """
 
-    __slots__ = ("_carry", "consumed")
+    CARRY_MAX = MAX_LINE_CHARS * 4
+
+    __slots__ = ("_carry", "_carry_len", "_over", "consumed")
 
     def __init__(self, start_offset: int = 0) -> None:
-        self._carry = b""
+        self._carry = b""  # the kept head of the current partial line (no NULs)
+        self._carry_len = 0  # its raw length in the file
+        self._over = False  # the partial line passed CARRY_MAX: the rest is dropped
         self.consumed = start_offset
 
     def feed(self, chunk: bytes) -> list[tuple[int, str]]:
         if not chunk:
             return []
+        if self._over or self._carry_len != len(self._carry) or b"\x00" in chunk:
+            return self._feed_slow(chunk)  # the kept carry is not the raw bytes any more
         data = self._carry + chunk if self._carry else chunk
         last_nl = data.rfind(b"\n")
         if last_nl < 0:
-            self._carry = data
+            self._keep(data)
             return []
-        complete, self._carry = data[: last_nl + 1], data[last_nl + 1 :]
+        complete, rest = data[: last_nl + 1], data[last_nl + 1 :]
         out: list[tuple[int, str]] = []
         offset = self.consumed
         for raw in complete.split(b"\n")[:-1]:
             out.append((offset, decode_line(raw)))
             offset += len(raw) + 1
         self.consumed = offset
+        self._carry, self._carry_len = b"", 0
+        self._keep(rest)
         return out
+
+    def _keep(self, data: bytes) -> None:
+        """`data` is the whole partial line so far (no newline in it)."""
+        self._carry_len = len(data)
+        if len(data) > self.CARRY_MAX:
+            data, self._over = data[: self.CARRY_MAX], True
+        self._carry = data
+
+    def _feed_slow(self, chunk: bytes) -> list[tuple[int, str]]:
+        """Line by line, for chunks with NUL bytes or while an over-long line is being dropped."""
+        out: list[tuple[int, str]] = []
+        pos = 0
+        while True:
+            nl = chunk.find(b"\n", pos)
+            piece = chunk[pos:] if nl < 0 else chunk[pos:nl]
+            self._carry_len += len(piece)
+            if not self._over:
+                if b"\x00" in piece:
+                    piece = piece.replace(b"\x00", b"")
+                self._carry += piece
+                if len(self._carry) > self.CARRY_MAX:
+                    self._carry, self._over = self._carry[: self.CARRY_MAX], True
+            if nl < 0:
+                return out
+            out.append((self.consumed, decode_line(self._carry)))
+            self.consumed += self._carry_len + 1
+            self._carry, self._carry_len, self._over = b"", 0, False
+            pos = nl + 1
 
     def flush(self) -> list[tuple[int, str]]:
         """Return the trailing partial line (at EOF of a finished file) as a line."""
-        if not self._carry:
+        if not self._carry_len:
             return []
-        raw, self._carry = self._carry, b""
-        off = self.consumed
-        self.consumed += len(raw)
-        return [(off, decode_line(raw))]
+        off, kept = self.consumed, self._carry
+        self.consumed += self._carry_len
+        self._carry, self._carry_len, self._over = b"", 0, False
+        # A trailing run of NUL bytes alone is no line (the block reader agrees).
+        return [(off, decode_line(kept))] if kept else []
 
     @property
     def pending(self) -> int:
         """Bytes held back because their line is not complete yet."""
-        return len(self._carry)
+        return self._carry_len

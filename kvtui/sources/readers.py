@@ -101,15 +101,26 @@ def iter_byte_range(path: str, start: int, end: int | None,
 
 
 def _split_blocks(blocks: Iterator[str]) -> Iterator[list[str]]:
+    """Blocks of text -> lists of lines, split exactly as `LineSplitter` splits bytes: NUL
+    bytes dropped, and a line longer than the carry bound kept by its head and counted once
+    (the rest of it, up to its newline, is skipped), so every reader numbers lines alike."""
     carry = ""
+    skipping = False
     for chunk in blocks:
+        if "\x00" in chunk:
+            chunk = chunk.replace("\x00", "")
+        if skipping:
+            nl = chunk.find("\n")
+            if nl < 0:
+                continue
+            chunk, skipping = chunk[nl + 1 :], False
         if carry:
             chunk = carry + chunk
         lines = chunk.split("\n")
         carry = lines.pop()
-        if len(carry) > MAX_LINE_CHARS * 4:  # an endless line: keep only its head
+        if len(carry) > MAX_LINE_CHARS * 4:  # an endless line: keep its head, skip the rest
             lines.append(carry[:MAX_LINE_CHARS])
-            carry = ""
+            carry, skipping = "", True
         if lines:
             yield clean_lines(lines, "\r" in chunk)
     if carry:

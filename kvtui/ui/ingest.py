@@ -120,7 +120,10 @@ class Ingest:
 
     def _run(self) -> None:
         try:
-            self._bulk_prefix()
+            try:
+                self._bulk_prefix()
+            except Exception:  # the file moved under us: the source reads it and says so
+                pass
             self.source.run(self._emit, self.stop)
         except Exception as exc:  # the UI shows it; the app must not die with the source
             self.error = f"{type(exc).__name__}: {exc}"
