@@ -9,6 +9,7 @@ rendering per tick. Nothing here imports Textual, so it is testable on its own.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections import deque
@@ -120,10 +121,9 @@ class Ingest:
 
     def _run(self) -> None:
         try:
-            try:
+            # A file that moved under the bulk fold: the source reads it and says so.
+            with contextlib.suppress(Exception):
                 self._bulk_prefix()
-            except Exception:  # the file moved under us: the source reads it and says so
-                pass
             self.source.run(self._emit, self.stop)
         except Exception as exc:  # the UI shows it; the app must not die with the source
             self.error = f"{type(exc).__name__}: {exc}"
