@@ -189,7 +189,6 @@ def _inspector(host: str, python: str | None, sink: list[Any]) -> Any:
 def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, target: Any,
            lines: int | None, model_path: str | None, python: str | None) -> int:
     from kvtui.commands.check import render_and_exit
-    from kvtui.sources.ssh.checkpoint import inspect_checkpoint
 
     try:
         analyzer = analyse_remote(connector, conn, target, lines, host, model_path)
@@ -199,9 +198,36 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
     report = analyzer.report()
     path = model_path or (report.get("model") or {}).get("path")
     if path and not args.no_checkpoint:
-        analyzer.checkpoint = inspect_checkpoint(conn, path, host=host, python=python)
+        analyzer.checkpoint = _inspect_after_read(connector, conn, path, host, python)
         report = analyzer.report()
     return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
+
+
+def _inspect_after_read(connector: Any, conn: Any, path: str, host: str,
+                        python: str | None) -> Any:
+    """The checkpoint, read on `conn` or, if the read lost it (the follower closes a lent
+    connection on a drop), on a fresh one; whatever fails becomes a note, never a traceback."""
+    from kvtui.core.checkpoint import CheckpointFacts
+    from kvtui.sources.ssh.checkpoint import inspect_checkpoint
+    from kvtui.sources.ssh.connect import SSHError
+
+    fresh = None
+    try:
+        if not conn.is_active():
+            fresh = conn = connector.connect()
+            connector.messages.clear()
+        return inspect_checkpoint(conn, path, host=host, python=python)
+    except SSHError as exc:
+        facts = CheckpointFacts(model_path=path)
+        facts.notes.append(f"checkpoint not inspected: reconnecting failed: {exc}")
+        return facts
+    except Exception as exc:  # best effort, as in the TUI: the log report still stands
+        facts = CheckpointFacts(model_path=path)
+        facts.notes.append(f"checkpoint inspection failed: {type(exc).__name__}: {exc}")
+        return facts
+    finally:
+        if fresh is not None:
+            fresh.close()
 
 
 class _CheckError(Exception):
@@ -216,10 +242,16 @@ def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, ho
     """
     analyzer = None
     if _worth_spooling(conn, target, lines):
-        analyzer = _read_big_log(connector, conn, target, lines, host)
-    if analyzer is None:
-        analyzer = _read_log(connector, conn, target, lines, host, model_path)
+        analyzer = _read_big_log(connector, _live(conn), target, lines, host)
+    if analyzer is None:  # the spool read may have lost (and closed) `conn`
+        analyzer = _read_log(connector, _live(conn), target, lines, host, model_path)
     return analyzer
+
+
+def _live(conn: Any) -> Any:
+    """`conn` to lend to a follower, or None (it then connects through the connector) when the
+    connection is gone: a follower closes a lent connection when its stream is lost."""
+    return conn if conn is not None and conn.is_active() else None
 
 
 def _run_headless(follower: Any) -> None:

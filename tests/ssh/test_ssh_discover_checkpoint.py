@@ -373,3 +373,108 @@ def test_missing_python_on_host_is_a_clear_error(ssh_env, tmp_path, capsys):
                            "--python", "/no/such/python3"))
     err = capsys.readouterr().err
     assert rc == 2 and "/no/such/python3 is not available on the host" in err
+
+
+# -- a connection lost during the read (the follower closes a lent connection on a drop) ----------
+
+def test_sftp_on_a_closed_connection_is_an_ssherror(make_connector):
+    from kvtui.sources.ssh.connect import SSHError
+
+    conn = make_connector("gpu").connect()
+    conn.sftp()  # opened (and cached) while the connection lives
+    conn.close()
+    assert not conn.is_active()
+    with pytest.raises(SSHError, match="connection closed"):
+        conn.sftp()
+
+
+def test_checkpoint_on_a_closed_connection_is_a_note(make_connector, tmp_path):
+    """Regression: AttributeError 'NoneType' object has no attribute 'open_sftp_client'."""
+    model = make_model_dir(tmp_path / "model", scales=False)
+    conn = make_connector("gpu").connect()
+    conn.close()
+    facts = inspect_checkpoint(conn, str(model), host="gpu")
+    assert facts.source is None and not facts.has_config
+    assert any("SFTP unavailable: connection closed" in n for n in facts.notes)
+    assert facts.sglang_version is None
+
+
+def _hub_model(ssh_root: Path) -> Path:
+    snap = ssh_root / "hf-hub" / ("models--" + HUB_ID.replace("/", "--")) / "snapshots" / "s1"
+    make_model_dir(snap, scales=True)
+    return snap
+
+
+@pytest.mark.parametrize("when", ["after_read", "during_spool"])
+def test_ssh_check_reconnects_for_the_checkpoint_after_a_drop(ssh_env, ssh_root, tmp_path,
+                                                              capsys, monkeypatch, when):
+    """Regression: `--check` inspected the checkpoint on the connection the read had closed
+    (a traceback); it now reconnects, also before falling back from a failed spool read."""
+    import kvtui.commands.ssh as mod
+
+    snap = _hub_model(ssh_root)
+    log = tmp_path / "server.log"
+    shutil.copy(SAMPLES / "llama31-70b-tp8-fp8-scaled.log", log)
+    lent: list = []
+    if when == "after_read":
+        real = mod.analyse_remote
+
+        def drop_after(connector, conn, *a, **kw):
+            analyzer = real(connector, conn, *a, **kw)
+            lent.append(conn)
+            conn.close()  # what RemoteFollower.run does to a lent connection on a lost stream
+            return analyzer
+
+        monkeypatch.setattr(mod, "analyse_remote", drop_after)
+    else:
+        real_big = mod._read_big_log
+
+        def drop_during_spool(connector, conn, *a, **kw):
+            real_big(connector, conn, *a, **kw)
+            lent.append(conn)
+            conn.close()
+            return None  # as after a rotation: fall back to the plain read
+
+        monkeypatch.setattr("kvtui.parallel.MIN_PARALLEL_BYTES", 1)
+        monkeypatch.setattr("os.cpu_count", lambda: 2)
+        monkeypatch.setattr(mod, "_read_big_log", drop_during_spool)
+    rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log), "--check", "--json",
+                           "--fail-on", "never"))
+    out, err = capsys.readouterr()
+    assert rc == 0 and "Traceback" not in err
+    assert lent and not lent[0].is_active()
+    report = json.loads(out)
+    assert report["checkpoint"]["source"] == f"gpu:{snap}"
+    assert report["checkpoint"]["has_k_scale"] is True
+    local = _local_report(log)
+    assert report["kv_cache"] == _rename_sources(local["kv_cache"], str(log), f"gpu:{log}")
+
+
+def test_ssh_check_when_reconnecting_fails_notes_it(ssh_env, ssh_root, tmp_path, capsys,
+                                                   monkeypatch):
+    import kvtui.commands.ssh as mod
+    from kvtui.sources.ssh.connect import SSHError
+
+    _hub_model(ssh_root)
+    log = tmp_path / "server.log"
+    shutil.copy(SAMPLES / "llama31-70b-tp8-fp8-scaled.log", log)
+    real = mod.analyse_remote
+
+    def drop_for_good(connector, conn, *a, **kw):
+        analyzer = real(connector, conn, *a, **kw)
+        conn.close()
+
+        def refuse():
+            raise SSHError("gpu: connection refused")
+
+        monkeypatch.setattr(connector, "connect", refuse)
+        return analyzer
+
+    monkeypatch.setattr(mod, "analyse_remote", drop_for_good)
+    rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log), "--check", "--json",
+                           "--fail-on", "never"))
+    out, err = capsys.readouterr()
+    assert rc == 0 and "Traceback" not in err
+    report = json.loads(out)
+    assert any("reconnecting failed: gpu: connection refused" in n
+               for n in report["checkpoint"]["notes"])

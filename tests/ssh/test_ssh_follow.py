@@ -9,6 +9,7 @@ import signal
 import threading
 import time
 
+import pytest
 from _sshutil import Collector, pids_matching
 
 from kvtui.sources.ssh.follow import RemoteFollower, Target, dies_with_channel
@@ -194,6 +195,64 @@ def test_reconnect_after_sshd_dies_every_line_once(make_connector, own_sshd, ssh
     assert any("resumed at byte" in n.message for n in c.notices("live"))
 
 
+@pytest.mark.parametrize("mode", ["lines", "texts", "spool"])
+def test_partial_line_across_reconnect_is_not_doubled(make_connector, own_sshd, ssh_env,
+                                                      tmp_path, mode):
+    """Regression: the unterminated tail was kept across a reconnect and received again
+    (`half-half-line`), and the resume offset drifted by its length."""
+    with open(ssh_env["known"], "a") as f:
+        f.write(own_sshd.known_hosts_line())
+    log = tmp_path / "p.log"
+    log.write_text("a1\nhalf-")
+    got: list[str] = []
+    spool = open(tmp_path / "spool", "wb") if mode == "spool" else None  # noqa: SIM115
+    kw: dict = {}
+    if mode == "texts":
+        kw["on_texts"] = lambda texts, first: got.extend(texts)
+    if spool is not None:
+        kw["spool"] = spool
+    src = _follower(make_connector("gpu", port=own_sshd.port), log, **kw)
+    try:
+        with Collector(src) as c:
+            c.wait(lambda: c.notices("live"), what="live")
+            time.sleep(0.3)
+            own_sshd.kill_all()
+            c.wait(lambda: c.notices("reconnecting"), timeout=10, what="reconnecting")
+            with open(log, "a") as f:
+                f.write("line\nb2\n")
+            own_sshd.start()
+            size = log.stat().st_size
+            c.wait(lambda: any("resumed at byte" in n.message for n in c.notices("live"))
+                   and src._r.splitter.consumed == size, timeout=20, what="resumed to the end")
+            time.sleep(0.3)
+            assert src._r.splitter.consumed == size  # not size + len("half-")
+            if mode == "lines":
+                assert c.texts() == ["a1", "half-line", "b2"]
+                assert [x.offset for x in c.lines()] == [0, 3, 13]
+            elif mode == "texts":
+                assert got == ["a1", "half-line", "b2"]
+            # and a second resume starts at the right place too
+            seen = len(c.notices("reconnecting"))
+            own_sshd.kill_all()
+            c.wait(lambda: len(c.notices("reconnecting")) > seen, timeout=10,
+                   what="second drop")
+            _append(log, ["c3"])
+            own_sshd.start()
+            c.wait(lambda: src._r.splitter.consumed == log.stat().st_size, timeout=20,
+                   what="second resume")
+            time.sleep(0.3)
+            if mode == "lines":
+                assert c.texts() == ["a1", "half-line", "b2", "c3"]
+            elif mode == "texts":
+                assert got == ["a1", "half-line", "b2", "c3"]
+    finally:
+        if spool is not None:
+            spool.close()
+    if spool is not None:
+        assert (tmp_path / "spool").read_bytes() == log.read_bytes()
+    assert src.reconnects >= 2
+
+
 def test_watchdog_notices_silent_peer(make_connector, own_sshd, ssh_env, tmp_path):
     """A peer that stops answering (SIGSTOP: TCP stays up) is noticed within ~3 keepalives."""
     with open(ssh_env["known"], "a") as f:
@@ -273,12 +332,68 @@ def test_docker_timestamps_dedupe():
     from kvtui.sources.ssh.follow import _Resume
 
     src._r = _Resume()
+    src._begin_command_stream()
     first = src._docker_lines(["2026-01-01T00:00:01.5Z hello", "2026-01-01T00:00:02Z world"])
     assert first == ["hello", "world"]
     # after a reconnect, `--since` repeats the last second: already-seen lines are dropped
+    src._begin_command_stream()
     again = src._docker_lines(["2026-01-01T00:00:02Z world", "2026-01-01T00:00:02.000000001Z new"])
     assert again == ["new"]
     assert src._r.extra["since"] == "2026-01-01T00:00:02.000000001Z"
+
+
+def _bare_follower(kind: str = "docker") -> RemoteFollower:
+    from kvtui.sources.ssh.follow import _Resume
+
+    src = RemoteFollower.__new__(RemoteFollower)
+    src._r = _Resume()
+    src.target = Target(kind, "sgl")
+    src.stop_at_end = False
+    src.lines = None
+    return src
+
+
+def test_docker_interleaved_stdout_stderr_keeps_every_line():
+    """Regression: a line older than the newest one seen (stdout behind stderr) was dropped."""
+    src = _bare_follower()
+    src._begin_command_stream()
+    # one loop of _stream_command: all of stderr first, then a stdout chunk
+    stderr = ["2026-01-01T00:00:03Z err 3", "2026-01-01T00:00:05Z err 5"]
+    stdout = ["2026-01-01T00:00:02Z out 2", "2026-01-01T00:00:04Z out 4",
+              "2026-01-01T00:00:05Z out 5 same instant"]
+    pairs = [(-1, t) for t in stderr + stdout]
+    assert src._filter_command_lines(pairs) == [
+        "err 3", "err 5", "out 2", "out 4", "out 5 same instant"]
+    later = src._filter_command_lines([(-1, "2026-01-01T00:00:01Z out 1 late")])
+    assert later == ["out 1 late"]
+    assert src._r.extra["since"] == "2026-01-01T00:00:05Z"  # the newest, for a resume
+
+
+def test_docker_dedupe_only_at_the_resume_boundary():
+    src = _bare_follower()
+    src._begin_command_stream()
+    src._docker_lines(["2026-01-01T00:00:01Z a", "2026-01-01T00:00:02Z b"])
+    src._begin_command_stream()  # reconnected: `--since 2026-01-01T00:00:02Z` repeats a bit
+    assert "--since" in src._command_argv()
+    again = src._docker_lines(["2026-01-01T00:00:01Z a", "2026-01-01T00:00:02Z b",
+                               "2026-01-01T00:00:03Z c", "2026-01-01T00:00:02Z d (stderr)"])
+    assert again == ["c", "d (stderr)"]  # after the first newer line nothing more is dropped
+    assert src._docker_lines(["2026-01-01T00:00:01Z e"]) == ["e"]
+
+
+def test_docker_stdout_and_stderr_are_merged_on_the_host():
+    """`docker logs` runs with 2>&1: one stream in docker's order, not two read in turns."""
+    import subprocess
+    import sys
+
+    argv = _bare_follower()._command_argv()
+    assert argv[:4] == ["sh", "-c", 'exec "$@" 2>&1', "sh"]
+    assert argv[4:7] == ["docker", "logs", "--timestamps"] and argv[-1] == "sgl"
+    code = ("import sys; print('o1', flush=True); "
+            "print('e1', file=sys.stderr, flush=True); print('o2')")
+    done = subprocess.run([*argv[:4], sys.executable, "-c", code], capture_output=True,
+                          text=True, timeout=30)
+    assert done.stdout.split() == ["o1", "e1", "o2"] and done.stderr == ""
 
 
 def test_journal_json_lines_and_cursor():

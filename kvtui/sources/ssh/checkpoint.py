@@ -22,7 +22,7 @@ from kvtui.core.checkpoint import (
     parse_safetensors_index,
     safetensors_header_length,
 )
-from kvtui.sources.ssh.connect import Connection
+from kvtui.sources.ssh.connect import Connection, SSHError
 
 MAX_JSON = 64 << 20
 
@@ -100,44 +100,52 @@ def resolve_model_dir(conn: Connection, model_path: str, facts: CheckpointFacts)
     return None
 
 
+# what a lost or refused connection raises (EOFError: paramiko on a half-closed transport)
+_CONN_ERRORS = (OSError, EOFError, paramiko.SSHException, SSHError)
+
+
 def inspect_checkpoint(conn: Connection, model_path: str, *, host: str,
                        python: str | None = None) -> CheckpointFacts:
+    """What the checkpoint says; a connection that is gone (or goes) becomes a note."""
     facts = CheckpointFacts(model_path=model_path)
     try:
         directory = resolve_model_dir(conn, model_path, facts)
-    except (OSError, paramiko.SSHException) as exc:
-        facts.notes.append(f"SFTP unavailable: {exc}")
-        directory = None
-    if directory is not None:
-        facts.source = f"{host}:{directory}"
-        sftp = conn.sftp()
-        cfg = _read(sftp, posixpath.join(directory, "config.json"))
-        if cfg is not None:
-            parse_config_json(cfg.decode("utf-8", "replace"), facts)
-        else:
-            facts.notes.append("config.json: missing")
-        hq = _read(sftp, posixpath.join(directory, "hf_quant_config.json"))
-        if hq is not None:
-            parse_hf_quant_config(hq.decode("utf-8", "replace"), facts)
-        index = _read(sftp, posixpath.join(directory, "model.safetensors.index.json"))
-        if index is not None:
-            parse_safetensors_index(index.decode("utf-8", "replace"), facts)
-        else:
-            single = posixpath.join(directory, "model.safetensors")
-            prefix = _read(sftp, single, 8)
-            n = safetensors_header_length(prefix or b"")
-            if n is not None:
-                try:
-                    with sftp.open(single, "rb") as f:
-                        f.seek(8)
-                        parse_safetensors_header(f.read(n), facts)
-                except OSError as exc:
-                    facts.notes.append(f"model.safetensors: {exc}")
-            else:
-                facts.notes.append("no model.safetensors.index.json or model.safetensors: "
-                                   "tensor names unknown")
-    facts.sglang_version = sglang_version(conn, python)
+        if directory is not None:
+            facts.source = f"{host}:{directory}"
+            _read_checkpoint(conn.sftp(), directory, facts)
+    except _CONN_ERRORS as exc:
+        facts.notes.append(f"SFTP unavailable: {str(exc) or type(exc).__name__}")
+    if conn.is_active():
+        facts.sglang_version = sglang_version(conn, python)
     return facts
+
+
+def _read_checkpoint(sftp: paramiko.SFTPClient, directory: str, facts: CheckpointFacts) -> None:
+    cfg = _read(sftp, posixpath.join(directory, "config.json"))
+    if cfg is not None:
+        parse_config_json(cfg.decode("utf-8", "replace"), facts)
+    else:
+        facts.notes.append("config.json: missing")
+    hq = _read(sftp, posixpath.join(directory, "hf_quant_config.json"))
+    if hq is not None:
+        parse_hf_quant_config(hq.decode("utf-8", "replace"), facts)
+    index = _read(sftp, posixpath.join(directory, "model.safetensors.index.json"))
+    if index is not None:
+        parse_safetensors_index(index.decode("utf-8", "replace"), facts)
+    else:
+        single = posixpath.join(directory, "model.safetensors")
+        prefix = _read(sftp, single, 8)
+        n = safetensors_header_length(prefix or b"")
+        if n is not None:
+            try:
+                with sftp.open(single, "rb") as f:
+                    f.seek(8)
+                    parse_safetensors_header(f.read(n), facts)
+            except OSError as exc:
+                facts.notes.append(f"model.safetensors: {exc}")
+        else:
+            facts.notes.append("no model.safetensors.index.json or model.safetensors: "
+                               "tensor names unknown")
 
 
 def sglang_version(conn: Connection, python: str | None = None) -> str | None:

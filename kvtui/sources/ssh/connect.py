@@ -207,8 +207,13 @@ class Connection:
         return bool(t is not None and t.is_active())
 
     def sftp(self) -> paramiko.SFTPClient:
-        if self._sftp is None:
+        """The connection's SFTP session (opened once); SSHError once the transport is gone."""
+        if not self.is_active():
+            raise SSHError("connection closed")
+        chan = self._sftp.get_channel() if self._sftp is not None else None
+        if chan is None or chan.closed:
             self._sftp = self.client.open_sftp()
+        assert self._sftp is not None
         return self._sftp
 
     def exec(self, command: str, *, timeout: float = 30.0,

@@ -79,7 +79,8 @@ class _Resume:
     splitter: Any = None  # LineSplitter, or _TextSplitter in texts mode
     line_no: int = 0
     started: bool = False  # history already requested once
-    last_ts: tuple[str, int] | None = None  # docker: last timestamp seen
+    last_ts: tuple[str, int] | None = None  # docker: newest timestamp seen
+    ts_boundary: tuple[str, int] | None = None  # docker: last_ts when the previous stream ended
     cursor: str | None = None  # journal: last cursor seen
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -368,6 +369,11 @@ class RemoteFollower:
 
     def _stream_file(self, conn: Connection, emit: Emit, stop: threading.Event) -> bool | None:
         r = self._r
+        if r.splitter is not None:
+            # The remote follower restarts at `consumed` (the end of the last complete line), so
+            # it sends the unterminated tail again: drop the carry, or it would be doubled and
+            # `consumed` would drift past the real resume point.
+            r.splitter = self._splitter(r.splitter.consumed)
         chan = self._open_channel(conn, self._file_command())
         buf = bytearray()
         unz = zlib.decompressobj()
@@ -423,6 +429,8 @@ class RemoteFollower:
                         pairs, items = [], []
                     if kind == b"H":
                         h = json.loads(payload)
+                        # same file: keep the splitter (its carry is the stream's current
+                        # partial line; on a resume it was already reset at the start)
                         if r.splitter is None or h["ino"] != r.ino or h["dev"] != r.dev:
                             r.splitter = self._splitter(h["offset"])
                         r.ino, r.dev = h["ino"], h["dev"]
@@ -496,7 +504,9 @@ class RemoteFollower:
                 argv += ["--since", r.extra["since"]]
             elif self.lines is not None:
                 argv += ["--tail", str(self.lines)]
-            return [*argv, t.value]
+            # the container's stdout and stderr as one stream, in docker's order: read as two
+            # channels they interleave arbitrarily
+            return ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv, t.value]
         if t.kind == "journal":
             argv = ["journalctl", "--no-pager", "-o", "json", "-u", t.value]
             if follow:
@@ -517,6 +527,7 @@ class RemoteFollower:
             self._notice(emit, "info", "command restarted after reconnect; output may repeat")
         chan = self._open_channel(conn, dies_with_channel(self._command_argv()))
         out, err = LineSplitter(), LineSplitter()
+        self._begin_command_stream()
         r.started = True
         self._notice(emit, "live", f"following {self.target.label}")
         time.monotonic()
@@ -575,8 +586,17 @@ class RemoteFollower:
             return self._journal_lines([t for _, t in pairs])
         return [t for _, t in pairs]
 
+    def _begin_command_stream(self) -> None:
+        """A (re)started command stream: docker's `--since` repeats what was already seen."""
+        self._r.ts_boundary = self._r.last_ts
+
     def _docker_lines(self, texts: list[str]) -> list[str]:
-        """Strip docker's --timestamps prefix, dropping lines already seen before a reconnect."""
+        """Strip docker's --timestamps prefix, dropping lines already seen before a reconnect.
+
+        Only the overlap at a resume is dropped: lines at or before the newest timestamp of the
+        previous stream, until the first newer line. After that every line is kept, whatever its
+        timestamp (stdout and stderr, or a clock step, need not be monotonic).
+        """
         r = self._r
         out = []
         for text in texts:
@@ -585,10 +605,13 @@ class RemoteFollower:
                 out.append(text)
                 continue
             key = (m.group(1) + m.group(3), int((m.group(2) or "0").ljust(9, "0")))
-            if r.last_ts is not None and key <= r.last_ts:
-                continue
-            r.last_ts = key
-            r.extra["since"] = text[:m.end() - 1]
+            if r.ts_boundary is not None:
+                if key <= r.ts_boundary:
+                    continue
+                r.ts_boundary = None
+            if r.last_ts is None or key > r.last_ts:
+                r.last_ts = key
+                r.extra["since"] = text[:m.end() - 1]
             out.append(text[m.end():])
         return out
 
