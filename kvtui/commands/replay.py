@@ -6,6 +6,17 @@ import argparse
 import sys
 
 
+def positive_int(text: str) -> int:
+    """argparse type for counts such as --log-window: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="log files (.gz ok); several are merged by timestamp")
@@ -17,7 +28,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paused", action="store_true", help="start paused (space plays)")
     p.add_argument("--model", metavar="M",
                    help="model preset, config.json or model directory for the calculator")
-    p.add_argument("--log-window", type=int, default=20000, metavar="N",
+    p.add_argument("--log-window", type=positive_int, default=20000, metavar="N",
                    help="lines kept in the log pane (default 20000)")
 
 

@@ -6,6 +6,8 @@ import argparse
 import os
 import sys
 
+from kvtui.commands.replay import positive_int
+
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", metavar="FILE", help="the log file to follow")
@@ -15,7 +17,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="poll instead of using filesystem events (network filesystems)")
     p.add_argument("--model", metavar="M",
                    help="model preset, config.json or model directory for the calculator")
-    p.add_argument("--log-window", type=int, default=20000, metavar="N",
+    p.add_argument("--log-window", type=positive_int, default=20000, metavar="N",
                    help="lines kept in the log pane (default 20000)")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Callable
 from typing import IO
 
 from kvtui.sources.base import BulkPlan, Emit, Item, SourceLine, SourceNotice
@@ -55,23 +56,50 @@ class LocalFollower:
         self._splitter = LineSplitter()
         self._vanished = False
         self._start: tuple[int, int] | None = None  # (byte offset, lines before it): skip_to
+        # An I/O error episode (ESTALE, EIO, ...): reported once, retried on every wake-up.
+        self._failing = False
+        self._resume: tuple[int, int] | None = None  # (inode, position) to reopen at
+        self._first_open_pending = False  # the very first open failed: tail rules still apply
 
     # -- the thread body ---------------------------------------------------------------------
     def run(self, emit: Emit, stop: threading.Event) -> None:
         try:
-            self._open(first=True, emit=emit)
-            if self._fh is not None:
-                self._drain(emit)
-                emit([SourceNotice(self.name, "live", "following")])
+            self._guarded(self._start_following, emit)
             for _changes in self._wakeups(stop):
                 if stop.is_set():
                     break
-                self._check(emit)
+                self._guarded(self._check, emit)
         except Exception as exc:  # a source must report, never take the app down
             emit([SourceNotice(self.name, "error", f"follow failed: {exc}")])
         finally:
             self._close()
             emit([SourceNotice(self.name, "closed", "")])
+
+    def _start_following(self, emit: Emit) -> None:
+        self._first_open_pending = True  # stays set if the open raises: retried as the first
+        self._open(first=True, emit=emit)
+        self._first_open_pending = False
+        if self._fh is not None:
+            self._drain(emit)
+            emit([SourceNotice(self.name, "live", "following")])
+
+    def _guarded(self, step: Callable[[Emit], None], emit: Emit) -> None:
+        """Run one wake-up's work; an unexpected OSError (ESTALE on NFS, EIO, ENOTDIR, ...) is
+        reported once per episode, the handle closed, and the next wake-up tries again."""
+        try:
+            step(emit)
+        except OSError as exc:
+            if self._fh is not None and self._inode is not None:
+                self._resume = (self._inode, self._splitter.consumed + self._splitter.pending)
+            self._close()
+            if not self._failing:
+                self._failing = True
+                emit([SourceNotice(self.name, "error", f"{self.path}: "
+                                   f"{exc.strerror or exc}; retrying")])
+            return
+        if self._failing and self._fh is not None:
+            self._failing = False
+            emit([SourceNotice(self.name, "live", "following again")])
 
     def _wakeups(self, stop: threading.Event):  # type: ignore[no-untyped-def]
         """watchfiles on the parent directory (so rename and re-create are seen), else polling."""
@@ -149,18 +177,20 @@ class LocalFollower:
         if fh is None:
             return
         batch: list[Item] = []
-        while True:
-            chunk = fh.read(READ_CHUNK)
-            if not chunk:
-                break
-            for offset, text in self._splitter.feed(chunk):
-                self.line_no += 1
-                batch.append(SourceLine(self.name, self.line_no, offset, text))
-                if len(batch) >= BATCH_LINES:
-                    emit(batch)
-                    batch = []
-        if batch:
-            emit(batch)
+        try:
+            while True:
+                chunk = fh.read(READ_CHUNK)
+                if not chunk:
+                    break
+                for offset, text in self._splitter.feed(chunk):
+                    self.line_no += 1
+                    batch.append(SourceLine(self.name, self.line_no, offset, text))
+                    if len(batch) >= BATCH_LINES:
+                        emit(batch)
+                        batch = []
+        finally:
+            if batch:  # lines already split are emitted even when a later read fails
+                emit(batch)
 
     def _flush_partial(self, emit: Emit) -> None:
         """A rotated-away file will not grow again: its unterminated last line is complete."""
@@ -187,10 +217,14 @@ class LocalFollower:
                 emit([SourceNotice(self.name, "error", f"{self.path}: permission denied")])
             return
 
+        # Back after an I/O error: carry on where we were if it is still the same file.
+        if self._fh is None and self._resume is not None and not self._reopen(emit):
+            return
         if self._fh is None:
             # First appearance, or reappearance after vanishing: read it from the start.
             was_vanished = self._vanished
-            self._open(first=False, emit=emit)
+            first, self._first_open_pending = self._first_open_pending, False
+            self._open(first=first, emit=emit)
             if self._fh is not None:
                 if was_vanished:
                     emit([SourceNotice(self.name, "rotated", "file re-created; reading it from "
@@ -199,6 +233,7 @@ class LocalFollower:
                 emit([SourceNotice(self.name, "live", "following")])
             return
 
+        assert self._fh is not None
         if st.st_ino != self._inode:
             # Rotation by rename: finish the old file, then follow the new one from its start.
             self._drain(emit)
@@ -213,8 +248,9 @@ class LocalFollower:
 
         position = self._splitter.consumed + self._splitter.pending
         if st.st_size < position:
-            # Copy-truncate: same inode, the file got shorter. Start over from byte 0.
-            assert self._fh is not None
+            # Copy-truncate: same inode, the file got shorter. The unterminated line we held
+            # will not be completed in this copy: emit it, then start over from byte 0.
+            self._flush_partial(emit)
             self._fh.seek(0)
             self._splitter = LineSplitter(0)
             emit([SourceNotice(self.name, "truncated", f"file truncated ({position} -> "
@@ -225,3 +261,32 @@ class LocalFollower:
 
         if st.st_size > position:
             self._drain(emit)
+
+    def _reopen(self, emit: Emit) -> bool:
+        """Reopen after an I/O error. The same inode: seek back to where reading stopped and
+        return True (the size checks that follow catch a truncation meanwhile). Another file:
+        it was rotated while we could not read; follow the new one from its start (False)."""
+        assert self._resume is not None
+        inode, position = self._resume
+        fh = open(self.path, "rb")  # noqa: SIM115 - kept open across wake-ups
+        try:
+            same = os.fstat(fh.fileno()).st_ino == inode
+            if same:
+                fh.seek(position)
+        except BaseException:
+            fh.close()
+            raise
+        self._resume = None
+        if same:
+            self._fh = fh
+            self._inode = inode
+            return True
+        fh.close()
+        self._flush_partial(emit)
+        self._open(first=False, emit=emit)
+        if self._fh is not None:
+            emit([SourceNotice(self.name, "rotated", "file replaced while it could not be "
+                               "read; following the new file from its start")])
+            self._drain(emit)
+            emit([SourceNotice(self.name, "live", "following")])
+        return False

@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import IO
 
 from kvtui.sources.base import BulkPlan, Emit, Item, SourceLine, SourceNotice
-from kvtui.sources.lines import decode_line
+from kvtui.sources.lines import MAX_LINE_CHARS, decode_line
 
 # `[2025-04-28 05:39:43.123 TP0] ...` or the old time-only `[16:43:29 TP0] ...`.
 _TS_RE = re.compile(rb"^\[((?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)[\] ]")
@@ -38,6 +38,9 @@ DEFAULT_SPEED = 50.0
 DEFAULT_MAX_GAP = 0.2
 INSTANT_BATCH = 4000
 TIMED_BATCH_WINDOW = 0.05  # lines due within this many seconds go out in one batch
+# Longest part of one physical line that is read into memory; the rest of a longer line (a file
+# without newlines, a copytruncate NUL hole) is skipped, its bytes still counted in the offsets.
+READ_LIMIT = MAX_LINE_CHARS * 4
 
 
 def parse_ts(text: str) -> float | None:
@@ -91,10 +94,23 @@ class _FileReader:
     def lines(self) -> Iterator[_Pending]:
         want_ts = self.want_ts
         ts_match = _TS_RE.match
-        for raw in self.stream:
+        readline = self.stream.readline
+        limit = READ_LIMIT
+        while True:
+            raw = readline(limit)
+            if not raw:
+                return
+            size = len(raw)
+            if size >= limit and not raw.endswith(b"\n"):
+                # An overlong line: keep its head, skip the rest up to the next newline.
+                while True:
+                    more = readline(limit)
+                    size += len(more)
+                    if not more or more.endswith(b"\n"):
+                        break
             self.line_no += 1
             off = self.offset
-            self.offset += len(raw)
+            self.offset += size
             if raw.endswith(b"\n"):
                 raw = raw[:-1]
             ts: str | None = None
@@ -161,8 +177,10 @@ class ReplaySource:
 
     # -- controls (any thread) ----------------------------------------------------------------
     def pause(self) -> None:
+        """Pause here; a running seek is cancelled (it would otherwise keep running)."""
         with self._cond:
             self._paused = True
+            self._seek = None
             self._cond.notify_all()
 
     def resume(self) -> None:
@@ -175,8 +193,7 @@ class ReplaySource:
         """Flip play/pause; returns True when now paused."""
         with self._cond:
             self._paused = not self._paused
-            if not self._paused:
-                self._seek = None
+            self._seek = None  # pausing cancels a running seek; playing replaces it
             self._cond.notify_all()
             return self._paused
 
@@ -185,9 +202,10 @@ class ReplaySource:
         return self._paused
 
     def step(self, n: int = 1) -> None:
-        """While paused, emit the next n lines."""
+        """While paused, emit the next n lines (a running seek is cancelled)."""
         with self._cond:
             self._paused = True
+            self._seek = None
             self._steps += max(1, n)
             self._cond.notify_all()
 
@@ -244,8 +262,10 @@ class ReplaySource:
             self._start = (offset, lines)
 
     def restart(self) -> None:
+        """Start over from the top (a pending seek is dropped; seek_time sets its own)."""
         with self._cond:
             self._restart = True
+            self._seek = None
             self._cond.notify_all()
 
     def _target_seconds(self, when: str) -> float | None:
@@ -396,14 +416,26 @@ class ReplaySource:
             for r in self._readers:
                 r.close()
         self.progress = 1.0
-        self._set_state(emit, "at_end", f"{self.lines_emitted} lines replayed")
-        # Stay alive at the end so a backward jump or restart still works.
         with self._cond:
-            while not stop.is_set() and not self._restart:
-                if self._seek is not None:
-                    self._seek = None  # nothing further to find
+            if self._seek is not None and not self._restart:
+                self._seek = None  # the seek ran out of file: stop there, paused
+                self._paused = True
+        self._set_state(emit, "at_end", f"{self.lines_emitted} lines replayed")
+        # Stay alive at the end so a backward jump or restart still works. A seek asked for
+        # here has nothing left to find: it is dropped and "at_end" is said again, so whoever
+        # waits for the seek's outcome hears one.
+        while True:
+            with self._cond:
+                if stop.is_set() or self._restart:
+                    break
+                abandoned = self._seek is not None
+                if abandoned:
+                    self._seek = None
                     self._paused = True
-                self._cond.wait(0.2)
+                else:
+                    self._cond.wait(0.2)
+            if abandoned:
+                self._set_state(emit, "at_end", "nothing further found")
         return self._restart and not stop.is_set()
 
     def _seek_hit(self, emit: Emit, line: SourceLine) -> bool:
@@ -428,8 +460,13 @@ class ReplaySource:
         emit([SourceNotice(self.name, state, message)])
 
     def _wait_while_paused(self, emit: Emit, stop: threading.Event) -> bool:
-        """Block until resumed, stepped, seeking or restarted; False if stopped."""
-        self._set_state(emit, "paused")
+        """Block until resumed, stepped, seeking or restarted; False if stopped.
+
+        "paused" is said only when the state changes: a seek hit has already said it (with the
+        line it jumped to), and a listener must hear one notice per stop, not two.
+        """
+        if self.state != "paused":
+            self._set_state(emit, "paused")
         with self._cond:
             while (self._paused and not self._steps and self._seek is None
                    and not self._restart and not stop.is_set()):

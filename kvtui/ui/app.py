@@ -10,6 +10,7 @@ follower, replay, the SSH follower) only has to emit notices such as "connecting
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -249,8 +250,14 @@ class KvApp(App[int]):
         if n.state == "error":
             self.notify(clean(n.message or "source error", 300), title="source",
                         severity="error", markup=False)
-        if n.state == "paused" and self._seek_alert_keys is not None:
-            self._continue_alert_seek()
+        if n.state in ("at_end", "restart"):
+            # The alert seek is over: nothing left to find, or the replay starts again. A later
+            # "paused" (a restart starting paused) must not resume it.
+            before, self._seek_alert_keys = self._seek_alert_keys, None
+            if before is not None and n.state == "at_end":
+                self._check_alert_seek(before, final=True)
+        elif n.state == "paused" and self._seek_alert_keys is not None:
+            self._check_alert_seek(self._seek_alert_keys, final=False)
 
     def _apply_report(self, report: dict[str, Any], timeline: list[Any] | None) -> None:
         self.report = report
@@ -395,12 +402,14 @@ class KvApp(App[int]):
     def action_toggle_pause(self) -> None:
         src = self._replay()
         if src is not None:
+            self._seek_alert_keys = None  # play/pause ends a "next alert" search
             paused = src.toggle_pause()
             self.header_bar.set_state("paused" if paused else "replaying")
 
     def action_step(self) -> None:
         src = self._replay()
         if src is not None:
+            self._seek_alert_keys = None
             src.step(1)
 
     def action_next_event(self) -> None:
@@ -412,6 +421,7 @@ class KvApp(App[int]):
         def event(line: Any) -> bool:
             ev = parse_line(line.text)
             return ev is not None and ev.kind not in ("decode_batch", "prefill_batch")
+        self._seek_alert_keys = None
         src.seek(event)
 
     def action_next_alert(self) -> None:
@@ -430,21 +440,54 @@ class KvApp(App[int]):
         src.seek(trigger)
 
     @staticmethod
-    def _alert_keys(report: dict[str, Any] | None) -> set[tuple[Any, ...]]:
-        return {(a.get("rule"), a.get("severity")) for a in sorted_alerts(report)}
+    def _alert_key(alert: dict[str, Any]) -> tuple[Any, ...]:
+        return (alert.get("rule"), alert.get("severity"))
 
-    @work(thread=True, exclusive=True, group="seek")
-    def _continue_alert_seek(self) -> None:
-        """After a trigger line: stop if the alerts changed, else keep seeking."""
-        self.ingest.refresh_report()
-        report = self.ingest.analyzer.report()
-        before = self._seek_alert_keys or set()
-        src = self.source
-        if self._alert_keys(report) - before or getattr(src, "state", "") == "at_end":
+    @classmethod
+    def _alert_keys(cls, report: dict[str, Any] | None) -> set[tuple[Any, ...]]:
+        return {cls._alert_key(a) for a in sorted_alerts(report)}
+
+    @work(thread=True, exclusive=True, group="seek", exit_on_error=False)
+    def _check_alert_seek(self, before: set[tuple[Any, ...]], final: bool) -> None:
+        """After a trigger line (or the end): build the report off the event loop, under the
+        ingest's lock, then let the event loop decide whether the alerts changed. A failing
+        rule ends the search with a warning; it never takes the app down."""
+        report: dict[str, Any] | None = None
+        error: str | None = None
+        try:
+            with self.ingest.report_lock:
+                report = self.ingest.analyzer.report()
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        with contextlib.suppress(Exception):  # the app may be shutting down
+            self.call_from_thread(self._alert_seek_checked, before, report, error, final)
+
+    def _alert_seek_checked(self, before: set[tuple[Any, ...]], report: dict[str, Any] | None,
+                            error: str | None, final: bool) -> None:
+        """Event loop side of `_check_alert_seek`: select a new alert, or seek on."""
+        current = self._seek_alert_keys is before  # False: the search was ended or replaced
+        if error is not None:
+            if current:
+                self._seek_alert_keys = None
+                self.notify(clean(f"next alert: report failed: {error}", 300),
+                            severity="warning", markup=False)
+            return
+        new = [key for key in map(self._alert_key, sorted_alerts(report)) if key not in before]
+        if final:
+            # The replay reached its end (the search was already cleared): show what it found,
+            # unless the user has started another search meanwhile.
+            if new and self._seek_alert_keys is None:
+                self._select_alert(new[0])
+            return
+        if not current:
+            return
+        if new:
             self._seek_alert_keys = None
-            new = self._alert_keys(report) - before
-            if new:
-                self.call_from_thread(self._select_alert, next(iter(new)))
+            self._select_alert(new[0])
+            return
+        src = self.source
+        if getattr(src, "state", "") == "at_end":
+            self._seek_alert_keys = None
             return
         self._seek_trigger(src)
 
@@ -462,6 +505,8 @@ class KvApp(App[int]):
             return
 
         def done(value: str | None) -> None:
+            if value:
+                self._seek_alert_keys = None
             if value and not src.seek_time(value):
                 self.notify(f"not a time: {value!r}", severity="warning", markup=False)
         self.push_screen(PromptScreen("Jump to time (HH:MM[:SS] or YYYY-MM-DD HH:MM:SS)"), done)
@@ -475,6 +520,7 @@ class KvApp(App[int]):
     def action_restart(self) -> None:
         src = self._replay()
         if src is not None:
+            self._seek_alert_keys = None  # a restart ends a "next alert" search
             src.restart()
 
     # -- export ---------------------------------------------------------------------------------

@@ -1,0 +1,141 @@
+""""Next alert" (`}`) in the app: a search that runs to the end leaves nothing behind, so a
+restart starts paused; a failing report ends the search with a warning, never the app; and
+`--log-window` refuses counts below 1."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvtui.cli import build_parser
+from kvtui.sources.replay import ReplaySource
+from kvtui.ui.app import KvApp
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+ROOT = Path(__file__).resolve().parents[2]
+LLAMA = ROOT / "sample_logs" / "llama31-70b-tp8.log"
+
+
+async def wait_for(pilot: Any, cond: Any, timeout: float = 10.0) -> bool:
+    waited = 0.0
+    while waited < timeout:
+        if cond():
+            return True
+        await pilot.pause(0.05)
+        waited += 0.05
+    return bool(cond())
+
+
+async def drained(pilot: Any, app: KvApp) -> None:
+    """Wait until the app has taken every notice the source has emitted so far."""
+    assert await wait_for(pilot, lambda: not app.ingest._notices)
+    await pilot.pause(0.1)
+
+
+async def test_alert_seek_to_the_end_then_restart_starts_paused(tmp_path: Path) -> None:
+    src = ReplaySource([str(LLAMA)], start_paused=True)
+    app = KvApp(src, "alerts", export_dir=tmp_path)
+    checks: list[bool] = []
+    real_check = app._check_alert_seek
+
+    def counted(before: Any, final: bool) -> Any:
+        checks.append(final)
+        return real_check(before, final)
+
+    app._check_alert_seek = counted  # type: ignore[method-assign]
+    hits: list[int] = []
+    real_hit = src._seek_hit
+
+    def counted_hit(emit: Any, line: Any) -> bool:
+        hit = real_hit(emit, line)
+        if hit:
+            hits.append(line.line_no)
+        return hit
+
+    src._seek_hit = counted_hit  # type: ignore[method-assign]
+    async with app.run_test(size=(160, 45)) as pilot:
+        assert await wait_for(pilot, lambda: src.state == "paused")
+        await drained(pilot, app)  # the start-up "paused" notice is not part of a search
+        for _ in range(20):
+            before = src.lines_emitted
+            await pilot.press("right_curly_bracket")
+            # Done when the search stopped: on a new alert, or at the end.
+            assert await wait_for(pilot, lambda before=before: (
+                app._seek_alert_keys is None and src.state in ("paused", "at_end")
+                and (src.lines_emitted != before or src.state == "at_end")))
+            await drained(pilot, app)
+            if src.state == "at_end":
+                break
+        assert src.state == "at_end"
+        await pilot.pause(0.3)
+        assert app._seek_alert_keys is None  # nothing stale left for a later "paused"
+        # One report check per stop on a trigger line, not two (one "paused" per seek hit).
+        assert hits and checks.count(False) == len(hits)
+        await pilot.press("0")
+        assert await wait_for(pilot, lambda: src.state == "paused")
+        await pilot.pause(1.0)
+        assert src.state == "paused" and src.paused
+        assert src.lines_emitted == 0, "the restart replayed the file instead of pausing"
+        # Still usable: a step emits exactly one line.
+        await pilot.press("full_stop")
+        assert await wait_for(pilot, lambda: src.lines_emitted == 1)
+
+
+async def test_pause_during_alert_seek_ends_it(tmp_path: Path) -> None:
+    src = ReplaySource([str(LLAMA)], start_paused=True)
+    app = KvApp(src, "alerts", export_dir=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        assert await wait_for(pilot, lambda: src.state == "paused")
+        app._seek_alert_keys = set()
+        await pilot.press("space")  # play
+        await pilot.press("space")  # pause
+        assert app._seek_alert_keys is None
+        await pilot.pause(0.5)
+        emitted = src.lines_emitted
+        await pilot.pause(0.5)
+        assert src.lines_emitted == emitted and src.paused
+
+
+async def test_a_failing_report_ends_the_alert_seek_not_the_app(tmp_path: Path) -> None:
+    src = ReplaySource([str(LLAMA)], start_paused=True)
+    app = KvApp(src, "alerts", export_dir=tmp_path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        assert await wait_for(pilot, lambda: src.state == "paused")
+
+        def boom() -> dict[str, Any]:
+            raise RuntimeError("rule exploded")
+
+        app.ingest.analyzer.report = boom  # type: ignore[method-assign]
+        await pilot.press("right_curly_bracket")
+        assert await wait_for(pilot, lambda: src.lines_emitted > 0 and src.state == "paused"
+                              and app._seek_alert_keys is None)
+        await pilot.pause(0.3)
+        assert app.is_running
+        assert any("rule exploded" in str(n.message) for n in app._notifications)
+        emitted = src.lines_emitted
+        await pilot.pause(0.5)
+        assert src.lines_emitted == emitted  # the search stopped where it was
+        await pilot.press("full_stop")
+        assert await wait_for(pilot, lambda: src.lines_emitted == emitted + 1)
+
+
+@pytest.mark.parametrize("command", ["replay", "tail"])
+@pytest.mark.parametrize("value", ["0", "-5", "abc", "1.5"])
+def test_log_window_below_one_is_refused(command: str, value: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser(command)
+    with pytest.raises(SystemExit) as exc:
+        parser.parse_args([command, "x.log", "--log-window", value])
+    assert exc.value.code == 2
+    assert "--log-window" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["replay", "tail"])
+def test_log_window_accepts_positive_counts(command: str) -> None:
+    args = build_parser(command).parse_args([command, "x.log", "--log-window", "1"])
+    assert args.log_window == 1
+    assert build_parser(command).parse_args([command, "x.log"]).log_window == 20000
