@@ -13,6 +13,12 @@ import sys
 from typing import Any
 
 
+def _positive_int(text: str) -> int:
+    from kvtui.commands.replay import positive_int
+
+    return positive_int(text)
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("host", metavar="HOST", help="host or ssh_config alias (user@host works too)")
     p.add_argument("-p", "--port", type=int, help="port (overrides ssh_config)")
@@ -44,7 +50,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="python interpreter on the host for the log follower (default python3)")
     p.add_argument("--connect-timeout", type=float, default=None, metavar="S",
                    help="seconds to wait for the connection (default ConnectTimeout or 10)")
-    p.add_argument("--log-window", type=int, default=20000, metavar="N",
+    p.add_argument("--log-window", type=_positive_int, default=20000, metavar="N",
                    help="lines kept in the log pane (default 20000)")
 
 
