@@ -20,6 +20,8 @@ from kvtui.core import dtypes
 from parsers import Event
 
 EVIDENCE_TEXT_MAX = 400
+# The inline decode fold in State.apply; tests turn it off to compare it with the general one.
+HOT_PATH = True
 TIMELINE_POINTS = 600
 
 
@@ -329,16 +331,13 @@ class State:
         kind = ev.kind
         kinds = self.kinds
         kinds[kind] = kinds.get(kind, 0) + 1
-        if kind == "decode_batch":
+        if kind == "decode_batch" and HOT_PATH:
             run = self.runs[-1]
             rt = run.runtime
             if rt.decode_batches:
-                # Hot path (85% of a busy log): no run boundary, hints already taken. The
-                # plain-pool case is folded inline; anything unusual takes the general route.
-                run.lines_seen += 1
-                rank = ev.rank
-                if rank and rank not in run.ranks:
-                    run.ranks.add(rank)
+                # Hot path (85% of a busy log): no run boundary, hints already taken. Batches
+                # that set no new peak and need no first evidence line are folded inline (the
+                # same arithmetic as _track_usage); anything else takes the general route.
                 f = ev.fields
                 u = f.get("token_usage")
                 if u is None:
@@ -352,19 +351,38 @@ class State:
                 if (u is None or running is None or queue is None or g is None
                         or not _finite(g)
                         or peak_u is None or peak_r is None or peak_q is None or last_q is None
-                        or u >= 0.95 or u > peak_u or running > peak_r or queue > peak_q
-                        or queue > last_q):
+                        or u > peak_u or running > peak_r or queue > peak_q
+                        or (u >= 0.95 and rt.saturated_evidence is None)):
+                    run.lines_seen += 1
+                    rank = ev.rank
+                    if rank and rank not in run.ranks:
+                        run.ranks.add(rank)
                     _on_decode(self, run, ev, source, line_no, text)
                     return
-                # Unremarkable batch: below every peak, not saturated, queue not growing.
+                run.lines_seen += 1
+                rank = ev.rank
+                if rank and rank not in run.ranks:
+                    run.ranks.add(rank)
                 rt.decode_batches += 1
                 rt.last_token_usage = u
-                if rt.saturated_streak or not rt.saturated_broken:
+                if u >= 0.95:
+                    streak = rt.saturated_streak = rt.saturated_streak + 1
+                    if not rt.saturated_broken:
+                        rt.saturated_prefix += 1
+                    if streak > rt.saturated_longest:
+                        rt.saturated_longest = streak
+                elif rt.saturated_streak or not rt.saturated_broken:
                     rt.saturated_streak = 0
                     rt.saturated_broken = True
                 rt.last_running_req = running
                 rt.last_queue_req = queue
-                if queue < last_q:
+                if queue > last_q:
+                    qs = rt.queue_growth_streak = rt.queue_growth_streak + 1
+                    if not rt.queue_dropped:
+                        rt.queue_growth_prefix += 1
+                    if qs > rt.queue_growth_longest:
+                        rt.queue_growth_longest = qs
+                elif queue < last_q:
                     rt.queue_growth_streak = 0
                     rt.queue_dropped = True
                 rt.last_decode_queue = queue
