@@ -8,27 +8,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvtui.core.state import Pool
 
-@dataclass
-class FakePool:
-    rank: str | None = "TP0"
-    label: str | None = None
-    kind: str = "mha"
-    dtype: str | None = None
-    dtype_raw: str | None = None
-    tokens: int | None = None
-    k_gib: float | None = None
-    v_gib: float | None = None
-    kv_gib: float | None = None
-    slots: int | None = None
-    conv_gib: float | None = None
-    ssm_gib: float | None = None
+
+def FakePool(rank: str | None = "TP0", label: str | None = None, kind: str = "mha",
+             dtype: str | None = None, dtype_raw: str | None = None, tokens: int | None = None,
+             **sizes: Any) -> Pool:
+    """The real `Pool`, with the defaults these tests want (rank TP0, an MHA pool)."""
+    return Pool(rank=rank, label=label, kind=kind, dtype=dtype, dtype_raw=dtype_raw,
+                tokens=tokens, **sizes)
 
 
 @dataclass
 class FakeRun:
     server_args: dict[str, Any] = field(default_factory=dict)
-    pools: dict[Any, FakePool] = field(default_factory=dict)
+    pools: dict[Any, Pool] = field(default_factory=dict)
     capacity: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     weights: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     weights_begin: dict[str | None, float] = field(default_factory=dict)
@@ -51,14 +45,14 @@ class FakeRun:
     def primary_capacity(self) -> dict[str, Any] | None:
         return next(iter(self.capacity.values()), None)
 
-    def kv_pools(self) -> list[FakePool]:
+    def kv_pools(self) -> list[Pool]:
         return [p for p in self.pools.values() if p.kind != "mamba"]
 
-    def primary_kv_pool(self) -> FakePool | None:
+    def primary_kv_pool(self) -> Pool | None:
         pools = self.kv_pools()
         return pools[0] if pools else None
 
-    def mamba_pool(self) -> FakePool | None:
+    def mamba_pool(self) -> Pool | None:
         return next((p for p in self.pools.values() if p.kind == "mamba"), None)
 
 
