@@ -95,14 +95,18 @@ def _join_run(a: Run, b: Run) -> None:
             a.oom_messages.append(msg)
         else:
             a.ooms[-1].count += ev.count
-    _join_runtime(a.runtime, b.runtime)
+    join_runtime(a.runtime, b.runtime)
 
 
 def _later(a: Any, b: Any) -> Any:
     return b if b is not None else a
 
 
-def _join_runtime(a: Runtime, b: Runtime) -> None:
+def join_runtime(a: Runtime, b: Runtime) -> None:
+    """Fold `b` (the runtime of the lines right after `a`'s, folded from scratch) into `a`.
+
+    Also how `kvtui.core.bulk` adds a stretch of runtime rows to the current run.
+    """
     # Saturation streaks: a's trailing streak continues into b's leading one.
     join = a.saturated_streak + b.saturated_prefix
     longest = max(a.saturated_longest, b.saturated_longest, join)
