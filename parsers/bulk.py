@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import regex
 
-# The native prefix `[ts ranks] `, as `parsers.prefix` validates it, bounded so that its "] "
-# always falls inside `MAX_PREFIX` (four rank tags of five digits stay far below it).
-_TS = r"(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[ T])?[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,6})?"
-_RANK = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)[0-9]{1,5}"
-_HEAD = rf"\[(?P<ts>{_TS})(?P<rank>(?: {_RANK}){{0,4}})\] "
+from parsers.prefix import parse_prefix
+
+# The bracketed head of a line, `[ts ranks] `, taken loosely here and validated once per distinct
+# head by `parsers.prefix.parse_prefix` (`head_facts`), the function `parse_line` uses. Bounded so
+# that its "] " falls inside `MAX_PREFIX`, where `parse_line` looks for it.
+_HEAD = r"\[(?P<head>[^\]\n]{1,120})\] "
 # Usage as SGLang prints it (`:.2f` of a fraction): one integer digit, so text order is numeric
 # order and the core can compare and take maxima on the text itself.
 _U = r"[0-9]\.[0-9]{2}"
@@ -45,19 +46,25 @@ _PREFILL = (
 # and a line of any other shape is taken whole by the last alternative, so match i is line i.
 # Same-named groups share one column (a `regex` feature), whichever layout matched.
 RUNTIME_ROWS = regex.compile(
-    rf"\n(?:{_HEAD}(?:{_DECODE}|{_PREFILL})|(?P<other>[^\n]*))(?=\n)"
+    rf"\n(?:{_HEAD}(?:{_DECODE}|{_PREFILL})|(?P<other>[^\n]*))(?=\n)", regex.ASCII
 )
 
 # Column order of a row (`RUNTIME_ROWS.groupindex`, checked by a test).
-TS, RANK, RUNNING, USAGE, GEN, QUEUE, OTHER = range(7)
+HEAD, RUNNING, USAGE, GEN, QUEUE, OTHER = range(6)
 
 
-def runtime_rows(lines: list[str]) -> list[tuple[str, str, str, str, str, str, str]] | None:
-    """One row per line, in order: (ts, " ranks", running, usage, gen, queue, other).
+def head_facts(head: str) -> tuple[str | None, str | None]:
+    """(ts, rank) that `parse_line` gives a line starting `[head] ` (ts None: not a prefix)."""
+    return parse_prefix(f"[{head}] ", len(head) + 3)
+
+
+def runtime_rows(lines: list[str]) -> list[tuple[str, str, str, str, str, str]] | None:
+    """One row per line, in order: (head, running, usage, gen, queue, other).
 
     A recognized decode line has every column but `other`; a prefill line has `gen` empty; any
-    other line has only `other` (its text; empty for an empty line). None when a line holds a
-    newline of its own, which would shift the rows.
+    other line has only `other` (its text; empty for an empty line). A row is only recognized
+    for good once `head_facts(head)` gives a timestamp. None when a line holds a newline of its
+    own, which would shift the rows.
     """
     block = "\n" + "\n".join(lines) + "\n"
     rows = RUNTIME_ROWS.findall(block)

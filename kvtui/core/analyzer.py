@@ -15,7 +15,7 @@ from typing import Any
 from kvtui.core.bulk import fold_rows
 from kvtui.core.state import State
 from parsers import Event, parse_line
-from parsers.bulk import runtime_rows
+from parsers.bulk import GEN, HEAD, QUEUE, RUNNING, USAGE, head_facts, runtime_rows
 
 # Fold blocks of lines column-wise (kvtui.core.bulk); tests turn it off to compare.
 BULK = True
@@ -78,30 +78,38 @@ class Analyzer:
         and the recognized rows between two such lines are folded as one stretch.
         """
         cols = list(zip(*rows, strict=True))
-        usage = cols[3]
+        heads = cols[HEAD]
+        # Each distinct head (a second of one rank's log) is validated once; a row whose head is
+        # no timestamp prefix goes back to the per-line route.
+        facts = {h: head_facts(h) for h in set(heads) if h}
+        if any(ts is None for ts, _ in facts.values()):
+            cols[USAGE] = tuple(u if facts.get(h, (1,))[0] is not None else ""
+                                for h, u in zip(heads, cols[USAGE], strict=True))
         apply = self.state.apply
         start = 0
-        for i in compress(range(len(lines)), map(not_, usage)):
+        for i in compress(range(len(lines)), map(not_, cols[USAGE])):
             ev = parse_line(lines[i])
             if ev is not None:
-                self._fold_stretch(source, lines, cols, start, i, first)
+                self._fold_stretch(source, lines, cols, facts, start, i, first)
                 apply(ev, source, first + i, lines[i])
                 start = i + 1
-        self._fold_stretch(source, lines, cols, start, len(lines), first)
+        self._fold_stretch(source, lines, cols, facts, start, len(lines), first)
         count = len(lines)
         self.lines += count
         self.state.sources[source] = self.state.sources.get(source, 0) + count
         return first + count
 
     def _fold_stretch(self, source: str, lines: list[str], cols: list[tuple[str, ...]],
-                      a: int, b: int, first: int) -> None:
+                      facts: dict[str, tuple[str | None, str | None]], a: int, b: int,
+                      first: int) -> None:
         """The recognized rows of lines[a:b], where no other line is an event."""
-        usage = cols[3][a:b]
-        at = list(compress(range(a, b), usage))
+        recognized = cols[USAGE][a:b]
+        at = list(compress(range(a, b), recognized))
         if len(at) < STRETCH_MIN:
             self._apply_lines(source, lines, at, first)
             return
-        ts, rank, running, usage_, gen, queue = (list(compress(c[a:b], usage)) for c in cols[:6])
+        heads, running, usage, gen, queue = (list(compress(cols[c][a:b], recognized))
+                                             for c in (HEAD, RUNNING, USAGE, GEN, QUEUE))
         # The first row of a kind the run has not seen takes the general route: it records
         # the format hints and may open the run.
         seen = self.state.runs[-1].kinds_seen
@@ -113,11 +121,11 @@ class Analyzer:
         new = [j for j in firsts if j is not None]
         if new:
             k = at[min(new)]
-            self._fold_stretch(source, lines, cols, a, k, first)
+            self._fold_stretch(source, lines, cols, facts, a, k, first)
             self._apply_lines(source, lines, [k], first)
-            self._fold_stretch(source, lines, cols, k + 1, b, first)
+            self._fold_stretch(source, lines, cols, facts, k + 1, b, first)
             return
-        fold_rows(self.state, source, first, lines, at, ts, rank, running, usage_, gen, queue)
+        fold_rows(self.state, source, first, lines, at, heads, facts, running, usage, gen, queue)
 
     def _apply_lines(self, source: str, lines: list[str], at: Iterable[int], first: int) -> None:
         apply = self.state.apply

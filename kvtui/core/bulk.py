@@ -32,10 +32,12 @@ _SATURATED = f"{Runtime.SATURATION:.2f}"
 
 
 def fold_rows(state: State, source: str, first_line_no: int, lines: Sequence[str],
-              at: Sequence[int], ts: Sequence[str], rank: Sequence[str], running: Sequence[str],
+              at: Sequence[int], heads: Sequence[str],
+              facts: dict[str, tuple[str | None, str | None]], running: Sequence[str],
               usage: Sequence[str], gen: Sequence[str], queue: Sequence[str]) -> None:
     """Fold the rows of `lines` at indices `at` (numbered from `first_line_no`), with their
-    columns aligned to `at`, in line order; an empty `gen` marks a prefill row."""
+    columns aligned to `at`, in line order; an empty `gen` marks a prefill row. `facts` maps
+    each head to its (ts, rank), the ts never None."""
     m = len(at)
     if not m:
         return
@@ -49,21 +51,21 @@ def fold_rows(state: State, source: str, first_line_no: int, lines: Sequence[str
     if n_decode < m:
         kinds["prefill_batch"] = kinds.get("prefill_batch", 0) + m - n_decode
     run.lines_seen += m
-    for r in set(rank):
-        r = r.strip()
-        if r:
-            run.ranks.add(r)
+    for h in set(heads):
+        rank = facts[h][1]
+        if rank:
+            run.ranks.add(rank)
 
     def evidence(k: int) -> Evidence:
         text = lines[at[k]]
         if len(text) > EVIDENCE_TEXT_MAX:
             text = text[:EVIDENCE_TEXT_MAX] + "…"
-        return Evidence(source=source, line=first_line_no + at[k],
-                        rank=rank[k].strip() or None, ts=ts[k], text=text)
+        ts, rank = facts[heads[k]]
+        return Evidence(source=source, line=first_line_no + at[k], rank=rank, ts=ts, text=text)
 
     b.prefill_batches = m - n_decode
     b.decode_batches = n_decode
-    b.last_ts = ts[-1]
+    b.last_ts = facts[heads[-1]][0]
 
     # Token usage: last, peak (first line that reached it), saturation streaks.
     b.last_token_usage = float(usage[-1])
@@ -88,13 +90,13 @@ def fold_rows(state: State, source: str, first_line_no: int, lines: Sequence[str
     b.peak_queue_evidence = evidence(queues.index(b.peak_queue_req))
 
     if n_decode:
-        _fold_decode(b, first_line_no, at, ts, usage, gen, running, queues)
+        _fold_decode(b, first_line_no, at, heads, facts, usage, gen, running, queues)
     join_runtime(run.runtime, b)
 
 
-def _fold_decode(b: Runtime, first_line_no: int, at: Sequence[int], ts: Sequence[str],
-                 usage: Sequence[str], gen: Sequence[str], running: Sequence[str],
-                 queues: list[int]) -> None:
+def _fold_decode(b: Runtime, first_line_no: int, at: Sequence[int], heads: Sequence[str],
+                 facts: dict[str, tuple[str | None, str | None]], usage: Sequence[str],
+                 gen: Sequence[str], running: Sequence[str], queues: list[int]) -> None:
     # Queue growth, decode row to decode row: +1 up, 0 down (a drop ends a streak), 1 level.
     dq = list(compress(queues, gen))
     b.first_decode_queue, b.last_decode_queue = dq[0], dq[-1]
@@ -114,6 +116,6 @@ def _fold_decode(b: Runtime, first_line_no: int, at: Sequence[int], ts: Sequence
     b.gen_throughput_n = len(gens)
 
     rows = list(compress(range(len(gen)), gen))[-TIMELINE_POINTS:]
-    b.timeline.extend(TimelinePoint(ts[k], first_line_no + at[k], float(usage[k]),
+    b.timeline.extend(TimelinePoint(facts[heads[k]][0], first_line_no + at[k], float(usage[k]),
                                     int(running[k]), queues[k], float(gen[k]), False)
                       for k in rows)

@@ -94,6 +94,9 @@ def runtime_mix(seed: int, n: int = 3000) -> list[str]:
         elif r < 0.995:
             lines.append(f"[{ts} TP0] Decode batch, #running-req: 2, #token: 5, token usage: "
                          f"{u * 10:.2f}, gen throughput (token/s): 12.00, #queue-req: {q}")
+        elif r < 0.997:  # a head that is no timestamp prefix: ts and rank None
+            lines.append(f"[gpu=0] Decode batch, #running-req: 2, #token: 5, token usage: "
+                         f"{u:.2f}, gen throughput (token/s): 12.00, #queue-req: {q}")
         else:
             lines.append("")
         if i == n // 2:
@@ -119,9 +122,18 @@ def test_runtime_mix(seed, monkeypatch):
 
 def test_a_stretch_longer_than_the_timeline(monkeypatch):
     lines = [ln for ln in runtime_mix(7, 6000) if "Decode batch, #running-req" in ln
-             and "accept" not in ln and "token usage: 0" in ln][: TIMELINE_POINTS * 3]
+             and "accept" not in ln and "token usage: 0" in ln
+             and ln.startswith("[2026")][: TIMELINE_POINTS * 3]
     assert len(lines) == TIMELINE_POINTS * 3
     assert same(lines, monkeypatch, blocks=(len(lines),)) == len(lines) - 1
+
+
+def test_a_head_that_is_no_prefix_goes_line_by_line(monkeypatch):
+    """`[gpu=0] Decode batch, ...` parses with ts None, which must not become the last ts."""
+    rows = [ln for ln in runtime_mix(3, 400) if ln.startswith("[2026")
+            and "Decode batch, #running-req" in ln and "accept" not in ln][:100]
+    odd = rows[-1].replace(rows[-1][: rows[-1].index("]")], "[gpu=0")
+    assert same([*rows, odd], monkeypatch, blocks=(101,)) == 99  # the first takes the hints
 
 
 def test_corpus(monkeypatch):
