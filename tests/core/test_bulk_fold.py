@@ -8,6 +8,8 @@ import random
 import sys
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kvtui.core import analyzer as analyzer_mod
 from kvtui.core import bulk as bulk_mod
@@ -166,3 +168,38 @@ def test_the_cycle_collector_is_left_as_it_was():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+_row = st.tuples(st.sampled_from(["decode"] * 6 + ["prefill"] * 2
+                                 + ["http", "retract", "spec", "empty"]),
+                 st.sampled_from(["0.10", "0.94", "0.95", "0.99", "1.00"]),
+                 st.integers(0, 12), st.integers(0, 40), st.sampled_from(["TP0", "DP1 TP1", ""]))
+
+
+def _render(i: int, kind: str, usage: str, queue: int, running: int, rank: str) -> str:
+    head = f"[2026-01-01 10:00:{i % 60:02d}{' ' + rank if rank else ''}] "
+    if kind == "decode":
+        return (f"{head}Decode batch, #running-req: {running}, #token: {i}, token usage: "
+                f"{usage}, gen throughput (token/s): {i * 1.37:.2f}, #queue-req: {queue}")
+    if kind == "prefill":
+        return (f"{head}Prefill batch, #new-seq: 1, #new-token: 5, #cached-token: 0, "
+                f"token usage: {usage}, #running-req: {running}, #queue-req: {queue}")
+    if kind == "retract":
+        return f"{head}KV cache pool is full. Retract requests. #retracted_reqs: {running}"
+    if kind == "spec":
+        return (f"{head}Decode batch, #running-req: {running}, #token: {i}, token usage: "
+                f"{usage}, accept len: 2.00, gen throughput (token/s): 1.00, "
+                f"#queue-req: {queue}")
+    return HTTP if kind == "http" else ""
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_row, min_size=1, max_size=400), st.sampled_from([7, 64, 400]))
+def test_random_sequences(rows, block):
+    lines = [_render(i, *row) for i, row in enumerate(rows)]
+    with pytest.MonkeyPatch.context() as mp:
+        # Fold even short blocks and stretches column-wise.
+        mp.setattr(analyzer_mod, "BULK_MIN", 2)
+        mp.setattr(analyzer_mod, "STRETCH_MIN", 2)
+        expected = fold(lines, False, block, mp)
+        assert fold(lines, True, block, mp) == expected
