@@ -20,8 +20,6 @@ from kvtui.core import dtypes
 from parsers import Event
 
 EVIDENCE_TEXT_MAX = 400
-# The inline decode fold in State.apply; tests turn it off to compare it with the general one.
-HOT_PATH = True
 TIMELINE_POINTS = 600
 
 
@@ -208,7 +206,7 @@ class Run:
     lines_seen: int = 0
     # Format hints seen in this run's lines (see `_hints`), used to infer the SGLang version.
     hints: set[str] = field(default_factory=set)
-    kinds_seen: set[str] = field(default_factory=set)  # every kind but the decode hot path's
+    kinds_seen: set[str] = field(default_factory=set)
     # What opened the run: "start" (a dump or override line: a server start) or the first
     # event's kind (a log that begins mid-way). kvtui.core.merge relies on it.
     opener: str | None = None
@@ -311,7 +309,8 @@ def _rank_sort_key(rank: str | None) -> tuple[int, ...]:
 
 
 class State:
-    """Folds events into runs. `apply` is the only mutator; it never raises on odd events."""
+    """Folds events into runs. `apply` is the mutator (besides `kvtui.core.bulk`, which
+    folds stretches of runtime rows to the same result); it never raises on odd events."""
 
     def __init__(self) -> None:
         self.runs: list[Run] = [Run(index=0)]
@@ -331,70 +330,6 @@ class State:
         kind = ev.kind
         kinds = self.kinds
         kinds[kind] = kinds.get(kind, 0) + 1
-        if kind == "decode_batch" and HOT_PATH:
-            run = self.runs[-1]
-            rt = run.runtime
-            if rt.decode_batches:
-                # Hot path (85% of a busy log): no run boundary, hints already taken. Batches
-                # that set no new peak and need no first evidence line are folded inline (the
-                # same arithmetic as _track_usage); anything else takes the general route.
-                f = ev.fields
-                u = f.get("token_usage")
-                if u is None:
-                    u = f.get("full_token_usage")
-                running = f.get("running_req")
-                queue = f.get("queue_req")
-                g = f.get("gen_throughput")
-                peak_u, peak_r, peak_q = (rt.peak_token_usage, rt.peak_running_req,
-                                          rt.peak_queue_req)
-                last_q = rt.last_decode_queue
-                if (u is None or running is None or queue is None or g is None
-                        or not _finite(g)
-                        or peak_u is None or peak_r is None or peak_q is None or last_q is None
-                        or u > peak_u or running > peak_r or queue > peak_q
-                        or (u >= 0.95 and rt.saturated_evidence is None)):
-                    run.lines_seen += 1
-                    rank = ev.rank
-                    if rank and rank not in run.ranks:
-                        run.ranks.add(rank)
-                    _on_decode(self, run, ev, source, line_no, text)
-                    return
-                run.lines_seen += 1
-                rank = ev.rank
-                if rank and rank not in run.ranks:
-                    run.ranks.add(rank)
-                rt.decode_batches += 1
-                rt.last_token_usage = u
-                if u >= 0.95:
-                    streak = rt.saturated_streak = rt.saturated_streak + 1
-                    if not rt.saturated_broken:
-                        rt.saturated_prefix += 1
-                    if streak > rt.saturated_longest:
-                        rt.saturated_longest = streak
-                elif rt.saturated_streak or not rt.saturated_broken:
-                    rt.saturated_streak = 0
-                    rt.saturated_broken = True
-                rt.last_running_req = running
-                rt.last_queue_req = queue
-                if queue > last_q:
-                    qs = rt.queue_growth_streak = rt.queue_growth_streak + 1
-                    if not rt.queue_dropped:
-                        rt.queue_growth_prefix += 1
-                    if qs > rt.queue_growth_longest:
-                        rt.queue_growth_longest = qs
-                elif queue < last_q:
-                    rt.queue_growth_streak = 0
-                    rt.queue_dropped = True
-                rt.last_decode_queue = queue
-                ts = ev.ts
-                if ts:
-                    rt.last_ts = ts
-                rt.last_gen_throughput = g
-                rt.gen_throughput_centi += int(g * 100 + 0.5)
-                rt.gen_throughput_n += 1
-                rt.timeline.append(_new_point(TimelinePoint,
-                                              (ts, line_no, u, running, queue, g, False)))
-                return
         handler = _HANDLERS.get(kind)
         if handler is None:
             return
