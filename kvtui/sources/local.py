@@ -122,15 +122,10 @@ class LocalFollower:
         try:
             fh = open(self.path, "rb")  # noqa: SIM115 - kept open across wake-ups
         except FileNotFoundError:
-            if not self._vanished:
-                self._vanished = True
-                emit([SourceNotice(self.name, "error", f"{self.path}: file vanished; waiting "
-                                   "for it to reappear")])
+            self._lost(emit, "file vanished; waiting for it to reappear")
             return
         except PermissionError:
-            if not self._vanished:
-                self._vanished = True
-                emit([SourceNotice(self.name, "error", f"{self.path}: permission denied")])
+            self._lost(emit, "permission denied")
             return
         except IsADirectoryError:
             emit([SourceNotice(self.name, "error", f"{self.path}: is a directory")])
@@ -148,6 +143,12 @@ class LocalFollower:
         self._start = None
         fh.seek(start)
         self._splitter = LineSplitter(start)
+
+    def _lost(self, emit: Emit, why: str) -> None:
+        """Say once that the file cannot be read, until it can be again."""
+        if not self._vanished:
+            self._vanished = True
+            emit([SourceNotice(self.name, "error", f"{self.path}: {why}")])
 
     def bulk_plan(self) -> BulkPlan | None:
         """Starting at the end, the bytes before the context window still hold the start-up
@@ -206,15 +207,10 @@ class LocalFollower:
         except FileNotFoundError:
             if self._fh is not None:
                 self._drain(emit)  # whatever was written before the rename/delete
-            if not self._vanished:
-                self._vanished = True
-                emit([SourceNotice(self.name, "error",
-                                   f"{self.path}: file vanished; waiting for it to reappear")])
+            self._lost(emit, "file vanished; waiting for it to reappear")
             return
         except PermissionError:
-            if not self._vanished:
-                self._vanished = True
-                emit([SourceNotice(self.name, "error", f"{self.path}: permission denied")])
+            self._lost(emit, "permission denied")
             return
 
         # Back after an I/O error: carry on where we were if it is still the same file.

@@ -73,13 +73,7 @@ def severity_style(severity: str | None) -> str:
 
 
 def fmt_int(v: object) -> str:
-    if isinstance(v, bool) or v is None:
-        return "—"
-    if isinstance(v, int):
-        return f"{v:,}"
-    if isinstance(v, float):
-        return f"{v:,.0f}"
-    return str(v)
+    return fmt_num(v, 0)
 
 
 def fmt_gib(v: object) -> str:
