@@ -85,14 +85,10 @@ class _Resume:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class _TextSplitter:
-    """LineSplitter's results without per-line offsets: one decode and split per chunk.
+class _WholeLines:
+    """Carry the partial last line between chunks; hand each run of complete lines on.
 
-    For headless reads (`--check`), where nobody looks at a line's offset, this is several times
-    cheaper than LineSplitter plus a SourceLine per line. Resuming still works: `consumed` is
-    exact at line boundaries, which is all a reconnect needs. The text of every line is the same
-    as `decode_line` gives ("\n" never occurs inside a UTF-8 sequence, so decoding a chunk of
-    whole lines at once equals decoding line by line).
+    `consumed` is exact at line boundaries, which is all a reconnect needs to resume.
     """
 
     __slots__ = ("_carry", "consumed")
@@ -107,49 +103,64 @@ class _TextSplitter:
         if last_nl < 0:
             self._carry = data
             return []
-        complete, self._carry = data[:last_nl], data[last_nl + 1:]
+        self._carry = data[last_nl + 1:]
         self.consumed += last_nl + 1
-        text = complete.decode("utf-8", errors="replace")
-        return clean_lines(text.split("\n"), "\r" in text)
+        return self._complete(data, last_nl)
 
     def flush(self) -> list[str]:
         if not self._carry:
             return []
         raw, self._carry = self._carry, b""
         self.consumed += len(raw)
+        return self._last(raw)
+
+    def _complete(self, data: bytes, last_nl: int) -> list[str]:
+        """`data[:last_nl]` are complete lines."""
+        raise NotImplementedError
+
+    def _last(self, raw: bytes) -> list[str]:
+        """The unterminated last line at the end of the file."""
+        raise NotImplementedError
+
+
+class _TextSplitter(_WholeLines):
+    """LineSplitter's results without per-line offsets: one decode and split per chunk.
+
+    For headless reads (`--check`), where nobody looks at a line's offset, this is several times
+    cheaper than LineSplitter plus a SourceLine per line. The text of every line is the same
+    as `decode_line` gives ("\n" never occurs inside a UTF-8 sequence, so decoding a chunk of
+    whole lines at once equals decoding line by line).
+    """
+
+    __slots__ = ()
+
+    def _complete(self, data: bytes, last_nl: int) -> list[str]:
+        text = data[:last_nl].decode("utf-8", errors="replace")
+        return clean_lines(text.split("\n"), "\r" in text)
+
+    def _last(self, raw: bytes) -> list[str]:
         return [decode_line(raw)]
 
 
-class _SpoolSplitter:
+class _SpoolSplitter(_WholeLines):
     """For big headless reads: complete lines go to a local file, to be analysed on all cores.
 
     Same interface as the splitters (feed/flush/consumed), so resume-by-offset still works;
     it hands back no lines.
     """
 
-    __slots__ = ("_carry", "consumed", "out")
+    __slots__ = ("out",)
 
     def __init__(self, start_offset: int, out: Any) -> None:
-        self._carry = b""
-        self.consumed = start_offset
+        super().__init__(start_offset)
         self.out = out
 
-    def feed(self, chunk: bytes) -> list[str]:
-        data = self._carry + chunk if self._carry else chunk
-        last_nl = data.rfind(b"\n")
-        if last_nl < 0:
-            self._carry = data
-            return []
+    def _complete(self, data: bytes, last_nl: int) -> list[str]:
         self.out.write(memoryview(data)[:last_nl + 1])
-        self._carry = data[last_nl + 1:]
-        self.consumed += last_nl + 1
         return []
 
-    def flush(self) -> list[str]:
-        if self._carry:
-            self.out.write(self._carry)
-            self.consumed += len(self._carry)
-            self._carry = b""
+    def _last(self, raw: bytes) -> list[str]:
+        self.out.write(raw)
         return []
 
 
