@@ -91,10 +91,7 @@ def base_server_args(model_path: str, **over: object) -> dict[str, object]:
 def decode_line(fmt: str, *, running: int, tokens: int, usage: float, gen: float, queue: int,
                 mamba: tuple[int, float] | None = None, graph: bool = True) -> str:
     """fmt: "0.3" (<=0.4.3), "0.4.6", "0.5.5" (trailing ", "), "0.5.9" (no trailing comma)."""
-    if fmt == "0.3":
-        return (f"Decode batch. #running-req: {running}, #token: {tokens}, token usage: "
-                f"{usage:.2f}, gen throughput (token/s): {gen:.2f}, #queue-req: {queue}")
-    if fmt == "0.4.6":
+    if fmt in ("0.3", "0.4.6"):  # the same line in both
         return (f"Decode batch. #running-req: {running}, #token: {tokens}, token usage: "
                 f"{usage:.2f}, gen throughput (token/s): {gen:.2f}, #queue-req: {queue}")
     if mamba is not None:
