@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from biglog import write_big_log  # noqa: E402
 
-from kvtui.core.analyzer import Analyzer  # noqa: E402
+from kvtui.core.pipeline import Session  # noqa: E402
 from kvtui.sources.base import SourceLine  # noqa: E402
 from kvtui.sources.lines import LineSplitter  # noqa: E402
 from kvtui.sources.ssh.config import HostSpec  # noqa: E402
@@ -97,7 +97,7 @@ def bench_live(connector: Connector, tmp: Path, rate: int, seconds: float) -> bo
     total = int(rate * seconds)
     lags: list[float] = []
     seqs: list[int] = []
-    analyzer = Analyzer()
+    analyzer = Session()
     lock = threading.Lock()
 
     def emit(items: list) -> None:
@@ -114,7 +114,7 @@ def bench_live(connector: Connector, tmp: Path, rate: int, seconds: float) -> bo
                 lags.append(now - float(text[b + 3:c]))
         if texts:
             with lock:
-                analyzer.feed_many("bench", texts)
+                analyzer.feed_lines("bench", texts)
 
     src = RemoteFollower(connector, Target("file", str(log)), keepalive=5.0)
     stop = threading.Event()
@@ -168,7 +168,7 @@ def bench_load(connector: Connector, tmp: Path, n_lines: int, repeat: int) -> bo
             conn.close()
 
     def remote(analyse: bool, compress: bool) -> tuple[float, int, dict | None]:
-        analyzer = Analyzer()
+        analyzer = Session()
         count = 0
 
         def emit(items: list) -> None:
@@ -176,12 +176,12 @@ def bench_load(connector: Connector, tmp: Path, n_lines: int, repeat: int) -> bo
             texts = [it.text for it in items if isinstance(it, SourceLine)]
             count += len(texts)
             if analyse and texts:
-                analyzer.feed_many(str(log), texts, count - len(texts) + 1)
+                analyzer.feed_lines(str(log), texts, count - len(texts) + 1)
 
         def on_texts(texts: list[str], first: int) -> None:
             nonlocal count
             count += len(texts)
-            analyzer.feed_many(str(log), texts, first)
+            analyzer.feed_lines(str(log), texts, first)
 
         # analysed = the `kvtui ssh --check` path (bulk texts); raw = the TUI path (SourceLines)
         src = RemoteFollower(connector, Target("file", str(log)), stop_at_end=True,

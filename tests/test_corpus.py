@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from corpus_expectations import EXPECTATIONS
 
-from parsers import KIND_FIELDS, parse_line
+from parsers import KIND_FIELDS
+from parsers.sglang import parse_line
 
 CORPUS = Path(
     os.environ.get(

@@ -50,20 +50,12 @@ def render_and_exit(report: dict[str, Any], *, as_json: bool, fail_on: str) -> i
 
 
 def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = None) -> Any:
-    """Feed every file through one Analyzer (a later file continues the same deployment)."""
-    from kvtui.core.analyzer import Analyzer
-    from kvtui.sources.readers import iter_batches
+    """Each file analysed as its own stream (one session each, in the order given)."""
+    from kvtui.core.pipeline import Options, analyse
+    from kvtui.sources.readers import log_input
 
-    if len(files) == 1:
-        from kvtui.parallel import analyse_parallel
-
-        fast = analyse_parallel(files[0], model=model, alert_options=alert_options)
-        if fast is not None:
-            return fast
-    analyzer = Analyzer(model=model, alert_options=alert_options)
-    for path in files:
-        analyzer.feed_batches("<stdin>" if path == "-" else path, iter_batches(path))
-    return analyzer
+    return analyse([log_input(p) for p in files],
+                   Options(model=model, alert_options=alert_options))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -74,14 +66,11 @@ def run(args: argparse.Namespace) -> int:
             check_readable(path)
         model = _resolve_model(args.model)
         options = _alert_options(args)
-        analyzer = analyse_files(args.files, model=model, alert_options=options)
-    except LogOpenError as exc:
+        sessions = analyse_files(args.files, model=model, alert_options=options)
+    except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
-    except ValueError as exc:
-        print(f"kvtui: {exc}", file=sys.stderr)
-        return 2
-    return render_and_exit(analyzer.report(), as_json=args.json, fail_on=args.fail_on)
+    return render_and_exit(sessions[-1].report(), as_json=args.json, fail_on=args.fail_on)
 
 
 def _resolve_model(name: str | None) -> Any:

@@ -12,8 +12,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvtui.sources.readers import LogOpenError, check_readable, iter_lines
-    from parsers import parse_line
+    from kvtui.core.pipeline import events
+    from kvtui.sources.readers import LogOpenError, check_readable, log_input
 
     try:
         for path in args.files:
@@ -24,13 +24,10 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     dumps = json.dumps
     for path in args.files:
-        source = "<stdin>" if path == "-" else path
+        inp = log_input(path)
         try:
-            for n, text in enumerate(iter_lines(path), 1):
-                ev = parse_line(text)
-                if ev is None:
-                    continue
-                obj = {"source": source, "line": n}
+            for n, ev in events(inp):
+                obj = {"source": inp.name, "line": n}
                 obj.update(ev.to_dict())
                 out.write(dumps(obj, ensure_ascii=False))
                 out.write("\n")

@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
-    """Shared by replay, tail and demo: build the analyzer from --model, then run the app."""
-    from kvtui.core.analyzer import Analyzer
+    """Shared by replay, tail and demo: build the session from --model, then run the app."""
+    from kvtui.core.pipeline import Options, Session
 
     model = None
     name = getattr(args, "model", None)
@@ -72,5 +72,5 @@ def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
             return 2
     from kvtui.ui.app import run_app
 
-    return run_app(source, title, analyzer=Analyzer(model=model),  # type: ignore[arg-type]
+    return run_app(source, title, session=Session(Options(model=model)),  # type: ignore[arg-type]
                    log_window=getattr(args, "log_window", 20000))

@@ -204,7 +204,7 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
     report = analyzer.report()
     path = model_path or (report.get("model") or {}).get("path")
     if path and not args.no_checkpoint:
-        analyzer.checkpoint = _inspect_after_read(connector, conn, path, host, python)
+        analyzer.configure(checkpoint=_inspect_after_read(connector, conn, path, host, python))
         report = analyzer.report()
     return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
 
@@ -296,14 +296,14 @@ def _run_headless(follower: Any) -> None:
 
 def _read_log(connector: Any, conn: Any, target: Any, lines: int | None, host: str,
               model_path: str | None) -> Any:
-    """Lines straight into one Analyzer, in bulk (no SourceLine per line)."""
-    from kvtui.core.analyzer import Analyzer
+    """Lines straight into one pipeline Session, in bulk (no SourceLine per line)."""
+    from kvtui.core.pipeline import Session
     from kvtui.sources.ssh.follow import RemoteFollower
 
-    analyzer = Analyzer()
+    analyzer = Session()
 
     def on_texts(texts: list[str], first: int) -> None:
-        analyzer.feed_many(follower.name, texts, first)
+        analyzer.feed_lines(follower.name, texts, first)
 
     follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True,
                               connection=conn, host_label=host, model_path=model_path,
@@ -317,7 +317,7 @@ def _worth_spooling(conn: Any, target: Any, lines: int | None) -> bool:
     `kvtui check` does locally (otherwise the remote read would be the slower path)."""
     import os
 
-    from kvtui.parallel import MIN_PARALLEL_BYTES
+    from kvtui.core.pipeline import MIN_PARALLEL_BYTES
 
     if target.kind != "file" or lines is not None or (os.cpu_count() or 1) < 2:
         return False
@@ -334,9 +334,8 @@ def _read_big_log(connector: Any, conn: Any, target: Any, lines: int | None,
     import os
     import tempfile
 
-    from kvtui.core.analyzer import Analyzer
-    from kvtui.parallel import fold_ranges
-    from kvtui.sources.readers import iter_batches, line_start_offsets
+    from kvtui.core.pipeline import Session
+    from kvtui.sources.readers import ranged_file
     from kvtui.sources.ssh.follow import RemoteFollower
 
     fd, tmp = tempfile.mkstemp(prefix="kvtui-ssh-", suffix=".log")
@@ -347,13 +346,8 @@ def _read_big_log(connector: Any, conn: Any, target: Any, lines: int | None,
             _run_headless(follower)
         if follower.spool_broken:  # rotated or truncated while being copied: read it plainly
             return None
-        n = min(os.cpu_count() or 1, 8)
-        folded = fold_ranges(tmp, follower.name, line_start_offsets(tmp, n), n)
-        analyzer = Analyzer()
-        if folded is not None:
-            analyzer.state, analyzer.lines = folded
-        else:
-            analyzer.feed_batches(follower.name, iter_batches(tmp))
+        analyzer = Session()
+        analyzer.fold_file(ranged_file(tmp), follower.name)
         return analyzer
     finally:
         os.unlink(tmp)
@@ -361,7 +355,7 @@ def _read_big_log(connector: Any, conn: Any, target: Any, lines: int | None,
 
 def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any, target: Any,
                  lines: int | None, model_path: str | None, python: str | None) -> int:
-    from kvtui.core.analyzer import Analyzer
+    from kvtui.core.pipeline import Session
     from kvtui.sources.ssh.follow import RemoteFollower
 
     try:
@@ -369,12 +363,12 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
     except ImportError as exc:
         _err(f"the TUI is not available ({exc}); use --check for a headless report")
         return 2
-    analyzer = Analyzer()
+    session = Session()
     facts: list[Any] = []
 
     def on_checkpoint(c: Any, path: str) -> str:
         message = _inspector(host, python, facts)(c, path)
-        analyzer.checkpoint = facts[-1]
+        session.configure(checkpoint=facts[-1])
         return message
 
     # The follower borrows `conn` for its first session (and closes nothing it was lent);
@@ -382,5 +376,5 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
     follower = RemoteFollower(connector, target, lines=lines, connection=conn, host_label=host,
                               model_path=model_path,
                               on_checkpoint=None if args.no_checkpoint else on_checkpoint)
-    return run_app(follower, f"{host}:{target.label}", analyzer=analyzer,
+    return run_app(follower, f"{host}:{target.label}", session=session,
                    log_window=args.log_window)

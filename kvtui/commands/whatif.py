@@ -61,14 +61,14 @@ def _calculator(args: argparse.Namespace) -> Any:
                                    ("page_size", args.page_size),
                                    ("context_len", args.context_len)) if v}
     if args.from_log:
-        from kvtui.core.analyzer import Analyzer
-        from kvtui.sources.readers import check_readable, iter_lines
+        from kvtui.core.pipeline import analyse
+        from kvtui.sources.readers import check_readable, log_input
 
         check_readable(args.from_log)
-        analyzer = Analyzer()
-        src = "<stdin>" if args.from_log == "-" else args.from_log
-        analyzer.feed_many(src, iter_lines(args.from_log))
-        calc = capacity.calculator_for_run(analyzer.state.current, args.model, **overrides)
+        session = analyse([log_input(args.from_log)])[0]
+        engine = session.engine
+        calc = (engine.calculator(session.state.current, args.model, **overrides)
+                if engine is not None else None)
         if calc is None:
             raise ValueError(f"{args.from_log}: no KV pool line and no capacity line found")
         return calc

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvtui.core import dtypes
-from kvtui.core.state import Evidence, Run, State
+from kvtui.core.evidence import Evidence
+from kvtui.core.runtime import SATURATION
+from kvtui.core.state import Run, State
 
 SEVERITIES = ("critical", "warning", "info")
 
@@ -54,20 +56,11 @@ class Alert:
 
 
 # ------------------------------------------------------------------------------------------
-# Version-aware fix text.
-def bf16_flag_advice(run: Run, checkpoint: Any = None) -> str:
-    """The flag that gives a BF16 KV cache on the SGLang versions this log (or the host) implies."""
-    from kvtui.core import version
-
-    known = getattr(checkpoint, "sglang_version", None) if checkpoint is not None else None
-    algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint is not None else None
-    try:
-        vr = version.infer_version(run, known=known)
-        flag, advice = version.kv_dtype_flag(
-            "bf16", vr, checkpoint_kv_fp8=(str(algo).upper() == "FP8") if algo else None)
-    except Exception:
-        return "--kv-cache-dtype bf16 (SGLang >= 0.5.5)"
-    return f"{flag}; {advice.rstrip('.')}" if flag else advice.rstrip(".")
+def bf16_flag_advice(run: Run, checkpoint: Any = None, engine: Any = None) -> str:
+    """The flag that gives a BF16 KV cache on the releases this log (or the host) implies."""
+    if engine is None:
+        return "--kv-cache-dtype bf16"
+    return str(engine.kv_dtype_advice("bf16", run, checkpoint))
 
 
 # ------------------------------------------------------------------------------------------
@@ -103,7 +96,7 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
                    "even when the checkpoint carries k_scale/v_scale tensors, so check the "
                    "checkpoint's model.safetensors.index.json (kvtui ssh does this for you).")
         confidence = "medium" if ck is None else "high"
-    fix = (f"Serve the KV cache in BF16: {bf16_flag_advice(run, ck)}. Or keep FP8 with "
+    fix = (f"Serve the KV cache in BF16: {bf16_flag_advice(run, ck, ctx.engine)}. Or keep FP8 with "
            "calibrated scales: --quantization-param-path kv_cache_scales.json (or a checkpoint "
            "with k_scale/v_scale tensors, e.g. calibrated with ModelOpt/llm-compressor).")
     return Alert("kv-fp8-unscaled", severity, title, detail, ev, fix, confidence)
@@ -130,8 +123,8 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         "(0.5.13+ prints nothing but the pool's dtype), and the scales default to 1.0 unless "
         "the checkpoint carries k_scale/v_scale. Long-context accuracy can degrade silently."
     )
-    fix = (f"Pin the KV dtype explicitly: {bf16_flag_advice(run, ck)}; or, if FP8 is intended, "
-           "say so with --kv-cache-dtype fp8_e4m3 and supply calibrated scales.")
+    fix = (f"Pin the KV dtype explicitly: {bf16_flag_advice(run, ck, ctx.engine)}; or, if FP8 "
+           "is intended, say so with --kv-cache-dtype fp8_e4m3 and supply calibrated scales.")
     return Alert("kv-auto-fp8", "critical", f"KV cache silently switched to FP8 ({ctx.effective})",
                  detail, ctx.effective_evidence, fix, confidence)
 
@@ -142,7 +135,7 @@ def _rule_e5m2(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     detail = ("FP8 E5M2 keeps only 2 mantissa bits: about 12.5% relative rounding error on "
               "every cached K and V value (E4M3: 6%, BF16: 0.4%). It trades precision for "
               "range that a KV cache rarely needs.")
-    fix = (f"Use BF16 ({bf16_flag_advice(run, ctx.checkpoint)}) or, for FP8, E4M3 with "
+    fix = (f"Use BF16 ({bf16_flag_advice(run, ctx.checkpoint, ctx.engine)}) or, for FP8, E4M3 with "
            "calibrated scales (--kv-cache-dtype fp8_e4m3 --quantization-param-path ...).")
     return Alert("kv-fp8-e5m2", "warning", "FP8 E5M2 KV cache (2 mantissa bits)", detail,
                  ctx.effective_evidence, fix)
@@ -157,7 +150,7 @@ def _rule_fp4(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               "0.4000 on DeepSeek-R1-0528 and 0.7533 to 0.3533 on GPT-OSS-120B versus a 16-bit "
               "KV cache; the docs add that degradation is larger at long context.")
     fix = (f"Use FP8 E4M3 with calibrated scales, or BF16 "
-           f"({bf16_flag_advice(run, ctx.checkpoint)}).")
+           f"({bf16_flag_advice(run, ctx.checkpoint, ctx.engine)}).")
     return Alert("kv-fp4", "critical", f"FP4 KV cache ({ctx.effective})", detail,
                  ctx.effective_evidence, fix)
 
@@ -171,7 +164,8 @@ def _rule_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               "factors (no 'no scaling factors' warning, no 'Loaded KV cache scaling factors' "
               "line). If the checkpoint has no k_scale/v_scale, scales default to 1.0.")
     fix = ("Check the checkpoint for k_scale/v_scale tensors (kvtui ssh inspects it), or supply "
-           "--quantization-param-path; or serve BF16: " + bf16_flag_advice(run, ctx.checkpoint))
+           "--quantization-param-path; or serve BF16: "
+           + bf16_flag_advice(run, ctx.checkpoint, ctx.engine))
     return Alert("kv-fp8", "warning", f"FP8 KV cache in effect ({ctx.effective})", detail,
                  ctx.effective_evidence, fix, "medium")
 
@@ -293,16 +287,16 @@ def _rule_retraction(st: State, run: Run, ctx: _Ctx) -> Alert | None:
 def _rule_saturated(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     rt = run.runtime
     opts = ctx.options
-    if rt.saturated_longest >= opts.saturation_batches:
-        detail = (f"Token usage stayed at or above {rt.SATURATION:.2f} for "
-                  f"{rt.saturated_longest:,} consecutive batches (peak "
+    if rt.saturation.longest >= opts.saturation_batches:
+        detail = (f"Token usage stayed at or above {SATURATION:.2f} for "
+                  f"{rt.saturation.longest:,} consecutive batches (peak "
                   f"{rt.peak_token_usage:.2f}). New requests wait for KV space.")
         ev = rt.saturated_evidence
-    elif rt.queue_growth_longest >= opts.queue_growth_batches:
-        detail = (f"The request queue grew on {rt.queue_growth_longest:,} decode lines without "
+    elif rt.queue_growth.longest >= opts.queue_growth_batches:
+        detail = (f"The request queue grew on {rt.queue_growth.longest:,} decode lines without "
                   "dropping once "
                   f"(peak #queue-req {rt.peak_queue_req:,}).")
-        ev = rt.peak_queue_evidence
+        ev = rt.queue_req.evidence
     else:
         return None
     fix = ("More KV capacity (--mem-fraction-static, TP, replicas) or less admitted load; "
@@ -356,6 +350,7 @@ class _Ctx:
     options: AlertOptions
     whatif: dict[str, Any] | None
     checkpoint: Any
+    engine: Any  # kvtui.core.engine.Engine, or None when no line named the engine
     effective: str | None
     effective_evidence: Evidence | None
     fired: set[str] = field(default_factory=set)
@@ -384,11 +379,12 @@ _SEV = {"critical": 0, "warning": 1, "info": 2}
 
 
 def evaluate(state: State, *, whatif: dict[str, Any] | None = None,
-             options: AlertOptions | None = None, checkpoint: Any = None) -> list[Alert]:
+             options: AlertOptions | None = None, checkpoint: Any = None,
+             engine: Any = None) -> list[Alert]:
     """All alerts for the current run, most severe first, then by evidence line."""
     run = state.current
     eff, _, eff_ev = run.effective
-    ctx = _Ctx(options or AlertOptions(), whatif, checkpoint, eff, eff_ev)
+    ctx = _Ctx(options or AlertOptions(), whatif, checkpoint, engine, eff, eff_ev)
     out: list[Alert] = []
     for name, rule in RULES:
         alert = rule(state, run, ctx)

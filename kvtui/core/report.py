@@ -17,7 +17,7 @@ def _int_or_none(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def run_facts(run: Run) -> dict[str, Any]:
+def run_facts(run: Run, engine: Any = None) -> dict[str, Any]:
     sa = run.server_args
     weights = None
     if run.weights:
@@ -71,7 +71,7 @@ def run_facts(run: Run) -> dict[str, Any]:
             d["dtype"], d["dtype_basis"] = eff, basis
         pool_dicts.append(d)
     return {
-        "engine": "sglang",
+        "engine": engine.name if engine is not None else None,
         "model": {
             "path": sa.get("model_path"),
             "served_name": sa.get("served_model_name"),
@@ -123,20 +123,20 @@ def run_summary(run: Run) -> dict[str, Any]:
     }
 
 
-def build_report(state: State, *, model: Any = None, alert_options: Any = None,
-                 checkpoint: Any = None) -> dict[str, Any]:
+def build_report(state: State, *, engine: Any = None, model: Any = None,
+                 alert_options: Any = None, checkpoint: Any = None) -> dict[str, Any]:
     from kvtui.core import alerts as alerts_mod
-    from kvtui.core import capacity
 
     run = state.current
     report: dict[str, Any] = {"kvtui_version": __version__}
     report["sources"] = [{"name": n, "lines": c} for n, c in state.sources.items()]
-    report.update(run_facts(run))
+    report.update(run_facts(run, engine))
     report["runs"] = [run_summary(r) for r in state.runs]
-    whatif = capacity.whatif_for_run(run, model, checkpoint)
+    calc = engine.calculator(run, model, checkpoint) if engine is not None else None
+    whatif = calc.report() if calc is not None else None
     report["whatif"] = whatif
     found = alerts_mod.evaluate(state, whatif=whatif, options=alert_options,
-                                checkpoint=checkpoint)
+                                checkpoint=checkpoint, engine=engine)
     report["alerts"] = [a.to_dict() if hasattr(a, "to_dict") else a for a in found]
     if checkpoint is not None and hasattr(checkpoint, "to_dict"):
         report["checkpoint"] = checkpoint.to_dict()

@@ -11,33 +11,17 @@ begins a new run. The latest run is current; earlier ones are kept for the repor
 
 from __future__ import annotations
 
-import math
-from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from kvtui.core import dtypes
+from kvtui.core.evidence import Evidence
+from kvtui.core.runtime import Runtime, Witness
 from parsers import Event
 
-EVIDENCE_TEXT_MAX = 400
-TIMELINE_POINTS = 600
-
-
-@dataclass(slots=True)
-class Evidence:
-    """Where a fact came from: the first line that showed it, and how often it repeated."""
-
-    source: str
-    line: int
-    rank: str | None
-    ts: str | None
-    text: str
-    count: int = 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "line": self.line, "rank": self.rank, "ts": self.ts,
-                "text": self.text, "count": self.count}
-
+# Format hints of an event (the engine's `hints`), recorded for the first event of each kind.
+Hinter = Callable[[Event, str], Iterable[str]]
 
 @dataclass(slots=True)
 class Pool:
@@ -91,92 +75,6 @@ class Pool:
         }
 
 
-class TimelinePoint(NamedTuple):
-    """One decode (or retraction) sample for the timeline. A tuple: millions are made."""
-
-    ts: str | None
-    line: int
-    token_usage: float | None
-    running_req: int | None
-    queue_req: int | None
-    gen_throughput: float | None
-    retraction: bool = False
-
-
-_new_point = tuple.__new__
-
-
-@dataclass
-class Runtime:
-    """Bounded aggregates over the runtime batch lines."""
-
-    prefill_batches: int = 0
-    decode_batches: int = 0
-    last_token_usage: float | None = None
-    peak_token_usage: float | None = None
-    peak_token_usage_evidence: Evidence | None = None
-    last_running_req: int | None = None
-    peak_running_req: int | None = None
-    last_queue_req: int | None = None
-    peak_queue_req: int | None = None
-    last_gen_throughput: float | None = None
-    gen_throughput_centi: int = 0  # sum in 1/100 token/s: exact, so chunk sums add up
-    gen_throughput_n: int = 0
-    retractions: int = 0
-    retracted_reqs: int = 0
-    new_token_ratio_first: float | None = None
-    new_token_ratio_last: float | None = None
-    retraction_evidence: Evidence | None = None
-    # Saturation tracking: length of the current and longest run of consecutive batches whose
-    # token usage is >= the saturation threshold, and whether the queue kept growing.
-    # The prefix counters (streak from the first batch, until the first break) make the
-    # aggregates mergeable across chunks of one file (kvtui.core.merge).
-    saturated_streak: int = 0
-    saturated_longest: int = 0
-    saturated_prefix: int = 0
-    saturated_broken: bool = False
-    saturated_evidence: Evidence | None = None  # the first saturated batch
-    queue_growth_streak: int = 0
-    queue_growth_longest: int = 0
-    queue_growth_prefix: int = 0
-    queue_dropped: bool = False
-    first_decode_queue: int | None = None
-    last_decode_queue: int | None = None
-    peak_queue_evidence: Evidence | None = None
-    last_ts: str | None = None
-    timeline: deque[TimelinePoint] = field(default_factory=lambda: deque(maxlen=TIMELINE_POINTS))
-
-    SATURATION = 0.95
-
-    @property
-    def mean_gen_throughput(self) -> float | None:
-        if not self.gen_throughput_n:
-            return None
-        return self.gen_throughput_centi / self.gen_throughput_n / 100
-
-    def to_dict(self) -> dict[str, Any]:
-        mean = self.mean_gen_throughput
-        return {
-            "prefill_batches": self.prefill_batches,
-            "decode_batches": self.decode_batches,
-            "last_token_usage": self.last_token_usage,
-            "peak_token_usage": self.peak_token_usage,
-            "last_running_req": self.last_running_req,
-            "peak_running_req": self.peak_running_req,
-            "last_queue_req": self.last_queue_req,
-            "peak_queue_req": self.peak_queue_req,
-            "last_gen_throughput": self.last_gen_throughput,
-            "mean_gen_throughput": round(mean, 2) if mean is not None else None,
-            "retractions": self.retractions,
-            "retracted_reqs": self.retracted_reqs,
-            "new_token_ratio_first": self.new_token_ratio_first,
-            "new_token_ratio_last": self.new_token_ratio_last,
-            "saturated_longest": self.saturated_longest,
-            "queue_growth_longest": self.queue_growth_longest,
-            "last_ts": self.last_ts,
-        }
-
-
 @dataclass
 class Run:
     """One server start: the facts of one deployment configuration."""
@@ -204,7 +102,7 @@ class Run:
     runtime: Runtime = field(default_factory=Runtime)
     ranks: set[str] = field(default_factory=set)
     lines_seen: int = 0
-    # Format hints seen in this run's lines (see `_hints`), used to infer the SGLang version.
+    # Format hints seen in this run's lines (the engine's `hints`), used to date its version.
     hints: set[str] = field(default_factory=set)
     kinds_seen: set[str] = field(default_factory=set)
     # What opened the run: "start" (a dump or override line: a server start) or the first
@@ -294,10 +192,6 @@ class Run:
         return bool(self.capacity) or self.runtime.decode_batches > 0
 
 
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
-
-
 def _rank_sort_key(rank: str | None) -> tuple[int, ...]:
     if not rank:
         return (-1,)
@@ -309,21 +203,19 @@ def _rank_sort_key(rank: str | None) -> tuple[int, ...]:
 
 
 class State:
-    """Folds events into runs. `apply` is the mutator (besides `kvtui.core.bulk`, which
-    folds stretches of runtime rows to the same result); it never raises on odd events."""
+    """Folds events into runs. `apply` is the mutator (the column route of the pipeline joins
+    whole stretches of runtime rows onto `current.runtime` instead); it never raises."""
 
     def __init__(self) -> None:
         self.runs: list[Run] = [Run(index=0)]
         self.sources: dict[str, int] = {}  # source -> lines seen
         self.events: int = 0
         self.kinds: dict[str, int] = {}
+        self.hinter: Hinter | None = None  # set by the fold once the engine is known
 
     @property
     def current(self) -> Run:
         return self.runs[-1]
-
-    def note_line(self, source: str) -> None:
-        self.sources[source] = self.sources.get(source, 0) + 1
 
     def apply(self, ev: Event, source: str, line_no: int, text: str) -> None:
         self.events += 1
@@ -337,8 +229,9 @@ class State:
         run.lines_seen += 1
         if ev.rank:
             run.ranks.add(ev.rank)
-        if kind not in _RUNTIME_KINDS or kind not in run.kinds_seen:
-            _hints(run, ev, text)
+        if self.hinter is not None and (kind not in _RUNTIME_KINDS
+                                        or kind not in run.kinds_seen):
+            run.hints.update(self.hinter(ev, text))
         run.kinds_seen.add(kind)
         handler(self, run, ev, source, line_no, text)
 
@@ -372,65 +265,8 @@ class State:
 _RUNTIME_KINDS = frozenset({"decode_batch", "prefill_batch"})
 
 
-def _hints(run: Run, ev: Event, text: str) -> None:
-    """Record format features that date the SGLang version (see sglang-log-lines.md).
-
-    Hints are plain strings so the version inference can live in one table elsewhere
-    (`kvtui.core.version`): "<kind>:<feature>".
-    """
-    h = run.hints
-    k = ev.kind
-    if ev.ts is not None:
-        h.add("ts:ms" if "." in ev.ts else ("ts:time_only" if "-" not in ev.ts else "ts:date"))
-    if k == "server_args":
-        h.add(f"server_args:{ev.get('form') or 'repr'}")
-        if "attn_dp_size" in text:
-            h.add("server_args:attn_dp_size")
-        if "page_size" in text:
-            h.add("server_args:page_size")
-    elif k == "kv_dtype":
-        h.add(f"kv_dtype:{ev.get('origin') or 'resolved'}")
-    elif k == "kv_pool":
-        if ev.get("dtype"):
-            h.add("kv_pool:dtype")
-        if ev.get("label"):
-            h.add("kv_pool:label")
-        if ev.get("tokens") is None:
-            h.add("kv_pool:no_tokens")
-    elif k == "load_weight_end":
-        if ev.get("elapsed_s") is not None:
-            h.add("load_weight_end:elapsed")
-        if ev.get("dtype") is None:
-            h.add("load_weight_end:no_dtype")
-        if ev.get("usage_gib") is None:
-            h.add("load_weight_end:no_usage")
-    elif k == "capacity":
-        h.add("capacity:avail" if ev.get("available_gpu_mem_gib") is not None
-              else "capacity:no_avail")
-        if ev.get("chunked_prefill_size") is None:
-            h.add("capacity:no_chunked")
-    elif k == "decode_batch":
-        h.add("decode:comma" if "Decode batch," in text or "Decode batch [" in text
-              else "decode:period")
-        if ev.get("cuda_graph") is not None:
-            h.add("decode:cuda_graph")
-    elif k == "prefill_batch":
-        h.add("prefill:comma" if "Prefill batch," in text else "prefill:period")
-    elif k == "retraction":
-        if "#new_tokens_gained" in text:
-            h.add("retraction:gained")
-        elif "Decode out of memory happened" in text:
-            h.add("retraction:old")
-        else:
-            h.add("retraction:pool_full")
-    elif k == "mamba_pool":
-        h.add("mamba_pool:slots" if ev.get("slots") is not None else "mamba_pool:no_slots")
-
-
 def _ev(ev: Event, source: str, line_no: int, text: str) -> Evidence:
-    if len(text) > EVIDENCE_TEXT_MAX:
-        text = text[:EVIDENCE_TEXT_MAX] + "…"
-    return Evidence(source=source, line=line_no, rank=ev.rank, ts=ev.ts, text=text)
+    return Evidence.of(source, line_no, ev.rank, ev.ts, text)
 
 
 def _bump(existing: Evidence | None, ev: Event, source: str, line_no: int, text: str) -> Evidence:
@@ -539,97 +375,16 @@ def _on_capped(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> N
     run.max_total_tokens_capped = _bump(run.max_total_tokens_capped, ev, src, n, text)
 
 
-def _track_usage(rt: Runtime, ev: Event, src: str, n: int, text: str) -> float | None:
-    f = ev.fields
-    u = f.get("token_usage")
-    if u is None:
-        u = f.get("full_token_usage")
-    if u is not None:
-        rt.last_token_usage = u
-        peak = rt.peak_token_usage
-        if peak is None or u > peak:
-            rt.peak_token_usage = u
-            rt.peak_token_usage_evidence = _ev(ev, src, n, text)
-        if u >= 0.95:  # Runtime.SATURATION
-            streak = rt.saturated_streak = rt.saturated_streak + 1
-            if not rt.saturated_broken:
-                rt.saturated_prefix += 1
-            if streak > rt.saturated_longest:
-                rt.saturated_longest = streak
-                if rt.saturated_evidence is None:
-                    rt.saturated_evidence = _ev(ev, src, n, text)
-        elif rt.saturated_streak or not rt.saturated_broken:
-            rt.saturated_streak = 0
-            rt.saturated_broken = True
-    running = f.get("running_req")
-    if running is not None:
-        rt.last_running_req = running
-        peak_r = rt.peak_running_req
-        if peak_r is None or running > peak_r:
-            rt.peak_running_req = running
-    queue = f.get("queue_req")
-    if queue is not None:
-        rt.last_queue_req = queue
-        peak_q = rt.peak_queue_req
-        if peak_q is None or queue > peak_q:
-            rt.peak_queue_req = queue
-            rt.peak_queue_evidence = _ev(ev, src, n, text)
-        # Growth is judged decode line to decode line: a prefill line repeats a queue it saw.
-        if ev.kind == "decode_batch":
-            prev = rt.last_decode_queue
-            if prev is None:
-                if rt.first_decode_queue is None:
-                    rt.first_decode_queue = queue
-            elif queue > prev:
-                streak = rt.queue_growth_streak = rt.queue_growth_streak + 1
-                if not rt.queue_dropped:
-                    rt.queue_growth_prefix += 1
-                if streak > rt.queue_growth_longest:
-                    rt.queue_growth_longest = streak
-            elif queue < prev:
-                rt.queue_growth_streak = 0
-                rt.queue_dropped = True
-            rt.last_decode_queue = queue
-    if ev.ts:
-        rt.last_ts = ev.ts
-    return u  # type: ignore[no-any-return]
-
-
 def _on_prefill(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    rt = run.runtime
-    rt.prefill_batches += 1
-    _track_usage(rt, ev, src, n, text)
+    run.runtime.add_batch(False, ev.fields, ev.ts, n, Witness(src, n, ev.rank, ev.ts, text))
 
 
 def _on_decode(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    rt = run.runtime
-    rt.decode_batches += 1
-    u = _track_usage(rt, ev, src, n, text)
-    g = ev.fields.get("gen_throughput")
-    if g is not None and not _finite(g):
-        g = None  # inf/nan from a mangled line: no throughput, not a crash
-    if g is not None:
-        rt.last_gen_throughput = g
-        rt.gen_throughput_centi += int(g * 100 + 0.5)
-        rt.gen_throughput_n += 1
-    f = ev.fields
-    rt.timeline.append(_new_point(TimelinePoint, (ev.ts, n, u, f.get("running_req"),
-                                                  f.get("queue_req"), g, False)))
+    run.runtime.add_batch(True, ev.fields, ev.ts, n, Witness(src, n, ev.rank, ev.ts, text))
 
 
 def _on_retraction(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    rt = run.runtime
-    rt.retractions += 1
-    rt.retracted_reqs += ev.get("retracted_reqs") or 0
-    before, after = ev.get("new_token_ratio_before"), ev.get("new_token_ratio_after")
-    if rt.new_token_ratio_first is None and before is not None:
-        rt.new_token_ratio_first = before
-    if after is not None:
-        rt.new_token_ratio_last = after
-    rt.retraction_evidence = _bump(rt.retraction_evidence, ev, src, n, text)
-    # A marker only: its values are left empty so that the point does not depend on what was
-    # read before it (chunked reads must build the same timeline).
-    rt.timeline.append(TimelinePoint(ev.ts, n, None, None, None, None, True))
+    run.runtime.add_retraction(ev.fields, ev.ts, n, Witness(src, n, ev.rank, ev.ts, text))
 
 
 _HANDLERS = {

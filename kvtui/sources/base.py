@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from kvtui.core.pipeline.inputs import RangedFile
+
 
 @dataclass(slots=True, frozen=True)
 class SourceLine:
@@ -32,17 +34,16 @@ class SourceNotice:
 
 
 @dataclass(slots=True, frozen=True)
-class BulkPlan:
-    """A source's offer: "fold bytes [0, end) of this file in bulk, then call my `skip_to(end,
-    lines)`": the consumer reads the past on every core instead of line by line.
+class History:
+    """A source's offer: what is already in a file, for the consumer to fold in bulk (on every
+    core when it is big) before the source streams the rest, from `skip_to(file.size, lines)`.
 
-    `fill_log`: nothing follows the bulk part at once (an instant replay), so the consumer shows
-    the file's last lines itself. `always`: fold even a small file (tailing from the end must
-    still see the start-up lines the facts come from).
+    `fill_log`: nothing follows at once (an instant replay), so the consumer shows the file's
+    last lines itself. `always`: fold it even when it is small (tailing from the end must still
+    see the start-up lines the facts come from).
     """
 
-    path: str
-    end: int
+    file: RangedFile
     fill_log: bool
     always: bool
 
@@ -52,8 +53,16 @@ Emit = Callable[[list[Item]], None]
 
 
 class LineSource(Protocol):
-    """A producer of line batches. `run` blocks until `stop` is set or the source ends."""
+    """A producer of line batches. `run` blocks until `stop` is set or the source ends.
+
+    `history()` is the source's bulk offer (None: it streams everything itself); when the
+    consumer took it, it calls `skip_to(offset, lines)` before `run`.
+    """
 
     name: str
 
     def run(self, emit: Emit, stop: threading.Event) -> None: ...
+
+    def history(self) -> History | None: ...
+
+    def skip_to(self, offset: int, lines: int) -> None: ...

@@ -18,8 +18,9 @@ import threading
 from collections.abc import Callable
 from typing import IO
 
-from kvtui.sources.base import BulkPlan, Emit, Item, SourceLine, SourceNotice
+from kvtui.sources.base import Emit, History, Item, SourceLine, SourceNotice
 from kvtui.sources.lines import LineSplitter
+from kvtui.sources.readers import ranged_file
 
 READ_CHUNK = 1 << 20
 # Upper bound on lines handed over in one batch, so a huge backlog still streams in slices.
@@ -150,7 +151,7 @@ class LocalFollower:
             self._vanished = True
             emit([SourceNotice(self.name, "error", f"{self.path}: {why}")])
 
-    def bulk_plan(self) -> BulkPlan | None:
+    def history(self) -> History | None:
         """Starting at the end, the bytes before the context window still hold the start-up
         lines (server args, KV dtype, pools) every fact comes from: offer them for a bulk fold."""
         if self.from_start:
@@ -160,7 +161,9 @@ class LocalFollower:
                 end = _context_start(fh, os.fstat(fh.fileno()).st_size, self.tail_context)
         except OSError:
             return None
-        return BulkPlan(self.path, end, fill_log=False, always=True) if end > 0 else None
+        if end <= 0:
+            return None
+        return History(ranged_file(self.path, end), fill_log=False, always=True)
 
     def skip_to(self, offset: int, lines: int) -> None:
         """Follow from `offset` (a line start), numbering lines after the `lines` before it."""

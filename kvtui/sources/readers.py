@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Iterator
 from typing import IO
 
+from kvtui.core.pipeline.inputs import Input, RangedFile
 from kvtui.sources.lines import MAX_LINE_CHARS, clean_lines
 
 
@@ -140,6 +141,23 @@ def line_start_offsets(path: str, parts: int, end: int | None = None) -> list[in
             if cuts[-1] < pos < size:
                 cuts.append(pos)
     return cuts
+
+
+def ranged_file(path: str, size: int | None = None) -> RangedFile:
+    """A plain file (its first `size` bytes, at a line start; None: all of it) as the pipeline's
+    byte-range capability."""
+    return RangedFile(path=path, size=os.path.getsize(path) if size is None else size,
+                      read=iter_byte_range, cuts=line_start_offsets)
+
+
+def log_input(path: str) -> Input:
+    """A log path as a pipeline input: `-` is stdin, a `.gz` is read in order, a plain file also
+    offers byte ranges (so a big one is folded on every core)."""
+    name = "<stdin>" if path == "-" else path
+    ranged = None
+    if path != "-" and not path.endswith(".gz") and os.path.isfile(path):
+        ranged = ranged_file(path)
+    return Input(name=name, blocks=lambda: iter_batches(path), ranged=ranged)
 
 
 def iter_lines(path: str) -> Iterator[str]:

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import IO
 
-from kvtui.sources.base import BulkPlan, Emit, Item, SourceLine, SourceNotice
+from kvtui.sources.base import Emit, History, Item, SourceLine, SourceNotice
 from kvtui.sources.lines import MAX_LINE_CHARS, decode_line
+from kvtui.sources.readers import ranged_file
 
 # `[2025-04-28 05:39:43.123 TP0] ...` or the old time-only `[16:43:29 TP0] ...`.
 _TS_RE = re.compile(rb"^\[((?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)[\] ]")
@@ -246,13 +247,13 @@ class ReplaySource:
             self._cond.notify_all()
         return True
 
-    def bulk_plan(self) -> BulkPlan | None:
+    def history(self) -> History | None:
         """What a consumer may fold in bulk before the replay starts (then `skip_to`): the
         whole file, for an instant, unpaused replay of one plain file; big files only."""
         path = self.paths[0]
         if (len(self.paths) == 1 and self.instant and not self._paused and self._seek is None
                 and not path.endswith(".gz") and path != "-" and os.path.isfile(path)):
-            return BulkPlan(path, os.path.getsize(path), fill_log=True, always=False)
+            return History(ranged_file(path), fill_log=True, always=False)
         return None
 
     def skip_to(self, offset: int, lines: int) -> None:

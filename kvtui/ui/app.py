@@ -27,7 +27,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.widgets import Footer, Static
 
-from kvtui.core.analyzer import Analyzer
+from kvtui.core.pipeline import Session
 from kvtui.sources.base import LineSource, SourceNotice
 from kvtui.ui.ingest import Ingest, LogEntry
 from kvtui.ui.logview import LogView
@@ -128,13 +128,13 @@ class KvApp(App[int]):
         Binding("0", "restart", "Restart", show=False),
     ]
 
-    def __init__(self, source: LineSource, title: str, *, analyzer: Analyzer | None = None,
+    def __init__(self, source: LineSource, title: str, *, session: Session | None = None,
                  log_window: int = 20000, export_dir: str | os.PathLike[str] = ".",
                  tick_hz: float = TICK_HZ, **_ignored: Any) -> None:
         super().__init__()
         self.source = source
         self.source_title = title
-        self.ingest = Ingest(source, analyzer=analyzer, ring=log_window)
+        self.ingest = Ingest(source, session=session, ring=log_window)
         self.log_window = log_window
         self.export_dir = Path(export_dir)
         self.tick_hz = tick_hz
@@ -291,7 +291,7 @@ class KvApp(App[int]):
                                       markup=False)
                 return
         with self.ingest.report_lock:
-            self.ingest.analyzer.model = model
+            self.ingest.session.configure(model=model)
         self.ingest.refresh_report()
 
     # -- log pane status --------------------------------------------------------------------------
@@ -416,10 +416,10 @@ class KvApp(App[int]):
         src = self._replay()
         if src is None:
             return
-        from parsers import parse_line
+        parse = self.ingest.session.parse
 
         def event(line: Any) -> bool:
-            ev = parse_line(line.text)
+            ev = parse(line.text)
             return ev is not None and ev.kind not in ("decode_batch", "prefill_batch")
         self._seek_alert_keys = None
         src.seek(event)
@@ -432,10 +432,10 @@ class KvApp(App[int]):
         self._seek_trigger(src)
 
     def _seek_trigger(self, src: Any) -> None:
-        from parsers import parse_line
+        parse = self.ingest.session.parse
 
         def trigger(line: Any) -> bool:
-            ev = parse_line(line.text)
+            ev = parse(line.text)
             return ev is not None and ev.kind in ALERT_TRIGGER_KINDS
         src.seek(trigger)
 
@@ -456,7 +456,7 @@ class KvApp(App[int]):
         error: str | None = None
         try:
             with self.ingest.report_lock:
-                report = self.ingest.analyzer.report()
+                report = self.ingest.session.report()
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
         with contextlib.suppress(Exception):  # the app may be shutting down
@@ -531,7 +531,7 @@ class KvApp(App[int]):
     def _export(self, fmt: str) -> None:
         try:
             with self.ingest.report_lock:
-                report = self.ingest.analyzer.report()
+                report = self.ingest.session.report()
             stem = Path(str(getattr(self.source, "name", "kvtui"))).name.split(" ")[0] or "log"
             for suffix in (".gz", ".log", ".txt"):
                 stem = stem.removesuffix(suffix)
@@ -566,7 +566,7 @@ def render_export(report: dict[str, Any], fmt: str) -> str:
 def run_app(source: LineSource, title: str, **opts: Any) -> int:
     """Open the TUI on any LineSource and block until the user quits; returns the exit code.
 
-    Options: `analyzer` (a pre-configured Analyzer, e.g. with a model or checkpoint),
+    Options: `session` (a pipeline Session configured with a model or checkpoint),
     `log_window` (lines kept in the log pane), `export_dir`. The header shows the state of the
     latest SourceNotice the source emitted (connecting, live, reconnecting, rotated, error, ...).
     """

@@ -55,12 +55,12 @@ UNIDENTIFIED = {
 
 
 def _run(name: str):
-    from kvtui.core.analyzer import Analyzer
+    from kvtui.core.pipeline import Session
     from kvtui.sources.readers import iter_lines
 
     path = CORPUS / name
-    a = Analyzer()
-    a.feed_many(str(path), iter_lines(str(path)))
+    a = Session()
+    a.feed_lines(str(path), iter_lines(str(path)))
     return a.state.current
 
 

@@ -247,7 +247,7 @@ def test_cli_without_log():
 
 
 def test_cli_json_equals_report_object(tmp_path):
-    from kvtui.core.analyzer import Analyzer
+    from kvtui.core.pipeline import Session
 
     log = tmp_path / "q.log"
     log.write_text(
@@ -260,8 +260,8 @@ def test_cli_json_equals_report_object(tmp_path):
         "available_gpu_mem=5.00 GB\n")
     p = _cli("--from-log", str(log), "--json")
     assert p.returncode == 0, p.stderr
-    a = Analyzer()
-    a.feed_many(str(log), log.read_text().splitlines())
+    a = Session()
+    a.feed_lines(str(log), log.read_text().splitlines())
     expected = json.loads(json.dumps(whatif_for_run(a.state.current), default=str))
     assert json.loads(p.stdout) == expected
     rows = {r["dtype"]: r for r in expected["scenarios"]}

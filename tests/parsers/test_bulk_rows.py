@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers import parse_line
-from parsers.bulk import (
+from parsers.sglang import parse_line
+from parsers.sglang.bulk import (
     GEN,
     HEAD,
     OTHER,

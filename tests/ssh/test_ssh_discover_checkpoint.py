@@ -209,7 +209,7 @@ def test_ssh_check_json_with_checkpoint(ssh_env, ssh_root, tmp_path, capsys):
 def _local_report(path: Path) -> dict:
     from kvtui.commands.check import analyse_files
 
-    return analyse_files([str(path)]).report()
+    return analyse_files([str(path)])[0].report()
 
 
 def _rename_sources(obj, old: str, new: str):
@@ -283,7 +283,7 @@ def test_interactive_launch_hands_follower_and_checkpoint_to_tui(ssh_env, tmp_pa
     rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log)))
     assert rc == 0
     assert seen["title"] == f"gpu:{log}"
-    facts = seen["opts"]["analyzer"].checkpoint
+    facts = seen["opts"]["session"].options.checkpoint
     assert facts is not None and facts.has_k_scale is False
     assert any("no k_scale/v_scale" in n.message for n in seen["notices"])
 
@@ -355,7 +355,7 @@ def test_big_log_check_is_spooled_and_folded_on_all_cores(ssh_env, tmp_path, cap
         spooled_calls.append(result is not None)
         return result
 
-    monkeypatch.setattr("kvtui.parallel.MIN_PARALLEL_BYTES", 1)
+    monkeypatch.setattr("kvtui.core.pipeline.MIN_PARALLEL_BYTES", 1)
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     monkeypatch.setattr(mod, "_read_big_log", spy)
     rc2 = ssh_cmd.run(_args(ssh_env, *argv))
@@ -435,7 +435,7 @@ def test_ssh_check_reconnects_for_the_checkpoint_after_a_drop(ssh_env, ssh_root,
             conn.close()
             return None  # as after a rotation: fall back to the plain read
 
-        monkeypatch.setattr("kvtui.parallel.MIN_PARALLEL_BYTES", 1)
+        monkeypatch.setattr("kvtui.core.pipeline.MIN_PARALLEL_BYTES", 1)
         monkeypatch.setattr("os.cpu_count", lambda: 2)
         monkeypatch.setattr(mod, "_read_big_log", drop_during_spool)
     rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log), "--check", "--json",

@@ -185,7 +185,7 @@ async def test_replay_controls(tmp_path) -> None:
 
 
 def test_timeline_figures_skip_retraction_markers() -> None:
-    from kvtui.core.state import TimelinePoint
+    from kvtui.core.runtime import TimelinePoint
 
     pane = TimelinePane()
     pane.points = [TimelinePoint("2026-03-01 12:00:00", 1, 0.97, 12, 3, 850.0),

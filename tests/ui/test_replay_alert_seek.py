@@ -100,7 +100,8 @@ async def test_pause_during_alert_seek_ends_it(tmp_path: Path) -> None:
         assert src.lines_emitted == emitted and src.paused
 
 
-async def test_a_failing_report_ends_the_alert_seek_not_the_app(tmp_path: Path) -> None:
+async def test_a_failing_report_ends_the_alert_seek_not_the_app(tmp_path: Path,
+                                                              monkeypatch) -> None:
     src = ReplaySource([str(LLAMA)], start_paused=True)
     app = KvApp(src, "alerts", export_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
@@ -109,7 +110,7 @@ async def test_a_failing_report_ends_the_alert_seek_not_the_app(tmp_path: Path) 
         def boom() -> dict[str, Any]:
             raise RuntimeError("rule exploded")
 
-        app.ingest.analyzer.report = boom  # type: ignore[method-assign]
+        monkeypatch.setattr(type(app.ingest.session), "report", lambda self: boom())
         await pilot.press("right_curly_bracket")
         assert await wait_for(pilot, lambda: src.lines_emitted > 0 and src.state == "paused"
                               and app._seek_alert_keys is None)

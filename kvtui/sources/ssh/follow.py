@@ -216,6 +216,13 @@ class RemoteFollower:
 
     # -- LineSource --------------------------------------------------------------------------
 
+    def history(self) -> None:
+        """A remote file streams everything itself (no local bytes to fold in bulk)."""
+        return None
+
+    def skip_to(self, offset: int, lines: int) -> None:
+        raise NotImplementedError("a remote follower offers no history")
+
     def run(self, emit: Emit, stop: threading.Event) -> None:
         attempt = 0
         reason = ""
@@ -355,7 +362,7 @@ class RemoteFollower:
             emit(items)
 
     def _note_model_path(self, text: str) -> None:
-        from parsers import parse_line
+        from parsers.sglang import parse_line
 
         ev = parse_line(text)
         if ev is not None and ev.kind == "server_args":

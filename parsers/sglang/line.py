@@ -15,10 +15,10 @@ from typing import Any
 
 import regex
 
-from parsers.errors import parse_oom
 from parsers.event import Event
 from parsers.prefix import MAX_PREFIX, PREFIX_CACHE, parse_prefix, strip_level_file
-from parsers.runtime import (
+from parsers.sglang.errors import parse_oom
+from parsers.sglang.runtime import (
     decode_split,
     parse_bare_decode,
     parse_decode,
@@ -26,8 +26,8 @@ from parsers.runtime import (
     parse_prefill,
     parse_retraction,
 )
-from parsers.server_args import parse_server_args
-from parsers.startup import (
+from parsers.sglang.server_args import parse_server_args
+from parsers.sglang.startup import (
     parse_capacity,
     parse_capped,
     parse_fp8_scales,

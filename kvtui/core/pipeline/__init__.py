@@ -1,0 +1,162 @@
+"""The only way from log lines to a report: one `Session` per stream, fed by whoever has lines.
+
+Headless commands (`check`, `whatif`, `events`, `ssh --check`) call `analyse(inputs)` once; live
+views (the TUI's replay, tail and ssh) hold a `Session` and feed it as lines arrive. How lines are
+folded is the pipeline's private business, chosen from what the input offers
+(`kvtui.core.pipeline.inputs`): a big plain file is folded on every core (`chunks`), a block of
+lines column-wise, a single line through the line route (`fold`). Every strategy gives the same
+state, which tests hold equal, so the same file gives the same report whichever way it came.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kvtui.core.engine import Engine, all_engines, load
+from kvtui.core.pipeline.chunks import MIN_PARALLEL_BYTES, fold_ranges
+from kvtui.core.pipeline.fold import Fold
+from kvtui.core.pipeline.inputs import Input, RangedFile
+from kvtui.core.state import State
+from parsers import Event
+
+__all__ = ["MIN_PARALLEL_BYTES", "Input", "Options", "RangedFile", "Session", "analyse",
+           "events"]
+
+
+@dataclass(frozen=True)
+class Options:
+    """What shapes an analysis besides the lines themselves."""
+
+    model: Any = None  # a ModelSpec, a preset name, a config path; None: from the log
+    alert_options: Any = None  # kvtui.core.alerts.AlertOptions; None: the defaults
+    checkpoint: Any = None  # facts read from the checkpoint itself (kvtui.core.checkpoint)
+    engine: str | None = None  # an engine name to use instead of detecting it
+    workers: int | None = None  # cores for a big file (None: all, at most 8)
+    min_parallel_bytes: int = MIN_PARALLEL_BYTES
+    columns: bool = True  # the column route (tests turn it off to compare)
+
+    def engines(self) -> Sequence[Engine]:
+        return (load(self.engine),) if self.engine else all_engines()
+
+
+@dataclass(slots=True)
+class Session:
+    """The analysis of one stream: its fold, and the report built from it on demand."""
+
+    options: Options = field(default_factory=Options)
+    fold: Fold = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Start over (a replay restarted): nothing of what was folded is kept."""
+        self.fold = Fold(self.options.engines(), columns=self.options.columns)
+
+    def configure(self, **changes: Any) -> None:
+        """Change an option (a model chosen in the TUI, a checkpoint read later)."""
+        self.options = replace(self.options, **changes)
+
+    # -- feeding ---------------------------------------------------------------------------
+    @property
+    def state(self) -> State:
+        return self.fold.state
+
+    @property
+    def lines(self) -> int:
+        return self.fold.lines
+
+    @property
+    def engine(self) -> Engine | None:
+        return self.fold.engine
+
+    def feed_line(self, source: str, line_no: int, text: str) -> Event | None:
+        return self.fold.feed_line(source, line_no, text)
+
+    def feed_lines(self, source: str, lines: Iterable[str], first_line_no: int = 1) -> int:
+        return self.fold.feed_lines(source, lines, first_line_no)
+
+    def feed_blocks(self, source: str, blocks: Iterable[list[str]],
+                    first_line_no: int = 1) -> int:
+        """`feed_lines` over blocks of lines (what the readers yield)."""
+        n = first_line_no
+        for block in blocks:
+            n = self.fold.feed_lines(source, block, n)
+        return n
+
+    def parse(self, text: str) -> Event | None:
+        """The event of a line as this stream's engine reads it (nothing is folded)."""
+        engine = self.fold.engine
+        if engine is not None:
+            return engine.parse_line(text)
+        for candidate in self.fold.engines:
+            ev = candidate.parse_line(text)
+            if ev is not None:
+                return ev
+        return None
+
+    def fold_file(self, ranged: RangedFile, source: str | None = None,
+                  progress: Callable[[int], None] | None = None) -> None:
+        """Fold the first `ranged.size` bytes of a plain file: on every core when it is big
+        (exact, or it declines), otherwise in blocks."""
+        name = source or ranged.path
+        if self.fold.lines == 0 and self.is_big(ranged.size):
+            workers = self.options.workers or min(os.cpu_count() or 1, 8)
+            cuts = ranged.cuts(ranged.path, workers, ranged.size)
+            if fold_ranges(ranged, name, self.fold, cuts, workers):
+                return
+            self.reset()
+        n = self.fold.lines + 1
+        for block in ranged.read(ranged.path, 0, ranged.size):
+            n = self.fold.feed_lines(name, block, n)
+            if progress is not None:
+                progress(self.fold.lines)
+
+    def is_big(self, size: int) -> bool:
+        """Is a file of `size` bytes worth folding on every core?"""
+        workers = self.options.workers or min(os.cpu_count() or 1, 8)
+        return workers > 1 and size >= self.options.min_parallel_bytes
+
+    # -- what it says ----------------------------------------------------------------------
+    def report(self) -> dict[str, Any]:
+        from kvtui.core.report import build_report
+
+        o = self.options
+        return build_report(self.fold.state, engine=self.fold.engine, model=o.model,
+                            alert_options=o.alert_options, checkpoint=o.checkpoint)
+
+    def calculator(self) -> Any:
+        """The interactive what-if for the current run, or None."""
+        engine = self.fold.engine or self.fold.engines[0]
+        o = self.options
+        return engine.calculator(self.fold.state.current, o.model, o.checkpoint)
+
+
+def analyse(inputs: Sequence[Input], options: Options | None = None) -> list[Session]:
+    """Each input analysed to its end: one session per stream, in the order given."""
+    opts = options or Options()
+    out = []
+    for inp in inputs:
+        session = Session(opts)
+        if inp.ranged is not None:
+            session.fold_file(inp.ranged, inp.name)
+        else:
+            session.feed_blocks(inp.name, inp.blocks())
+        out.append(session)
+    return out
+
+
+def events(inp: Input, options: Options | None = None) -> Iterator[tuple[int, Event]]:
+    """(line number, event) of every recognised line of one stream, as its engine reads it
+    (`kvtui events`); nothing is folded."""
+    fold = Fold((options or Options()).engines())
+    n = 0
+    for block in inp.blocks():
+        for text in block:
+            n += 1
+            ev = fold.parse(text)
+            if ev is not None:
+                yield n, ev

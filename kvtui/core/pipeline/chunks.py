@@ -1,0 +1,149 @@
+"""Folding a big plain file on every core: byte ranges folded apart, their states joined exactly.
+
+Why this is safe: a big log is almost all runtime lines, whose summary joins exactly
+(`Runtime.join`). A chunk's first run can be joined to the previous chunk's last run only when it
+holds nothing but runtime lines; every later run in a chunk must have begun with a server start
+(so the run boundary is the one a sequential read would draw). When either condition fails,
+`can_join` says no and the pipeline reads the file sequentially: the answer never depends on how
+the file was cut. Tests compare joined and sequential states over every sample cut at every line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+from collections import deque
+from typing import Any
+
+from kvtui.core.engine import load
+from kvtui.core.evidence import Evidence
+from kvtui.core.pipeline.fold import Fold
+from kvtui.core.pipeline.inputs import RangedFile
+from kvtui.core.runtime import Runtime, TimelinePoint
+from kvtui.core.state import Run, State
+
+JOINABLE_KINDS = frozenset({"decode_batch", "prefill_batch", "retraction", "oom"})
+# Files smaller than this are read sequentially: forking costs more than it saves.
+MIN_PARALLEL_BYTES = 32 << 20
+
+
+def can_join(earlier: State, later: State) -> bool:
+    """Can `later` (the state of the lines right after `earlier`'s) be joined exactly?"""
+    first = later.runs[0]
+    if not all(run.opener == "start" for run in later.runs[1:]):
+        return False
+    if first.opener != "start":
+        return first.kinds_seen <= JOINABLE_KINDS  # runtime lines continue the last run
+    last = earlier.runs[-1]
+    # A server start: a new run, unless the cut fell inside an argument-resolution block
+    # (then only a sequential read knows which start the lines belong to).
+    return last.progressed or not (last.server_args or last.kv_dtype_lines)
+
+
+def shift_lines(obj: Any, offset: int, _seen: set[int] | None = None) -> None:
+    """Add `offset` to every line number inside a chunk's state (its lines were numbered from 1)."""
+    if offset == 0:
+        return
+    seen = _seen if _seen is not None else set()
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, Evidence):
+        obj.line += offset
+    elif isinstance(obj, Runtime):
+        obj.timeline = deque((p._replace(line=p.line + offset) for p in obj.timeline),
+                             maxlen=obj.timeline.maxlen)
+        for f in dataclasses.fields(obj):
+            if f.name != "timeline":
+                shift_lines(getattr(obj, f.name), offset, seen)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            shift_lines(getattr(obj, f.name), offset, seen)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            shift_lines(v, offset, seen)
+    elif isinstance(obj, (list, tuple, set)) and not isinstance(obj, TimelinePoint):
+        for v in obj:
+            shift_lines(v, offset, seen)
+
+
+def merge_into(earlier: State, later: State, line_offset: int) -> None:
+    """Fold `later` into `earlier` in place; `can_join(earlier, later)` must hold."""
+    if not can_join(earlier, later):
+        raise ValueError("chunk state cannot be joined exactly; read sequentially")
+    shift_lines(later.runs, line_offset)
+    earlier.events += later.events
+    for k, v in later.kinds.items():
+        earlier.kinds[k] = earlier.kinds.get(k, 0) + v
+    for k, v in later.sources.items():
+        earlier.sources[k] = earlier.sources.get(k, 0) + v
+    runs = later.runs
+    last = earlier.runs[-1]
+    if runs[0].opener != "start":
+        _join_run(last, runs[0])
+        runs = runs[1:]
+    elif not last.progressed:
+        earlier.runs.pop()  # an empty implicit run: the sequential read would reuse it
+    for run in runs:
+        run.index = len(earlier.runs)
+        earlier.runs.append(run)
+
+
+def _join_run(a: Run, b: Run) -> None:
+    a.lines_seen += b.lines_seen
+    a.ranks |= b.ranks
+    a.hints |= b.hints
+    a.kinds_seen |= b.kinds_seen
+    for ev, msg in zip(b.ooms, b.oom_messages, strict=True):
+        if msg in a.oom_messages:
+            a.ooms[a.oom_messages.index(msg)].count += ev.count
+        elif len(a.ooms) < 50:
+            a.ooms.append(ev)
+            a.oom_messages.append(msg)
+        else:
+            a.ooms[-1].count += ev.count
+    a.runtime.join(b.runtime)
+
+
+Job = tuple[RangedFile, str, tuple[str, ...], int, int | None]
+
+
+def _fold_range(job: Job) -> tuple[State, int, str | None]:
+    """A worker: one byte range folded from scratch (its lines numbered from 1)."""
+    ranged, source, engine_names, start, end = job
+    fold = Fold([load(name) for name in engine_names])
+    n = 1
+    for block in ranged.read(ranged.path, start, end):
+        n = fold.feed_lines(source, block, n)
+    return fold.state, fold.lines, fold.engine.name if fold.engine else None
+
+
+def fold_ranges(ranged: RangedFile, source: str, fold: Fold, cuts: list[int],
+                workers: int) -> bool:
+    """Fold `ranged` cut at `cuts` (byte offsets at line starts, the first 0) into `fold`,
+    which must be fresh; False (and `fold` untouched) when the chunks cannot be joined."""
+    names = (fold.engine.name,) if fold.engine is not None else tuple(e.name
+                                                                      for e in fold.engines)
+    bounds = list(zip(cuts, [*cuts[1:], ranged.size], strict=True))
+    jobs: list[Job] = [(ranged, source, names, a, b) for a, b in bounds]
+    if workers <= 1 or len(jobs) == 1:
+        results = [_fold_range(j) for j in jobs]
+    else:
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(min(workers, len(jobs))) as pool:
+            results = pool.map(_fold_range, jobs, chunksize=1)
+    detected = {engine for _, _, engine in results if engine is not None}
+    if len(detected) > 1:
+        return False  # chunks disagree on the engine: only a sequential read can tell
+    state, lines, _ = results[0]
+    for later, count, _ in results[1:]:
+        if not can_join(state, later):
+            return False
+        merge_into(state, later, lines)
+        lines += count
+    if detected:
+        engine = load(detected.pop())
+        fold.engine = engine
+        state.hinter = engine.hints
+    fold.state, fold.lines = state, lines
+    return True
