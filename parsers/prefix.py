@@ -1,8 +1,11 @@
-"""Timestamp/rank prefix of an SGLang log line.
+"""The one grammar of line heads: where a line's timestamp and rank tags are, for every reader.
 
 SGLang's own formatter prints `[<asctime>[.ms][ ranks]] message`; pasted logs lose the leading
 `[`, users trim the date, and `SGLANG_LOGGING_CONFIG_PATH` setups print
-`YYYY-MM-DD HH:MM:SS LEVEL PID [ranks file.py:N] message`.
+`YYYY-MM-DD HH:MM:SS LEVEL PID [ranks file.py:N] message`. Timestamps come with a space or a `T`
+between date and time, and with `.ms` or `,ms`. The parsers take (ts, rank) from here, and the
+replay times lines with `line_timestamp` and `ts_seconds` from here, so a log the parsers can
+date is a log the replay can time and seek.
 
 Splitting is two-phase on purpose: `message_start` only uses `str.find`, so the (common)
 unrecognised line costs almost nothing, and `parse_prefix` validates the head only once a
@@ -11,6 +14,8 @@ memoised; the cache is bounded and holds immutable values, so sharing it is harm
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import regex
 
@@ -69,3 +74,33 @@ def strip_level_file(msg: str) -> str:
     """Drop a `LEVEL file.py:N: ` head (seen in 2026 builds) so the message dispatches."""
     m = _LEVEL_FILE.match(msg)
     return msg[m.end() :] if m is not None else msg
+
+
+# A timestamp at the very start of a line, in any head form above (the bracket optional).
+_LEADING_TS = regex.compile(rf"\[?({_TS})(?=[\] ]|$)")
+
+
+def line_timestamp(text: str) -> str | None:
+    """The timestamp a line starts with (its head's), or None."""
+    first = text[:1]
+    if first != "[" and not "0" <= first <= "9":
+        return None
+    m = _LEADING_TS.match(text)
+    return m.group(1) if m is not None else None
+
+
+def ts_seconds(ts: str) -> float | None:
+    """Seconds for a timestamp of this grammar (a time-only stamp: seconds of its day)."""
+    try:
+        if len(ts) >= 19 and ts[4] == "-":
+            base = datetime(int(ts[0:4]), int(ts[5:7]), int(ts[8:10]), int(ts[11:13]),
+                            int(ts[14:16]), int(ts[17:19])).timestamp()
+            frac = ts[19:]
+        else:
+            base = int(ts[0:2]) * 3600 + int(ts[3:5]) * 60 + int(ts[6:8])
+            frac = ts[8:]
+        if frac[:1] in (".", ","):
+            base += float("0." + frac[1:])
+        return float(base)
+    except (ValueError, IndexError):
+        return None

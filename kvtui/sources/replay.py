@@ -25,15 +25,12 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from typing import IO
 
 from kvtui.sources.base import Emit, History, Item, SourceLine, SourceNotice
 from kvtui.sources.lines import MAX_LINE_CHARS, decode_line
 from kvtui.sources.readers import ranged_file
-
-# `[2025-04-28 05:39:43.123 TP0] ...` or the old time-only `[16:43:29 TP0] ...`.
-_TS_RE = re.compile(rb"^\[((?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)[\] ]")
+from parsers.prefix import line_timestamp, ts_seconds
 
 DEFAULT_SPEED = 50.0
 DEFAULT_MAX_GAP = 0.2
@@ -45,20 +42,8 @@ READ_LIMIT = MAX_LINE_CHARS * 4
 
 
 def parse_ts(text: str) -> float | None:
-    """Seconds for a timestamp string from a log prefix (time-only stamps: seconds of the day)."""
-    try:
-        if len(text) >= 19 and text[4] == "-":
-            base = datetime(int(text[0:4]), int(text[5:7]), int(text[8:10]),
-                            int(text[11:13]), int(text[14:16]), int(text[17:19])).timestamp()
-            frac = text[19:]
-        else:
-            base = int(text[0:2]) * 3600 + int(text[3:5]) * 60 + int(text[6:8])
-            frac = text[8:]
-        if frac.startswith("."):
-            base += float("0" + frac)
-        return float(base)
-    except (ValueError, IndexError):
-        return None
+    """Seconds for a timestamp the parsers read (`parsers.prefix`, the one grammar)."""
+    return ts_seconds(text)
 
 
 @dataclass(slots=True)
@@ -94,7 +79,6 @@ class _FileReader:
 
     def lines(self) -> Iterator[_Pending]:
         want_ts = self.want_ts
-        ts_match = _TS_RE.match
         readline = self.stream.readline
         limit = READ_LIMIT
         while True:
@@ -114,18 +98,17 @@ class _FileReader:
             self.offset += size
             if raw.endswith(b"\n"):
                 raw = raw[:-1]
+            text = decode_line(raw)
             ts: str | None = None
             if want_ts:
-                m = ts_match(raw)
-                if m is not None:
-                    ts = m.group(1).decode("ascii")
-                    key = parse_ts(ts)
-                    if key is not None:
-                        self.last_key = key
-                        self.last_ts = ts
+                ts = line_timestamp(text)
+                key = ts_seconds(ts) if ts is not None else None
+                if key is not None:
+                    self.last_key = key
+                    self.last_ts = ts
                 else:
                     ts = self.last_ts
-            yield _Pending(self.last_key, self.index, self.line_no, off, decode_line(raw), ts)
+            yield _Pending(self.last_key, self.index, self.line_no, off, text, ts)
 
     @property
     def position(self) -> int:
