@@ -9,11 +9,20 @@ fact whichever engine printed it, so everything above the parsers is engine-neut
 from __future__ import annotations
 
 from parsers.event import Event, FieldValue
-from parsers.kinds import KIND_FIELDS, KINDS, OPTIONAL_FIELDS, RESERVED_KEYS
+from parsers.kinds import (
+    BATCH_KINDS,
+    KIND_FIELDS,
+    KIND_TRAITS,
+    KINDS,
+    OPTIONAL_FIELDS,
+    RESERVED_KEYS,
+)
 
 __all__ = [
+    "BATCH_KINDS",
     "KINDS",
     "KIND_FIELDS",
+    "KIND_TRAITS",
     "OPTIONAL_FIELDS",
     "RESERVED_KEYS",
     "Event",

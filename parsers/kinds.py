@@ -1,10 +1,15 @@
-"""Event kinds and the field names each one carries: a contract that tools and tests rely on.
+"""Event kinds: the one vocabulary of facts a log line can carry, whichever engine printed it.
 
-Every kind always carries the listed keys (value None when the line's variant does not print it);
-parsers may add more keys, never remove or rename these.
+For each kind: the field names it always carries (`KIND_FIELDS`; value None when the line's
+variant does not print it), the extra names some variants add (`OPTIONAL_FIELDS`), and its
+traits (`KIND_TRAITS`: where it sits in a log, how the fold treats it, how a viewer tones it).
+Every layer reads kinds from here; `tests/test_vocabularies.py` fails when a kind lacks any of
+them, a fold handler, or sample lines.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "server_args": (
@@ -83,3 +88,49 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
 
 # Keys every event's JSON line carries besides its fields; no field may shadow them.
 RESERVED_KEYS: frozenset[str] = frozenset({"source", "line", "kind", "rank", "ts"})
+
+
+@dataclass(frozen=True, slots=True)
+class KindTraits:
+    """What a kind is to the layers above the parsers.
+
+    `phase`: "startup" (configuration, memory, pools), "runtime" (batch lines, the bulk of a log)
+    or "error". `batch`: a decode/prefill line, folded column-wise and only dated by its first
+    line in a run. `joinable`: may continue a run across a chunk cut of a big file (its fold is
+    mergeable). `alerting`: worth showing by itself under the log's "alerts" filter. `tone`: how
+    a viewer colours the line (the UI maps tones to styles).
+    """
+
+    phase: str
+    tone: str
+    batch: bool = False
+    joinable: bool = False
+    alerting: bool = False
+
+
+KIND_TRAITS: dict[str, KindTraits] = {
+    "server_args": KindTraits("startup", "config"),
+    "load_weight_begin": KindTraits("startup", "load"),
+    "load_weight_end": KindTraits("startup", "load"),
+    "kv_dtype": KindTraits("startup", "dtype", alerting=True),
+    "fp8_scales_missing": KindTraits("startup", "danger", alerting=True),
+    "fp8_scales_loaded": KindTraits("startup", "good"),
+    "kv_pool": KindTraits("startup", "memory"),
+    "mamba_pool": KindTraits("startup", "memory"),
+    "swa_split": KindTraits("startup", "memory"),
+    "memory_pool_end": KindTraits("startup", "load"),
+    "cuda_graph_end": KindTraits("startup", "load"),
+    "capacity": KindTraits("startup", "capacity"),
+    "prefill_batch": KindTraits("runtime", "prefill", batch=True, joinable=True),
+    "decode_batch": KindTraits("runtime", "decode", batch=True, joinable=True),
+    "retraction": KindTraits("runtime", "warn", joinable=True, alerting=True),
+    "max_total_tokens_capped": KindTraits("startup", "warn", alerting=True),
+    "mem_unbalanced": KindTraits("startup", "warn", alerting=True),
+    "oom": KindTraits("error", "danger", joinable=True, alerting=True),
+}
+
+TONES: tuple[str, ...] = ("config", "load", "dtype", "danger", "good", "memory", "capacity",
+                          "prefill", "decode", "warn")
+BATCH_KINDS: frozenset[str] = frozenset(k for k, t in KIND_TRAITS.items() if t.batch)
+JOINABLE_KINDS: frozenset[str] = frozenset(k for k, t in KIND_TRAITS.items() if t.joinable)
+ALERTING_KINDS: frozenset[str] = frozenset(k for k, t in KIND_TRAITS.items() if t.alerting)

@@ -10,8 +10,6 @@ import json
 import sys
 from typing import Any
 
-SEVERITY_RANK = {"critical": 3, "warning": 2, "info": 1}
-
 
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="log files (.gz ok; - for stdin)")
@@ -29,11 +27,10 @@ def configure(p: argparse.ArgumentParser) -> None:
 def exit_code(report: dict[str, Any], fail_on: str) -> int:
     if fail_on == "never":
         return 0
-    threshold = SEVERITY_RANK[fail_on]
-    for alert in report.get("alerts") or []:
-        if SEVERITY_RANK.get(alert.get("severity", ""), 0) >= threshold:
-            return 1
-    return 0
+    from kvtui.core import severity
+
+    return int(any(severity.at_least(a.get("severity"), fail_on)
+                   for a in report.get("alerts") or []))
 
 
 def render_and_exit(report: dict[str, Any], *, as_json: bool, fail_on: str) -> int:

@@ -15,12 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvtui.core import dtypes
+from kvtui.core import dtypes, severity
 from kvtui.core.evidence import Evidence
 from kvtui.core.runtime import SATURATION
 from kvtui.core.state import Run, State
-
-SEVERITIES = ("critical", "warning", "info")
 
 
 @dataclass(frozen=True)
@@ -79,10 +77,10 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         "attention scores drift and the model misremembers earlier turns, with no error "
         "anywhere."
     )
-    severity, confidence = "critical", "high"
+    sev, confidence = "critical", "high"
     title = "FP8 KV cache running with scaling factors of 1.0"
     if ck_scales is True:
-        severity = "warning"
+        sev = "warning"
         title = "FP8 KV warning printed, but the checkpoint carries k_scale/v_scale"
         detail += ("\nThe checkpoint itself has per-layer k_scale/v_scale tensors, which SGLang "
                    "loads through the weight loader anyway: the warning only means "
@@ -99,7 +97,7 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     fix = (f"Serve the KV cache in BF16: {bf16_flag_advice(run, ck, ctx.engine)}. Or keep FP8 with "
            "calibrated scales: --quantization-param-path kv_cache_scales.json (or a checkpoint "
            "with k_scale/v_scale tensors, e.g. calibrated with ModelOpt/llm-compressor).")
-    return Alert("kv-fp8-unscaled", severity, title, detail, ev, fix, confidence)
+    return Alert("kv-fp8-unscaled", sev, title, detail, ev, fix, confidence)
 
 
 def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
@@ -375,8 +373,6 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("calibration-mismatch", _rule_calibration),
 )
 
-_SEV = {"critical": 0, "warning": 1, "info": 2}
-
 
 def evaluate(state: State, *, whatif: dict[str, Any] | None = None,
              options: AlertOptions | None = None, checkpoint: Any = None,
@@ -391,5 +387,5 @@ def evaluate(state: State, *, whatif: dict[str, Any] | None = None,
         if alert is not None:
             ctx.fired.add(name)
             out.append(alert)
-    out.sort(key=lambda a: (_SEV[a.severity], a.evidence.line if a.evidence else 0))
+    out.sort(key=lambda a: (severity.rank(a.severity), a.evidence.line if a.evidence else 0))
     return out

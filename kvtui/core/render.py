@@ -9,6 +9,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from kvtui.core import severity
 from kvtui.core.text import inert
 
 # Fixed, so that the text output (and its golden files) do not depend on the terminal.
@@ -21,8 +22,6 @@ def _para(text: str, indent: str, first: str = "") -> list[str]:
                          subsequent_indent=indent + " " * len(first),
                          break_long_words=False, break_on_hyphens=False) or [indent + first]
 
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
-SEVERITY_MARK = {"critical": "CRITICAL", "warning": "WARNING ", "info": "INFO    "}
 
 
 def _fmt_num(v: Any, digits: int = 2) -> str:
@@ -39,7 +38,7 @@ def _fmt_num(v: Any, digits: int = 2) -> str:
 
 def sorted_alerts(report: dict[str, Any]) -> list[dict[str, Any]]:
     alerts = list(report.get("alerts") or [])
-    alerts.sort(key=lambda a: (SEVERITY_ORDER.get(a.get("severity", ""), 9),
+    alerts.sort(key=lambda a: (severity.rank(a.get("severity")),
                                (a.get("evidence") or {}).get("line") or 0))
     return alerts
 
@@ -78,7 +77,7 @@ def render_text(report: dict[str, Any]) -> str:
         w(f"Alerts ({len(alerts)})")
         for a in alerts:
             sev = a.get("severity", "info")
-            w(f"  {SEVERITY_MARK.get(sev, sev)} {a.get('rule')}: {inert(a.get('title') or '')}")
+            w(f"  {severity.MARK.get(sev, sev)} {a.get('rule')}: {inert(a.get('title') or '')}")
             if a.get("detail"):
                 for para in str(a["detail"]).split("\n"):
                     out.extend(_para(inert(para, 1200), "      "))

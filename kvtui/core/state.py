@@ -18,7 +18,7 @@ from typing import Any
 from kvtui.core import dtypes
 from kvtui.core.evidence import Evidence
 from kvtui.core.runtime import Runtime, Witness
-from parsers import Event
+from parsers import BATCH_KINDS, Event
 
 # Format hints of an event (the engine's `hints`), recorded for the first event of each kind.
 Hinter = Callable[[Event, str], Iterable[str]]
@@ -222,14 +222,14 @@ class State:
         kind = ev.kind
         kinds = self.kinds
         kinds[kind] = kinds.get(kind, 0) + 1
-        handler = _HANDLERS.get(kind)
+        handler = HANDLERS.get(kind)
         if handler is None:
             return
         run = self._run_for(ev)
         run.lines_seen += 1
         if ev.rank:
             run.ranks.add(ev.rank)
-        if self.hinter is not None and (kind not in _RUNTIME_KINDS
+        if self.hinter is not None and (kind not in BATCH_KINDS
                                         or kind not in run.kinds_seen):
             run.hints.update(self.hinter(ev, text))
         run.kinds_seen.add(kind)
@@ -260,9 +260,6 @@ class State:
         run = Run(index=len(self.runs))
         self.runs.append(run)
         return run
-
-
-_RUNTIME_KINDS = frozenset({"decode_batch", "prefill_batch"})
 
 
 def _ev(ev: Event, source: str, line_no: int, text: str) -> Evidence:
@@ -387,7 +384,7 @@ def _on_retraction(st: State, run: Run, ev: Event, src: str, n: int, text: str) 
     run.runtime.add_retraction(ev.fields, ev.ts, n, Witness(src, n, ev.rank, ev.ts, text))
 
 
-_HANDLERS = {
+HANDLERS = {
     "server_args": _on_server_args,
     "kv_dtype": _on_kv_dtype,
     "fp8_scales_missing": _on_scales_missing,

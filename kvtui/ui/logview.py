@@ -25,13 +25,11 @@ from textual.strip import Strip
 
 from kvtui.ui.ingest import LogEntry
 from kvtui.ui.text import DISPLAY_MAX, KIND_STYLE, RECOGNIZED_STYLE, clean
+from parsers.kinds import ALERTING_KINDS
 
 WRAP_MAX = 8000  # characters of one line drawn when wrapping (the rest: see line detail)
 GUTTER = 8
 FILTERS = ("all", "recognized", "alerts", "regex")
-# Kinds that the "alerts" filter keeps even before a rule cites them.
-ALERT_KINDS = frozenset({"fp8_scales_missing", "oom", "retraction", "mem_unbalanced",
-                         "max_total_tokens_capped", "kv_dtype"})
 
 
 class LogView(ScrollView, can_focus=True):
@@ -140,7 +138,7 @@ class LogView(ScrollView, can_focus=True):
         if mode == "recognized":
             return e.kind is not None
         if mode == "alerts":
-            return e.kind in ALERT_KINDS or (e.source, e.line_no) in self.evidence
+            return e.kind in ALERTING_KINDS or (e.source, e.line_no) in self.evidence
         if mode == "regex" and self.filter_re is not None:
             return self.filter_re.search(e.text[:DISPLAY_MAX * 4]) is not None
         return True

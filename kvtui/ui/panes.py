@@ -17,8 +17,8 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from kvtui.core import severity
 from kvtui.ui.text import (
-    SEVERITY_ORDER,
     clean,
     fmt_gib,
     fmt_int,
@@ -43,7 +43,7 @@ STATE_LABELS = {
 
 def sorted_alerts(report: dict[str, Any] | None) -> list[dict[str, Any]]:
     alerts = [a for a in (report or {}).get("alerts") or [] if isinstance(a, dict)]
-    return sorted(alerts, key=lambda a: (SEVERITY_ORDER.get(a.get("severity", ""), 9),
+    return sorted(alerts, key=lambda a: (severity.rank(a.get("severity")),
                                          (a.get("evidence") or {}).get("line") or 0))
 
 

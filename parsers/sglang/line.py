@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import regex
-
 from parsers.event import Event
 from parsers.prefix import MAX_PREFIX, PREFIX_CACHE, parse_prefix, strip_level_file
 from parsers.sglang.errors import parse_oom
@@ -40,15 +38,12 @@ from parsers.sglang.startup import (
     parse_swa,
     parse_unbalanced,
 )
+from parsers.text import normalize
 
 # A handler returns (kind, fields), None ("not mine, try the fallback") or False ("certainly
 # nothing", which skips the fallback scan).
 _Result = tuple[str, dict[str, Any]] | None | bool
 _Handler = Callable[[str], _Result]
-
-# CSI (incl. SGR colours) and the two-byte escapes; only run when ESC is present.
-_ANSI = regex.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-
 
 def _kind(kind: str, fields: dict[str, Any] | None) -> _Result:
     return None if fields is None else (kind, fields)
@@ -230,21 +225,10 @@ def _fallback(msg: str) -> _Result:
     return None
 
 
-def _clean(text: str) -> str:
-    """Slow path for lines with control characters: ANSI codes, CR redraws, newlines, tabs."""
-    if "\x1b" in text:
-        text = _ANSI.sub("", text)
-    text = text.rstrip("\r\n")
-    cr = text.rfind("\r")
-    if cr >= 0:
-        text = text[cr + 1 :]  # a progress bar redrawn over the same terminal line
-    return text.lstrip(" \t")
-
-
 def parse_unchecked(text: str) -> Event | None:
     """`parse_line` without the safety net, so tests can see a would-be exception."""
     if "\x1b" in text or "\r" in text or "\t" in text:
-        text = _clean(text)
+        text = normalize(text)
     elif text[:1] == " ":
         text = text.lstrip(" ")
     # A trailing "\n" is left on for the decode fast path (int()/float() ignore it) and only

@@ -21,8 +21,8 @@ from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import RangedFile
 from kvtui.core.runtime import Runtime, TimelinePoint
 from kvtui.core.state import Run, State
+from parsers.kinds import JOINABLE_KINDS
 
-JOINABLE_KINDS = frozenset({"decode_batch", "prefill_batch", "retraction", "oom"})
 # Files smaller than this are read sequentially: forking costs more than it saves.
 MIN_PARALLEL_BYTES = 32 << 20
 
