@@ -11,6 +11,7 @@ what it costs, and what to type.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from kvtui.core import dtypes, severity
 from kvtui.core.evidence import Evidence
 from kvtui.core.runtime import SATURATION
 from kvtui.core.state import Run, State
+from parsers import BATCH_KINDS, Event
 
 
 @dataclass(frozen=True)
@@ -389,3 +391,36 @@ def evaluate(state: State, *, whatif: dict[str, Any] | None = None,
             out.append(alert)
     out.sort(key=lambda a: (severity.rank(a.severity), a.evidence.line if a.evidence else 0))
     return out
+
+
+def alert_watch(run: Run, options: AlertOptions | None = None) -> Callable[[Event], bool]:
+    """A predicate over the events that follow `run`'s lines: may this one change the alerts?
+
+    For "next alert" in a replay, which pauses on such a line and compares the alerts. Every
+    kind that is not a batch line can feed some rule (a fact, an error, a retraction); a batch
+    line matters only when it makes a saturation or queue-growth run reach the length that
+    `pool-saturated` fires at, so the watch folds its own copy of those two runs.
+    """
+    opts = options or AlertOptions()
+    rt = run.runtime
+    saturation = dataclasses.replace(rt.saturation)
+    growth = dataclasses.replace(rt.queue_growth)
+
+    def may_change(ev: Event) -> bool:
+        if ev.kind not in BATCH_KINDS:
+            return True
+        f = ev.fields
+        fired = (saturation.longest >= opts.saturation_batches
+                 or growth.longest >= opts.queue_growth_batches)
+        u = f.get("token_usage")
+        if u is None:
+            u = f.get("full_token_usage")
+        if u is not None:
+            saturation.add(u >= SATURATION)
+        queue = f.get("queue_req")
+        if queue is not None and ev.kind == "decode_batch":
+            growth.add(queue)
+        return not fired and (saturation.longest >= opts.saturation_batches
+                              or growth.longest >= opts.queue_growth_batches)
+
+    return may_change

@@ -44,12 +44,6 @@ from kvtui.ui.whatif import WhatIfPane
 TICK_HZ = 15
 PANES = ("alerts", "facts", "whatif", "log", "timeline")
 TOP_PANES = ("alerts", "facts", "whatif", "timeline")
-# Recognized kinds that can raise or change an alert: "next alert" stops on these and then
-# checks whether the alert list actually changed.
-ALERT_TRIGGER_KINDS = frozenset({
-    "fp8_scales_missing", "fp8_scales_loaded", "kv_dtype", "kv_pool", "capacity", "retraction",
-    "oom", "mem_unbalanced", "max_total_tokens_capped", "server_args", "load_weight_end",
-})
 
 
 class KvCommands(Provider):
@@ -432,11 +426,14 @@ class KvApp(App[int]):
         self._seek_trigger(src)
 
     def _seek_trigger(self, src: Any) -> None:
-        parse = self.ingest.session.parse
+        session = self.ingest.session
+        parse = session.parse
+        with self.ingest.report_lock:
+            may_change = session.alert_watch()
 
         def trigger(line: Any) -> bool:
             ev = parse(line.text)
-            return ev is not None and ev.kind in ALERT_TRIGGER_KINDS
+            return ev is not None and may_change(ev)
         src.seek(trigger)
 
     @staticmethod

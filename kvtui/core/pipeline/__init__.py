@@ -128,6 +128,13 @@ class Session:
         return build_report(self.fold.state, engine=self.fold.engine, model=o.model,
                             alert_options=o.alert_options, checkpoint=o.checkpoint)
 
+    def alert_watch(self) -> Callable[[Event], bool]:
+        """A predicate: may an event that comes next change the alerts? (a replay's "next
+        alert" pauses on such lines)."""
+        from kvtui.core.alerts import alert_watch
+
+        return alert_watch(self.fold.state.current, self.options.alert_options)
+
     def calculator(self) -> Any:
         """The interactive what-if for the current run, or None."""
         engine = self.fold.engine or self.fold.engines[0]
