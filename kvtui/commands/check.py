@@ -14,6 +14,10 @@ from typing import Any
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="log files (.gz ok; - for stdin)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--stream", action="store_true",
+                   help="JSON Lines: the start-up verdict of a big file first (\"partial\": "
+                        "true), then the full report")
+    p.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
     p.add_argument("--fail-on", choices=("critical", "warning", "never"), default="critical",
                    help="exit 1 when an alert at or above this level exists (default critical)")
     p.add_argument("--model", metavar="M",
@@ -46,13 +50,36 @@ def render_and_exit(report: dict[str, Any], *, as_json: bool, fail_on: str) -> i
     return exit_code(report, fail_on)
 
 
-def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = None) -> Any:
-    """Each file analysed as its own stream (one session each, in the order given)."""
-    from kvtui.core.pipeline import Options, analyse
+def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = None,
+                  stream: bool = False, quiet: bool = True) -> Any:
+    """Each file analysed as its own stream (one session each, in the order given).
+
+    `stream`: print each big file's start-up verdict as a JSON line as soon as it is known.
+    `quiet`: no progress line on a terminal.
+    """
+    from kvtui.commands.progress import StderrProgress
+    from kvtui.core.pipeline import Options, Progress, Session, analyse
     from kvtui.sources.readers import log_input
 
-    return analyse([log_input(p) for p in files],
-                   Options(model=model, alert_options=alert_options))
+    with StderrProgress(quiet=quiet) as bar:
+        def preview(session: Session) -> None:
+            report = session.report()
+            if stream:
+                _json_line(report)
+            bar.verdict(report)
+
+        def progress(name: str, p: Progress) -> None:
+            bar.update(name, p.done, p.total)
+
+        return analyse([log_input(p) for p in files],
+                       Options(model=model, alert_options=alert_options),
+                       preview=preview if stream or bar.enabled else None,
+                       progress=progress if bar.enabled else None)
+
+
+def _json_line(report: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(report, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,11 +90,16 @@ def run(args: argparse.Namespace) -> int:
             check_readable(path)
         model = _resolve_model(args.model)
         options = _alert_options(args)
-        sessions = analyse_files(args.files, model=model, alert_options=options)
+        sessions = analyse_files(args.files, model=model, alert_options=options,
+                                 stream=args.stream, quiet=args.quiet)
     except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
-    return render_and_exit(sessions[-1].report(), as_json=args.json, fail_on=args.fail_on)
+    report = sessions[-1].report()
+    if args.stream:
+        _json_line(report)
+        return exit_code(report, args.fail_on)
+    return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
 
 
 def _resolve_model(name: str | None) -> Any:

@@ -56,6 +56,9 @@ class Engine(Protocol):
     label: str  # "SGLang": how texts name it
     flags: Flags
     columns: ColumnGrammar | None
+    # Byte strings found in the lines that begin a server start (a fast scan finds them in a
+    # big file without parsing it).
+    start_markers: tuple[bytes, ...]
 
     def parse_line(self, text: str) -> Event | None:
         """One line of this engine's log as an event of the shared vocabulary, or None."""

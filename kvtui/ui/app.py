@@ -233,6 +233,7 @@ class KvApp(App[int]):
             self._apply_report(d.report, d.timeline)
             self.whatif_pane.show(d.calc)
         header.lines = d.lines
+        header.load = d.load
         progress = getattr(self.source, "progress", None)
         header.progress = progress if isinstance(progress, float) else None
         header.redraw()

@@ -16,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvtui.core.pipeline import Session
+from kvtui.core.pipeline import Progress, Session
 from kvtui.sources.base import LineSource, SourceLine, SourceNotice
 
 REPORT_INTERVAL = 0.25  # seconds between report snapshots while lines keep coming
@@ -48,6 +48,7 @@ class Drained:
     calc: Any = None  # kvtui.core.capacity.Calculator for the current run, or None
     lines: int = 0
     restarted: bool = False
+    load: Any = None  # kvtui.core.pipeline.Progress of the bulk fold while it runs, else None
 
 
 def _tail_lines(path: str, size: int, count: int) -> list[str]:
@@ -79,6 +80,7 @@ class Ingest:
                  ring: int = 20000, report_interval: float = REPORT_INTERVAL) -> None:
         self.source = source
         self.bulk_lines = 0  # lines folded in bulk before the source streamed (0: none)
+        self.load: Progress | None = None  # how far the bulk fold is, while it runs
         self.session = session or Session()
         self.stop = threading.Event()
         self.done = threading.Event()
@@ -144,9 +146,19 @@ class Ingest:
         name = self.source.name
         with self._lock:
             self._notices.append(SourceNotice(name, "loading", "reading what is logged so far"))
+        def preview(early: Session) -> None:
+            """The start-up verdict, on screen before the runtime lines are folded."""
+            report = early.report()
+            calc = early.calculator()
+            with self._lock:
+                self._report, self._timeline, self._calc = report, [], calc
+
+        def progress(p: Progress) -> None:
+            self.load = p
+
         try:
             with self.report_lock:
-                s.fold_file(history.file, name)
+                s.fold_file(history.file, name, preview=preview, progress=progress)
         except (OSError, ValueError):
             with self.report_lock:
                 s.reset()
@@ -162,6 +174,7 @@ class Ingest:
                 entries.append(LogEntry(first + i, name, text,
                                         ev.kind if ev is not None else None))
         self.lines = self.bulk_lines = s.lines
+        self.load = None
         with self._lock:
             self._ring.extend(entries)
             self._ring_added += s.lines  # the rest went past without being kept
@@ -261,6 +274,7 @@ class Ingest:
                 out.calc, self._calc = self._calc, None
             out.restarted, self._restarted = self._restarted, False
         out.lines = self.lines
+        out.load = self.load
         return out
 
     @property

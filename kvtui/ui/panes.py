@@ -72,6 +72,7 @@ class HeaderBar(Static):
         self.state = "connecting"
         self.state_message = ""
         self.progress: float | None = None
+        self.load: Any = None  # kvtui.core.pipeline.Progress while a big file is folded
         self.report: dict[str, Any] | None = None
         self.lines = 0
 
@@ -111,6 +112,10 @@ class HeaderBar(Static):
         label, style = STATE_LABELS.get(self.state, (self.state, "bold"))
         if self.state == "replaying" and self.progress is not None:
             label = f"replaying {self.progress * 100:.0f}%"
+        elif self.state == "loading" and self.load is not None:
+            eta = self.load.eta
+            label = (f"loading {self.load.fraction * 100:.0f}%"
+                     + (f", {eta:.0f} s left" if eta is not None else ""))
         t.append(f"[{label}]", style=style)
         if self.state in ("error", "reconnecting", "rotated", "truncated") and self.state_message:
             t.append(" " + clean(self.state_message, 60), style=style)

@@ -11,19 +11,23 @@ state, which tests hold equal, so the same file gives the same report whichever 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvtui.core.engine import Engine, all_engines, load
-from kvtui.core.pipeline.chunks import MIN_PARALLEL_BYTES, fold_ranges
+from kvtui.core.pipeline.chunks import MIN_PARALLEL_BYTES, block_bytes, fold_ranges
 from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import Input, RangedFile
+from kvtui.core.pipeline.startup import fold_startups
 from kvtui.core.state import State
 from parsers import Event
 
-__all__ = ["MIN_PARALLEL_BYTES", "Input", "Options", "RangedFile", "Session", "analyse",
-           "events"]
+__all__ = ["MIN_PARALLEL_BYTES", "Input", "Options", "Progress", "RangedFile", "Session",
+           "analyse", "events"]
+
+PREVIEW_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -36,18 +40,44 @@ class Options:
     engine: str | None = None  # an engine name to use instead of detecting it
     workers: int | None = None  # cores for a big file (None: all, at most 8)
     min_parallel_bytes: int = MIN_PARALLEL_BYTES
+    # Files from this size get a start-up preview before the full fold (when one is asked for).
+    preview_bytes: int = PREVIEW_BYTES
     columns: bool = True  # the column route (tests turn it off to compare)
 
     def engines(self) -> Sequence[Engine]:
         return (load(self.engine),) if self.engine else all_engines()
 
 
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far a fold of a file is: bytes folded of the total, seconds since it began."""
+
+    done: int
+    total: int
+    elapsed: float
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.done / self.total) if self.total else 1.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the rate so far (None until there is a rate)."""
+        if not self.done or not self.elapsed:
+            return None
+        return max(0.0, (self.total - self.done) * self.elapsed / self.done)
+
+
 @dataclass(slots=True)
 class Session:
-    """The analysis of one stream: its fold, and the report built from it on demand."""
+    """The analysis of one stream: its fold, and the report built from it on demand.
+
+    `partial`: a start-up preview (only the start-up regions were folded).
+    """
 
     options: Options = field(default_factory=Options)
     fold: Fold = field(init=False)
+    partial: bool = False
 
     def __post_init__(self) -> None:
         self.reset()
@@ -98,22 +128,43 @@ class Session:
                 return ev
         return None
 
-    def fold_file(self, ranged: RangedFile, source: str | None = None,
-                  progress: Callable[[int], None] | None = None) -> None:
+    def fold_file(self, ranged: RangedFile, source: str | None = None, *,
+                  preview: Callable[[Session], None] | None = None,
+                  progress: Callable[[Progress], None] | None = None) -> None:
         """Fold the first `ranged.size` bytes of a plain file: on every core when it is big
-        (exact, or it declines), otherwise in blocks."""
+        (exact, or it declines), otherwise in blocks.
+
+        `preview(session)`: on a big file, first a session of the start-up regions alone
+        (`partial`), so the verdict is known before the runtime lines are folded.
+        `progress(p)`: called as the fold proceeds.
+        """
         name = source or ranged.path
+        started = time.monotonic()
+
+        def tell(done: int) -> None:
+            if progress is not None:
+                progress(Progress(done, ranged.size, time.monotonic() - started))
+
+        if preview is not None and self.fold.lines == 0 and \
+                ranged.size >= self.options.preview_bytes:
+            early = Session(self.options)
+            fold_startups(ranged, name, early.fold)
+            early.partial = True
+            preview(early)
         if self.fold.lines == 0 and self.is_big(ranged.size):
             workers = self.options.workers or min(os.cpu_count() or 1, 8)
             cuts = ranged.cuts(ranged.path, workers, ranged.size)
-            if fold_ranges(ranged, name, self.fold, cuts, workers):
+            if fold_ranges(ranged, name, self.fold, cuts, workers, tell):
+                tell(ranged.size)
                 return
             self.reset()
         n = self.fold.lines + 1
+        done = 0
         for block in ranged.read(ranged.path, 0, ranged.size):
             n = self.fold.feed_lines(name, block, n)
             if progress is not None:
-                progress(self.fold.lines)
+                done += block_bytes(block)
+                tell(done)
 
     def is_big(self, size: int) -> bool:
         """Is a file of `size` bytes worth folding on every core?"""
@@ -125,8 +176,11 @@ class Session:
         from kvtui.core.report import build_report
 
         o = self.options
-        return build_report(self.fold.state, engine=self.fold.engine, model=o.model,
-                            alert_options=o.alert_options, checkpoint=o.checkpoint)
+        report = build_report(self.fold.state, engine=self.fold.engine, model=o.model,
+                              alert_options=o.alert_options, checkpoint=o.checkpoint)
+        if self.partial:
+            report["partial"] = True  # start-up lines only: the runtime is not folded yet
+        return report
 
     def alert_watch(self) -> Callable[[Event], bool]:
         """A predicate: may an event that comes next change the alerts? (a replay's "next
@@ -142,14 +196,22 @@ class Session:
         return engine.calculator(self.fold.state.current, o.model, o.checkpoint)
 
 
-def analyse(inputs: Sequence[Input], options: Options | None = None) -> list[Session]:
-    """Each input analysed to its end: one session per stream, in the order given."""
+def analyse(inputs: Sequence[Input], options: Options | None = None, *,
+            preview: Callable[[Session], None] | None = None,
+            progress: Callable[[str, Progress], None] | None = None) -> list[Session]:
+    """Each input analysed to its end: one session per stream, in the order given.
+
+    `preview` and `progress` as in `Session.fold_file` (progress also names the input)."""
     opts = options or Options()
     out = []
     for inp in inputs:
         session = Session(opts)
         if inp.ranged is not None:
-            session.fold_file(inp.ranged, inp.name)
+            tell = None
+            if progress is not None:
+                def tell(p: Progress, name: str = inp.name) -> None:
+                    progress(name, p)
+            session.fold_file(inp.ranged, inp.name, preview=preview, progress=tell)
         else:
             session.feed_blocks(inp.name, inp.blocks())
         out.append(session)

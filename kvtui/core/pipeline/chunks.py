@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from kvtui.core.engine import load
@@ -106,6 +107,13 @@ def _join_run(a: Run, b: Run) -> None:
 
 
 Job = tuple[RangedFile, str, tuple[str, ...], int, int | None]
+# Bytes folded so far by the workers of this process's fold (shared memory, set per fold).
+_done: Any = None
+
+
+def block_bytes(block: list[str]) -> int:
+    """The size of a block of lines as read (each with its newline), for progress."""
+    return sum(map(len, block)) + len(block)
 
 
 def _fold_range(job: Job) -> tuple[State, int, str | None]:
@@ -115,13 +123,22 @@ def _fold_range(job: Job) -> tuple[State, int, str | None]:
     n = 1
     for block in ranged.read(ranged.path, start, end):
         n = fold.feed_lines(source, block, n)
+        if _done is not None:
+            with _done.get_lock():
+                _done.value += block_bytes(block)
     return fold.state, fold.lines, fold.engine.name if fold.engine else None
 
 
-def fold_ranges(ranged: RangedFile, source: str, fold: Fold, cuts: list[int],
-                workers: int) -> bool:
+def _share(counter: Any) -> None:
+    global _done
+    _done = counter
+
+
+def fold_ranges(ranged: RangedFile, source: str, fold: Fold, cuts: list[int], workers: int,
+                progress: Callable[[int], None] | None = None) -> bool:
     """Fold `ranged` cut at `cuts` (byte offsets at line starts, the first 0) into `fold`,
-    which must be fresh; False (and `fold` untouched) when the chunks cannot be joined."""
+    which must be fresh; False (and `fold` untouched) when the chunks cannot be joined.
+    `progress(bytes_done)` is called a few times a second while the workers run."""
     names = (fold.engine.name,) if fold.engine is not None else tuple(e.name
                                                                       for e in fold.engines)
     bounds = list(zip(cuts, [*cuts[1:], ranged.size], strict=True))
@@ -130,8 +147,15 @@ def fold_ranges(ranged: RangedFile, source: str, fold: Fold, cuts: list[int],
         results = [_fold_range(j) for j in jobs]
     else:
         ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(min(workers, len(jobs))) as pool:
-            results = pool.map(_fold_range, jobs, chunksize=1)
+        counter = ctx.Value("q", 0)
+        with ctx.Pool(min(workers, len(jobs)), initializer=_share,
+                      initargs=(counter,)) as pool:
+            pending = pool.map_async(_fold_range, jobs, chunksize=1)
+            while not pending.ready():
+                pending.wait(0.1)
+                if progress is not None:
+                    progress(counter.value)
+            results = pending.get()
     detected = {engine for _, _, engine in results if engine is not None}
     if len(detected) > 1:
         return False  # chunks disagree on the engine: only a sequential read can tell

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 RangeReader = Callable[[str, int, int | None], Iterator[list[str]]]
 # (path, parts, end) -> byte offsets at line starts cutting [0, end) into similar parts
 Cutter = Callable[[str, int, int | None], list[int]]
-# (path, end) -> byte offsets of the lines that may begin a server start, in order
-StartScanner = Callable[[str, int], list[int]]
+# (path, markers, end) -> byte offsets of the lines (in [0, end)) holding any marker, in order
+Scanner = Callable[[str, tuple[bytes, ...], int], list[int]]
+# (path, start, end) -> the number of lines that start in [start, end) (both line starts)
+LineCounter = Callable[[str, int, int], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,8 @@ class RangedFile:
     size: int
     read: RangeReader
     cuts: Cutter
+    scan: Scanner
+    count_lines: LineCounter
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,9 @@ class SGLang:
     label = "SGLang"
     flags = FLAGS
     columns = _Columns()
+    # The args dump, and the model-specific KV dtype overrides logged just before it
+    # (parsers/sglang/startup.py `_KV_SETTING`, `_KV_MUSE`).
+    start_markers = (b"server_args=", b"Setting KV cache dtype to ", b" KV cache by default for ")
 
     def parse_line(self, text: str) -> Event | None:
         return grammar.parse_line(text)
