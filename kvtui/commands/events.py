@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 
@@ -22,15 +21,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
     out = sys.stdout
-    dumps = json.dumps
     for path in args.files:
-        inp = log_input(path)
         try:
-            for n, ev in events(inp):
-                obj = {"source": inp.name, "line": n}
-                obj.update(ev.to_dict())
-                out.write(dumps(obj, ensure_ascii=False))
-                out.write("\n")
+            for text in events(log_input(path)):
+                out.write(text)
         except LogOpenError as exc:
             print(f"kvtui: {exc}", file=sys.stderr)
             return 2

@@ -18,6 +18,7 @@ from typing import Any
 
 from kvtui.core.engine import Engine, all_engines, load
 from kvtui.core.pipeline.chunks import MIN_PARALLEL_BYTES, block_bytes, fold_ranges
+from kvtui.core.pipeline.events import events_jsonl
 from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import Input, RangedFile
 from kvtui.core.pipeline.startup import fold_startups
@@ -218,14 +219,10 @@ def analyse(inputs: Sequence[Input], options: Options | None = None, *,
     return out
 
 
-def events(inp: Input, options: Options | None = None) -> Iterator[tuple[int, Event]]:
-    """(line number, event) of every recognised line of one stream, as its engine reads it
-    (`kvtui events`); nothing is folded."""
-    fold = Fold((options or Options()).engines())
-    n = 0
-    for block in inp.blocks():
-        for text in block:
-            n += 1
-            ev = fold.parse(text)
-            if ev is not None:
-                yield n, ev
+def events(inp: Input, options: Options | None = None) -> Iterator[str]:
+    """Every recognised line of one stream as JSON Lines text (in blocks, in line order), each
+    line read by the stream's engine (`kvtui events`); nothing is folded."""
+    opts = options or Options()
+    names = tuple(e.name for e in opts.engines())
+    workers = opts.workers or min(os.cpu_count() or 1, 8)
+    return events_jsonl(inp, names, workers, opts.min_parallel_bytes)
