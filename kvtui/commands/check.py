@@ -14,7 +14,8 @@ SEVERITY_RANK = {"critical": 3, "warning": 2, "info": 1}
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", metavar="FILE", help="log files (.gz ok; - for stdin)")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="log files (.gz ok; - for stdin); may be left out with --checkpoint")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--fail-on", choices=("critical", "warning", "never"), default="critical",
                    help="exit 1 when an alert at or above this level exists (default critical)")
@@ -22,6 +23,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="model preset, config.json or model directory for the calculator")
     p.add_argument("--min-context-concurrency", type=float, default=2.0, metavar="X",
                    help="warn when fewer than X full-context requests fit (default 2)")
+    p.add_argument("--checkpoint", metavar="DIR",
+                   help="read the served checkpoint's KV scales (a model directory, a Hugging "
+                        "Face cache folder models--org--name, or org/name in the local cache): "
+                        "their values refine the FP8 alerts")
     p.add_argument("--target-concurrency", type=float, default=None, metavar="X",
                    help="warn when BF16 would fit fewer than X full-context requests")
 
@@ -69,12 +74,18 @@ def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = N
 def run(args: argparse.Namespace) -> int:
     from kvtui.sources.readers import LogOpenError, check_readable
 
+    checkpoint_arg = getattr(args, "checkpoint", None)
+    if not args.files and not checkpoint_arg:
+        print("kvtui: give a log FILE, or --checkpoint DIR, or both", file=sys.stderr)
+        return 2
     try:
         for path in args.files:
             check_readable(path)
         model = _resolve_model(args.model)
         options = _alert_options(args)
+        checkpoint = _inspect_checkpoint(checkpoint_arg) if checkpoint_arg else None
         analyzer = analyse_files(args.files, model=model, alert_options=options)
+        analyzer.checkpoint = checkpoint
     except LogOpenError as exc:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
@@ -82,6 +93,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
     return render_and_exit(analyzer.report(), as_json=args.json, fail_on=args.fail_on)
+
+
+def _inspect_checkpoint(arg: str) -> Any:
+    """--checkpoint: the same reader `kvtui ssh` uses over SFTP, on a local directory.
+    A directory that is not there is a one-line error (ValueError, exit 2)."""
+    from kvtui.sources.checkpoint_files import inspect_local_checkpoint
+
+    return inspect_local_checkpoint(arg)
 
 
 def _resolve_model(name: str | None) -> Any:

@@ -70,6 +70,18 @@ def bf16_flag_advice(run: Run, checkpoint: Any = None) -> str:
     return f"{flag}; {advice.rstrip('.')}" if flag else advice.rstrip(".")
 
 
+def _scale_verdict(checkpoint: Any, engine: str = "sglang") -> Any:
+    """The checkpoint's KV-scale verdict (kvtui.core.checkpoint.KVScaleVerdict) for the engine,
+    or None when its tensors were not read (or a stand-in object has no such method). An
+    "incomplete" verdict is returned too; the rules treat it as a hint, not as proof."""
+    get = getattr(checkpoint, "kv_scale_verdict", None) if checkpoint is not None else None
+    return get(engine) if callable(get) else None
+
+
+def _read_scales_text(verdict: Any) -> str:
+    return f"\nThe checkpoint was read ({verdict.engine} rules): {verdict.summary()}."
+
+
 # ------------------------------------------------------------------------------------------
 def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     ev = run.scales_missing
@@ -88,7 +100,22 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     )
     severity, confidence = "critical", "high"
     title = "FP8 KV cache running with scaling factors of 1.0"
-    if ck_scales is True:
+    verdict = _scale_verdict(ck)
+    if verdict is not None and verdict.verdict != "incomplete":
+        if verdict.usable:
+            severity, confidence = "warning", verdict.confidence
+            title = ("FP8 KV warning printed, but the checkpoint's calibrated k_scale/v_scale "
+                     "are loaded")
+            detail += ("\nSGLang prints this warning whenever --quantization-param-path is "
+                       "absent; the scales come from the checkpoint's weights instead.")
+        elif verdict.verdict != "absent":
+            title = f"FP8 KV cache running with scaling factors of 1.0 (checkpoint scales " \
+                    f"{verdict.verdict})"
+        detail += _read_scales_text(verdict)
+    elif ck_scales is True:
+        if verdict is not None:
+            confidence = "medium"
+            detail += _read_scales_text(verdict)
         severity = "warning"
         title = "FP8 KV warning printed, but the checkpoint carries k_scale/v_scale"
         detail += ("\nThe checkpoint itself has per-layer k_scale/v_scale tensors, which SGLang "
@@ -130,9 +157,17 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         "(0.5.13+ prints nothing but the pool's dtype), and the scales default to 1.0 unless "
         "the checkpoint carries k_scale/v_scale. Long-context accuracy can degrade silently."
     )
+    severity = "critical"
+    verdict = _scale_verdict(ck)
+    if verdict is not None:
+        detail += _read_scales_text(verdict)
+        if verdict.usable:
+            severity = "warning"  # FP8 as the exporter calibrated it; still an unasked switch
+        elif verdict.verdict == "incomplete":
+            confidence = "medium"
     fix = (f"Pin the KV dtype explicitly: {bf16_flag_advice(run, ck)}; or, if FP8 is intended, "
            "say so with --kv-cache-dtype fp8_e4m3 and supply calibrated scales.")
-    return Alert("kv-auto-fp8", "critical", f"KV cache silently switched to FP8 ({ctx.effective})",
+    return Alert("kv-auto-fp8", severity, f"KV cache silently switched to FP8 ({ctx.effective})",
                  detail, ctx.effective_evidence, fix, confidence)
 
 
@@ -170,10 +205,22 @@ def _rule_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     detail = (f"The KV cache is {ctx.effective} and the log says nothing about scaling "
               "factors (no 'no scaling factors' warning, no 'Loaded KV cache scaling factors' "
               "line). If the checkpoint has no k_scale/v_scale, scales default to 1.0.")
-    fix = ("Check the checkpoint for k_scale/v_scale tensors (kvtui ssh inspects it), or supply "
-           "--quantization-param-path; or serve BF16: " + bf16_flag_advice(run, ctx.checkpoint))
-    return Alert("kv-fp8", "warning", f"FP8 KV cache in effect ({ctx.effective})", detail,
-                 ctx.effective_evidence, fix, "medium")
+    fix = ("Check the checkpoint for k_scale/v_scale tensors (kvtui ssh inspects it, or kvtui "
+           "check --checkpoint DIR), or supply --quantization-param-path; or serve BF16: "
+           + bf16_flag_advice(run, ctx.checkpoint))
+    severity, confidence = "warning", "medium"
+    title = f"FP8 KV cache in effect ({ctx.effective})"
+    verdict = _scale_verdict(ctx.checkpoint)
+    if verdict is not None:
+        detail += _read_scales_text(verdict)
+        if verdict.usable:
+            severity, confidence = "info", verdict.confidence
+            title = f"FP8 KV cache in effect ({ctx.effective}) with the checkpoint's scales"
+        elif verdict.verdict != "incomplete":
+            severity, confidence = "critical", verdict.confidence
+            title = (f"FP8 KV cache in effect ({ctx.effective}) without usable scales "
+                     f"(checkpoint scales {verdict.verdict})")
+    return Alert("kv-fp8", severity, title, detail, ctx.effective_evidence, fix, confidence)
 
 
 def _rule_context_exceeds_pool(st: State, run: Run, ctx: _Ctx) -> Alert | None:
