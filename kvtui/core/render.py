@@ -205,8 +205,8 @@ def _render_checkpoint(ck: dict[str, Any]) -> list[str]:
             out.extend(_para(inert(f"{f.get('code')}: {f.get('message')}", 600), "    "))
     if kv:
         out.append(f"  read {_fmt_num(kv.get('bytes_read'))} bytes from "
-                   f"{_fmt_num(kv.get('files_opened'))} files in {kv.get('seconds', 0):.2f} s "
-                   f"({_fmt_num(kv.get('files_listed'))} safetensors files; weights not read)")
+                   f"{_fmt_num(kv.get('files_opened'))} files ({_fmt_num(kv.get('files_listed'))}"
+                   " safetensors files; weights not read)")
     for note in (ck.get("notes") or [])[:6]:
         out.extend(_para(inert(str(note), 400), "  ", "note: "))
     return out

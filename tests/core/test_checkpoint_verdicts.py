@@ -80,6 +80,8 @@ def test_calibrated_scales_are_read_per_layer(tmp_path, dtype):
     assert {t.dtype for t in kv.tensors} == {dtype}
     assert kv.attention_layers == {"model.layers": [0, 1, 2, 3]}
     assert facts.to_dict()["kv_scale_verdict"] == "calibrated"
+    again = inspect_local_checkpoint(str(d))
+    assert json.dumps(again.to_dict()) == json.dumps(facts.to_dict())  # deterministic
     assert "calibrated" in facts.summary() and "4/4 attention layers" in facts.summary()
 
 

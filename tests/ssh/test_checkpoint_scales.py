@@ -30,7 +30,6 @@ def _comparable(facts) -> dict:
     d = facts.to_dict()
     for key in ("source", "model_path", "sglang_version"):
         d.pop(key)
-    d["kv_scales"].pop("seconds")
     return d
 
 

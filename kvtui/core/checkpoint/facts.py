@@ -1,7 +1,8 @@
 """The checkpoint's facts as plain typed dataclasses: what alerts, report and UI read.
 
 Kept free of reading logic so the lead's typed report can hold them as they are. `to_dict` gives
-JSON-safe values (non-finite floats become the strings "nan", "inf", "-inf").
+JSON-safe values (non-finite floats become the strings "nan", "inf", "-inf") and leaves out the
+time the reading took, so the same checkpoint always gives the same report.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ class KVScaleFacts:
     unread_files: list[str] = field(default_factory=list)  # not read: limit reached or error
     bytes_read: int = 0  # everything read: JSON files, headers, scale data
     files_opened: int = 0
-    seconds: float = 0.0
+    seconds: float = 0.0  # not in to_dict(): the report stays deterministic
     stopped: str | None = None  # why reading stopped early (time or size limit)
     verdicts: dict[str, KVScaleVerdict] = field(default_factory=dict)  # by engine
 
@@ -122,6 +123,9 @@ class CheckpointFacts:
 
     def to_dict(self) -> dict[str, Any]:
         d = _json_safe(asdict(self))
+        if d.get("kv_scales"):
+            # the same checkpoint gives the same report: the time taken is for the limit only
+            d["kv_scales"].pop("seconds", None)
         d["summary"] = self.summary()
         verdict = self.kv_scale_verdict()
         d["kv_scale_verdict"] = verdict.verdict if verdict is not None else None

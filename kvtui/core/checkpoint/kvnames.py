@@ -36,6 +36,7 @@ _KIND_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?:^|\.)(k|v|key|value)_scales$"), ""),
     (re.compile(r"(?:^|\.)(key|value)_scale$"), ""),
 )
+_LEAF = re.compile(r"(?:.*_)?(?:k|v|kv|key|value)(?:_cache)?_scales?|output_scale|scale")
 _LAYER = re.compile(r"^(.*?(?:^|\.)(?:layers|h|layer|blocks))\.(\d+)\.")
 # A tensor of an attention block (K/V projections or a fused QKV): the layers that have a KV
 # cache and so should carry scales. Linear-attention / Mamba blocks (`linear_attn.`,
@@ -60,6 +61,10 @@ def layer_of(name: str) -> tuple[str, int] | None:
 
 def scale_name(name: str) -> ScaleName | None:
     """The name as a KV-cache scale candidate, or None when it is not one."""
+    # a cheap look at the last component first: an index holds ~100k names, most of them
+    # weights and weight scales (weight_scale, weight_scale_inv, input_scale)
+    if not _LEAF.fullmatch(name[name.rfind(".") + 1:]):
+        return None
     for pattern, kind in _KIND_PATTERNS:
         m = pattern.search(name)
         if m:
