@@ -98,6 +98,10 @@ def test_one_value_everywhere_is_uniform(tmp_path):
                          config(4, FP8))
     _, v = verdict(d)
     assert v.verdict == "uniform" and v.usable
+    d = write_checkpoint(tmp_path / "kv", llama_tensors(4, k=[0.5] * 4, v=[0.25] * 4),
+                         config(4, FP8))
+    _, v = verdict(d)
+    assert v.verdict == "uniform" and "0.25, 0.5" in v.findings[0].message
 
 
 @pytest.mark.parametrize("bad", [0.0, -0.5, math.nan, math.inf])
@@ -193,6 +197,7 @@ def test_per_head_vectors(tmp_path):
     for engine in ("sglang", "vllm"):
         v = facts.kv_scale_verdict(engine)
         assert v.verdict == "unloadable" and "per-head vectors" in v.findings[0].message
+        assert v.scaled_layers == 0 and v.loaded_tensors == 0
 
 
 def test_unverified_model_class_lowers_confidence(tmp_path):

@@ -78,22 +78,22 @@ def judge(engine: str, kv: KVScaleFacts, decl: QuantDecl, *, architecture: str |
         out.findings.append(Finding(
             "unloadable", f"{len(ignored)} of {len(kv.tensors)} KV-scale tensors are not "
             f"loaded: {reason}; those layers run with scale 1.0", _names(ignored)))
-    out.loaded_tensors = len(loaded)
-    _value_findings(out, engine, decl, loaded)
-    _coverage_findings(out, engine, kv, loaded, num_hidden_layers)
-    _finish(out, kv)
-    return out
-
-
-def _value_findings(out: KVScaleVerdict, engine: str, decl: QuantDecl,
-                    loaded: list[ScaleTensor]) -> None:
-    read = [t for t in loaded if t.values is not None]
-    vectors = [t for t in read if len(t.values or ()) > 1]
+    vectors = [t for t in loaded if len(t.values or ()) > 1]
     if vectors and not kvnames.accepts_vector(engine, decl):
         out.findings.append(Finding(
             "unloadable", f"{len(vectors)} scale tensors are per-head vectors (shape "
             f"{list(vectors[0].shape or ())}); {engine} loads only a scalar per layer and fails "
             "at weight loading", _names(vectors)))
+        loaded = [t for t in loaded if t not in vectors]
+    out.loaded_tensors = len(loaded)
+    _value_findings(out, loaded)
+    _coverage_findings(out, engine, kv, loaded, num_hidden_layers)
+    _finish(out, kv)
+    return out
+
+
+def _value_findings(out: KVScaleVerdict, loaded: list[ScaleTensor]) -> None:
+    read = [t for t in loaded if t.values is not None]
     broken = [t for t in read if any(_bad(v) for v in t.values or ())]
     if broken:
         sample = ", ".join(f"{t.name}={_show(t.values)}" for t in broken[:3])
@@ -114,10 +114,13 @@ def _value_findings(out: KVScaleVerdict, engine: str, decl: QuantDecl,
         out.findings.append(Finding(
             "trivial", f"all {len(good)} loaded scale tensors are exactly 1.0: as good as no "
             "scales (the values an uncalibrated export writes)", _names(good)))
-    elif len(set(values)) == 1:
+    elif all(len({v for t in good if t.kind == kind for v in t.values or ()}) <= 1
+             for kind in ("k", "v", "kv")):
+        same = sorted({v for t in good for v in t.values or ()})
         out.findings.append(Finding(
-            "uniform", f"all {len(good)} loaded scale tensors are {values[0]:.6g}: one global "
-            "scale, not a per-layer calibration", _names(good)))
+            "uniform", f"all {len(good)} loaded scale tensors hold the same value per kind "
+            f"({', '.join(f'{v:.6g}' for v in same)}): a global scale, not a per-layer "
+            "calibration", _names(good)))
     else:
         ones_note = f"; {len(ones)} of them exactly 1.0" if ones else ""
         out.findings.append(Finding(
