@@ -109,8 +109,9 @@ def test_zero_negative_nan_inf_are_broken(tmp_path, bad):
     k = [*CALIBRATED_K[:3], bad]
     d = write_checkpoint(tmp_path / "m", llama_tensors(4, k=k, v=CALIBRATED_V), config(4, FP8))
     facts, v = verdict(d)
-    assert v.verdict == "broken"
+    assert v.verdict == "broken" and (v.scaled_layers, v.expected_layers) == (3, 4)
     (f,) = [f for f in v.findings if f.code == "broken"]
+    assert f.message.startswith("1 scale tensor holds")
     assert f.evidence == ("model.layers.3.self_attn.k_proj.k_scale",)
     json.dumps(facts.to_dict(), allow_nan=False)  # NaN / inf reach the report as strings
 

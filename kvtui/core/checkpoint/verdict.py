@@ -51,6 +51,11 @@ def _these(layers: list[int], verb: str = "have") -> str:
     return f"layer{'' if one else 's'} {_layers_text(layers)} {verb}".rstrip()
 
 
+def _n(count: int, what: str = "scale tensor") -> str:
+    """"1 scale tensor" / "3 scale tensors"."""
+    return f"{count} {what}{'' if count == 1 else 's'}"
+
+
 def _bad(v: float) -> bool:
     return not math.isfinite(v) or v <= 0.0
 
@@ -81,7 +86,8 @@ def judge(engine: str, kv: KVScaleFacts, decl: QuantDecl, *, architecture: str |
     vectors = [t for t in loaded if len(t.values or ()) > 1]
     if vectors and not kvnames.accepts_vector(engine, decl):
         out.findings.append(Finding(
-            "unloadable", f"{len(vectors)} scale tensors are per-head vectors (shape "
+            "unloadable", f"{_n(len(vectors))} "
+            f"{'is a per-head vector' if len(vectors) == 1 else 'are per-head vectors'} (shape "
             f"{list(vectors[0].shape or ())}); {engine} loads only a scalar per layer and fails "
             "at weight loading", _names(vectors)))
         loaded = [t for t in loaded if t not in vectors]
@@ -98,7 +104,8 @@ def _value_findings(out: KVScaleVerdict, loaded: list[ScaleTensor]) -> None:
     if broken:
         sample = ", ".join(f"{t.name}={_show(t.values)}" for t in broken[:3])
         out.findings.append(Finding(
-            "broken", f"{len(broken)} scale tensors hold zero, negative, NaN or inf values "
+            "broken", f"{_n(len(broken))} {'holds' if len(broken) == 1 else 'hold'} zero, "
+            "negative, NaN or inf values "
             f"({sample}): not a calibration; the engine falls back to 1.0, copies the other "
             "scale, or fails at start-up", _names(broken)))
     good = [t for t in read if t not in broken]
@@ -124,7 +131,7 @@ def _value_findings(out: KVScaleVerdict, loaded: list[ScaleTensor]) -> None:
     else:
         ones_note = f"; {len(ones)} of them exactly 1.0" if ones else ""
         out.findings.append(Finding(
-            "calibrated", f"{len(good)} loaded scale tensors with varied values "
+            "calibrated", f"{_n(len(good), 'loaded scale tensor')} with varied values "
             f"({min(values):.4g} to {max(values):.4g}{ones_note})", _names(good)))
 
 
@@ -136,10 +143,14 @@ def _show(values: tuple[float, ...] | None) -> str:
 
 def _coverage_findings(out: KVScaleVerdict, engine: str, kv: KVScaleFacts,
                        loaded: list[ScaleTensor], num_hidden_layers: int | None) -> None:
-    have: dict[tuple[str, int], set[str]] = defaultdict(set)
+    have: dict[tuple[str, int], set[str]] = defaultdict(set)  # kinds present
+    usable: dict[tuple[str, int], set[str]] = defaultdict(set)  # kinds with sound values
     for t in loaded:
         if t.layer is not None:
-            have[(t.stack, t.layer)].update(("k", "v") if t.kind == "kv" else (t.kind,))
+            kinds = ("k", "v") if t.kind == "kv" else (t.kind,)
+            have[(t.stack, t.layer)].update(kinds)
+            if t.values is not None and not any(_bad(v) for v in t.values):
+                usable[(t.stack, t.layer)].update(kinds)
     stacks = {t.stack for t in kv.tensors if t.layer is not None}
     expected: set[tuple[str, int]] = set()
     for stack in stacks:
@@ -154,7 +165,7 @@ def _coverage_findings(out: KVScaleVerdict, engine: str, kv: KVScaleFacts,
         cut = num_hidden_layers if num_hidden_layers and len(stacks) == 1 else None
         expected.update((stack, i) for i in layers if cut is None or i < cut)
     out.expected_layers = len(expected)
-    out.scaled_layers = sum(1 for key in expected if have.get(key) == {"k", "v"})
+    out.scaled_layers = sum(1 for key in expected if usable.get(key) == {"k", "v"})
     unread = {(t.stack, t.layer) for t in kv.tensors if t.values is None}
     none = sorted(i for s, i in expected if not have.get((s, i)) and (s, i) not in unread)
     v_only = sorted(i for s, i in expected if have.get((s, i)) == {"v"})
@@ -214,7 +225,7 @@ def _finish(out: KVScaleVerdict, kv: KVScaleFacts) -> None:
     if unread or kv.stopped:
         why = []
         if unread:
-            why.append(f"{len(unread)} scale tensors could not be read "
+            why.append(f"{_n(len(unread))} could not be read "
                        f"({unread[0].problem or 'unread'})")
         if kv.stopped:
             why.append(kv.stopped)
