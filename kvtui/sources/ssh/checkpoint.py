@@ -30,8 +30,9 @@ READ_TIMEOUT = 15.0
 
 
 class SFTPFile:
-    """One remote file, unbuffered: a read of n bytes asks the server for n bytes (paramiko's
-    buffered mode would read 8 KiB around each 4-byte scale, and `prefetch` the whole file)."""
+    """One remote file, opened unbuffered (bufsize=0, said explicitly) and never prefetched: a
+    read of n bytes asks the server for n bytes. `prefetch()` would queue reads of the whole
+    file, weights included (what the previous `_read` did on model.safetensors)."""
 
     def __init__(self, f: paramiko.SFTPFile) -> None:
         self._f = f
