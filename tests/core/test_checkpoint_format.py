@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 
 import pytest
 from checkpoint_builder import Raw, scale, weight, write_safetensors
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 from safetensors.numpy import load_file
 
 from kvtui.core.checkpoint import kvnames
@@ -131,3 +134,36 @@ def test_which_configs_create_scale_parameters():
     assert kvnames.creates_scale_params("vllm", Q("compressed-tensors", None, ct_head))[0]
     assert kvnames.accepts_vector("vllm", Q("compressed-tensors", None, ct_head))
     assert not kvnames.accepts_vector("sglang", Q("compressed-tensors", None, ct_head))
+
+
+# -- a checkpoint's bytes are untrusted: the parser is total -----------------------------------
+
+_JSONISH = hs.recursive(hs.none() | hs.booleans() | hs.integers(-5, 2 ** 70) | hs.text(max_size=8),
+                        lambda c: hs.lists(c, max_size=4) | hs.dictionaries(hs.text(max_size=8),
+                                                                           c, max_size=4),
+                        max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(hs.dictionaries(hs.text(max_size=12), _JSONISH, max_size=5) | hs.binary(max_size=64))
+def test_header_parser_is_total(doc):
+    raw = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
+    try:
+        entries = st.parse_header(raw)
+    except st.FormatError:
+        return
+    for e in entries.values():
+        assert e.start <= e.end
+        if e.dtype in st.ITEM_SIZE:
+            assert e.nbytes == e.numel * st.ITEM_SIZE[e.dtype]
+
+
+@settings(max_examples=200, deadline=None)
+@given(hs.sampled_from(sorted(st.ITEM_SIZE)), hs.binary(max_size=32))
+def test_decode_is_total(dtype, data):
+    try:
+        values = st.decode(dtype, data)
+    except st.FormatError:
+        assert len(data) % st.ITEM_SIZE[dtype]
+        return
+    assert len(values) == len(data) // st.ITEM_SIZE[dtype]
