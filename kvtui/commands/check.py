@@ -12,7 +12,8 @@ from typing import Any
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", metavar="FILE", help="log files (.gz ok; - for stdin)")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="log files (.gz ok; - for stdin); may be left out with --checkpoint")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--stream", action="store_true",
                    help="JSON Lines: the start-up verdict of a big file first (\"partial\": "
@@ -24,6 +25,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="model preset, config.json or model directory for the calculator")
     p.add_argument("--min-context-concurrency", type=float, default=2.0, metavar="X",
                    help="warn when fewer than X full-context requests fit (default 2)")
+    p.add_argument("--checkpoint", metavar="DIR",
+                   help="read the served checkpoint's KV scales (a model directory, a Hugging "
+                        "Face cache folder models--org--name, or org/name in the local cache): "
+                        "their values refine the FP8 alerts")
     p.add_argument("--target-concurrency", type=float, default=None, metavar="X",
                    help="warn when BF16 would fit fewer than X full-context requests")
 
@@ -51,7 +56,7 @@ def render_and_exit(report: dict[str, Any], *, as_json: bool, fail_on: str) -> i
 
 
 def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = None,
-                  stream: bool = False, quiet: bool = True) -> Any:
+                  checkpoint: Any = None, stream: bool = False, quiet: bool = True) -> Any:
     """Each file analysed as its own stream (one session each, in the order given).
 
     `stream`: print each big file's start-up verdict as a JSON line as soon as it is known.
@@ -71,8 +76,10 @@ def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = N
         def progress(name: str, p: Progress) -> None:
             bar.update(name, p.done, p.total)
 
-        return analyse([log_input(p) for p in files],
-                       Options(model=model, alert_options=alert_options),
+        options = Options(model=model, alert_options=alert_options, checkpoint=checkpoint)
+        if not files:  # --checkpoint alone: the checkpoint's facts, no log
+            return [Session(options)]
+        return analyse([log_input(p) for p in files], options,
                        preview=preview if stream or bar.enabled else None,
                        progress=progress if bar.enabled else None)
 
@@ -85,13 +92,18 @@ def _json_line(report: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     from kvtui.sources.readers import LogOpenError, check_readable
 
+    checkpoint_arg = getattr(args, "checkpoint", None)
+    if not args.files and not checkpoint_arg:
+        print("kvtui: give a log FILE, or --checkpoint DIR, or both", file=sys.stderr)
+        return 2
     try:
         for path in args.files:
             check_readable(path)
         model = _resolve_model(args.model)
         options = _alert_options(args)
+        checkpoint = _inspect_checkpoint(checkpoint_arg) if checkpoint_arg else None
         sessions = analyse_files(args.files, model=model, alert_options=options,
-                                 stream=args.stream, quiet=args.quiet)
+                                 checkpoint=checkpoint, stream=args.stream, quiet=args.quiet)
     except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
@@ -100,6 +112,14 @@ def run(args: argparse.Namespace) -> int:
         _json_line(report)
         return exit_code(report, args.fail_on)
     return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
+
+
+def _inspect_checkpoint(arg: str) -> Any:
+    """--checkpoint: the same reader `kvtui ssh` uses over SFTP, on a local directory.
+    A directory that is not there is a one-line error (ValueError, exit 2)."""
+    from kvtui.sources.checkpoint_files import inspect_local_checkpoint
+
+    return inspect_local_checkpoint(arg)
 
 
 def _resolve_model(name: str | None) -> Any:

@@ -56,11 +56,16 @@ class Alert:
 
 
 # ------------------------------------------------------------------------------------------
-def bf16_flag_advice(run: Run, checkpoint: Any = None, engine: Any = None) -> str:
-    """The flag that gives a BF16 KV cache on the releases this log (or the host) implies."""
-    if engine is None:
-        return "--kv-cache-dtype bf16"
-    return str(engine.kv_dtype_advice("bf16", run, checkpoint))
+def _scale_verdict(checkpoint: Any, engine: str = "sglang") -> Any:
+    """The checkpoint's KV-scale verdict (kvtui.core.checkpoint.KVScaleVerdict) for the engine,
+    or None when its tensors were not read (or a stand-in object has no such method). An
+    "incomplete" verdict is returned too; the rules treat it as a hint, not as proof."""
+    get = getattr(checkpoint, "kv_scale_verdict", None) if checkpoint is not None else None
+    return get(engine) if callable(get) else None
+
+
+def _read_scales_text(verdict: Any) -> str:
+    return f"\nThe checkpoint was read ({verdict.engine} rules): {verdict.summary()}."
 
 
 # ------------------------------------------------------------------------------------------
@@ -81,7 +86,22 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     )
     sev, confidence = "critical", "high"
     title = "FP8 KV cache running with scaling factors of 1.0"
-    if ck_scales is True:
+    verdict = _scale_verdict(ck, ctx.engine_name)
+    if verdict is not None and verdict.verdict != "incomplete":
+        if verdict.usable:
+            sev, confidence = "warning", verdict.confidence
+            title = ("FP8 KV warning printed, but the checkpoint's calibrated k_scale/v_scale "
+                     "are loaded")
+            detail += ("\nSGLang prints this warning whenever --quantization-param-path is "
+                       "absent; the scales come from the checkpoint's weights instead.")
+        elif verdict.verdict != "absent":
+            title = f"FP8 KV cache running with scaling factors of 1.0 (checkpoint scales " \
+                    f"{verdict.verdict})"
+        detail += _read_scales_text(verdict)
+    elif ck_scales is True:
+        if verdict is not None:
+            confidence = "medium"
+            detail += _read_scales_text(verdict)
         sev = "warning"
         title = "FP8 KV warning printed, but the checkpoint carries k_scale/v_scale"
         detail += ("\nThe checkpoint itself has per-layer k_scale/v_scale tensors, which SGLang "
@@ -96,7 +116,7 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
                    "even when the checkpoint carries k_scale/v_scale tensors, so check the "
                    "checkpoint's model.safetensors.index.json (kvtui ssh does this for you).")
         confidence = "medium" if ck is None else "high"
-    fix = (f"Serve the KV cache in BF16: {bf16_flag_advice(run, ck, ctx.engine)}. Or keep FP8 with "
+    fix = (f"Serve the KV cache in BF16: {ctx.bf16_advice(run)}. Or keep FP8 with "
            "calibrated scales: --quantization-param-path kv_cache_scales.json (or a checkpoint "
            "with k_scale/v_scale tensors, e.g. calibrated with ModelOpt/llm-compressor).")
     return Alert("kv-fp8-unscaled", sev, title, detail, ev, fix, confidence)
@@ -123,9 +143,17 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         "(0.5.13+ prints nothing but the pool's dtype), and the scales default to 1.0 unless "
         "the checkpoint carries k_scale/v_scale. Long-context accuracy can degrade silently."
     )
-    fix = (f"Pin the KV dtype explicitly: {bf16_flag_advice(run, ck, ctx.engine)}; or, if FP8 "
-           "is intended, say so with --kv-cache-dtype fp8_e4m3 and supply calibrated scales.")
-    return Alert("kv-auto-fp8", "critical", f"KV cache silently switched to FP8 ({ctx.effective})",
+    sev = "critical"
+    verdict = _scale_verdict(ck, ctx.engine_name)
+    if verdict is not None:
+        detail += _read_scales_text(verdict)
+        if verdict.usable:
+            sev = "warning"  # FP8 as the exporter calibrated it; still an unasked switch
+        elif verdict.verdict == "incomplete":
+            confidence = "medium"
+    fix = (f"Pin the KV dtype explicitly: {ctx.bf16_advice(run)}; or, if FP8 is intended, "
+           "say so with --kv-cache-dtype fp8_e4m3 and supply calibrated scales.")
+    return Alert("kv-auto-fp8", sev, f"KV cache silently switched to FP8 ({ctx.effective})",
                  detail, ctx.effective_evidence, fix, confidence)
 
 
@@ -135,7 +163,7 @@ def _rule_e5m2(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     detail = ("FP8 E5M2 keeps only 2 mantissa bits: about 12.5% relative rounding error on "
               "every cached K and V value (E4M3: 6%, BF16: 0.4%). It trades precision for "
               "range that a KV cache rarely needs.")
-    fix = (f"Use BF16 ({bf16_flag_advice(run, ctx.checkpoint, ctx.engine)}) or, for FP8, E4M3 with "
+    fix = (f"Use BF16 ({ctx.bf16_advice(run)}) or, for FP8, E4M3 with "
            "calibrated scales (--kv-cache-dtype fp8_e4m3 --quantization-param-path ...).")
     return Alert("kv-fp8-e5m2", "warning", "FP8 E5M2 KV cache (2 mantissa bits)", detail,
                  ctx.effective_evidence, fix)
@@ -150,7 +178,7 @@ def _rule_fp4(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               "0.4000 on DeepSeek-R1-0528 and 0.7533 to 0.3533 on GPT-OSS-120B versus a 16-bit "
               "KV cache; the docs add that degradation is larger at long context.")
     fix = (f"Use FP8 E4M3 with calibrated scales, or BF16 "
-           f"({bf16_flag_advice(run, ctx.checkpoint, ctx.engine)}).")
+           f"({ctx.bf16_advice(run)}).")
     return Alert("kv-fp4", "critical", f"FP4 KV cache ({ctx.effective})", detail,
                  ctx.effective_evidence, fix)
 
@@ -163,11 +191,22 @@ def _rule_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     detail = (f"The KV cache is {ctx.effective} and the log says nothing about scaling "
               "factors (no 'no scaling factors' warning, no 'Loaded KV cache scaling factors' "
               "line). If the checkpoint has no k_scale/v_scale, scales default to 1.0.")
-    fix = ("Check the checkpoint for k_scale/v_scale tensors (kvtui ssh inspects it), or supply "
-           "--quantization-param-path; or serve BF16: "
-           + bf16_flag_advice(run, ctx.checkpoint, ctx.engine))
-    return Alert("kv-fp8", "warning", f"FP8 KV cache in effect ({ctx.effective})", detail,
-                 ctx.effective_evidence, fix, "medium")
+    fix = ("Check the checkpoint for k_scale/v_scale tensors (kvtui ssh inspects it, or kvtui "
+           "check --checkpoint DIR), or supply --quantization-param-path; or serve BF16: "
+           + ctx.bf16_advice(run))
+    sev, confidence = "warning", "medium"
+    title = f"FP8 KV cache in effect ({ctx.effective})"
+    verdict = _scale_verdict(ctx.checkpoint, ctx.engine_name)
+    if verdict is not None:
+        detail += _read_scales_text(verdict)
+        if verdict.usable:
+            sev, confidence = "info", verdict.confidence
+            title = f"FP8 KV cache in effect ({ctx.effective}) with the checkpoint's scales"
+        elif verdict.verdict != "incomplete":
+            sev, confidence = "critical", verdict.confidence
+            title = (f"FP8 KV cache in effect ({ctx.effective}) without usable scales "
+                     f"(checkpoint scales {verdict.verdict})")
+    return Alert("kv-fp8", sev, title, detail, ctx.effective_evidence, fix, confidence)
 
 
 def _rule_context_exceeds_pool(st: State, run: Run, ctx: _Ctx) -> Alert | None:
@@ -354,6 +393,17 @@ class _Ctx:
     effective: str | None
     effective_evidence: Evidence | None
     fired: set[str] = field(default_factory=set)
+
+    def bf16_advice(self, run: Run) -> str:
+        """The flag that gives a BF16 KV cache on the releases this log (or the host) implies."""
+        if self.engine is None:
+            return "--kv-cache-dtype bf16"
+        return str(self.engine.kv_dtype_advice("bf16", run, self.checkpoint))
+
+    @property
+    def engine_name(self) -> str:
+        """Whose loading rules decide what the checkpoint's scales are worth."""
+        return str(getattr(self.engine, "name", None) or "sglang")
 
 
 Rule = Callable[[State, Run, _Ctx], Alert | None]

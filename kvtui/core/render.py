@@ -120,6 +120,8 @@ def render_text(report: dict[str, Any]) -> str:
     wi = report.get("whatif")
     if wi:
         out.extend(_render_whatif(wi))
+    if report.get("checkpoint"):
+        out.extend(_render_checkpoint(report["checkpoint"]))
     runs = report.get("runs") or []
     if len(runs) > 1:
         w("")
@@ -186,6 +188,26 @@ def _render_whatif(wi: dict[str, Any]) -> list[str]:
                    + (f" (ratio {ratio:.3f})" if isinstance(ratio, float) else ""))
     for line in wi.get("explanation") or []:
         out.append(f"  {inert(str(line), 300)}")
+    return out
+
+
+def _render_checkpoint(ck: dict[str, Any]) -> list[str]:
+    """The checkpoint's own word: its KV-scale verdict per engine, reasons, and what it cost.
+    Names and values come from files on disk or a remote host: inert, like log text."""
+    out = ["", f"Checkpoint {inert(str(ck.get('source') or ck.get('model_path') or '?'), 200)}"]
+    out.extend(_para(inert(str(ck.get("summary") or ""), 600), "  "))
+    kv = ck.get("kv_scales") or {}
+    for engine, v in (kv.get("verdicts") or {}).items():
+        out.append(f"  {inert(str(engine), 20)}: {inert(str(v.get('verdict')), 20)}"
+                   f" (confidence {inert(str(v.get('confidence')), 10)})")
+        for f in (v.get("findings") or [])[:4]:
+            out.extend(_para(inert(f"{f.get('code')}: {f.get('message')}", 600), "    "))
+    if kv:
+        out.append(f"  read {_fmt_num(kv.get('bytes_read'))} bytes from "
+                   f"{_fmt_num(kv.get('files_opened'))} files ({_fmt_num(kv.get('files_listed'))}"
+                   " safetensors files; weights not read)")
+    for note in (ck.get("notes") or [])[:6]:
+        out.extend(_para(inert(str(note), 400), "  ", "note: "))
     return out
 
 

@@ -1,18 +1,17 @@
-"""What the checkpoint itself says about KV-cache quantization, independent of how it was read.
+"""The checkpoint's small JSON files: config.json, hf_quant_config.json, the safetensors index.
 
-The log can only say "scales were not found" or "FP8 KV cache requested"; the checkpoint settles
-whether per-layer `k_scale`/`v_scale` tensors exist and which KV quantization it was exported for.
-The SSH layer reads the files (SFTP); this module only interprets their text, so it stays pure,
-UI-free and testable without a host. Alert rules read `has_k_scale`, `kv_cache_quant_algo` and
-`sglang_version`; the capacity calculator can read `model_config`.
+The log can only say "scales were not found" or "FP8 KV cache requested"; the config files say
+which KV quantization the checkpoint was exported for, and the index names every tensor. Text in,
+facts out: reading the bytes is the caller's business (kvtui.core.checkpoint.inspect).
 """
 
 from __future__ import annotations
 
 import json
-import struct
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from kvtui.core.checkpoint.facts import CheckpointFacts
+from kvtui.core.checkpoint.kvnames import scale_name, sglang_target, vllm_target
 
 # config.json keys the capacity calculator cares about (copied as-is when present).
 MODEL_CONFIG_KEYS: tuple[str, ...] = (
@@ -21,40 +20,6 @@ MODEL_CONFIG_KEYS: tuple[str, ...] = (
     "qk_nope_head_dim", "v_head_dim", "sliding_window", "max_position_embeddings",
     "layer_types", "full_attention_interval",
 )
-
-
-@dataclass
-class CheckpointFacts:
-    source: str | None = None  # where the files were read ("host:/dir")
-    model_path: str | None = None  # as given in server_args
-    has_config: bool = False
-    quant_method: str | None = None  # weight quantization (fp8, modelopt, compressed-tensors...)
-    kv_cache_quant_algo: str | None = None  # e.g. "FP8" from hf_quant_config.json
-    has_k_scale: bool | None = None  # None: no tensor list could be read
-    has_v_scale: bool | None = None
-    scale_tensor_count: int = 0
-    sglang_version: str | None = None
-    model_config: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["summary"] = self.summary()
-        return d
-
-    def summary(self) -> str:
-        """One sentence for alerts and the TUI: what the checkpoint says about KV scales."""
-        if self.has_k_scale is None and self.has_v_scale is None:
-            scales = "tensor list not readable"
-        elif self.has_k_scale or self.has_v_scale:
-            kinds = "/".join(n for n, v in (("k_scale", self.has_k_scale),
-                                            ("v_scale", self.has_v_scale)) if v)
-            scales = f"checkpoint carries per-layer {kinds} ({self.scale_tensor_count} tensors)"
-        else:
-            scales = "no k_scale/v_scale tensors anywhere in the checkpoint"
-        algo = (f"; kv_cache_quant_algo={self.kv_cache_quant_algo}"
-                if self.kv_cache_quant_algo else "")
-        return scales + algo
 
 
 def _loads(text: str, what: str, facts: CheckpointFacts) -> Any:
@@ -86,6 +51,9 @@ def parse_config_json(text: str, facts: CheckpointFacts) -> None:
             facts.quant_method = method
         # compressed-tensors: "kv_cache_scheme": {"num_bits": 8, "type": "float"}
         kv = qc.get("kv_cache_scheme")
+        if isinstance(kv, dict):
+            facts.kv_cache_scheme = kv
+            facts.kv_declarations.append(f"config.json: kv_cache_scheme={_compact(kv)}")
         if isinstance(kv, dict) and not facts.kv_cache_quant_algo:
             bits, typ = kv.get("num_bits"), kv.get("type")
             if bits == 8 and typ == "float":
@@ -95,6 +63,7 @@ def parse_config_json(text: str, facts: CheckpointFacts) -> None:
         algo = qc.get("kv_cache_quant_algo")
         if isinstance(algo, str) and algo:
             facts.kv_cache_quant_algo = algo
+            facts.kv_declarations.append(f"config.json: kv_cache_quant_algo={algo}")
 
 
 def parse_hf_quant_config(text: str, facts: CheckpointFacts) -> None:
@@ -108,25 +77,30 @@ def parse_hf_quant_config(text: str, facts: CheckpointFacts) -> None:
     algo = q.get("kv_cache_quant_algo")
     if isinstance(algo, str) and algo:
         facts.kv_cache_quant_algo = algo
+        facts.kv_declarations.append(f"hf_quant_config.json: kv_cache_quant_algo={algo}")
     elif algo is None and "kv_cache_quant_algo" in q:
         facts.notes.append("hf_quant_config.json: kv_cache_quant_algo is null (no KV quantization)")
+        facts.kv_declarations.append("hf_quant_config.json: kv_cache_quant_algo=null")
     qa = q.get("quant_algo")
     if isinstance(qa, str) and qa and not facts.quant_method:
         facts.quant_method = f"modelopt:{qa}"
 
 
 def count_scale_tensors(names: list[str] | Any, facts: CheckpointFacts) -> None:
-    """Count `*.k_scale` / `*.v_scale` (and the legacy single `*.kv_scale`) tensor names."""
+    """Which KV-scale tensors exist under a name SGLang or vLLM loads (kvtui.core.checkpoint.
+    kvnames), before any value is read: `has_k_scale` / `has_v_scale` say "present", not
+    "loaded by this config" nor "calibrated" (the verdicts say that)."""
     k = v = kv = 0
     for name in names:
-        if not isinstance(name, str):
+        sn = scale_name(name) if isinstance(name, str) else None
+        if sn is None or not (sglang_target(name) or vllm_target(name, "fp8")):
             continue
-        if name.endswith(".k_scale"):
-            k += 1
-        elif name.endswith(".v_scale"):
-            v += 1
-        elif name.endswith(".kv_scale"):
+        if sn.kind == "kv":
             kv += 1
+        elif sn.kind == "k":
+            k += 1
+        else:
+            v += 1
     facts.has_k_scale = bool(facts.has_k_scale) or k > 0 or kv > 0
     facts.has_v_scale = bool(facts.has_v_scale) or v > 0 or kv > 0
     facts.scale_tensor_count += k + v + kv
@@ -134,29 +108,16 @@ def count_scale_tensors(names: list[str] | Any, facts: CheckpointFacts) -> None:
         facts.notes.append(f"{kv} legacy kv_scale tensors (one scale shared by K and V)")
 
 
-def parse_safetensors_index(text: str, facts: CheckpointFacts) -> None:
-    """model.safetensors.index.json: the weight_map keys are every tensor name."""
+def parse_safetensors_index(text: str, facts: CheckpointFacts) -> dict[str, str] | None:
+    """model.safetensors.index.json: its weight_map (tensor name -> shard file), names counted."""
     data = _loads(text, "model.safetensors.index.json", facts)
     if not isinstance(data, dict) or not isinstance(data.get("weight_map"), dict):
         facts.notes.append("model.safetensors.index.json: no weight_map")
-        return
-    count_scale_tensors(list(data["weight_map"]), facts)
-
-
-def safetensors_header_length(prefix: bytes) -> int | None:
-    """The JSON header length of a .safetensors file from its first 8 bytes (None if bogus)."""
-    if len(prefix) < 8:
         return None
-    (n,) = struct.unpack("<Q", prefix[:8])
-    return n if 0 < n <= 100 * 1024 * 1024 else None
+    weight_map = {str(k): str(v) for k, v in data["weight_map"].items()}
+    count_scale_tensors(list(weight_map), facts)
+    return weight_map
 
 
-def parse_safetensors_header(header: bytes, facts: CheckpointFacts) -> None:
-    """The JSON header of a single-file checkpoint (no index): its keys are the tensor names."""
-    try:
-        data = json.loads(header.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        facts.notes.append(f"model.safetensors: unreadable header ({exc})")
-        return
-    if isinstance(data, dict):
-        count_scale_tensors([k for k in data if k != "__metadata__"], facts)
+def _compact(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))[:300]
