@@ -1,6 +1,9 @@
-"""`kvtui check FILE...`: the analysis, headless.
+"""`kvtui check FILE...`: the analysis, headless, as a deploy gate.
 
-Exit 0 when clean, 1 when an alert at the --fail-on level exists, 2 on errors.
+Each file is its own stream and gets its own report. Exit codes (docs in the README):
+0 clean; 1 an alert at the --fail-on level in any file; 2 an error (unreadable input, a bad
+flag); 3 a file in which no line of any known engine was recognised (empty, binary, another
+program's log), when no file has an alert.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="warn when BF16 would fit fewer than X full-context requests")
 
 
+EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED = 1, 2, 3
+
+
 def exit_code(report: dict[str, Any], fail_on: str) -> int:
     if fail_on == "never":
         return 0
@@ -40,6 +46,42 @@ def exit_code(report: dict[str, Any], fail_on: str) -> int:
 
     return int(any(severity.at_least(a.get("severity"), fail_on)
                    for a in report.get("alerts") or []))
+
+
+def unrecognised(report: dict[str, Any]) -> bool:
+    """No line of any engine was recognised in this report's input."""
+    return report.get("engine") is None and bool(report.get("sources"))
+
+
+def gate(reports: list[dict[str, Any]], fail_on: str) -> int:
+    """The exit code of a check over several files: an alert anywhere wins, then a file that
+    was not an LLM-server log at all."""
+    if any(exit_code(r, fail_on) for r in reports):
+        return EXIT_ALERT
+    return EXIT_UNRECOGNISED if any(map(unrecognised, reports)) else 0
+
+
+def render_all(reports: list[dict[str, Any]], *, as_json: bool, fail_on: str) -> int:
+    """Print one report per file (one JSON object with `files` for several) and return the
+    gate's exit code."""
+    if len(reports) == 1:
+        render_and_exit(reports[0], as_json=as_json, fail_on=fail_on)
+        return gate(reports, fail_on)
+    code = gate(reports, fail_on)
+    if as_json:
+        from kvtui import __version__
+
+        doc = {"kvtui_version": __version__, "files": reports, "exit_code": code}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
+        return code
+    from kvtui.core.render import render_gate, render_text
+
+    for i, report in enumerate(reports, 1):
+        sys.stdout.write(f"=== file {i} of {len(reports)} ===\n")
+        sys.stdout.write(render_text(report) + "\n")
+    sys.stdout.write(render_gate(reports, fail_on, code))
+    sys.stdout.flush()
+    return code
 
 
 def render_and_exit(report: dict[str, Any], *, as_json: bool, fail_on: str) -> int:
@@ -107,11 +149,14 @@ def run(args: argparse.Namespace) -> int:
     except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
-    report = sessions[-1].report()
+    reports = [s.report() for s in sessions]
+    if not args.files:  # --checkpoint alone: nothing was meant to be recognised
+        return render_and_exit(reports[0], as_json=args.json, fail_on=args.fail_on)
     if args.stream:
-        _json_line(report)
-        return exit_code(report, args.fail_on)
-    return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
+        for report in reports:
+            _json_line(report)
+        return gate(reports, args.fail_on)
+    return render_all(reports, as_json=args.json, fail_on=args.fail_on)
 
 
 def _inspect_checkpoint(arg: str) -> Any:

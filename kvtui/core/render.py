@@ -61,6 +61,11 @@ def render_text(report: dict[str, Any]) -> str:
     sources = ", ".join(f"{inert(s['name'], 200)} ({s['lines']:,} lines)"
                         for s in report.get("sources") or [])
     w(f"kvtui {report.get('kvtui_version', '')} - {sources or 'no input'}")
+    if report.get("engine") is None and report.get("sources"):
+        from kvtui.core.engine import ENGINE_MODULES
+
+        w(f"Engine     none recognised: no line of {' or '.join(ENGINE_MODULES)} was found; "
+          "this does not look like an LLM-server log")
     name = model.get("served_name") or model.get("path") or model.get("model_class") or "unknown"
     w(f"Model      {inert(str(name), 200)}"
       + (f"  ({inert(str(model['model_class']), 80)})" if model.get("model_class") else ""))
@@ -131,6 +136,24 @@ def render_text(report: dict[str, Any]) -> str:
             w(f"  #{r['index']} line {start.get('line', '-')}: {r.get('configured_dtype') or '?'}"
               f" -> {r.get('effective_dtype') or '?'}, pool {_fmt_num(r.get('pool_tokens'))}"
               f" tokens, {r.get('decode_batches', 0):,} decode batches")
+    return "\n".join(out) + "\n"
+
+
+def render_gate(reports: list[dict[str, Any]], fail_on: str, code: int) -> str:
+    """The last lines of a check over several files: each file's verdict and the exit code."""
+    out = ["Gate"]
+    for report in reports:
+        name = ", ".join(inert(s["name"], 200) for s in report.get("sources") or []) or "-"
+        alerts = sorted_alerts(report)
+        if report.get("engine") is None and report.get("sources"):
+            verdict = "no LLM-server line recognised"
+        elif alerts:
+            verdict = ", ".join(f"{str(a.get('severity')).upper()} {a.get('rule')}"
+                                for a in alerts)
+        else:
+            verdict = "no alerts"
+        out.append(f"  {name}: {verdict}")
+    out.append(f"exit {code} (--fail-on {fail_on})")
     return "\n".join(out) + "\n"
 
 

@@ -207,6 +207,7 @@ def analyse(inputs: Sequence[Input], options: Options | None = None, *,
     out = []
     for inp in inputs:
         session = Session(opts)
+        session.state.sources.setdefault(inp.name, 0)  # an empty input is still reported
         if inp.ranged is not None:
             tell = None
             if progress is not None:

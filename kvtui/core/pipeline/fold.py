@@ -37,12 +37,12 @@ class Fold:
 
     def __init__(self, engines: Sequence[Engine], *, columns: bool = True) -> None:
         self.engines = tuple(engines)
-        self.engine: Engine | None = self.engines[0] if len(self.engines) == 1 else None
+        # Set by the first line that names the engine; until then every engine's grammar is
+        # asked (even a single one: a report names an engine only when a line proved it).
+        self.engine: Engine | None = None
         self.state = State()
         self.lines = 0
         self.use_columns = columns  # tests turn the column route off to compare
-        if self.engine is not None:
-            self.state.hinter = self.engine.hints
 
     # -- parsing ---------------------------------------------------------------------------
     def parse(self, text: str) -> Event | None:
