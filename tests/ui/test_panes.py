@@ -175,9 +175,10 @@ async def test_replay_controls(tmp_path) -> None:
         await pilot.pause(0.3)
         assert app.ingest.lines == 1
         await pilot.press("right_curly_bracket")  # next alert
-        for _ in range(60):
+        for _ in range(400):  # until the search has found its alert and stopped there
             await pilot.pause(0.05)
-            if app.query_one(AlertsPane).alerts:
+            if app.query_one(AlertsPane).alerts and app._seek_alert_keys is None \
+                    and src.paused:
                 break
         assert app.query_one(AlertsPane).alerts
         assert app.ingest.lines < 457 and src.paused
