@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtui import __version__
+from kvtui.core.deployment import layout
 from kvtui.core.state import Run, State, _rank_sort_key
 
 
@@ -55,10 +56,7 @@ def run_facts(run: Run, engine: Any = None) -> dict[str, Any]:
     eff, basis, eff_ev = run.effective
     scales_ev = run.scales_loaded or run.scales_missing
     model_class = weights["model_class"] if weights else None
-    tp = _int_or_none(sa.get("tp_size"))
-    if tp is None and run.ranks:
-        tps = {tok for r in run.ranks for tok in r.split() if tok.startswith("TP")}
-        tp = len(tps) or None
+    par = layout(run)
     pools = sorted(run.pools.values(), key=lambda p: (_rank_sort_key(p.rank), p.kind != "mha",
                                                        p.label or ""))
     pool_dicts = []
@@ -79,13 +77,15 @@ def run_facts(run: Run, engine: Any = None) -> dict[str, Any]:
             "quantization": sa.get("quantization"),
         },
         "parallel": {
-            "tp": tp,
-            "dp": _int_or_none(sa.get("dp_size")),
-            "pp": _int_or_none(sa.get("pp_size")),
-            "ep": _int_or_none(sa.get("ep_size")),
-            "attn_dp": _int_or_none(sa.get("attn_dp_size")),
-            "enable_dp_attention": sa.get("enable_dp_attention"),
+            "tp": par.tp,
+            "dp": par.dp,
+            "pp": par.pp,
+            "ep": par.ep,
+            "attn_dp": par.attn_dp,
+            "enable_dp_attention": par.enable_dp_attention,
             "ranks_seen": sorted(run.ranks, key=_rank_sort_key),
+            **({"basis": par.basis} if any(b != "server_args" for b in par.basis.values())
+               else {}),
         },
         "kv_cache": {
             "configured_dtype": run.configured_kv_dtype,
