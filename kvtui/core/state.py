@@ -92,6 +92,9 @@ class Run:
     capacity: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     capacity_evidence: Evidence | None = None
     weights: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    # A speculative-decoding draft model (EAGLE, MTP/NextN, ...) loads on the same ranks after
+    # the target: its lines are kept apart so the target stays "the" model and budget.
+    draft_weights: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     weights_begin: dict[str | None, float] = field(default_factory=dict)
     memory_pool_end: dict[str | None, float] = field(default_factory=dict)
     cuda_graph: dict[str | None, dict[str, Any]] = field(default_factory=dict)
@@ -332,14 +335,31 @@ def _on_capacity(st: State, run: Run, ev: Event, src: str, n: int, text: str) ->
 
 
 def _on_weight_begin(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    if ev.get("avail_gib") is not None:
+    # A second begin on a rank whose target already loaded is a draft model's: the target's
+    # "before" stays the memory baseline.
+    if ev.get("avail_gib") is not None and ev.rank not in run.weights:
         run.weights_begin[ev.rank] = ev.get("avail_gib")
 
 
 def _on_weight_end(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     info = dict(ev.fields)
     info["evidence"] = _ev(ev, src, n, text)
-    run.weights[ev.rank] = info
+    if is_draft_class(info.get("model_class")) or (
+            ev.rank in run.weights and not is_draft_class(
+                run.weights[ev.rank].get("model_class")) and run.weights[ev.rank].get(
+                    "model_class") != info.get("model_class") and info.get("model_class")):
+        run.draft_weights[ev.rank] = info
+    else:
+        run.weights[ev.rank] = info
+
+
+# Model classes of speculative-decoding drafts, as SGLang names them (models/*_eagle*.py,
+# *_nextn.py, *_mtp.py; e.g. LlamaForCausalLMEagle3, DeepseekV3ForCausalLMNextN).
+_DRAFT_MARKS = ("Eagle", "NextN", "MTP", "Draft", "DSpark", "DFlash")
+
+
+def is_draft_class(name: object) -> bool:
+    return isinstance(name, str) and any(mark in name for mark in _DRAFT_MARKS)
 
 
 def _on_pool_end(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:

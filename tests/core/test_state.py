@@ -159,3 +159,28 @@ def test_override_lines_before_the_dump_belong_to_that_start():
     assert len(a.state.runs) == 2
     assert a.state.runs[1].kv_dtype_lines and a.state.runs[1].server_args
     assert a.state.runs[1].start.line == 6
+
+
+def test_a_draft_model_never_becomes_the_model():
+    """Speculative decoding loads a draft (EAGLE3, MTP/NextN) on the same ranks after the target:
+    the report's model and weights stay the target's."""
+    lines = [
+        "[2026-01-01 10:00:00] server_args=ServerArgs(model_path='/m/Llama-3.1-8B', tp_size=1, "
+        "speculative_algorithm='EAGLE3')",
+        "[2026-01-01 10:00:01 TP0] Load weight begin. avail mem=78.00 GB",
+        "[2026-01-01 10:00:09 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, "
+        "avail mem=63.00 GB, mem usage=15.00 GB.",
+        "[2026-01-01 10:00:10 TP0] Load weight begin. avail mem=20.00 GB",
+        "[2026-01-01 10:00:11 TP0] Load weight end. type=LlamaForCausalLMEagle3, "
+        "dtype=torch.bfloat16, avail mem=18.51 GB, mem usage=1.49 GB.",
+    ]
+    a = Session()
+    a.feed_lines("x", lines)
+    run = a.state.current
+    assert len(a.state.runs) == 1
+    assert run.weights["TP0"]["model_class"] == "LlamaForCausalLM"
+    assert run.draft_weights["TP0"]["model_class"] == "LlamaForCausalLMEagle3"
+    report = a.report()
+    assert report["model"]["model_class"] == "LlamaForCausalLM"
+    assert report["weights"]["usage_gib"] == 15.0
+    assert report["weights"]["avail_before_gib"] == 78.0  # the target's baseline
