@@ -133,15 +133,23 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     confidence = "high"
     ck = ctx.checkpoint
     algo = getattr(ck, "kv_cache_quant_algo", None) if ck is not None else None
-    why = ("the checkpoint's hf_quant_config.json says kv_cache_quant_algo "
-           f"\"{algo}\"" if algo else
-           "the checkpoint's quantization config (kv_cache_quant_algo \"FP8\", typical of "
-           "ModelOpt NVFP4/FP8 exports) made SGLang >= 0.5.3 switch `auto` to FP8")
+    _, basis, ev = run.effective
+    where = BASIS_WORDS.get(basis, "the log")
+    if ev is not None:
+        where += f" (line {ev.line})"
+    if algo:
+        why = (f"the checkpoint declares kv_cache_quant_algo \"{algo}\", and from 0.5.3 SGLang "
+               "turns `auto` into FP8 for such a checkpoint")
+    else:
+        why = ("from 0.5.3 SGLang turns `auto` into FP8 when the checkpoint's quantization config "
+               "declares kv_cache_quant_algo FP8 (ModelOpt NVFP4/FP8 exports do); the checkpoint "
+               "itself was not read (kvtui ssh, or kvtui check --checkpoint DIR, reads it)")
     said = "--kv-cache-dtype was left at auto"
     detail = (
-        f"{said}, yet the KV cache is {ctx.effective}: {why}. SGLang logs no warning for this "
-        "(0.5.13+ prints nothing but the pool's dtype), and the scales default to 1.0 unless "
-        "the checkpoint carries k_scale/v_scale. Long-context accuracy can degrade silently."
+        f"{said}, yet {where} shows the KV cache in {ctx.effective}: {why}. SGLang logs no "
+        "warning for this (0.5.13+ prints nothing but the pool's dtype), and the scales default "
+        "to 1.0 unless the checkpoint carries k_scale/v_scale. Long-context accuracy can "
+        "degrade silently."
     )
     sev = "critical"
     verdict = _scale_verdict(ck, ctx.engine_name)
@@ -382,6 +390,17 @@ def _rule_calibration(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     pool = run.primary_kv_pool()
     return Alert("calibration-mismatch", "info", f"Pool size differs from the model spec "
                  f"(ratio {ratio:.2f})", detail, pool.evidence if pool else None, fix, "medium")
+
+
+# How a report names the line an effective KV dtype was read from (Run.effective's basis).
+BASIS_WORDS: dict[str, str] = {
+    "kv_dtype_line": "the 'Using KV cache dtype' line",
+    "pool_line": "the KV pool line",
+    "override_line": "the 'Setting KV cache dtype' override line",
+    "server_args": "the server-args dump",
+    "fp8_warning": "the FP8 scaling-factor warning",
+    "model_dtype": "the model dtype at weight load",
+}
 
 
 @dataclass
