@@ -15,6 +15,7 @@ from typing import Any
 
 import regex
 
+from parsers.envelope import payload_start
 from parsers.errors import parse_oom
 from parsers.event import Event
 from parsers.prefix import MAX_PREFIX, PREFIX_CACHE, parse_prefix, strip_level_file
@@ -251,6 +252,15 @@ def parse_unchecked(text: str) -> Event | None:
     # stripped below, so the bulk of a file read line by line skips one string copy.
     # message_start(), inlined: this function runs once per line of a multi-GB log.
     first = text[:1]
+    # A saved `docker/kubectl logs --timestamps` or `journalctl` line: parse what the server
+    # wrote behind the client's envelope. The gate only lets through heads such an envelope can
+    # have (`2026-11-24T`, `Nov 24`, `Mon 2026`, `[pod/`), so SGLang's own lines skip it.
+    if ("0" <= first <= "9" and text[10:11] == "T") or text[3:4] == " " or (
+            first == "[" and text[1:5] == "pod/"):
+        cut = payload_start(text)
+        if cut:
+            text = text[cut:]
+            first = text[:1]
     start = 0
     if first == "[" or "0" <= first <= "9":
         end = text.find("] ", 0, MAX_PREFIX)

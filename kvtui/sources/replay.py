@@ -30,6 +30,7 @@ from typing import IO
 
 from kvtui.sources.base import BulkPlan, Emit, Item, SourceLine, SourceNotice
 from kvtui.sources.lines import MAX_LINE_CHARS, decode_line
+from parsers.envelope import payload_start
 
 # `[2025-04-28 05:39:43.123 TP0] ...` or the old time-only `[16:43:29 TP0] ...`.
 _TS_RE = re.compile(rb"^\[((?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)[\] ]")
@@ -41,6 +42,15 @@ TIMED_BATCH_WINDOW = 0.05  # lines due within this many seconds go out in one ba
 # Longest part of one physical line that is read into memory; the rest of a longer line (a file
 # without newlines, a copytruncate NUL hole) is skipped, its bytes still counted in the offsets.
 READ_LIMIT = MAX_LINE_CHARS * 4
+
+
+def _enveloped_ts(raw: bytes) -> str | None:
+    """The server's own timestamp in a line saved from `docker/kubectl logs --timestamps` or
+    `journalctl` (behind the client's envelope), so such a file replays in its own rhythm."""
+    text = raw[:512].decode("utf-8", errors="replace")
+    cut = payload_start(text)
+    m = _TS_RE.match(text[cut:].encode()) if cut else None
+    return m.group(1).decode("ascii") if m is not None else None
 
 
 def parse_ts(text: str) -> float | None:
@@ -122,6 +132,14 @@ class _FileReader:
                     if key is not None:
                         self.last_key = key
                         self.last_ts = ts
+                elif raw[:1] != b"[" or raw[1:5] == b"pod/":
+                    ts = _enveloped_ts(raw)
+                    key = parse_ts(ts) if ts is not None else None
+                    if key is not None:
+                        self.last_key = key
+                        self.last_ts = ts
+                    else:
+                        ts = self.last_ts
                 else:
                     ts = self.last_ts
             yield _Pending(self.last_key, self.index, self.line_no, off, decode_line(raw), ts)
