@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from kvtui.core.state import Evidence, Run, Runtime, State, TimelinePoint
@@ -33,31 +34,60 @@ def can_join(earlier: State, later: State) -> bool:
     return last.progressed or not (last.server_args or last.kv_dtype_lines)
 
 
+def _walk(obj: Any, visit: Callable[[Any], bool], seen: set[int]) -> None:
+    """Call `visit` on every dataclass inside a state; `visit` returns True when it has dealt
+    with the object itself (its fields are then not walked)."""
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        if visit(obj):
+            return
+        for f in dataclasses.fields(obj):
+            _walk(getattr(obj, f.name), visit, seen)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _walk(v, visit, seen)
+    elif isinstance(obj, (list, tuple, set)) and not isinstance(obj, TimelinePoint):
+        for v in obj:
+            _walk(v, visit, seen)
+
+
 def shift_lines(obj: Any, offset: int, _seen: set[int] | None = None) -> None:
     """Add `offset` to every line number inside a chunk's state (its lines were numbered from 1)."""
     if offset == 0:
         return
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, Evidence):
+            node.line += offset
+            return True
+        if isinstance(node, Runtime):
+            node.timeline = deque((p._replace(line=p.line + offset) for p in node.timeline),
+                                  maxlen=node.timeline.maxlen)
+            for f in dataclasses.fields(node):
+                if f.name != "timeline":
+                    _walk(getattr(node, f.name), visit, seen)
+            return True
+        return False
+
     seen = _seen if _seen is not None else set()
-    if id(obj) in seen:
-        return
-    seen.add(id(obj))
-    if isinstance(obj, Evidence):
-        obj.line += offset
-    elif isinstance(obj, Runtime):
-        obj.timeline = deque((p._replace(line=p.line + offset) for p in obj.timeline),
-                             maxlen=obj.timeline.maxlen)
-        for f in dataclasses.fields(obj):
-            if f.name != "timeline":
-                shift_lines(getattr(obj, f.name), offset, seen)
-    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        for f in dataclasses.fields(obj):
-            shift_lines(getattr(obj, f.name), offset, seen)
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            shift_lines(v, offset, seen)
-    elif isinstance(obj, (list, tuple, set)) and not isinstance(obj, TimelinePoint):
-        for v in obj:
-            shift_lines(v, offset, seen)
+    _walk(obj, visit, seen)
+
+
+def rename_source(state: State, old: str, new: str) -> None:
+    """The lines read so far as `old` now live in the file `new` (a rotation): every piece of
+    evidence from them names `new`, so it keeps pointing at the file that holds the line."""
+    def visit(node: Any) -> bool:
+        if isinstance(node, Evidence):
+            if node.source == old:
+                node.source = new
+            return True
+        return False
+
+    _walk(state.runs, visit, set())
+    if old in state.sources:
+        state.sources[new] = state.sources.get(new, 0) + state.sources.pop(old)
 
 
 def merge_into(earlier: State, later: State, line_offset: int) -> None:

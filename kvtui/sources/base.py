@@ -17,8 +17,8 @@ from typing import Protocol
 @dataclass(slots=True, frozen=True)
 class SourceLine:
     source: str  # display name of the source (file path, "host:path", ...)
-    line_no: int  # 1-based, counted across rotations of the same logical source
-    offset: int  # byte offset of the line start in the current underlying file (-1 if unknown)
+    line_no: int  # 1-based: the line's number in the file that holds it (a stream: its count)
+    offset: int  # byte offset of the line start in that file (-1 if unknown)
     text: str  # decoded with errors="replace", newline stripped, length bounded
     ts: str | None = None  # replay only: timestamp text when known (else None)
 
@@ -29,6 +29,10 @@ class SourceNotice:
     state: str  # "connecting" | "live" | "at_end" | "paused" | "rotated" | "truncated" |
     #             "reconnecting" | "error" | "closed" | ...
     message: str = ""
+    # A rotation: the lines delivered so far under `source` are now in this file (another
+    # name, or words such as "server.log (deleted)"); consumers relabel their evidence, and the
+    # lines that follow under `source` are numbered from 1 again.
+    moved_to: str | None = None
 
 
 @dataclass(slots=True, frozen=True)

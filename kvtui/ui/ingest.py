@@ -209,6 +209,8 @@ class Ingest:
                             self._notices.clear()
                             self._restarted = True
                         self.lines = 0
+                    if item.moved_to:
+                        self._moved(item.source, item.moved_to, entries)
                     notices.append(item)
                     self.last_state = item.state
                     if item.state == "at_end":
@@ -232,6 +234,17 @@ class Ingest:
         if notices or now - self._last_report >= interval:
             self._snapshot()
         time.sleep(0)  # hand the GIL to the event loop between batches
+
+    def _moved(self, old: str, new: str, entries: list[LogEntry]) -> None:
+        """A rotation moved the lines read as `old` into the file `new`: the evidence and the
+        kept lines say so (the UI relabels what it already took, `KvApp._on_notice`)."""
+        from kvtui.core.merge import rename_source
+
+        rename_source(self.analyzer.state, old, new)  # the caller holds report_lock
+        with self._lock:
+            for e in (*self._ring, *entries):
+                if e.source == old and not e.notice:
+                    e.source = new
 
     def _snapshot(self, force: bool = False) -> None:
         if not force and not self._report_dirty:
