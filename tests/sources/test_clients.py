@@ -308,3 +308,36 @@ def test_journal_unknown_unit_and_unreadable_journal(tmp_path: Path) -> None:
     assert ends_alone(t)
     (error,) = col.notices("error")
     assert "Permission denied" in error.message and "systemd-journal" in error.message
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["tail"], "tail needs a FILE, - for standard input, or --docker/--kubectl/--journal"),
+    (["tail", "x.log", "--docker", "sglang"], "not both"),
+    (["tail", "--docker", "sglang", "-n", "prod"], "--namespace only go with --kubectl"),
+    (["tail", "--kubectl=-x"], "--kubectl: not a name: '-x'"),
+    (["tail", "--kubectl", "-x"], "expected one argument"),
+])
+def test_tail_refuses_misuse(capsys, argv: list[str], said: str) -> None:
+    from kvtui.cli import main
+
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse's own refusals
+        rc = int(exc.code or 0)
+    assert rc == 2
+    assert said in capsys.readouterr().err
+
+
+def test_argv_is_a_list_with_the_resume_point() -> None:
+    from kvtui.sources.clients import Resume
+
+    at = Resume("2026-11-24T09:14:21.5Z", (1795511661, 500_000_000), 2)
+    assert DockerLogs("my container").argv(at) == [
+        "docker", "logs", "--timestamps", "--follow", "--since", "2026-11-24T09:14:21.5Z",
+        "my container"]
+    assert KubectlLogs("p", namespace="ns", container="c").argv(None) == [
+        "kubectl", "logs", "--timestamps", "--follow", "--namespace", "ns", "--container", "c",
+        "p"]
+    assert JournalLogs("sglang.service").argv(at)[-2:] == ["--since", "@1795511661"]
