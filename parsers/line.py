@@ -254,9 +254,9 @@ def parse_unchecked(text: str) -> Event | None:
     first = text[:1]
     # A saved `docker/kubectl logs --timestamps` or `journalctl` line: parse what the server
     # wrote behind the client's envelope. The gate only lets through heads such an envelope can
-    # have (`2026-11-24T`, `Nov 24`, `Mon 2026`, `[pod/`), so SGLang's own lines skip it.
-    if ("0" <= first <= "9" and text[10:11] == "T") or text[3:4] == " " or (
-            first == "[" and text[1:5] == "pod/"):
+    # have (`2026-11-24T`, `Nov 24`, `Mon 2026`), so SGLang's own `[...]` lines skip it; the
+    # `[pod/...]` head of `kubectl logs --prefix` is looked at only when nothing matched (below).
+    if first != "[" and (("0" <= first <= "9" and text[10:11] == "T") or text[3:4] == " "):
         cut = payload_start(text)
         if cut:
             text = text[cut:]
@@ -284,6 +284,9 @@ def parse_unchecked(text: str) -> Event | None:
     if handler is not None:
         hit = handler(msg)
     if hit is None:
+        if first == "[" and text[1:5] == "pod/":  # `kubectl logs --prefix`, see above
+            cut = payload_start(text)
+            return parse_unchecked(text[cut:]) if cut else None
         hit = _fallback(msg)
     if not isinstance(hit, tuple):
         return None

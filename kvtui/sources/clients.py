@@ -7,7 +7,8 @@ lines into the server's own lines: it strips the envelope (`parsers.envelope`) a
 client resumed with `--since` repeats, so no line arrives twice.
 
 No IO here: `kvtui.sources.process` runs a recipe locally; a remote runner (SSH) can run the same
-argv on a host and feed the same reader.
+argv on a host (`follow=False` and `tail=N` for a one-shot read; `merge_stderr` says to join the
+client's stderr to its stdout, as `sh -c 'exec "$@" 2>&1'` does) and feed the same reader.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ class DockerLogs(Client):
 
     container: str
     follow: bool = True
+    tail: int | None = None  # first start only: the last N lines instead of the whole log
     program: str = "docker"
 
     kind = "docker"
@@ -127,6 +129,8 @@ class DockerLogs(Client):
             argv.append("--follow")
         if resume is not None:
             argv += ["--since", resume.ts]  # inclusive; RFC 3339 with nanoseconds
+        elif self.tail is not None:
+            argv += ["--tail", str(self.tail)]
         return [*argv, self.container]
 
     def probe_argv(self) -> list[str] | None:
@@ -174,13 +178,16 @@ class KubectlLogs(Client):
     namespace: str | None = None
     container: str | None = None
     previous: bool = False
+    follow: bool = True
+    tail: int | None = None
     program: str = "kubectl"
 
     kind = "kubectl"
     envelope = envelope.TIMESTAMPS
 
     def __post_init__(self) -> None:
-        self.follow = not self.previous  # a crashed instance does not grow
+        if self.previous:
+            self.follow = False  # a crashed instance does not grow
 
     @property
     def label(self) -> str:
@@ -196,13 +203,18 @@ class KubectlLogs(Client):
 
     def argv(self, resume: Resume | None) -> list[str]:
         argv = [self.program, "logs", "--timestamps"]
-        argv.append("--previous" if self.previous else "--follow")
+        if self.previous:
+            argv.append("--previous")
+        elif self.follow:
+            argv.append("--follow")
         argv += self._scope()
         if self.container:
             argv += ["--container", self.container]
         if resume is not None:
             # the API server keeps whole seconds of sinceTime; the reader drops the repeats
             argv.append(f"--since-time={resume.ts}")
+        elif self.tail is not None:
+            argv.append(f"--tail={self.tail}")
         return [*argv, self.pod]
 
     def probe_argv(self) -> list[str] | None:
@@ -262,6 +274,7 @@ class JournalLogs(Client):
 
     unit: str
     follow: bool = True
+    tail: int | None = None
     program: str = "journalctl"
     systemctl: str = "systemctl"
 
@@ -280,7 +293,7 @@ class JournalLogs(Client):
         if resume is not None:
             argv += ["--since", f"@{resume.instant[0]}"]  # whole seconds, as short-iso prints
         else:
-            argv += ["--lines", "all"]
+            argv += ["--lines", "all" if self.tail is None else str(self.tail)]
         return argv
 
     def check_argv(self) -> list[str] | None:

@@ -191,3 +191,25 @@ def test_replay_times_a_saved_docker_log_by_the_server_clock(tmp_path: Path) -> 
         reader.close()
     assert [p.ts for p in pending] == [f"2026-11-24 09:14:2{i}" for i in range(3)]
     assert [p.key for p in pending] == sorted({p.key for p in pending})  # three distinct times
+
+
+PAYLOADS = [
+    SGLANG,
+    "[2026-11-24 09:14:20 TP1] Full KV Cache is allocated. #tokens: 100, K size: 1.00 GB, "
+    "V size: 1.00 GB",  # recognised anywhere in a line: the envelope must still come off
+    "[2026-11-24 09:14:20 DP1 TP5] Decode batch, #running-req: 3, #token: 100, token usage: "
+    "0.01, cuda graph: True, gen throughput (token/s): 10.00, #queue-req: 0, ",
+    "2026-11-24 09:14:20 INFO 4242 [TP0 model_runner.py:12] Load weight end. type=Qwen3, "
+    "dtype=torch.bfloat16, avail mem=50.00 GB, mem usage=20.00 GB.",
+]
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0][:12])
+def test_every_envelope_keeps_the_event(case: tuple[str, str, str, str], payload: str) -> None:
+    wrapped_line = case[0][: -len(SGLANG)] + payload
+    bare, wrapped = parse_line(payload), parse_line(wrapped_line)
+    assert bare is not None and bare.rank and bare.ts
+    assert wrapped is not None
+    assert (wrapped.kind, wrapped.rank, wrapped.ts, wrapped.fields) == (
+        bare.kind, bare.rank, bare.ts, bare.fields)

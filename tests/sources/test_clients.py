@@ -341,3 +341,12 @@ def test_argv_is_a_list_with_the_resume_point() -> None:
         "kubectl", "logs", "--timestamps", "--follow", "--namespace", "ns", "--container", "c",
         "p"]
     assert JournalLogs("sglang.service").argv(at)[-2:] == ["--since", "@1795511661"]
+
+
+def test_one_shot_argv_for_a_remote_runner() -> None:
+    assert DockerLogs("c", follow=False, tail=50).argv(None) == [
+        "docker", "logs", "--timestamps", "--tail", "50", "c"]
+    assert KubectlLogs("p", follow=False, tail=50).argv(None) == [
+        "kubectl", "logs", "--timestamps", "--tail=50", "p"]
+    assert JournalLogs("u", follow=False, tail=50).argv(None)[-2:] == ["--lines", "50"]
+    assert KubectlLogs("p", previous=True).follow is False
