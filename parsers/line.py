@@ -47,6 +47,10 @@ from parsers.startup import (
 _Result = tuple[str, dict[str, Any]] | None | bool
 _Handler = Callable[[str], _Result]
 
+# First letters of journalctl's short heads: a month (`Nov 24 09:14:20`) or a weekday
+# (`Tue 2026-11-24 09:14:20 UTC`).
+_ENVELOPE_INITIALS = frozenset("JFMASONDTWS")
+
 # CSI (incl. SGR colours) and the two-byte escapes; only run when ESC is present.
 _ANSI = regex.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
@@ -252,11 +256,10 @@ def parse_unchecked(text: str) -> Event | None:
     # stripped below, so the bulk of a file read line by line skips one string copy.
     # message_start(), inlined: this function runs once per line of a multi-GB log.
     first = text[:1]
-    # A saved `docker/kubectl logs --timestamps` or `journalctl` line: parse what the server
-    # wrote behind the client's envelope. The gate only lets through heads such an envelope can
-    # have (`2026-11-24T`, `Nov 24`, `Mon 2026`), so SGLang's own `[...]` lines skip it; the
-    # `[pod/...]` head of `kubectl logs --prefix` is looked at only when nothing matched (below).
-    if first != "[" and (("0" <= first <= "9" and text[10:11] == "T") or text[3:4] == " "):
+    # A saved `docker/kubectl logs --timestamps` or `journalctl -o short-iso` line: parse what
+    # the server wrote behind the client's envelope. Only a `2026-11-24T` head gets this far;
+    # the other envelopes (`Nov 24 ...`, `[pod/...]`) are looked at when nothing matched (below).
+    if first != "[" and "0" <= first <= "9" and text[10:11] == "T":
         cut = payload_start(text)
         if cut:
             text = text[cut:]
@@ -284,9 +287,10 @@ def parse_unchecked(text: str) -> Event | None:
     if handler is not None:
         hit = handler(msg)
     if hit is None:
-        if first == "[" and text[1:5] == "pod/":  # `kubectl logs --prefix`, see above
-            cut = payload_start(text)
-            return parse_unchecked(text[cut:]) if cut else None
+        if text[1:2] == "p" if first == "[" else first in _ENVELOPE_INITIALS:
+            cut = payload_start(text)  # `kubectl logs --prefix`, journalctl's short formats
+            if cut:
+                return parse_unchecked(text[cut:])
         hit = _fallback(msg)
     if not isinstance(hit, tuple):
         return None
