@@ -50,7 +50,8 @@ class ClientFollower:
         except Exception as exc:  # a source must report, never take the app down
             emit([SourceNotice(self.name, "error", f"{self.client.program} failed: {exc}")])
         finally:
-            emit([SourceNotice(self.name, "closed", "")])
+            if stop.is_set():  # else the last word (an error, "at end") stays in the header
+                emit([SourceNotice(self.name, "closed", "")])
 
     def _follow(self, emit: Emit, stop: threading.Event) -> None:
         refused = self._check()

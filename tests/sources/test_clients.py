@@ -350,3 +350,10 @@ def test_one_shot_argv_for_a_remote_runner() -> None:
         "kubectl", "logs", "--timestamps", "--tail=50", "p"]
     assert JournalLogs("u", follow=False, tail=50).argv(None)[-2:] == ["--lines", "50"]
     assert KubectlLogs("p", previous=True).follow is False
+
+
+@needs_docker
+def test_a_refusal_stays_the_last_word(dockerd) -> None:
+    col, _, t = start(ClientFollower(DockerLogs("nope"), env=dockerd.env))
+    assert ends_alone(t)
+    assert col.notices()[-1].state == "error"  # not "closed": the header keeps saying why
