@@ -20,7 +20,7 @@ COMMANDS: dict[str, str] = {
     "events": "print every recognized log line as JSON Lines",
     "whatif": "KV capacity what-if: tokens and concurrency for BF16 / FP8 / FP4",
     "replay": "replay saved logs in the TUI, timed by their own timestamps",
-    "tail": "follow a local log file live in the TUI",
+    "tail": "follow a log live in the TUI: a file, stdin (-), --docker, --kubectl or --journal",
     "demo": "open the TUI on a bundled sample log",
     "ssh": "follow SGLang logs on a remote host over SSH",
 }

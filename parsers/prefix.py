@@ -19,6 +19,8 @@ from datetime import datetime
 
 import regex
 
+from parsers.envelope import payload_start
+
 _RANK = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+"
 _TS = r"(?:\d{4}-\d{2}-\d{2}[ T])?\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"
 
@@ -81,8 +83,16 @@ _LEADING_TS = regex.compile(rf"\[?({_TS})(?=[\] ]|$)")
 
 
 def line_timestamp(text: str) -> str | None:
-    """The timestamp a line starts with (its head's), or None."""
+    """The timestamp a line's head carries, or None. Behind a log client's envelope (a saved
+    `docker/kubectl logs --timestamps` or `journalctl`, `parsers.envelope`) it is the server's
+    own timestamp, so such a file replays at the server's pace."""
     first = text[:1]
+    if (first != "[" and not "0" <= first <= "9") or (first == "[" and text[1:5] == "pod/") \
+            or (text[4:5] == "-" and text[10:11] == "T"):
+        cut = payload_start(text)
+        if cut:
+            text = text[cut:]
+            first = text[:1]
     if first != "[" and not "0" <= first <= "9":
         return None
     m = _LEADING_TS.match(text)

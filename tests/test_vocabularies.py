@@ -5,6 +5,8 @@ from __future__ import annotations
 from kvtui.core import severity
 from kvtui.core.alerts import RULES
 from kvtui.core.state import HANDLERS
+from kvtui.sources.base import INLINE, MESSAGES, STATES
+from kvtui.ui.panes import STATE_LABELS
 from kvtui.ui.text import KIND_STYLE, SEVERITY_STYLE, TONE_STYLE
 from parsers import KIND_FIELDS, KIND_TRAITS, KINDS, OPTIONAL_FIELDS
 from parsers.kinds import TONES
@@ -40,3 +42,8 @@ def test_every_severity_has_a_label_a_style_and_an_order():
 def test_alert_rules_are_named_once():
     names = [name for name, _ in RULES]
     assert len(names) == len(set(names))
+
+
+def test_every_notice_state_has_a_header_label():
+    assert set(STATE_LABELS) >= STATES, "a notice state the header cannot name"
+    assert STATES >= INLINE and not STATES & MESSAGES

@@ -7,6 +7,8 @@ number, rank prefix, timestamp) and see the text itself, bounded so that a 1 MB 
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,3 +34,22 @@ class Evidence:
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "line": self.line, "rank": self.rank, "ts": self.ts,
                 "text": self.text, "count": self.count}
+
+
+def evidence_in(obj: Any) -> Iterator[Evidence]:
+    """Every Evidence inside a state (dataclasses, dicts, lists, sets, tuples), each once."""
+    seen: set[int] = set()
+    stack = [obj]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen or isinstance(node, (str, bytes, int, float)) or node is None:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Evidence):
+            yield node
+        elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+            stack.extend(getattr(node, f.name) for f in dataclasses.fields(node))
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple, set, frozenset)):
+            stack.extend(node)

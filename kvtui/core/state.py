@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvtui.core import dtypes
-from kvtui.core.evidence import Evidence
+from kvtui.core.evidence import Evidence, evidence_in
 from kvtui.core.runtime import Runtime, Witness
 from parsers import BATCH_KINDS, Event
 
@@ -109,7 +109,7 @@ class Run:
     hints: set[str] = field(default_factory=set)
     kinds_seen: set[str] = field(default_factory=set)
     # What opened the run: "start" (a dump or override line: a server start) or the first
-    # event's kind (a log that begins mid-way). kvtui.core.merge relies on it.
+    # event's kind (a log that begins mid-way). The chunk join relies on it.
     opener: str | None = None
 
     # -- derived facts -------------------------------------------------------------------
@@ -219,6 +219,15 @@ class State:
     @property
     def current(self) -> Run:
         return self.runs[-1]
+
+    def rename_source(self, old: str, new: str) -> None:
+        """The lines read as `old` now live in the file `new` (a rotation): every piece of
+        evidence from them names `new`, so it keeps pointing at the file that holds the line."""
+        for ev in evidence_in(self.runs):
+            if ev.source == old:
+                ev.source = new
+        if old in self.sources:
+            self.sources[new] = self.sources.get(new, 0) + self.sources.pop(old)
 
     def apply(self, ev: Event, source: str, line_no: int, text: str) -> None:
         self.events += 1

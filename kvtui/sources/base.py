@@ -19,10 +19,21 @@ from kvtui.core.pipeline.inputs import RangedFile
 @dataclass(slots=True, frozen=True)
 class SourceLine:
     source: str  # display name of the source (file path, "host:path", ...)
-    line_no: int  # 1-based, counted across rotations of the same logical source
-    offset: int  # byte offset of the line start in the current underlying file (-1 if unknown)
+    line_no: int  # 1-based: the line's number in the file that holds it (a stream: its count)
+    offset: int  # byte offset of the line start in that file (-1 if unknown)
     text: str  # decoded with errors="replace", newline stripped, length bounded
     ts: str | None = None  # replay only: timestamp text when known (else None)
+
+
+# What a source can say about itself: the one vocabulary of notice states. A *state* changes
+# what the header shows; a *message* (info, checkpoint) only tells something and leaves the
+# state as it was; an *inline* state is also marked in the log pane where it happened.
+STATES: frozenset[str] = frozenset({
+    "connecting", "live", "loading", "replaying", "paused", "at_end", "rotated", "truncated",
+    "reconnecting", "restarted", "restart", "error", "closed", "stale",
+})
+MESSAGES: frozenset[str] = frozenset({"info", "checkpoint"})
+INLINE: frozenset[str] = frozenset({"rotated", "truncated", "error", "reconnecting", "restarted"})
 
 
 @dataclass(slots=True, frozen=True)
@@ -31,6 +42,10 @@ class SourceNotice:
     state: str  # "connecting" | "live" | "at_end" | "paused" | "rotated" | "truncated" |
     #             "reconnecting" | "error" | "closed" | ...
     message: str = ""
+    # A rotation: the lines delivered so far under `source` are now in this file (another
+    # name, or words such as "server.log (deleted)"); consumers relabel their evidence, and the
+    # lines that follow under `source` are numbered from 1 again.
+    moved_to: str | None = None
 
 
 @dataclass(slots=True, frozen=True)

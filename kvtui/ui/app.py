@@ -242,6 +242,10 @@ class KvApp(App[int]):
 
     def _on_notice(self, n: SourceNotice, header: HeaderBar) -> None:
         header.set_state(n.state, n.message)
+        if n.moved_to:  # a rotation: the lines shown so far now live in another file
+            for e in self.log_view._entries:
+                if e.source == n.source and not e.notice:
+                    e.source = n.moved_to
         if n.state == "error":
             self.notify(clean(n.message or "source error", 300), title="source",
                         severity="error", markup=False)

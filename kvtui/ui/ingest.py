@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvtui.core.pipeline import Progress, Session
-from kvtui.sources.base import LineSource, SourceLine, SourceNotice
+from kvtui.sources.base import INLINE, LineSource, SourceLine, SourceNotice
 
 REPORT_INTERVAL = 0.25  # seconds between report snapshots while lines keep coming
 
@@ -102,13 +102,26 @@ class Ingest:
         self.finished_at: float | None = None
         self.started_at: float | None = None
         self._thread: threading.Thread | None = None
-        self.report_lock = threading.Lock()  # held while the analyzer is read or written
+        self._wake = threading.Event()
+        self.report_lock = threading.Lock()  # held while the session is read or written
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
         self.started_at = time.perf_counter()
         self._thread = threading.Thread(target=self._run, name="kvtui-source", daemon=True)
         self._thread.start()
+        threading.Thread(target=self._report_loop, name="kvtui-report", daemon=True).start()
+
+    def _report_loop(self) -> None:
+        """Rebuild the snapshot a few times a second while anything changed, on its own
+        thread: a burst of lines followed by silence (an idle server after start-up) must still
+        show its verdict, which a rebuild driven by arriving lines would leave stale."""
+        while not self.done.is_set():
+            # Keep report building under ~10% of the time on big logs.
+            self._wake.wait(max(self.report_interval, 10 * self._report_cost))
+            self._wake.clear()
+            if not self.done.is_set():
+                self._snapshot()
 
     def close(self, timeout: float = 2.0) -> None:
         self.stop.set()
@@ -204,11 +217,13 @@ class Ingest:
                             self._notices.clear()
                             self._restarted = True
                         self.lines = added = 0
+                    if item.moved_to:
+                        self._moved(item.source, item.moved_to, entries)
                     notices.append(item)
                     self.last_state = item.state
                     if item.state == "at_end":
                         self.finished_at = time.perf_counter()
-                    if item.state in ("rotated", "truncated", "error", "reconnecting"):
+                    if item.state in INLINE:
                         entries.append(LogEntry(0, item.source,
                                                 f"── {item.state}: {item.message} ──",
                                                 None, notice=True))
@@ -218,12 +233,18 @@ class Ingest:
             self._ring_added += len(entries)
             self._notices.extend(notices)
             self._report_dirty = True
-        now = time.monotonic()
-        # Keep report building under ~10% of the thread's time on big logs.
-        interval = max(self.report_interval, 10 * self._report_cost)
-        if notices or now - self._last_report >= interval:
-            self._snapshot()
+        if notices:
+            self._wake.set()  # a state change: a fresh snapshot now, not at the next beat
         time.sleep(0)  # hand the GIL to the event loop between batches
+
+    def _moved(self, old: str, new: str, entries: list[LogEntry]) -> None:
+        """A rotation moved the lines read as `old` into the file `new`: the evidence and the
+        kept lines say so (the UI relabels what it already took, `KvApp._on_notice`)."""
+        self.session.state.rename_source(old, new)  # the caller holds report_lock
+        with self._lock:
+            for e in (*self._ring, *entries):
+                if e.source == old and not e.notice:
+                    e.source = new
 
     def _snapshot(self, force: bool = False) -> None:
         if not force and not self._report_dirty:

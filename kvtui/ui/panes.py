@@ -18,6 +18,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from kvtui.core import severity
+from kvtui.sources.base import INLINE, MESSAGES
 from kvtui.ui.text import (
     clean,
     fmt_gib,
@@ -38,6 +39,9 @@ STATE_LABELS = {
     "error": ("error", "bold white on red"),
     "closed": ("closed", "dim"),
     "stale": ("stale", "bold yellow"),
+    "loading": ("loading", "bold cyan"),
+    "restarted": ("restarted", "bold yellow"),
+    "restart": ("restarted", "bold yellow"),
 }
 
 
@@ -77,8 +81,8 @@ class HeaderBar(Static):
         self.lines = 0
 
     def set_state(self, state: str, message: str = "") -> None:
-        if state in ("restart", "progress"):
-            return
+        if state == "restart" or state in MESSAGES:
+            return  # a replay restart, or a message: the state shown stays what it was
         self.state = state
         self.state_message = message
         self.redraw()
@@ -117,7 +121,7 @@ class HeaderBar(Static):
             label = (f"loading {self.load.fraction * 100:.0f}%"
                      + (f", {eta:.0f} s left" if eta is not None else ""))
         t.append(f"[{label}]", style=style)
-        if self.state in ("error", "reconnecting", "rotated", "truncated") and self.state_message:
+        if self.state in INLINE and self.state_message:
             t.append(" " + clean(self.state_message, 60), style=style)
         if r:
             t.append("  ")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from parsers.envelope import payload_start
 from parsers.event import Event
 from parsers.prefix import MAX_PREFIX, PREFIX_CACHE, parse_prefix, strip_level_file
 from parsers.sglang.errors import parse_oom
@@ -44,6 +45,11 @@ from parsers.text import normalize
 # nothing", which skips the fallback scan).
 _Result = tuple[str, dict[str, Any]] | None | bool
 _Handler = Callable[[str], _Result]
+
+# First letters of journalctl's short heads: a month (`Nov 24 09:14:20`) or a weekday
+# (`Tue 2026-11-24 09:14:20 UTC`).
+_ENVELOPE_INITIALS = frozenset("JFMASONDTWS")
+
 
 def _kind(kind: str, fields: dict[str, Any] | None) -> _Result:
     return None if fields is None else (kind, fields)
@@ -235,6 +241,14 @@ def parse_unchecked(text: str) -> Event | None:
     # stripped below, so the bulk of a file read line by line skips one string copy.
     # message_start(), inlined: this function runs once per line of a multi-GB log.
     first = text[:1]
+    # A saved `docker/kubectl logs --timestamps` or `journalctl -o short-iso` line: parse what
+    # the server wrote behind the client's envelope. Only a `2026-11-24T` head gets this far;
+    # the other envelopes (`Nov 24 ...`, `[pod/...]`) are looked at when nothing matched (below).
+    if first != "[" and "0" <= first <= "9" and text[10:11] == "T":
+        cut = payload_start(text)
+        if cut:
+            text = text[cut:]
+            first = text[:1]
     start = 0
     if first == "[" or "0" <= first <= "9":
         end = text.find("] ", 0, MAX_PREFIX)
@@ -258,6 +272,10 @@ def parse_unchecked(text: str) -> Event | None:
     if handler is not None:
         hit = handler(msg)
     if hit is None:
+        if text[1:2] == "p" if first == "[" else first in _ENVELOPE_INITIALS:
+            cut = payload_start(text)  # `kubectl logs --prefix`, journalctl's short formats
+            if cut:
+                return parse_unchecked(text[cut:])
         hit = _fallback(msg)
     if not isinstance(hit, tuple):
         return None

@@ -10,17 +10,15 @@ the file was cut. Tests compare joined and sequential states over every sample c
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from kvtui.core.engine import load
-from kvtui.core.evidence import Evidence
+from kvtui.core.evidence import evidence_in
 from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import RangedFile
-from kvtui.core.runtime import Runtime, TimelinePoint
 from kvtui.core.state import Run, State
 from parsers.kinds import JOINABLE_KINDS
 
@@ -41,31 +39,17 @@ def can_join(earlier: State, later: State) -> bool:
     return last.progressed or not (last.server_args or last.kv_dtype_lines)
 
 
-def shift_lines(obj: Any, offset: int, _seen: set[int] | None = None) -> None:
-    """Add `offset` to every line number inside a chunk's state (its lines were numbered from 1)."""
+def shift_lines(runs: list[Run], offset: int) -> None:
+    """Add `offset` to every line number inside a chunk's runs (their lines were numbered from
+    1): each piece of evidence and each timeline point."""
     if offset == 0:
         return
-    seen = _seen if _seen is not None else set()
-    if id(obj) in seen:
-        return
-    seen.add(id(obj))
-    if isinstance(obj, Evidence):
-        obj.line += offset
-    elif isinstance(obj, Runtime):
-        obj.timeline = deque((p._replace(line=p.line + offset) for p in obj.timeline),
-                             maxlen=obj.timeline.maxlen)
-        for f in dataclasses.fields(obj):
-            if f.name != "timeline":
-                shift_lines(getattr(obj, f.name), offset, seen)
-    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        for f in dataclasses.fields(obj):
-            shift_lines(getattr(obj, f.name), offset, seen)
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            shift_lines(v, offset, seen)
-    elif isinstance(obj, (list, tuple, set)) and not isinstance(obj, TimelinePoint):
-        for v in obj:
-            shift_lines(v, offset, seen)
+    for ev in evidence_in(runs):
+        ev.line += offset
+    for run in runs:
+        tl = run.runtime.timeline
+        run.runtime.timeline = deque((p._replace(line=p.line + offset) for p in tl),
+                                     maxlen=tl.maxlen)
 
 
 def merge_into(earlier: State, later: State, line_offset: int) -> None:
