@@ -78,7 +78,11 @@ def render_whatif_text(w: dict[str, Any], *, explain: bool = True) -> str:
             parts.append("fits today")
         else:
             if inv.get("missing_gib_per_gpu") is not None:
-                parts.append(f"{inv['missing_gib_per_gpu']} GiB per GPU missing")
+                miss = f"{inv['missing_gib_per_gpu']} GiB per GPU missing"
+                rest = inv.get("missing_rest_gib_per_gpu")
+                if rest is not None and rest > inv["missing_gib_per_gpu"] + 0.005:
+                    miss += f" ({rest} GiB more rest memory: the Mamba state takes its share)"
+                parts.append(miss)
             if inv.get("mem_fraction_static_needed") is not None:
                 feas = "" if inv.get("mem_fraction_static_feasible") else " (not feasible)"
                 parts.append(f"raise mem_fraction_static to {inv['mem_fraction_static_needed']}"
