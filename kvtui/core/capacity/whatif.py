@@ -232,7 +232,20 @@ class Calculator:
         cost = self._cost_per_token(self.current_dtype)
         if self.pool_bytes is not None:
             return self.pool_bytes, "the given pool size", False
+        cap = self.sargs.max_total_tokens
+        capped = bool(cap and self.tokens and self.tokens >= cap // max(1, self.page_size)
+                      * max(1, self.page_size))
+        if capped and self.memory is not None and self.spec is not None:
+            # --max-total-tokens cut the pool: the memory SGLang had is larger than the pool
+            # shows, so the memory lines size it (estimate) and the cap applies again after.
+            rest = int(self.memory.rest_gib() * GIB)
+            return rest - self._state_bytes_now(), (
+                f"the memory lines (the pool was capped at --max-total-tokens {cap})"), True
         if self.tokens and cost is not None:
+            if capped:
+                return int(self.tokens * cost), (
+                    f"{self.tokens:,} logged tokens x the {self.current_dtype} cell, a lower "
+                    f"bound: --max-total-tokens {cap} capped the pool"), True
             if self.spec is not None and self.supported() is None:
                 return int(self.tokens * cost), (f"{self.tokens:,} logged tokens x the "
                                                  f"{self.current_dtype} cell"), False

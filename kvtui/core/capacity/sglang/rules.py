@@ -52,6 +52,8 @@ def _relevant(calc: Calculator, what: str) -> bool:
 
 def version_notes(calc: Calculator) -> list[str]:
     vr = calc.version
+    if vr.lo == vr.hi and any(r.startswith(("--sglang-version", "sglang ")) for r in vr.reasons):
+        return [f"SGLang rules of {fmt(calc.rules_version)} ({vr.reasons[0]})"]
     out = [f"SGLang rules of {fmt(calc.rules_version)} (the newest release "
            + ("the log allows)" if vr.label() != "any (no dating clue)" else
               "kvtui knows: no log or no dating clue; pass --sglang-version to choose)")]
