@@ -159,3 +159,20 @@ def test_nemotron_h_layers_from_the_pattern():
     # conv_dim = 128 x 64 + 2 x 8 x 128 = 10,240; at TP 2: 5,120 x 3 x 2 B + 64 x 64 x 128 x 4 B
     st = mamba.state_per_slot(spec, 2, SizingArgs(), (0, 5, 23), "mamba2")
     assert st.per_slot == (5120 * 3 * 2 + 64 * 64 * 128 * 4) * 24
+
+
+@pytest.mark.parametrize(("version", "user", "cap", "expected"), [
+    # 4,000 tokens at context_len 131,072: estimate clamp(15, 2048, 4096) = 2048, tokens // 2 =
+    # 2,000. <= 0.5.9: min(tokens // 2 or user // dp, pool size = user or estimate, capped)
+    # (tp_worker.py:137-145 in 0.5.2, model_runner.py:593-600 in 0.5.9)
+    ((0, 5, 9), None, None, 2000), ((0, 5, 9), 3000, None, 3000), ((0, 5, 9), 3000, 10, 10),
+    # 0.5.10-0.5.13: min(user // dp, estimate) (model_runner_kv_cache_mixin.py:846-851, 0.5.10)
+    ((0, 5, 10), 3000, None, 2048), ((0, 5, 13), None, None, 2000),
+    # 0.5.14+: min(user // dp, tokens // 2) (mixin :988-991 in 0.5.14;
+    # kv_cache_configurator.py:3125-3131 in 0.5.23), then the Mamba cap
+    ((0, 5, 14), 3000, None, 2000), ((0, 5, 23), 3000, 7, 7),
+])
+def test_max_running_requests_by_release(version, user, cap, expected):
+    from kvtui.core.capacity.sglang.budget import max_running_requests
+
+    assert max_running_requests(4000, 131072, version, user=user, mamba_cap=cap) == expected

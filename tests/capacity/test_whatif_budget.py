@@ -164,3 +164,18 @@ def test_max_total_tokens_cap_is_not_the_memory():
     assert kv == int(mem.rest_gib() * 2**30) and est and "max-total-tokens" in basis
     assert calc.tokens_for("bf16")[0] == 100_000  # 423,698 fit, the cap keeps 100,000
     assert calc.tokens_for("bf16", mem_fraction_static=0.5)[0] == 100_000
+
+
+def test_a_dtype_the_release_cannot_size_is_said_plainly():
+    """nvfp4 does not exist before 0.5.16: pinned to 0.5.10 the logged NVFP4 pool cannot be
+    re-derived, the row says so, and the other dtypes still come from the logged bytes."""
+    log = SAMPLES / "qwen3-235b-tp8-nvfp4-kv.log"
+    p = _cli("--from-log", str(log), "--sglang-version", "0.5.10", "--json")
+    assert p.returncode == 0, p.stderr
+    import json
+
+    w = json.loads(p.stdout)
+    assert "0.5.16" in w["current"]["cannot_model"]
+    rows = {r["dtype"]: r for r in w["scenarios"]}
+    assert rows["nvfp4"]["tokens"] is None and rows["nvfp4"]["cannot_model"]
+    assert rows["bf16"]["tokens"] is not None

@@ -32,11 +32,8 @@ def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
     ctxs = calc._contexts(context_lengths)
     row: dict[str, Any] = {"dtype": dtype, "flag": flag, "flag_advice": advice,
                            "current": current}
-    unsupported = calc.supported()
-    try:
-        cell = calc.cell(dtype, tp)
-    except (CannotModel, ValueError) as exc:
-        cell, unsupported = None, str(exc)
+    unsupported = calc.supported() or calc.cell_error(dtype, tp)
+    cell = calc.cell(dtype, tp)
     if unsupported:
         row.update(tokens=None, bytes_per_token=None, max_running_requests=None,
                    concurrency={str(c): None for c in ctxs}, estimate=False, approximate=False,
@@ -109,11 +106,7 @@ def calc_mrr_log_only(calc: Calculator, tokens: int) -> int | None:
 
 
 def current(calc: Calculator) -> dict[str, Any]:
-    cell = None
-    try:
-        cell = calc.cell(calc.current_dtype)
-    except (CannotModel, ValueError):
-        cell = None
+    cell = calc.cell(calc.current_dtype)
     meas = calc.measured()
     cal = calc.calibration() if cell is not None else None
     now = build_row(calc, calc.current_dtype)
@@ -139,8 +132,9 @@ def current(calc: Calculator) -> dict[str, Any]:
         out["calibration"] = cal
     if calc.swa_logged:
         out["swa_split"] = calc.swa_logged
-    if calc.supported():
-        out["cannot_model"] = calc.supported()
+    why = calc.supported() or calc.cell_error(calc.current_dtype)
+    if why:
+        out["cannot_model"] = why
     return out
 
 
@@ -181,7 +175,7 @@ def explanation(calc: Calculator) -> list[str]:
     lines.extend(calc.rule_notes())
     if calc.spec is not None:
         lines.append(f"model: {calc.spec.summary()} ({calc.spec_reason})")
-        why = calc.supported()
+        why = calc.supported() or calc.cell_error(calc.current_dtype)
         if why:
             lines.append(f"cannot model: {why}")
             return lines
@@ -243,7 +237,8 @@ def build_report(calc: Calculator, dtypes: list[str] | tuple[str, ...] | None,
     mc = calc.memory_check()
     if mc is not None:
         out["memory_budget"] = mc
-    if calc.context_len and calc.tokens and not calc.supported():
+    if calc.context_len and calc.tokens and not (calc.supported()
+                                                 or calc.cell_error(calc.current_dtype)):
         from kvtui.core.capacity.inverse import inverse
 
         # The question people ask after a precision alert: what would it take to keep today's

@@ -186,8 +186,26 @@ class Calculator:
 
     # -- cells and state ---------------------------------------------------------------------
     def cell(self, dtype: str, tp: int | None = None) -> Cell | None:
-        if self.spec is None or self.supported() is not None:
+        """The release's cell; None without a spec, or when it cannot be sized (`cell_error`)."""
+        try:
+            return self._cell(dtype, tp)
+        except (CannotModel, ValueError):
             return None
+
+    def cell_error(self, dtype: str, tp: int | None = None) -> str | None:
+        """Why `cell(dtype, tp)` is None although there is a spec (plain words), else None."""
+        if self.spec is None:
+            return None
+        try:
+            self._cell(dtype, tp)
+        except (CannotModel, ValueError) as exc:
+            return str(exc)
+        return None
+
+    def _cell(self, dtype: str, tp: int | None) -> Cell | None:
+        if self.spec is None:
+            return None
+        check_supported(self.spec, self.rules_version)
         return kv_cell(self.spec, dtype, self._par(tp), swa_pool=self.swa_on(),
                        swa_ratio=self.sargs.swa_full_tokens_ratio, version=self.rules_version,
                        args=self.sargs, draft_layers=self.draft_layers())
@@ -330,8 +348,11 @@ class Calculator:
                    ) -> tuple[sgl_budget.Allocation | None, Rest]:
         """What SGLang would allocate for `dtype` at the given settings (None: cannot say)."""
         rest = self.rest_for(tp, mem_fraction_static)
-        if rest.bytes is None or self.spec is None or self.cell(dtype, tp) is None:
+        if rest.bytes is None or self.spec is None:
             return None, rest
+        why = self.cell_error(dtype, tp)
+        if why is not None:
+            return None, Rest(None, rest.basis, rest.estimate, f"cannot model: {why}")
         unchanged = tp in (None, self.parallel.tp) and (
             mem_fraction_static is None or self.memory is None
             or mem_fraction_static == self.memory.mem_fraction_static)
