@@ -230,7 +230,11 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
     mfs = _float(sa.get("mem_fraction_static"))
     avails = [w.get("avail_gib") for w in run.weights.values() if w.get("avail_gib") is not None]
     usages = [w.get("usage_gib") for w in run.weights.values() if w.get("usage_gib") is not None]
-    if run.weights_begin and avails and mfs is not None:
+    if mfs is not None and not 0 < mfs < 1:
+        notes.append(f"mem_fraction_static {mfs!r} in the dump makes no sense: memory lines unused")
+        mfs = None
+    pre_ok = run.weights_begin and min(run.weights_begin.values()) > 0
+    if pre_ok and avails and mfs is not None:
         memory = MemoryFacts(pre_gib=min(run.weights_begin.values()), avail_gib=min(avails),
                              mem_fraction_static=mfs, weights_gib=max(usages) if usages else None,
                              tp=par.tp)

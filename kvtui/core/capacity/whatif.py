@@ -158,6 +158,7 @@ class Calculator:
             return None
         try:
             check_supported(self.spec, self.rules_version)
+            self._state(None)
         except CannotModel as exc:
             return str(exc)
         return None
@@ -211,6 +212,14 @@ class Calculator:
                        args=self.sargs, draft_layers=self.draft_layers())
 
     def mamba(self, tp: int | None = None) -> sgl_mamba.StateSlot | None:
+        """The per-request state at this TP; None for non-hybrids or when it cannot be sized
+        (`supported()` then says why for the logged TP, a what-if row for another TP)."""
+        try:
+            return self._state(tp)
+        except CannotModel:
+            return None
+
+    def _state(self, tp: int | None) -> sgl_mamba.StateSlot | None:
         kind = self.kind
         if self.spec is None or kind is None:
             return None
@@ -333,10 +342,10 @@ class Calculator:
 
     def _allocate(self, rest: int, dtype: str, tp: int | None, *,
                   fixed: bool) -> sgl_budget.Allocation:
-        cell = self.cell(dtype, tp)
+        cell = self._cell(dtype, tp)
         assert cell is not None
         kind = self.kind
-        slot = self.mamba(tp) if kind is not None else None
+        slot = self._state(tp) if kind is not None else None
         return sgl_budget.allocate(
             rest, cell, self.spec, self.sargs, self.rules_version, page_size=self.page_size,
             context_len=self.context_len, attn_dp=self.parallel.attn_dp, kind=kind, slot=slot,

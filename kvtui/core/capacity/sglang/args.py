@@ -102,12 +102,18 @@ class SizingArgs:
             or _str(sa.get("nsa_decode_backend")),
             "context_length": _int(sa.get("context_length")),
         }
+        # A value SGLang itself would refuse (or divide by zero with) keeps the default: a
+        # log's text must never make the calculator crash.
         ratio = _float(sa.get("mamba_full_memory_ratio"))
-        if ratio is not None:
+        if ratio is not None and 0 < ratio < 1e6:
             fields["mamba_full_memory_ratio"] = ratio
         swa = _float(sa.get("swa_full_tokens_ratio"))
-        if swa is not None:
+        if swa is not None and 0 < swa <= 1:
             fields["swa_full_tokens_ratio"] = swa
+        for key in ("max_running_requests", "max_mamba_cache_size", "max_total_tokens",
+                    "speculative_num_draft_tokens", "context_length"):
+            if fields[key] is not None and fields[key] <= 0:
+                fields[key] = None
         lab = _str(sa.get("linear_attn_backend"))
         if lab:
             fields["linear_attn_backend"] = lab
