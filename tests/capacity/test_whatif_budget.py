@@ -149,7 +149,7 @@ def test_without_a_log_the_newest_release_is_assumed():
 
 
 def test_max_total_tokens_cap_is_not_the_memory():
-    """A pool cut by --max-total-tokens (model_runner.py:1262-1268 in 0.5.2) says nothing about
+    """A pool cut by --max-total-tokens (model_runner.py:1288-1295 in 0.5.2) says nothing about
     the memory: the memory lines size it (51.721 GiB, sglang-log-lines.md 8.8) and the cap is
     applied again to every dtype."""
     from kvtui.core.capacity import Calculator, MemoryFacts, preset_spec

@@ -21,7 +21,7 @@ GIB = 1 << 30
 
 
 def estimated_requests(tokens: int, context_len: int) -> int:
-    """clamp(int(tokens / context_len * 512), 2048, 4096): model_runner.py:1433-1442 (0.5.2),
+    """clamp(int(tokens / context_len * 512), 2048, 4096): model_runner.py:1252-1261 (0.5.2),
     kv_cache_configurator.py:3123-3124 (0.5.23)."""
     return min(max(int(tokens / context_len * 512), 2048), 4096)
 
@@ -120,7 +120,7 @@ def allocate(rest_bytes: int, cell: Cell, spec: ModelSpec | None, args: SizingAr
     else:
         tokens = kv // cell.bytes_per_token // page * page
     if max_total_tokens is not None and tokens > max_total_tokens:
-        # --max-total-tokens caps the profiled value (model_runner.py:1262-1268 in 0.5.2)
+        # --max-total-tokens caps the profiled value (model_runner.py:1288-1295 in 0.5.2)
         lines.append(f"--max-total-tokens {max_total_tokens} caps the pool")
         tokens = max_total_tokens // page * page
     ratio = None

@@ -145,7 +145,7 @@ def dsa_indexer_bytes(index_head_dim: int, index_kpool: int, layers: int,
                       version: Version) -> int:
     """Indexer keys per token in the budget: (ih + ih // 128 x 4) x layers x 1 B (uint8
     buffer), from 0.5.4 (model_runner.py:1406-1418); 0.5.23 divides by index_kpool
-    (pool_configurator.py:587-593)."""
+    (pool_configurator.py:560-575)."""
     per = index_head_dim + index_head_dim // 128 * 4
     if version >= (0, 5, 23):
         per = -(-per // max(1, index_kpool))
@@ -154,7 +154,7 @@ def dsa_indexer_bytes(index_head_dim: int, index_kpool: int, layers: int,
 
 def draft_layers_counted(version: Version, args: SizingArgs) -> bool:
     """From 0.5.14 the target budgets the EAGLE/MTP draft's KV layers in its own cell
-    (pool_configurator.py:134-145 in 0.5.14 with model_runner.py:435-456; :250-290 in 0.5.23);
+    (pool_configurator.py:134-145 in 0.5.14 with model_runner.py:435-456; :260-320 in 0.5.23);
     before, the draft sizes its own pool afterwards (`draft_runner_cache_size`)."""
     algo = (args.speculative_algorithm or "").upper()
     return version >= (0, 5, 14) and algo in ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "MTP")
@@ -162,7 +162,7 @@ def draft_layers_counted(version: Version, args: SizingArgs) -> bool:
 
 def add_draft(cell: int, layers: int, draft: int, version: Version) -> int:
     """cell x (1 + d / L): int(cell * (1 + d/L)) in 0.5.14-0.5.15 (pool_configurator.py:142-145
-    in 0.5.14), cell + int(cell * d / L) from 0.5.16 (:282-287 in 0.5.23)."""
+    in 0.5.14), cell + int(cell * d / L) from 0.5.16 (:311-316 in 0.5.23)."""
     if draft <= 0 or layers <= 0:
         return cell
     if version < (0, 5, 16):
