@@ -34,6 +34,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "their values refine the FP8 alerts")
     p.add_argument("--target-concurrency", type=float, default=None, metavar="X",
                    help="warn when BF16 would fit fewer than X full-context requests")
+    p.add_argument("--sglang-version", metavar="X",
+                   help="the SGLang release whose sizing rules the what-if applies (default: "
+                        "the newest the log allows)")
 
 
 EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED = 1, 2, 3
@@ -141,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for path in args.files:
             check_readable(path)
-        model = _resolve_model(args.model)
+        model = _resolve_model(args.model, getattr(args, "sglang_version", None))
         options = _alert_options(args)
         checkpoint = _inspect_checkpoint(checkpoint_arg) if checkpoint_arg else None
         sessions = analyse_files(args.files, model=model, alert_options=options,
@@ -167,14 +170,19 @@ def _inspect_checkpoint(arg: str) -> Any:
     return inspect_local_checkpoint(arg)
 
 
-def _resolve_model(name: str | None) -> Any:
-    """Validate --model early (a one-line error, exit 2) and hand the name on to the core."""
-    if not name:
-        return None
+def _resolve_model(name: str | None, sglang_version: str | None = None) -> Any:
+    """Validate --model / --sglang-version early (one-line errors, exit 2) and hand them on to
+    the core; a pinned release travels with the model choice (`capacity.Pinned`)."""
     from kvtui.core import capacity
 
-    capacity.resolve_model(name)  # raises ValueError with the list of presets
-    return name
+    if name:
+        capacity.resolve_model(name)  # raises ValueError with the list of presets
+    if sglang_version:
+        from kvtui.core.version import check_release, fmt
+
+        return capacity.Pinned(model=name or None, sglang_version=fmt(check_release(
+            sglang_version)))
+    return name or None
 
 
 def _alert_options(args: argparse.Namespace) -> Any:

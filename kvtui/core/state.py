@@ -38,6 +38,10 @@ class Pool:
     conv_gib: float | None = None
     ssm_gib: float | None = None
     evidence: Evidence | None = None
+    # "target", or "draft" for a speculative-decoding draft model's own pool: the draft worker
+    # allocates after the target on the same rank, and must never pass for the target's pool.
+    role: str = "target"
+    post_capture: bool = False
 
     @property
     def total_gib(self) -> float | None:
@@ -69,7 +73,7 @@ class Pool:
             "rank": self.rank, "label": self.label, "kind": self.kind, "dtype": self.dtype,
             "dtype_raw": self.dtype_raw, "tokens": self.tokens, "k_gib": self.k_gib,
             "v_gib": self.v_gib, "kv_gib": self.kv_gib, "slots": self.slots,
-            "conv_gib": self.conv_gib, "ssm_gib": self.ssm_gib,
+            "conv_gib": self.conv_gib, "ssm_gib": self.ssm_gib, "role": self.role,
             "bytes_per_token": round(bpt, 1) if bpt is not None else None,
             "evidence": self.evidence.to_dict() if self.evidence else None,
         }
@@ -169,7 +173,13 @@ class Run:
         return self.capacity[sorted(self.capacity, key=_rank_sort_key)[0]]
 
     def kv_pools(self) -> list[Pool]:
-        return [p for p in self.pools.values() if p.kind != "mamba"]
+        """The target model's KV pools (a draft model's pools are `draft_kv_pools`)."""
+        return [p for p in self.pools.values() if p.kind != "mamba" and p.role == "target"]
+
+    def draft_kv_pools(self) -> list[Pool]:
+        pools = [p for p in self.pools.values() if p.kind != "mamba" and p.role == "draft"]
+        pools.sort(key=lambda p: _rank_sort_key(p.rank))
+        return pools
 
     def primary_kv_pool(self) -> Pool | None:
         """The full-attention pool of the lowest rank: what the calculator holds fixed."""
@@ -312,15 +322,38 @@ def _on_scales_loaded(st: State, run: Run, ev: Event, src: str, n: int, text: st
     run.scales_path = ev.get("path")
 
 
+# Model classes of speculative-decoding drafts ("Load weight end. type=LlamaForCausalLMEagle3").
+_DRAFT_CLASS_MARKS = ("Eagle", "MTP", "NextN", "DFlash", "DSpark", "Draft")
+
+
+def _is_draft_class(model_class: object) -> bool:
+    return isinstance(model_class, str) and any(m in model_class for m in _DRAFT_CLASS_MARKS)
+
+
 def _on_kv_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     kind = "mla" if ev.get("kv_gib") is not None else "mha"
     key = (ev.rank, ev.get("label"), kind)
     raw = ev.get("dtype")
-    run.pools[key] = Pool(
+    post = bool(ev.get("post_capture"))
+    existing = run.pools.get(key)
+    # A second "KV Cache is allocated" on the same rank of the same run is the draft worker's
+    # (it initialises after the target), as is one right after a draft model's weight load. A
+    # post-capture re-sizing line restates the target's pool instead.
+    dw = run.draft_weights.get(ev.rank)
+    last = existing.evidence.line if existing is not None and existing.evidence else -1
+    after_draft_load = (dw is not None and dw.get("line", -1) > last) or (
+        # an excerpt that shows only other ranks' draft load
+        dw is None and existing is None and bool(run.draft_weights)
+        and ev.rank not in run.weights)
+    draft = not post and (after_draft_load or (
+        existing is not None and existing.role == "target" and not existing.post_capture))
+    pool = Pool(
         rank=ev.rank, label=ev.get("label"), kind=kind, dtype=dtypes.normalize(raw),
         dtype_raw=raw, tokens=ev.get("tokens"), k_gib=ev.get("k_gib"), v_gib=ev.get("v_gib"),
         kv_gib=ev.get("kv_gib"), evidence=_ev(ev, src, n, text),
+        role="draft" if draft else "target", post_capture=post,
     )
+    run.pools[(ev.rank, ev.get("label"), f"{kind}:draft") if draft else key] = pool
 
 
 def _on_mamba_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -353,22 +386,16 @@ def _on_weight_begin(st: State, run: Run, ev: Event, src: str, n: int, text: str
 def _on_weight_end(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     info = dict(ev.fields)
     info["evidence"] = _ev(ev, src, n, text)
-    if is_draft_class(info.get("model_class")) or (
-            ev.rank in run.weights and not is_draft_class(
-                run.weights[ev.rank].get("model_class")) and run.weights[ev.rank].get(
-                    "model_class") != info.get("model_class") and info.get("model_class")):
+    target = run.weights.get(ev.rank)
+    cls = info.get("model_class")
+    if _is_draft_class(cls) or (target is not None and cls and not _is_draft_class(
+            target.get("model_class")) and target.get("model_class") != cls):
+        # A draft model's load (its class says so, or a second model on a rank whose target
+        # already loaded) must not overwrite the target's memory figures.
+        info["line"] = n
         run.draft_weights[ev.rank] = info
-    else:
-        run.weights[ev.rank] = info
-
-
-# Model classes of speculative-decoding drafts, as SGLang names them (models/*_eagle*.py,
-# *_nextn.py, *_mtp.py; e.g. LlamaForCausalLMEagle3, DeepseekV3ForCausalLMNextN).
-_DRAFT_MARKS = ("Eagle", "NextN", "MTP", "Draft", "DSpark", "DFlash")
-
-
-def is_draft_class(name: object) -> bool:
-    return isinstance(name, str) and any(mark in name for mark in _DRAFT_MARKS)
+        return
+    run.weights[ev.rank] = info
 
 
 def _on_pool_end(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:

@@ -1,5 +1,8 @@
 """KV capacity calculator and what-if, reproducing SGLang's own arithmetic (UI-free).
 
+The version-by-version SGLang rules live in `kvtui.core.capacity.sglang`; the rest of this
+package (ModelSpec, presets, Parallel, the what-if frame) is engine-neutral.
+
 Why it exists: "what if the KV cache were BF16 instead of FP8" is answered wrongly by most
 calculators (TP replication of KV heads, hybrid layers, head_dim, MLA). This package computes the
 per-GPU cell exactly as SGLang does, checks it against the logged pool, and holds the logged byte
@@ -25,6 +28,7 @@ API for the report and the TUI
   - ``calc.report(dtypes, context_lengths)``: what ``whatif_for_run`` returns.
 - ``Calculator(current_dtype=..., tokens=..., pool_bytes=..., spec=..., parallel=Parallel(tp=..))``
   builds a what-if without a log (``kvtui whatif --model M --tp N --pool-gib G``).
+- ``Pinned(model, sglang_version)``: pass as `model` to pin the SGLang release (kvtui check).
 - ``resolve_model(text_or_spec) -> (ModelSpec, why)``: preset name / HF id / served path,
   config.json or model directory.
 - ``kv_cell(spec, dtype, Parallel(tp=..))`` and ``mamba_state(spec, tp)``: the raw cell maths.
@@ -35,7 +39,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtui.core.capacity.cell import Cell, Parallel, kv_cell, mamba_state, pool_gib, pool_gib_line
-from kvtui.core.capacity.fromrun import calculator_from_run, resolve_model
+from kvtui.core.capacity.fromrun import Pinned, calculator_from_run, resolve_model
 from kvtui.core.capacity.inverse import inverse
 from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config, from_path
 from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
@@ -49,7 +53,7 @@ from kvtui.core.capacity.whatif import (
 
 __all__ = [
     "DEFAULT_CONTEXTS", "DEFAULT_DTYPES", "Calculator", "Cell", "MemoryFacts", "ModelSpec",
-    "Parallel", "calculator_for_run", "from_hf_config", "from_path", "inverse", "kv_cell",
+    "Parallel", "Pinned", "calculator_for_run", "from_hf_config", "from_path", "inverse", "kv_cell",
     "mamba_state", "match_preset", "pool_gib", "pool_gib_line", "preset_names", "preset_spec",
     "resolve_model", "sglang_max_running_requests", "whatif_for_run",
 ]
@@ -59,7 +63,8 @@ def calculator_for_run(run: Any, model: Any = None, checkpoint: Any = None,
                        **overrides: Any) -> Calculator | None:
     """The interactive calculator for a run (see the module docstring).
 
-    `overrides`: tp, attn_dp, page_size, context_len, replacing what the log says."""
+    `overrides`: tp, attn_dp, page_size, context_len, replacing what the log says, and
+    sglang_version (the release whose rules apply; default: the newest the log allows)."""
     return calculator_from_run(run, model, checkpoint, **overrides)
 
 

@@ -7,14 +7,16 @@ is written into the calculator's notes, so the report says what was assumed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kvtui.core import dtypes
 from kvtui.core.capacity.cell import Parallel
 from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config, from_path
 from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
+from kvtui.core.capacity.sglang.args import SizingArgs
 from kvtui.core.capacity.whatif import Calculator, MemoryFacts
-from kvtui.core.version import infer_version
+from kvtui.core.version import VersionRange, infer_version
 
 
 def _int(v: Any) -> int | None:
@@ -112,10 +114,19 @@ def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
     return 1, None
 
 
+@dataclass(frozen=True)
+class Pinned:
+    """A model choice with an SGLang release pinned (`--sglang-version`): accepted wherever a
+    model is, so `kvtui check` can pin the release without a new pipeline argument."""
+
+    model: Any = None
+    sglang_version: str | None = None
+
+
 def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
                         tp: int | None = None, page_size: int | None = None,
-                        attn_dp: int | None = None,
-                        context_len: int | None = None) -> Calculator | None:
+                        attn_dp: int | None = None, context_len: int | None = None,
+                        sglang_version: str | None = None) -> Calculator | None:
     """Calculator inputs from a run; None when the run has no KV pool and no capacity line.
 
     `checkpoint` is duck-typed (kvtui.core.checkpoint.CheckpointFacts): its `model_config` is used
@@ -123,6 +134,9 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
     means, and its `sglang_version` pins the version range. The keyword overrides replace what the
     log says (or fails to say) about the layout.
     """
+    if isinstance(model, Pinned):
+        sglang_version = sglang_version or model.sglang_version
+        model = model.model
     pool = run.primary_kv_pool()
     cap = run.primary_capacity()
     if pool is None and cap is None:
@@ -165,7 +179,10 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
         tokens = cap.get("max_total_num_tokens")
     swa_logged = dict(run.swa_split) if run.swa_split else None
     pool_is_swa = False
-    swa_pool = bool(swa_logged) or any(p.label in ("Full", "SWA") for p in run.kv_pools())
+    # The log decides whether there is an SWA pool whenever it shows a pool line.
+    swa_pool: bool | None = (bool(swa_logged) or any(p.label in ("Full", "SWA")
+                                                     for p in run.kv_pools())) \
+        if pool is not None else None
     if swa_logged and pool is not None and (pool.label == "SWA" or (
             pool.label is None and pool.tokens == swa_logged.get("swa_tokens")
             and pool.tokens != swa_logged.get("full_tokens"))):
@@ -213,7 +230,11 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
     mfs = _float(sa.get("mem_fraction_static"))
     avails = [w.get("avail_gib") for w in run.weights.values() if w.get("avail_gib") is not None]
     usages = [w.get("usage_gib") for w in run.weights.values() if w.get("usage_gib") is not None]
-    if run.weights_begin and avails and mfs is not None:
+    if mfs is not None and not 0 < mfs < 1:
+        notes.append(f"mem_fraction_static {mfs!r} in the dump makes no sense: memory lines unused")
+        mfs = None
+    pre_ok = run.weights_begin and min(run.weights_begin.values()) > 0
+    if pre_ok and avails and mfs is not None:
         memory = MemoryFacts(pre_gib=min(run.weights_begin.values()), avail_gib=min(avails),
                              mem_fraction_static=mfs, weights_gib=max(usages) if usages else None,
                              tp=par.tp)
@@ -230,13 +251,28 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
     pool_gib = None
     if pool is not None:
         pool_gib = {"k_gib": pool.k_gib, "v_gib": pool.v_gib, "kv_gib": pool.kv_gib}
+    args = SizingArgs.from_server_args(sa)
+    known = sglang_version or getattr(checkpoint, "sglang_version", None)
+    version = infer_version(run, known)
+    if sglang_version:
+        version = VersionRange(version.lo, version.hi, (f"--sglang-version {sglang_version}",))
     return Calculator(
         current_dtype=dtype, tokens=tokens, context_len=ctx, parallel=par, page_size=page,
-        spec=spec, spec_reason=reason, pool_gib=pool_gib,
-        version=infer_version(run, getattr(checkpoint, "sglang_version", None)),
-        memory=memory, mrr_user=_int(sa.get("max_running_requests")),
+        spec=spec, spec_reason=reason, pool_gib=pool_gib, version=version,
+        memory=memory, mrr_user=args.max_running_requests,
         mrr_logged=cap.get("max_running_requests") if cap else None,
-        disable_radix_cache=sa.get("disable_radix_cache") in (True, "True", "true"),
+        disable_radix_cache=args.disable_radix_cache,
         mamba_logged=mamba_logged, swa_pool=swa_pool, swa_logged=swa_logged,
         pool_is_swa=pool_is_swa, checkpoint_kv_fp8=kv_fp8, model_dtype=model_dtype, notes=notes,
+        args=args, draft_pools=_draft_pools(run), model_path=sa.get("model_path"),
     )
+
+
+def _draft_pools(run: Any) -> list[dict[str, Any]]:
+    """The draft model's pool lines, reported by role and never taken as the target's."""
+    getter = getattr(run, "draft_kv_pools", None)
+    out = []
+    for p in (getter() if callable(getter) else []):
+        out.append({"role": "draft", "rank": p.rank, "tokens": p.tokens, "k_gib": p.k_gib,
+                    "v_gib": p.v_gib, "kv_gib": p.kv_gib})
+    return out

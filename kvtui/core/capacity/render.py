@@ -26,7 +26,8 @@ def render_whatif_text(w: dict[str, Any], *, explain: bool = True) -> str:
     model = (w.get("model") or {}).get("name") or "no model spec"
     out.append(f"KV capacity what-if: {model}, TP {par.get('tp', '?')} "
                f"(attention TP {par.get('attn_tp', '?')}), SGLang "
-               f"{(w.get('version') or {}).get('label', '?')}")
+               f"{(w.get('version') or {}).get('label', '?')}"
+               + (f" (sizing rules of {cur['sglang_rules']})" if cur.get("sglang_rules") else ""))
     line = (f"current: {cur['dtype']}, {_n(cur.get('tokens'))} tokens, "
             f"{_n(cur.get('theoretical_bytes_per_token') or cur.get('bytes_per_token'))} B/token "
             "per GPU")
@@ -59,6 +60,12 @@ def render_whatif_text(w: dict[str, Any], *, explain: bool = True) -> str:
     if (w.get("version") or {}).get("label", "").startswith("any"):
         out.append("  (the log does not date the SGLang version; flags are shown as in the "
                    "newest release)")
+    if (w.get("current") or {}).get("cannot_model"):
+        out.append(f"  cannot model: {w['current']['cannot_model']}")
+    for r in rows:
+        if r.get("does_not_fit") or (r.get("cannot_model") and not r.get("current")):
+            why = r.get("does_not_fit") or "cannot model: " + str(r.get("cannot_model"))
+            out.append(f"  {r['dtype']}: {why}")
     inv = w.get("inverse")
     if inv:
         out.append("")
@@ -71,14 +78,21 @@ def render_whatif_text(w: dict[str, Any], *, explain: bool = True) -> str:
             parts.append("fits today")
         else:
             if inv.get("missing_gib_per_gpu") is not None:
-                parts.append(f"{inv['missing_gib_per_gpu']} GiB per GPU missing")
+                miss = f"{inv['missing_gib_per_gpu']} GiB per GPU missing"
+                rest = inv.get("missing_rest_gib_per_gpu")
+                if rest is not None and rest > inv["missing_gib_per_gpu"] + 0.005:
+                    miss += f" ({rest} GiB more rest memory: the Mamba state takes its share)"
+                parts.append(miss)
             if inv.get("mem_fraction_static_needed") is not None:
                 feas = "" if inv.get("mem_fraction_static_feasible") else " (not feasible)"
                 parts.append(f"raise mem_fraction_static to {inv['mem_fraction_static_needed']}"
                              f"{feas}")
+            elif inv.get("mem_fraction_static_note"):
+                parts.append(inv["mem_fraction_static_note"])
             if inv.get("tp_needed"):
                 parts.append(f"or use TP {inv['tp_needed']} (estimate)")
         out.append("inverse: " + "; ".join(parts))
+    out.extend(_budget_lines(w))
     if explain:
         out.append("")
         out.append("how:")
@@ -90,3 +104,26 @@ def render_whatif_text(w: dict[str, Any], *, explain: bool = True) -> str:
                        f"{_n(mb['predicted_tokens'])} tokens (logged {_n(mb.get('logged_tokens'))}"
                        "; estimate, pre is a proxy)")
     return "\n".join(out) + "\n"
+
+
+def _budget_lines(w: dict[str, Any]) -> list[str]:
+    """The --mem-fraction-static / --target-tp rows: tokens, max_running_requests, basis."""
+    out: list[str] = []
+    for row in w.get("budget_scenarios") or []:
+        what = (f"budget what-if ({row['dtype']}, TP {row.get('tp') or '-'}, "
+                f"mem_fraction_static {row.get('mem_fraction_static', '-')}): ")
+        if row.get("does_not_fit"):
+            out.append(what + row["does_not_fit"])
+            continue
+        if row.get("cannot_model"):
+            out.append(what + "cannot model: " + row["cannot_model"])
+            continue
+        text = what + f"{_n(row.get('tokens'))} tokens"
+        if row.get("max_running_requests") is not None:
+            text += f", max_running_requests {_n(row['max_running_requests'])}"
+        if row.get("mamba_slots") is not None:
+            text += f" ({_n(row['mamba_slots'])} state slots)"
+        out.append(text + f"; {row.get('basis')}")
+    if out:
+        out.insert(0, "")
+    return out
