@@ -63,3 +63,12 @@ def test_stream_prints_one_report_per_file():
     assert out.returncode == 1
     assert [r["sources"][0]["name"] for r in lines] == [
         str(CLEAN), str(FP8)]
+
+
+def test_a_pinned_release_steers_the_advice_too():
+    """--sglang-version pins the release for the what-if and for every fix the alerts give."""
+    pinned = json.loads(kvtui("check", "--json", "--sglang-version", "0.5.3", str(FP8)).stdout)
+    dated = json.loads(kvtui("check", "--json", str(FP8)).stdout)
+    assert "--kv-cache-dtype bf16" in dated["alerts"][0]["fix"]
+    assert "SGLang 0.5.3 has no bf16 choice" in pinned["alerts"][0]["fix"]
+    assert pinned["whatif"]["version"]["label"] == "0.5.3"

@@ -101,7 +101,8 @@ def render_and_exit(report: dict[str, Any], *, as_json: bool, fail_on: str) -> i
 
 
 def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = None,
-                  checkpoint: Any = None, stream: bool = False, quiet: bool = True) -> Any:
+                  checkpoint: Any = None, releases: tuple[tuple[str, str], ...] = (),
+                  stream: bool = False, quiet: bool = True) -> Any:
     """Each file analysed as its own stream (one session each, in the order given).
 
     `stream`: print each big file's start-up verdict as a JSON line as soon as it is known.
@@ -121,7 +122,8 @@ def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = N
         def progress(name: str, p: Progress) -> None:
             bar.update(name, p.done, p.total)
 
-        options = Options(model=model, alert_options=alert_options, checkpoint=checkpoint)
+        options = Options(model=model, alert_options=alert_options, checkpoint=checkpoint,
+                          releases=releases)
         if not files:  # --checkpoint alone: the checkpoint's facts, no log
             return [Session(options)]
         return analyse([log_input(p) for p in files], options,
@@ -144,10 +146,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         for path in args.files:
             check_readable(path)
-        model = _resolve_model(args.model, getattr(args, "sglang_version", None))
+        model = _resolve_model(args.model)
+        releases = _releases(getattr(args, "sglang_version", None))
         options = _alert_options(args)
         checkpoint = _inspect_checkpoint(checkpoint_arg) if checkpoint_arg else None
-        sessions = analyse_files(args.files, model=model, alert_options=options,
+        sessions = analyse_files(args.files, model=model, alert_options=options, releases=releases,
                                  checkpoint=checkpoint, stream=args.stream, quiet=args.quiet)
     except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)
@@ -170,19 +173,22 @@ def _inspect_checkpoint(arg: str) -> Any:
     return inspect_local_checkpoint(arg)
 
 
-def _resolve_model(name: str | None, sglang_version: str | None = None) -> Any:
-    """Validate --model / --sglang-version early (one-line errors, exit 2) and hand them on to
-    the core; a pinned release travels with the model choice (`capacity.Pinned`)."""
+def _resolve_model(name: str | None) -> Any:
+    """Validate --model early (a one-line error, exit 2) and hand the name on to the core."""
     from kvtui.core import capacity
 
     if name:
         capacity.resolve_model(name)  # raises ValueError with the list of presets
-    if sglang_version:
-        from kvtui.core.version import check_release, fmt
-
-        return capacity.Pinned(model=name or None, sglang_version=fmt(check_release(
-            sglang_version)))
     return name or None
+
+
+def _releases(sglang_version: str | None) -> tuple[tuple[str, str], ...]:
+    """--sglang-version, checked (a one-line error, exit 2), as the pipeline's pinned release."""
+    if not sglang_version:
+        return ()
+    from kvtui.core.version import check_release, fmt
+
+    return (("sglang", fmt(check_release(sglang_version))),)
 
 
 def _alert_options(args: argparse.Namespace) -> Any:

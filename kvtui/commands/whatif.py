@@ -126,8 +126,6 @@ def _calculator(args: argparse.Namespace, opt: dict[str, Any]) -> Any:
     from kvtui.core.version import VersionRange, parse_version
 
     overrides = {k: opt[k] for k in ("tp", "attn_dp", "page_size", "context_len") if opt[k]}
-    if opt["sglang_version"]:
-        overrides["sglang_version"] = opt["sglang_version"]
     if args.from_log:
         from kvtui.core.pipeline import analyse
         from kvtui.sources.readers import check_readable, log_input
@@ -135,7 +133,8 @@ def _calculator(args: argparse.Namespace, opt: dict[str, Any]) -> Any:
         check_readable(args.from_log)
         session = analyse([log_input(args.from_log)])[0]
         engine = session.engine
-        calc = (engine.calculator(session.state.current, args.model, **overrides)
+        calc = (engine.calculator(session.state.current, args.model,
+                                  release=opt["sglang_version"], **overrides)
                 if engine is not None else None)
         if calc is None:
             raise ValueError(f"{args.from_log}: no KV pool line and no capacity line found")

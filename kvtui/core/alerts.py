@@ -412,12 +412,15 @@ class _Ctx:
     effective: str | None
     effective_evidence: Evidence | None
     fired: set[str] = field(default_factory=set)
+    release: str | None = None
 
     def bf16_advice(self, run: Run) -> str:
-        """The flag that gives a BF16 KV cache on the releases this log (or the host) implies."""
+        """The flag that gives a BF16 KV cache on the releases this log (or the host, or the
+        user's pin) implies."""
         if self.engine is None:
             return "--kv-cache-dtype bf16"
-        return str(self.engine.kv_dtype_advice("bf16", run, self.checkpoint))
+        return str(self.engine.kv_dtype_advice("bf16", run, self.checkpoint,
+                                                release=self.release))
 
     @property
     def engine_name(self) -> str:
@@ -447,11 +450,13 @@ RULES: tuple[tuple[str, Rule], ...] = (
 
 def evaluate(state: State, *, whatif: dict[str, Any] | None = None,
              options: AlertOptions | None = None, checkpoint: Any = None,
-             engine: Any = None) -> list[Alert]:
-    """All alerts for the current run, most severe first, then by evidence line."""
+             engine: Any = None, release: str | None = None) -> list[Alert]:
+    """All alerts for the current run, most severe first, then by evidence line. `release`:
+    the engine release pinned by the user (advice then follows it, not the log's dating)."""
     run = state.current
     eff, _, eff_ev = run.effective
-    ctx = _Ctx(options or AlertOptions(), whatif, checkpoint, engine, eff, eff_ev)
+    ctx = _Ctx(options or AlertOptions(), whatif, checkpoint, engine, eff, eff_ev,
+               release=release)
     out: list[Alert] = []
     for name, rule in RULES:
         alert = rule(state, run, ctx)

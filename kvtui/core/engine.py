@@ -72,11 +72,13 @@ class Engine(Protocol):
     def version_range(self, run: Any, known: str | None = None) -> Any:
         """The releases a run's lines are consistent with (a VersionRange)."""
 
-    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: Any = None) -> str:
-        """The flag (with its caveats) that gives a `dtype` KV cache on this run's releases."""
+    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: Any = None, *,
+                        release: str | None = None) -> str:
+        """The flag (with its caveats) that gives a `dtype` KV cache on this run's releases
+        (`release`: the one the user pinned)."""
 
-    def calculator(self, run: Any, model: Any = None, checkpoint: Any = None,
-                   **overrides: Any) -> Any:
+    def calculator(self, run: Any, model: Any = None, checkpoint: Any = None, *,
+                   release: str | None = None, **overrides: Any) -> Any:
         """The what-if calculator for a run, or None when the run has no pool facts."""
 
 

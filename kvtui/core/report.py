@@ -124,7 +124,8 @@ def run_summary(run: Run) -> dict[str, Any]:
 
 
 def build_report(state: State, *, engine: Any = None, model: Any = None,
-                 alert_options: Any = None, checkpoint: Any = None) -> dict[str, Any]:
+                 alert_options: Any = None, checkpoint: Any = None,
+                 release: str | None = None) -> dict[str, Any]:
     from kvtui.core import alerts as alerts_mod
 
     run = state.current
@@ -132,11 +133,12 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
     report["sources"] = [{"name": n, "lines": c} for n, c in state.sources.items()]
     report.update(run_facts(run, engine))
     report["runs"] = [run_summary(r) for r in state.runs]
-    calc = engine.calculator(run, model, checkpoint) if engine is not None else None
+    calc = (engine.calculator(run, model, checkpoint, release=release)
+            if engine is not None else None)
     whatif = calc.report() if calc is not None else None
     report["whatif"] = whatif
     found = alerts_mod.evaluate(state, whatif=whatif, options=alert_options,
-                                checkpoint=checkpoint, engine=engine)
+                                checkpoint=checkpoint, engine=engine, release=release)
     report["alerts"] = [a.to_dict() if hasattr(a, "to_dict") else a for a in found]
     if checkpoint is not None and hasattr(checkpoint, "to_dict"):
         report["checkpoint"] = checkpoint.to_dict()

@@ -28,7 +28,6 @@ API for the report and the TUI
   - ``calc.report(dtypes, context_lengths)``: what ``whatif_for_run`` returns.
 - ``Calculator(current_dtype=..., tokens=..., pool_bytes=..., spec=..., parallel=Parallel(tp=..))``
   builds a what-if without a log (``kvtui whatif --model M --tp N --pool-gib G``).
-- ``Pinned(model, sglang_version)``: pass as `model` to pin the SGLang release (kvtui check).
 - ``resolve_model(text_or_spec) -> (ModelSpec, why)``: preset name / HF id / served path,
   config.json or model directory.
 - ``kv_cell(spec, dtype, Parallel(tp=..))`` and ``mamba_state(spec, tp)``: the raw cell maths.
@@ -39,7 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtui.core.capacity.cell import Cell, Parallel, kv_cell, mamba_state, pool_gib, pool_gib_line
-from kvtui.core.capacity.fromrun import Pinned, calculator_from_run, resolve_model
+from kvtui.core.capacity.fromrun import calculator_from_run, resolve_model
 from kvtui.core.capacity.inverse import inverse
 from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config, from_path
 from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
@@ -53,7 +52,7 @@ from kvtui.core.capacity.whatif import (
 
 __all__ = [
     "DEFAULT_CONTEXTS", "DEFAULT_DTYPES", "Calculator", "Cell", "MemoryFacts", "ModelSpec",
-    "Parallel", "Pinned", "calculator_for_run", "from_hf_config", "from_path", "inverse", "kv_cell",
+    "Parallel", "calculator_for_run", "from_hf_config", "from_path", "inverse", "kv_cell",
     "mamba_state", "match_preset", "pool_gib", "pool_gib_line", "preset_names", "preset_spec",
     "resolve_model", "sglang_max_running_requests", "whatif_for_run",
 ]

@@ -7,7 +7,6 @@ is written into the calculator's notes, so the report says what was assumed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kvtui.core import dtypes
@@ -114,15 +113,6 @@ def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
     return 1, None
 
 
-@dataclass(frozen=True)
-class Pinned:
-    """A model choice with an SGLang release pinned (`--sglang-version`): accepted wherever a
-    model is, so `kvtui check` can pin the release without a new pipeline argument."""
-
-    model: Any = None
-    sglang_version: str | None = None
-
-
 def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
                         tp: int | None = None, page_size: int | None = None,
                         attn_dp: int | None = None, context_len: int | None = None,
@@ -134,9 +124,6 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
     means, and its `sglang_version` pins the version range. The keyword overrides replace what the
     log says (or fails to say) about the layout.
     """
-    if isinstance(model, Pinned):
-        sglang_version = sglang_version or model.sglang_version
-        model = model.model
     pool = run.primary_kv_pool()
     cap = run.primary_capacity()
     if pool is None and cap is None:

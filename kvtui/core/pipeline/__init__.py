@@ -39,6 +39,8 @@ class Options:
     alert_options: Any = None  # kvtui.core.alerts.AlertOptions; None: the defaults
     checkpoint: Any = None  # facts read from the checkpoint itself (kvtui.core.checkpoint)
     engine: str | None = None  # an engine name to use instead of detecting it
+    # The release to assume per engine ({"sglang": "0.5.12"}), instead of the log's dating.
+    releases: tuple[tuple[str, str], ...] = ()
     workers: int | None = None  # cores for a big file (None: all, at most 8)
     min_parallel_bytes: int = MIN_PARALLEL_BYTES
     # Files from this size get a start-up preview before the full fold (when one is asked for).
@@ -47,6 +49,10 @@ class Options:
 
     def engines(self) -> Sequence[Engine]:
         return (load(self.engine),) if self.engine else all_engines()
+
+    def release(self, engine: Engine | None) -> str | None:
+        """The release pinned for `engine` (None: date it from the log)."""
+        return dict(self.releases).get(engine.name) if engine is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +184,8 @@ class Session:
 
         o = self.options
         report = build_report(self.fold.state, engine=self.fold.engine, model=o.model,
-                              alert_options=o.alert_options, checkpoint=o.checkpoint)
+                              alert_options=o.alert_options, checkpoint=o.checkpoint,
+                              release=o.release(self.fold.engine))
         if self.partial:
             report["partial"] = True  # start-up lines only: the runtime is not folded yet
         return report
@@ -194,7 +201,8 @@ class Session:
         """The interactive what-if for the current run, or None."""
         engine = self.fold.engine or self.fold.engines[0]
         o = self.options
-        return engine.calculator(self.fold.state.current, o.model, o.checkpoint)
+        return engine.calculator(self.fold.state.current, o.model, o.checkpoint,
+                                 release=o.release(engine))
 
 
 def analyse(inputs: Sequence[Input], options: Options | None = None, *,

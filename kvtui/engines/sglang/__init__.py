@@ -52,10 +52,12 @@ class SGLang:
     def version_range(self, run: Any, known: str | None = None) -> version.VersionRange:
         return version.infer_version(run, known=known)
 
-    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: Any = None) -> str:
-        """The flag that gives a `dtype` KV cache on the SGLang versions this log (or the host)
-        implies, with the advice that goes with it."""
-        known = getattr(checkpoint, "sglang_version", None) if checkpoint is not None else None
+    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: Any = None, *,
+                        release: str | None = None) -> str:
+        """The flag that gives a `dtype` KV cache on the SGLang versions this log (or the host,
+        or the user's pin) implies, with the advice that goes with it."""
+        known = release or (getattr(checkpoint, "sglang_version", None)
+                            if checkpoint is not None else None)
         algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint is not None \
             else None
         vr = version.infer_version(run, known=known)
@@ -63,9 +65,10 @@ class SGLang:
             dtype, vr, checkpoint_kv_fp8=(str(algo).upper() == "FP8") if algo else None)
         return f"{flag}; {advice.rstrip('.')}" if flag else advice.rstrip(".")
 
-    def calculator(self, run: Any, model: Any = None, checkpoint: Any = None,
-                   **overrides: Any) -> Any:
-        return capacity.calculator_for_run(run, model, checkpoint, **overrides)
+    def calculator(self, run: Any, model: Any = None, checkpoint: Any = None, *,
+                   release: str | None = None, **overrides: Any) -> Any:
+        return capacity.calculator_for_run(run, model, checkpoint, sglang_version=release,
+                                           **overrides)
 
 
 ENGINE = SGLang()
