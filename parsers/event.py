@@ -20,6 +20,9 @@ class Event:
     rank: str | None = None
     ts: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
+    # Which layout of its kind the line showed, as the engine's catalogue names it (e.g.
+    # "kv_pool:dtype"): the event's dating hint. Not part of the JSON contract (`to_dict`).
+    variant: str | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.fields.get(name, default)

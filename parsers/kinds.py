@@ -55,6 +55,28 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "max_total_tokens_capped": ("message", "requested", "profiled"),
     "mem_unbalanced": ("message",),
     "oom": ("message",),
+    # A KV dtype the engine itself warns about (SGLang: "NVFP4 KV Cache might lead to an
+    # accuracy drop!"); dtype is the recipe's name in the kvtui.core.dtypes spelling.
+    "kv_accuracy_warning": ("dtype",),
+    # max_running_requests lowered to what the Mamba (linear-attention) state cache holds.
+    "mamba_cap": ("max_running_requests", "max_mamba_cache_size", "slots_per_request"),
+    # max_running_requests lowered below the operator's request by the KV pool (per DP worker).
+    "requests_reduced": ("requested", "max_running_requests"),
+    # A hybrid-SWA pool's own total (the Full and SWA sub-pools together) and its two sizes.
+    "swa_pool": ("gib", "swa_tokens", "full_tokens"),
+    # How the SWA pool was sized when not by the plain ratio (per-request rings, a cap).
+    "swa_sizing": ("mode", "swa_tokens"),
+    # DeepSeek-V4's pool budget: bytes per full-attention token, the budget, the tokens it buys.
+    "dsv4_memory": ("bytes_per_full_token", "available_gib", "full_tokens"),
+    # DeepSeek-V4's sub-pools, in tokens (full, SWA, the C4/C128 compressed pools, their states).
+    "dsv4_pool": ("full_tokens", "swa_tokens", "c4_tokens", "c128_tokens", "c4_state_tokens",
+                  "c128_state_tokens"),
+    # A request rejected (or truncated) for being longer than the engine allows.
+    "input_too_long": ("input_tokens", "max_tokens"),
+    # A server process died on an exception (its traceback follows on the next lines).
+    "process_exception": ("process",),
+    # A memory-accounting check found KV slots that nobody owns.
+    "pool_leak": ("pool",),
 }
 
 KINDS: tuple[str, ...] = tuple(KIND_FIELDS)
@@ -64,11 +86,14 @@ KINDS: tuple[str, ...] = tuple(KIND_FIELDS)
 OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "server_args": (),
     "load_weight_begin": (),
-    "load_weight_end": ("overlap",),  # True for the --startup-weight-load-mode overlap line
+    # overlap: the --startup-weight-load-mode overlap line; the rest split the checkpoint's
+    # quantization string (`quant=fp8, fmt=e4m3`): quant is the method, these its parts.
+    "load_weight_end": ("overlap", "quant_bits", "quant_algo", "quant_fmt", "requant_method"),
     "kv_dtype": ("reason",),  # override target, e.g. "DeepSeek DSA on SM8 device"
     "fp8_scales_missing": ("tp_rank",),  # form "load_error" only
     "fp8_scales_loaded": (),
-    "kv_pool": ("post_capture", "avail_gib"),  # post_capture: "VA upper bound"/post-capture
+    # post_capture: "VA upper bound"/post-capture; draft: the post-capture draft pool line
+    "kv_pool": ("post_capture", "avail_gib", "draft"),
     "mamba_pool": ("intermediate_ssm_gib", "intermediate_conv_gib"),
     "swa_split": (),
     "memory_pool_end": (),
@@ -91,6 +116,18 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "max_total_tokens_capped": (),
     "mem_unbalanced": ("min_gpu_memory_gib", "local_gpu_memory_gib"),
     "oom": ("reason",),
+    "kv_accuracy_warning": (),
+    "mamba_cap": (),
+    "requests_reduced": (),
+    "swa_pool": ("post_capture",),
+    "swa_sizing": ("swa_full_tokens_ratio", "request_cap_tokens", "prefix_tails", "ring_size",
+                   "ring_cost_tokens", "paged_swa_tokens"),
+    "dsv4_memory": ("unified", "unified_fp8", "dspark_draft_bf16", "c128_state_gib",
+                    "c2_state_gib", "swa_gib", "swa_ring_gib", "c4_state_gib"),
+    "dsv4_pool": ("max_num_reqs", "c4_logical_tokens", "unified", "unified_fp8"),
+    "input_too_long": ("truncated",),
+    "process_exception": (),
+    "pool_leak": ("total_tokens", "available_tokens"),
 }
 
 # Keys every event's JSON line carries besides its fields; no field may shadow them.
@@ -134,6 +171,18 @@ KIND_TRAITS: dict[str, KindTraits] = {
     "max_total_tokens_capped": KindTraits("startup", "warn", alerting=True),
     "mem_unbalanced": KindTraits("startup", "warn", alerting=True),
     "oom": KindTraits("error", "danger", joinable=True, alerting=True),
+    "kv_accuracy_warning": KindTraits("startup", "danger", alerting=True),
+    "mamba_cap": KindTraits("startup", "warn", alerting=True),
+    "requests_reduced": KindTraits("startup", "warn", alerting=True),
+    "swa_pool": KindTraits("startup", "memory"),
+    "swa_sizing": KindTraits("startup", "memory"),
+    "dsv4_memory": KindTraits("startup", "capacity"),
+    "dsv4_pool": KindTraits("startup", "memory"),
+    # Not joinable yet: their fold (Run.notices) is not merged across a chunk cut, so a chunk
+    # whose first run shows one is read sequentially instead (kvtui.core.pipeline.chunks).
+    "input_too_long": KindTraits("runtime", "warn", alerting=True),
+    "process_exception": KindTraits("error", "danger", alerting=True),
+    "pool_leak": KindTraits("runtime", "danger", alerting=True),
 }
 
 TONES: tuple[str, ...] = ("config", "load", "dtype", "danger", "good", "memory", "capacity",

@@ -107,7 +107,8 @@ def decode_line(fmt: str, *, running: int, tokens: int, usage: float, gen: float
 def prefill_line(fmt: str, *, new_seq: int, new_tok: int, cached: int, usage: float,
                  running: int, queue: int, throughput: float = 0.0,
                  mamba_usage: float | None = None) -> str:
-    """fmt: "0.3" (cache hit rate), "0.4.6", "0.5.5", "0.5.10", "0.5.21"."""
+    """fmt: "0.3" (cache hit rate), "0.4.6", "0.5.5", "0.5.9" (throughput, then the graph
+    flag), "0.5.10" (the flag first), "0.5.21" (#pending-token, 0.5.11+)."""
     if fmt == "0.3":
         rate = 100.0 * cached / max(1, cached + new_tok)
         return (f"Prefill batch. #new-seq: {new_seq}, #new-token: {new_tok}, #cached-token: "
@@ -123,6 +124,8 @@ def prefill_line(fmt: str, *, new_seq: int, new_tok: int, cached: int, usage: fl
             f"{cached}, {usage_part}, #running-req: {running}, #queue-req: {queue}, ")
     if fmt == "0.5.5":
         return head
+    if fmt == "0.5.9":  # managers/scheduler_metrics_mixin.py:220-240 in 0.5.9
+        return head + f"input throughput (token/s): {throughput:.2f}, cuda graph: False"
     if fmt == "0.5.10":
         return head + f"cuda graph: False, input throughput (token/s): {throughput:.2f}"
     return (head + f"#pending-token: 0, cuda graph: False, input throughput (token/s): "
@@ -319,13 +322,21 @@ def qwen35(kv: str, *, fmt: str, seed: int) -> str:
         log.add(f"Memory pool end. avail mem={gb(pool_end)} GB", r)
     log.clock.tick(1)
     for r in ranks:
-        log.add(f"Capture cuda graph begin. This can take up to several minutes. avail mem="
-                f"{gb(pool_end)} GB", r)
+        if fmt == "0.5.21":  # 0.5.14+ name what they capture (cuda_graph_setup.py:720 in 0.5.21)
+            log.add("Capture target decode CUDA graph begin. backend=full, num_tokens_per_req=1, "
+                    f"bs=[1, 2, 4, 8, 16, 32, 64], avail mem={gb(pool_end)} GB", r)
+        else:
+            log.add(f"Capture cuda graph begin. This can take up to several minutes. avail mem="
+                    f"{gb(pool_end)} GB", r)
     log.clock.tick(41)
     graph_after = pool_end - 1.87 * GIB
     for r in ranks:
-        log.add(f"Capture cuda graph end. Time elapsed: 41.12 s. mem usage=1.87 GB. avail mem="
-                f"{gb(graph_after)} GB.", r)
+        if fmt == "0.5.21":
+            log.add(f"Capture target decode CUDA graph end. elapsed=41.12 s, mem usage=1.87 GB, "
+                    f"avail mem={gb(graph_after)} GB.", r)
+        else:
+            log.add(f"Capture cuda graph end. Time elapsed: 41.12 s. mem usage=1.87 GB. "
+                    f"avail mem={gb(graph_after)} GB.", r)
     ctx = 262144
     est = min(max(int(tokens / ctx * 512), 2048), 4096)
     # slots per request: 3 with no_buffer (0.5.4-0.5.13 default); from 0.5.14 "auto" picks
@@ -687,7 +698,7 @@ def llama70b_fp8_scaled() -> str:
                 f"{gb(k_bytes)} GB", r)
     _finish_startup(log, list(ranks), pool_end=after - rest, tokens=tokens, ctx=131072,
                     graph=(20, 20.02, 1.12))
-    _runtime(log, rng, fmt="0.5.9", prefill_fmt="0.5.10", pool=tokens, steps=150, rank="TP0",
+    _runtime(log, rng, fmt="0.5.9", prefill_fmt="0.5.9", pool=tokens, steps=150, rank="TP0",
              base_running=64)
     return log.text()
 

@@ -10,6 +10,7 @@ from kvtui.ui.panes import STATE_LABELS
 from kvtui.ui.text import KIND_STYLE, SEVERITY_STYLE, TONE_STYLE
 from parsers import KIND_FIELDS, KIND_TRAITS, KINDS, OPTIONAL_FIELDS
 from parsers.kinds import TONES
+from parsers.sglang.catalog import CATALOG
 from tests.parsers.test_samples import SAMPLES
 
 
@@ -21,6 +22,21 @@ def test_every_kind_has_fields_traits_a_fold_handler_a_style_and_samples():
     assert set(HANDLERS) == kinds, "a kind the fold does not handle"
     assert set(KIND_STYLE) == kinds, "a kind the log pane cannot colour"
     assert {kind for _, kind, _ in SAMPLES} == kinds, "a kind without sample lines"
+
+
+def test_every_catalogue_entry_has_samples_a_fold_handler_and_traits():
+    """SGLang's line catalogue (parsers/sglang/catalog.py) declares each kind once: each entry
+    names a kind of the vocabulary, the fold handles it, it has traits, and every one of its
+    layouts (variants) brings a sample line (tests/parsers/test_catalog.py parses them)."""
+    for fmt in CATALOG:
+        assert fmt.kind in KINDS, fmt.kind
+        assert fmt.kind in HANDLERS, f"{fmt.kind}: no fold handler"
+        assert fmt.kind in KIND_TRAITS, f"{fmt.kind}: no traits"
+        assert fmt.heads or fmt.infixes, f"{fmt.kind}: nothing dispatches to it"
+        assert fmt.variants, f"{fmt.kind}: no variants"
+        assert all(v.sample for v in fmt.variants), f"{fmt.kind}: a variant without a sample"
+    sampled = {kind for _, kind, _ in SAMPLES}
+    assert {fmt.kind for fmt in CATALOG} <= sampled, "a catalogue kind without detailed samples"
 
 
 def test_traits_use_known_tones_and_phases():

@@ -18,6 +18,20 @@ def _int_or_none(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def quant_text(weights: dict[str, Any]) -> str | None:
+    """The checkpoint's quantization as the weight-load line printed it (`quant=fp8, fmt=e4m3`),
+    from the parts the parser splits it into."""
+    method = weights.get("quant")
+    if not method:
+        return None
+    parts = [f"quant={method}"]
+    for name, key in (("bits", "quant_bits"), ("quant_algo", "quant_algo"), ("fmt", "quant_fmt"),
+                      ("requantization_method", "requant_method")):
+        if weights.get(key) is not None:
+            parts.append(f"{name}={weights[key]}")
+    return ", ".join(parts)
+
+
 def run_facts(run: Run, engine: Any = None) -> dict[str, Any]:
     sa = run.server_args
     weights = None
@@ -32,7 +46,7 @@ def run_facts(run: Run, engine: Any = None) -> dict[str, Any]:
             "rank": rank,
             "model_class": w.get("model_class"),
             "dtype": w.get("dtype"),
-            "quant": w.get("quant"),
+            "quant": quant_text(w),
             "usage_gib": w.get("usage_gib"),
             "avail_gib": w.get("avail_gib"),
             "avail_before_gib": run.weights_begin.get(rank),

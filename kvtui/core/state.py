@@ -79,6 +79,20 @@ class Pool:
         }
 
 
+@dataclass(slots=True)
+class Notice:
+    """A kind of line counted per run: the first line's evidence (its `count` says how many
+    lines repeated it) and the fields of the latest one."""
+
+    evidence: Evidence
+    fields: dict[str, Any]
+
+
+# Kinds folded as notices (a warning or error line that alerts read by its latest numbers).
+NOTICE_KINDS = ("kv_accuracy_warning", "mamba_cap", "requests_reduced", "input_too_long",
+                "process_exception", "pool_leak")
+
+
 @dataclass
 class Run:
     """One server start: the facts of one deployment configuration."""
@@ -106,6 +120,16 @@ class Run:
     oom_messages: list[str] = field(default_factory=list)
     mem_unbalanced: Evidence | None = None
     max_total_tokens_capped: Evidence | None = None
+    # The lowest profiled capacity a "max_total_tokens=... is larger than the profiled value"
+    # line reported (negative when the weights left no memory for the KV cache at all).
+    profiled_tokens: int | None = None
+    notices: dict[str, Notice] = field(default_factory=dict)
+    # A hybrid-SWA pool's own memory line per rank (SWAKVPool mem usage), the SWA sizing mode,
+    # and DeepSeek-V4's budget and sub-pools per rank.
+    swa_pools: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    swa_sizing: dict[str, Any] | None = None
+    dsv4_memory: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    dsv4_pools: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     runtime: Runtime = field(default_factory=Runtime)
     ranks: set[str] = field(default_factory=set)
     lines_seen: int = 0
@@ -146,6 +170,11 @@ class Run:
         for dtype, origin, ev in self.kv_dtype_lines:
             if origin == "override":
                 return dtype, "override_line", ev
+        warned = self.notices.get("kv_accuracy_warning")
+        warned_dtype = dtypes.normalize(warned.fields.get("dtype")) if warned else None
+        if warned is not None and warned_dtype:
+            # The engine warns about the KV dtype it resolved (SGLang: the FP4 recipes).
+            return warned_dtype, "accuracy_warning", warned.evidence
         conf = self.configured_kv_dtype
         if conf and conf != "auto":
             return conf, "server_args", self.server_args_evidence
@@ -345,8 +374,8 @@ def _on_kv_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> 
         # an excerpt that shows only other ranks' draft load
         dw is None and existing is None and bool(run.draft_weights)
         and ev.rank not in run.weights)
-    draft = not post and (after_draft_load or (
-        existing is not None and existing.role == "target" and not existing.post_capture))
+    draft = bool(ev.get("draft")) or (not post and (after_draft_load or (
+        existing is not None and existing.role == "target" and not existing.post_capture)))
     pool = Pool(
         rank=ev.rank, label=ev.get("label"), kind=kind, dtype=dtypes.normalize(raw),
         dtype_raw=raw, tokens=ev.get("tokens"), k_gib=ev.get("k_gib"), v_gib=ev.get("v_gib"),
@@ -426,6 +455,53 @@ def _on_unbalanced(st: State, run: Run, ev: Event, src: str, n: int, text: str) 
 
 def _on_capped(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     run.max_total_tokens_capped = _bump(run.max_total_tokens_capped, ev, src, n, text)
+    profiled = ev.get("profiled")
+    if isinstance(profiled, int) and (run.profiled_tokens is None
+                                      or profiled < run.profiled_tokens):
+        run.profiled_tokens = profiled
+
+
+def _on_notice(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    notice = run.notices.get(ev.kind)
+    if notice is None:
+        run.notices[ev.kind] = Notice(_ev(ev, src, n, text), dict(ev.fields))
+    else:
+        notice.evidence.count += 1
+        notice.fields = dict(ev.fields)
+
+
+def _on_swa_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    """The SWAKVPool line follows its two sub-pools' lines. Before 0.5.17 those are unlabelled
+    (`KV Cache is allocated`, SWA first: mem_cache/swa_memory_pool.py 0.5.9 :62-75), so the
+    second one looks like a draft model's pool; their token counts name them here."""
+    info = dict(ev.fields)
+    info["evidence"] = _ev(ev, src, n, text)
+    run.swa_pools[ev.rank] = info
+    names = {ev.get("swa_tokens"): "SWA", ev.get("full_tokens"): "Full"}
+    names.pop(None, None)
+    for key in [k for k in run.pools if k[0] == ev.rank and k[1] is None
+                and k[2] in ("mha", "mha:draft")]:
+        pool = run.pools[key]
+        label = names.get(pool.tokens)
+        if label is None:
+            continue
+        del run.pools[key]
+        pool.label, pool.role = label, "target"
+        run.pools[(ev.rank, label, "mha")] = pool
+
+
+def _on_swa_sizing(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    run.swa_sizing = {**ev.fields, "rank": ev.rank}
+
+
+def _on_dsv4_memory(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    run.dsv4_memory[ev.rank] = {**ev.fields, "evidence": _ev(ev, src, n, text)}
+
+
+def _on_dsv4_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    # The sizes line (pool configurator) and the pool's own init line complete each other.
+    known = run.dsv4_pools.setdefault(ev.rank, {})
+    known.update({k: v for k, v in ev.fields.items() if v is not None})
 
 
 def _on_prefill(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -459,4 +535,9 @@ HANDLERS = {
     "prefill_batch": _on_prefill,
     "decode_batch": _on_decode,
     "retraction": _on_retraction,
+    **dict.fromkeys(NOTICE_KINDS, _on_notice),
+    "swa_pool": _on_swa_pool,
+    "swa_sizing": _on_swa_sizing,
+    "dsv4_memory": _on_dsv4_memory,
+    "dsv4_pool": _on_dsv4_pool,
 }

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from parsers.sglang import catalog
+
 Version = tuple[int, int, int]
 
 OLDEST: Version = (0, 2, 15)
@@ -69,38 +71,15 @@ class VersionRange:
                 "reasons": list(self.reasons)}
 
 
-# hint -> (lowest release that prints it, highest release that prints it, why)
-_HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
-    "server_args:dict": ((0, 5, 19), None, "server_args printed as a dict (0.5.19+)"),
-    "server_args:repr": (None, (0, 5, 18), "server_args printed as ServerArgs(...) (<= 0.5.18)"),
-    "server_args:attn_dp_size": ((0, 5, 22), None, "server_args has attn_dp_size (0.5.22+)"),
-    "server_args:page_size": ((0, 4, 4), None, "server_args has page_size (0.4.4+)"),
-    "kv_dtype:resolved": ((0, 5, 3), (0, 5, 12), "'Using KV cache dtype' line (0.5.3-0.5.12)"),
-    "kv_dtype:override": ((0, 5, 3), None, "'Setting KV cache dtype to ...' override (0.5.3+)"),
-    "kv_pool:dtype": ((0, 5, 13), None, "KV pool line prints dtype (0.5.13+)"),
-    "kv_pool:label": ((0, 5, 17), None, "labelled 'Full/SWA KV Cache' pool line (0.5.17+)"),
-    "kv_pool:no_tokens": ((0, 4, 2), (0, 4, 3), "KV pool line without #tokens (0.4.2-0.4.3)"),
-    "load_weight_end:elapsed": ((0, 5, 9), None, "'Load weight end. elapsed=' (0.5.9+)"),
-    "load_weight_end:no_dtype": ((0, 5, 10), None, "'Load weight end' without dtype (0.5.10+)"),
-    "load_weight_end:no_usage": (None, (0, 4, 3), "'Load weight end' without mem usage (<= 0.4.3)"),
-    "capacity:avail": ((0, 4, 7), None, "capacity line has available_gpu_mem (0.4.7+)"),
-    "capacity:no_avail": (None, (0, 4, 6), "capacity line without available_gpu_mem (<= 0.4.6)"),
-    "capacity:no_chunked": (None, (0, 4, 1),
-                            "capacity line without chunked_prefill_size (<= 0.4.1)"),
-    "decode:comma": ((0, 5, 4), None, "'Decode batch,' comma format (0.5.4+)"),
-    "decode:period": (None, (0, 5, 3), "'Decode batch.' period format (<= 0.5.3)"),
-    "decode:cuda_graph": ((0, 4, 7), None, "decode line has 'cuda graph' (0.4.7+)"),
-    "prefill:comma": ((0, 5, 4), None, "'Prefill batch,' comma format (0.5.4+)"),
-    "prefill:period": (None, (0, 5, 3), "'Prefill batch.' period format (<= 0.5.3)"),
-    "retraction:gained": ((0, 5, 7), None, "retraction line has #new_tokens_gained (0.5.7+)"),
-    "retraction:old": (None, (0, 4, 6), "'Decode out of memory happened' retraction (<= 0.4.6)"),
-    "retraction:pool_full": ((0, 4, 7), (0, 5, 6),
-                             "'KV cache pool is full' without gained (0.4.7-0.5.6)"),
-    "ts:time_only": (None, (0, 3, 2), "time-only timestamps (<= 0.3.2)"),
-    "ts:date": ((0, 3, 4), None, "dated timestamps (0.3.4+)"),
-    "ts:ms": ((0, 5, 6), None, "millisecond timestamps (0.5.6+)"),
-    "mamba_pool:slots": ((0, 5, 4), None, "Mamba pool line prints max_mamba_cache_size (0.5.4+)"),
-    "mamba_pool:no_slots": ((0, 5, 2), None, "Mamba pool line (0.5.2+)"),
+# hint -> (spans of releases that print it, why, weak). The line formats' ranges are declared
+# once, next to each format's text, in SGLang's line catalogue (`parsers.sglang.catalog`; an
+# event's hint is the id of the variant its line showed); the timestamp forms are the prefix's.
+Span = tuple[Version, Version | None]
+_HINTS: dict[str, tuple[tuple[Span, ...], str, bool]] = {
+    **catalog.dating(),
+    "ts:time_only": ((((0, 2, 15), (0, 3, 2)),), "time-only timestamps (<= 0.3.2)", False),
+    "ts:date": ((((0, 3, 4), None),), "dated timestamps (0.3.4+)", False),
+    "ts:ms": ((((0, 5, 6), None),), "millisecond timestamps (0.5.6+)", False),
 }
 
 
@@ -110,46 +89,44 @@ RELEASES: tuple[Version, ...] = (
     *((0, 5, p) for p in range(24)),
 )
 
-# Clues from a feature that is *missing* from a line are weaker than clues from a feature that is
-# present: pasted and excerpted logs often cut a line short.
-_WEAK = ("no_", "period")
+
+def _in(spans: tuple[Span, ...], v: Version) -> bool:
+    return any(lo <= v and (hi is None or v <= hi) for lo, hi in spans)
 
 
-def _clues(run: Any) -> list[tuple[Version | None, Version | None, str, float]]:
-    out: list[tuple[Version | None, Version | None, str, float]] = []
+def _label(spans: tuple[Span, ...]) -> str:
+    parts = []
+    for lo, hi in spans:
+        if hi is None:
+            parts.append(f"{fmt(lo)}+")
+        elif lo == OLDEST:
+            parts.append(f"<= {fmt(hi)}")
+        elif lo == hi:
+            parts.append(fmt(lo))
+        else:
+            parts.append(f"{fmt(lo)}-{fmt(hi)}")
+    return ", ".join(parts)
+
+
+def _clues(run: Any) -> list[tuple[tuple[Span, ...], str, float]]:
+    out: list[tuple[tuple[Span, ...], str, float]] = []
     for hint in sorted(set(getattr(run, "hints", ()) or ())):
         rule = _HINTS.get(hint)
         if rule:
-            weak = any(w in hint.split(":", 1)[-1] for w in _WEAK)
-            out.append((rule[0], rule[1], rule[2], 0.5 if weak else 1.0))
-    pools = getattr(run, "pools", None)
-    for p in (pools.values() if isinstance(pools, dict) else ()):
-        if p.kind == "mla":
-            out.append(((0, 4, 6), None, "MLA 'KV size' pool line (0.4.6+)", 1.0))
-        if p.kind != "mamba" and p.tokens is not None:
-            out.append(((0, 4, 4), None, "pool line prints #tokens (0.4.4+)", 1.0))
-            if p.dtype_raw is None:
-                out.append((None, (0, 5, 12), "pool line without dtype (<= 0.5.12)", 0.5))
-        break
-    for w in (getattr(run, "weights", None) or {}).values():
-        if w.get("dtype") and w.get("elapsed_s") is None:
-            out.append((None, (0, 5, 8), "'Load weight end' with dtype, no elapsed (<= 0.5.8)",
-                        0.5))
-        elif w.get("dtype"):
-            out.append((None, (0, 5, 9), "'Load weight end' with dtype= (<= 0.5.9)", 1.0))
-        break
+            spans, text, weak = rule
+            why = text if hint.startswith("ts:") else f"{hint} ({_label(spans)})"
+            out.append((spans, why, 0.5 if weak else 1.0))
     return out
 
 
 def infer_version(run: Any, known: str | None = None) -> VersionRange:
     """The SGLang release range consistent with a run's line formats.
 
-    Reads `run.hints` (format features recorded by `kvtui.core.state`), the pool lines and the
-    weight lines. Each release is scored by the weight of the clues it contradicts and the
-    releases with the lowest score are kept, so one odd line (a benchmark script's bare
-    `max_total_num_tokens=` print, a line cut by the paste) cannot empty or skew the range; the
-    clues that lost are listed as ignored. `known` (e.g. from the checkpoint host's installed
-    sglang) pins the range.
+    Reads `run.hints` (the variants of the run's lines, recorded by `kvtui.core.state`). Each
+    release is scored by the weight of the clues it contradicts and the releases with the lowest
+    score are kept, so one odd line (a benchmark script's bare `max_total_num_tokens=` print, a
+    line cut by the paste) cannot empty or skew the range; the clues that lost are listed as
+    ignored. `known` (e.g. from the checkpoint host's installed sglang) pins the range.
     """
     if known:
         v = parse_version(known)
@@ -159,17 +136,16 @@ def infer_version(run: Any, known: str | None = None) -> VersionRange:
         return VersionRange()
 
     def violated(v: Version) -> float:
-        return sum(w for lo, hi, _, w in clues if (lo and v < lo) or (hi and v > hi))
+        return sum(w for spans, _, w in clues if not _in(spans, v))
 
     scores = {v: violated(v) for v in RELEASES}
     best = min(scores.values())
     keep = [v for v in RELEASES if scores[v] == best]
     lo, hi = keep[0], keep[-1]
     reasons = []
-    for c_lo, c_hi, why, _ in clues:
-        ok = not ((c_lo and lo < c_lo) or (c_hi and hi > c_hi))
-        fits_some = any(not ((c_lo and v < c_lo) or (c_hi and v > c_hi)) for v in keep)
-        reasons.append(why if ok or fits_some else f"ignored (contradicts the rest): {why}")
+    for spans, why, _ in clues:
+        fits_some = any(_in(spans, v) for v in keep)
+        reasons.append(why if fits_some else f"ignored (contradicts the rest): {why}")
     return VersionRange(lo, hi, tuple(reasons))
 
 

@@ -1,9 +1,10 @@
-"""Out-of-memory errors, wherever they sit in the line.
+"""Errors: out of memory, crashed processes, pool leaks, requests longer than allowed.
 
-They arrive as a scheduler log line, as the `RuntimeError:`/`ValueError:`/`Exception:` tail of
-a traceback, or pasted inline, so they are searched for anywhere in the message rather than
-anchored. "Decode out of memory happened." is a retraction (`runtime.py`), not an OOM, and is
-dispatched there before this module is asked.
+They arrive as a scheduler log line, as the `RuntimeError:`/`ValueError:`/`AssertionError:` tail
+of a traceback, via `warnings.warn` (`path.py:N: UserWarning: ...`) or pasted inline, so all but
+the process crash are searched for anywhere in the message rather than anchored (the catalogue
+lists each one's needles as `infixes`). "Decode out of memory happened." is a retraction
+(`runtime.py`), not an OOM, and is dispatched there before this module is asked.
 
 `torch.OutOfMemoryError` / "CUDA out of memory" is engine-agnostic: a vLLM traceback line with
 it is reported as `oom` too, since the allocator failure means the same thing for capacity.
@@ -13,26 +14,112 @@ from __future__ import annotations
 
 from typing import Any
 
-# (needle, reason); first hit wins, so the specific SGLang wordings come before the generic
-# CUDA allocator text they may wrap.
-_NEEDLES: tuple[tuple[str, str], ...] = (
-    ("Out of memory even after retracting", "after_retract"),
-    ("Prefill out of memory", "prefill"),
-    ("Decode out of memory. Try", "decode"),
-    ("Out of memory. Try to lower", "alloc"),
-    ("runs out of memory", "alloc"),
-    ("Capture cuda graph failed", "cuda_graph"),
-    ("Not enough memory. Please try to increase --mem-fraction-static", "not_enough_memory"),
-    ("Loaded weights leave no GPU memory for the KV cache", "weights_leave_no_kv"),
-    ("Not enough GPU memory for hybrid", "mamba_state"),
-    ("Memory pool size is too small", "pool_too_small"),
-    ("OutOfMemoryError", "torch"),
-    ("CUDA out of memory", "torch"),
+import regex
+
+from parsers.sglang.fields import cols
+
+Parsed = tuple[dict[str, Any], str | None]
+
+# (needle, reason, variant); first hit wins, so the specific SGLang wordings come before the
+# generic CUDA allocator text they may wrap. Variants name the wordings some releases print.
+OOM_NEEDLES: tuple[tuple[str, str, str], ...] = (
+    ("Out of memory even after retracting", "after_retract", "oom:after_retract"),
+    ("Prefill out of memory", "prefill", "oom:prefill"),
+    ("Decode out of memory. Try", "decode", "oom:decode"),
+    ("Out of memory. Try to lower", "alloc", "oom:alloc"),
+    ("runs out of memory", "alloc", "oom:alloc"),
+    ("Capture cuda graph failed", "cuda_graph", "oom:cuda_graph"),
+    ("Not enough memory. Please try to increase --mem-fraction-static", "not_enough_memory",
+     "oom:not_enough_memory"),
+    ("Loaded weights leave no GPU memory for the KV cache", "weights_leave_no_kv",
+     "oom:weights_leave_no_kv"),
+    ("Not enough GPU memory for hybrid", "mamba_state", "oom:mamba_state"),
+    ("Memory pool size is too small", "pool_too_small", "oom:pool_too_small"),
+    ("OutOfMemoryError", "torch", "oom:torch"),
+    ("CUDA out of memory", "torch", "oom:torch"),
 )
 
 
-def parse_oom(msg: str) -> dict[str, Any] | None:
-    for needle, reason in _NEEDLES:
+def parse_oom(msg: str) -> Parsed | None:
+    for needle, reason, variant in OOM_NEEDLES:
         if needle in msg:
-            return {"message": msg.strip(), "reason": reason}
+            if reason == "not_enough_memory":
+                # 0.5.3-0.5.9 `{self.server_args.mem_fraction_static=}`, 0.5.10+ the bare name
+                if "self.server_args.mem_fraction_static=" in msg:
+                    variant = "oom:not_enough_memory_self"
+                elif "Current value: mem_fraction_static=" in msg:
+                    variant = "oom:not_enough_memory_value"
+            return {"message": msg.strip(), "reason": reason}, variant
     return None
+
+
+# managers/utils.py validate_input_length (0.4.6+; 0.5.23 :283): "Input length ({n} tokens)
+# exceeds the maximum allowed length ({max_req_input_len} tokens). Use a shorter input or enable
+# --allow-auto-truncate."; with --allow-auto-truncate (0.5.23 :275): "Request length is longer
+# than the KV cache pool size or the max context length. Truncated. len(req.origin_input_ids)=N,
+# max_req_input_len=M."
+_TOO_LONG = regex.compile(
+    r"Input length \((\d+) tokens\) exceeds the maximum allowed length(?: \((\d+) tokens\))?")
+_TRUNCATED = cols(("len(req.origin_input_ids)", "input_tokens", "i", True),
+                  ("max_req_input_len", "max_tokens", "i", True))
+INPUT_NEEDLES = ("exceeds the maximum allowed length", "Request length is longer than the KV")
+
+
+def parse_input_too_long(msg: str) -> Parsed | None:
+    at = msg.find("Input length (")
+    if at >= 0:
+        m = _TOO_LONG.match(msg, at)
+        if m is not None:
+            return ({"input_tokens": int(m.group(1)),
+                     "max_tokens": None if m.group(2) is None else int(m.group(2)),
+                     "truncated": False}, "input_too_long:rejected")
+    at = msg.find("Request length is longer than the KV cache pool size")
+    if at >= 0:
+        fields: dict[str, Any] = {"input_tokens": None, "max_tokens": None, "truncated": True}
+        _TRUNCATED.read(msg.rstrip(". \n"), fields, start=at, closed=True)
+        return fields, "input_too_long:truncated"
+    return None
+
+
+# `logger.error(f"{Process} hit an exception: {traceback}")` in every long-running process:
+# Scheduler (0.4.6 managers/scheduler.py:2040, 0.5.23 :6372), DataParallelController,
+# TokenizerManager, DetokenizerManager, TpModelWorkerClient, Multi(De)TokenizerRouter.
+_EXCEPTION = regex.compile(r"(\w+) hit an exception")
+
+
+def parse_exception(msg: str) -> Parsed | None:
+    m = _EXCEPTION.search(msg)
+    if m is None:
+        return None
+    return {"process": m.group(1)}, "process_exception:hit"
+
+
+# Memory-leak checks: 0.1.x router/model_rpc.py "KV cache pool leak detected!" (a warning line
+# of its own); 0.4.x-0.5.x "{pool} memory leak detected! ..." (token_to_kv_pool_allocator,
+# req_to_token_pool; 0.5.14+ managers/scheduler_components/invariant_checker.py _report_leak);
+# the busy-time asserts "Mem Leak Detected! total_tokens=..." (0.5.4-0.5.9) and
+# "Full Pool / SWA Pool Mem Leak Detected! ..." (0.5.14+).
+_LEAK = regex.compile(
+    r"(?:(?P<pool>KV cache pool|Full Pool|SWA Pool|[\w.]+) )?(?:memory leak|leak|Mem Leak) "
+    r"[Dd]etected!")
+_LEAK_COUNTS = cols(
+    ("self.max_total_num_tokens", "total_tokens", "i", True),
+    ("max_total_num_tokens", "total_tokens", "i", True), ("total", "total_tokens", "i", True),
+    ("total_size", "total_tokens", "i", True), ("available_size", "available_tokens", "i", True),
+    ("available", "available_tokens", "i", True),
+)
+LEAK_NEEDLES = ("eak detected!", "eak Detected!")
+
+
+def parse_leak(msg: str) -> Parsed | None:
+    m = _LEAK.search(msg)
+    if m is None:
+        return None
+    pool = m.group("pool")
+    fields: dict[str, Any] = {"pool": pool}
+    _LEAK_COUNTS.read(msg, fields, start=m.end(), closed=True)
+    if pool == "KV cache pool":
+        return fields, "pool_leak:old"
+    if "Mem Leak Detected" in m.group(0):
+        return fields, "pool_leak:busy_check"
+    return fields, "pool_leak:memory_leak"

@@ -1,11 +1,25 @@
 """`parse_line`: one log line in, one `Event` (or None) out.
 
-Dispatch is on the first four characters of the message (after the timestamp/rank prefix),
-because every SGLang line of interest starts with a fixed phrase; a dict lookup there is what
-keeps an unrecognised line (uvicorn access lines, tracebacks, progress bars) well under a
-microsecond. Only two kinds can start anywhere: labelled pools ("Full KV Cache is
-allocated", "MiniMax ... KV Cache ...") and OOM errors inside traceback text, which the
-fallback catches with two substring tests.
+The order is chosen for speed on a long log, where nearly every line is a decode line or an
+access line and most of the rest is noise:
+
+1. the message start: a client envelope (`2026-11-24T...`) is cut off, then SGLang's own
+   `[ts ranks] ` head is found with one `str.find`;
+2. the dominant decode layouts take a split-based fast path (`runtime.decode_split_variant`),
+   uvicorn access lines leave at once;
+3. the dispatch table, built from the catalogue (`parsers.sglang.catalog`), maps the first four
+   characters of the message to the formats whose head phrases start that way: a dict lookup and
+   a `startswith` or two keep an unrecognised line well under a microsecond;
+4. only a line that failed all that is looked at again, and only where a cheap test says it is
+   worth it: the short journalctl / `kubectl --prefix` envelopes, a Ray actor prefix
+   (`(SchedulerActor pid=123, ip=...) `), a recognisable SGLang head further into the line
+   (a line glued to streamed model output that had no newline), and the formats that may sit
+   anywhere in a message (errors inside traceback text, labelled pools), each behind a substring
+   test (`Format.infixes`).
+
+Inside the message, three wrappers are dropped before dispatch: `LEVEL file.py:N: ` (2026
+builds), `LEVEL:logger:` (Python's default logging format, e.g. `INFO:root:`) and the 0.2.x
+`[gpu=N] ` tag.
 """
 
 from __future__ import annotations
@@ -13,226 +27,99 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import regex
+
 from parsers.envelope import payload_start
 from parsers.event import Event
 from parsers.prefix import MAX_PREFIX, PREFIX_CACHE, parse_prefix, strip_level_file
-from parsers.sglang.errors import parse_oom
-from parsers.sglang.runtime import (
-    decode_split,
-    parse_bare_decode,
-    parse_decode,
-    parse_fill_batch,
-    parse_prefill,
-    parse_retraction,
-)
-from parsers.sglang.server_args import parse_server_args
-from parsers.sglang.startup import (
-    parse_capacity,
-    parse_capped,
-    parse_fp8_scales,
-    parse_graph_end,
-    parse_kv_dtype,
-    parse_kv_pool,
-    parse_load_weight,
-    parse_mamba,
-    parse_pool_end,
-    parse_swa,
-    parse_unbalanced,
-)
+from parsers.sglang.catalog import CATALOG
+from parsers.sglang.runtime import decode_split_variant
 from parsers.text import normalize
 
-# A handler returns (kind, fields), None ("not mine, try the fallback") or False ("certainly
-# nothing", which skips the fallback scan).
-_Result = tuple[str, dict[str, Any]] | None | bool
-_Handler = Callable[[str], _Result]
+_Parse = Callable[[str], tuple[dict[str, Any], str | None] | None]
+# (kind, fields, variant)
+_Hit = tuple[str, dict[str, Any], str | None]
+
+
+def _build() -> tuple[dict[str, tuple[tuple[str, tuple[str, ...], _Parse], ...]],
+                      tuple[tuple[str, str, _Parse], ...]]:
+    table: dict[str, list[tuple[str, tuple[str, ...], _Parse]]] = {}
+    for fmt in CATALOG:
+        by_key: dict[str, list[str]] = {}
+        for head in fmt.heads:
+            by_key.setdefault(head[:4], []).append(head)
+        for key, heads in by_key.items():
+            table.setdefault(key, []).append((fmt.kind, tuple(heads), fmt.parse))
+    infixes = tuple((needle, fmt.kind, fmt.parse) for fmt in CATALOG for needle in fmt.infixes)
+    return {k: tuple(v) for k, v in table.items()}, infixes
+
+
+DISPATCH, INFIXES = _build()
 
 # First letters of journalctl's short heads: a month (`Nov 24 09:14:20`) or a weekday
 # (`Tue 2026-11-24 09:14:20 UTC`).
 _ENVELOPE_INITIALS = frozenset("JFMASONDTWS")
+_LEVELS = frozenset({"INFO", "WARN", "ERRO", "DEBU", "CRIT"})
+# Python's default `%(levelname)s:%(name)s:%(message)s` (a server started without SGLang's own
+# logging setup, e.g. the engine inside a notebook).
+_LEVEL_LOGGER = regex.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.\-]+:")
+_GPU_TAG = regex.compile(r"\[gpu=\d+\] ")
+# Ray's prefix on an actor's or task's output, and its dedup suffix.
+_ACTOR = regex.compile(r"\((?:[\w.\-]+ )?pid=\d+(?:, ip=[\w.:\-]+)?\) ")
+_REPEATED = regex.compile(r" \[repeated \d+x across cluster\]\s*$")
+# SGLang's own head, found further into a line than its start.
+_HEAD_AT = regex.compile(
+    r"\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?"
+    r"(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*\] ")
+_MAX_DEPTH = 3
 
 
-def _kind(kind: str, fields: dict[str, Any] | None) -> _Result:
-    return None if fields is None else (kind, fields)
+def _dispatch(msg: str) -> _Hit | None:
+    entries = DISPATCH.get(msg[:4])
+    if entries is not None:
+        for kind, heads, parse in entries:
+            if msg.startswith(heads):
+                hit = parse(msg)
+                if hit is not None:
+                    return kind, hit[0], hit[1]
+    inner = _unwrap(msg)
+    return None if inner is msg else _dispatch(inner)
 
 
-def _oom(msg: str) -> _Result:
-    return _kind("oom", parse_oom(msg))
+def _unwrap(msg: str) -> str:
+    """The message inside `LEVEL file.py:N: `, `LEVEL:logger:` or `[gpu=N] ` (else `msg`
+    itself); never uvicorn's `INFO:     ...` access line."""
+    key = msg[:4]
+    if key in _LEVELS:
+        colon = msg.find(":", 4, 10)
+        if colon > 0:
+            if msg[colon + 1 : colon + 2] == " ":
+                return msg  # uvicorn's access log (`INFO:     127.0.0.1:...`), `WARNING:  ...`
+            m = _LEVEL_LOGGER.match(msg)
+            return msg if m is None else msg[m.end() :]
+        return strip_level_file(msg)
+    if key == "[gpu":
+        m = _GPU_TAG.match(msg)
+        if m is not None:
+            return msg[m.end() :]
+    return msg
 
 
-def _h_decode(msg: str) -> _Result:
-    fields = parse_decode(msg)
-    if fields is not None:
-        return "decode_batch", fields
-    fields = parse_retraction(msg)
-    if fields is not None:
-        return "retraction", fields
-    return _oom(msg)
-
-
-def _h_prefill(msg: str) -> _Result:
-    fields = parse_prefill(msg)
-    if fields is not None:
-        return "prefill_batch", fields
-    return _oom(msg)
-
-
-def _h_bare_decode(msg: str) -> _Result:
-    return _kind("decode_batch", parse_bare_decode(msg))
-
-
-def _h_fill(msg: str) -> _Result:
-    return _kind("prefill_batch", parse_fill_batch(msg))
-
-
-def _h_server_args(msg: str) -> _Result:
-    return _kind("server_args", parse_server_args(msg))
-
-
-def _h_load(msg: str) -> _Result:
-    hit = parse_load_weight(msg)
-    if hit is not None:
-        return hit
-    hit = parse_fp8_scales(msg)
-    if hit is not None:
-        return hit
-    return _oom(msg)
-
-
-def _h_using(msg: str) -> _Result:
-    fields = parse_kv_dtype(msg)
-    if fields is not None:
-        return "kv_dtype", fields
-    return parse_fp8_scales(msg)
-
-
-def _h_kv_dtype(msg: str) -> _Result:
-    return _kind("kv_dtype", parse_kv_dtype(msg))
-
-
-def _h_use(msg: str) -> _Result:
-    fields = parse_swa(msg)
-    if fields is not None:
-        return "swa_split", fields
-    return _kind("kv_dtype", parse_kv_dtype(msg))
-
-
-def _h_default(msg: str) -> _Result:
-    return parse_fp8_scales(msg)
-
-
-def _h_kv(msg: str) -> _Result:
-    fields = parse_kv_pool(msg)
-    if fields is not None:
-        return "kv_pool", fields
-    fields = parse_retraction(msg)
-    if fields is not None:
-        return "retraction", fields
-    return None
-
-
-def _h_mamba(msg: str) -> _Result:
-    return _kind("mamba_pool", parse_mamba(msg))
-
-
-def _h_memory(msg: str) -> _Result:
-    fields = parse_pool_end(msg)
-    if fields is not None:
-        return "memory_pool_end", fields
-    return _oom(msg)
-
-
-def _h_capture(msg: str) -> _Result:
-    fields = parse_graph_end(msg)
-    if fields is not None:
-        return "cuda_graph_end", fields
-    if msg.startswith("Capture cuda graph failed"):
-        return _oom(msg)
-    return False
-
-
-def _h_max(msg: str) -> _Result:
-    if msg.startswith("max_total_num_tokens="):
-        return _kind("capacity", parse_capacity(msg))
-    if msg.startswith("max_total_tokens="):
-        return _kind("max_total_tokens_capped", parse_capped(msg))
-    return None
-
-
-def _h_the(msg: str) -> _Result:
-    return _kind("mem_unbalanced", parse_unbalanced(msg))
-
-
-def _h_post(msg: str) -> _Result:
-    fields = parse_kv_pool(msg)
-    if fields is not None:
-        return "kv_pool", fields
-    return _kind("swa_split", parse_swa(msg))
-
-
-def _h_testing(msg: str) -> _Result:
-    return _kind("retraction", parse_retraction(msg))
-
-
-def _h_level(msg: str) -> _Result:
-    if msg[4:5] == ":" or msg[7:8] == ":":
-        return False  # uvicorn access log (`INFO:     127.0.0.1:...`) or `WARNING:` text
-    stripped = strip_level_file(msg)
-    if stripped is msg:
-        return None
-    return _dispatch(stripped)
-
-
-_HANDLERS: dict[str, _Handler] = {
-    "Deco": _h_decode,
-    "Pref": _h_prefill,
-    "#run": _h_bare_decode,
-    "new ": _h_fill,
-    "GPU:": _h_fill,
-    "[gpu": _h_decode,
-    "serv": _h_server_args,
-    "Load": _h_load,
-    "Usin": _h_using,
-    "Sett": _h_kv_dtype,
-    "Use ": _h_use,
-    "Defa": _h_default,
-    "KV C": _h_kv,
-    "KV c": _h_kv,
-    "Mamb": _h_mamba,
-    "Memo": _h_memory,
-    "Capt": _h_capture,
-    "max_": _h_max,
-    "The ": _h_the,
-    "Post": _h_post,
-    "Test": _h_testing,
-    "INFO": _h_level,
-    "WARN": _h_level,
-    "ERRO": _h_level,
-    "DEBU": _h_level,
-    "CRIT": _h_level,
-}
-
-
-def _dispatch(msg: str) -> _Result:
-    handler = _HANDLERS.get(msg[:4])
-    if handler is not None:
-        hit = handler(msg)
-        if hit is not None:
-            return hit
-    return _fallback(msg)
-
-
-def _fallback(msg: str) -> _Result:
-    if "KV Cache " in msg:
-        fields = parse_kv_pool(msg)
-        if fields is not None:
-            return "kv_pool", fields
-    if "emory" in msg or "graph failed" in msg:
-        return _oom(msg)
+def _anywhere(msg: str) -> _Hit | None:
+    for needle, kind, parse in INFIXES:
+        if needle in msg:
+            hit = parse(msg)
+            if hit is not None:
+                return kind, hit[0], hit[1]
     return None
 
 
 def parse_unchecked(text: str) -> Event | None:
     """`parse_line` without the safety net, so tests can see a would-be exception."""
+    return _parse(text, 0)
+
+
+def _parse(text: str, depth: int) -> Event | None:
     if "\x1b" in text or "\r" in text or "\t" in text:
         text = normalize(text)
     elif text[:1] == " ":
@@ -256,37 +143,59 @@ def parse_unchecked(text: str) -> Event | None:
             start = end + 2
     key = text[start : start + 4]
     if key == "Deco":
-        fields = decode_split(text, start)
-        if fields is not None:
+        fast = decode_split_variant(text, start)
+        if fast is not None:
             prefix = PREFIX_CACHE.get(text[: start - 2]) if start else None
             if prefix is None:
                 prefix = parse_prefix(text, start)
-            return Event("decode_batch", prefix[1], prefix[0], fields)
-    elif key == "INFO" and text[start + 4 : start + 5] == ":":
+            return Event("decode_batch", prefix[1], prefix[0], fast[0], fast[1])
+    elif key == "INFO" and text[start + 4 : start + 6] == ": ":
         return None  # uvicorn access line, the other bulk of a serving log
     if text[-1:] == "\n":
         text = text.rstrip("\n")
-    handler = _HANDLERS.get(key)
-    hit: _Result = None
     msg = text[start:] if start else text
-    if handler is not None:
-        hit = handler(msg)
+    hit = _dispatch(msg)
     if hit is None:
+        return _retry(text, msg, first, depth)
+    # A sliced head that is not a real prefix (`[gpu=0] Decode batch...`) gives ts/rank None.
+    ts, rank = parse_prefix(text, start)
+    return Event(hit[0], rank, ts, hit[1], hit[2])
+
+
+def _retry(text: str, msg: str, first: str, depth: int) -> Event | None:
+    """A line the start-of-message route did not recognise: look behind what may wrap it."""
+    if depth < _MAX_DEPTH:
         if text[1:2] == "p" if first == "[" else first in _ENVELOPE_INITIALS:
             cut = payload_start(text)  # `kubectl logs --prefix`, journalctl's short formats
             if cut:
-                return parse_unchecked(text[cut:])
-        hit = _fallback(msg)
-    if not isinstance(hit, tuple):
+                return _parse(text[cut:], depth + 1)
+        if first == "(":
+            m = _ACTOR.match(text)
+            if m is not None:
+                rest = text[m.end() :]
+                if rest.endswith("]"):
+                    rest = _REPEATED.sub("", rest)
+                return _parse(rest, depth + 1)
+        at = text.find("[", 1)
+        while 0 < at < len(text) - 20:
+            if "0" <= text[at + 1 : at + 2] <= "9" and _HEAD_AT.match(text, at) is not None:
+                ev = _parse(text[at:], depth + 1)
+                if ev is not None:
+                    return ev
+            at = text.find("[", at + 1)
+    inner = _unwrap(msg)
+    while inner is not msg:
+        msg, inner = inner, _unwrap(inner)
+    hit = _anywhere(msg)
+    if hit is None:
         return None
-    # A sliced head that is not a real prefix (`[gpu=0] Decode batch...`) gives ts/rank None.
-    ts, rank = parse_prefix(text, start)
-    return Event(hit[0], rank, ts, hit[1])
+    ts, rank = parse_prefix(text, len(text) - len(msg))
+    return Event(hit[0], rank, ts, hit[1], hit[2])
 
 
 def parse_line(text: str) -> Event | None:
     """Parse one SGLang log line; never raises, returns None for anything unrecognised."""
     try:
-        return parse_unchecked(text)
+        return _parse(text, 0)
     except Exception:
         return None

@@ -106,8 +106,9 @@ def _finite(x: float) -> float | None:
 
 
 def _convert(code: str, raw: str) -> Any:
-    """Typed value or None; a value a paste cut in half must not raise."""
-    raw = raw.strip()
+    """Typed value or None; a value a paste cut in half must not raise. A trailing "," is the
+    line's closing ", " with its space trimmed (editors and issue trackers trim it)."""
+    raw = raw.strip().rstrip(",")
     try:
         if code == "i":
             return int(raw)
@@ -191,6 +192,12 @@ _SMALL: dict[str, int] = {str(n): n for n in range(4097)}
 
 
 def decode_split(text: str, start: int) -> dict[str, Any] | None:
+    """The fields of `decode_split_variant`, for callers that need no dating."""
+    hit = decode_split_variant(text, start)
+    return None if hit is None else hit[0]
+
+
+def decode_split_variant(text: str, start: int) -> tuple[dict[str, Any], str] | None:
     """`_decode_split`, with a value a paste cut in half sending the line to the general path."""
     try:
         return _decode_split(text, start)
@@ -198,7 +205,7 @@ def decode_split(text: str, start: int) -> dict[str, Any] | None:
         return None
 
 
-def _decode_split(text: str, start: int) -> dict[str, Any] | None:
+def _decode_split(text: str, start: int) -> tuple[dict[str, Any], str] | None:
     """The dominant decode layouts, by splitting instead of a regex.
 
     `text[start:]` is the message. Covers the plain pool (`#token`, `token usage`), the Mamba
@@ -218,9 +225,11 @@ def _decode_split(text: str, start: int) -> dict[str, Any] | None:
             return None
         running = r[14:]
         i = 2
+        comma = True
     elif head[:28] == "Decode batch. #running-req: ":
         running = head[28:]
         i = 1
+        comma = False
     else:
         return None
     n = len(p)
@@ -287,6 +296,9 @@ def _decode_split(text: str, start: int) -> dict[str, Any] | None:
     queue = p[i + 1]
     if gen[:26] != "gen throughput (token/s): " or queue[:12] != "#queue-req: ":
         return None
+    # The closing ", " of 0.4.4-0.4.5, 0.4.10-0.5.8 leaves "" (or "\n") after the last split;
+    # a paste that trimmed its space leaves "#queue-req: 0," instead.
+    trailing = n > i + 2 or queue.rstrip("\n")[-1:] == ","
     if n > i + 2 and (n > i + 3 or p[i + 2].strip()):
         return None  # more columns than this layout has (a trailing ", " leaves "" or "\n")
     queue = queue[12:].rstrip(", \n")
@@ -304,31 +316,64 @@ def _decode_split(text: str, start: int) -> dict[str, Any] | None:
         fields["mamba_num"] = mamba_num
     if accept_rate is not None:
         fields["accept_rate"] = accept_rate
-    return fields
+    if comma:
+        return fields, "decode_batch:v0.5.4" if trailing else "decode_batch:v0.5.9"
+    if graph is None:
+        return fields, "decode_batch:v0.4.4" if trailing else "decode_batch:v0.2"
+    return fields, "decode_batch:v0.4.10" if trailing else "decode_batch:v0.4.7"
 
 
-def parse_decode(msg: str) -> dict[str, Any] | None:
-    fast = decode_split(msg, 0)
+def parse_decode(msg: str) -> tuple[dict[str, Any], str | None] | None:
+    fast = decode_split_variant(msg, 0)
     if fast is not None:
         return fast
     m = DECODE_FAST.match(msg)
     if m is not None:
-        return decode_fast_fields(m)
+        fields = decode_fast_fields(m)
+        return fields, _decode_variant(msg, msg[12:], fields)
     h = _DECODE_HEAD.match(msg)
     if h is None:
         return None
-    fields: dict[str, Any] = dict.fromkeys(DECODE_BASE)
-    fill_pairs(msg[h.end() :], DECODE_KEYS, fields)
-    return fields
+    fields = dict.fromkeys(DECODE_BASE)
+    rest = msg[h.end() :]
+    fill_pairs(rest, DECODE_KEYS, fields)
+    return fields, _decode_variant(msg[h.start() :], rest, fields)
 
 
-def parse_bare_decode(msg: str) -> dict[str, Any] | None:
-    """Pre-0.1.x decode stats printed without the "Decode batch" head."""
+def _decode_variant(msg: str, rest: str, fields: dict[str, Any]) -> str | None:
+    """The release range a decode line's layout shows (sglang-log-lines.md 7.2).
+
+    `Decode batch.` (<= 0.5.3) or `Decode batch,` / `Decode batch [N],` (0.5.4+); a graph
+    column (0.4.7+) sits just before `gen throughput`; a trailing ", " closes the line in
+    0.4.4-0.4.5, 0.4.10-0.5.3 and 0.5.4-0.5.8. A line without its closing `#queue-req` is cut,
+    so only what it shows dates it.
+    """
+    comma = not msg.lstrip("[gpu=0123456789] ").startswith("Decode batch.")
+    complete = fields.get("queue_req") is not None
+    trailing = rest.rstrip("\n ").endswith(",")
+    graph = fields.get("cuda_graph") is not None
+    if comma:
+        if not complete:
+            return "decode_batch:comma"
+        return "decode_batch:v0.5.4" if trailing else "decode_batch:v0.5.9"
+    if graph:
+        if not complete:
+            return "decode_batch:period_graph"
+        return "decode_batch:v0.4.10" if trailing else "decode_batch:v0.4.7"
+    if fields.get("gen_throughput") is None and "gen throughput" not in rest:
+        return "decode_batch:period"  # cut before the graph column could show
+    if not complete:
+        return "decode_batch:no_graph"
+    return "decode_batch:v0.4.4" if trailing else "decode_batch:v0.2"
+
+
+def parse_bare_decode(msg: str) -> tuple[dict[str, Any], str | None] | None:
+    """Pre-0.2 decode stats printed without the "Decode batch" head."""
     if not msg.startswith("#running-req: ") or "gen throughput" not in msg:
         return None
     fields: dict[str, Any] = dict.fromkeys(DECODE_BASE)
     fill_pairs(msg, DECODE_KEYS, fields)
-    return fields
+    return fields, "decode_batch:bare"
 
 
 _PREFILL_HEAD = regex.compile(
@@ -349,7 +394,7 @@ _PREFILL_FAST = regex.compile(
 )
 
 
-def parse_prefill(msg: str) -> dict[str, Any] | None:
+def parse_prefill(msg: str) -> tuple[dict[str, Any], str | None] | None:
     m = _PREFILL_FAST.match(msg)
     if m is not None:
         (seq, new, cached, hit, usage, full, mamba, swa, running, queue, pending, g1, tput,
@@ -368,22 +413,53 @@ def parse_prefill(msg: str) -> dict[str, Any] | None:
         }
         if pending is not None:
             fields["pending_token"] = int(pending)
-        return fields
+        return fields, _prefill_variant(msg, msg[13:], fields, False)
     return _parse_prefill_pairs(msg)
 
 
-def _parse_prefill_pairs(msg: str) -> dict[str, Any] | None:
+def _parse_prefill_pairs(msg: str) -> tuple[dict[str, Any], str | None] | None:
     h = _PREFILL_HEAD.match(msg)
     if h is None:
         return None
     fields = dict.fromkeys(PREFILL_BASE)
-    fill_pairs(msg[h.end() :], PREFILL_KEYS, fields)
+    rest = msg[h.end() :]
+    fill_pairs(rest, PREFILL_KEYS, fields)
     mixed = h.group(1)
     if mixed is not None:
         fields["mixed_running_req"] = int(mixed)
         if fields["running_req"] is None:
             fields["running_req"] = int(mixed)
-    return fields
+    return fields, _prefill_variant(msg, rest, fields, mixed is not None)
+
+
+def _prefill_variant(msg: str, rest: str, fields: dict[str, Any], mixed: bool) -> str | None:
+    """The release range a prefill line's layout shows (sglang-log-lines.md 7.1).
+
+    `Prefill batch.` with `cache hit rate` (<= 0.4.3) or without it (0.4.4-0.5.3; the rate
+    stood before the usage column); `Prefill batch,` (0.5.4+) with `input throughput` (0.5.9+),
+    the graph flag after it (0.5.9) or before it (0.5.10+), `#pending-token` (0.5.11+) and
+    `#replay-token` (0.5.21+).
+    """
+    if mixed:
+        return "prefill_batch:mixed"
+    if msg.startswith("Prefill batch."):
+        if fields.get("cache_hit_rate") is not None:
+            return "prefill_batch:hit_rate"
+        if fields.get("token_usage") is not None or fields.get("full_token_usage") is not None:
+            return "prefill_batch:v0.4.4"
+        return "prefill_batch:period"
+    if fields.get("replay_token") is not None:
+        return "prefill_batch:v0.5.21"
+    if fields.get("pending_token") is not None:
+        return "prefill_batch:v0.5.11"
+    if fields.get("input_throughput") is not None:
+        if fields.get("cuda_graph") is None:
+            return "prefill_batch:throughput"
+        graph_first = rest.find(" graph: ") < rest.find("input throughput")
+        return "prefill_batch:v0.5.10" if graph_first else "prefill_batch:v0.5.9"
+    if fields.get("queue_req") is not None and rest.rstrip("\n ").endswith(","):
+        return "prefill_batch:v0.5.4"
+    return "prefill_batch:comma"
 
 
 # 0.1.x/0.2.x `new fill batch. #seq: 1. #cached_token: 0. #new_token: 8. ...` (dot-separated).
@@ -398,16 +474,16 @@ _FILL_KEYS: dict[str, _Spec] = {
 }
 
 
-def parse_fill_batch(msg: str) -> dict[str, Any] | None:
+def parse_fill_batch(msg: str) -> tuple[dict[str, Any], str | None] | None:
     at = msg.find("new fill batch.")
-    if at < 0:
+    if at < 0 or at > 12:
         return None
     fields: dict[str, Any] = dict.fromkeys(PREFILL_BASE)
     for m in _FILL_PAIR.finditer(msg, at + 15):
         spec = _FILL_KEYS.get(m.group(1))
         if spec is not None and fields[spec[0]] is None:
             fields[spec[0]] = _convert(spec[1], m.group(2))
-    return fields
+    return fields, "prefill_batch:fill"
 
 
 _RETRACT = regex.compile(
@@ -417,16 +493,16 @@ _RETRACT = regex.compile(
     r"(?:, #mamba_num_gained: (\d+))?"
     r"(?:, #new_token_ratio: (\d+(?:\.\d+)?) -> (\d+(?:\.\d+)?))?"
 )
+_RETRACT_HEADS: tuple[tuple[str, str], ...] = (
+    ("Decode out of memory happened", "decode_oom"),
+    ("KV cache pool is full. Retract requests", "pool_full"),
+    ("Testing retraction", "test"),
+)
 
 
-def parse_retraction(msg: str) -> dict[str, Any] | None:
-    if msg.startswith("Decode out of memory happened"):
-        wording = "decode_oom"
-    elif msg.startswith("KV cache pool is full. Retract requests"):
-        wording = "pool_full"
-    elif msg.startswith("Testing retraction"):
-        wording = "test"
-    else:
+def parse_retraction(msg: str) -> tuple[dict[str, Any], str | None] | None:
+    wording = next((w for head, w in _RETRACT_HEADS if msg.startswith(head)), None)
+    if wording is None:
         return None
     fields: dict[str, Any] = {
         "retracted_reqs": None, "new_token_ratio_before": None, "new_token_ratio_after": None,
@@ -445,4 +521,36 @@ def parse_retraction(msg: str) -> dict[str, Any] | None:
         if before is not None and after is not None:
             fields["new_token_ratio_before"] = float(before)
             fields["new_token_ratio_after"] = float(after)
-    return fields
+    return fields, _retraction_variant(wording, fields)
+
+
+def _retraction_variant(wording: str, fields: dict[str, Any]) -> str | None:
+    """sglang-log-lines.md 7.3: the wording and the columns after `#retracted_reqs`."""
+    if wording == "decode_oom":
+        return "retraction:old"
+    if wording == "test":
+        return "retraction:test"
+    if "mamba_num_gained" in fields:
+        return "retraction:mamba"
+    if "new_tokens_gained" in fields:
+        return "retraction:gained"
+    if "aborted_retracted_reqs" in fields:
+        return "retraction:aborted"
+    if fields["new_token_ratio_after"] is not None:
+        # gained / aborted would stand between #retracted_reqs and the ratio: absent, not cut
+        return "retraction:pool_full"
+    return "retraction:pool_full_cut"
+
+
+def parse_decode_any(msg: str) -> tuple[dict[str, Any], str | None] | None:
+    """The decode format's parser: the headed line or the pre-0.2 bare one."""
+    if msg[:1] == "#":
+        return parse_bare_decode(msg)
+    return parse_decode(msg)
+
+
+def parse_prefill_any(msg: str) -> tuple[dict[str, Any], str | None] | None:
+    """The prefill format's parser: `Prefill batch` or the 0.1.x `new fill batch`."""
+    if msg[:1] == "P":
+        return parse_prefill(msg)
+    return parse_fill_batch(msg)

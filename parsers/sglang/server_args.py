@@ -57,7 +57,9 @@ def typed_value(raw: str) -> Any:
     return value if value == value and value not in (float("inf"), float("-inf")) else raw
 
 
-def parse_server_args(msg: str) -> dict[str, Any] | None:
+def parse_server_args(msg: str) -> tuple[dict[str, Any], str] | None:
+    """The wanted fields and the variant: the form, and whether the dump has `page_size`
+    (a field from 0.4.4) or `attn_dp_size` (0.5.22+)."""
     if msg.startswith("server_args=ServerArgs("):
         form = "repr"
     elif msg.startswith("server_args={"):
@@ -74,4 +76,6 @@ def parse_server_args(msg: str) -> dict[str, Any] | None:
             fields[name] = typed_value(m.group(2))
             if len(seen) == len(_WANTED):
                 break
-    return fields
+    if form == "dict":
+        return fields, "server_args:dict_attn_dp" if "attn_dp_size" in seen else "server_args:dict"
+    return fields, "server_args:repr_page_size" if "page_size" in seen else "server_args:repr"

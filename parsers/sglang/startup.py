@@ -1,254 +1,333 @@
-"""Startup lines: weight load, KV dtype, FP8 scales, pool sizes, graph capture, capacity.
+"""Start-up lines: weight load, KV dtype, FP8 scales, pool sizes, graph capture, capacity.
 
-Each pattern makes every column after the head optional because real pastes are cut
-mid-line; a cut line still yields the columns it shows. All "GB" are GiB (SGLang divides by
-2^30), hence the `_gib` names.
+Every parser reads its columns by name (`parsers.sglang.fields`), so a column that moved or a
+column a newer release added changes nothing, and a paste cut mid-line still yields the columns
+it shows. Each returns `(fields, variant)`: the variant is the catalogue's name for the release
+range whose format the line shows (`parsers.sglang.catalog`), None when a cut line shows too
+little to tell. All "GB" are GiB (SGLang divides by 2^30), hence the `_gib` names.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import regex
 
-_NUM = r"-?\d+(?:\.\d+)?"
+from parsers.sglang.fields import cols, finite
+
+Parsed = tuple[dict[str, Any], str | None]
 
 
 def _f(s: str | None) -> float | None:
-    """A float, or None for an absent or non-finite value (a 400-digit number is inf)."""
-    if s is None:
+    return None if s is None else finite(float(s))
+
+
+# --- weight load ------------------------------------------------------------------------------
+_BEGIN = cols(("avail mem", "avail_gib", "g"))
+
+
+def parse_load_begin(msg: str) -> Parsed | None:
+    if not msg.startswith("Load weight begin."):
         return None
-    x = float(s)
-    return x if math.isfinite(x) else None
+    fields: dict[str, Any] = {"avail_gib": None}
+    _BEGIN.read(msg, fields)
+    return fields, "load_weight_begin:avail"
 
 
-def _i(s: str | None) -> int | None:
-    return None if s is None else int(s)
-
-
-_LOAD_BEGIN = regex.compile(rf"Load weight begin\.(?: avail mem=({_NUM}) ?GB)?")
-_LOAD_END = regex.compile(
-    rf"Load weight end\.(?: elapsed=({_NUM}) s,)?(?: type=(\w+),)?(?: dtype=([\w.]+),)?"
-    rf"(?: (quant=[^,]*(?:, (?!avail mem=)[^,]*)*),)?(?: avail mem=({_NUM}) ?GB)?"
-    rf"(?:, mem usage=({_NUM}) ?GB)?"
+_END = cols(
+    ("elapsed", "elapsed_s", "s"), ("type", "model_class", "w"), ("dtype", "dtype", "w"),
+    ("avail mem", "avail_gib", "g"), ("mem usage", "usage_gib", "g"),
+    # `get_quantization_config_log_str`: "quant={method}" then bits, quant_algo, fmt (and from
+    # 0.5.17 requantization_method), each ", {name}={value}" (0.5.23 configs/model_config.py:1899)
+    ("quant", "quant", "w"), ("bits", "quant_bits", "i", True), ("quant_algo", "quant_algo", "w"),
+    ("fmt", "quant_fmt", "w"), ("requantization_method", "requant_method", "w"),
 )
-_LOAD_END_OVERLAP = regex.compile(
-    rf"Load weight end\. Committed real weights after CUDA graph capture in ({_NUM}) s"
+_OVERLAP = regex.compile(
+    r"Load weight end\. Committed real weights after CUDA graph capture in (-?\d+(?:\.\d+)?) s"
 )
 
 
-def parse_load_weight(msg: str) -> tuple[str, dict[str, Any]] | None:
-    if msg.startswith("Load weight begin."):
-        m = _LOAD_BEGIN.match(msg)
-        return "load_weight_begin", {"avail_gib": _f(m.group(1)) if m else None}
+def parse_load_end(msg: str) -> Parsed | None:
     if not msg.startswith("Load weight end."):
         return None
-    o = _LOAD_END_OVERLAP.match(msg)
+    o = _OVERLAP.match(msg)
     if o is not None:
-        return "load_weight_end", {
+        return {
             "model_class": None, "dtype": None, "quant": None, "avail_gib": None,
             "usage_gib": None, "elapsed_s": _f(o.group(1)), "overlap": True,
-        }
-    m = _LOAD_END.match(msg)
-    assert m is not None  # every group after the literal head is optional
-    elapsed, model_class, dtype, quant, avail, usage = m.groups()
-    return "load_weight_end", {
-        "model_class": model_class, "dtype": dtype, "quant": quant,
-        "avail_gib": _f(avail), "usage_gib": _f(usage), "elapsed_s": _f(elapsed),
-    }
+        }, "load_weight_end:overlap"
+    fields: dict[str, Any] = dict.fromkeys(
+        ("model_class", "dtype", "quant", "avail_gib", "usage_gib", "elapsed_s"))
+    seen = _END.read(msg, fields, start=16)
+    return fields, _load_end_variant(seen)
 
 
+def _load_end_variant(seen: set[str]) -> str | None:
+    if "elapsed" in seen:
+        if "dtype" in seen:
+            return "load_weight_end:elapsed_dtype"
+        if "quant" in seen or {"type", "avail mem"} <= seen:
+            return "load_weight_end:no_dtype"
+        return "load_weight_end:elapsed"
+    if "quant" in seen:
+        return "load_weight_end:no_dtype"
+    if "dtype" in seen:
+        if "mem usage" in seen:
+            return "load_weight_end:dtype_usage"
+        if "avail mem" in seen:
+            return "load_weight_end:no_usage"
+        return "load_weight_end:dtype"
+    return None
+
+
+# --- KV dtype ---------------------------------------------------------------------------------
 _KV_USING = regex.compile(r"Using KV cache dtype: ([\w.]+)")
 _KV_SETTING = regex.compile(r"Setting KV cache dtype to ([\w.]+?)\.?(?: for (.+?))?\.?\s*$")
 _KV_MUSE = regex.compile(r"Use (\w+) KV cache by default for (.+?)\.?\s*$")
+_ARCH = regex.compile(r"\w+For\w+")
 
 
-def parse_kv_dtype(msg: str) -> dict[str, Any] | None:
+def parse_kv_dtype(msg: str) -> Parsed | None:
     m = _KV_USING.match(msg)
     if m is not None:
-        return {"dtype": m.group(1), "origin": "resolved"}
-    m = _KV_SETTING.match(msg) or _KV_MUSE.match(msg)
+        return {"dtype": m.group(1), "origin": "resolved"}, "kv_dtype:resolved"
+    m = _KV_SETTING.match(msg)
     if m is not None:
-        return {"dtype": m.group(1), "origin": "override", "reason": m.group(2)}
+        reason = m.group(2)
+        fields = {"dtype": m.group(1), "origin": "override", "reason": reason}
+        return fields, _override_variant(m.group(1), reason)
+    m = _KV_MUSE.match(msg)
+    if m is not None:
+        return {"dtype": m.group(1), "origin": "override", "reason": m.group(2)}, "kv_dtype:muse"
     return None
 
 
+def _override_variant(dtype: str, reason: str | None) -> str:
+    if reason is None:
+        return "kv_dtype:nsa_fp8" if dtype == "fp8" else "kv_dtype:override"
+    if reason == "DeepSeek NSA":
+        return "kv_dtype:nsa"
+    if reason == "DeepSeek DSA on XPU":
+        return "kv_dtype:dsa_xpu"
+    if reason.startswith("DeepSeek DSA on SM"):
+        return "kv_dtype:dsa"
+    if _ARCH.fullmatch(reason):
+        return "kv_dtype:arch"
+    return "kv_dtype:override"
+
+
+# --- FP8 scales -------------------------------------------------------------------------------
 _SCALES_TP = regex.compile(r"in TP rank (\d+)")
+_LOADED = "Loaded KV cache scaling factors from "
 
 
-def parse_fp8_scales(msg: str) -> tuple[str, dict[str, Any]] | None:
+def parse_fp8_missing(msg: str) -> Parsed | None:
     if msg.startswith("Using FP8 KV cache but no scaling factors provided"):
-        form = "long" if "This may lead to less accurate results" in msg else "short"
-        return "fp8_scales_missing", {"form": form}
+        if "This may lead to less accurate results" in msg:
+            return {"form": "long"}, "fp8_scales_missing:long"
+        whole = msg.rstrip().endswith("scaling factors of 1.0.")
+        return {"form": "short"}, "fp8_scales_missing:short" if whole else None
     if msg.startswith("Defaulting to KV cache scaling factors = 1.0"):
         m = _SCALES_TP.search(msg)
-        tp_rank = _i(m.group(1)) if m is not None else None
-        return "fp8_scales_missing", {"form": "load_error", "tp_rank": tp_rank}
-    if msg.startswith("Loaded KV cache scaling factors from "):
-        path = msg[len("Loaded KV cache scaling factors from ") :].strip()
-        return "fp8_scales_loaded", {"path": path or None}
+        tp_rank = int(m.group(1)) if m is not None else None
+        return {"form": "load_error", "tp_rank": tp_rank}, "fp8_scales_missing:load_error"
     return None
 
 
-_KV_POOL = regex.compile(
+def parse_fp8_loaded(msg: str) -> Parsed | None:
+    if not msg.startswith(_LOADED):
+        return None
+    path = msg[len(_LOADED):].strip()
+    return {"path": path or None}, "fp8_scales_loaded:path"
+
+
+# --- KV pools ---------------------------------------------------------------------------------
+_POOL = cols(
+    ("dtype", "dtype", "w"), ("#tokens", "tokens", "i", True), ("K size", "k_gib", "g"),
+    ("V size", "v_gib", "g"), ("KV size", "kv_gib", "g"), ("avail mem", "avail_gib", "g"),
+)
+_POOL_HEAD = regex.compile(
     r"(?:(?P<label>\S.*?) )?KV Cache (?P<state>is allocated|VA upper bound)\."
-    r"(?: dtype: (?P<dtype>[\w.]+),?)?"
-    r"(?: #tokens: (?P<tokens>\d+),?)?"
-    rf"(?: K size: (?P<k>{_NUM}) ?GB,?)?(?: V size: (?P<v>{_NUM}) ?GB)?"
-    rf"(?: KV size: (?P<kv>{_NUM}) ?GB)?"
 )
-_POST_CAPTURE_POOL = regex.compile(
-    rf"Post-capture KV sizing: KV cache allocated\.(?: dtype: ([\w.]+),)?(?: #tokens: (\d+),)?"
-    rf"(?: KV size: ({_NUM}) ?GB,)?(?: avail mem=({_NUM}) ?GB)?"
-)
+_POST_CAPTURE = regex.compile(r"Post-capture KV sizing: (?P<draft>draft )?KV cache allocated\.")
 
 
-def parse_kv_pool(msg: str) -> dict[str, Any] | None:
-    m = _KV_POOL.match(msg)
-    if m is None:
-        p = _POST_CAPTURE_POOL.match(msg)
-        if p is None:
-            return None
-        dtype, tokens, kv, avail = p.groups()
-        return {
-            "label": None, "dtype": dtype, "tokens": _i(tokens), "k_gib": None,
-            "v_gib": None, "kv_gib": _f(kv), "post_capture": True, "avail_gib": _f(avail),
-        }
-    return {
-        "label": m.group("label"), "dtype": m.group("dtype"), "tokens": _i(m.group("tokens")),
-        "k_gib": _f(m.group("k")), "v_gib": _f(m.group("v")), "kv_gib": _f(m.group("kv")),
-        "post_capture": m.group("state") == "VA upper bound",
-    }
-
-
-_MAMBA = regex.compile(
-    r"Mamba Cache is allocated\.(?: max_mamba_cache_size: (\d+),)?"
-    rf"(?: conv_state size: ({_NUM}) ?GB,?)?(?: ssm_state size: ({_NUM}) ?GB)?"
-)
-_MAMBA_ISS = regex.compile(rf"intermediate_ssm_state_cache size: ({_NUM}) ?GB")
-_MAMBA_ICW = regex.compile(rf"intermediate_conv_window_cache size: ({_NUM}) ?GB")
-
-
-def parse_mamba(msg: str) -> dict[str, Any] | None:
-    m = _MAMBA.match(msg)
+def parse_kv_pool(msg: str) -> Parsed | None:
+    """`[label ]KV Cache is allocated|VA upper bound. ...` (any label, so it may start
+    anywhere in the message) and the post-capture re-sizing lines."""
+    fields: dict[str, Any] = dict.fromkeys(("label", "dtype", "tokens", "k_gib", "v_gib",
+                                            "kv_gib"))
+    p = _POST_CAPTURE.match(msg)
+    if p is not None:
+        fields["post_capture"] = True
+        _POOL.read(msg, fields, start=p.end())
+        if p.group("draft"):
+            fields["draft"] = True
+            return fields, "kv_pool:post_capture_draft"
+        fields.setdefault("avail_gib", None)
+        return fields, "kv_pool:post_capture"
+    m = _POOL_HEAD.match(msg)
     if m is None:
         return None
-    fields: dict[str, Any] = {
-        "slots": _i(m.group(1)), "conv_gib": _f(m.group(2)), "ssm_gib": _f(m.group(3)),
-    }
+    fields["label"] = m.group("label")
+    va = m.group("state") == "VA upper bound"
+    fields["post_capture"] = va
+    seen = _POOL.read(msg, fields, start=m.end())
+    fields.pop("avail_gib", None)
+    return fields, _pool_variant(fields["label"], va, seen)
+
+
+def _pool_variant(label: str | None, va: bool, seen: set[str]) -> str | None:
+    if va:
+        return "kv_pool:va"
+    if label is not None:
+        return "kv_pool:label"
+    if "dtype" in seen:
+        return "kv_pool:dtype"
+    if "#tokens" in seen:
+        # 0.4.4-0.5.12 print `#tokens` right after the head: no `dtype:` column is missing
+        # from a cut line here, it is absent (0.5.13+ print it first).
+        return "kv_pool:mla" if "KV size" in seen else "kv_pool:tokens"
+    if "K size" in seen:
+        return "kv_pool:no_tokens"
+    return None
+
+
+_MAMBA = cols(
+    ("max_mamba_cache_size", "slots", "i", True), ("conv_state size", "conv_gib", "g"),
+    ("ssm_state size", "ssm_gib", "g"),
+    ("intermediate_ssm_state_cache size", "intermediate_ssm_gib", "g"),
+    ("intermediate_conv_window_cache size", "intermediate_conv_gib", "g"),
+)
+
+
+def parse_mamba(msg: str) -> Parsed | None:
+    if not msg.startswith("Mamba Cache is allocated."):
+        return None
+    fields: dict[str, Any] = {"slots": None, "conv_gib": None, "ssm_gib": None}
+    seen = _MAMBA.read(msg, fields, start=25)
     if "intermediate_" in msg:
-        iss = _MAMBA_ISS.search(msg)
-        icw = _MAMBA_ICW.search(msg)
-        fields["intermediate_ssm_gib"] = _f(iss.group(1)) if iss else None
-        fields["intermediate_conv_gib"] = _f(icw.group(1)) if icw else None
-    return fields
+        fields.setdefault("intermediate_ssm_gib", None)
+        fields.setdefault("intermediate_conv_gib", None)
+    if "max_mamba_cache_size" in seen:
+        return fields, "mamba_pool:slots"
+    # 0.5.2-0.5.3 print conv_state right after the head: the slot count is absent, not cut.
+    return fields, "mamba_pool:no_slots" if "conv_state size" in seen else None
 
 
-_SWA = regex.compile(
-    r"(?:Use [Ss]liding window memory pool(?: \(all SWA\))?\.|Post-capture KV sizing:) "
-    r"(?:full_layer_tokens=(\d+),? ?)?(?:swa_layer_tokens=(\d+))?"
+_SWA = cols(("full_layer_tokens", "full_tokens", "i", True),
+            ("swa_layer_tokens", "swa_tokens", "i", True))
+_SWA_HEADS: tuple[tuple[str, str], ...] = (
+    ("Use Sliding window memory pool.", "swa_split:capital"),
+    ("Use sliding window memory pool (all SWA).", "swa_split:all_swa"),
+    ("Use sliding window memory pool.", "swa_split:lower"),
+    ("Post-capture KV sizing: full_layer_tokens", "swa_split:post_capture"),
 )
 
 
-def parse_swa(msg: str) -> dict[str, Any] | None:
-    m = _SWA.match(msg)
-    if m is None or (m.group(1) is None and m.group(2) is None):
+def parse_swa(msg: str) -> Parsed | None:
+    for head, variant in _SWA_HEADS:
+        if msg.startswith(head):
+            fields: dict[str, Any] = {"full_tokens": None, "swa_tokens": None}
+            if not _SWA.read(msg, fields):
+                return None
+            return fields, variant
+    return None
+
+
+_POOL_END = cols(("avail mem", "avail_gib", "g"))
+
+
+def parse_pool_end(msg: str) -> Parsed | None:
+    if not msg.startswith("Memory pool end."):
         return None
-    return {"full_tokens": _i(m.group(1)), "swa_tokens": _i(m.group(2))}
-
-
-_POOL_END = regex.compile(rf"Memory pool end\.(?: avail mem=({_NUM}) ?GB)?")
-
-
-def parse_pool_end(msg: str) -> dict[str, Any] | None:
-    m = _POOL_END.match(msg)
-    return None if m is None else {"avail_gib": _f(m.group(1))}
+    fields: dict[str, Any] = {"avail_gib": None}
+    _POOL_END.read(msg, fields)
+    return fields, "memory_pool_end:avail"
 
 
 # Old: `Capture cuda graph end. Time elapsed: X s. mem usage=Y GB. avail mem=Z GB.`
 # New: `Capture target decode CUDA graph end. [bs=[..], ]elapsed=X s, mem usage=.., avail mem=..`
-_GRAPH_END = regex.compile(
-    r"Capture (?P<graph>.{1,80}?) end\.(?: bs=\[[^\]]*\],?)?"
-    rf"(?: (?:Time elapsed: |elapsed=)(?P<t>{_NUM}) s[.,]?)?"
-    rf"(?: mem usage=(?P<u>{_NUM}) ?GB[.,]?)?(?: avail mem=(?P<a>{_NUM}) ?GB)?"
-)
+_GRAPH_HEAD = regex.compile(r"Capture (?P<graph>.{1,80}?) end\.")
+_GRAPH = cols(("Time elapsed", "elapsed_s", "s"), ("elapsed", "elapsed_s", "s"),
+              ("mem usage", "usage_gib", "g"), ("avail mem", "avail_gib", "g"))
 
 
-def parse_graph_end(msg: str) -> dict[str, Any] | None:
-    m = _GRAPH_END.match(msg)
+def parse_graph_end(msg: str) -> Parsed | None:
+    m = _GRAPH_HEAD.match(msg)
     if m is None or " graph" not in m.group("graph").lower():
         return None
-    return {
-        "elapsed_s": _f(m.group("t")), "usage_gib": _f(m.group("u")),
-        "avail_gib": _f(m.group("a")), "graph": m.group("graph"),
-    }
+    fields: dict[str, Any] = {"elapsed_s": None, "usage_gib": None, "avail_gib": None,
+                              "graph": m.group("graph")}
+    seen = _GRAPH.read(msg, fields, start=m.end())
+    rest = msg[m.end():m.end() + 5]
+    if "Time elapsed" in seen or rest.startswith(" Time"):
+        variant: str | None = "cuda_graph_end:time_elapsed"
+    elif rest.startswith(" bs=["):
+        variant = "cuda_graph_end:bs"
+    elif "elapsed" in seen or rest.startswith(" elap"):
+        variant = "cuda_graph_end:named"
+    else:
+        variant = None
+    return fields, variant
 
 
-_CAP_FIELDS = regex.compile(
-    rf"(max_total_num_tokens|chunked_prefill_size|max_prefill_tokens|max_running_requests|"
-    rf"context_len|available_gpu_mem|available_cpu_mem)=({_NUM}|None)(?= ?GB|,|\)|\s|$)"
+# --- the capacity line ------------------------------------------------------------------------
+_CAPACITY = cols(
+    ("max_total_num_tokens", "max_total_num_tokens", "i", True),
+    ("chunked_prefill_size", "chunked_prefill_size", "i", True),
+    ("max_prefill_tokens", "max_prefill_tokens", "i", True),
+    ("max_running_requests", "max_running_requests", "i", True),
+    ("context_len", "context_len", "i", True),
+    ("available_gpu_mem", "available_gpu_mem_gib", "g"),
+    ("available_cpu_mem", "available_cpu_mem_gib", "g"),
 )
-_CAP_NAMES = {
-    "max_total_num_tokens": "max_total_num_tokens",
-    "chunked_prefill_size": "chunked_prefill_size",
-    "max_prefill_tokens": "max_prefill_tokens",
-    "max_running_requests": "max_running_requests",
-    "context_len": "context_len",
-    "available_gpu_mem": "available_gpu_mem_gib",
-    "available_cpu_mem": "available_cpu_mem_gib",
-}
 
 
-def parse_capacity(msg: str) -> dict[str, Any] | None:
-    fields: dict[str, Any] = {
-        "max_total_num_tokens": None, "chunked_prefill_size": None, "max_prefill_tokens": None,
-        "max_running_requests": None, "context_len": None, "available_gpu_mem_gib": None,
-    }
-    for m in _CAP_FIELDS.finditer(msg):
-        name = _CAP_NAMES[m.group(1)]
-        raw = m.group(2)
-        if raw == "None":
-            value: Any = None
-        elif name.endswith("_gib"):
-            value = _f(raw)
-        else:
-            try:
-                value = int(raw)
-            except ValueError:
-                value = None
-        fields.setdefault(name, None)
-        if fields[name] is None:
-            fields[name] = value
+def parse_capacity(msg: str) -> Parsed | None:
+    if not msg.startswith("max_total_num_tokens="):
+        return None
+    fields: dict[str, Any] = dict.fromkeys(
+        ("max_total_num_tokens", "chunked_prefill_size", "max_prefill_tokens",
+         "max_running_requests", "context_len", "available_gpu_mem_gib"))
+    seen = _CAPACITY.read(msg, fields)
     if fields["max_total_num_tokens"] is None:
         return None
-    return fields
+    if "available_cpu_mem" in seen:
+        variant: str | None = "capacity:cpu"
+    elif "available_gpu_mem" in seen:
+        variant = "capacity:avail"
+    elif "context_len" in seen:
+        # The line ends at context_len before 0.4.7; a paste cut there looks the same (weak).
+        variant = "capacity:no_avail" if "chunked_prefill_size" in seen else "capacity:no_chunked"
+    else:
+        variant = None
+    return fields, variant
 
 
-_CAPPED = regex.compile(
-    r"max_total_tokens=(-?\d+) is larger than the profiled value (-?\d+)"
-)
+_CAPPED = regex.compile(r"max_total_tokens=(-?\d+) is larger than the profiled value (-?\d+)")
 
 
-def parse_capped(msg: str) -> dict[str, Any] | None:
+def parse_capped(msg: str) -> Parsed | None:
     m = _CAPPED.match(msg)
     if m is None:
         return None
-    return {"message": msg.strip(), "requested": int(m.group(1)), "profiled": int(m.group(2))}
+    return ({"message": msg.strip(), "requested": int(m.group(1)),
+             "profiled": int(m.group(2))}, "max_total_tokens_capped:profiled")
 
 
-_UNBALANCED = regex.compile(
-    rf"(?:min_per_gpu_memory|pre_model_load_memory)=({_NUM})(?: ?GB)?, "
-    rf"local_gpu_memory=({_NUM})"
-)
+_UNBALANCED = cols(("min_per_gpu_memory", "min_gpu_memory_gib", "f"),
+                   ("pre_model_load_memory", "min_gpu_memory_gib", "f"),
+                   ("local_gpu_memory", "local_gpu_memory_gib", "f"))
 
 
-def parse_unbalanced(msg: str) -> dict[str, Any] | None:
+def parse_unbalanced(msg: str) -> Parsed | None:
     if not msg.startswith("The memory capacity is unbalanced"):
         return None
     fields: dict[str, Any] = {"message": msg.strip()}
-    m = _UNBALANCED.search(msg)
-    if m is not None:
-        fields["min_gpu_memory_gib"] = _f(m.group(1))
-        fields["local_gpu_memory_gib"] = _f(m.group(2))
-    return fields
+    seen = _UNBALANCED.read(msg.replace(" GB", ""), fields, closed=True)
+    if "pre_model_load_memory" in seen:
+        return fields, "mem_unbalanced:pre_model_load"
+    if "min_per_gpu_memory" in seen:
+        return fields, "mem_unbalanced:min_per_gpu"
+    return fields, None

@@ -83,7 +83,7 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "quant_algo=NVFP4, avail mem=101.10 GB, mem usage=23.80 GB.",
         "load_weight_end",
         {"elapsed_s": 41.27, "model_class": "Qwen3NextForCausalLM", "dtype": None,
-         "quant": "quant=modelopt_fp4, quant_algo=NVFP4", "avail_gib": 101.1,
+         "quant": "modelopt_fp4", "quant_algo": "NVFP4", "avail_gib": 101.1,
          "usage_gib": 23.8},
     ),
     (
@@ -94,7 +94,7 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     (
         "Load weight end. quant=fp8, fmt=e4m3, avail mem=12.25 GB, mem usage=125.65 GB.",
         "load_weight_end",
-        {"quant": "quant=fp8, fmt=e4m3", "avail_gib": 12.25, "usage_gib": 125.65},
+        {"quant": "fp8", "quant_fmt": "e4m3", "avail_gib": 12.25, "usage_gib": 125.65},
     ),
     (
         P + "Load weight end. Committed real weights after CUDA graph capture in 4.20 s "
@@ -486,6 +486,173 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     ),
     (P + "Out of memory even after retracting all other requests in the decode batch.", "oom",
      {"reason": "after_retract"}),
+    # --- capacity limits the engine reports (0.5.14-0.5.23) -------------------------------
+    (  # real (a hybrid GDN model's boot log, 2026): the cap is the mamba state cache
+        P + "max_running_requests is capped to 200 by the mamba state cache "
+        "(max_mamba_cache_size=1000, 5 state slots per request). To raise it: increase "
+        "--mamba-full-memory-ratio or --max-mamba-cache-size, or halve the state size with "
+        "--mamba-ssm-dtype bfloat16.",
+        "mamba_cap",
+        {"max_running_requests": 200, "max_mamba_cache_size": 1000, "slots_per_request": 5},
+    ),
+    ("max_running_requests is capped to 0 by the mamba state cache", "mamba_cap",
+     {"max_running_requests": 0, "max_mamba_cache_size": None}),
+    (
+        P + "max_running_requests was reduced from the requested 512 to 96 (per dp worker) due "
+        "to the available KV cache capacity.",
+        "requests_reduced", {"requested": 512, "max_running_requests": 96},
+    ),
+    ("[2026-08-14 21:03:09] NVFP4 KV Cache might lead to an accuracy drop!",
+     "kv_accuracy_warning", {"dtype": "nvfp4"}),
+    (P + "FP4_MX_BLOCK16 KV Cache might lead to an accuracy drop!", "kv_accuracy_warning",
+     {"dtype": "fp4_mx_block16"}),
+    (P + "FP4 (E2M1) KV Cache might lead to a accuracy drop!", "kv_accuracy_warning",
+     {"dtype": "fp4_e2m1"}),
+    (  # real (a Gemma-4 boot log, 2026)
+        "SWAKVPool mem usage: 79.94 GB, swa size: 798276, full size: 997846",
+        "swa_pool", {"gib": 79.94, "swa_tokens": 798276, "full_tokens": 997846},
+    ),
+    (P + "SWAKVPool mem usage: 13.966064453125 GB, swa size: 300288, full size: 375360",
+     "swa_pool", {"gib": 13.966064453125, "full_tokens": 375360}),
+    (P + "SWAKVPool VA upper bound: 31.46 GB, swa size: 300288, full size: 375360", "swa_pool",
+     {"gib": 31.46, "post_capture": True}),
+    (
+        P + "SWA per-request ring accounting enabled: ring_size=256, ring_cost_tokens=256, "
+        "size_swa=65536 (paged size_swa=423424 bypassed)",
+        "swa_sizing",
+        {"mode": "ring", "swa_tokens": 65536, "ring_size": 256, "ring_cost_tokens": 256,
+         "paged_swa_tokens": 423424},
+    ),
+    (  # real (DeepSeek-V4-Flash on 4 x DGX Spark, 2026)
+        "DSV4 SWA sizing: mode=ratio (explicit), swa_tokens=549888, swa_full_tokens_ratio=0.22",
+        "swa_sizing",
+        {"mode": "ratio (explicit)", "swa_tokens": 549888, "swa_full_tokens_ratio": 0.22},
+    ),
+    (P + "DSV4 SWA sizing: mode=cap, swa_tokens=45568, request_cap+headroom=45568, "
+     "prefix_tails=64", "swa_sizing",
+     {"mode": "cap", "request_cap_tokens": 45568, "prefix_tails": 64}),
+    (
+        P + "DSV4 memory calculation: unified=False, unified_fp8=True, dspark_draft_bf16=False, "
+        "bytes_per_full_token=176983.05, available_bytes=87.26 GB, c128_state_fixed=0.12 GB, "
+        "c2_state_fixed=0.00 GB, swa_fixed=1.50 GB, swa_ring_fixed=0.00 GB, "
+        "c4_state_fixed=0.30 GB, full_token=529408",
+        "dsv4_memory",
+        {"unified": False, "unified_fp8": True, "bytes_per_full_token": 176983.05,
+         "available_gib": 87.26, "swa_gib": 1.5, "c4_state_gib": 0.3, "full_tokens": 529408},
+    ),
+    (  # real (corpus repofile-54751690598: a pre-release spelling)
+        "[2026-05-13 02:15:18 DP0 TP0] DSv4 memory calculation: bytes_per_full_token=176983.05, "
+        "available_bytes=87.26 GB, full_token=529408",
+        "dsv4_memory", {"available_gib": 87.26, "full_tokens": 529408},
+    ),
+    (  # real (DeepSeek-V4-Flash on 4 x DGX Spark, 2026; the paste ends the line with ", ...")
+        "DSV4 pool sizes: full=2499840, swa=549888, c4=624960, c128=19530, ...",
+        "dsv4_pool",
+        {"full_tokens": 2499840, "swa_tokens": 549888, "c4_tokens": 624960,
+         "c128_tokens": 19530, "c4_state_tokens": None},
+    ),
+    (
+        P + "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=256 swa_size=423424 "
+        "c4_size=132352 c4_logical_size=132352 c128_size=4136 c4_state_pool_size=52928 "
+        "c128_state_pool_size=846848 unified=False unified_fp8=False",
+        "dsv4_pool",
+        {"max_num_reqs": 256, "swa_tokens": 423424, "c4_logical_tokens": 132352,
+         "c128_state_tokens": 846848, "unified": False, "full_tokens": None},
+    ),
+    # --- errors ---------------------------------------------------------------------------
+    (  # real (corpus sglang-issue-4048)
+        "[2025-03-03 06:49:28 TP5] Input length (160062 tokens) exceeds the maximum allowed "
+        "length (59862 tokens). Use a shorter input or enable --allow-auto-truncate.",
+        "input_too_long", {"input_tokens": 160062, "max_tokens": 59862, "truncated": False},
+    ),
+    (
+        P + "Request length is longer than the KV cache pool size or the max context length. "
+        "Truncated. len(req.origin_input_ids)=70000, max_req_input_len=65535.",
+        "input_too_long", {"input_tokens": 70000, "max_tokens": 65535, "truncated": True},
+    ),
+    ('{"object": "error", "message": "Input length (9000 tokens) exceeds the maximum allowed '
+     'length (8192 tokens). Use a shorter input"}', "input_too_long",
+     {"input_tokens": 9000, "max_tokens": 8192}),
+    ("[2025-10-12 21:14:09] Scheduler hit an exception: Traceback (most recent call last):",
+     "process_exception", {"process": "Scheduler"}),
+    (P + "DataParallelController hit an exception: Traceback (most recent call last):",
+     "process_exception", {"process": "DataParallelController"}),
+    ("KV cache pool leak detected!", "pool_leak", {"pool": "KV cache pool"}),
+    (
+        P + "token_to_kv_pool_allocator memory leak detected! self.max_total_num_tokens=1024, "
+        "available_size=1000, evictable_size=0, protected_size=0",
+        "pool_leak",
+        {"pool": "token_to_kv_pool_allocator", "total_tokens": 1024, "available_tokens": 1000},
+    ),
+    ("/x/sglang/srt/managers/scheduler.py:1093: UserWarning: token_to_kv_pool_allocator memory "
+     "leak detected! available_size=5, protected_size=0, self.max_total_num_tokens=9",
+     "pool_leak", {"available_tokens": 5, "total_tokens": 9}),
+    ("AssertionError: Full Pool Mem Leak Detected! [full] total=1000, available=900, "
+     "evictable=50, protected=0", "pool_leak",
+     {"pool": "Full Pool", "total_tokens": 1000, "available_tokens": 900}),
+    ("AssertionError: Mem Leak Detected! total_tokens=10 vs self.max_total_num_tokens=12",
+     "pool_leak", {"pool": None, "total_tokens": 12}),
+    # --- real lines with columns newer than the layouts above ------------------------------
+    (  # real (a Ray-hosted engine, 2025-10): the actor prefix, the iteration number, and the
+        # closing ", " trimmed to ","
+        "(SGLangEngine pid=111711, ip=10.15.36.1) [2025-10-31 03:45:20 TP0] Decode batch [39913], "
+        "#running-req: 78, #token: 432100, token usage: 0.27, cuda graph: True, "
+        "gen throughput (token/s): 7269.16, #queue-req: 0,",
+        "decode_batch",
+        {"running_req": 78, "token": 432100, "token_usage": 0.27, "cuda_graph": True,
+         "gen_throughput": 7269.16, "queue_req": 0},
+    ),
+    (  # real (PD decode, DP attention, 2025-11)
+        "[2025-11-04 05:32:32 DP31 TP31 EP31] Decode batch, #running-req: 7, #token: 7040, "
+        "token usage: 0.00, pre-allocated usage: 0.00, #prealloc-req: 0, #transfer-req: 0, "
+        "gen throughput (token/s): 6.73, #queue-req: 0,",
+        "decode_batch",
+        {"running_req": 7, "preallocated_usage": 0.0, "prealloc_req": 0, "transfer_req": 0,
+         "gen_throughput": 6.73, "queue_req": 0},
+    ),
+    (  # real (a hybrid Mamba model, 2026-03): the 0.5.4-0.5.8 layout with its closing ", "
+        "[2026-03-03 11:39:21] Decode batch, #running-req: 8, #full token: 924599, "
+        "full token usage: 0.15, mamba num: 8, mamba usage: 0.67, cuda graph: True, "
+        "gen throughput (token/s): 26.46, #queue-req: 0, ",
+        "decode_batch",
+        {"full_token": 924599, "full_token_usage": 0.15, "mamba_num": 8, "mamba_usage": 0.67,
+         "queue_req": 0},
+    ),
+    ("[2026-03-03 11:39:20] Prefill batch, #new-seq: 1, #new-token: 4096, #cached-token: 0, "
+     "full token usage: 0.15, mamba usage: 0.67, #running-req: 7, #queue-req: 0, ",
+     "prefill_batch", {"new_token": 4096, "full_token_usage": 0.15, "mamba_usage": 0.67}),
+    (  # real (2026-09): speculative decoding on a hybrid model
+        "[2026-09-08 00:21:09] Decode batch, #running-req: 1, #full token: 768320, "
+        "full token usage: 0.83, mamba num: 4, mamba usage: 0.40, accept len: 2.85, "
+        "accept rate: 0.62, cuda graph: True, gen throughput (token/s): 0.73, #queue-req: 0",
+        "decode_batch", {"full_token": 768320, "accept_len": 2.85, "accept_rate": 0.62},
+    ),
+    (  # a patched build's columns (iter latency, modeled throughput ...) are skipped by name
+        "[2026-07-10 04:44:07 TP0] Decode batch, #running-req: 8, #full token: 8000, "
+        "iter latency (ms): 20.0000, accept len: 2.00, valid draft len: 1.00, accept rate: 1.00, "
+        "modeled throughput (token/s): 1000.00, modeled step: 1, "
+        "gen throughput (token/s): 800.00, #queue-req: 0",
+        "decode_batch",
+        {"running_req": 8, "full_token": 8000, "accept_len": 2.0, "gen_throughput": 800.0,
+         "queue_req": 0},
+    ),
+    (  # real (a docs page's abridged excerpt, 2025-11): columns cut out by the writer
+        "[2025-11-04 05:27:13 DP0 TP0 EP0] Load weight end. avail mem=75.11 GB, "
+        "mem usage=107.07 GB",
+        "load_weight_end", {"avail_gib": 75.11, "usage_gib": 107.07, "model_class": None},
+    ),
+    ("Load weight end. elapsed=2415.46 s, type=Gemma4ForConditionalGeneration,",
+     "load_weight_end", {"elapsed_s": 2415.46, "model_class": "Gemma4ForConditionalGeneration"}),
+    (  # real (a PD-disaggregated Kimi-K2 prefill server, 2026-07): `fwd occupancy` closes it
+        "[2026-07-21 08:04:41 TP0 EP0] Prefill batch, #new-seq: 1, #new-token: 64, "
+        "#cached-token: 10048, token usage: 0.00, #running-req: 0, #queue-req: 0, "
+        "#pending-token: 0, #bootstrap-req: 0, #inflight-req: 1, cuda graph: False, "
+        "input throughput (token/s): 178.18, est. prefill TFLOPS/s (per GPU): 9.90, "
+        "fwd occupancy: nan%",
+        "prefill_batch",
+        {"new_token": 64, "cached_token": 10048, "pending_token": 0, "inflight_req": 1,
+         "cuda_graph": False, "input_throughput": 178.18, "prefill_tflops": 9.9},
+    ),
 ]
 
 

@@ -74,8 +74,8 @@ async def test_alert_detail_and_jump_to_evidence() -> None:
         text = app.screen.build().plain
         assert "Evidence" in text and "line" in text
         assert "Using FP8 KV cache but no scaling factors" in text
-        # The newest wording (the whole log dates it to 0.5.10 - 0.5.12), paragraphs intact.
-        assert "0.5.10 - 0.5.12" in text and "\ufffd" not in text
+        # The newest wording (the whole log dates it to 0.5.10), paragraphs intact.
+        assert "accepted on SGLang 0.5.10 (" in text and "\ufffd" not in text
         assert app.screen.build().plain == text
         await pilot.press("g")
         await pilot.pause()
