@@ -392,6 +392,129 @@ def _rule_calibration(st: State, run: Run, ctx: _Ctx) -> Alert | None:
                  f"(ratio {ratio:.2f})", detail, pool.evidence if pool else None, fix, "medium")
 
 
+# ------------------------------------------------------------------------------------------
+# Capacity limits and failures the engine itself reports (issue 12).
+def _flag(ctx: _Ctx, name: str, default: str) -> str:
+    """The engine's spelling of a server flag (kvtui.core.engine.Flags), else `default`."""
+    flags = getattr(ctx.engine, "flags", None)
+    return str(getattr(flags, name, None) or default)
+
+
+def _rule_profiled_negative(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    profiled = run.profiled_tokens
+    ev = run.max_total_tokens_capped
+    if profiled is None or profiled > 0 or ev is None:
+        return None
+    mem = _flag(ctx, "mem_fraction", "--mem-fraction-static")
+    detail = (f"The memory profile left {profiled:,} tokens for the KV cache: the weights (and "
+              f"the reserved slack) already take more than the {mem} share of GPU memory, so "
+              "there is no KV pool at all. The requested --max-total-tokens cannot help; the "
+              "server stops at start-up with \"Not enough memory\".")
+    fix = (f"Raise {mem} (or free the GPU), shard the weights over more GPUs (higher "
+           f"{_flag(ctx, 'tensor_parallel', '--tp')}), or serve a smaller / more quantized "
+           "checkpoint.")
+    return Alert("profiled-capacity-negative", "critical",
+                 f"No memory left for the KV cache (profiled {profiled:,} tokens)", detail, ev,
+                 fix, extra={"profiled_tokens": profiled})
+
+
+def _rule_input_too_long(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    notice = run.notices.get("input_too_long")
+    if notice is None:
+        return None
+    f = notice.fields
+    count = notice.evidence.count
+    limit = f.get("max_tokens")
+    size = f.get("input_tokens")
+    truncated = bool(f.get("truncated"))
+    what = "truncated to fit" if truncated else "rejected"
+    limit_text = f" (allowed: {limit:,} tokens)" if isinstance(limit, int) else ""
+    size_text = f" the latest had {size:,} tokens{limit_text};" if isinstance(size, int) else ""
+    detail = (f"{count:,} request line(s) were {what} for being longer than the server allows:"
+              f"{size_text} the limit is the smaller of the context length and what the KV "
+              "pool can hold. "
+              + ("Truncated prompts lose their beginning silently." if truncated else
+                 "Clients get an error (HTTP 400) instead of an answer."))
+    fix = ("Give the KV cache more room (the what-if shows what each setting would hold) or "
+           f"raise {_flag(ctx, 'context_length', '--context-length')} if the model allows; "
+           "otherwise make clients send shorter inputs.")
+    return Alert("input-too-long", "warning", f"{count:,} request(s) longer than allowed",
+                 detail, notice.evidence, fix, extra={"requests": count})
+
+
+def _rule_process_exception(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    notice = run.notices.get("process_exception")
+    if notice is None:
+        return None
+    process = notice.fields.get("process") or "A server process"
+    detail = (f"{process} hit an exception and logged its traceback (on the lines after the "
+              "evidence); the server stops serving, or serves without that process. The error "
+              "itself is the traceback's last line.")
+    fix = ("Read the traceback below the evidence line; an out-of-memory or a KV-pool "
+           "error there has its own alert.")
+    return Alert("process-exception", "critical", f"{process} hit an exception", detail,
+                 notice.evidence, fix, extra={"lines": notice.evidence.count})
+
+
+def _rule_pool_leak(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    notice = run.notices.get("pool_leak")
+    if notice is None:
+        return None
+    f = notice.fields
+    pool = f.get("pool") or "the KV pool"
+    nums = ""
+    if isinstance(f.get("available_tokens"), int) and isinstance(f.get("total_tokens"), int):
+        nums = (f" ({f['available_tokens']:,} of {f['total_tokens']:,} slots accounted free "
+                "when idle)")
+    detail = (f"The engine's memory check found slots of {pool} that no request owns{nums}. "
+              "Leaked slots stay taken: the usable pool shrinks for the rest of the run, and "
+              "a strict check stops the server.")
+    fix = ("Restart the server to recover the pool, and report the leak upstream with the "
+           "evidence line and the features in use (radix cache, speculative decoding, PD).")
+    return Alert("pool-leak", "warning", f"KV pool leak detected ({pool})", detail,
+                 notice.evidence, fix, extra={"lines": notice.evidence.count})
+
+
+def _rule_mamba_cap(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    notice = run.notices.get("mamba_cap")
+    if notice is None:
+        return None
+    f = notice.fields
+    cap = f.get("max_running_requests")
+    if not isinstance(cap, int):
+        return None
+    size, slots = f.get("max_mamba_cache_size"), f.get("slots_per_request")
+    basis = (f" ({size:,} state slots, {slots} per request)"
+             if isinstance(size, int) and isinstance(slots, int) else "")
+    detail = (f"At most {cap:,} requests can run at once: the Mamba / linear-attention state "
+              f"cache holds only that many{basis}, whatever the KV pool could hold. Requests "
+              "beyond it queue.")
+    sev = "critical" if cap <= 0 else "warning"
+    fix = ("Give the state cache more memory: raise --mamba-full-memory-ratio or "
+           "--max-mamba-cache-size, or halve each state with --mamba-ssm-dtype bfloat16 "
+           "(the engine's own advice).")
+    return Alert("mamba-cap", sev, f"Concurrency capped at {cap:,} by the Mamba state cache",
+                 detail, notice.evidence, fix, extra={"max_running_requests": cap})
+
+
+def _rule_requests_reduced(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    notice = run.notices.get("requests_reduced")
+    if notice is None:
+        return None
+    f = notice.fields
+    asked, got = f.get("requested"), f.get("max_running_requests")
+    if not isinstance(asked, int) or not isinstance(got, int):
+        return None
+    flag = _flag(ctx, "max_running_requests", "--max-running-requests")
+    detail = (f"{flag} asked for {asked:,} concurrent requests per DP worker; the KV pool "
+              f"holds only enough for {got:,}, so that is what runs.")
+    fix = (f"Lower {flag} to {got:,} to say what the server really does, or give the KV cache "
+           "more memory (the what-if shows what each setting would hold).")
+    return Alert("requests-reduced", "warning",
+                 f"max_running_requests reduced from {asked:,} to {got:,}", detail,
+                 notice.evidence, fix, extra={"requested": asked, "max_running_requests": got})
+
+
 # How a report names the line an effective KV dtype was read from (Run.effective's basis).
 BASIS_WORDS: dict[str, str] = {
     "kv_dtype_line": "the 'Using KV cache dtype' line",
@@ -400,6 +523,7 @@ BASIS_WORDS: dict[str, str] = {
     "server_args": "the server-args dump",
     "fp8_warning": "the FP8 scaling-factor warning",
     "model_dtype": "the model dtype at weight load",
+    "accuracy_warning": "the engine's KV accuracy warning",
 }
 
 
@@ -445,6 +569,12 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("oom", _rule_oom),
     ("mem-unbalanced", _rule_unbalanced),
     ("calibration-mismatch", _rule_calibration),
+    ("profiled-capacity-negative", _rule_profiled_negative),
+    ("input-too-long", _rule_input_too_long),
+    ("process-exception", _rule_process_exception),
+    ("pool-leak", _rule_pool_leak),
+    ("mamba-cap", _rule_mamba_cap),
+    ("requests-reduced", _rule_requests_reduced),
 )
 
 
