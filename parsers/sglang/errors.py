@@ -62,7 +62,6 @@ _TOO_LONG = regex.compile(
     r"Input length \((\d+) tokens\) exceeds the maximum allowed length(?: \((\d+) tokens\))?")
 _TRUNCATED = cols(("len(req.origin_input_ids)", "input_tokens", "i", True),
                   ("max_req_input_len", "max_tokens", "i", True))
-INPUT_NEEDLES = ("exceeds the maximum allowed length", "Request length is longer than the KV")
 
 
 def parse_input_too_long(msg: str) -> Parsed | None:
@@ -108,7 +107,6 @@ _LEAK_COUNTS = cols(
     ("total_size", "total_tokens", "i", True), ("available_size", "available_tokens", "i", True),
     ("available", "available_tokens", "i", True),
 )
-LEAK_NEEDLES = ("eak detected!", "eak Detected!")
 
 
 def parse_leak(msg: str) -> Parsed | None:

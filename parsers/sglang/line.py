@@ -25,7 +25,7 @@ builds), `LEVEL:logger:` (Python's default logging format, e.g. `INFO:root:`) an
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import regex
 
@@ -60,6 +60,7 @@ DISPATCH, INFIXES = _build()
 # (`Tue 2026-11-24 09:14:20 UTC`).
 _ENVELOPE_INITIALS = frozenset("JFMASONDTWS")
 _LEVELS = frozenset({"INFO", "WARN", "ERRO", "DEBU", "CRIT"})
+_WRAPPED = _LEVELS | {"[gpu"}  # the message starts with a wrapper `_unwrap` drops
 # Python's default `%(levelname)s:%(name)s:%(message)s` (a server started without SGLang's own
 # logging setup, e.g. the engine inside a notebook).
 _LEVEL_LOGGER = regex.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.\-]+:")
@@ -74,16 +75,26 @@ _HEAD_AT = regex.compile(
 _MAX_DEPTH = 3
 
 
-def _dispatch(msg: str) -> _Hit | None:
+def _dispatch(msg: str) -> _Hit | Literal[False] | None:
+    """The message's event by its start; False when a format's head phrase starts it but no
+    parser took it (a `Capture cuda graph begin` line: certainly no event, anywhere in it);
+    None when no head starts it (worth a second look)."""
     entries = DISPATCH.get(msg[:4])
     if entries is not None:
+        headed = False
         for kind, heads, parse in entries:
             if msg.startswith(heads):
+                headed = True
                 hit = parse(msg)
                 if hit is not None:
                     return kind, hit[0], hit[1]
-    inner = _unwrap(msg)
-    return None if inner is msg else _dispatch(inner)
+        if headed:
+            return False
+    if msg[:4] in _WRAPPED:
+        inner = _unwrap(msg)
+        if inner is not msg:
+            return _dispatch(inner)
+    return None
 
 
 def _unwrap(msg: str) -> str:
@@ -103,15 +114,6 @@ def _unwrap(msg: str) -> str:
         if m is not None:
             return msg[m.end() :]
     return msg
-
-
-def _anywhere(msg: str) -> _Hit | None:
-    for needle, kind, parse in INFIXES:
-        if needle in msg:
-            hit = parse(msg)
-            if hit is not None:
-                return kind, hit[0], hit[1]
-    return None
 
 
 def parse_unchecked(text: str) -> Event | None:
@@ -146,8 +148,8 @@ def _parse(text: str, depth: int) -> Event | None:
         fast = decode_split_variant(text, start)
         if fast is not None:
             prefix = PREFIX_CACHE.get(text[: start - 2]) if start else None
-            if prefix is None:
-                prefix = parse_prefix(text, start)
+            if prefix is None or prefix[0] is None:
+                prefix = _head(text, start)
             return Event("decode_batch", prefix[1], prefix[0], fast[0], fast[1])
     elif key == "INFO" and text[start + 4 : start + 6] == ": ":
         return None  # uvicorn access line, the other bulk of a serving log
@@ -157,9 +159,24 @@ def _parse(text: str, depth: int) -> Event | None:
     hit = _dispatch(msg)
     if hit is None:
         return _retry(text, msg, first, depth)
+    if hit is False:
+        return None
     # A sliced head that is not a real prefix (`[gpu=0] Decode batch...`) gives ts/rank None.
-    ts, rank = parse_prefix(text, start)
+    ts, rank = _head(text, start)
     return Event(hit[0], rank, ts, hit[1], hit[2])
+
+
+def _head(text: str, start: int) -> tuple[str | None, str | None]:
+    """(ts, rank) of the head before `start`; when the line begins with other text glued to
+    the head (streamed output that started with a digit, so `message_start` took it for a bare
+    head), the head where it really starts. Such a glued head is memoised as no head at all
+    (`PREFIX_CACHE`), so a cached (None, None) is looked at again here too."""
+    head = parse_prefix(text, start)
+    if head[0] is None and start > 2:
+        at = text.rfind("[", 1, start - 2)
+        if at > 0 and _HEAD_AT.match(text, at) is not None:
+            return parse_prefix(text[at:], start - at)
+    return head
 
 
 def _retry(text: str, msg: str, first: str, depth: int) -> Event | None:
@@ -176,21 +193,29 @@ def _retry(text: str, msg: str, first: str, depth: int) -> Event | None:
                 if rest.endswith("]"):
                     rest = _REPEATED.sub("", rest)
                 return _parse(rest, depth + 1)
-        at = text.find("[", 1)
+        # A head further in (after streamed output, or behind an unknown wrapper): only a line
+        # with a second "] " can hold one.
+        at = text.find("[", 1) if "] " in msg else -1
         while 0 < at < len(text) - 20:
-            if "0" <= text[at + 1 : at + 2] <= "9" and _HEAD_AT.match(text, at) is not None:
+            # `[2026-03-01 ...` or `[16:43:29 ...`: only a head like that is matched
+            if (text[at + 5 : at + 6] == "-" or text[at + 3 : at + 4] == ":") \
+                    and _HEAD_AT.match(text, at) is not None:
                 ev = _parse(text[at:], depth + 1)
                 if ev is not None:
                     return ev
             at = text.find("[", at + 1)
-    inner = _unwrap(msg)
-    while inner is not msg:
-        msg, inner = inner, _unwrap(inner)
-    hit = _anywhere(msg)
-    if hit is None:
-        return None
-    ts, rank = parse_prefix(text, len(text) - len(msg))
-    return Event(hit[0], rank, ts, hit[1], hit[2])
+    while msg[:4] in _WRAPPED:
+        inner = _unwrap(msg)
+        if inner is msg:
+            break
+        msg = inner
+    for needle, kind, parse in INFIXES:  # the formats that may sit anywhere in a message
+        if needle in msg:
+            found = parse(msg)
+            if found is not None:
+                ts, rank = _head(text, len(text) - len(msg))
+                return Event(kind, rank, ts, found[0], found[1])
+    return None
 
 
 def parse_line(text: str) -> Event | None:

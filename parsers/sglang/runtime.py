@@ -298,7 +298,7 @@ def _decode_split(text: str, start: int) -> tuple[dict[str, Any], str] | None:
         return None
     # The closing ", " of 0.4.4-0.4.5, 0.4.10-0.5.8 leaves "" (or "\n") after the last split;
     # a paste that trimmed its space leaves "#queue-req: 0," instead.
-    trailing = n > i + 2 or queue.rstrip("\n")[-1:] == ","
+    trailing = n > i + 2 or "," in queue
     if n > i + 2 and (n > i + 3 or p[i + 2].strip()):
         return None  # more columns than this layout has (a trailing ", " leaves "" or "\n")
     queue = queue[12:].rstrip(", \n")
@@ -413,7 +413,18 @@ def parse_prefill(msg: str) -> tuple[dict[str, Any], str | None] | None:
         }
         if pending is not None:
             fields["pending_token"] = int(pending)
-        return fields, _prefill_variant(msg, msg[13:], fields, False)
+        # The layout, from what the pattern matched (as `_prefill_variant` reads it).
+        if msg[13] == ".":
+            variant = "prefill_batch:hit_rate" if hit is not None else "prefill_batch:v0.4.4"
+        elif pending is not None:
+            variant = "prefill_batch:v0.5.11"
+        elif tput is not None:
+            variant = ("prefill_batch:v0.5.10" if g1 is not None else "prefill_batch:v0.5.9"
+                       if g2 is not None else "prefill_batch:throughput")
+        else:
+            variant = ("prefill_batch:v0.5.4" if msg.rstrip("\n ").endswith(",")
+                       else "prefill_batch:comma")
+        return fields, variant
     return _parse_prefill_pairs(msg)
 
 
