@@ -15,6 +15,7 @@ from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config, from_path
 from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
 from kvtui.core.capacity.sglang.args import SizingArgs
 from kvtui.core.capacity.whatif import Calculator, MemoryFacts
+from kvtui.core.deployment import layout
 from kvtui.core.version import VersionRange, infer_version
 
 
@@ -58,45 +59,13 @@ def resolve_model(model: Any) -> tuple[ModelSpec, str]:
 
 
 def _parallel(run: Any) -> tuple[Parallel, list[str]]:
-    sa = run.server_args or {}
-    notes: list[str] = []
-    tp = _int(sa.get("tp_size"))
-    pp = _int(sa.get("pp_size")) or 1
-    attn_dp = _int(sa.get("attn_dp_size"))
-    if attn_dp is None and sa.get("enable_dp_attention") in (True, "True", "true"):
-        attn_dp = _int(sa.get("dp_size"))
-    ranks: set[str] = set(getattr(run, "ranks", None) or ())
-    tps = {t for r in ranks for t in r.split() if t.startswith("TP")}
-    dps = {t for r in ranks for t in r.split() if t.startswith("DP")}
-    if tp is None:
-        idx = [int(t[2:]) for t in tps if t[2:].isdigit()]
-        seen = max(idx) + 1 if idx else 1
-        tp = 1
-        while tp < seen:
-            tp *= 2
-        if not tps:
-            notes.append("tp_size unknown: assumed 1 (pass --tp)")
-        else:
-            notes.append(f"tp_size not in the log's server_args: {tp} from the highest rank tag "
-                         f"TP{seen - 1}" + (" (rounded up to a power of two)" if tp != seen
-                                            else "") + "; pass --tp to override")
-        if dps and attn_dp is None:
-            # DP-attention tags each rank with its DP index and its global TP index, so the TP
-            # indices do not repeat across DP groups; plain DP replicas restart at TP0.
-            per_dp: dict[str, set[str]] = {}
-            for r in ranks:
-                toks = r.split()
-                d = next((t for t in toks if t.startswith("DP")), None)
-                t = next((t for t in toks if t.startswith("TP")), None)
-                if d and t:
-                    per_dp.setdefault(d, set()).add(t)
-            sets = list(per_dp.values())
-            disjoint = all(not (a & b) for i, a in enumerate(sets) for b in sets[i + 1:])
-            if len(sets) > 1 and disjoint:
-                attn_dp = len(sets)
-                notes.append(f"DP-attention inferred from the rank tags: attention DP "
-                             f"{attn_dp}, attention TP {max(1, tp // attn_dp)}")
-    return Parallel(tp=tp, attn_dp=attn_dp or 1, pp=pp), notes
+    """The layout the report shows (`kvtui.core.deployment.layout`: one figure everywhere), as
+    the calculator's Parallel."""
+    lay = layout(run)
+    notes = list(lay.notes)
+    if lay.tp is None:
+        notes.append("tp_size unknown: assumed 1 (pass --tp)")
+    return Parallel(tp=lay.tp or 1, attn_dp=lay.attn_dp or 1, pp=lay.pp or 1), notes
 
 
 def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
