@@ -62,11 +62,10 @@ def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
     model = None
     name = getattr(args, "model", None)
     if name:
-        from kvtui.core import capacity
+        from kvtui.core.capacity import resolve_model
 
-        resolve = getattr(capacity, "resolve_model", None)
         try:
-            model = resolve(name)[0] if resolve is not None else name
+            model = resolve_model(name)[0]
         except (ValueError, OSError) as exc:
             print(f"kvtui: {exc}", file=sys.stderr)
             return 2

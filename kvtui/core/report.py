@@ -139,7 +139,7 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
     report["whatif"] = whatif
     found = alerts_mod.evaluate(state, whatif=whatif, options=alert_options,
                                 checkpoint=checkpoint, engine=engine, release=release)
-    report["alerts"] = [a.to_dict() if hasattr(a, "to_dict") else a for a in found]
-    if checkpoint is not None and hasattr(checkpoint, "to_dict"):
+    report["alerts"] = [a.to_dict() for a in found]
+    if checkpoint is not None and hasattr(checkpoint, "to_dict"):  # tests pass bare stand-ins
         report["checkpoint"] = checkpoint.to_dict()
     return report

@@ -226,9 +226,8 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
 
 def _draft_pools(run: Any) -> list[dict[str, Any]]:
     """The draft model's pool lines, reported by role and never taken as the target's."""
-    getter = getattr(run, "draft_kv_pools", None)
     out = []
-    for p in (getter() if callable(getter) else []):
+    for p in run.draft_kv_pools():
         out.append({"role": "draft", "rank": p.rank, "tokens": p.tokens, "k_gib": p.k_gib,
                     "v_gib": p.v_gib, "kv_gib": p.kv_gib})
     return out
