@@ -335,11 +335,16 @@ def _computed_bpt(r: dict[str, Any]) -> float | None:
 class FactsPane(VerticalScroll):
     """Scrollable facts text."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._body = Static(facts_text(None), markup=False, id="facts-body")
+
     def compose(self) -> ComposeResult:
-        yield Static(facts_text(None), markup=False, id="facts-body")
+        yield self._body
 
     def show(self, report: dict[str, Any] | None) -> None:
-        self.query_one("#facts-body", Static).update(facts_text(report))
+        # The body is held, not queried: a report may arrive before it is mounted.
+        self._body.update(facts_text(report))
 
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
