@@ -403,6 +403,30 @@ BASIS_WORDS: dict[str, str] = {
 }
 
 
+def _rule_checkpoint_scales(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    """Before a deploy (`kvtui check --checkpoint DIR` with no log yet): a checkpoint that
+    declares an FP8 KV cache but carries no usable scales will be served with scaling factors
+    of 1.0. Silent once a log shows the KV cache: the FP8 rules then say it with evidence."""
+    ck = ctx.checkpoint
+    algo = str(getattr(ck, "kv_cache_quant_algo", None) or "").upper()
+    scheme = getattr(ck, "kv_cache_scheme", None)
+    if ck is None or ctx.effective is not None or not (algo == "FP8" or scheme):
+        return None
+    verdict = _scale_verdict(ck, ctx.engine_name)
+    if verdict is None or verdict.usable or verdict.verdict == "incomplete":
+        return None
+    declared = f"kv_cache_quant_algo {algo}" if algo else "an FP8 kv_cache_scheme"
+    detail = (f"The checkpoint declares {declared}, so from SGLang 0.5.3 `--kv-cache-dtype auto` "
+              "serves its KV cache in FP8 (vLLM from 0.14 likewise); its scales are "
+              f"{verdict.verdict}: the cache will run with scaling factors of 1.0."
+              + _read_scales_text(verdict))
+    fix = (f"Serve the KV cache in BF16 ({ctx.bf16_advice(run)}), or calibrate the KV scales "
+           "before deploying (ModelOpt / llm-compressor with a calibration set).")
+    return Alert("checkpoint-kv-scales", "critical",
+                 f"The checkpoint's FP8 KV cache has no usable scales ({verdict.verdict})",
+                 detail, None, fix, verdict.confidence)
+
+
 @dataclass
 class _Ctx:
     options: AlertOptions
@@ -445,6 +469,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("oom", _rule_oom),
     ("mem-unbalanced", _rule_unbalanced),
     ("calibration-mismatch", _rule_calibration),
+    ("checkpoint-kv-scales", _rule_checkpoint_scales),
 )
 
 

@@ -56,7 +56,8 @@ def test_sample_raises_exactly_its_alerts(name):
 
 def test_every_rule_is_exercised_somewhere():
     covered = set().union(*EXPECTED.values()) | {
-        "kv-fp8", "bf16-does-not-fit", "oom", "calibration-mismatch"}  # tested below
+        "kv-fp8", "bf16-does-not-fit", "oom", "calibration-mismatch",  # tested below
+        "checkpoint-kv-scales"}  # tests/core/test_checkpoint_verdicts.py
     assert {name for name, _ in RULES} <= covered
 
 
