@@ -98,7 +98,7 @@ def render_text(report: dict[str, Any]) -> str:
     cap = report.get("capacity")
     if cap:
         w("Capacity   " + ", ".join(f"{k}={_fmt_num(cap.get(k))}" for k in (
-            "max_total_num_tokens", "context_len", "max_running_requests",
+            "max_total_num_tokens", "context_len", "max_concurrency", "max_running_requests",
             "chunked_prefill_size", "available_gpu_mem_gib") if cap.get(k) is not None))
     wt = report.get("weights")
     if wt:
@@ -152,7 +152,7 @@ def describe_pool(p: dict[str, Any]) -> str:
     if p.get("kind") == "mamba":
         return (f"mamba{label}: {_fmt_num(p.get('slots'))} slots, conv "
                 f"{_fmt_num(p.get('conv_gib'))} GiB, ssm {_fmt_num(p.get('ssm_gib'))} GiB")
-    size = (f"KV {_fmt_num(p.get('kv_gib'))} GiB" if p.get("kind") == "mla"
+    size = (f"KV {_fmt_num(p.get('kv_gib'))} GiB" if p.get("kind") in ("mla", "kv")
             else f"K {_fmt_num(p.get('k_gib'))} GiB + V {_fmt_num(p.get('v_gib'))} GiB")
     return (f"{p.get('kind')}{label} {p.get('dtype') or '?'}: {_fmt_num(p.get('tokens'))} tokens,"
             f" {size}, {_fmt_num(p.get('bytes_per_token'), 0)} B/token measured")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import parsers.sglang as grammar
@@ -34,6 +35,7 @@ class SGLang:
     name = "sglang"
     label = "SGLang"
     flags = FLAGS
+    wording: Mapping[str, str] = MappingProxyType({})  # the core's sentences are SGLang's
     columns = _Columns()
     # The args dump, and the model-specific KV dtype overrides logged just before it
     # (parsers/sglang/startup.py `_KV_SETTING`, `_KV_MUSE`).
