@@ -85,6 +85,7 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
         "gpu_memory_utilization", "max_num_batched_tokens", "enable_prefix_caching",
         "enable_expert_parallel", "enforce_eager", "dcp_size", "kv_cache_memory_bytes",
         "num_gpu_blocks_override", "mamba_ssm_cache_dtype", "calculate_kv_scales",
+        "speculative_method", "num_speculative_tokens",
     ),
     "load_weight_begin": (),
     "load_weight_end": ("overlap",),  # True for the --startup-weight-load-mode overlap line
@@ -126,7 +127,7 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "fp8_qscale_missing": (),
     # the CUDA graph memory the utilization figures account for (vLLM 0.1x-0.33)
     "memory_profile": ("equivalent_gpu_memory_utilization", "suggested_gpu_memory_utilization"),
-    "kv_layout": (),
+    "kv_layout": ("mamba_cache_mode",),
 }
 
 # Keys every event's JSON line carries besides its fields; no field may shadow them.

@@ -29,7 +29,7 @@ def run_facts(run: Run, engine: Any = None) -> dict[str, Any]:
                                if v.get("avail_gib") is not None]
         weights = {
             "rank": rank,
-            "model_class": w.get("model_class"),
+            "model_class": w.get("model_class") or sa.get("architecture"),
             "dtype": w.get("dtype"),
             "quant": w.get("quant"),
             "usage_gib": w.get("usage_gib"),

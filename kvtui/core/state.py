@@ -214,14 +214,16 @@ class Run:
 _RESOLUTION_KINDS = frozenset({"server_args", "kv_dtype", "engine_version", "kv_layout"})
 
 
-def _rank_sort_key(rank: str | None) -> tuple[int, ...]:
+def _rank_sort_key(rank: str | None) -> tuple[tuple[int, ...], str]:
+    """Ranks in numeric order; the tag text breaks ties, so ranks of different shapes in one log
+    (vLLM's "DP0" engine and "TP0" worker) sort the same way in every run."""
     if not rank:
-        return (-1,)
+        return ((-1,), "")
     nums = []
     for tok in rank.split():
         digits = "".join(ch for ch in tok if ch.isdigit())
         nums.append(int(digits) if digits else 0)
-    return tuple(nums)
+    return tuple(nums), rank
 
 
 class State:

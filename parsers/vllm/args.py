@@ -46,7 +46,10 @@ _OWN: dict[str, str] = {
     "num_gpu_blocks_override": "num_gpu_blocks_override",
     "mamba_ssm_cache_dtype": "mamba_ssm_cache_dtype", "calculate_kv_scales": "calculate_kv_scales",
 }
-_WANTED = {**_SHARED, **_OWN, "model_tag": "model_tag"}
+_WANTED = {**_SHARED, **_OWN, "model_tag": "model_tag", "speculative_config": "speculative_config"}
+# Inside a speculative config (a dict in the args, a SpeculativeConfig(...) in the engine's line).
+_SPEC_METHOD = regex.compile(r"""method['"]?\s*[:=]\s*['"]?(\w+)""")
+_SPEC_TOKENS = regex.compile(r"""num_spec(?:ulative)?_tokens['"]?\s*[:=]\s*(\d+)""")
 
 # The defaults an absent name stands for in a complete `non-default args` dump (the same in
 # every release that prints it: `EngineArgs` in engine/arg_utils.py, 0.10.2-0.33.0).
@@ -111,6 +114,13 @@ def _collect(pairs: Iterator[tuple[str, str]]) -> tuple[dict[str, Any], set[str]
         if name is None or name in seen:
             continue
         seen.add(name)
+        if name == "speculative_config":
+            method, tokens = _SPEC_METHOD.search(raw), _SPEC_TOKENS.search(raw)
+            if method is not None:
+                fields["speculative_method"] = method.group(1)
+            if tokens is not None:
+                fields["num_speculative_tokens"] = int(tokens.group(1))
+            continue
         fields[name] = _scalar(raw)
     tag = fields.pop("model_tag", None)
     if fields["model_path"] is None and isinstance(tag, str):

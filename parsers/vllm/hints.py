@@ -37,7 +37,7 @@ def hints(ev: Event, text: str) -> list[str]:
     elif k == "engine_version":
         pass
     elif k == "capacity":
-        if ev.get("gpu_blocks") is not None:
+        if "# GPU blocks:" in text:
             h.append("capacity:cpu_blocks" if ev.get("cpu_blocks") is not None
                      else "capacity:gpu_blocks")
         elif ev.get("max_total_num_tokens") is not None:

@@ -153,6 +153,7 @@ _HANDLERS: dict[str, _Handler] = {
     "Add ": _h_setting,
     "Sett": _h_setting,
     "Padd": _h_setting,
+    "Mamb": _h_setting,
     "Forc": _h_setting,
     "Engi": _h_engine,
     "vllm": _h_capacity,

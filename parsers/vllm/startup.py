@@ -261,6 +261,9 @@ _PADDING = regex.compile(rf"Add (\d+) padding layers, may waste at most ({_NUM})
 # "Forcing kv cache block size to 64 for FlashMLA backend." (platforms/cuda.py:167 in 0.11.0)
 _ATTN_BLOCK = regex.compile(r"(?:Setting|Forcing) (?:attention|kv cache) block size to (\d+)")
 _MAMBA_PAD = regex.compile(rf"Padding mamba page size by ({_NUM})%")
+# "Mamba cache mode is set to '%s' for %s by default when prefix caching is enabled"
+# (models/config.py MambaModelConfig, 0.22.0:355 warning, 0.33.0:765 info)
+_MAMBA_MODE = regex.compile(r"Mamba cache mode is set to '(\w+)'")
 
 
 def parse_layout(msg: str) -> dict[str, Any] | None:
@@ -274,6 +277,9 @@ def parse_layout(msg: str) -> dict[str, Any] | None:
     m = _MAMBA_PAD.match(msg)
     if m is not None:
         return _blank("kv_layout", mamba_padding_pct=_f(m.group(1)))
+    m = _MAMBA_MODE.match(msg)
+    if m is not None:
+        return _blank("kv_layout", mamba_cache_mode=m.group(1))
     return None
 
 

@@ -48,6 +48,7 @@ class Calculator:
     concurrency_logged: float | None = None
     context_len: int | None = None  # max_model_len
     available_gib: float | None = None  # "Available KV cache memory" (min over workers)
+    workers_logged: int = 1  # how many workers' memory lines the log shows
     parallel: Parallel = field(default_factory=Parallel)
     user_block: int | None = None  # --block-size (a floor for hybrids)
     logged_block: int | None = None  # the block size the log shows vLLM settled on
@@ -64,7 +65,12 @@ class Calculator:
     checkpoint_kv_fp8: bool | None = None
     notes: list[str] = field(default_factory=list)
     memory: Any = None  # the SGLang calculator's memory lines; vLLM's budget is `utilization`
-    _rules: Rules | None = None
+    padding_logged: int | None = None  # "Add N padding layers"
+    speculative_method: str | None = None
+    speculative_tokens: int | None = None
+    prefix_caching: bool | None = None
+    mamba_mode: str | None = None  # logged "Mamba cache mode is set to 'align'"
+    _variant: tuple[Rules, int, int] | None = None
 
     # -- the layout --------------------------------------------------------------------------
     @property
@@ -74,15 +80,22 @@ class Calculator:
 
     @property
     def rules(self) -> Rules:
-        if self._rules is None:
-            self._rules = self._choose_rules()
-        return self._rules
+        return self.variant[0]
+
+    @property
+    def variant(self) -> tuple[Rules, int, int]:
+        """(era rules, draft layers, Mamba blocks per request) that reproduce this log."""
+        if self._variant is None:
+            self._variant = self._choose_variant()
+        return self._variant
 
     def layout(self, dtype: str, tp: int | None = None,
-               rules: Rules | None = None) -> Layout | None:
+               rules: Rules | None = None,
+               variant: tuple[Rules, int, int] | None = None) -> Layout | None:
         if self.spec is None:
             return None
-        r = rules or self.rules
+        v = variant or (self.variant if rules is None else (rules, *self.variant[1:]))
+        r = v[0]
         block = self.user_block
         hybrid = bool(self.spec.linear_layer_ids or self.spec.swa_layer_ids)
         if dtype == self.current_dtype and tp in (None, self.parallel.tp) and self.logged_block:
@@ -92,7 +105,7 @@ class Calculator:
         try:
             return layout(self.spec, dtype, tp or self.parallel.tp, r, block_size=block,
                           model_dtype=self.model_dtype, ssm_dtype=self._ssm(r),
-                          pp=self.parallel.pp)
+                          pp=self.parallel.pp, draft_layers=v[1], mamba_blocks=v[2])
         except ValueError:
             return None
 
@@ -226,9 +239,10 @@ class Calculator:
     def _tokens_at(self, lay: Layout, gib: float) -> int:
         return lay.tokens(lay.blocks(int(gib * GIB)), self.context_len, self.max_batched)
 
-    def calibration(self, rules: Rules | None = None) -> dict[str, Any] | None:
+    def calibration(self, variant: tuple[Rules, int, int] | None = None
+                    ) -> dict[str, Any] | None:
         """Do the spec and the rules reproduce the logged pool from the logged memory?"""
-        lay = self.layout(self.current_dtype, rules=rules)
+        lay = self.layout(self.current_dtype, variant=variant)
         if lay is None or self.available_gib is None or not self.tokens or \
                 self.blocks_forced is not None:
             return None
@@ -237,22 +251,79 @@ class Calculator:
         mid = self._tokens_at(lay, self.available_gib)
         within = lo <= self.tokens <= hi
         ratio = mid / self.tokens if self.tokens else float("nan")
-        return {
+        out = {
             "logged_tokens": self.tokens, "computed_tokens": mid, "computed_interval": [lo, hi],
             "available_gib": self.available_gib, "block_size": lay.block_size,
             "rules": lay.rules.name, "within_rounding": within, "ratio": round(ratio, 4),
             "ok": within or abs(ratio - 1) <= 0.02,
         }
+        workers = self.parallel.tp * self.parallel.pp
+        if not within and self.tokens < lo and self.workers_logged < workers:
+            # vLLM sizes every worker's pool by the smallest num_blocks of all workers
+            # (get_kv_cache_configs, kv_cache_utils.py 0.11.0); this log shows the memory of
+            # fewer workers than there are, so it only bounds the pool from above.
+            out["bound"] = "upper"
+            out["ok"] = True
+            out["note"] = (f"the log shows {self.workers_logged} of {workers} workers' memory; "
+                           "vLLM takes the smallest, so another worker had less")
+        return out
 
-    def _choose_rules(self) -> Rules:
-        cands = self.candidates or [rules_for((0, 33, 0), (0, 33, 0), False)[0]]
-        if len(cands) == 1:
-            return cands[0]
-        for r in cands:
-            cal = self.calibration(r)
-            if cal is not None and cal["within_rounding"]:
-                return r
-        return cands[0]
+    def _variants(self) -> list[tuple[Rules, int, int]]:
+        """Every (rules, draft layers, Mamba blocks) the log's release range and flags allow,
+        the likeliest first."""
+        rules = self.candidates or [rules_for((0, 33, 0), (0, 33, 0), False)[0]]
+        spec = self.spec
+        drafts = [0]
+        if spec is not None and spec.nextn_layers and (spec.linear_layer_ids or
+                                                        spec.swa_layer_ids):
+            mtp = (self.speculative_method or "").lower() in ("mtp", "qwen3_next_mtp")
+            drafts = [spec.nextn_layers, 0] if mtp else [0, spec.nextn_layers]
+        extra = self.speculative_tokens or 0
+        if self.mamba_mode == "align":
+            mambas = [2 + extra]
+        elif self.mamba_mode == "none":
+            mambas = [1 + extra]
+        elif self.prefix_caching:
+            mambas = [2 + extra, 1 + extra]
+        else:
+            mambas = [1 + extra, 2 + extra]
+        out: list[tuple[Rules, int, int]] = []
+        for r in rules:
+            for m in (mambas if r.tokens != "blocks" else [1]):
+                out.extend((r, d, m) for d in drafts)
+        return out
+
+    def _fits(self, variant: tuple[Rules, int, int]) -> int:
+        """How many of the log's own figures this variant reproduces (-1: it contradicts one)."""
+        lay = self.layout(self.current_dtype, variant=variant)
+        if lay is None:
+            return 0
+        score = 0
+        if self.padding_logged is not None:
+            if lay.padding_layers != self.padding_logged:
+                return -1
+            score += 1
+        if self.tokens and self.context_len and self.concurrency_logged is not None and \
+                variant[0].tokens != "blocks":
+            n = self._blocks_from_tokens(lay)
+            if n is None or round(lay.concurrency(n, self.context_len, self.max_batched),
+                                  2) != round(self.concurrency_logged, 2):
+                return -1
+            score += 1
+        cal = self.calibration(variant)
+        if cal is not None:
+            if not cal["within_rounding"]:
+                return -1 if cal.get("bound") != "upper" else score
+            score += 1
+        return score
+
+    def _choose_variant(self) -> tuple[Rules, int, int]:
+        variants = self._variants()
+        if self.spec is None or len(variants) == 1:
+            return variants[0]
+        scores = [self._fits(v) for v in variants]
+        best = max(scores)
+        return variants[scores.index(best)]
 
     # -- outputs -----------------------------------------------------------------------------
     def _contexts(self, context_lengths: list[int] | tuple[int, ...] | None) -> list[int]:
@@ -373,6 +444,8 @@ class Calculator:
                          f"{lo:,} - {hi:,} tokens, the log says {cal['logged_tokens']:,}"
                          + (" (within the rounding)" if cal["within_rounding"] else
                             f" (ratio {cal['ratio']:.3f})"))
+            if cal.get("note"):
+                lines.append(f"  {cal['note']}")
         if self.blocks_forced is not None:
             lines.append(f"num_gpu_blocks_override={self.blocks_forced}: the pool is that many "
                          "blocks whatever the memory")

@@ -166,7 +166,16 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
     kv_fp8 = (str(algo).upper() == "FP8") if isinstance(algo, str) else (
         (spec.kv_cache_quant_algo or "").upper() == "FP8" if spec is not None
         and spec.kv_cache_quant_algo else None)
+    workers = len({p.rank for p in run.pools.values() if p.kind == "kv"}) or 1
+    mode = run.kv_layout.get("mamba_cache_mode")
+    prefix = sa.get("enable_prefix_caching")
     return Calculator(
+        padding_logged=_int(run.kv_layout.get("padding_layers")),
+        speculative_method=sa.get("speculative_method") if isinstance(
+            sa.get("speculative_method"), str) else None,
+        speculative_tokens=_int(sa.get("num_speculative_tokens")),
+        prefix_caching=prefix if isinstance(prefix, bool) else None,
+        mamba_mode=mode if isinstance(mode, str) else None, workers_logged=workers,
         current_dtype=dtype, spec=spec, spec_reason=reason, tokens=tokens, blocks_logged=blocks,
         blocks_forced=_int(cap.get("gpu_blocks_override")),
         concurrency_logged=_float(cap.get("max_concurrency")), context_len=ctx,

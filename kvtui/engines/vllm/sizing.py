@@ -143,6 +143,11 @@ class Layout:
     mamba_bytes: int | None  # one request's state in one linear layer, before padding
     rules: Rules
     lines: tuple[str, ...] = ()
+    # Blocks one request holds in a Mamba group: 1 (mamba_cache_mode "none"), 2 ("align",
+    # prefix caching on), plus one per speculative token (MambaSpec.max_memory_usage_bytes,
+    # v1/kv_cache_interface.py:582 in 0.22.0).
+    mamba_blocks: int = 1
+    padding_layers: int = 0
 
     @property
     def groups(self) -> int:
@@ -164,7 +169,8 @@ class Layout:
         if self.swa_groups and self.sliding_window:
             n = min(self.sliding_window - 1 + (max_batched or 8192), max_model_len)
             swa = cdiv(n, self.block_size) + 1
-        return self.full_groups * full + self.swa_groups * swa + self.mamba_groups
+        return self.full_groups * full + self.swa_groups * swa + \
+            self.mamba_groups * self.mamba_blocks
 
     def concurrency(self, num_blocks: int, max_model_len: int,
                     max_batched: int | None = None) -> float:
@@ -189,7 +195,9 @@ class Layout:
                                                           "sliding_window": self.swa_groups,
                                                           "mamba": self.mamba_groups},
                 "block_bytes": self.block_bytes, "mamba_state_bytes": self.mamba_bytes,
-                "rules": self.rules.name, "work": list(self.lines)}
+                "mamba_blocks_per_request": self.mamba_blocks if self.mamba_groups else None,
+                "padding_layers": self.padding_layers, "rules": self.rules.name,
+                "work": list(self.lines)}
 
 
 def _group_size(counts: list[int], ratio: float | None) -> int:
@@ -201,15 +209,19 @@ def _group_size(counts: list[int], ratio: float | None) -> int:
 
 def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: int | None = None,
            model_dtype: str = "bf16", ssm_dtype: str | None = None, pp: int = 1,
-           hybrid_allocator: bool = True) -> Layout:
+           hybrid_allocator: bool = True, draft_layers: int = 0,
+           mamba_blocks: int = 1) -> Layout:
     """The layout vLLM builds for `dtype` (`block_size`: the user's or the logged one, a floor
-    for hybrids, which raise it to fit a Mamba state)."""
+    for hybrids, which raise it to fit a Mamba state; `draft_layers`: full-attention layers a
+    speculative draft (MTP) adds to the same cache, as the "Add N padding layers" count of a
+    Qwen3.5 with MTP shows: 16 + 1 full against 48 linear)."""
     if dtype not in ELEM_BYTES:
         raise ValueError(f"no vLLM page size for KV dtype {dtype!r}")
     tp = max(1, tp)
     token = attn_token_bytes(spec, dtype, tp)
     per_stage = max(1, pp)
-    n_full = cdiv(len(spec.full_layer_ids) if not spec.is_mla else spec.num_layers, per_stage)
+    n_full = cdiv((len(spec.full_layer_ids) if not spec.is_mla else spec.num_layers)
+                  + draft_layers, per_stage)
     n_swa = cdiv(len(spec.swa_layer_ids), per_stage)
     n_lin = cdiv(len(spec.linear_layer_ids), per_stage)
     h = kv_heads_per_gpu(spec, tp)
@@ -242,6 +254,7 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
         lines.append(f"block = {bs} tokens x {token:,} B x {layers} layers = "
                      f"{page * layers:,} B")
         return Layout(dtype, bs, token, page, layers, 1, 0, 0, None, None, rules, tuple(lines))
+    # (draft layers and Mamba blocks only matter to a hybrid's groups)
     bs = block_size or DEFAULT_BLOCK
     if mamba is not None:
         # HybridAttentionMambaModelConfig (models/config.py:367, 0.11.0; interface.py:1098,
@@ -258,12 +271,19 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
     fg, sg, mg = (cdiv(n_full, gsize), cdiv(n_swa, gsize) if n_swa else 0,
                   cdiv(n_lin, gsize) if mamba is not None else 0)
     pad = sum(g * gsize - c for g, c in ((fg, n_full), (sg, n_swa), (mg, n_lin)) if g)
+    if draft_layers:
+        lines.append(f"{draft_layers} draft (MTP) attention layer(s) share the full-attention "
+                     "groups")
     lines.append(f"groups of {gsize} layers: {fg} full-attention" + (
         f", {sg} sliding-window" if sg else "") + (f", {mg} linear-attention" if mg else "")
         + (f" ({pad} padding layers)" if pad else ""))
     lines.append(f"block = {bs} tokens x {token:,} B x {gsize} layers = {page * gsize:,} B")
+    if mg:
+        lines.append(f"a request holds {mamba_blocks} block(s) in each linear-attention group"
+                     + (" (mamba_cache_mode align: prefix caching)" if mamba_blocks == 2 else ""))
     window = spec.sliding_window if n_swa else None
-    return Layout(dtype, bs, token, page, gsize, fg, sg, mg, window, mamba, rules, tuple(lines))
+    return Layout(dtype, bs, token, page, gsize, fg, sg, mg, window, mamba, rules, tuple(lines),
+                  mamba_blocks=mamba_blocks, padding_layers=pad)
 
 
 def v0_cache_block(spec: ModelSpec, dtype: str, tp: int, block_size: int) -> int:
