@@ -126,7 +126,8 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "engine_version": (),
     "fp8_qscale_missing": (),
     # the CUDA graph memory the utilization figures account for (vLLM 0.1x-0.33)
-    "memory_profile": ("equivalent_gpu_memory_utilization", "suggested_gpu_memory_utilization"),
+    "memory_profile": ("equivalent_gpu_memory_utilization", "suggested_gpu_memory_utilization",
+                       "cuda_graph_gib"),
     "kv_layout": ("mamba_cache_mode",),
 }
 

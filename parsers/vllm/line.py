@@ -149,7 +149,7 @@ _HANDLERS: dict[str, _Handler] = {
     "In v": _h_memory,
     "CUDA": _h_graph,
     "Grap": _h_graph,
-    "Esti": _h_graph,
+    "Esti": _h_memory,
     "Add ": _h_setting,
     "Sett": _h_setting,
     "Padd": _h_setting,

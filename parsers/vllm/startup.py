@@ -185,6 +185,9 @@ def parse_memory_profile(msg: str) -> dict[str, Any] | None:
     if m is not None:
         return _blank("memory_profile", gpu_memory_utilization=_f(m.group(1)),
                       suggested_gpu_memory_utilization=_f(m.group(2)))
+    m = _GRAPH_EST.match(msg)
+    if m is not None:
+        return _blank("memory_profile", cuda_graph_gib=_f(m.group(1)))
     return None
 
 
@@ -229,8 +232,10 @@ def parse_capacity(msg: str) -> dict[str, Any] | None:
 
 # -- CUDA graphs -----------------------------------------------------------------------------
 # "Graph capturing finished in %.0f secs, took %.2f GiB" (gpu_model_runner.py, 0.8-0.33; V0
-# model_runner.py "Graph capturing finished in %.0f secs."); "Estimated CUDA graph memory: %s GiB
-# total" (0.1x-0.33); "CUDA graph pool memory: %s GiB (actual), %s GiB (estimated), ..." (0.22+).
+# model_runner.py "Graph capturing finished in %.0f secs."); "CUDA graph pool memory: %s GiB
+# (actual), %s GiB (estimated), ..." (0.22+). The estimate made before the KV cache is sized,
+# "Estimated CUDA graph memory: %s GiB total" (gpu_model_runner.py:6100 in 0.25), is part of the
+# memory profile (`parse_memory_profile`).
 _GRAPH = regex.compile(rf"Graph capturing finished in ({_NUM}) secs?(?:, took ({_NUM}) GiB)?")
 _GRAPH_EST = regex.compile(rf"Estimated CUDA graph memory: ({_NUM}) GiB total")
 _GRAPH_POOL = regex.compile(rf"CUDA graph pool memory: ({_NUM}) GiB \(actual\)")
@@ -241,9 +246,6 @@ def parse_graph(msg: str) -> dict[str, Any] | None:
     if m is not None:
         return _blank("cuda_graph_end", elapsed_s=_f(m.group(1)), usage_gib=_f(m.group(2)),
                       graph="capture")
-    m = _GRAPH_EST.match(msg)
-    if m is not None:
-        return _blank("cuda_graph_end", usage_gib=_f(m.group(1)), graph="estimate")
     m = _GRAPH_POOL.match(msg)
     if m is not None:
         return _blank("cuda_graph_end", usage_gib=_f(m.group(1)), graph="pool")

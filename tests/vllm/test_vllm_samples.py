@@ -176,8 +176,8 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     # --- CUDA graphs: gpu_model_runner.py -----------------------------------------------------
     (E + "Graph capturing finished in 20 secs, took 0.65 GiB", "cuda_graph_end",
      {"elapsed_s": 20.0, "usage_gib": 0.65, "graph": "capture"}),
-    (E + "Estimated CUDA graph memory: 1.62 GiB total", "cuda_graph_end",
-     {"usage_gib": 1.62, "graph": "estimate"}),
+    (E + "Estimated CUDA graph memory: 1.62 GiB total", "memory_profile",
+     {"cuda_graph_gib": 1.62}),
     (E + "CUDA graph pool memory: 1.58 GiB (actual), 1.62 GiB (estimated), difference: "
      "-0.04 GiB (-2.5%).", "cuda_graph_end", {"usage_gib": 1.58, "graph": "pool"}),
     # --- page layout: kv_cache_utils.py:982 (0.11), models/config.py:376 (0.11) --------------

@@ -486,7 +486,7 @@ class Calculator:
             util = self.utilization + missing / (self.total_gib * GIB)
             out["gpu_memory_utilization_needed"] = math.ceil(util * 10_000) / 10_000
             out["gpu_memory_utilization_feasible"] = util <= MAX_UTILIZATION
-            out["total_gpu_gib"] = self.total_gib
+            out["total_gpu_gib"] = round(self.total_gib, 2)
             if self.total_basis:
                 out["total_gpu_basis"] = self.total_basis
         else:

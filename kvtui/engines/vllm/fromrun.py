@@ -101,8 +101,8 @@ def _total_memory(run: Any, util: float | None) -> tuple[float | None, str]:
     for prof in run.memory_profile.values():
         if prof.get("total_gib"):
             return float(prof["total_gib"]), "total_gpu_memory (logged)"
-    est = next((g.get("usage_gib") for g in run.cuda_graph.values()
-                if g.get("graph") == "estimate" and g.get("usage_gib")), None)
+    est = next((p["cuda_graph_gib"] for p in run.memory_profile.values()
+                if p.get("cuda_graph_gib")), None)
     for prof in run.memory_profile.values():
         cur = prof.get("gpu_memory_utilization") or util
         other = prof.get("equivalent_gpu_memory_utilization") or \
