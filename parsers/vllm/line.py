@@ -191,6 +191,8 @@ def parse_unchecked(text: str) -> Event | None:
         start, ts, rank = head
     msg = text[start:] if start else text
     hit: _Result
+    if msg[:5] == "INFO:":
+        return None  # a uvicorn access line of the API server, the other bulk of a log
     if head is None or ts is None:
         # No level-and-time head: a traceback tail, a quoted fragment, a paste that lost its
         # head. Only vLLM's own wordings are read then.

@@ -38,12 +38,43 @@ _PERCENT = frozenset({"token_usage", "cpu_token_usage", "prefix_cache_hit_rate"}
 _INTS = frozenset({"running_req", "queue_req", "swapped_req", "retracted_req"})
 
 
+# The dominant V1 layout in one match (the bulk of a busy log); anything else (V0's Swapped and
+# Pending, KV-fetch counts, cut lines) takes the general scan below.
+_V1 = regex.compile(
+    rf"Avg prompt throughput: ({_NUM}) tokens/s, Avg generation throughput: ({_NUM}) "
+    rf"tokens/s, Running: (\d+) reqs, Waiting: (\d+) reqs, (?:Preemptions: (\d+), )?"
+    rf"[A-Z]+ KV cache usage: ({_NUM})%(?:, Prefix cache hit rate: ({_NUM})%)?$")
+_FIELDS = KIND_FIELDS["decode_batch"]
+
+
+def _fast(msg: str, start: int) -> dict[str, Any] | None:
+    m = _V1.match(msg, start)
+    if m is None:
+        return None
+    prompt, gen, running, waiting, preempt, usage, hit = m.groups()
+    fields: dict[str, Any] = dict.fromkeys(_FIELDS)
+    fields.update(running_req=int(running), queue_req=int(waiting),
+                  token_usage=round(float(usage) / 100, 6), gen_throughput=float(gen),
+                  prompt_throughput=float(prompt))
+    if preempt is not None:
+        fields["retracted_req"] = int(preempt)
+    if hit is not None:
+        fields["prefix_cache_hit_rate"] = round(float(hit) / 100, 6)
+    return fields
+
+
 def parse_stats(msg: str) -> dict[str, Any] | None:
     """The fields of a stats line (from "Avg prompt throughput" on), or None."""
     start = msg.find("Avg prompt throughput: ", 0, 40)
     if start < 0:
         return None
-    fields: dict[str, Any] = dict.fromkeys(KIND_FIELDS["decode_batch"])
+    fast = _fast(msg.rstrip(), start)
+    return fast if fast is not None else _scan(msg, start)
+
+
+def _scan(msg: str, start: int) -> dict[str, Any] | None:
+    """Every `label: value` of a stats line, whatever the layout."""
+    fields: dict[str, Any] = dict.fromkeys(_FIELDS)
     seen = 0
     for m in _STAT.finditer(msg, start):
         label = m.group(1)

@@ -313,3 +313,18 @@ def test_sglang_samples_are_not_vllm_events() -> None:
     claimed = [(line, ev.kind) for line, _, _ in SGLANG_SAMPLES
                if (ev := parse_line(line)) is not None and ev.kind != "oom"]
     assert not claimed
+
+
+@pytest.mark.parametrize("line", [line for line, kind, _ in SAMPLES if kind == "decode_batch"]
+                         + [H + "Avg prompt throughput: 1.5 tokens/s, Avg generation throughput: "
+                            "2.0 tokens/s, Running: 3 reqs, Waiting: 0 reqs, GPU KV cache usage: "
+                            "0.1%"])
+def test_the_stats_fast_path_reads_as_the_general_scan(line: str) -> None:
+    """The one-match layout is an optimisation only: it must agree with the general scan."""
+    from parsers.vllm.runtime import _fast, _scan
+
+    msg = line[line.index("Avg prompt"):]
+    fast = _fast(msg, 0)
+    assert _scan(msg, 0) == (fast if fast is not None else _scan(msg, 0))
+    if "Swapped" not in msg:
+        assert fast is not None
