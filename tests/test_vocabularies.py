@@ -10,7 +10,10 @@ from kvtui.ui.panes import STATE_LABELS
 from kvtui.ui.text import KIND_STYLE, SEVERITY_STYLE, TONE_STYLE
 from parsers import KIND_FIELDS, KIND_TRAITS, KINDS, OPTIONAL_FIELDS
 from parsers.kinds import TONES
-from tests.parsers.test_samples import SAMPLES
+from tests.parsers.test_samples import SAMPLES as SGLANG_SAMPLES
+from tests.vllm.test_vllm_samples import SAMPLES as VLLM_SAMPLES
+
+SAMPLES = SGLANG_SAMPLES + VLLM_SAMPLES  # every engine's grammar ships sample lines
 
 
 def test_every_kind_has_fields_traits_a_fold_handler_a_style_and_samples():

@@ -30,7 +30,7 @@ from typing import IO
 from kvtui.sources.base import Emit, History, Item, SourceLine, SourceNotice
 from kvtui.sources.lines import MAX_LINE_CHARS, decode_line
 from kvtui.sources.readers import ranged_file
-from parsers.prefix import line_timestamp, ts_seconds
+from parsers.prefix import line_timestamp, ts_day, ts_seconds
 
 DEFAULT_SPEED = 50.0
 DEFAULT_MAX_GAP = 0.2
@@ -271,7 +271,7 @@ class ReplaySource:
             try:
                 for p in reader.lines():
                     if p.ts:
-                        return p.ts[:10] if len(p.ts) >= 19 else None
+                        return ts_day(p.ts)
                     if reader.line_no > 1000:
                         break
             except (OSError, EOFError, gzip.BadGzipFile, zlib.error):
