@@ -116,6 +116,7 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
         "waiting_image_req", "prefill_tflops", "token", "full_token", "swa_token",
     ),
     "decode_batch": (
+        "preempted_reqs",  # requests preempted since the last stats line (vLLM)
         "mamba_num", "accept_rate", "preallocated_usage", "prealloc_req", "transfer_req",
         "host_receive_req", "largest_len", "waiting_image_req", "cache_miss", "gpu_token",
         "gpu_token_usage", "cpu_token", "cpu_token_usage", "decode_tflops", "read_bw_gbps",

@@ -31,11 +31,11 @@ _STAT = regex.compile(
 _NAMES = {
     "Avg prompt throughput": "prompt_throughput", "Avg generation throughput": "gen_throughput",
     "Running": "running_req", "Waiting": "queue_req", "Pending": "queue_req",
-    "Swapped": "swapped_req", "Preemptions": "retracted_req",
+    "Swapped": "swapped_req", "Preemptions": "preempted_reqs",
     "CPU KV cache usage": "cpu_token_usage", "Prefix cache hit rate": "prefix_cache_hit_rate",
 }
 _PERCENT = frozenset({"token_usage", "cpu_token_usage", "prefix_cache_hit_rate"})
-_INTS = frozenset({"running_req", "queue_req", "swapped_req", "retracted_req"})
+_INTS = frozenset({"running_req", "queue_req", "swapped_req", "preempted_reqs"})
 
 
 # The dominant V1 layout in one match (the bulk of a busy log); anything else (V0's Swapped and
@@ -57,7 +57,7 @@ def _fast(msg: str, start: int) -> dict[str, Any] | None:
                   token_usage=round(float(usage) / 100, 6), gen_throughput=float(gen),
                   prompt_throughput=float(prompt))
     if preempt is not None:
-        fields["retracted_req"] = int(preempt)
+        fields["preempted_reqs"] = int(preempt)
     if hit is not None:
         fields["prefix_cache_hit_rate"] = round(float(hit) / 100, 6)
     return fields

@@ -201,7 +201,7 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     (H + "Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 80.1 "
      "tokens/s, Running: 24 reqs, Waiting: 7 reqs, Preemptions: 3, GPU KV cache usage: 99.1%, "
      "Prefix cache hit rate: 0.0%", "decode_batch",
-     {"running_req": 24, "queue_req": 7, "retracted_req": 3, "token_usage": 0.991}),
+     {"running_req": 24, "queue_req": 7, "preempted_reqs": 3, "token_usage": 0.991}),
     ("INFO 05-25 06:50:29 [metrics.py:486] Avg prompt throughput: 0.0 tokens/s, Avg generation "
      "throughput: 15.5 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 2 reqs, GPU KV "
      "cache usage: 0.5%, CPU KV cache usage: 0.1%.", "decode_batch",
@@ -328,3 +328,21 @@ def test_the_stats_fast_path_reads_as_the_general_scan(line: str) -> None:
     assert _scan(msg, 0) == (fast if fast is not None else _scan(msg, 0))
     if "Swapped" not in msg:
         assert fast is not None
+
+
+def test_v1_preemptions_count_as_retractions():
+    """vLLM V1's stats line says how many requests were preempted since the previous line
+    (`Preemptions: N`, loggers.py `_reset`): each such line is a retraction episode."""
+    from kvtui.core.pipeline import Session
+
+    head = "(APIServer pid=1) INFO 05-01 16:27:{:02d} [loggers.py:248] "
+    lines = [head.format(i) + "Engine 000: Avg prompt throughput: 10.0 tokens/s, Avg generation "
+             f"throughput: 50.0 tokens/s, Running: 24 reqs, Waiting: 7 reqs, "
+             f"{'Preemptions: 3, ' if i % 2 else ''}GPU KV cache usage: 99.1%, "
+             "Prefix cache hit rate: 0.0%" for i in range(6)]
+    s = Session()
+    s.feed_lines("v", lines)
+    rt = s.state.current.runtime
+    assert (rt.retractions, rt.retracted_reqs) == (3, 9)
+    assert rt.retraction_evidence is not None and rt.retraction_evidence.line == 2
+    assert "kv-retraction" in {a["rule"] for a in s.report()["alerts"]}
