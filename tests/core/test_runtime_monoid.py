@@ -84,7 +84,8 @@ def line_route(rows_: list[tuple], first: int) -> Runtime:
         fields = {"token_usage": float(usage), "running_req": running, "queue_req": queue,
                   "gen_throughput": float(gen) if decode else None}
         ts = f"2026-01-01 10:00:{(first + k) % 60:02d}"
-        rt.add_batch(decode, fields, ts, first + k, Witness("x", first + k, "TP0", ts, f"l{first + k}"))
+        witness = Witness("x", first + k, "TP0", ts, f"l{first + k}")
+        rt.add_batch(decode, fields, ts, first + k, witness)
     return rt
 
 
