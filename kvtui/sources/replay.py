@@ -366,45 +366,45 @@ class ReplaySource:
                 if batch:
                     self._flush(emit, batch)
                     batch = []
-                if self._restart:
-                    return True
-                if self._seek is not None:
-                    if not self._seek_hit(emit, line):
-                        batch.append(line)
-                        if len(batch) >= INSTANT_BATCH:
-                            self._flush(emit, batch)
-                            batch = []
-                    prev_key = p.key
-                    continue
-                if self._paused:
-                    if not self._wait_while_paused(emit, stop):
-                        return self._restart
-                    due = clock()
+                # One line may be looked at more than once: a pause, seek or restart that
+                # arrives while it waits for its time sends it back here, so a line due after
+                # a pause is never emitted by that pause.
+                while True:
                     if self._restart:
                         return True
-                    if self._steps:
-                        self._steps -= 1
-                        self._flush(emit, [line])
-                        prev_key = p.key
-                        continue
                     if self._seek is not None:
-                        # Re-examine this same line under the seek that woke us up.
                         if not self._seek_hit(emit, line):
                             batch.append(line)
-                        prev_key = p.key
-                        continue
-                if not self.instant and prev_key is not None:
-                    gap = (p.key - prev_key) / self.speed
-                    if self.max_gap > 0:
-                        gap = min(gap, self.max_gap)
-                    due = max(due, clock() - 1.0) + max(0.0, gap)
-                    wait = due - clock()
-                    if wait > TIMED_BATCH_WINDOW:
-                        self._sleep_interruptibly(wait, stop)
-                        if self._paused or self._seek is not None or self._restart:
-                            due = clock()
+                            if len(batch) >= INSTANT_BATCH:
+                                self._flush(emit, batch)
+                                batch = []
+                        break
+                    if self._paused:
+                        if not self._wait_while_paused(emit, stop):
+                            return self._restart
+                        due = clock()
+                        if self._steps:
+                            with self._cond:
+                                self._steps -= 1
+                            self._flush(emit, [line])
+                            break
+                        continue  # resumed, seeking or restarting: look at the line again
+                    if not self.instant and prev_key is not None:
+                        gap = (p.key - prev_key) / self.speed
+                        if self.max_gap > 0:
+                            gap = min(gap, self.max_gap)
+                        due = max(due, clock() - 1.0) + max(0.0, gap)
+                        wait = due - clock()
+                        if wait > TIMED_BATCH_WINDOW:
+                            self._sleep_interruptibly(wait, stop)
+                            if stop.is_set():
+                                return False
+                            if self._paused or self._seek is not None or self._restart:
+                                due = clock()
+                                continue
+                    self._flush(emit, [line])
+                    break
                 prev_key = p.key
-                self._flush(emit, [line])
             if batch:
                 self._flush(emit, batch)
                 batch = []

@@ -210,7 +210,6 @@ class Ingest:
                             self._restarted = True
                         self.lines = 0
                     notices.append(item)
-                    self.last_state = item.state
                     if item.state == "at_end":
                         self.finished_at = time.perf_counter()
                     if item.state in ("rotated", "truncated", "error", "reconnecting"):
@@ -226,6 +225,10 @@ class Ingest:
             self._ring_added += len(entries)
             self._notices.extend(notices)
             self._report_dirty = True
+            if notices:
+                # Published with the batch it ends, so `idle` never sees "at_end" before the
+                # batch's lines are in the ring.
+                self.last_state = notices[-1].state
         now = time.monotonic()
         # Keep report building under ~10% of the thread's time on big logs.
         interval = max(self.report_interval, 10 * self._report_cost)
@@ -290,7 +293,7 @@ class Ingest:
     @property
     def idle(self) -> bool:
         """True when the source has ended (or sits at its end) and the UI has drained it all."""
-        ended = self.done.is_set() or self.last_state in ("at_end", "closed")
         with self._lock:
+            ended = self.done.is_set() or self.last_state in ("at_end", "closed")
             return ended and not self._ring and self._report is None and not self._notices \
                 and not self._report_dirty

@@ -86,13 +86,15 @@ class LogView(ScrollView, can_focus=True):
         self.new_lines = 0
         self.dropped = 0
         self._wrap_width = 0
+        # The sticky tail is the user's intent, kept as a flag (see `_pin`).
+        self.following = True
+        self._pinning = False
 
     # -- data in ------------------------------------------------------------------------------
     def append(self, entries: Iterable[LogEntry]) -> None:
         entries = list(entries)
         if not entries:
             return
-        at_bottom = self._at_bottom()
         self._entries.extend(entries)
         if len(self._entries) > self.max_lines + self.max_lines // 4:
             cut = len(self._entries) - self.max_lines
@@ -106,9 +108,9 @@ class LogView(ScrollView, can_focus=True):
             for e in matching:
                 self._push_view(e)
         self._update_size()
-        if at_bottom and self.cursor is None:
+        if self.following:
             self.new_lines = 0
-            self._follow()
+            self._pin()
         else:
             self.new_lines += added
         self.refresh()
@@ -121,7 +123,9 @@ class LogView(ScrollView, can_focus=True):
         self._widest = 0
         self.cursor = None
         self.new_lines = 0
+        self.following = True
         self._update_size()
+        self._pin()
         self.refresh()
         self.post_message(self.Status())
 
@@ -156,7 +160,11 @@ class LogView(ScrollView, can_focus=True):
                 return f"bad regex: {exc}"
         self.filter_mode = mode
         self._rebuild(keep_cursor=True)
-        self._follow()
+        if self.cursor is None:
+            self.following = True
+            self._pin()
+        else:
+            self._scroll_to_cursor()
         self.refresh()
         self.post_message(self.Status())
         return None
@@ -200,13 +208,49 @@ class LogView(ScrollView, can_focus=True):
         width = GUTTER + (self._widest if not self.wrap else 0)
         self.virtual_size = Size(max(width, 1), rows)
 
-    def _follow(self) -> None:
-        """Scroll to the tail now and again after layout (the size may not be known yet)."""
-        self.scroll_end(animate=False, immediate=True, x_axis=False)
-        self.call_after_refresh(self.scroll_end, animate=False, immediate=True, x_axis=False)
+    # -- the sticky tail -----------------------------------------------------------------------
+    # Why a flag and not "is the scroll position at the bottom now?": the bottom moves when
+    # lines arrive, when the pane is resized and when a scrollbar appears, and Textual decides
+    # whether the pane may scroll at all (it must have laid out a scrollbar) only at its next
+    # layout, on its own schedule. The old code scrolled in an after-refresh callback and read
+    # the position back; when that callback ran before the layout, one big batch left the pane
+    # at line 1 and, since it then looked scrolled away, it never followed again (issue 17).
+    # Now the flag holds the intent, and `_pin` re-applies it each time an input of
+    # `max_scroll_y` changes: our virtual size (append, rebuild), the container size (resize)
+    # and the horizontal scrollbar's row.
+    def _pin(self) -> None:
+        """If following: scroll to the last row now, whether or not a scrollbar is shown yet."""
+        if not self.following:
+            return
+        self._pinning = True
+        try:
+            self.scroll_to(y=self.max_scroll_y, animate=False, force=True)
+        finally:
+            self._pinning = False
+        self._sync_scrollbar()
 
-    def _at_bottom(self) -> bool:
-        return self.scroll_offset.y >= self.max_scroll_y - 1
+    def _sync_scrollbar(self) -> None:
+        if self.show_vertical_scrollbar:
+            self.vertical_scrollbar.position = self.scroll_y
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self._pinning:
+            return
+        # Moved by the user (wheel, scrollbar) or clamped by a layout: follow again exactly
+        # when the view ends at the last row and no line is selected.
+        following = self.cursor is None and round(new_value) >= self.max_scroll_y
+        if following != self.following:
+            self.following = following
+            if following:
+                self.new_lines = 0
+            self.post_message(self.Status())
+
+    def watch_show_horizontal_scrollbar(self) -> None:
+        self._pin()  # the scrollbar takes a row: the last line moved up by one
+
+    def watch_show_vertical_scrollbar(self) -> None:
+        self._sync_scrollbar()  # a new scrollbar starts at the top; put it where the view is
 
     # -- geometry ------------------------------------------------------------------------------
     def on_resize(self) -> None:
@@ -220,15 +264,13 @@ class LogView(ScrollView, can_focus=True):
 
     def refollow(self) -> None:
         """After a layout change: stay on the live tail if that is where the user was."""
-        if self.cursor is None and self.new_lines == 0:
-            self._follow()
+        self._pin()
 
     def watch_wrap(self) -> None:
         self._wrap_width = max(10, self.scrollable_content_region.width - GUTTER)
-        at_bottom = self._at_bottom()
         self._rebuild(keep_cursor=True)
-        if at_bottom:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        if self.following:
+            self._pin()
         elif self.cursor is not None:
             self._scroll_to_cursor()
         self.refresh()
@@ -294,6 +336,12 @@ class LogView(ScrollView, can_focus=True):
         if row < top or row >= top + height:
             self.scroll_to(y=max(0, row - height // 2), animate=False, immediate=True)
 
+    def _select(self, i: int | None) -> None:
+        """Put the cursor on view row `i`: a selected line holds the view, so stop following."""
+        self.cursor = i
+        if i is not None:
+            self.following = False
+
     def action_cursor(self, delta: int) -> None:
         if not self._view:
             return
@@ -303,9 +351,9 @@ class LogView(ScrollView, can_focus=True):
                 min(self._starts[-1] - 1,
                     self.scroll_offset.y + self.scrollable_content_region.height - 1))
             start = (bottom[0] if delta < 0 and bottom else top[0] if top else 0)
-            self.cursor = start
+            self._select(start)
         else:
-            self.cursor = max(0, min(len(self._view) - 1, self.cursor + delta))
+            self._select(max(0, min(len(self._view) - 1, self.cursor + delta)))
         self._scroll_to_cursor()
         self.refresh()
 
@@ -313,7 +361,7 @@ class LogView(ScrollView, can_focus=True):
         self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
 
     def action_top(self) -> None:
-        self.cursor = 0 if self._view else None
+        self._select(0 if self._view else None)
         self.scroll_home(animate=False, immediate=True)
         self.refresh()
 
@@ -321,7 +369,8 @@ class LogView(ScrollView, can_focus=True):
         """Back to the live tail: drop the cursor and follow new lines again."""
         self.cursor = None
         self.new_lines = 0
-        self._follow()
+        self.following = True
+        self._pin()
         self.refresh()
         self.post_message(self.Status())
 
@@ -360,7 +409,7 @@ class LogView(ScrollView, can_focus=True):
         pat = self.search_re
         for i in direction_order:
             if pat.search(self._view[i].text[:WRAP_MAX]):
-                self.cursor = i
+                self._select(i)
                 self._scroll_to_cursor()
                 self.refresh()
                 return True
@@ -379,7 +428,7 @@ class LogView(ScrollView, can_focus=True):
             self.set_filter("all")
         for i in range(len(self._view) - 1, -1, -1):
             if match(self._view[i]):
-                self.cursor = i
+                self._select(i)
                 break
         self._scroll_to_cursor()
         self.refresh()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from textual.command import CommandList, CommandPalette
 from textual.widgets import Select
-from ui_helpers import QWEN, replay_app, settle
+from ui_helpers import QWEN, replay_app, settle, wait_for
 
 from kvtui.ui.logview import LogView
 from kvtui.ui.panes import AlertsPane, HeaderBar, TimelinePane
@@ -138,12 +139,16 @@ async def test_help_and_palette_and_export(tmp_path) -> None:
         js = (tmp_path / "kvtui-qwen35-397b-nvfp4-tp8-fp8.json").read_text()
         assert "FP8" in md and '"alerts"' in js
         await pilot.press("ctrl+p")
-        await pilot.pause()
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
         await pilot.press(*"toggle wrap")
-        await pilot.pause(0.3)
+        options = app.screen.query_one(CommandList)
+
+        def offered() -> bool:
+            i = options.highlighted
+            return i is not None and "toggle wrap" in str(options.get_option_at_index(i).prompt)
+        await wait_for(pilot, offered, "the palette to offer 'toggle wrap'")
         await pilot.press("enter")
-        await pilot.pause(0.2)
-        assert app.query_one(LogView).wrap
+        await wait_for(pilot, lambda: app.query_one(LogView).wrap, "wrap to be on")
 
 
 async def test_narrow_layout_switches_panes() -> None:
@@ -169,17 +174,14 @@ async def test_replay_controls(tmp_path) -> None:
     src = ReplaySource([str(QWEN)], start_paused=True, speed=1000)
     app = KvApp(src, "paused")
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.3)
+        # The source's own "paused" notice: it has opened the file and waits before line 1.
+        await wait_for(pilot, lambda: app.ingest.last_state == "paused", "the start-up pause")
         assert app.ingest.lines == 0
         await pilot.press("full_stop")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.ingest.lines >= 1, "the step")
         assert app.ingest.lines == 1
         await pilot.press("right_curly_bracket")  # next alert
-        for _ in range(60):
-            await pilot.pause(0.05)
-            if app.query_one(AlertsPane).alerts:
-                break
-        assert app.query_one(AlertsPane).alerts
+        await wait_for(pilot, lambda: app.query_one(AlertsPane).alerts, "an alert")
         assert app.ingest.lines < 457 and src.paused
         await pilot.press("q")
 
