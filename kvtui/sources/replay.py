@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import heapq
+import math
 import os
 import re
 import threading
@@ -35,6 +36,7 @@ from kvtui.sources.lines import MAX_LINE_CHARS, decode_line
 _TS_RE = re.compile(rb"^\[((?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)[\] ]")
 
 DEFAULT_SPEED = 50.0
+MIN_SPEED, MAX_SPEED = 0.01, 1e6  # what + / - can reach
 DEFAULT_MAX_GAP = 0.2
 INSTANT_BATCH = 4000
 TIMED_BATCH_WINDOW = 0.05  # lines due within this many seconds go out in one batch
@@ -158,9 +160,15 @@ class ReplaySource:
                  sleep: Callable[[float], None] | None = None) -> None:
         if not paths:
             raise ValueError("replay needs at least one file")
+        if not (speed > 0 and math.isfinite(speed)):
+            # A zero, negative or infinite speed has no meaning for timed replay (`instant`
+            # is the fast mode); refusing it beats guessing what was meant.
+            raise ValueError(f"replay speed must be a number above 0, not {speed}")
+        if not (max_gap >= 0 and math.isfinite(max_gap)):
+            raise ValueError(f"max_gap must be 0 or more seconds, not {max_gap}")
         self.paths = list(paths)
         self.name = paths[0] if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1})"
-        self.speed = speed if speed > 0 else DEFAULT_SPEED
+        self.speed = speed
         self.instant = instant
         self.max_gap = max_gap
         self.progress = 0.0
@@ -201,6 +209,17 @@ class ReplaySource:
     def paused(self) -> bool:
         return self._paused
 
+    @property
+    def log_time(self) -> str | None:
+        """The timestamp (as the log prints it) of the newest line read so far."""
+        stamps = [r.last_ts for r in self._readers if r.last_ts]
+        return max(stamps, key=lambda t: parse_ts(t) or 0.0) if stamps else None
+
+    @property
+    def pace(self) -> str:
+        """The replay's speed as the header shows it: "instant" or "x50"."""
+        return "instant" if self.instant else f"x{self.speed:g}"
+
     def step(self, n: int = 1) -> None:
         """While paused, emit the next n lines (a running seek is cancelled)."""
         with self._cond:
@@ -211,7 +230,8 @@ class ReplaySource:
 
     def set_speed(self, speed: float) -> None:
         with self._cond:
-            self.speed = max(0.01, speed)
+            self.speed = min(MAX_SPEED, max(MIN_SPEED, speed)) if math.isfinite(speed) \
+                else self.speed
             self._cond.notify_all()
 
     def set_instant(self, instant: bool) -> None:

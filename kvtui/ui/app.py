@@ -29,9 +29,11 @@ from textual.widgets import Footer, Static
 
 from kvtui.core.analyzer import Analyzer
 from kvtui.sources.base import LineSource, SourceNotice
+from kvtui.ui import report_view as rv
+from kvtui.ui.export import export_path
 from kvtui.ui.ingest import Ingest, LogEntry
 from kvtui.ui.logview import LogView
-from kvtui.ui.panes import AlertsPane, FactsPane, HeaderBar, TimelinePane, sorted_alerts
+from kvtui.ui.panes import AlertsPane, FactsPane, HeaderBar, TimelinePane
 from kvtui.ui.screens import (
     AlertDetailScreen,
     HelpScreen,
@@ -98,6 +100,24 @@ class KvCommands(Provider):
         return run
 
 
+class KvFooter(Footer):
+    """Textual's footer, rebuilt only when the keys it shows change.
+
+    The stock footer recomposes (unmounts and mounts every key) on each focus change; moving
+    between panes whose shown keys are the same then cost a full layout while a log streams.
+    """
+
+    _shown: tuple[Any, ...] | None = None
+
+    def bindings_changed(self, screen: Any) -> None:
+        shown = tuple((b.key, b.description, enabled)
+                      for (_, b, enabled, _) in screen.active_bindings.values() if b.show)
+        if shown == self._shown and self._bindings_ready:
+            return
+        self._shown = shown
+        super().bindings_changed(screen)
+
+
 class KvApp(App[int]):
     """Header verdict, alerts, facts, what-if, timeline, and the raw log."""
 
@@ -108,6 +128,10 @@ class KvApp(App[int]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
+        # ctrl+c quits from anywhere, as the help says (Textual's default only tells the user
+        # to press ctrl+q); ctrl+q keeps working too.
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+        Binding("escape", "panes", "Panes", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("1", "pane('alerts')", "Alerts", show=False),
         Binding("2", "pane('facts')", "Facts", show=False),
@@ -129,20 +153,21 @@ class KvApp(App[int]):
     ]
 
     def __init__(self, source: LineSource, title: str, *, analyzer: Analyzer | None = None,
-                 log_window: int = 20000, export_dir: str | os.PathLike[str] = ".",
+                 log_window: int = 20000, export_dir: str | os.PathLike[str] | None = None,
                  tick_hz: float = TICK_HZ, **_ignored: Any) -> None:
         super().__init__()
         self.source = source
         self.source_title = title
         self.ingest = Ingest(source, analyzer=analyzer, ring=log_window)
         self.log_window = log_window
-        self.export_dir = Path(export_dir)
+        self.export_dir = Path(export_dir) if export_dir is not None else None
         self.tick_hz = tick_hz
         self.report: dict[str, Any] | None = None
         self.shown_pane = "alerts"
         self._seek_alert_keys: set[tuple[Any, ...]] | None = None
         self.ticks = 0
         self.last_tick_ms = 0.0
+        self._log_status_shown: tuple[str, str] | None = None
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -164,7 +189,7 @@ class KvApp(App[int]):
         log = LogView(id="log", max_lines=self.log_window)
         log.border_title = "Log"
         yield log
-        yield Footer()
+        yield KvFooter()
 
     @property
     def is_replay(self) -> bool:
@@ -208,16 +233,20 @@ class KvApp(App[int]):
         self._apply_layout()
         self.call_after_refresh(self.log_view.refollow)
         if focus:
-            target = self.query_one(f"#{name}")
-            if name == "whatif":
-                self.query_one("#wi-dtype").focus()
-            elif target.can_focus:
-                target.focus()
-            else:
-                target.focus()
+            # The pane, never one of its fields: keys keep meaning "pane" until the user steps
+            # into the what-if form on purpose (Tab or Enter there).
+            self.query_one(f"#{name}").focus()
 
     def action_pane(self, name: str) -> None:
         self._show_pane(name, focus=True)
+
+    def action_panes(self) -> None:
+        """Escape: back to the pane that holds the focus (from a what-if field, say)."""
+        node = self.focused
+        while node is not None and not (node.has_class("pane") or node is self.log_view):
+            node = node.parent  # type: ignore[assignment]
+        name = node.id if node is not None and node.id in PANES else self.shown_pane
+        self._show_pane(str(name), focus=True)
 
     # -- the tick: drain the ingest -----------------------------------------------------------
     def _tick(self) -> None:
@@ -239,8 +268,14 @@ class KvApp(App[int]):
             self._apply_report(d.report, d.timeline)
             self.whatif_pane.show(d.calc)
         header.lines = d.lines
-        progress = getattr(self.source, "progress", None)
+        src = self.source
+        progress = getattr(src, "progress", None)
         header.progress = progress if isinstance(progress, float) else None
+        pace = getattr(src, "pace", None)
+        header.speed = pace if isinstance(pace, str) else None
+        log_time = getattr(src, "log_time", None)
+        header.log_time = log_time if isinstance(log_time, str) else rv.last_log_time(
+            self.report)
         header.redraw()
         self.ticks += 1
         self.last_tick_ms = (time.perf_counter() - t0) * 1000
@@ -265,14 +300,10 @@ class KvApp(App[int]):
         self.alerts_pane.show(report)
         self.facts_pane.show(report)
         self.timeline_pane.show(timeline)
-        evidence = set()
-        for a in sorted_alerts(report):
-            ev = a.get("evidence") or {}
-            if ev.get("line"):
-                evidence.add((str(ev.get("source")), int(ev["line"])))
-        self.log_view.set_evidence(evidence)
-        n = len(sorted_alerts(report))
-        self.alerts_pane.border_title = f"Alerts ({n})"
+        self.log_view.set_evidence(rv.evidence_lines(report))
+        title = f"Alerts ({len(rv.alerts(report))})"
+        if self.alerts_pane.border_title != title:
+            self.alerts_pane.border_title = title
 
     @on(WhatIfPane.ModelChosen)
     def _model_chosen(self, event: WhatIfPane.ModelChosen) -> None:
@@ -298,7 +329,11 @@ class KvApp(App[int]):
     @on(LogView.Status)
     def _log_status(self) -> None:
         log = self.log_view
-        title, sub = log.status_text()
+        status = log.status_text()
+        if status == self._log_status_shown:
+            return  # a new title repaints the whole pane: only when it says something new
+        self._log_status_shown = status
+        title, sub = status
         log.border_title = Text(title)
         log.border_subtitle = Text(sub, style="bold yellow") if sub else None
 
@@ -316,7 +351,7 @@ class KvApp(App[int]):
     @on(AlertsPane.Open)
     def _open_alert(self, event: AlertsPane.Open) -> None:
         alert = event.alert
-        ev = alert.get("evidence") or {}
+        ev = rv.evidence(alert)
         context = self._context_lines(ev.get("source"), ev.get("line"))
 
         def done(result: str | None) -> None:
@@ -333,7 +368,7 @@ class KvApp(App[int]):
         self._goto_evidence(event.alert)
 
     def _goto_evidence(self, alert: dict[str, Any]) -> None:
-        ev = alert.get("evidence") or {}
+        ev = rv.evidence(alert)
         line = ev.get("line")
         if not line:
             self.notify("this alert has no evidence line", markup=False)
@@ -361,11 +396,38 @@ class KvApp(App[int]):
         def done(value: str | None) -> None:
             if value is None:
                 return
-            msg = self.log_view.set_search(value)
+            result = self.log_view.set_search(value)
             self.log_view.focus()
-            if msg:
-                self.notify(msg, markup=False)
+            if result is not None:
+                self._say_search(result)
         self.push_screen(PromptScreen("Search the log (regex, n/N to move)"), done)
+
+    @on(LogView.Searched)
+    def _searched(self, event: LogView.Searched) -> None:
+        self._say_search(event.result)
+
+    def _say_search(self, result: Any) -> None:
+        """Tell the user where the search is: a wrap round an end, or why nothing matched."""
+        if result.total and result.wrapped:
+            self.notify(f"search wrapped {result.wrapped} (match {result.index:,} of "
+                        f"{result.total:,})", markup=False)
+        elif not result.total:
+            self.notify(self._no_match_text(), severity="warning", markup=False, timeout=8)
+
+    def _no_match_text(self) -> str:
+        """Why a search found nothing, in the user's words: which lines were searched and how
+        to search the rest."""
+        log = self.log_view
+        if log.filter_mode != "all":
+            return (f"no match among the {log.shown:,} lines the '{log.filter_mode}' filter "
+                    "shows; press f until the filter says 'all' to search every kept line")
+        older = self.ingest.lines - log.kept
+        if older > 0:
+            where = getattr(self.source, "name", "the log file")
+            return (f"no match in the newest {log.kept:,} lines (the pane keeps "
+                    f"{self.log_window:,}; {older:,} older lines are not kept). To search the "
+                    f"whole file: grep -n 'PATTERN' {where}, or reopen with --log-window N")
+        return f"no match in the {log.kept:,} lines of the log"
 
     def action_regex_filter(self) -> None:
         def done(value: str | None) -> None:
@@ -373,6 +435,7 @@ class KvApp(App[int]):
                 return
             log = self.log_view
             msg = log.set_filter("regex", value) if value else log.set_filter("all")
+            log.focus()  # the filter shows in the log, and f / n / w act there
             if msg:
                 self.notify(msg, severity="warning", markup=False)
         self.push_screen(PromptScreen("Show only lines matching (regex; empty: all)"), done)
@@ -440,12 +503,8 @@ class KvApp(App[int]):
         src.seek(trigger)
 
     @staticmethod
-    def _alert_key(alert: dict[str, Any]) -> tuple[Any, ...]:
-        return (alert.get("rule"), alert.get("severity"))
-
-    @classmethod
-    def _alert_keys(cls, report: dict[str, Any] | None) -> set[tuple[Any, ...]]:
-        return {cls._alert_key(a) for a in sorted_alerts(report)}
+    def _alert_keys(report: dict[str, Any] | None) -> set[tuple[Any, ...]]:
+        return {rv.alert_key(a) for a in rv.alerts(report)}
 
     @work(thread=True, exclusive=True, group="seek", exit_on_error=False)
     def _check_alert_seek(self, before: set[tuple[Any, ...]], final: bool) -> None:
@@ -472,7 +531,7 @@ class KvApp(App[int]):
                 self.notify(clean(f"next alert: report failed: {error}", 300),
                             severity="warning", markup=False)
             return
-        new = [key for key in map(self._alert_key, sorted_alerts(report)) if key not in before]
+        new = [key for key in map(rv.alert_key, rv.alerts(report)) if key not in before]
         if final:
             # The replay reached its end (the search was already cleared): show what it found,
             # unless the user has started another search meanwhile.
@@ -494,7 +553,7 @@ class KvApp(App[int]):
     def _select_alert(self, key: tuple[Any, ...]) -> None:
         pane = self.alerts_pane
         for i, a in enumerate(pane.alerts):
-            if (a.get("rule"), a.get("severity")) == key:
+            if rv.alert_key(a) == key:
                 pane.highlighted = i
                 self._goto_evidence(a)
                 break
@@ -515,7 +574,7 @@ class KvApp(App[int]):
         src = self._replay()
         if src is not None:
             src.set_speed(src.speed * factor)
-            self.notify(f"replay speed x{src.speed:g}", markup=False)
+            self.notify(f"replay speed {src.pace}", markup=False)
 
     def action_restart(self) -> None:
         src = self._replay()
@@ -532,12 +591,11 @@ class KvApp(App[int]):
         try:
             with self.ingest.report_lock:
                 report = self.ingest.analyzer.report()
-            stem = Path(str(getattr(self.source, "name", "kvtui"))).name.split(" ")[0] or "log"
-            for suffix in (".gz", ".log", ".txt"):
-                stem = stem.removesuffix(suffix)
-            path = self.export_dir / f"kvtui-{stem}.{'md' if fmt == 'md' else 'json'}"
+            path = export_path(self.source, self.export_dir, fmt)
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(render_export(report, fmt), encoding="utf-8")
-            self.call_from_thread(self.notify, f"exported {path}", markup=False)
+            self.call_from_thread(self.notify, f"exported to {path}", title="export",
+                                  markup=False, timeout=8)
         except Exception as exc:
             self.call_from_thread(self.notify, f"export failed: {exc}", severity="error",
                                   markup=False)
@@ -570,6 +628,12 @@ def run_app(source: LineSource, title: str, **opts: Any) -> int:
     `log_window` (lines kept in the log pane), `export_dir`. The header shows the state of the
     latest SourceNotice the source emitted (connecting, live, reconnecting, rotated, error, ...).
     """
+    from kvtui.ui.terminal import terminal_problem
+
+    problem = terminal_problem()
+    if problem is not None:
+        print(f"kvtui: {problem}", file=sys.stderr)
+        return 2
     app = KvApp(source, title, **opts)
     result = app.run()
     return int(result or 0)

@@ -12,11 +12,13 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.cells import cell_len, chop_cells
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -32,6 +34,16 @@ FILTERS = ("all", "recognized", "alerts", "regex")
 # Kinds that the "alerts" filter keeps even before a rule cites them.
 ALERT_KINDS = frozenset({"fp8_scales_missing", "oom", "retraction", "mem_unbalanced",
                          "max_total_tokens_capped", "kv_dtype"})
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Where a search step landed: match `index` (1-based) of `total`; `wrapped` says how the
+    search went round an end of the pane (None: it did not)."""
+
+    index: int
+    total: int
+    wrapped: str | None
 
 
 class LogView(ScrollView, can_focus=True):
@@ -71,6 +83,13 @@ class LogView(ScrollView, can_focus=True):
             super().__init__()
             self.entry = entry
 
+    class Searched(Message):
+        """n / N moved the search: the app says "match i of N", a wrap, or "no match"."""
+
+        def __init__(self, result: SearchResult) -> None:
+            super().__init__()
+            self.result = result
+
     def __init__(self, *, max_lines: int = 20000, id: str | None = None) -> None:
         super().__init__(id=id)
         self.max_lines = max_lines
@@ -89,6 +108,14 @@ class LogView(ScrollView, can_focus=True):
         # The sticky tail is the user's intent, kept as a flag (see `_pin`).
         self.following = True
         self._pinning = False
+        self.search_status = ""
+        self._matches: list[int] | None = None
+        self._matches_view: list[LogEntry] | None = None
+        self._matches_upto = 0
+        # Drawn rows by (entry, piece, look): a following pane shifts every row up by one per
+        # new line, and redrawing only the new rows keeps a busy tail cheap. The entry itself
+        # is kept with its strip, so a recycled id() can never show another line's text.
+        self._strips: LRUCache[tuple[object, ...], tuple[LogEntry, Strip]] = LRUCache(1024)
 
     # -- data in ------------------------------------------------------------------------------
     def append(self, entries: Iterable[LogEntry]) -> None:
@@ -152,12 +179,14 @@ class LogView(ScrollView, can_focus=True):
     def set_filter(self, mode: str, pattern: str | None = None) -> str | None:
         """Apply a filter; returns an error message for a bad regex (the filter is unchanged)."""
         if mode == "regex":
-            if not pattern:
+            if pattern:
+                try:
+                    self.filter_re = re.compile(pattern)
+                except re.error as exc:
+                    return f"bad regex: {exc}"
+            elif self.filter_re is None:
                 return "empty regex"
-            try:
-                self.filter_re = re.compile(pattern)
-            except re.error as exc:
-                return f"bad regex: {exc}"
+            # No pattern: the regex set before (`f` cycling back to it).
         self.filter_mode = mode
         self._rebuild(keep_cursor=True)
         if self.cursor is None:
@@ -251,16 +280,28 @@ class LogView(ScrollView, can_focus=True):
 
     def watch_show_vertical_scrollbar(self) -> None:
         self._sync_scrollbar()  # a new scrollbar starts at the top; put it where the view is
+        self._sync_wrap_width()  # and it takes columns from the rows
 
     # -- geometry ------------------------------------------------------------------------------
     def on_resize(self) -> None:
-        width = max(10, self.scrollable_content_region.width - GUTTER)
-        if self.wrap and width != self._wrap_width:
-            self._wrap_width = width
-            self._rebuild(keep_cursor=True)
-            self.refresh()
-        self._wrap_width = width
+        self._sync_wrap_width()
         self.refollow()
+
+    def _sync_wrap_width(self) -> None:
+        """Wrap at the width the rows are drawn in. That width shrinks when the vertical
+        scrollbar appears, which a resize event does not report, so the scrollbar watcher calls
+        this too; wrapping at a stale width cut the end of each piece off."""
+        width = max(10, self.scrollable_content_region.width - GUTTER)
+        if width == self._wrap_width:
+            return
+        self._wrap_width = width
+        if self.wrap:
+            self._rebuild(keep_cursor=True)
+            if self.following:
+                self._pin()
+            elif self.cursor is not None:
+                self._scroll_to_cursor()
+            self.refresh()
 
     def refollow(self) -> None:
         """After a layout change: stay on the live tail if that is where the user was."""
@@ -295,6 +336,20 @@ class LogView(ScrollView, can_focus=True):
         i, sub = found
         e = self._view[i]
         selected = i == self.cursor
+        if self.wrap and width - GUTTER != self._wrap_width and width > GUTTER + 10:
+            self.call_later(self._sync_wrap_width)  # drawn narrower than wrapped: re-wrap
+        key = (id(e), sub, selected, scroll_x if not self.wrap else 0, width, self.wrap,
+               self._wrap_width, self.search_re.pattern if self.search_re else None, base)
+        hit = self._strips.get(key)
+        if hit is not None and hit[0] is e:
+            return hit[1]
+        strip = self._draw(e, sub, selected, scroll_x, width)
+        self._strips[key] = (e, strip)
+        return strip
+
+    def _draw(self, e: LogEntry, sub: int, selected: bool, scroll_x: int, width: int) -> Strip:
+        """One row of one entry (`sub`: which wrapped piece), as a Strip `width` cells wide."""
+        base = self.rich_style
         gutter = Text(f"{e.line_no:>{GUTTER - 1}} " if (sub == 0 and not e.notice)
                       else " " * GUTTER, style="dim")
         if e.notice:
@@ -383,37 +438,68 @@ class LogView(ScrollView, can_focus=True):
             if self.filter_mode in modes else "all"
         self.set_filter(nxt)
 
-    def set_search(self, pattern: str | None) -> str | None:
+    def set_search(self, pattern: str | None) -> SearchResult | None:
+        """Search the lines the pane shows (regex, case-insensitive; a bad regex is taken
+        literally) and go to the newest match. None when the search was cleared."""
+        self._matches = None
+        self.search_status = ""
         if not pattern:
             self.search_re = None
             self.refresh()
+            self.post_message(self.Status())
             return None
         try:
             self.search_re = re.compile(pattern, re.IGNORECASE)
         except re.error:
             self.search_re = re.compile(re.escape(pattern), re.IGNORECASE)
         self.refresh()
-        return None if self.action_search_next(1) else "no match in the kept window"
+        return self.search_step(1)
 
-    def action_search_next(self, direction: int = 1) -> bool:
-        if self.search_re is None or not self._view:
-            return False
-        n = len(self._view)
-        start = self.cursor if self.cursor is not None else (n - 1 if direction > 0 else n)
-        if self.cursor is None and direction > 0:
-            # From the live tail, "next" means the newest match above the tail.
-            direction_order = range(n - 1, -1, -1)
-        else:
-            direction_order = (range(start + 1, n) if direction > 0  # type: ignore[assignment]
-                               else range(start - 1, -1, -1))
+    def _match_rows(self) -> list[int]:
+        """View rows that match the search, scanned once and then only for new rows (a view
+        rebuild, which renumbers the rows, starts the scan again)."""
         pat = self.search_re
-        for i in direction_order:
-            if pat.search(self._view[i].text[:WRAP_MAX]):
-                self._select(i)
-                self._scroll_to_cursor()
-                self.refresh()
-                return True
-        return False
+        if pat is None:
+            return []
+        if self._matches is None or self._matches_view is not self._view:
+            self._matches, self._matches_view, self._matches_upto = [], self._view, 0
+        view = self._view
+        for i in range(self._matches_upto, len(view)):
+            if pat.search(view[i].text[:WRAP_MAX]):
+                self._matches.append(i)
+        self._matches_upto = len(view)
+        return self._matches
+
+    def search_step(self, direction: int) -> SearchResult:
+        """Next (1, newer) or previous (-1, older) match from the cursor; from the live tail
+        both mean the newest. Past either end the search wraps round and says so."""
+        rows = self._match_rows()
+        if not rows:
+            self.search_status = "no match"
+            self.post_message(self.Status())
+            return SearchResult(0, 0, None)
+        wrapped = None
+        if self.cursor is None:
+            k = len(rows) - 1
+        elif direction > 0:
+            k = bisect.bisect_right(rows, self.cursor)
+            if k == len(rows):
+                k, wrapped = 0, "past the newest line, back to the oldest match"
+        else:
+            k = bisect.bisect_left(rows, self.cursor) - 1
+            if k < 0:
+                k, wrapped = len(rows) - 1, "past the oldest line, back to the newest match"
+        self._select(rows[k])
+        self._scroll_to_cursor()
+        self.refresh()
+        self.search_status = f"match {k + 1:,} of {len(rows):,}"
+        self.post_message(self.Status())
+        return SearchResult(k + 1, len(rows), wrapped)
+
+    def action_search_next(self, direction: int = 1) -> None:
+        if self.search_re is None:
+            return
+        self.post_message(self.Searched(self.search_step(direction)))
 
     def jump_to(self, source: str | None, line_no: int) -> bool:
         """Put the cursor on a given line (alert evidence); False if outside the kept window."""
@@ -465,6 +551,8 @@ class LogView(ScrollView, can_focus=True):
         flt = self.filter_mode if self.filter_mode != "regex" else \
             f"regex /{self.filter_re.pattern if self.filter_re else ''}/"
         title = f"Log · {flt} · wrap {'on' if self.wrap else 'off'}"
+        if self.search_re is not None and self.search_status:
+            title += f" · /{self.search_re.pattern[:30]}/ {self.search_status}"
         sub = f"+{self.new_lines:,} new lines (End: follow)" if self.new_lines else ""
         return title, sub
 

@@ -26,7 +26,9 @@ async def test_header_alerts_facts_timeline_log() -> None:
         assert "608,174" in facts and "TP0-7" in facts and "measured 7,698 B/tok" in facts
         timeline = app.query_one(TimelinePane)
         assert len(timeline.points) > 100
-        assert "token usage" in timeline.build(120).plain
+        drawn = timeline.build(120).plain
+        assert "KV tokens used %" in drawn and "generated tok/s" in drawn
+        assert "time (4m25s)" in drawn and "09:16:35" in drawn and "09:21:00" in drawn
         log = app.query_one(LogView)
         assert log.kept == 457 and log.shown == 457
         assert log.scroll_offset.y == log.max_scroll_y  # sticky tail
@@ -52,12 +54,13 @@ async def test_whatif_dtype_changes_the_numbers() -> None:
         assert rows["KV dtype"] == ("fp8_e4m3", "fp8_e4m3")
         app.query_one("#wi-dtype", Select).value = "bf16"
         await pilot.pause()
-        # A concurrency target at 128K: 4 requests need 524,288 tokens, BF16 has 304,087.
+        # A concurrency target at the longest length (the server's 256K): 4 requests need
+        # 1,048,576 tokens, BF16 has 304,087.
         app.query_one("#wi-conc").focus()
         await pilot.press("4")
         await pilot.pause()
         rows = dict((label, (cur, tgt)) for label, cur, tgt in pane.result.rows)
-        assert rows["4 reqs @ 128K"][1] == "does NOT fit"
+        assert rows["4 reqs @ 256K"][1] == "does NOT fit"
         # Invalid input is flagged, never raised.
         app.query_one("#wi-mf").focus()
         await pilot.press("x")
@@ -193,5 +196,5 @@ def test_timeline_figures_skip_retraction_markers() -> None:
     pane.points = [TimelinePoint("2026-03-01 12:00:00", 1, 0.97, 12, 3, 850.0),
                    TimelinePoint("2026-03-01 12:00:01", 2, None, None, None, None, True)]
     text = pane.build(120).plain
-    assert "0.97" in text and "850" in text
+    assert "97%" in text and "850" in text
     assert "▼" in text  # the retraction is still marked
