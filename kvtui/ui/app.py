@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.color import Color
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.widgets import Footer, Static
@@ -139,6 +140,13 @@ class KvApp(App[int]):
         Binding("4", "pane('log')", "Log", show=False),
         Binding("5", "pane('timeline')", "Timeline", show=False),
         Binding("slash", "search", "Search"),
+        # Log and alert keys live here, not on their panes: they work from any pane, and the
+        # footer shows the same keys whatever has the focus (a footer that changes with the
+        # focus is rebuilt on every pane switch, which cost a layout while a log streams).
+        Binding("g", "goto_evidence", "Evidence"),
+        Binding("f", "log_cycle_filter", "Filter"),
+        Binding("w", "log_wrap", "Wrap"),
+        Binding("c", "copy_line", "Copy"),
         Binding("r", "regex_filter", "Regex", show=False),
         Binding("e", "export('md')", "Export"),
         Binding("E", "export('json')", "JSON", show=False),
@@ -168,6 +176,7 @@ class KvApp(App[int]):
         self.ticks = 0
         self.last_tick_ms = 0.0
         self._log_status_shown: tuple[str, str] | None = None
+        self._focus_marked: Any = None
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -214,9 +223,11 @@ class KvApp(App[int]):
 
     def _apply_layout(self) -> None:
         narrow = self.size.width < 140
-        for name in TOP_PANES:
-            w = self.query_one(f"#{name}")
-            w.set_class(name == self.shown_pane, "-shown")
+        if narrow:
+            # Only the narrow layout reads these classes. A class change restyles a pane's
+            # whole subtree, so wide terminals skip it; a resize to narrow comes back here.
+            for name in TOP_PANES:
+                self.query_one(f"#{name}").set_class(name == self.shown_pane, "-shown")
         top_has = self.shown_pane in ("alerts", "facts", "whatif")
         self.query_one("#top").set_class(narrow and not top_has, "-hidden")
         bar = Text()
@@ -235,16 +246,36 @@ class KvApp(App[int]):
         if focus:
             # The pane, never one of its fields: keys keep meaning "pane" until the user steps
             # into the what-if form on purpose (Tab or Enter there).
-            self.query_one(f"#{name}").focus()
+            pane = self.query_one(f"#{name}")
+            (pane.focus_target() if isinstance(pane, WhatIfPane) else pane).focus()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._mark_focus()
+
+    def _pane_of(self, node: Any) -> Any:
+        while node is not None and not (node.has_class("pane") or node is self.log_view):
+            node = node.parent
+        return node
+
+    def _mark_focus(self) -> None:
+        """Accent border on the pane that holds the focus, the usual border on the others.
+        Inline styles change only the two panes involved (see app.tcss for why not CSS)."""
+        focused = self._pane_of(self.focused)
+        if focused is self._focus_marked:
+            return
+        colors = self.theme_variables
+        for pane, color in ((self._focus_marked, colors.get("primary-darken-2")),
+                            (focused, colors.get("accent"))):
+            if pane is not None and color:
+                pane.styles.border = ("round", Color.parse(color))
+        self._focus_marked = focused
 
     def action_pane(self, name: str) -> None:
         self._show_pane(name, focus=True)
 
     def action_panes(self) -> None:
         """Escape: back to the pane that holds the focus (from a what-if field, say)."""
-        node = self.focused
-        while node is not None and not (node.has_class("pane") or node is self.log_view):
-            node = node.parent  # type: ignore[assignment]
+        node = self._pane_of(self.focused)
         name = node.id if node is not None and node.id in PANES else self.shown_pane
         self._show_pane(str(name), focus=True)
 
@@ -363,10 +394,6 @@ class KvApp(App[int]):
 
         self.push_screen(AlertDetailScreen(alert, context), done)
 
-    @on(AlertsPane.Goto)
-    def _goto(self, event: AlertsPane.Goto) -> None:
-        self._goto_evidence(event.alert)
-
     def _goto_evidence(self, alert: dict[str, Any]) -> None:
         ev = rv.evidence(alert)
         line = ev.get("line")
@@ -442,6 +469,16 @@ class KvApp(App[int]):
 
     def action_log_filter(self, mode: str) -> None:
         self.log_view.set_filter(mode)
+
+    def action_log_cycle_filter(self) -> None:
+        self.log_view.action_cycle_filter()
+
+    def action_goto_evidence(self) -> None:
+        alert = self.alerts_pane.current()
+        if alert is None:
+            self.notify("no alert selected", markup=False)
+            return
+        self._goto_evidence(alert)
 
     def action_log_wrap(self) -> None:
         self.log_view.action_toggle_wrap()

@@ -58,10 +58,8 @@ class LogView(ScrollView, can_focus=True):
         Binding("end", "bottom", "Tail", show=False),
         Binding("n", "search_next(1)", "Next match", show=False),
         Binding("N", "search_next(-1)", "Prev match", show=False),
-        Binding("w", "toggle_wrap", "Wrap"),
-        Binding("f", "cycle_filter", "Filter"),
-        Binding("c", "copy_line", "Copy"),
         Binding("enter", "line_detail", "Line", show=False),
+        # w, f and c are the app's keys (they act on this pane from any pane).
     ]
 
     DEFAULT_CSS = """

@@ -8,11 +8,10 @@ quote the log) are passed through `kvtui.ui.text.clean`, never through markup.
 from __future__ import annotations
 
 import functools
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import OptionList, Static
@@ -135,16 +134,9 @@ class HeaderBar(Static):
 class AlertsPane(OptionList):
     """Severity-ordered alerts; Enter opens the detail, `g` jumps to the evidence line."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("g", "goto_evidence", "Evidence"),
-    ]
+    # g (jump to the evidence) is the app's key: it works from any pane.
 
     class Open(Message):
-        def __init__(self, alert: dict[str, Any]) -> None:
-            super().__init__()
-            self.alert = alert
-
-    class Goto(Message):
         def __init__(self, alert: dict[str, Any]) -> None:
             super().__init__()
             self.alert = alert
@@ -202,11 +194,6 @@ class AlertsPane(OptionList):
         event.stop()
         if event.option_index < len(self.alerts):
             self.post_message(self.Open(self.alerts[event.option_index]))
-
-    def action_goto_evidence(self) -> None:
-        a = self.current()
-        if a is not None:
-            self.post_message(self.Goto(a))
 
 
 def facts_text(r: dict[str, Any] | None) -> Text:

@@ -79,7 +79,7 @@ def concurrency_cell(fit: float | None, cap: int | None) -> tuple[str, str]:
                                               ("bold red" if run < 1 else ""))
 
 
-class WhatIfPane(VerticalScroll, can_focus=True):
+class WhatIfPane(VerticalScroll, can_focus=False):
     """Target KV dtype, TP, mem_fraction_static, lengths, requests, model preset."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -114,7 +114,9 @@ class WhatIfPane(VerticalScroll, can_focus=True):
         self.shown = ""  # the answer as plain text (what the pane shows)
 
     def compose(self) -> ComposeResult:
-        yield Static("", markup=False, id="wi-result")
+        result = Static("", markup=False, id="wi-result")
+        result.can_focus = True
+        yield result
         with Horizontal(classes="wi-row"):
             yield Label("KV dtype")
             yield Select([(d, d) for d in DTYPES], value="bf16", allow_blank=False,
@@ -142,12 +144,17 @@ class WhatIfPane(VerticalScroll, can_focus=True):
                         compact=True, select_on_focus=False)
 
     # -- focus -----------------------------------------------------------------------------
+    def focus_target(self) -> Static:
+        """What takes the focus when the pane is shown: the answer, a leaf. Focusing the pane
+        itself would make Textual restyle the whole form on every pane switch."""
+        return self.query_one("#wi-result", Static)
+
     def action_edit(self) -> None:
         """Step into the form (explicitly): the first field takes the keys."""
         self.query_one("#wi-dtype", Select).focus()
 
     def action_leave(self) -> None:
-        self.focus()
+        self.focus_target().focus()
 
     # -- data ------------------------------------------------------------------------------
     def show(self, calc: Any) -> None:

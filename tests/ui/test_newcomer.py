@@ -36,7 +36,7 @@ async def test_pane_keys_work_while_the_whatif_pane_is_shown() -> None:
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
         await pilot.press("3")
-        assert isinstance(app.focused, WhatIfPane)  # the pane, not one of its fields
+        assert app.focused is app.query_one(WhatIfPane).focus_target()  # not a field
         await pilot.press("space")  # play/pause, not "open the dtype menu"
         assert app.source.paused  # type: ignore[attr-defined]
         assert not app.query_one("#wi-dtype", Select).expanded
@@ -58,7 +58,7 @@ async def test_escape_steps_out_of_a_field_and_pane_keys_work_again() -> None:
         await pilot.press("3")  # typing in a field: this is a TP of 3, not "pane 3"
         assert tp.value == "3"
         await pilot.press("escape")
-        assert isinstance(app.focused, WhatIfPane)
+        assert app.focused is app.query_one(WhatIfPane).focus_target()
         await pilot.press("1")
         assert isinstance(app.focused, AlertsPane)
 
