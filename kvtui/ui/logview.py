@@ -233,7 +233,20 @@ class LogView(ScrollView, can_focus=True):
     def _update_size(self) -> None:
         rows = self._starts[-1]
         width = GUTTER + (self._widest if not self.wrap else 0)
-        self.virtual_size = Size(max(width, 1), rows)
+        size = Size(max(width, 1), rows)
+        old = self.virtual_size
+        if size == old:
+            return
+        if (size.width == old.width and self.show_vertical_scrollbar
+                and min(rows, old.height) > self.container_size.height):
+            # Only the number of rows changed and the scrollbar stays: nothing on screen moves
+            # but this pane, so skip the screen-wide layout that setting virtual_size asks for
+            # (it ran on every tick of a streaming log). The scrollbar learns the new length.
+            self.set_reactive(ScrollView.virtual_size, size)
+            self.vertical_scrollbar.window_virtual_size = rows
+            self.refresh()
+            return
+        self.virtual_size = size
 
     # -- the sticky tail -----------------------------------------------------------------------
     # Why a flag and not "is the scroll position at the bottom now?": the bottom moves when
