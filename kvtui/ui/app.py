@@ -177,6 +177,7 @@ class KvApp(App[int]):
         self.last_tick_ms = 0.0
         self._log_status_shown: tuple[str, str] | None = None
         self._focus_marked: Any = None
+        self._panebar_shown: Text | None = None
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -236,7 +237,9 @@ class KvApp(App[int]):
             style = "bold reverse" if name == self.shown_pane else "dim"
             bar.append(f" {i} {label} ", style=style)
             bar.append(" ")
-        self.query_one("#panebar", Static).update(bar)
+        if bar != self._panebar_shown:
+            self._panebar_shown = bar
+            self.query_one("#panebar", Static).update(bar, layout=False)  # always one row
 
     def _show_pane(self, name: str, focus: bool = False) -> None:
         if name in TOP_PANES:
@@ -267,7 +270,12 @@ class KvApp(App[int]):
         for pane, color in ((self._focus_marked, colors.get("primary-darken-2")),
                             (focused, colors.get("accent"))):
             if pane is not None and color:
-                pane.styles.border = ("round", Color.parse(color))
+                # Edge by edge: a new colour on an existing edge repaints; setting `border`
+                # as a whole would also lay the screen out again.
+                edge = ("round", Color.parse(color))
+                styles = pane.styles
+                styles.border_top = styles.border_right = edge
+                styles.border_bottom = styles.border_left = edge
         self._focus_marked = focused
 
     def action_pane(self, name: str) -> None:

@@ -371,12 +371,20 @@ class LogView(ScrollView, can_focus=True):
             text = clean(e.text, WRAP_MAX)
             chunks = chop_cells(text, max(10, self._wrap_width)) or [""]
             body = Text(chunks[sub] if sub < len(chunks) else "", style=style)
-        else:
+        content_width = max(0, width - GUTTER)
+        shifted = False
+        if not self.wrap:
             text = clean(e.text, DISPLAY_MAX)
-            body = Text(text, style=style)
-            if len(e.text) > DISPLAY_MAX:
-                body.append(f" … (+{len(e.text) - DISPLAY_MAX:,} chars, Enter shows the line)",
-                            style="dim italic")
+            if text.isascii() and len(text) > scroll_x + content_width:
+                # One cell per character and more of it than fits: draw only what is on
+                # screen (a 2,000-character line costs its visible part, not all of it).
+                body = Text(text[scroll_x:scroll_x + content_width], style=style)
+                shifted = True
+            else:
+                body = Text(text, style=style)
+                if len(e.text) > DISPLAY_MAX:
+                    body.append(f" … (+{len(e.text) - DISPLAY_MAX:,} chars, Enter shows the "
+                                "line)", style="dim italic")
         if self.search_re is not None:
             body.highlight_regex(self.search_re, style="black on yellow")
         if selected:
@@ -384,10 +392,9 @@ class LogView(ScrollView, can_focus=True):
             gutter.stylize("reverse")
         console = self.app.console
         g = Strip(list(gutter.render(console)), GUTTER)
-        content_width = max(0, width - GUTTER)
         segs = list(body.render(console))
         s = Strip(segs)
-        if not self.wrap:
+        if not self.wrap and not shifted:
             s = s.crop(scroll_x, scroll_x + content_width)
         s = s.extend_cell_length(content_width).crop(0, content_width)
         return Strip.join([g, s]).apply_style(base)

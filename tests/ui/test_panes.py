@@ -198,3 +198,22 @@ def test_timeline_figures_skip_retraction_markers() -> None:
     text = pane.build(120).plain
     assert "97%" in text and "850" in text
     assert "▼" in text  # the retraction is still marked
+
+
+async def test_the_focused_pane_has_the_accent_border() -> None:
+    app = replay_app(QWEN)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        accent = app.theme_variables["accent"].lower()
+
+        def bordered() -> list[str]:
+            return [n for n in ("alerts", "facts", "whatif", "log")
+                    if app.query_one(f"#{n}").styles.border_top[1].hex.lower() == accent]
+        assert bordered() == ["alerts"]
+        for key, pane in (("3", "whatif"), ("4", "log"), ("2", "facts")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert bordered() == [pane]
+        app.query_one("#wi-tp").focus()  # a field inside a pane marks its pane
+        await pilot.pause()
+        assert bordered() == ["whatif"]
