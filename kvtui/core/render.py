@@ -11,6 +11,7 @@ from typing import Any
 
 from kvtui.core import severity
 from kvtui.core.text import inert
+from kvtui.core.units import fmt_length
 
 # Fixed, so that the text output (and its golden files) do not depend on the terminal.
 WIDTH = 100
@@ -240,12 +241,9 @@ def _render_checkpoint(ck: dict[str, Any]) -> list[str]:
 
 def _short_ctx(k: str) -> str:
     try:
-        n = int(k)
+        return fmt_length(int(k))
     except ValueError:
         return k
-    if n % 1024 == 0:
-        return f"{n // 1024}K"
-    return f"{n / 1000:.0f}k"
 
 
 def render_markdown(report: dict[str, Any]) -> str:

@@ -140,11 +140,11 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     for key in ("does_not_fit", "cannot_model"):
         if row.get(key):
             notes.append(str(row[key]) if key == "does_not_fit" else f"cannot model: {row[key]}")
+    if row.get("flag_advice"):  # next to the flag line it explains
+        notes.append(str(row["flag_advice"]))
     if row.get("mamba_slots") is not None:
         notes.append(f"{row['mamba_slots']:,} Mamba state slots at these settings (SGLang "
                      f"{'.'.join(map(str, calc.rules_version))} rules)")
-    if row.get("flag_advice"):
-        notes.append(str(row["flag_advice"]))
     if row.get("estimate") and row.get("basis"):
         notes.append("estimate: " + str(row["basis"]))
     if row.get("approximate"):

@@ -7,6 +7,7 @@ strings "<kind>:<feature>"; `kvtui.engines.vllm.version` maps each to the releas
 
 from __future__ import annotations
 
+from parsers.envelope import payload_start
 from parsers.event import Event
 
 
@@ -20,13 +21,17 @@ def hints(ev: Event, text: str) -> list[str]:
         at = text.find(ev.ts)
         after = text[at + len(ev.ts) + 1: at + len(ev.ts) + 2] if at >= 0 else ""
         h.append("head:bracket" if after == "[" else "head:bare")
-    if "(EngineCore_DP" in text[:40]:
+    # The process name heads the server's own line, after any client envelope (a saved
+    # `kubectl logs --timestamps` puts 31 characters before it).
+    start = payload_start(text)
+    head = text[start : start + 40]
+    if "(EngineCore_DP" in head:
         h.append("proc:engine_core_dp")
-    elif "(EngineCore_" in text[:40]:
+    elif "(EngineCore_" in head:
         h.append("proc:engine_core_n")
-    elif "(Worker_" in text[:40] or "(Worker pid=" in text[:40]:
+    elif "(Worker_" in head or "(Worker pid=" in head:
         h.append("proc:worker")
-    elif "(VllmWorker rank=" in text[:40]:
+    elif "(VllmWorker rank=" in head:
         h.append("proc:vllm_worker_rank")
     if k == "engine_version" or (k == "server_args" and ev.get("version")):
         h.append(f"version:{ev.get('version')}")

@@ -26,7 +26,7 @@ EXPECTED: dict[str, set[str]] = {
     "qwen3-235b-tp8-nvfp4-kv.log": {"kv-fp4"},
     "gpt-oss-120b-tp4-e5m2-restart.log": {"kv-fp8-e5m2", "mem-unbalanced"},
     # vLLM samples (sample_logs/vllm_samples.py)
-    "vllm-llama31-8b-tp2-fp8-unscaled.log": {"kv-fp8-unscaled", "pool-saturated"},
+    "vllm-llama31-8b-tp2-fp8-unscaled.log": {"kv-fp8-unscaled", "pool-saturated", "kv-retraction"},
     "vllm-qwen3-next-80b-tp4-hybrid.log": set(),
     "vllm-llama31-70b-tp8-bf16.log": set(),
 }

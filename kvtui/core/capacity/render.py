@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtui.core.engine import load
+from kvtui.core.units import fmt_length
 
 
 def _n(v: Any, nd: int = 0) -> str:
@@ -43,7 +44,8 @@ def render_whatif_text(w: dict[str, Any], *, explain: bool = True) -> str:
     out.append("")
     rows = w.get("scenarios") or []
     ctxs = list((rows[0].get("concurrency") or {}).keys()) if rows else []
-    head = ["dtype", "tokens", "B/token"] + [f"x{c}" for c in ctxs] + ["max_run", "flag"]
+    head = (["dtype", "tokens", "B/token"] + [f"@{fmt_length(int(c))}" for c in ctxs]
+            + ["max_run", "flag"])
     table = [head]
     for r in rows:
         mark = "*" if r.get("current") else ("~" if r.get("approximate") else "")
@@ -54,7 +56,7 @@ def render_whatif_text(w: dict[str, Any], *, explain: bool = True) -> str:
     for row in table:
         out.append("  ".join(cell.ljust(widths[i]) if i in (0, len(head) - 1)
                              else cell.rjust(widths[i]) for i, cell in enumerate(row)).rstrip())
-    out.append("(* current, ~ approximate: block-scaled dtype; xN = concurrent requests of N "
+    out.append("(* current, ~ approximate: block-scaled dtype; @N = concurrent requests of N "
                "tokens)")
     for r in rows:
         # The BF16 advice is the one people act on; the others only matter when unavailable.
