@@ -285,6 +285,7 @@ class Runtime:
                 self.retraction_evidence = witness.evidence()
             else:
                 self.retraction_evidence.count += 1
+            self.timeline.append(TimelinePoint(ts, line, None, None, None, None, True))
         g = f.get("gen_throughput")
         if g is not None and not math.isfinite(g):
             g = None  # a mangled line: no throughput, never a crash

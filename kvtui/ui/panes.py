@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import regex
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -435,7 +436,13 @@ def _clock(ts: str | None) -> str:
     """HH:MM:SS of a log timestamp (the date is in the axis label when it is known)."""
     if not ts:
         return "?"
-    return clean(ts[11:19] if len(ts) >= 19 and ts[4] == "-" else ts[:8], 8)
+    # Any stamp `parsers.prefix` reads holds its time of day as H:MM:SS ("2026-11-24 09:14:20",
+    # "...T09:14:20.123Z", vLLM's "03-02 14:05:11"); the date is wherever else it is.
+    m = _TIME_OF_DAY.search(ts)
+    return clean(m.group() if m else ts[:8], 8)
+
+
+_TIME_OF_DAY = regex.compile(r"\d{1,2}:\d{2}:\d{2}")
 
 
 def _duration(seconds: float) -> str:

@@ -31,14 +31,16 @@ from kvtui.core.units import fmt_length, parse_lengths
 from kvtui.ui.text import clean
 from kvtui.ui.whatif_calc import DTYPES, WhatIfInputs, WhatIfResult, compute
 
-# Labels as the pane shows them (the rows' own labels name SGLang's fields).
+# Labels as the pane shows them (the rows' own labels name the engine's fields).
 SHORT_LABELS = {
     "mem_fraction_static": "mem fraction",
+    "gpu_memory_utilization": "gpu mem util",
+    "gpu_memory_utilization needed": "util needed",
     "bytes/token/GPU": "bytes/token",
     "tokens": "KV tokens",
     "max_running_requests": "max running",
     "missing per GPU": "missing/GPU",
-    "mem_fraction needed": "mem frac needed",
+    "mem_fraction_static needed": "mem frac needed",
 }
 LABEL_W = 15
 
@@ -125,7 +127,7 @@ class WhatIfPane(VerticalScroll, can_focus=False):
             yield Input(placeholder="log", id="wi-tp", type="integer", compact=True,
                         select_on_focus=False)
         with Horizontal(classes="wi-row"):
-            yield Label("mem frac")
+            yield Label("mem frac", id="wi-mf-label")
             yield Input(placeholder="log", id="wi-mf", compact=True, select_on_focus=False)
             yield Label("reqs")
             yield Input(placeholder="none", id="wi-conc", type="integer", compact=True,
@@ -168,7 +170,11 @@ class WhatIfPane(VerticalScroll, can_focus=False):
     def _placeholders(self, calc: Any) -> None:
         """The log's values as the fields' placeholders: an empty field means "as logged"."""
         tp = getattr(getattr(calc, "parallel", None), "tp", None)
-        mf = getattr(getattr(calc, "memory", None), "mem_fraction_static", None)
+        knob = calc.memory_knob()
+        mf = knob.value
+        label = self.query_one("#wi-mf-label", Label)
+        if str(label.render()) != knob.short:
+            label.update(knob.short)
         want = {
             "#wi-tp": f"{tp} (log)" if tp else "log",
             "#wi-mf": f"{mf:.3f} (log)" if isinstance(mf, float) else "log",
@@ -200,7 +206,7 @@ class WhatIfPane(VerticalScroll, can_focus=False):
             return None
         try:
             cur_tp = calc.parallel.tp
-            cur_mf = getattr(calc.memory, "mem_fraction_static", None)
+            cur_mf = calc.memory_knob().value
             tp = self.inputs.tp if self.inputs.tp not in (None, cur_tp) else None
             mf = self.inputs.mem_fraction if self.inputs.mem_fraction not in (None, cur_mf) \
                 else None
@@ -228,7 +234,7 @@ class WhatIfPane(VerticalScroll, can_focus=False):
         for label, cur, tgt in res.rows:
             if label.startswith("concurrent @"):
                 continue  # drawn below from the calculator's numbers
-            if (label == "TP" and skip_tp) or (label == "mem_fraction_static" and skip_mf):
+            if (label == "TP" and skip_tp) or (label == res.knob and skip_mf):
                 continue  # unchanged: the form's placeholder already says it
             style = ""
             if label == "tokens":
@@ -271,7 +277,7 @@ class WhatIfPane(VerticalScroll, can_focus=False):
         if available:
             t.append(clean(res.flag, 200), style="bold green")
         else:
-            t.append("none: this SGLang does not offer it", style="bold red")
+            t.append(f"none: this {res.engine} does not offer it", style="bold red")
 
     # -- inputs ----------------------------------------------------------------------------
     @on(Select.Changed, "#wi-dtype")

@@ -93,3 +93,27 @@ def test_the_tui_pane_computes_from_the_vllm_calculator():
     assert rows["tokens"] == ("991,200", "495,600 (-50%)")
     assert rows["7 reqs @ 128K"][1] == "does NOT fit"
     assert res.flag.startswith("--kv-cache-dtype bfloat16")
+
+
+def test_the_pane_moves_gpu_memory_utilization_and_keeps_the_cell_size():
+    """The pane's memory row is vLLM's knob; a changed utilization moves the tokens, never the
+    bytes per token (a property of the layout: 2 x 32,768 B in BF16 here)."""
+    calc = session(FP8).calculator()
+    res = compute(calc, WhatIfInputs(dtype="bf16", mem_fraction=0.95, contexts=[131072],
+                                     concurrency=7))
+    rows = {label: (cur, tgt) for label, cur, tgt in res.rows}
+    assert res.knob == "gpu_memory_utilization" and res.engine == "vLLM"
+    assert rows["gpu_memory_utilization"] == ("0.900", "0.950")
+    assert rows["bytes/token/GPU"][1] == "65,536"
+    assert "--gpu-memory-utilization 0.95" in res.flag
+    tokens = int(rows["tokens"][1].split()[0].replace(",", ""))
+    assert tokens > 495_600 and tokens % 16 == 0  # more memory, whole blocks
+
+
+def test_vllm_preemptions_mark_the_timeline_like_retractions():
+    """Each stats interval with preemptions is a retraction episode and a timeline marker, so
+    the TUI's retraction row counts what the facts pane says (34 on the FP8 sample)."""
+    run = session(FP8).state.current
+    assert run is not None
+    marks = [p for p in run.runtime.timeline if p.retraction]
+    assert run.runtime.retractions == len(marks) == 34

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvtui.core.capacity import ModelSpec, Parallel
+from kvtui.core.capacity.whatif import MemoryKnob
 from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
 from kvtui.engines.vllm.version import VersionRange, kv_dtype_flag
 
@@ -71,6 +72,12 @@ class Calculator:
     prefix_caching: bool | None = None
     mamba_mode: str | None = None  # logged "Mamba cache mode is set to 'align'"
     _variant: tuple[Rules, int, int] | None = None
+
+    engine_label = "vLLM"
+
+    def memory_knob(self) -> MemoryKnob:
+        return MemoryKnob("gpu_memory_utilization", "--gpu-memory-utilization", self.utilization,
+                          "gpu util")
 
     # -- the layout --------------------------------------------------------------------------
     @property
@@ -351,8 +358,14 @@ class Calculator:
             basis = basis or "log only: the logged tokens scaled by each dtype's bytes per value"
         ctxs = self._contexts(context_lengths)
         flag, advice = self.flag(dtype)
-        bpt = (round(budget / tokens, 1) if budget is not None and tokens else
-               (round(c, 1) if (c := self._cost_per_token(dtype)) is not None else None))
+        # Bytes per token belong to the layout at this TP, not to the memory: read them off the
+        # logged budget (a whole number of blocks), so a changed utilization cannot round them.
+        base_tokens, _ = (self.tokens_for(dtype, tp, None) if mem_fraction_static is not None
+                          else (tokens, None))
+        base_budget = (self.budget_bytes(tp, None)[0] if mem_fraction_static is not None
+                       else budget)
+        bpt = (round(base_budget / base_tokens, 1) if base_budget is not None and base_tokens
+               else (round(c, 1) if (c := self._cost_per_token(dtype)) is not None else None))
         row: dict[str, Any] = {
             "dtype": dtype,
             "tokens": tokens,
