@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -30,20 +31,36 @@ def _bin(name: str) -> Path:
 
 
 def ensure_venv() -> None:
+    """Create or refresh .venv. Prints one progress line; pip's own output goes to
+    .venv/install.log, which is shown (its tail) only when the install fails."""
     if sys.version_info < (3, 11):  # noqa: UP036 - dev.py runs under whatever python3 is
         sys.exit(f"kvtui needs Python >= 3.11 (this is {sys.version.split()[0]})")
     want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if STAMP.exists() and STAMP.read_text().strip() == want and _bin("kvtui").exists():
         return
-    if not _bin("python").exists():
-        print("dev.py: creating .venv ...", flush=True)
+    fresh = not _bin("python").exists()
+    log = VENV / "install.log"
+    print(f"dev.py: {'creating' if fresh else 'updating'} .venv with kvtui and its test tools "
+          f"(pip's output: {log.relative_to(ROOT)}) ...", end="", flush=True)
+    t0 = time.monotonic()
+    if fresh:
         venv.EnvBuilder(with_pip=True).create(VENV)
-    print("dev.py: installing kvtui and its test tools into .venv ...", flush=True)
-    subprocess.run([str(_bin("python")), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
-                   check=True)
-    subprocess.run([str(_bin("python")), "-m", "pip", "install", "--quiet", "-e", ".[test]"],
-                   check=True, cwd=ROOT)
+    steps = [[str(_bin("python")), "-m", "pip", "install", "--upgrade", "pip"],
+             [str(_bin("python")), "-m", "pip", "install", "-e", ".[test]"]]
+    with log.open("w", encoding="utf-8") as out:
+        for step in steps:
+            out.write(f"$ {' '.join(step)}\n")
+            out.flush()
+            rc = subprocess.call(step, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                 env=dict(os.environ, PIP_PROGRESS_BAR="off"))
+            if rc != 0:
+                print(" failed", flush=True)
+                lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+                print("\n".join(lines[-25:]), file=sys.stderr)
+                sys.exit(f"dev.py: installing into .venv failed (exit {rc}); the whole "
+                         f"output is in {log}")
     STAMP.write_text(want)
+    print(f" done ({time.monotonic() - t0:.0f} s)", flush=True)
 
 
 # What the tests run for real, by the file that shows it is there and the Debian package that

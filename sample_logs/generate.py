@@ -1,8 +1,9 @@
 """Writes the bundled sample logs (deterministic: same bytes every run).
 
-The logs are modelled line for line on SGLang's own format strings (see the version notes by
+The SGLang logs are modelled line for line on SGLang's own format strings (see the version notes by
 each scenario) and their numbers follow SGLang's capacity arithmetic, so a pool line, its
 capacity line and the weight/memory lines agree with each other the way they do on a real server.
+The vLLM logs come from `vllm_samples.py`, on the same principle with vLLM's format strings.
 Run `python sample_logs/generate.py` to rewrite them; `tests/test_samples.py` checks the files
 on disk are what this script produces.
 
@@ -18,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+
+import vllm_samples  # the vLLM logs, beside this file
 
 GIB = 1 << 30
 HERE = Path(__file__).resolve().parent
@@ -720,6 +723,7 @@ SAMPLES = {
 def render_all() -> Iterator[tuple[str, str]]:
     for name, make in SAMPLES.items():
         yield name, make()
+    yield from vllm_samples.render_all()
 
 
 def main(argv: list[str]) -> int:

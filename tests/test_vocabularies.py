@@ -11,7 +11,10 @@ from kvtui.ui.text import KIND_STYLE, SEVERITY_STYLE, TONE_STYLE
 from parsers import KIND_FIELDS, KIND_TRAITS, KINDS, OPTIONAL_FIELDS
 from parsers.kinds import TONES
 from parsers.sglang.catalog import CATALOG
-from tests.parsers.test_samples import SAMPLES
+from tests.parsers.test_samples import SAMPLES as SGLANG_SAMPLES
+from tests.vllm.test_vllm_samples import SAMPLES as VLLM_SAMPLES
+
+SAMPLES = SGLANG_SAMPLES + VLLM_SAMPLES  # every engine's grammar ships sample lines
 
 
 def test_every_kind_has_fields_traits_a_fold_handler_a_style_and_samples():
@@ -35,7 +38,7 @@ def test_every_catalogue_entry_has_samples_a_fold_handler_and_traits():
         assert fmt.heads or fmt.infixes, f"{fmt.kind}: nothing dispatches to it"
         assert fmt.variants, f"{fmt.kind}: no variants"
         assert all(v.sample for v in fmt.variants), f"{fmt.kind}: a variant without a sample"
-    sampled = {kind for _, kind, _ in SAMPLES}
+    sampled = {kind for _, kind, _ in SGLANG_SAMPLES}
     assert {fmt.kind for fmt in CATALOG} <= sampled, "a catalogue kind without detailed samples"
 
 

@@ -192,10 +192,7 @@ def _releases(sglang_version: str | None) -> tuple[tuple[str, str], ...]:
 
 
 def _alert_options(args: argparse.Namespace) -> Any:
-    from kvtui.core import alerts
+    from kvtui.core.alerts import AlertOptions
 
-    opts_cls = getattr(alerts, "AlertOptions", None)
-    if opts_cls is None:
-        return None
-    return opts_cls(min_context_concurrency=args.min_context_concurrency,
-                    target_concurrency=args.target_concurrency)
+    return AlertOptions(min_context_concurrency=args.min_context_concurrency,
+                        target_concurrency=args.target_concurrency)

@@ -14,7 +14,7 @@ the core and use its types.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
@@ -24,6 +24,7 @@ from parsers import Event
 # Engine name -> the module that holds its `ENGINE` object. Detection tries them in this order.
 ENGINE_MODULES: dict[str, str] = {
     "sglang": "kvtui.engines.sglang",
+    "vllm": "kvtui.engines.vllm",
 }
 
 
@@ -55,6 +56,14 @@ class Engine(Protocol):
     name: str  # "sglang": the report's `engine`
     label: str  # "SGLang": how texts name it
     flags: Flags
+    # The sentences of the alert texts that only this engine can say (what its warning reads,
+    # what its silence means), by key of `kvtui.core.alerts.WORDING`; a key it leaves out is
+    # said with the core's sentence, written for SGLang, the first engine.
+    wording: Mapping[str, str]
+    # Does the engine's "scales are 1.0" warning come after the weights loaded (so it proves
+    # the cache runs at 1.0), or whenever no scales file was given (so the checkpoint may still
+    # carry scales)?
+    scale_warning_after_load: bool
     columns: ColumnGrammar | None
     # Byte strings found in the lines that begin a server start (a fast scan finds them in a
     # big file without parsing it).

@@ -11,6 +11,7 @@ from typing import Any
 
 from kvtui.core import severity
 from kvtui.core.text import inert
+from kvtui.core.units import fmt_length
 
 # Fixed, so that the text output (and its golden files) do not depend on the terminal.
 WIDTH = 100
@@ -103,7 +104,7 @@ def render_text(report: dict[str, Any]) -> str:
     cap = report.get("capacity")
     if cap:
         w("Capacity   " + ", ".join(f"{k}={_fmt_num(cap.get(k))}" for k in (
-            "max_total_num_tokens", "context_len", "max_running_requests",
+            "max_total_num_tokens", "context_len", "max_concurrency", "max_running_requests",
             "chunked_prefill_size", "available_gpu_mem_gib") if cap.get(k) is not None))
     wt = report.get("weights")
     if wt:
@@ -111,7 +112,8 @@ def render_text(report: dict[str, Any]) -> str:
                  if wt.get("usage_gib") is not None else "")
         w(f"Weights    {inert(str(wt.get('model_class') or '?'), 80)}"
           + (f" ({inert(str(wt['quant']), 80)})" if wt.get("quant") else "")
-          + f"{usage}, {_fmt_num(wt.get('avail_gib'))} GiB free after load")
+          + usage + (f", {_fmt_num(wt.get('avail_gib'))} GiB free after load"
+                     if wt.get("avail_gib") is not None else ""))
     rt = report.get("runtime") or {}
     if rt.get("decode_batches") or rt.get("prefill_batches"):
         w(f"Runtime    {rt.get('prefill_batches', 0):,} prefill / {rt.get('decode_batches', 0):,}"
@@ -177,6 +179,9 @@ def describe_pool(p: dict[str, Any]) -> str:
     if p.get("kind") == "mamba":
         return (f"mamba{label}: {_fmt_num(p.get('slots'))} slots, conv "
                 f"{_fmt_num(p.get('conv_gib'))} GiB, ssm {_fmt_num(p.get('ssm_gib'))} GiB")
+    if p.get("kind") == "kv":  # a whole-cache budget (vLLM), not one pool line
+        return (f"kv cache {p.get('dtype') or '?'}: {_fmt_num(p.get('kv_gib'))} GiB for every "
+                "KV layer")
     size = (f"KV {_fmt_num(p.get('kv_gib'))} GiB" if p.get("kind") == "mla"
             else f"K {_fmt_num(p.get('k_gib'))} GiB + V {_fmt_num(p.get('v_gib'))} GiB")
     return (f"{p.get('kind')}{label} {p.get('dtype') or '?'}: {_fmt_num(p.get('tokens'))} tokens,"
@@ -236,12 +241,9 @@ def _render_checkpoint(ck: dict[str, Any]) -> list[str]:
 
 def _short_ctx(k: str) -> str:
     try:
-        n = int(k)
+        return fmt_length(int(k))
     except ValueError:
         return k
-    if n % 1024 == 0:
-        return f"{n // 1024}K"
-    return f"{n / 1000:.0f}k"
 
 
 def render_markdown(report: dict[str, Any]) -> str:

@@ -44,7 +44,7 @@ def run_facts(run: Run, engine: Any = None) -> dict[str, Any]:
                                if v.get("avail_gib") is not None]
         weights = {
             "rank": rank,
-            "model_class": w.get("model_class"),
+            "model_class": w.get("model_class") or sa.get("architecture"),
             "dtype": w.get("dtype"),
             "quant": quant_text(w),
             "usage_gib": w.get("usage_gib"),
@@ -62,6 +62,8 @@ def run_facts(run: Run, engine: Any = None) -> dict[str, Any]:
         capacity = {k: cap.get(k) for k in (
             "max_total_num_tokens", "chunked_prefill_size", "max_prefill_tokens",
             "max_running_requests", "context_len", "available_gpu_mem_gib")}
+        if cap.get("max_concurrency") is not None:  # an engine that prints its own (vLLM)
+            capacity["max_concurrency"] = cap["max_concurrency"]
         capacity["rank"] = run.capacity_evidence.rank if run.capacity_evidence else None
         capacity["memory_pool_end_avail_gib"] = (
             min(run.memory_pool_end.values()) if run.memory_pool_end else None)
@@ -69,7 +71,7 @@ def run_facts(run: Run, engine: Any = None) -> dict[str, Any]:
             capacity["swa_split"] = run.swa_split
     eff, basis, eff_ev = run.effective
     scales_ev = run.scales_loaded or run.scales_missing
-    model_class = weights["model_class"] if weights else None
+    model_class = (weights["model_class"] if weights else None) or sa.get("architecture")
     par = layout(run)
     pools = sorted(run.pools.values(), key=lambda p: (_rank_sort_key(p.rank), p.kind != "mha",
                                                        p.label or ""))
@@ -153,7 +155,7 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
     report["whatif"] = whatif
     found = alerts_mod.evaluate(state, whatif=whatif, options=alert_options,
                                 checkpoint=checkpoint, engine=engine, release=release)
-    report["alerts"] = [a.to_dict() if hasattr(a, "to_dict") else a for a in found]
-    if checkpoint is not None and hasattr(checkpoint, "to_dict"):
+    report["alerts"] = [a.to_dict() for a in found]
+    if checkpoint is not None and hasattr(checkpoint, "to_dict"):  # tests pass bare stand-ins
         report["checkpoint"] = checkpoint.to_dict()
     return report

@@ -275,6 +275,17 @@ class Runtime:
             self.prefill_batches += 1
             return
         self.decode_batches += 1
+        preempted = f.get("preempted_reqs")
+        if preempted:
+            # Requests preempted since the previous stats line (vLLM counts over the interval):
+            # a retraction episode, not a gauge.
+            self.retractions += 1
+            self.retracted_reqs += preempted
+            if self.retraction_evidence is None:
+                self.retraction_evidence = witness.evidence()
+            else:
+                self.retraction_evidence.count += 1
+            self.timeline.append(TimelinePoint(ts, line, None, None, None, None, True))
         g = f.get("gen_throughput")
         if g is not None and not math.isfinite(g):
             g = None  # a mangled line: no throughput, never a crash

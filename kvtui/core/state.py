@@ -6,7 +6,9 @@ hard is it pressed) need only bounded aggregates plus the *first* evidence line 
 Memory therefore stays flat however long the log is.
 
 Runs: each `server_args` dump (or a second weight load on a rank that already finished start-up)
-begins a new run. The latest run is current; earlier ones are kept for the report.
+begins a new run. An engine may print its start in several parts (vLLM: the CLI's non-default
+args, then the engine's resolved config, from each of several DP engines): a part not yet seen
+completes the current run's dump. The latest run is current; earlier ones are kept for the report.
 """
 
 from __future__ import annotations
@@ -101,8 +103,15 @@ class Run:
     start: Evidence | None = None
     server_args: dict[str, Any] = field(default_factory=dict)
     server_args_evidence: Evidence | None = None
+    # Which (form, rank) parts of the start's dump were seen, and which keys only the engine's
+    # resolved parts stated (the operator's own arguments override those).
+    dump_parts: set[tuple[str | None, str | None]] = field(default_factory=set)
+    resolved_keys: set[str] = field(default_factory=set)
     kv_dtype_lines: list[tuple[str, str, Evidence]] = field(default_factory=list)
+    engine_version: str | None = None
     scales_missing: Evidence | None = None
+    qscale_missing: Evidence | None = None
+    qscale_forms: set[str] = field(default_factory=set)
     scales_loaded: Evidence | None = None
     scales_path: str | None = None
     pools: dict[tuple[str | None, str | None, str], Pool] = field(default_factory=dict)
@@ -116,6 +125,9 @@ class Run:
     weights_begin: dict[str | None, float] = field(default_factory=dict)
     memory_pool_end: dict[str | None, float] = field(default_factory=dict)
     cuda_graph: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    memory_profile: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    kv_layout: dict[str, Any] = field(default_factory=dict)
+    kv_layout_evidence: Evidence | None = None
     ooms: list[Evidence] = field(default_factory=list)
     oom_messages: list[str] = field(default_factory=list)
     mem_unbalanced: Evidence | None = None
@@ -153,8 +165,9 @@ class Run:
         """(dtype, basis, evidence): the KV dtype SGLang actually used, and how we know.
 
         Preference: a "resolved" dtype line, then the dtype printed on a KV pool line, then a
-        model-specific override, then a concrete configured value, then (for `auto` on versions
-        that print the model dtype at weight load) the model dtype.
+        model-specific override, then a concrete configured value, then a line that names only
+        the dtype's family (vLLM <= 0.19's "Using fp8 data type to store kv cache"), then (for
+        `auto` on versions that print the model dtype at weight load) the model dtype.
         """
         for dtype, origin, ev in self.kv_dtype_lines:
             if origin == "resolved":
@@ -181,6 +194,9 @@ class Run:
         if self.scales_missing is not None:
             # The warning fires only for a literal fp8_e4m3 setting.
             return "fp8_e4m3", "fp8_warning", self.scales_missing
+        for dtype, origin, ev in self.kv_dtype_lines:
+            if origin == "family":
+                return dtype, "kv_dtype_line", ev
         for w in self.weights.values():
             model_dtype = dtypes.normalize(w.get("dtype"))
             if model_dtype and conf in (None, "auto"):
@@ -202,11 +218,15 @@ class Run:
         return self.capacity[sorted(self.capacity, key=_rank_sort_key)[0]]
 
     def kv_pools(self) -> list[Pool]:
-        """The target model's KV pools (a draft model's pools are `draft_kv_pools`)."""
-        return [p for p in self.pools.values() if p.kind != "mamba" and p.role == "target"]
+        """The target model's KV pools a pool line sized (a draft model's pools are
+        `draft_kv_pools`; a whole-cache budget, kind "kv" such as vLLM's "Available KV cache
+        memory", is not one of them)."""
+        return [p for p in self.pools.values()
+                if p.kind not in ("mamba", "kv") and p.role == "target"]
 
     def draft_kv_pools(self) -> list[Pool]:
-        pools = [p for p in self.pools.values() if p.kind != "mamba" and p.role == "draft"]
+        pools = [p for p in self.pools.values()
+                 if p.kind not in ("mamba", "kv") and p.role == "draft"]
         pools.sort(key=lambda p: _rank_sort_key(p.rank))
         return pools
 
@@ -225,23 +245,29 @@ class Run:
 
     @property
     def progressed(self) -> bool:
-        """Past argument resolution: anything but the dump and KV dtype override lines seen."""
-        return (bool(self.kinds_seen - {"server_args", "kv_dtype"})
-                or self.runtime.decode_batches > 0)
+        """Past argument resolution: anything but the dump, the release, the KV dtype and page
+        layout lines seen (vLLM resolves the latter two while it builds its config, before the
+        engine prints that config)."""
+        return (bool(self.kinds_seen - _RESOLUTION_KINDS) or self.runtime.decode_batches > 0)
 
     @property
     def started_up(self) -> bool:
         return bool(self.capacity) or self.runtime.decode_batches > 0
 
 
-def _rank_sort_key(rank: str | None) -> tuple[int, ...]:
+_RESOLUTION_KINDS = frozenset({"server_args", "kv_dtype", "engine_version", "kv_layout"})
+
+
+def _rank_sort_key(rank: str | None) -> tuple[tuple[int, ...], str]:
+    """Ranks in numeric order; the tag text breaks ties, so ranks of different shapes in one log
+    (vLLM's "DP0" engine and "TP0" worker) sort the same way in every run."""
     if not rank:
-        return (-1,)
+        return ((-1,), "")
     nums = []
     for tok in rank.split():
         digits = "".join(ch for ch in tok if ch.isdigit())
         nums.append(int(digits) if digits else 0)
-    return tuple(nums)
+    return tuple(nums), rank
 
 
 class State:
@@ -297,9 +323,18 @@ class State:
         """
         run = self.current
         kind = ev.kind
-        start = kind == "server_args" or (kind == "kv_dtype" and ev.get("origin") == "override")
+        start = (kind == "server_args" and not ev.get("partial")) or (
+            kind == "kv_dtype" and ev.get("origin") == "override") or kind == "engine_version"
         if start:
-            if run.progressed or (kind == "server_args" and run.server_args):
+            if kind in ("server_args", "engine_version"):
+                form = ev.get("form") if kind == "server_args" else "version"
+                # A part seen before is a new start; so is any part once the run got going,
+                # unless another rank already printed that part (vLLM's DP engines each print
+                # their config while their siblings load).
+                sibling = any(f == form for f, _ in run.dump_parts)
+                if (form, ev.rank) in run.dump_parts or (run.progressed and not sibling):
+                    run = self._new_run()
+            elif run.progressed:
                 run = self._new_run()
         elif kind == "load_weight_begin" and ev.rank in run.weights_begin and run.started_up:
             run = self._new_run()
@@ -324,10 +359,48 @@ def _bump(existing: Evidence | None, ev: Event, source: str, line_no: int, text:
     return existing
 
 
+_DUMP_META = frozenset({"form", "partial", "resolved", "resolved_kv_dtype"})
+
+
 def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    run.server_args = {k: v for k, v in ev.fields.items() if k != "form"}
-    run.server_args_evidence = _ev(ev, src, n, text)
-    run.start = run.server_args_evidence
+    fields = {k: v for k, v in ev.fields.items() if k not in _DUMP_META}
+    partial = bool(ev.get("partial"))
+    resolved = bool(ev.get("resolved"))
+    evidence = _ev(ev, src, n, text)
+    if not run.dump_parts and not partial:
+        run.server_args = fields
+        if resolved:
+            run.resolved_keys = {k for k, v in fields.items() if v is not None}
+    else:
+        # Another part of the same start: each fills what the others left unsaid, and the
+        # operator's own arguments win over the engine's resolved values.
+        sa = run.server_args
+        for k, v in fields.items():
+            if v is None:
+                if not partial:
+                    sa.setdefault(k, None)
+            elif sa.get(k) is None or (not resolved and k in run.resolved_keys):
+                sa[k] = v
+                if resolved:
+                    run.resolved_keys.add(k)
+                else:
+                    run.resolved_keys.discard(k)
+    if not partial:
+        run.dump_parts.add((ev.get("form"), ev.rank))
+        if run.server_args_evidence is None:
+            run.server_args_evidence = evidence
+            run.start = evidence
+    version = ev.get("version")
+    if isinstance(version, str) and run.engine_version is None:
+        run.engine_version = version
+    kv = dtypes.normalize(ev.get("resolved_kv_dtype"))
+    if kv is not None and kv != "auto":
+        for d, o, e in run.kv_dtype_lines:
+            if d == kv and o == "resolved":
+                e.count += 1
+                break
+        else:
+            run.kv_dtype_lines.append((kv, "resolved", evidence))
 
 
 def _on_kv_dtype(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -360,7 +433,9 @@ def _is_draft_class(model_class: object) -> bool:
 
 
 def _on_kv_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    kind = "mla" if ev.get("kv_gib") is not None else "mha"
+    # scope "all": every KV layer of the rank in one figure (vLLM), attention kind not stated.
+    kind = "kv" if ev.get("scope") == "all" else ("mla" if ev.get("kv_gib") is not None
+                                                  else "mha")
     key = (ev.rank, ev.get("label"), kind)
     raw = ev.get("dtype")
     post = bool(ev.get("post_capture"))
@@ -399,10 +474,46 @@ def _on_swa_split(st: State, run: Run, ev: Event, src: str, n: int, text: str) -
                      "rank": ev.rank}
 
 
+# Capacity facts an engine may print on lines of their own (vLLM: the pool in blocks, the
+# concurrency it reaches, a forced block count), kept when the line with the tokens comes later.
+_CAPACITY_PARTS = ("gpu_blocks", "cpu_blocks", "page_size", "max_concurrency",
+                   "gpu_blocks_override")
+
+
 def _on_capacity(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    run.capacity[ev.rank] = dict(ev.fields)
+    fields = dict(ev.fields)
+    cur = run.capacity.get(ev.rank)
+    if cur is None or fields.get("max_total_num_tokens") is not None:
+        for k in _CAPACITY_PARTS:
+            if cur is not None and cur.get(k) is not None and fields.get(k) is None:
+                fields[k] = cur[k]
+        run.capacity[ev.rank] = cur = fields
+    else:
+        cur.update((k, v) for k, v in fields.items() if v is not None)
+    _tokens_from_blocks(run, cur)
     if run.capacity_evidence is None or ev.rank == run.capacity_evidence.rank:
         run.capacity_evidence = _ev(ev, src, n, text)
+
+
+def _tokens_from_blocks(run: Run, cap: dict[str, Any]) -> None:
+    """A pool stated in pages: tokens = pages x tokens per page. The page size is the one the
+    dump names, else the one the printed concurrency implies (concurrency = pages x page size /
+    context length, to two decimals), snapped to a power of two."""
+    blocks = cap.get("gpu_blocks")
+    if cap.get("max_total_num_tokens") is not None or not isinstance(blocks, int) or not blocks:
+        return
+    page = cap.get("page_size") or run.server_args.get("page_size")
+    conc, context = cap.get("max_concurrency"), cap.get("context_len")
+    if not isinstance(page, int) and isinstance(conc, float) and isinstance(context, int):
+        implied = conc * context / blocks
+        near = 1 << max(0, round(implied).bit_length() - 1) if implied >= 1 else 0
+        for cand in (near, near * 2):
+            if cand and abs(implied / cand - 1) <= 0.05:
+                page = cand
+                break
+    if isinstance(page, int) and page > 0:
+        cap["page_size"] = page
+        cap["max_total_num_tokens"] = blocks * page
 
 
 def _on_weight_begin(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -504,6 +615,29 @@ def _on_dsv4_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -
     known.update({k: v for k, v in ev.fields.items() if v is not None})
 
 
+def _on_engine_version(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    run.dump_parts.add(("version", ev.rank))
+    if run.engine_version is None and isinstance(ev.get("version"), str):
+        run.engine_version = ev.get("version")
+
+
+def _on_qscale(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    run.qscale_missing = _bump(run.qscale_missing, ev, src, n, text)
+    if ev.get("form"):
+        run.qscale_forms.add(ev.get("form"))
+
+
+def _on_memory_profile(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    profile = run.memory_profile.setdefault(ev.rank, {})
+    profile.update((k, v) for k, v in ev.fields.items() if v is not None)
+
+
+def _on_kv_layout(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    run.kv_layout.update((k, v) for k, v in ev.fields.items() if v is not None)
+    if run.kv_layout_evidence is None:
+        run.kv_layout_evidence = _ev(ev, src, n, text)
+
+
 def _on_prefill(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     run.runtime.add_batch(False, ev.fields, ev.ts, n, Witness(src, n, ev.rank, ev.ts, text))
 
@@ -540,4 +674,8 @@ HANDLERS = {
     "swa_sizing": _on_swa_sizing,
     "dsv4_memory": _on_dsv4_memory,
     "dsv4_pool": _on_dsv4_pool,
+    "engine_version": _on_engine_version,
+    "fp8_qscale_missing": _on_qscale,
+    "memory_profile": _on_memory_profile,
+    "kv_layout": _on_kv_layout,
 }

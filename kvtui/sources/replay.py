@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import heapq
+import math
 import os
 import re
 import threading
@@ -30,9 +31,10 @@ from typing import IO
 from kvtui.sources.base import Emit, History, Item, SourceLine, SourceNotice
 from kvtui.sources.lines import MAX_LINE_CHARS, decode_line
 from kvtui.sources.readers import ranged_file
-from parsers.prefix import line_timestamp, ts_seconds
+from parsers.prefix import line_timestamp, ts_day, ts_seconds
 
 DEFAULT_SPEED = 50.0
+MIN_SPEED, MAX_SPEED = 0.01, 1e6  # what + / - can reach
 DEFAULT_MAX_GAP = 0.2
 INSTANT_BATCH = 4000
 TIMED_BATCH_WINDOW = 0.05  # lines due within this many seconds go out in one batch
@@ -142,9 +144,15 @@ class ReplaySource:
                  sleep: Callable[[float], None] | None = None) -> None:
         if not paths:
             raise ValueError("replay needs at least one file")
+        if not (speed > 0 and math.isfinite(speed)):
+            # A zero, negative or infinite speed has no meaning for timed replay (`instant`
+            # is the fast mode); refusing it beats guessing what was meant.
+            raise ValueError(f"replay speed must be a number above 0, not {speed}")
+        if not (max_gap >= 0 and math.isfinite(max_gap)):
+            raise ValueError(f"max_gap must be 0 or more seconds, not {max_gap}")
         self.paths = list(paths)
         self.name = paths[0] if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1})"
-        self.speed = speed if speed > 0 else DEFAULT_SPEED
+        self.speed = speed
         self.instant = instant
         self.max_gap = max_gap
         self.progress = 0.0
@@ -185,6 +193,17 @@ class ReplaySource:
     def paused(self) -> bool:
         return self._paused
 
+    @property
+    def log_time(self) -> str | None:
+        """The timestamp (as the log prints it) of the newest line read so far."""
+        stamps = [r.last_ts for r in self._readers if r.last_ts]
+        return max(stamps, key=lambda t: parse_ts(t) or 0.0) if stamps else None
+
+    @property
+    def pace(self) -> str:
+        """The replay's speed as the header shows it: "instant" or "x50"."""
+        return "instant" if self.instant else f"x{self.speed:g}"
+
     def step(self, n: int = 1) -> None:
         """While paused, emit the next n lines (a running seek is cancelled)."""
         with self._cond:
@@ -195,7 +214,8 @@ class ReplaySource:
 
     def set_speed(self, speed: float) -> None:
         with self._cond:
-            self.speed = max(0.01, speed)
+            self.speed = min(MAX_SPEED, max(MIN_SPEED, speed)) if math.isfinite(speed) \
+                else self.speed
             self._cond.notify_all()
 
     def set_instant(self, instant: bool) -> None:
@@ -271,7 +291,7 @@ class ReplaySource:
             try:
                 for p in reader.lines():
                     if p.ts:
-                        return p.ts[:10] if len(p.ts) >= 19 else None
+                        return ts_day(p.ts)
                     if reader.line_no > 1000:
                         break
             except (OSError, EOFError, gzip.BadGzipFile, zlib.error):
@@ -350,45 +370,45 @@ class ReplaySource:
                 if batch:
                     self._flush(emit, batch)
                     batch = []
-                if self._restart:
-                    return True
-                if self._seek is not None:
-                    if not self._seek_hit(emit, line):
-                        batch.append(line)
-                        if len(batch) >= INSTANT_BATCH:
-                            self._flush(emit, batch)
-                            batch = []
-                    prev_key = p.key
-                    continue
-                if self._paused:
-                    if not self._wait_while_paused(emit, stop):
-                        return self._restart
-                    due = clock()
+                # One line may be looked at more than once: a pause, seek or restart that
+                # arrives while it waits for its time sends it back here, so a line due after
+                # a pause is never emitted by that pause.
+                while True:
                     if self._restart:
                         return True
-                    if self._steps:
-                        self._steps -= 1
-                        self._flush(emit, [line])
-                        prev_key = p.key
-                        continue
                     if self._seek is not None:
-                        # Re-examine this same line under the seek that woke us up.
                         if not self._seek_hit(emit, line):
                             batch.append(line)
-                        prev_key = p.key
-                        continue
-                if not self.instant and prev_key is not None:
-                    gap = (p.key - prev_key) / self.speed
-                    if self.max_gap > 0:
-                        gap = min(gap, self.max_gap)
-                    due = max(due, clock() - 1.0) + max(0.0, gap)
-                    wait = due - clock()
-                    if wait > TIMED_BATCH_WINDOW:
-                        self._sleep_interruptibly(wait, stop)
-                        if self._paused or self._seek is not None or self._restart:
-                            due = clock()
+                            if len(batch) >= INSTANT_BATCH:
+                                self._flush(emit, batch)
+                                batch = []
+                        break
+                    if self._paused:
+                        if not self._wait_while_paused(emit, stop):
+                            return self._restart
+                        due = clock()
+                        if self._steps:
+                            with self._cond:
+                                self._steps -= 1
+                            self._flush(emit, [line])
+                            break
+                        continue  # resumed, seeking or restarting: look at the line again
+                    if not self.instant and prev_key is not None:
+                        gap = (p.key - prev_key) / self.speed
+                        if self.max_gap > 0:
+                            gap = min(gap, self.max_gap)
+                        due = max(due, clock() - 1.0) + max(0.0, gap)
+                        wait = due - clock()
+                        if wait > TIMED_BATCH_WINDOW:
+                            self._sleep_interruptibly(wait, stop)
+                            if stop.is_set():
+                                return False
+                            if self._paused or self._seek is not None or self._restart:
+                                due = clock()
+                                continue
+                    self._flush(emit, [line])
+                    break
                 prev_key = p.key
-                self._flush(emit, [line])
             if batch:
                 self._flush(emit, batch)
                 batch = []

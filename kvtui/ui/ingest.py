@@ -220,7 +220,6 @@ class Ingest:
                     if item.moved_to:
                         self._moved(item.source, item.moved_to, entries)
                     notices.append(item)
-                    self.last_state = item.state
                     if item.state == "at_end":
                         self.finished_at = time.perf_counter()
                     if item.state in INLINE:
@@ -233,6 +232,10 @@ class Ingest:
             self._ring_added += len(entries)
             self._notices.extend(notices)
             self._report_dirty = True
+            if notices:
+                # Published with the batch it ends, so `idle` never sees "at_end" before the
+                # batch's lines are in the ring.
+                self.last_state = notices[-1].state
         if notices:
             self._wake.set()  # a state change: a fresh snapshot now, not at the next beat
         time.sleep(0)  # hand the GIL to the event loop between batches
@@ -301,7 +304,7 @@ class Ingest:
     @property
     def idle(self) -> bool:
         """True when the source has ended (or sits at its end) and the UI has drained it all."""
-        ended = self.done.is_set() or self.last_state in ("at_end", "closed")
         with self._lock:
+            ended = self.done.is_set() or self.last_state in ("at_end", "closed")
             return ended and not self._ring and self._report is None and not self._notices \
                 and not self._report_dirty

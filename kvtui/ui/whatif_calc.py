@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvtui.core.units import fmt_length
+
 DTYPES = ("bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_block16")
 
 
@@ -34,10 +36,8 @@ class WhatIfResult:
     model: str = ""
     target_tokens: int | None = None
     current_tokens: int | None = None
-
-
-def _k(n: int) -> str:
-    return f"{n // 1024}K" if n % 1024 == 0 else f"{n:,}"
+    knob: str = "mem_fraction_static"  # the engine's memory setting (a row label)
+    engine: str = "SGLang"  # the engine whose rules and flags these are
 
 
 def _i(v: Any) -> str:
@@ -72,9 +72,10 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     from kvtui.core.capacity import inverse
 
     cur = calc.current()
-    mem = calc.memory
     cur_tp = calc.parallel.tp
-    cur_mf = getattr(mem, "mem_fraction_static", None)
+    knob = calc.memory_knob()
+    cur_mf = knob.value
+    res.knob, res.engine = knob.name, calc.engine_label
     tgt_tp = inputs.tp if inputs.tp not in (None, cur_tp) else None
     tgt_mf = inputs.mem_fraction if (inputs.mem_fraction is not None
                                      and inputs.mem_fraction != cur_mf) else None
@@ -92,7 +93,7 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     rows.append(("KV dtype", str(calc.current_dtype), inputs.dtype))
     rows.append(("TP", str(cur_tp), str(tgt_tp or cur_tp)))
     mf_now = f"{cur_mf:.3f}" if isinstance(cur_mf, float) else "—"
-    rows.append(("mem_fraction_static", mf_now,
+    rows.append((knob.name, mf_now,
                  f"{tgt_mf:.3f}" if tgt_mf is not None else mf_now))
     rows.append(("bytes/token/GPU", _i(cur.get("bytes_per_token")),
                  _i(row.get("bytes_per_token"))))
@@ -109,42 +110,43 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     conc = row.get("concurrency") or {}
     for c in ctxs:
         now = cur_tokens / c if cur_tokens else None
-        rows.append((f"concurrent @ {_k(c)}", _conc(now), _conc(conc.get(str(c)))))
+        rows.append((f"concurrent @ {fmt_length(c)}", _conc(now), _conc(conc.get(str(c)))))
     if inputs.concurrency and ctxs:
         ctx = max(ctxs)
         inv = inverse(calc, inputs.dtype, ctx, inputs.concurrency)
         fits = bool(inv.get("fits_now")) if tgt_tp is None and tgt_mf is None else (
             isinstance(tgt_tokens, int) and tgt_tokens >= inv.get("tokens_needed", 0))
-        rows.append((f"{inputs.concurrency} reqs @ {_k(ctx)}",
+        rows.append((f"{inputs.concurrency} reqs @ {fmt_length(ctx)}",
                      f"needs {_i(inv.get('tokens_needed'))} tok",
                      "fits" if fits else "does NOT fit"))
         if not fits:
             missing = inv.get("missing_gib_per_gpu")
             if missing is not None:
                 rows.append(("missing per GPU", "", f"{missing:.2f} GiB"))
-            mf_need = inv.get("mem_fraction_static_needed")
+            mf_need = inv.get(f"{knob.name}_needed")
             if mf_need is not None:
-                ok = inv.get("mem_fraction_static_feasible")
-                rows.append(("mem_fraction needed", "",
+                ok = inv.get(f"{knob.name}_feasible")
+                rows.append((f"{knob.name} needed", "",
                              f"{mf_need:.3f}" + ("" if ok else " (not feasible)")))
             if inv.get("tp_needed"):
                 rows.append(("TP that fits", "", str(inv["tp_needed"])))
-    # Never a flag SGLang would refuse: without one, the advice says why (flag_advice).
+    # Never a flag the engine would refuse: without one, the advice says why (flag_advice).
     flags = [str(row["flag"])] if row.get("flag") else []
     if tgt_tp is not None:
         flags.append(f"--tp-size {tgt_tp}")
     if tgt_mf is not None:
-        flags.append(f"--mem-fraction-static {tgt_mf:g}")
+        flags.append(f"{knob.flag} {tgt_mf:g}")
     res.flag = " ".join(flags) or "(no flag for this dtype: see the note)"
     notes = []
     for key in ("does_not_fit", "cannot_model"):
         if row.get(key):
             notes.append(str(row[key]) if key == "does_not_fit" else f"cannot model: {row[key]}")
-    if row.get("mamba_slots") is not None:
-        notes.append(f"{row['mamba_slots']:,} Mamba state slots at these settings (SGLang "
-                     f"{'.'.join(map(str, calc.rules_version))} rules)")
-    if row.get("flag_advice"):
+    if row.get("flag_advice"):  # next to the flag line it explains
         notes.append(str(row["flag_advice"]))
+    if row.get("mamba_slots") is not None:
+        notes.append(f"{row['mamba_slots']:,} Mamba state slots at these settings "
+                     f"({calc.engine_label} "
+                     f"{'.'.join(map(str, calc.rules_version))} rules)")
     if row.get("estimate") and row.get("basis"):
         notes.append("estimate: " + str(row["basis"]))
     if row.get("approximate"):

@@ -25,6 +25,10 @@ EXPECTED: dict[str, set[str]] = {
     "sglang-0.3-legacy.log": {"kv-retraction", "pool-saturated"},
     "qwen3-235b-tp8-nvfp4-kv.log": {"kv-fp4"},
     "gpt-oss-120b-tp4-e5m2-restart.log": {"kv-fp8-e5m2", "mem-unbalanced"},
+    # vLLM samples (sample_logs/vllm_samples.py)
+    "vllm-llama31-8b-tp2-fp8-unscaled.log": {"kv-fp8-unscaled", "pool-saturated", "kv-retraction"},
+    "vllm-qwen3-next-80b-tp4-hybrid.log": set(),
+    "vllm-llama31-70b-tp8-bf16.log": set(),
 }
 
 
@@ -59,7 +63,8 @@ def test_every_rule_is_exercised_somewhere():
         "kv-fp8", "bf16-does-not-fit", "oom", "calibration-mismatch",  # tested below
         # the engine's own limit and failure lines: tests/core/test_alerts_engine_limits.py
         "profiled-capacity-negative", "input-too-long", "process-exception", "pool-leak",
-        "mamba-cap", "requests-reduced"}
+        "mamba-cap", "requests-reduced",
+        "checkpoint-kv-scales"}  # tests/core/test_checkpoint_verdicts.py
     assert {name for name, _ in RULES} <= covered
 
 

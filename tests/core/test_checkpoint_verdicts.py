@@ -333,10 +333,14 @@ def _alert(report: dict, rule: str) -> dict:
 
 def test_check_refines_fp8_unscaled_by_the_values(tmp_path):
     log = str(SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log")
+    kv_fp8 = {"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}}
     good = write_checkpoint(tmp_path / "good", llama_tensors(4, k=CALIBRATED_K, v=CALIBRATED_V),
-                            config(4, FP8))
+                            config(4), hf_quant=kv_fp8)
     ones = write_checkpoint(tmp_path / "ones", llama_tensors(4, k=[1.0] * 4, v=[1.0] * 4),
-                            config(4, FP8))
+                            config(4), hf_quant=kv_fp8)
+    weights_only = write_checkpoint(tmp_path / "w8", llama_tensors(4, k=[1.0] * 4,
+                                                                   v=[1.0] * 4), config(4, FP8))
+    assert _check("--checkpoint", str(weights_only))[0] == 0  # no FP8 KV declared
     rc, out, _ = _check(log, "--checkpoint", str(good), "--json", "--fail-on", "critical")
     report = json.loads(out)
     a = _alert(report, "kv-fp8-unscaled")
@@ -383,7 +387,7 @@ def test_check_checkpoint_alone_and_its_errors(tmp_path):
                                                        v=[0.01, None, 0.02, 0.03]),
                          config(4, FP8))
     rc, out, err = _check("--checkpoint", str(d))
-    assert rc == 0, err
+    assert rc == 0, err  # FP8 weights, no FP8 KV declared: `auto` keeps a BF16 cache
     assert "Checkpoint " + str(d) in out and "sglang: partial" in out
     assert "weights not read" in out
     rc, _, err = _check("--checkpoint", str(tmp_path / "nowhere"))
@@ -399,3 +403,25 @@ def test_checkpoint_names_are_inert_in_text_output(tmp_path):
     rc, out, _ = _check("--checkpoint", str(d))
     assert rc == 0 and "\x1b" not in out
 
+
+
+def test_checkpoint_alone_gates_a_deploy_by_its_scales(tmp_path):
+    """With no log yet, a checkpoint that declares FP8 KV fails the gate unless its scales are
+    usable; once a log shows the cache, the FP8 rules speak instead (no second alert)."""
+    kv_fp8 = {"quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}}
+    good = write_checkpoint(tmp_path / "good", llama_tensors(4, k=CALIBRATED_K, v=CALIBRATED_V),
+                            config(4), hf_quant=kv_fp8)
+    ones = write_checkpoint(tmp_path / "ones", llama_tensors(4, k=[1.0] * 4, v=[1.0] * 4),
+                            config(4), hf_quant=kv_fp8)
+    weights_only = write_checkpoint(tmp_path / "w8", llama_tensors(4, k=[1.0] * 4,
+                                                                   v=[1.0] * 4), config(4, FP8))
+    assert _check("--checkpoint", str(weights_only))[0] == 0  # no FP8 KV declared
+    rc_good, out_good, _ = _check("--checkpoint", str(good))
+    rc_ones, out_ones, _ = _check("--checkpoint", str(ones), "--json")
+    assert (rc_good, rc_ones) == (0, 1)
+    assert "checkpoint-kv-scales" not in out_good
+    assert [a["rule"] for a in json.loads(out_ones)["alerts"]] == ["checkpoint-kv-scales"]
+    log = SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log"
+    _, out, _ = _check(str(log), "--checkpoint", str(ones), "--json")
+    rules = [a["rule"] for a in json.loads(out)["alerts"]]
+    assert "kv-fp8-unscaled" in rules and "checkpoint-kv-scales" not in rules

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvtui.core.engine import load
+from kvtui.core.units import fmt_length
+
 
 def _n(v: Any, nd: int = 0) -> str:
     if v is None:
@@ -24,8 +27,9 @@ def render_whatif_text(w: dict[str, Any], *, explain: bool = True) -> str:
     par = cur.get("parallel") or {}
     out: list[str] = []
     model = (w.get("model") or {}).get("name") or "no model spec"
+    label = load(w.get("engine") or "sglang").label
     out.append(f"KV capacity what-if: {model}, TP {par.get('tp', '?')} "
-               f"(attention TP {par.get('attn_tp', '?')}), SGLang "
+               f"(attention TP {par.get('attn_tp', '?')}), {label} "
                f"{(w.get('version') or {}).get('label', '?')}"
                + (f" (sizing rules of {cur['sglang_rules']})" if cur.get("sglang_rules") else ""))
     line = (f"current: {cur['dtype']}, {_n(cur.get('tokens'))} tokens, "
@@ -40,7 +44,8 @@ def render_whatif_text(w: dict[str, Any], *, explain: bool = True) -> str:
     out.append("")
     rows = w.get("scenarios") or []
     ctxs = list((rows[0].get("concurrency") or {}).keys()) if rows else []
-    head = ["dtype", "tokens", "B/token"] + [f"x{c}" for c in ctxs] + ["max_run", "flag"]
+    head = (["dtype", "tokens", "B/token"] + [f"@{fmt_length(int(c))}" for c in ctxs]
+            + ["max_run", "flag"])
     table = [head]
     for r in rows:
         mark = "*" if r.get("current") else ("~" if r.get("approximate") else "")
@@ -51,14 +56,14 @@ def render_whatif_text(w: dict[str, Any], *, explain: bool = True) -> str:
     for row in table:
         out.append("  ".join(cell.ljust(widths[i]) if i in (0, len(head) - 1)
                              else cell.rjust(widths[i]) for i, cell in enumerate(row)).rstrip())
-    out.append("(* current, ~ approximate: block-scaled dtype; xN = concurrent requests of N "
+    out.append("(* current, ~ approximate: block-scaled dtype; @N = concurrent requests of N "
                "tokens)")
     for r in rows:
         # The BF16 advice is the one people act on; the others only matter when unavailable.
         if not r.get("flag") or (r["dtype"] == "bf16" and not r.get("current")):
             out.append(f"  {r['dtype']}: {r.get('flag_advice')}")
     if (w.get("version") or {}).get("label", "").startswith("any"):
-        out.append("  (the log does not date the SGLang version; flags are shown as in the "
+        out.append(f"  (the log does not date the {label} version; flags are shown as in the "
                    "newest release)")
     if (w.get("current") or {}).get("cannot_model"):
         out.append(f"  cannot model: {w['current']['cannot_model']}")
@@ -87,6 +92,12 @@ def render_whatif_text(w: dict[str, Any], *, explain: bool = True) -> str:
                 feas = "" if inv.get("mem_fraction_static_feasible") else " (not feasible)"
                 parts.append(f"raise mem_fraction_static to {inv['mem_fraction_static_needed']}"
                              f"{feas}")
+            elif inv.get("gpu_memory_utilization_needed") is not None:
+                feas = "" if inv.get("gpu_memory_utilization_feasible") else " (not feasible)"
+                parts.append("raise gpu_memory_utilization to "
+                             f"{inv['gpu_memory_utilization_needed']}{feas}")
+            elif inv.get("gpu_memory_utilization_note"):
+                parts.append(inv["gpu_memory_utilization_note"])
             elif inv.get("mem_fraction_static_note"):
                 parts.append(inv["mem_fraction_static_note"])
             if inv.get("tp_needed"):

@@ -60,6 +60,17 @@ def sglang_max_running_requests(tokens: int, context_len: int | None, *,
                                            attn_dp=attn_dp, mamba_cap=cap)
 
 
+@dataclass(frozen=True, slots=True)
+class MemoryKnob:
+    """The engine's one memory setting a what-if moves: its name as the log and the report say
+    it, the flag that sets it, and the logged value (None when the log did not show it)."""
+
+    name: str
+    flag: str
+    value: float | None
+    short: str  # an 8-column label for a form field
+
+
 @dataclass
 class MemoryFacts:
     """The memory lines SGLang's budget is computed from (section 8.1), as logged.
@@ -136,6 +147,13 @@ class Calculator:
                                    max_running_requests=self.mrr_user)
         if self.mrr_user is None:
             self.mrr_user = self.args.max_running_requests
+
+    engine_label = "SGLang"  # how the texts name the engine whose rules these are
+
+    def memory_knob(self) -> MemoryKnob:
+        mf = self.memory.mem_fraction_static if self.memory is not None else None
+        return MemoryKnob("mem_fraction_static", "--mem-fraction-static",
+                          mf if isinstance(mf, float) else None, "mem frac")
 
     # -- release and family -----------------------------------------------------------------
     @property

@@ -34,9 +34,10 @@ def can_join(earlier: State, later: State) -> bool:
     if first.opener != "start":
         return first.kinds_seen <= JOINABLE_KINDS  # runtime lines continue the last run
     last = earlier.runs[-1]
-    # A server start: a new run, unless the cut fell inside an argument-resolution block
-    # (then only a sequential read knows which start the lines belong to).
-    return last.progressed or not (last.server_args or last.kv_dtype_lines)
+    # A server start: a new run, unless the cut fell inside an argument-resolution block (a
+    # dump, a KV dtype override, an engine's release line or one part of a start it prints in
+    # several): then only a sequential read knows which start the lines belong to.
+    return last.progressed or last.lines_seen == 0
 
 
 def shift_lines(runs: list[Run], offset: int) -> None:

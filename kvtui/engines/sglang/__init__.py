@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import parsers.sglang as grammar
@@ -34,6 +35,10 @@ class SGLang:
     name = "sglang"
     label = "SGLang"
     flags = FLAGS
+    wording: Mapping[str, str] = MappingProxyType({})  # the core's sentences are SGLang's
+    # "no scaling factors provided" is logged whenever --quantization-param-path is absent,
+    # before the weight loader may still load k_scale/v_scale (layers/quantization/kv_cache.py).
+    scale_warning_after_load = False
     columns = _Columns()
     # The args dump, and the model-specific KV dtype overrides logged just before it
     # (parsers/sglang/startup.py `_KV_SETTING`, `_KV_MUSE`).
