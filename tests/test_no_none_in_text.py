@@ -1,5 +1,6 @@
 """No `None` or `nan` ever reaches a reader: every sample and corpus log, rendered as the check's
-text and Markdown and as the what-if text, shows a dash or says why instead."""
+text and Markdown and as the what-if text, shows a dash or says why instead; and no label is
+left with nothing after it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from kvtui.core.render import render_markdown, render_text
 from tests.conftest import SAMPLES, corpus_dir
 
 BAD = regex.compile(r"\b(?:None|nan|NaN|inf)\b")
+EMPTY_LABEL = regex.compile(r"^[A-Z][a-z\-]+ {2,}$")  # "Parallel   " with nothing after it
 
 
 def logs() -> list[str]:
@@ -36,6 +38,6 @@ def test_rendered_reports_never_show_none_or_nan():
                     continue
                 if quoted and what == "markdown" and not line.startswith(" "):
                     continue  # a quoted evidence line: the log's own text
-                if BAD.search(line) and "evidence:" not in line:
+                if (BAD.search(line) and "evidence:" not in line) or EMPTY_LABEL.match(line):
                     problems.append(f"{path} ({what}): {line.strip()[:160]}")
     assert not problems, "\n".join(problems[:40])

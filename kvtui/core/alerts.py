@@ -276,6 +276,33 @@ def _rule_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     return Alert("kv-fp8", sev, title, detail, ctx.effective_evidence, fix, confidence)
 
 
+def _rule_attention_scales(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    """Q and softmax-probability scales (vLLM 0.33.0 model_executor/layers/quantization/
+    kv_cache.py:147-209): a checkpoint without q_scale gets K's scale ("only matters for FP8
+    attention backends"); with `--kv-cache-dtype fp8` and a q or prob scale of 1.0 the engine
+    warns that this "may cause accuracy issues"."""
+    if run.qscale_missing is None:
+        return None
+    uncalibrated = "uncalibrated" in run.qscale_forms
+    if uncalibrated:
+        detail = ("The engine runs FP8 attention with an uncalibrated q_scale and/or prob_scale "
+                  "of 1.0 (the checkpoint carries no calibrated query / softmax-probability "
+                  "scales), and says this may cause accuracy issues. Where the attention "
+                  "kernel itself computes in FP8 (flash-attn, FlashInfer), queries and "
+                  "attention probabilities are rounded to E4M3 at a scale of 1.0, on top of "
+                  "the KV cache's own rounding.")
+        sev, title = "warning", "FP8 attention with uncalibrated q/prob scales (1.0)"
+    else:
+        detail = ("The checkpoint carries no q_scale, so the engine sets each layer's query "
+                  "scale to its k_scale. This matters only for FP8 attention backends "
+                  "(flash-attn, FlashInfer), which quantize the queries too.")
+        sev, title = "info", "No q scaling factor in the checkpoint (q_scale := k_scale)"
+    fix = ("Use a checkpoint calibrated with query and attention scales (e.g. llm-compressor "
+           "with a kv_cache_scheme that also calibrates the attention), or serve the KV cache "
+           f"in BF16: {ctx.bf16_advice(run)}.")
+    return Alert("fp8-attention-scales", sev, title, detail, run.qscale_missing, fix, "medium")
+
+
 def _rule_context_exceeds_pool(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     cap = run.primary_capacity()
     if not cap:
@@ -652,6 +679,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("kv-fp8-e5m2", _rule_e5m2),
     ("kv-fp4", _rule_fp4),
     ("kv-fp8", _rule_fp8),
+    ("fp8-attention-scales", _rule_attention_scales),
     ("context-exceeds-pool", _rule_context_exceeds_pool),
     ("low-context-concurrency", _rule_low_concurrency),
     ("bf16-does-not-fit", _rule_bf16_does_not_fit),

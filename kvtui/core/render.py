@@ -70,9 +70,9 @@ def render_text(report: dict[str, Any]) -> str:
     name = model.get("served_name") or model.get("path") or model.get("model_class") or "unknown"
     w(f"Model      {inert(str(name), 200)}"
       + (f"  ({inert(str(model['model_class']), 80)})" if model.get("model_class") else ""))
-    w("Parallel   " + "  ".join(f"{k.upper()}={_fmt_num(par.get(k))}" for k in
-                                ("tp", "dp", "pp", "ep") if par.get(k) is not None)
-      or "Parallel   -")
+    sizes = "  ".join(f"{k.upper()}={_fmt_num(par.get(k))}" for k in ("tp", "dp", "pp", "ep")
+                      if par.get(k) is not None)
+    w(f"Parallel   {sizes or 'unknown'}")
     conf = kv.get("configured_dtype") or "?"
     eff = kv.get("effective_dtype") or "?"
     w(f"KV cache   configured {conf} -> effective {eff}"
@@ -102,10 +102,11 @@ def render_text(report: dict[str, Any]) -> str:
         for ranks, p in group_pools(pools):
             w(f"  {ranks:<16} {describe_pool(p)}")
     cap = report.get("capacity")
-    if cap:
-        w("Capacity   " + ", ".join(f"{k}={_fmt_num(cap.get(k))}" for k in (
-            "max_total_num_tokens", "context_len", "max_concurrency", "max_running_requests",
-            "chunked_prefill_size", "available_gpu_mem_gib") if cap.get(k) is not None))
+    sizes = ", ".join(f"{k}={_fmt_num(cap.get(k))}" for k in (
+        "max_total_num_tokens", "context_len", "max_concurrency", "max_running_requests",
+        "chunked_prefill_size", "available_gpu_mem_gib") if cap and cap.get(k) is not None)
+    if sizes:
+        w(f"Capacity   {sizes}")
     wt = report.get("weights")
     if wt:
         usage = (f", {_fmt_num(wt.get('usage_gib'))} GiB per GPU"
@@ -189,9 +190,13 @@ def describe_pool(p: dict[str, Any]) -> str:
 
 
 def _render_whatif(wi: dict[str, Any]) -> list[str]:
-    out = ["", "What-if (same KV byte budget per GPU)"]
     cur = wi.get("current") or {}
     scen = wi.get("scenarios") or []
+    if cur.get("tokens") is None and not any(s.get("tokens") is not None for s in scen):
+        # A table of dashes answers nothing: say what the what-if is waiting for.
+        return ["", "What-if    needs the KV cache size: no pool or capacity line in the log "
+                "(kvtui whatif --tokens N or --pool-gib G sizes it by hand)"]
+    out = ["", "What-if (same KV byte budget per GPU)"]
     ctx_keys: list[str] = []
     for s in scen:
         for k in (s.get("concurrency") or {}):

@@ -64,6 +64,7 @@ def test_every_rule_is_exercised_somewhere():
         # the engine's own limit and failure lines: tests/core/test_alerts_engine_limits.py
         "profiled-capacity-negative", "input-too-long", "process-exception", "pool-leak",
         "mamba-cap", "requests-reduced",
+        "fp8-attention-scales",
         "checkpoint-kv-scales"}  # tests/core/test_checkpoint_verdicts.py
     assert {name for name, _ in RULES} <= covered
 
@@ -116,6 +117,25 @@ def test_oom_in_the_current_run():
     oom = next(x for x in alerts if x["rule"] == "oom")
     assert oom["severity"] == "critical"
     assert "Capture cuda graph failed" in oom["evidence"]["text"]
+
+
+# vLLM's own lines (0.33.0 model_executor/layers/quantization/kv_cache.py:149, :204)
+Q_FROM_K = ("(EngineCore pid=100) WARNING 07-06 23:16:53 [kv_cache.py:134] Checkpoint does not "
+            "provide a q scaling factor. Setting it to k_scale. This only matters for FP8 "
+            "Attention backends (flash-attn or flashinfer).")
+Q_UNCALIBRATED = ("(EngineCore pid=100) WARNING 07-06 23:16:53 [kv_cache.py:187] Using "
+                  "uncalibrated q_scale 1.0 and/or prob_scale 1.0 with fp8 attention. This may "
+                  "cause accuracy issues. Please make sure q/prob scaling factors are available "
+                  "in the fp8 checkpoint.")
+
+
+@pytest.mark.parametrize(("lines", "severity"), [
+    ([Q_FROM_K], "info"), ([Q_FROM_K, Q_UNCALIBRATED], "warning"), ([Q_UNCALIBRATED], "warning")])
+def test_attention_scales_by_what_the_engine_said(lines: list[str], severity: str) -> None:
+    alerts = analyse(lines=lines).report()["alerts"]
+    (a,) = [x for x in alerts if x["rule"] == "fp8-attention-scales"]
+    assert a["severity"] == severity and a["confidence"] == "medium"
+    assert a["evidence"]["line"] == 1 and "bfloat16" in a["fix"]
 
 
 def test_calibration_mismatch_with_the_wrong_model():
