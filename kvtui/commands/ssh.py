@@ -52,6 +52,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="seconds to wait for the connection (default ConnectTimeout or 10)")
     p.add_argument("--log-window", type=_positive_int, default=20000, metavar="N",
                    help="lines kept in the log pane (default 20000)")
+    p.add_argument("--reconnect-timeout", type=float, default=30.0, metavar="S",
+                   help="with --check: give up (exit 2) when the host went away mid-read and "
+                        "is not back within S seconds (default 30)")
 
 
 def _err(msg: str) -> None:
@@ -67,7 +70,68 @@ def _prompt(path: str) -> str | None:
         return None
 
 
+class _Interrupted(BaseException):
+    """SIGTERM or SIGHUP during a headless read: unwind (closing the connection), exit 128+n."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def run(args: argparse.Namespace) -> int:
+    """Exit 2 on every error, never 1 (that means "alert found"), and never a traceback."""
+    import os
+    import signal
+
+    previous: dict[Any, Any] = {}
+
+    def interrupted(signum: int, _frame: Any) -> None:
+        raise _Interrupted(signum)
+
+    if args.check:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, interrupted)
+    try:
+        return _run(args)
+    except _Interrupted as exc:
+        _err(f"interrupted by {signal.Signals(exc.signum).name}")
+        return 128 + exc.signum
+    except Exception as exc:
+        if os.environ.get("KVTUI_DEBUG"):
+            raise
+        _err(f"unexpected error: {type(exc).__name__}: {_inert(str(exc))} "
+             f"(KVTUI_DEBUG=1 shows the traceback)")
+        return 2
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _inert(text: str, limit: int = 400) -> str:
+    from kvtui.core.text import inert
+
+    return inert(text, limit)
+
+
+def _shell_word(text: str) -> str:
+    """`text` as one shell word that is safe to print: shlex quoting, or ANSI-C `$'...'` with
+    escapes when it holds control characters (printed raw they would drive the terminal)."""
+    import shlex
+
+    if text.isprintable():
+        return shlex.quote(text)
+    out = []
+    for ch in text:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        else:  # the file name's own bytes, so the shell rebuilds exactly that name
+            out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogateescape"))
+    return "$'" + "".join(out) + "'"
+
+
+def _run(args: argparse.Namespace) -> int:
     from kvtui.sources.ssh.config import SSHConfigError, resolve_host, resolve_jump
     from kvtui.sources.ssh.connect import Connector, SSHError, load_identities
 
@@ -90,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 2
     for msg in connector.messages:
-        print(f"kvtui: {msg}", file=sys.stderr)
+        _err(_inert(msg, 1000))
     connector.messages.clear()
     try:
         return _run_connected(args, host, connector, conn)
@@ -133,24 +197,23 @@ def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: An
 
 
 def _print_candidates(host: str, found: Any) -> None:
+    """The discovered sources; every string from the host made inert first."""
     if not found.candidates:
         print(f"No SGLang logs found on {host}. Name one with --log PATH, --docker CONTAINER, "
               f"--journal UNIT or --cmd COMMAND.")
     else:
         print(f"SGLang logs found on {host}:")
         for i, c in enumerate(found.candidates, 1):
-            print(f"  {i}. {c.label}")
+            print(f"  {i}. {_inert(c.label)}")
             if c.model_path:
-                print(f"     model: {c.model_path}")
+                print(f"     model: {_inert(c.model_path)}")
             if c.detail:
-                print(f"     {c.detail}")
+                print(f"     {_inert(c.detail)}")
             flags = c.source_flag()
             if flags:
-                import shlex
-
-                print(f"     kvtui ssh {shlex.quote(host)} {' '.join(map(shlex.quote, flags))}")
+                print(f"     kvtui ssh {_shell_word(host)} {' '.join(map(_shell_word, flags))}")
     for note in found.notes:
-        print(f"note: {note}")
+        print(f"note: {_inert(note)}")
 
 
 def _pick(host: str, candidates: list[Any]) -> Any:
@@ -162,14 +225,14 @@ def _pick(host: str, candidates: list[Any]) -> Any:
     if usable and sys.stdin.isatty() and sys.stdout.isatty():
         from kvtui.ui.picker import pick
 
-        labels = [(c.label, f"model {c.model_path}" if c.model_path else (c.detail or ""))
-                  for c in usable]
+        labels = [(_inert(c.label), _inert(f"model {c.model_path}") if c.model_path
+                   else _inert(c.detail or "")) for c in usable]
         index = pick(f"SGLang logs found on {host}", labels)
         return None if index is None else usable[index]
     print(f"SGLang logs found on {host}:")
     for i, c in enumerate(usable, 1):
-        model = f"  [model {c.model_path}]" if c.model_path else ""
-        print(f"  {i}. {c.label}{model}")
+        model = f"  [model {_inert(c.model_path)}]" if c.model_path else ""
+        print(f"  {i}. {_inert(c.label)}{model}")
     while True:
         try:
             answer = input(f"Follow which one? [1-{len(usable)}, q to quit] ").strip()
@@ -197,7 +260,8 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
     from kvtui.commands.check import render_and_exit
 
     try:
-        analyzer = analyse_remote(connector, conn, target, lines, host, model_path)
+        analyzer = analyse_remote(connector, conn, target, lines, host, model_path,
+                                  give_up_after=args.reconnect_timeout, say=_Say())
     except _CheckError as exc:
         _err(str(exc))
         return 2
@@ -207,6 +271,31 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
         analyzer.checkpoint = _inspect_after_read(connector, conn, path, host, python)
         report = analyzer.report()
     return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
+
+
+class _Say:
+    """What a headless read tells the user on stderr while it runs: every event once, and a
+    lost connection when it is lost and then every 10 s (never silence while waiting)."""
+
+    def __init__(self) -> None:
+        self.last_state: str | None = None
+        self.last_time = 0.0
+
+    def __call__(self, notice: Any) -> None:
+        import time
+
+        state = notice.state
+        now = time.monotonic()
+        if state in ("rotated", "truncated", "missing", "stale", "info") or (
+                state in ("reconnecting", "live") and state != self.last_state) or (
+                state == "reconnecting" and now - self.last_time >= 10):
+            if state != "live" or self.last_state in ("reconnecting", "stale", "missing"):
+                _err(f"{_inert(notice.source)}: {state}: {_inert(notice.message, 600)}")
+            self.last_time = now
+        if state != "info":
+            self.last_state = state
+
+
 
 
 def _inspect_after_read(connector: Any, conn: Any, path: str, host: str,
@@ -241,122 +330,40 @@ class _CheckError(Exception):
 
 
 def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, host: str,
-                   model_path: str | None = None) -> Any:
-    """What has been logged so far, analysed: the `--check` read (also used by bench_ssh.py).
-
-    Raises _CheckError with a one-line message when the log cannot be read.
+                   model_path: str | None = None, *, give_up_after: float = 30.0,
+                   say: Any = None) -> Any:
+    """What has been logged so far, analysed as it arrives: the `--check` read (also used by
+    bench_ssh.py). Blocks of lines are folded while the next ones are on the wire; nothing is
+    copied to disk. Raises _CheckError with a one-line message when the log cannot be read.
     """
-    analyzer = None
-    if _worth_spooling(conn, target, lines):
-        analyzer = _read_big_log(connector, _live(conn), target, lines, host)
-    if analyzer is None:  # the spool read may have lost (and closed) `conn`
-        analyzer = _read_log(connector, _live(conn), target, lines, host, model_path)
-    return analyzer
-
-
-def _live(conn: Any) -> Any:
-    """`conn` to lend to a follower, or None (it then connects through the connector) when the
-    connection is gone: a follower closes a lent connection when its stream is lost."""
-    return conn if conn is not None and conn.is_active() else None
-
-
-def _run_headless(follower: Any) -> None:
-    """Run a stop-at-end follower to completion; its last error notice becomes _CheckError."""
     import threading
 
-    from kvtui.sources.base import SourceNotice
-
-    errors: list[str] = []
-
-    def emit(items: list[Any]) -> None:
-        from kvtui.sources.base import SourceLine
-
-        # command sources still hand over SourceLines; feed_many per run of consecutive lines
-        # keeps the per-source line counts that `kvtui check` reports
-        run: list[str] = []
-        first = 0
-        for item in items:
-            if isinstance(item, SourceLine):
-                if not run:
-                    first = item.line_no
-                run.append(item.text)
-                continue
-            if run:
-                follower.on_texts(run, first)
-                run = []
-            if isinstance(item, SourceNotice) and item.state == "error":
-                errors.append(item.message)
-        if run:
-            follower.on_texts(run, first)
-
-    follower.run(emit, threading.Event())
-    if errors:
-        raise _CheckError(errors[-1])
-
-
-def _read_log(connector: Any, conn: Any, target: Any, lines: int | None, host: str,
-              model_path: str | None) -> Any:
-    """Lines straight into one Analyzer, in bulk (no SourceLine per line)."""
     from kvtui.core.analyzer import Analyzer
+    from kvtui.sources.base import SourceNotice
+    from kvtui.sources.ssh.blocks import LineBlock
     from kvtui.sources.ssh.follow import RemoteFollower
 
     analyzer = Analyzer()
+    errors: list[str] = []
 
-    def on_texts(texts: list[str], first: int) -> None:
-        analyzer.feed_many(follower.name, texts, first)
+    def deliver(batch: list[Any]) -> None:
+        for item in batch:
+            if isinstance(item, LineBlock):
+                analyzer.feed_many(item.source, item.texts, item.first_line_no)
+            elif isinstance(item, SourceNotice):
+                if item.state == "error":
+                    errors.append(item.message)
+                elif say is not None:
+                    say(item)
 
-    follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True,
-                              connection=conn, host_label=host, model_path=model_path,
-                              on_texts=on_texts)
-    _run_headless(follower)
+    live = conn if conn is not None and conn.is_active() else None
+    follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True, connection=live,
+                              host_label=host, model_path=model_path,
+                              give_up_after=give_up_after)
+    follower.run_blocks(deliver, threading.Event())
+    if errors:
+        raise _CheckError(_inert(errors[-1], 1000))
     return analyzer
-
-
-def _worth_spooling(conn: Any, target: Any, lines: int | None) -> bool:
-    """A whole big file on a multi-core machine: copy it, then analyse it on every core the way
-    `kvtui check` does locally (otherwise the remote read would be the slower path)."""
-    import os
-
-    from kvtui.parallel import MIN_PARALLEL_BYTES
-
-    if target.kind != "file" or lines is not None or (os.cpu_count() or 1) < 2:
-        return False
-    try:
-        size = conn.sftp().stat(target.value).st_size or 0
-    except Exception:
-        return False
-    return size >= MIN_PARALLEL_BYTES
-
-
-def _read_big_log(connector: Any, conn: Any, target: Any, lines: int | None,
-                  host: str) -> Any:
-    """Spool the file to a private temporary file and fold it on all cores; None to fall back."""
-    import os
-    import tempfile
-
-    from kvtui.core.analyzer import Analyzer
-    from kvtui.parallel import fold_ranges
-    from kvtui.sources.readers import iter_batches, line_start_offsets
-    from kvtui.sources.ssh.follow import RemoteFollower
-
-    fd, tmp = tempfile.mkstemp(prefix="kvtui-ssh-", suffix=".log")
-    try:
-        with os.fdopen(fd, "wb", buffering=1 << 20) as spool:
-            follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True,
-                                      connection=conn, host_label=host, spool=spool)
-            _run_headless(follower)
-        if follower.spool_broken:  # rotated or truncated while being copied: read it plainly
-            return None
-        n = min(os.cpu_count() or 1, 8)
-        folded = fold_ranges(tmp, follower.name, line_start_offsets(tmp, n), n)
-        analyzer = Analyzer()
-        if folded is not None:
-            analyzer.state, analyzer.lines = folded
-        else:
-            analyzer.feed_batches(follower.name, iter_batches(tmp))
-        return analyzer
-    finally:
-        os.unlink(tmp)
 
 
 def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any, target: Any,
@@ -377,10 +384,15 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
         analyzer.checkpoint = facts[-1]
         return message
 
+    def model_path_probe() -> str | None:
+        # called on the follower's thread, the one that feeds `analyzer` (via the TUI's ingest)
+        path = analyzer.state.current.server_args.get("model_path")
+        return path if isinstance(path, str) and path else None
+
     # The follower borrows `conn` for its first session (and closes nothing it was lent);
     # later sessions use fresh connections from the connector.
     follower = RemoteFollower(connector, target, lines=lines, connection=conn, host_label=host,
-                              model_path=model_path,
+                              model_path=model_path, model_path_probe=model_path_probe,
                               on_checkpoint=None if args.no_checkpoint else on_checkpoint)
     return run_app(follower, f"{host}:{target.label}", analyzer=analyzer,
                    log_window=args.log_window)

@@ -1,0 +1,74 @@
+"""Reading the remote follower's framed stdout: find its start, cut frames, decompress data.
+
+The stream starts with `MAGIC`. Anything before it is what a login script printed on stdout
+(`echo Welcome` in .bashrc). That text is kept, so the client can skip it and say what it was, or
+quote it exactly when the follower never starts. Data frames are decompressed here, in bounded
+pieces, so a hostile host cannot make one frame cost unbounded memory.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+from kvtui.sources.ssh.remote_script import MAGIC
+
+BANNER_MAX = 64 << 10  # bytes accepted before MAGIC
+PIECE = 4 << 20  # largest decompressed piece handed on at once
+
+
+class StreamError(Exception):
+    """The stream cannot be the follower's (str() says what arrived instead)."""
+
+
+class FrameReader:
+    """Feed received bytes, get `(kind, payload)` frames; data frames come back as b"D"."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self.synced = False
+        self.banner = b""  # what came before MAGIC (bounded)
+        self._zlib = zlib.decompressobj()
+
+    def feed(self, chunk: bytes) -> list[tuple[bytes, bytes]]:
+        buf = self._buf
+        buf += chunk
+        if not self.synced:
+            at = buf.find(MAGIC)
+            if at < 0:
+                if len(buf) > BANNER_MAX:
+                    raise StreamError(
+                        f"the host sent {len(buf)} bytes on stdout without the follower's start "
+                        f"marker, beginning {bytes(buf[:200])!r}")
+                return []
+            self.banner = bytes(buf[:at])
+            del buf[:at + len(MAGIC)]
+            self.synced = True
+        out: list[tuple[bytes, bytes]] = []
+        pos, n = 0, len(buf)
+        while n - pos >= 5:
+            kind = bytes(buf[pos:pos + 1])
+            (size,) = struct.unpack_from(">I", buf, pos + 1)
+            if n - pos - 5 < size:
+                break
+            payload = bytes(buf[pos + 5:pos + 5 + size])
+            pos += 5 + size
+            if kind == b"Z":
+                out.extend((b"D", piece) for piece in self._inflate(payload))
+            else:
+                out.append((kind, payload))
+        del buf[:pos]
+        return out
+
+    def pending_text(self) -> bytes:
+        """What arrived but is not a frame yet (for "exactly what was received")."""
+        return bytes(self._buf[:200])
+
+    def _inflate(self, payload: bytes) -> list[bytes]:
+        pieces = []
+        data = self._zlib.decompress(payload, PIECE)
+        while data:
+            pieces.append(data)
+            tail = self._zlib.unconsumed_tail
+            data = self._zlib.decompress(tail, PIECE) if tail else b""
+        return pieces
