@@ -219,13 +219,33 @@ def read_some():
     return len(chunk)
 
 
+watch = {"ident": None, "max": 0, "shrunk": False}
+
+
+def watch_path():
+    """While rotated files are read, the current file is watched: did it shrink (copytruncate
+    of a file not read yet)?"""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if ident(st) != watch["ident"]:
+        watch.update(ident=ident(st), max=st.st_size, shrunk=False)
+        return
+    if st.st_size < watch["max"]:
+        watch["shrunk"] = True
+    watch["max"] = max(watch["max"], st.st_size)
+
+
 def drain_quiet(q):
-    """Read to the end, and on until the file has not grown for `q` s."""
+    """Read to the end, and on until the file has not changed for `q` s (its mtime says so at
+    once for a file nobody writes to any more; the monotonic clock bounds the wait anyway)."""
     last = time.monotonic()
     while True:
+        watch_path()
         if read_some():
             last = time.monotonic()
-        elif time.monotonic() - last >= q:
+        elif time.monotonic() - last >= q or time.time() - os.fstat(fd).st_mtime >= q:
             return
         else:
             idle(POLL)
@@ -325,22 +345,39 @@ def find_copy(hl, hh, off, check):
 
 
 def read_chain(m):
-    """Every rotated sibling newer than mtime `m`, oldest first; their names."""
-    names = []
-    for p in successors(m):
+    """Every rotated sibling newer than mtime `m`, oldest first: (their names, the names of
+    those that appeared meanwhile). Asked again after each file: while one is read, the
+    current file may be rotated too, or copied and truncated (its copy is then the next
+    member, and the current file holds the rest)."""
+    names, first, late = [], None, []
+    while True:
+        todo = successors(m)
+        if first is None:
+            first = set(todo)
+        if not todo:
+            return names, late
+        p = todo[0]
+        if p not in first:
+            late.append(os.path.basename(p))
         try:
             f = open_reg(p)
-        except (OSError, NotRegular):
+        except (OSError, NotRegular):  # unreadable: skip it (once)
+            try:
+                seen.add(ident(os.stat(p)))
+            except OSError:
+                pass
             continue
         start_file(f, 0, "next", p)
-        drain_quiet(0)
+        drain_quiet(0 if STOP else QUIET)  # the newest may still get late writes
         os.close(f)
         names.append(os.path.basename(p))
-    return names
 
 
 def follow_rotation(where, disconnected):
     """The file being read was renamed (to `where`): finish it, the chain, then the new file."""
+    newest = path_ident()
+    watch.update(ident=None)
+    watch_path()
     drain_quiet(0 if STOP else QUIET)
     m = os.fstat(fd).st_mtime_ns
     now = where
@@ -350,7 +387,7 @@ def follow_rotation(where, disconnected):
             now = found[0]
             os.close(found[1])
     os.close(fd)
-    chain = read_chain(m)
+    chain, late = read_chain(m)
     what = "was rotated while disconnected" if disconnected else "was rotated"
     msg = "%s %s (%s); read it to its end" % (
         path, what, "now " + os.path.basename(now) if now else "since deleted")
@@ -358,6 +395,13 @@ def follow_rotation(where, disconnected):
         msg += ", then the newer rotated file%s %s" % ("s" if len(chain) > 1 else "",
                                                      ", ".join(chain))
     note("rotated", msg + "; now following the new file")
+    watch_path()
+    if (late or watch["shrunk"]) and newest is not None and path_ident() == newest:
+        # the new file shrank while the rotated ones were read, or a file appeared meanwhile
+        # while the new file is still the same one: it was copied and truncated in place
+        note("truncated", "%s was copied and truncated meanwhile (copytruncate); read the "
+             "copy%s, now the file from its start; lines written between the copy and the "
+             "truncation, if any, are lost" % (path, " " + ", ".join(late) if late else ""))
     if STOP and path_ident() is None:
         w(b"E")  # a snapshot read: nothing newer to read
         sys.exit(0)
