@@ -80,6 +80,14 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _is_sshd(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="ascii", errors="replace") as f:
+            return f.read().strip().startswith("sshd")
+    except OSError:
+        return False
+
+
 class Sshd:
     """One sshd. `extra` adds sshd_config lines; `prefix` runs it under another command
     (`setpriv ...` to drop capabilities, `ip netns exec NS` to put it in a namespace);
@@ -157,10 +165,16 @@ class Sshd:
         return _children(self.proc.pid) if self.proc else []
 
     def kill_all(self) -> None:
-        """The listener and every session process: a host reboot / cut network, seen from here."""
+        """The listener and every sshd session process: the connection dies at once, as on a
+        host reboot, and what ran in the sessions loses its channel.
+
+        Only sshd processes are killed. A SIGKILLed login shell can leave a lock behind (root's
+        .bashrc runs `pyenv init`, whose rehash takes a lock file that only its EXIT trap
+        removes), and then every later login on this machine waits 60 s for it.
+        """
         if self.proc is None:
             return
-        victims = [self.proc.pid, *self.session_pids()]
+        victims = [self.proc.pid, *(p for p in self.session_pids() if _is_sshd(p))]
         for pid in victims:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

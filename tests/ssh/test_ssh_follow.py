@@ -401,3 +401,18 @@ def test_bulk_texts_match_line_splitter():
         ra += [t for _, t in a.flush()]
         rb += [t for _, t in b.flush()]
         assert ra == rb
+
+
+def test_remote_follower_source_has_no_undefined_names(tmp_path):
+    """The follower runs as text on the host, out of reach of mypy and ruff: check it here."""
+    import subprocess
+    import sys
+
+    from kvtui.sources.ssh.remote_script import FOLLOWER
+
+    path = tmp_path / "follower.py"
+    path.write_text(FOLLOWER)
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache",
+                           "--select", "F,E9,B", "--target-version", "py37", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -218,3 +218,29 @@ def test_check_on_a_fifo_exits_2(ssh_env, tmp_path):
     assert proc.returncode == 2
     assert "FIFO" in proc.stderr and "Traceback" not in proc.stderr
     assert not pids_matching("kvtui-follow", str(fifo))
+
+
+def test_copytruncate_of_the_new_file_while_the_renamed_one_is_still_read(make_connector,
+                                                                          tmp_path):
+    """Found by bench_ssh_soak: the new file was copied and truncated while the follower was
+    still reading the renamed one; its lines (now only in the copy) were lost, unannounced."""
+    log = tmp_path / "mix.log"
+    _append(log, ["r1"])
+    with Collector(_follower(make_connector("gpu"), log)) as c:
+        c.wait(lambda: c.texts() == ["r1"] and c.notices("live"), what="live")
+        with open(log, "a", buffering=1) as old:
+            os.rename(log, tmp_path / "mix.log.1")
+            _append(log, ["n1", "n2"])
+            old.write("late0\n")
+            c.wait(lambda: c.texts()[-1:] == ["late0"], what="the renamed file still read")
+            shutil.copyfile(log, tmp_path / "mix.log.2")  # copytruncate of the new file
+            _append(log, ["lost between copy and truncate"])
+            with open(log, "r+") as f:
+                f.truncate(0)
+            _append(log, ["m1"])
+            old.write("late1\n")  # the renamed file is still being written
+            c.wait(lambda: c.texts()[-1:] == ["late1"], what="late1")
+        c.wait(lambda: "m1" in c.texts(), timeout=30, what="the new file after the copy")
+        assert c.texts() == ["r1", "late0", "late1", "n1", "n2", "m1"]
+        said = " ".join(n.message for n in c.notices("truncated"))
+        assert "copytruncate" in said and "lost" in said

@@ -77,6 +77,7 @@ class _Resume:
     head_len: int = 0
     head: str = ""
     cursor: Cursor | None = None
+    chain: Any = None  # the host's state while it reads rotated files, handed back on resume
     line_no: int = 0
     started: bool = False  # history already requested once
     command: CommandResume = field(default_factory=CommandResume)
@@ -360,7 +361,7 @@ class RemoteFollower:
         if r.cursor is not None and r.ino is not None:
             win_len, win = r.cursor.resume_window()
             opts.update(offset=r.cursor.consumed, ino=r.ino, dev=r.dev, head_len=r.head_len,
-                        head=r.head, win_len=win_len, win=win)
+                        head=r.head, win_len=win_len, win=win, chain=r.chain)
         args = ["kvtui-follow", self.target.value, json.dumps(opts, separators=(",", ":"))]
         return " ".join(shlex.quote(a) for a in [self.target.python, "-c", _BOOT, *args])
 
@@ -455,6 +456,8 @@ class RemoteFollower:
             out.append(SourceNotice(self.name, "live", f"following {self.target.value}"))
         elif kind == b"N":
             self._host_note(json.loads(payload), out)
+        elif kind == b"C":
+            self._r.chain = json.loads(payload)
         return False
 
     def _hello(self, h: dict[str, Any], out: list[Delivered], resumed: bool) -> None:
@@ -472,6 +475,7 @@ class RemoteFollower:
             r.cursor = Cursor(h["offset"], offsets=self._offsets)
         if why != "head":
             r.ino, r.dev = h["ino"], h["dev"]
+            r.chain = h.get("chain")
         r.head_len, r.head = h["head_len"], h["head"]
         self._session_progress()
         if not r.started:

@@ -15,6 +15,7 @@ The stream starts with MAGIC: whatever a login script printed on stdout before i
   N  json {state, message}         rotated / truncated / missing / stale / info / error
   E  caught up with the end of the file (sent once; with stop_at_end the follower then exits)
   K  heartbeat while idle, so the client's watchdog can tell "quiet log" from "dead peer"
+  C  json: the state of a chain of rotated files being read (also in H), handed back on resume
 
 A file is known by its identity: inode and device plus a hash of its first bytes (inodes are
 reused). Rotations are followed by identity, oldest first: the renamed file is read until it has
@@ -194,7 +195,24 @@ def start_file(nfd, npos, why, name=None):
     first64 = os.pread(fd, 64, 0)
     tail64 = bytes_before(fd, pos, 64)
     wj(b"H", {"ino": st.st_ino, "dev": st.st_dev, "offset": pos, "size": st.st_size,
-              "head_len": cur_head[0], "head": cur_head[1], "name": name or path, "why": why})
+              "head_len": cur_head[0], "head": cur_head[1], "name": name or path, "why": why,
+              "chain": chain_state()})
+
+
+chaining = {"newest": None, "late": [], "cut": 0}
+
+
+def chain_state():
+    """While rotated files are read: what the next session needs to finish the watch on the
+    new file (its identity, largest size and first bytes seen, whether it shrank), the files
+    that appeared meanwhile, and how many copytruncates were seen."""
+    newest = chaining["newest"]
+    if newest is None:
+        return None
+    mine = watch["ident"] == newest
+    return {"newest": list(newest), "max": watch["max"] if mine else 0,
+            "shrunk": mine and watch["shrunk"], "head": list(watch["head"]) if mine else [0, ""],
+            "late": list(chaining["late"]), "cut": chaining["cut"]}
 
 
 def read_some():
@@ -219,22 +237,59 @@ def read_some():
     return len(chunk)
 
 
-watch = {"ident": None, "max": 0, "shrunk": False}
+watch = {"ident": None, "max": 0, "shrunk": False, "head": (0, "")}
 
 
 def watch_path():
     """While rotated files are read, the current file is watched: did it shrink (copytruncate
-    of a file not read yet)?"""
+    of a file not read yet)? Its size and first bytes before that are kept, to find the copy."""
     try:
         st = os.stat(path)
     except OSError:
         return
     if ident(st) != watch["ident"]:
-        watch.update(ident=ident(st), max=st.st_size, shrunk=False)
-        return
+        watch.update(ident=ident(st), max=0, shrunk=False, head=(0, ""))
     if st.st_size < watch["max"]:
-        watch["shrunk"] = True
-    watch["max"] = max(watch["max"], st.st_size)
+        if not watch["shrunk"]:
+            watch["shrunk"] = True
+            chaining["cut"] += 1
+            if chaining["newest"] is not None:
+                wj(b"C", chain_state())  # for a session that has to finish this chain
+        return
+    if watch["shrunk"] or st.st_size <= watch["max"]:
+        return
+    watch["max"] = st.st_size
+    if watch["head"][0] < HEAD:
+        try:
+            f = open_reg(path)
+        except (OSError, NotRegular):
+            return
+        watch["head"] = head_of(f)
+        os.close(f)
+
+
+def read_copy_of_newest():
+    """The new file shrank while older ones were read: read its copy (same first bytes), if
+    there is one, before the file itself from 0. The copy's name, or None."""
+    hl, hh = watch["head"]
+    if not hl:
+        return None
+    cands = []
+    for p, name, st in siblings():
+        if rotation_name(name) and ident(st) not in seen and ident(st) != watch["ident"]:
+            cands.append((st.st_mtime_ns, p))
+    for _, p in sorted(cands):
+        try:
+            f = open_reg(p)
+        except (OSError, NotRegular):
+            continue
+        if same_head(f, hl, hh):
+            start_file(f, 0, "next", p)
+            drain_quiet(0)
+            os.close(f)
+            return os.path.basename(p)
+        os.close(f)
+    return None
 
 
 def drain_quiet(q):
@@ -349,7 +404,7 @@ def read_chain(m):
     those that appeared meanwhile). Asked again after each file: while one is read, the
     current file may be rotated too, or copied and truncated (its copy is then the next
     member, and the current file holds the rest)."""
-    names, first, late = [], None, []
+    names, first, late = [], None, chaining["late"]
     while True:
         todo = successors(m)
         if first is None:
@@ -373,11 +428,19 @@ def read_chain(m):
         names.append(os.path.basename(p))
 
 
-def follow_rotation(where, disconnected):
-    """The file being read was renamed (to `where`): finish it, the chain, then the new file."""
-    newest = path_ident()
-    watch.update(ident=None)
-    watch_path()
+def follow_rotation(where, disconnected, carried=None):
+    """The file being read was renamed (to `where`): finish it, the chain, then the new file.
+    `carried`: the chain state of the session that was reading the chain when it was lost."""
+    if carried:
+        newest = tuple(carried["newest"])
+        watch.update(ident=newest, max=carried["max"], shrunk=carried["shrunk"],
+                     head=tuple(carried["head"]))
+        chaining.update(newest=newest, late=list(carried["late"]), cut=carried["cut"])
+    else:
+        newest = path_ident()
+        chaining.update(newest=newest, late=[], cut=0)
+        watch.update(ident=None)
+        watch_path()
     drain_quiet(0 if STOP else QUIET)
     m = os.fstat(fd).st_mtime_ns
     now = where
@@ -394,14 +457,22 @@ def follow_rotation(where, disconnected):
     if chain:
         msg += ", then the newer rotated file%s %s" % ("s" if len(chain) > 1 else "",
                                                      ", ".join(chain))
-    note("rotated", msg + "; now following the new file")
     watch_path()
-    if (late or watch["shrunk"]) and newest is not None and path_ident() == newest:
-        # the new file shrank while the rotated ones were read, or a file appeared meanwhile
-        # while the new file is still the same one: it was copied and truncated in place
-        note("truncated", "%s was copied and truncated meanwhile (copytruncate); read the "
-             "copy%s, now the file from its start; lines written between the copy and the "
-             "truncation, if any, are lost" % (path, " " + ", ".join(late) if late else ""))
+    same = newest is not None and path_ident() == newest
+    if same and watch["shrunk"]:
+        copy = read_copy_of_newest()
+        if copy is not None and copy not in late:
+            late.append(copy)
+    note("rotated", msg + "; now following the new file")
+    cut = chaining["cut"] or (1 if same and late else 0)
+    chaining["newest"] = None
+    if cut:
+        # the log shrank while rotated files were read, or a file appeared meanwhile while the
+        # new file stayed the same one: copied and truncated in place (copytruncate)
+        note("truncated", "%s was copied and truncated %s while rotated files were read "
+             "(copytruncate); the copies were read in order with the rotated files; lines "
+             "written between a copy and its truncation, if any, are lost"
+             % (path, "once" if cut == 1 else "%d times" % cut))
     if STOP and path_ident() is None:
         w(b"E")  # a snapshot read: nothing newer to read
         sys.exit(0)
@@ -477,7 +548,7 @@ def resume():
     if head_ok and os.fstat(f).st_size >= off and window_ok(f, off, o["win_len"], o["win"]):
         start_file(f, off, "start", where)
         if where != path:
-            follow_rotation(where, True)
+            follow_rotation(where, True, o.get("chain"))
         return
     cur = ident(os.fstat(f))
     copy = find_copy(hl, hh, off, lambda c: window_ok(c, off, o["win_len"], o["win"]))
