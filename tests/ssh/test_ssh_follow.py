@@ -416,3 +416,59 @@ def test_remote_follower_source_has_no_undefined_names(tmp_path):
                            "--select", "F,E9,B", "--target-version", "py37", str(path)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _history(path, megabytes: int) -> list[str]:
+    import random
+
+    rng = random.Random(7)
+    lines = [f"[2026-01-01 00:00:{i % 60:02d} TP{i % 8}] Decode batch, #running-req: "
+             f"{rng.randint(1, 256)}, #token: {rng.randint(1, 10**6)}, token usage: "
+             f"{rng.random():.2f}, gen throughput (token/s): {rng.random() * 9000:.2f}"
+             for i in range(megabytes * 7000)]
+    path.write_text("".join(x + "\n" for x in lines))
+    return lines
+
+
+@pytest.mark.parametrize("zstd_on_host", [True, False])
+def test_history_goes_as_zstd_where_the_host_has_it(make_connector, tmp_path, zstd_on_host):
+    """Issue 14: zstd level 1 on the wire when the host has the `zstd` binary (or Python
+    3.14's compression.zstd), zlib-1 otherwise; the lines are the same either way."""
+    import shutil
+    import sys
+
+    if zstd_on_host and not shutil.which("zstd"):
+        pytest.skip("no zstd binary on this host")
+    log = tmp_path / "history.log"
+    lines = _history(log, 20)
+    python = tmp_path / "python-without-zstd"
+    python.write_text(f"#!/bin/sh\nPATH=/nonexistent exec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    target = Target("file", str(log), python=sys.executable if zstd_on_host else str(python))
+    src = RemoteFollower(make_connector("gpu"), target, stop_at_end=True, keepalive=1.0)
+    c = Collector(src, blocks=True)
+    c.thread.start()
+    c.thread.join(120)
+    assert not c.thread.is_alive()
+    assert c.texts() == lines
+    assert src.codec == ("zstd+zlib" if zstd_on_host else "zlib")
+    assert src.bytes_received < log.stat().st_size / 4
+
+
+def test_a_zstd_frame_is_decoded_within_its_bound():
+    import zstandard
+
+    from kvtui.sources.ssh.frames import YMAX, FrameReader, StreamError
+    from kvtui.sources.ssh.remote_script import MAGIC
+
+    def frame(kind: bytes, payload: bytes) -> bytes:
+        return kind + len(payload).to_bytes(4, "big") + payload
+
+    data = b"line\n" * 100000
+    ok = zstandard.ZstdCompressor(level=1, write_content_size=False).compress(data)
+    r = FrameReader()
+    assert r.feed(MAGIC + frame(b"Y", ok)) == [(b"D", data)]
+    bomb = zstandard.ZstdCompressor(level=1, write_content_size=False).compress(
+        b"\0" * (YMAX + 1))
+    with pytest.raises(StreamError):
+        FrameReader().feed(MAGIC + frame(b"Y", bomb))

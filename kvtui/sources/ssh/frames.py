@@ -3,18 +3,30 @@
 The stream starts with `MAGIC`. Anything before it is what a login script printed on stdout
 (`echo Welcome` in .bashrc). That text is kept, so the client can skip it and say what it was, or
 quote it exactly when the follower never starts. Data frames are decompressed here, in bounded
-pieces, so a hostile host cannot make one frame cost unbounded memory.
+pieces (a zstd frame holds at most YMAX bytes), so a hostile host cannot make one frame cost
+unbounded memory.
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
+from typing import Any
 
 from kvtui.sources.ssh.remote_script import MAGIC
 
 BANNER_MAX = 64 << 10  # bytes accepted before MAGIC
 PIECE = 4 << 20  # largest decompressed piece handed on at once
+YMAX = 8 << 20  # a zstd frame holds at most this much (the follower's BLOCK)
+
+
+def zstd_available() -> bool:
+    """Whether this client can decode zstd frames (the `zstandard` package)."""
+    try:
+        import zstandard  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 class StreamError(Exception):
@@ -29,6 +41,7 @@ class FrameReader:
         self.synced = False
         self.banner = b""  # what came before MAGIC (bounded)
         self._zlib = zlib.decompressobj()
+        self._zstd: Any = None
 
     def feed(self, chunk: bytes) -> list[tuple[bytes, bytes]]:
         buf = self._buf
@@ -55,6 +68,8 @@ class FrameReader:
             pos += 5 + size
             if kind == b"Z":
                 out.extend((b"D", piece) for piece in self._inflate(payload))
+            elif kind == b"Y":
+                out.append((b"D", self._unzstd(payload)))
             else:
                 out.append((kind, payload))
         del buf[:pos]
@@ -63,6 +78,16 @@ class FrameReader:
     def pending_text(self) -> bytes:
         """What arrived but is not a frame yet (for "exactly what was received")."""
         return bytes(self._buf[:200])
+
+    def _unzstd(self, payload: bytes) -> bytes:
+        if self._zstd is None:
+            import zstandard
+
+            self._zstd = zstandard.ZstdDecompressor()
+        try:
+            return bytes(self._zstd.decompress(payload, max_output_size=YMAX))
+        except Exception as exc:  # zstandard.ZstdError: a broken or oversized frame
+            raise StreamError(f"bad zstd frame from the host: {exc}") from None
 
     def _inflate(self, payload: bytes) -> list[bytes]:
         pieces = []
