@@ -261,7 +261,8 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
 
     try:
         analyzer = analyse_remote(connector, conn, target, lines, host, model_path,
-                                  give_up_after=args.reconnect_timeout, say=_Say())
+                                  give_up_after=args.reconnect_timeout, say=_Say(),
+                                  on_verdict=_say_verdict)
     except _CheckError as exc:
         _err(str(exc))
         return 2
@@ -271,6 +272,16 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
         analyzer.checkpoint = _inspect_after_read(connector, conn, path, host, python)
         report = analyzer.report()
     return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
+
+
+def _say_verdict(block: Any, report: dict[str, Any]) -> None:
+    """The running server's start-up verdict, on stderr, while the rest of the log arrives."""
+    alerts = [a for a in report.get("alerts") or [] if isinstance(a, dict)]
+    worst = [a for a in alerts if a.get("severity") == "critical"] or alerts
+    what = "; ".join(f"{a.get('severity')}: {_inert(str(a.get('title')), 160)}"
+                     for a in worst[:3]) or "no alert"
+    _err(f"read ahead: the start-up at line {block.first_line_no:,} says {what} "
+         f"(the full report follows once the whole log is read)")
 
 
 class _Say:
@@ -329,12 +340,21 @@ class _CheckError(Exception):
     pass
 
 
+# The first line of every SGLang server start (parsers/server_args.py): what the follower reads
+# ahead, so the verdict of the running server comes before the rest of a big log. (The engine
+# seam of issue 11 will own this; it is engine knowledge, kept out of the source.)
+STARTUP_MARKERS = ("server_args=",)
+
+
 def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, host: str,
                    model_path: str | None = None, *, give_up_after: float = 30.0,
-                   say: Any = None) -> Any:
+                   say: Any = None, on_verdict: Any = None) -> Any:
     """What has been logged so far, analysed as it arrives: the `--check` read (also used by
     bench_ssh.py). Blocks of lines are folded while the next ones are on the wire; nothing is
-    copied to disk. Raises _CheckError with a one-line message when the log cannot be read.
+    copied to disk. The start-up region of the last server start, read ahead by the host,
+    is folded on its own first and `on_verdict(block, report)` sees its report (the full
+    read still folds those lines in their place). Raises _CheckError with a one-line message
+    when the log cannot be read.
     """
     import threading
 
@@ -348,7 +368,12 @@ def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, ho
 
     def deliver(batch: list[Any]) -> None:
         for item in batch:
-            if isinstance(item, LineBlock):
+            if isinstance(item, LineBlock) and item.prelude:
+                if on_verdict is not None:
+                    early = Analyzer()
+                    early.feed_many(item.source, item.texts, item.first_line_no)
+                    on_verdict(item, early.report())
+            elif isinstance(item, LineBlock):
                 analyzer.feed_many(item.source, item.texts, item.first_line_no)
             elif isinstance(item, SourceNotice):
                 if item.state == "error":
@@ -359,7 +384,8 @@ def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, ho
     live = conn if conn is not None and conn.is_active() else None
     follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True, connection=live,
                               host_label=host, model_path=model_path,
-                              give_up_after=give_up_after)
+                              give_up_after=give_up_after,
+                              prelude_markers=STARTUP_MARKERS if on_verdict is not None else ())
     follower.run_blocks(deliver, threading.Event())
     if errors:
         raise _CheckError(_inert(errors[-1], 1000))

@@ -160,3 +160,72 @@ def test_a_200_mb_line_costs_bounded_memory_in_check(ssh_env, tmp_path):
     local = analyse_files([str(plain)]).report()
     assert report["kv_cache"] == json.loads(json.dumps(local["kv_cache"]).replace(
         str(plain), f"gpu:{log}"))
+
+
+def _two_starts(path: Path) -> tuple[list[str], int]:
+    """A BF16 server, 5 MB of its runtime, then a restart as FP8: the verdict that matters
+    (the running server's) is at the end of the file. Returns the lines and the restart's."""
+    first = (SAMPLES / "llama31-70b-tp8.log").read_text().splitlines()
+    second = (SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log").read_text().splitlines()
+    decode = next(x for x in first if "Decode batch" in x)
+    lines = first + [decode] * 36000 + second + [decode] * 500
+    path.write_text("".join(x + "\n" for x in lines))
+    restart = max(i for i, x in enumerate(lines) if "server_args=" in x) + 1
+    return lines, restart
+
+
+def test_the_start_up_of_the_running_server_is_read_ahead(make_connector, tmp_path):
+    """Issue 14 point 5: the host sends the start-up region of the last server start first,
+    so its verdict does not wait for the rest of the file; the in-order lines are unchanged."""
+    from kvtui.sources.ssh.blocks import LineBlock
+    from kvtui.sources.ssh.follow import RemoteFollower, Target
+
+    log = tmp_path / "restarted.log"
+    lines, restart = _two_starts(log)
+    got: list = []
+    src = RemoteFollower(make_connector("gpu"), Target("file", str(log)), stop_at_end=True,
+                         keepalive=1.0, prelude_markers=("server_args=",))
+    src.run_blocks(lambda batch: got.extend(b for b in batch if isinstance(b, LineBlock)),
+                   __import__("threading").Event())
+    ahead = [b for b in got if b.prelude]
+    assert len(ahead) == 1
+    pre = ahead[0]
+    assert pre.first_line_no == restart
+    assert pre.texts == lines[restart - 1:restart - 1 + len(pre.texts)]
+    assert len(pre.texts) > 50  # the start-up region, not one line
+    in_order = [b for b in got if not b.prelude]
+    before = got.index(pre)
+    assert all(b.first_line_no + len(b.texts) <= restart for b in got[:before])
+    assert [t for b in in_order for t in b.texts] == lines
+    # the TUI's LineSource form leaves the read-ahead block out: every line once, in order
+    from kvtui.sources.base import SourceLine
+
+    seen: list = []
+    tui = RemoteFollower(make_connector("gpu"), Target("file", str(log)), stop_at_end=True,
+                         keepalive=1.0, prelude_markers=("server_args=",))
+    tui.run(lambda items: seen.extend(i for i in items if isinstance(i, SourceLine)),
+            __import__("threading").Event())
+    assert [x.text for x in seen] == lines
+    assert [x.line_no for x in seen] == list(range(1, len(lines) + 1))
+
+
+def test_check_says_the_read_ahead_verdict_first(ssh_env, tmp_path, capsys):
+    import argparse
+
+    from kvtui.commands import ssh as ssh_cmd
+    from kvtui.commands.check import analyse_files
+
+    log = tmp_path / "restarted.log"
+    _, restart = _two_starts(log)
+    p = argparse.ArgumentParser()
+    ssh_cmd.configure(p)
+    args = p.parse_args(["-F", str(ssh_env["config"]), "gpu", "--log", str(log), "--check",
+                         "--json", "--fail-on", "never", "--no-checkpoint"])
+    assert ssh_cmd.run(args) == 0
+    out, err = capsys.readouterr()
+    assert f"read ahead: the start-up at line {restart:,} says critical: FP8 KV cache" in err
+    report = json.loads(out)
+    local = analyse_files([str(log)]).report()
+    for key in ("kv_cache", "alerts", "runs"):
+        assert report[key] == json.loads(json.dumps(local[key]).replace(str(log),
+                                                                        f"gpu:{log}")), key

@@ -3,7 +3,8 @@
 One delivery path for every consumer: a `LineBlock` holds consecutive lines of one file with the
 line number of the first and the byte offset where it starts (per-line offsets when the consumer
 asked for them), so a headless check folds a block with one call and the TUI turns it into
-`SourceLine`s (`as_items`). The follower itself never looks inside a line.
+`SourceLine`s (`as_items`). The follower itself never looks inside a line: the read-ahead block
+(`prelude`) is found on the host by markers the consumer names.
 
 `Cursor` is the read position in the file being followed: a bounded `LineSplitter` plus the last
 bytes before the resume point, whose hash lets the host tell "same file, same bytes" from a file
@@ -29,6 +30,9 @@ class LineBlock:
     offset: int  # byte offset of the first line in its file (-1 for command output)
     texts: list[str]  # decoded, newline stripped, length bounded (kvtui.sources.lines)
     offsets: list[int] | None = None  # per line, when the follower was asked for them
+    # read ahead: the start-up region of the last server start, sent before the lines before
+    # it (its lines come again, in order, with the rest); not a continuation of the stream
+    prelude: bool = False
 
 
 Delivered = LineBlock | SourceNotice
@@ -36,9 +40,16 @@ Deliver = Callable[[list[Delivered]], None]
 
 
 def as_items(batch: list[Delivered]) -> list[Item]:
-    """The `LineSource` form of a batch: one `SourceLine` per line."""
+    """The `LineSource` form of a batch: one `SourceLine` per line.
+
+    A read-ahead block is left out: `SourceLine`s are folded in order, and its lines arrive
+    again in their place. (The TUI can show its verdict early once its ingest folds such a
+    block on the side; until then only `run_blocks` consumers see it.)
+    """
     items: list[Item] = []
     for d in batch:
+        if isinstance(d, LineBlock) and d.prelude:
+            continue
         if isinstance(d, LineBlock):
             offs = d.offsets if d.offsets is not None else [-1] * len(d.texts)
             items.extend(SourceLine(d.source, n, off, text)

@@ -19,6 +19,7 @@ import contextlib
 import json
 import random
 import shlex
+import struct
 import threading
 import time
 import zlib
@@ -54,6 +55,8 @@ BLOCK_LINES = 20000  # a block is handed on once it holds this many lines
 QUIET = 2.0  # s a renamed log must stay unchanged before the follower moves to the new file
 HEALTHY_AFTER = 30.0  # s of a working session after which the reconnect backoff starts over
 GIVE_UP_AFTER = 30.0  # s a stop-at-end read (`--check`) waits for a lost host to come back
+PRELUDE_BYTES = 256 << 10  # the start-up region read ahead (SGLang's is a few hundred lines)
+PRELUDE_GAP = 4 << 20  # read ahead only when the stream is this far from it
 
 
 @dataclass
@@ -131,7 +134,8 @@ class RemoteFollower:
                  on_checkpoint: Callable[[Connection, str], str | None] | None = None,
                  model_path_probe: Callable[[], str | None] | None = None,
                  healthy_after: float = HEALTHY_AFTER, give_up_after: float = GIVE_UP_AFTER,
-                 quiet: float = QUIET) -> None:
+                 quiet: float = QUIET, prelude_markers: tuple[str, ...] = (),
+                 prelude_bytes: int = PRELUDE_BYTES, prelude_gap: int = PRELUDE_GAP) -> None:
         self.connector = connector
         self.target = target
         self.lines = lines  # None: the whole log so far
@@ -146,6 +150,12 @@ class RemoteFollower:
         self.healthy_after = healthy_after
         self.give_up_after = give_up_after
         self.quiet = quiet
+        # read ahead (first session only): the host finds the last line holding one of these
+        # strings (the consumer knows what starts a server) and sends `prelude_bytes` from
+        # there first, when the stream would reach it only `prelude_gap` bytes or more later
+        self.prelude_markers = prelude_markers
+        self.prelude_bytes = prelude_bytes
+        self.prelude_gap = prelude_gap
         self.compress = compress
         self.rng = rng
         host = host_label or connector.spec.alias
@@ -359,6 +369,9 @@ class RemoteFollower:
             "ino": None, "dev": None, "head_len": 0, "head": "", "win_len": 0, "win": "",
             "stop_at_end": self.stop_at_end, "hb": self.keepalive, "idle_exit": self.idle_exit,
             "quiet": self.quiet, "codecs": self._codecs()}
+        if self.prelude_markers and not r.started:
+            opts["prelude"] = {"markers": list(self.prelude_markers),
+                               "bytes": self.prelude_bytes, "min_gap": self.prelude_gap}
         if r.cursor is not None and r.ino is not None:
             win_len, win = r.cursor.resume_window()
             opts.update(offset=r.cursor.consumed, ino=r.ino, dev=r.dev, head_len=r.head_len,
@@ -468,7 +481,17 @@ class RemoteFollower:
             self._host_note(json.loads(payload), out)
         elif kind == b"C":
             self._r.chain = json.loads(payload)
+        elif kind == b"P":
+            out.append(self._prelude(payload))
         return False
+
+    def _prelude(self, payload: bytes) -> LineBlock:
+        """The read-ahead start-up region as a block of its own (bounded like any frame)."""
+        offset, line_no = struct.unpack_from(">QQ", payload)
+        raw = zlib.decompressobj().decompress(payload[16:], self.prelude_bytes + 1)
+        cursor = Cursor(offset, offsets=self._offsets)
+        _, texts, offs = cursor.feed(raw[:self.prelude_bytes])
+        return LineBlock(self.name, line_no, offset, texts, offs, prelude=True)
 
     def _hello(self, h: dict[str, Any], out: list[Delivered], resumed: bool) -> None:
         r = self._r

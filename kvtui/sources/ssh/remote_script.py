@@ -18,6 +18,9 @@ The stream starts with MAGIC: whatever a login script printed on stdout before i
   E  caught up with the end of the file (sent once; with stop_at_end the follower then exits)
   K  heartbeat while idle, so the client's watchdog can tell "quiet log" from "dead peer"
   C  json: the state of a chain of rotated files being read (also in H), handed back on resume
+  P  read ahead, once: offset and line number (2 x 8 bytes) + zlib-compressed complete lines
+     of the start-up region of the last server start (the line holding the last of the
+     client's markers), when the stream would reach it only later (a big file, --lines N)
 
 A file is known by its identity: inode and device plus a hash of its first bytes (inodes are
 reused). Rotations are followed by identity, oldest first: the renamed file is read until it has
@@ -633,6 +636,49 @@ def resume():
         start_file(f, 0, "start", where)
 
 
+def last_marker(f, size):
+    """The line start of the last line holding one of the client's markers, or None."""
+    marks = [m.encode("utf-8", "surrogateescape") for m in o["prelude"]["markers"]]
+    longest = max(len(m) for m in marks)
+    end = size
+    while end > 0:
+        start = max(0, end - (4 << 20))
+        buf = os.pread(f, end - start + longest, start)  # a marker may straddle `end`
+        hit = max(buf.rfind(m, 0, end - start + len(m) - 1) for m in marks)
+        if hit >= 0:
+            at = start + hit
+            back = os.pread(f, min(at, 1 << 16), at - min(at, 1 << 16))
+            nl = back.rfind(b"\n")
+            if nl >= 0:
+                return at - len(back) + nl + 1
+            return 0 if at == len(back) else None
+        end = start
+    return None
+
+
+def prelude(f, at, size):
+    """Read ahead: the start-up region of the last server start, sent before the lines from
+    `at` on, when the stream itself would take a while to get there (P)."""
+    pre = o.get("prelude")
+    if not pre or not pre["markers"] or size - at < pre["min_gap"]:
+        return
+    ls = last_marker(f, size)
+    if ls is None or at <= ls < at + pre["min_gap"]:
+        return
+    raw = os.pread(f, pre["bytes"], ls)
+    cut = raw.rfind(b"\n")
+    if cut < 0:
+        return
+    raw = raw[:cut + 1]
+    line_no, off = 1, 0
+    while off < ls:  # its line number: the newlines before it
+        step = os.pread(f, min(4 << 20, ls - off), off)
+        line_no += step.count(b"\n")
+        off += len(step)
+        pump(0)
+    w(b"P", struct.pack(">QQ", ls, line_no) + zlib.compress(raw, 1))
+
+
 def begin():
     if o["ino"] is not None:
         resume()
@@ -641,6 +687,7 @@ def begin():
     size = os.fstat(f).st_size
     at = min(o["offset"], size) if o["offset"] >= 0 else tail_offset(f, size, o["lines"])
     start_file(f, at, "start")
+    prelude(f, at, size)
 
 
 def checks(state):
