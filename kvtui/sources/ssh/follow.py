@@ -430,6 +430,12 @@ class RemoteFollower:
                         if cur is not None:
                             self._take(*cur.feed(payload), out)
                             self.last_data = last_frame
+                            # handed on per frame: the first (small) one holds the start-up,
+                            # and its consumer can fold and show it before the next arrives
+                            self._close_block(out)
+                            if out:
+                                deliver(out)
+                                out = []
                         continue
                     self._close_block(out)
                     done = self._control(kind, payload, out, resumed)

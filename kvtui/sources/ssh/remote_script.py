@@ -45,7 +45,8 @@ MAGIC = b"\x00KVTUI-FOLLOW-2\x00"
 path = sys.argv[2]
 o = json.loads(sys.argv[3])
 STOP, HB, IDLE_EXIT, QUIET = o["stop_at_end"], o["hb"], o["idle_exit"], o["quiet"]
-CHUNK, HEAD, POLL = 1 << 20, 1024, 0.1
+CHUNK, HEAD, POLL, FIRST = 1 << 20, 1024, 0.1, 256 << 10
+sent_any = False
 D = os.path.dirname(path) or "."
 BASE = os.path.basename(path)
 STEM, EXT = os.path.splitext(BASE)
@@ -279,8 +280,12 @@ def read_some():
     """One read at `pos`, sent; its length (0 at the end of the file). A big backlog goes in
     8 MiB blocks when the zstd binary compresses (spawning it per 1 MiB read would cost more
     than it saves); live reads stay small and go as zlib."""
-    global pos, tail64, first64, cur_head
-    chunk = read_block() or os.read(fd, CHUNK)
+    global pos, tail64, first64, cur_head, sent_any
+    if not sent_any:  # the start-up first, small: the client can fold it and show it at once
+        chunk = os.read(fd, FIRST)
+        sent_any = bool(chunk)
+    else:
+        chunk = read_block() or os.read(fd, CHUNK)
     if not chunk:
         return 0
     send(chunk)
