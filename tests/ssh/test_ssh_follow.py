@@ -467,8 +467,27 @@ def test_a_zstd_frame_is_decoded_within_its_bound():
     data = b"line\n" * 100000
     ok = zstandard.ZstdCompressor(level=1, write_content_size=False).compress(data)
     r = FrameReader()
-    assert r.feed(MAGIC + frame(b"Y", ok)) == [(b"D", data)]
+    assert list(r.feed(MAGIC + frame(b"Y", ok))) == [(b"D", data)]
     bomb = zstandard.ZstdCompressor(level=1, write_content_size=False).compress(
         b"\0" * (YMAX + 1))
     with pytest.raises(StreamError):
-        FrameReader().feed(MAGIC + frame(b"Y", bomb))
+        list(FrameReader().feed(MAGIC + frame(b"Y", bomb)))
+
+
+def test_frames_are_decoded_one_at_a_time():
+    """4 MiB received can hold hundreds of MB of a long line: nothing is decoded before the
+    frame ahead of it has been handed on."""
+    import zlib
+
+    from kvtui.sources.ssh.frames import FrameReader
+    from kvtui.sources.ssh.remote_script import MAGIC
+
+    z = zlib.compressobj(1)
+    chunk = b"x" * (1 << 20)
+    payloads = [z.compress(chunk) + z.flush(zlib.Z_SYNC_FLUSH) for _ in range(300)]
+    wire = MAGIC + b"".join(b"Z" + len(p).to_bytes(4, "big") + p for p in payloads)
+    frames = FrameReader().feed(wire)
+    first = next(frames)
+    assert first == (b"D", chunk)
+    assert frames.gi_frame is not None  # a generator: the other 299 MiB are still compressed
+    assert sum(len(p) for _, p in frames) == 299 << 20

@@ -176,6 +176,8 @@ class RemoteFollower:
         self._session_since: float | None = None  # when the current session started delivering
         self.healthy = False  # the current session has worked for `healthy_after` s
         self._waiting = False  # the host said "missing" / "stale": say "live" when data is back
+        self._resuming = False  # this session continues an earlier one
+        self._banner_said = False
         self._pending: list[str] = []
         self._pending_offsets: list[int] = []
         self._pending_at = -1
@@ -393,8 +395,8 @@ class RemoteFollower:
         reader = FrameReader()
         err = bytearray()
         last_frame = time.monotonic()
-        resumed = self._r.cursor is not None
-        banner_said = False
+        self._resuming = self._r.cursor is not None  # the first H frame says where we are
+        self._banner_said = False
         try:
             while not stop.is_set():
                 while chan.recv_stderr_ready():
@@ -416,36 +418,11 @@ class RemoteFollower:
                 last_frame = time.monotonic()
                 self.bytes_received += len(chunk)
                 try:
-                    frames = reader.feed(chunk)
+                    done = self._frames(reader.feed(chunk), deliver, reader)
                 except (StreamError, zlib.error) as exc:
                     raise _Fatal(inert(str(exc), 400)) from None
-                if reader.banner and not banner_said:
-                    banner_said = True
-                    self._notice(deliver, "info", "the login shell printed this on stdout before "
-                                 f"the follower started (skipped): {_clip(reader.banner)!r}")
-                out: list[Delivered] = []
-                for kind, payload in frames:
-                    if kind == b"D":
-                        cur = self._r.cursor
-                        if cur is not None:
-                            self._take(*cur.feed(payload), out)
-                            self.last_data = last_frame
-                            # handed on per frame: the first (small) one holds the start-up,
-                            # and its consumer can fold and show it before the next arrives
-                            self._close_block(out)
-                            if out:
-                                deliver(out)
-                                out = []
-                        continue
-                    self._close_block(out)
-                    done = self._control(kind, payload, out, resumed)
-                    resumed = resumed and kind != b"H"
-                    if done:
-                        deliver(out)
-                        return None
-                self._close_block(out)
-                if out:
-                    deliver(out)
+                if done:
+                    return None
                 if self.state == "live":
                     self._session_progress()
                     self._maybe_inspect(conn, deliver)
@@ -455,6 +432,36 @@ class RemoteFollower:
             beat.stop()
             with contextlib.suppress(Exception):
                 chan.close()
+
+    def _frames(self, frames: Any, deliver: Deliver, reader: FrameReader) -> bool:
+        """The frames of one received chunk, handed on as they come; True at the read's end."""
+        out: list[Delivered] = []
+        for kind, payload in frames:
+            if reader.banner and not self._banner_said:
+                self._banner_said = True
+                out.append(SourceNotice(self.name, "info", "the login shell printed this on "
+                                        "stdout before the follower started (skipped): "
+                                        f"{_clip(reader.banner)!r}"))
+            if kind == b"D":
+                cur = self._r.cursor
+                if cur is not None:
+                    self._take(*cur.feed(payload), out)
+                    self.last_data = time.monotonic()
+                    # handed on per frame: the first (small) one holds the start-up, and its
+                    # consumer can fold and show it before the next arrives
+                    self._close_block(out)
+                    if out:
+                        deliver(out)
+                        out = []
+                continue
+            self._close_block(out)
+            if self._control(kind, payload, out):
+                deliver(out)
+                return True
+        self._close_block(out)
+        if out:
+            deliver(out)
+        return False
 
     def _stream_ended(self, reader: FrameReader, err: bytes) -> None:
         """The channel closed without an end frame: say why as exactly as we can."""
@@ -468,11 +475,10 @@ class RemoteFollower:
                         + (f" and on stderr: {msg}" if msg else ""))
         raise _Lost(msg or "remote follower ended")
 
-    def _control(self, kind: bytes, payload: bytes, out: list[Delivered],
-                 resumed: bool) -> bool:
+    def _control(self, kind: bytes, payload: bytes, out: list[Delivered]) -> bool:
         """One control frame; True when the read is complete (stop-at-end)."""
         if kind == b"H":
-            self._hello(json.loads(payload), out, resumed)
+            self._hello(json.loads(payload), out)
         elif kind == b"E":
             if self.stop_at_end:
                 self._flush_cursor(out)
@@ -499,8 +505,9 @@ class RemoteFollower:
         _, texts, offs = cursor.feed(raw[:self.prelude_bytes])
         return LineBlock(self.name, line_no, offset, texts, offs, prelude=True)
 
-    def _hello(self, h: dict[str, Any], out: list[Delivered], resumed: bool) -> None:
+    def _hello(self, h: dict[str, Any], out: list[Delivered]) -> None:
         r = self._r
+        resumed, self._resuming = self._resuming, False
         why = h.get("why")
         old = r.cursor
         if why == "start":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 from typing import Any
 
 from kvtui.sources.ssh.remote_script import MAGIC
@@ -43,7 +44,9 @@ class FrameReader:
         self._zlib = zlib.decompressobj()
         self._zstd: Any = None
 
-    def feed(self, chunk: bytes) -> list[tuple[bytes, bytes]]:
+    def feed(self, chunk: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """The frames complete so far, one at a time: a data frame is decompressed only when
+        the one before has been handed on (4 MiB received can hold 200 MB of a long line)."""
         buf = self._buf
         buf += chunk
         if not self.synced:
@@ -53,27 +56,28 @@ class FrameReader:
                     raise StreamError(
                         f"the host sent {len(buf)} bytes on stdout without the follower's start "
                         f"marker, beginning {bytes(buf[:200])!r}")
-                return []
+                return
             self.banner = bytes(buf[:at])
             del buf[:at + len(MAGIC)]
             self.synced = True
-        out: list[tuple[bytes, bytes]] = []
-        pos, n = 0, len(buf)
-        while n - pos >= 5:
-            kind = bytes(buf[pos:pos + 1])
-            (size,) = struct.unpack_from(">I", buf, pos + 1)
-            if n - pos - 5 < size:
-                break
-            payload = bytes(buf[pos + 5:pos + 5 + size])
-            pos += 5 + size
-            if kind == b"Z":
-                out.extend((b"D", piece) for piece in self._inflate(payload))
-            elif kind == b"Y":
-                out.append((b"D", self._unzstd(payload)))
-            else:
-                out.append((kind, payload))
-        del buf[:pos]
-        return out
+        pos = 0
+        try:
+            while len(buf) - pos >= 5:
+                kind = bytes(buf[pos:pos + 1])
+                (size,) = struct.unpack_from(">I", buf, pos + 1)
+                if len(buf) - pos - 5 < size:
+                    break
+                payload = bytes(buf[pos + 5:pos + 5 + size])
+                pos += 5 + size
+                if kind == b"Z":
+                    for piece in self._inflate(payload):
+                        yield b"D", piece
+                elif kind == b"Y":
+                    yield b"D", self._unzstd(payload)
+                else:
+                    yield kind, payload
+        finally:
+            del buf[:pos]
 
     def pending_text(self) -> bytes:
         """What arrived but is not a frame yet (for "exactly what was received")."""
@@ -89,11 +93,9 @@ class FrameReader:
         except Exception as exc:  # zstandard.ZstdError: a broken or oversized frame
             raise StreamError(f"bad zstd frame from the host: {exc}") from None
 
-    def _inflate(self, payload: bytes) -> list[bytes]:
-        pieces = []
+    def _inflate(self, payload: bytes) -> Iterator[bytes]:
         data = self._zlib.decompress(payload, PIECE)
         while data:
-            pieces.append(data)
+            yield data
             tail = self._zlib.unconsumed_tail
             data = self._zlib.decompress(tail, PIECE) if tail else b""
-        return pieces
