@@ -3,7 +3,7 @@
 
     python3 dev.py demo     # create .venv if needed, then open the TUI on a bundled sample log
     python3 dev.py check    # the same analysis headless (no TUI), on the same sample
-    python3 dev.py test     # create .venv if needed (+ openssh-server for SSH tests), run all tests
+    python3 dev.py test     # create .venv if needed (+ the tools the tests run), run all tests
 
 The venv is rebuilt only when pyproject.toml changes (a stamp file records its hash), so a
 second run starts at once.
@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -30,36 +31,65 @@ def _bin(name: str) -> Path:
 
 
 def ensure_venv() -> None:
+    """Create or refresh .venv. Prints one progress line; pip's own output goes to
+    .venv/install.log, which is shown (its tail) only when the install fails."""
     if sys.version_info < (3, 11):  # noqa: UP036 - dev.py runs under whatever python3 is
         sys.exit(f"kvtui needs Python >= 3.11 (this is {sys.version.split()[0]})")
     want = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if STAMP.exists() and STAMP.read_text().strip() == want and _bin("kvtui").exists():
         return
-    if not _bin("python").exists():
-        print("dev.py: creating .venv ...", flush=True)
+    fresh = not _bin("python").exists()
+    log = VENV / "install.log"
+    print(f"dev.py: {'creating' if fresh else 'updating'} .venv with kvtui and its test tools "
+          f"(pip's output: {log.relative_to(ROOT)}) ...", end="", flush=True)
+    t0 = time.monotonic()
+    if fresh:
         venv.EnvBuilder(with_pip=True).create(VENV)
-    print("dev.py: installing kvtui and its test tools into .venv ...", flush=True)
-    subprocess.run([str(_bin("python")), "-m", "pip", "install", "--quiet", "--upgrade", "pip"],
-                   check=True)
-    subprocess.run([str(_bin("python")), "-m", "pip", "install", "--quiet", "-e", ".[test]"],
-                   check=True, cwd=ROOT)
+    steps = [[str(_bin("python")), "-m", "pip", "install", "--upgrade", "pip"],
+             [str(_bin("python")), "-m", "pip", "install", "-e", ".[test]"]]
+    with log.open("w", encoding="utf-8") as out:
+        for step in steps:
+            out.write(f"$ {' '.join(step)}\n")
+            out.flush()
+            rc = subprocess.call(step, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+                                 env=dict(os.environ, PIP_PROGRESS_BAR="off"))
+            if rc != 0:
+                print(" failed", flush=True)
+                lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+                print("\n".join(lines[-25:]), file=sys.stderr)
+                sys.exit(f"dev.py: installing into .venv failed (exit {rc}); the whole "
+                         f"output is in {log}")
     STAMP.write_text(want)
+    print(f" done ({time.monotonic() - t0:.0f} s)", flush=True)
 
 
-def ensure_sshd() -> None:
-    """The SSH tests talk to a real OpenSSH sshd on 127.0.0.1; install it when missing (root)."""
-    if Path("/usr/sbin/sshd").exists():
+# What the tests run for real, by the file that shows it is there and the Debian package that
+# brings it: sshd for the SSH tests; journalctl's journal writer and the docker and kubectl
+# clients for the log-client tests (which talk to stand-in servers, no daemon or cluster).
+TEST_TOOLS = (
+    ("/usr/sbin/sshd", "openssh-server"),
+    ("/lib/systemd/systemd-journal-remote", "systemd-journal-remote"),
+    ("docker", "docker.io"),
+    ("kubectl", "kubernetes-client"),
+)
+
+
+def ensure_test_tools() -> None:
+    """Install the programs the tests use when missing (root with apt-get); else they skip."""
+    missing = [pkg for probe, pkg in TEST_TOOLS
+               if not (Path(probe).exists() if probe.startswith("/") else shutil.which(probe))]
+    if not missing:
         return
     if shutil.which("apt-get") is None or os.geteuid() != 0:
-        print("dev.py: /usr/sbin/sshd missing and cannot be installed here; SSH tests will skip",
-              flush=True)
+        print(f"dev.py: {', '.join(missing)} missing and cannot be installed here; the tests "
+              "that need them will skip", flush=True)
         return
-    print("dev.py: installing openssh-server (for the SSH tests) ...", flush=True)
+    print(f"dev.py: installing {', '.join(missing)} (for the tests) ...", flush=True)
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     subprocess.run(["apt-get", "update", "-q"], check=False, env=env,
                    stdout=subprocess.DEVNULL)
-    subprocess.run(["apt-get", "install", "-y", "-q", "openssh-server"], check=False, env=env,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
+                   check=False, env=env, stdout=subprocess.DEVNULL)
 
 
 def main(argv: list[str]) -> int:
@@ -72,7 +102,7 @@ def main(argv: list[str]) -> int:
         return subprocess.call([str(_bin("kvtui")), "check", str(SAMPLE), "--fail-on", "never",
                                 *rest])
     if cmd == "test":
-        ensure_sshd()
+        ensure_test_tools()
         return subprocess.call([str(_bin("python")), "-m", "pytest", "-q", *rest], cwd=ROOT)
     if cmd == "lint":
         rc = subprocess.call([str(_bin("ruff")), "check", "."], cwd=ROOT)

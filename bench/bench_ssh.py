@@ -2,7 +2,7 @@
 
 1. Live, over loopback: a remote log growing at 20,000 lines/s (a separate writer process, each
    line stamped with its write time and a sequence number) is followed by `RemoteFollower` and
-   fed to the Analyzer as `kvtui ssh` does. Goal: lag (arrival - write time) under 1 s, every
+   fed to a pipeline Session as `kvtui ssh` does. Goal: lag (arrival - write time) under 1 s, every
    line exactly once.
 2. Initial load through a rate-limited link: a 1,000,000-line SGLang log on a host behind a
    100 Mbit/s link (two network namespaces of the bench's own, a veth pair, `tc ... tbf rate
@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from biglog import write_big_log  # noqa: E402
 
-from kvtui.core.analyzer import Analyzer  # noqa: E402
+from kvtui.core.pipeline import Session  # noqa: E402
 from kvtui.sources.base import SourceLine  # noqa: E402
 from kvtui.sources.ssh.config import HostSpec  # noqa: E402
 from kvtui.sources.ssh.connect import Connector, load_identities  # noqa: E402
@@ -199,7 +199,7 @@ def bench_live(connector: Connector, tmp: Path, rate: int, seconds: float) -> bo
     total = int(rate * seconds)
     lags: list[float] = []
     seqs: list[int] = []
-    analyzer = Analyzer()
+    analyzer = Session()
     lock = threading.Lock()
 
     def emit(items: list) -> None:
@@ -216,7 +216,7 @@ def bench_live(connector: Connector, tmp: Path, rate: int, seconds: float) -> bo
                 lags.append(now - float(text[b + 3:c]))
         if texts:
             with lock:
-                analyzer.feed_many("bench", texts)
+                analyzer.feed_lines("bench", texts)
 
     src = RemoteFollower(connector, Target("file", str(log)), keepalive=5.0)
     stop = threading.Event()
@@ -276,7 +276,7 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
 
         def local() -> tuple[float, dict]:
             t0 = time.perf_counter()
-            report = analyse_files([str(log)]).report()
+            report = analyse_files([str(log)])[0].report()
             return time.perf_counter() - t0, report
 
         def ssh_check(zstd: bool) -> tuple[float, int, dict, str]:
@@ -296,16 +296,14 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
 
         def check_verdict(want: set[str]) -> float:
             """When the --check fold first holds the start-up's critical alert."""
-            from kvtui.core.analyzer import Analyzer
-
-            analyzer = Analyzer()
+            analyzer = Session()
             t0 = time.perf_counter()
             when: list[float] = []
 
             def deliver(batch: list) -> None:
                 for b in batch:
                     if isinstance(b, LineBlock) and not b.prelude:
-                        analyzer.feed_many(b.source, b.texts, b.first_line_no)
+                        analyzer.feed_lines(b.source, b.texts, b.first_line_no)
                         if not when and want <= _critical_rules(analyzer.report()):
                             when.append(time.perf_counter() - t0)
 

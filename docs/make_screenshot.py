@@ -18,11 +18,11 @@ SAMPLE = ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-fp8.log"
 async def main() -> None:
     app = KvApp(ReplaySource([str(SAMPLE)], instant=True), SAMPLE.name)
     async with app.run_test(size=(160, 45)) as pilot:
-        for _ in range(400):
-            await pilot.pause(0.05)
-            if app.ingest.idle:
-                break
-        await pilot.pause(0.3)
+        # The same wait as the snapshot tests: the replay at its end, all of it on screen.
+        while not app.ingest.idle:
+            await pilot.pause(0.02)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
         app.save_screenshot(filename="screenshot.svg", path=str(ROOT / "docs"))
         await pilot.press("q")
 

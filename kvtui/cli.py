@@ -20,7 +20,7 @@ COMMANDS: dict[str, str] = {
     "events": "print every recognized log line as JSON Lines",
     "whatif": "KV capacity what-if: tokens and concurrency for BF16 / FP8 / FP4",
     "replay": "replay saved logs in the TUI, timed by their own timestamps",
-    "tail": "follow a local log file live in the TUI",
+    "tail": "follow a log live in the TUI: a file, stdin (-), --docker, --kubectl or --journal",
     "demo": "open the TUI on a bundled sample log",
     "ssh": "follow SGLang logs on a remote host over SSH",
 }
@@ -40,7 +40,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
             _command_module(name).configure(p)
+            parser.set_defaults(_subparser=p)
     return parser
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse the command line; an unknown option is reported by the subcommand's parser, with
+    its usage (argparse's own parse_args would print the top-level usage instead)."""
+    parser = build_parser(_first_command(argv))
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        where = getattr(args, "_subparser", None) or parser
+        where.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def _first_command(argv: Sequence[str]) -> str | None:
@@ -58,10 +70,9 @@ def _command_module(name: str):  # type: ignore[no-untyped-def]
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_first_command(argv))
-    args = parser.parse_args(argv)
+    args = parse(argv)
     if not args.command:
-        parser.print_help()
+        build_parser().print_help()
         return 0
     try:
         result: int = _command_module(args.command).run(args)

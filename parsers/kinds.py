@@ -1,24 +1,42 @@
-"""Event kinds and the field names each one carries: a contract that tools and tests rely on.
+"""Event kinds: the one vocabulary of facts a log line can carry, whichever engine printed it.
 
-Every kind always carries the listed keys (value None when the line's variant does not print it);
-parsers may add more keys, never remove or rename these.
+For each kind: the field names it always carries (`KIND_FIELDS`; value None when the line's
+variant does not print it), the extra names some variants add (`OPTIONAL_FIELDS`), and its
+traits (`KIND_TRAITS`: where it sits in a log, how the fold treats it, how a viewer tones it).
+Every layer reads kinds from here; `tests/test_vocabularies.py` fails when a kind lacks any of
+them, a fold handler, or sample lines.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "server_args": (
-        "form",  # "repr" (ServerArgs(...), <=0.5.18) or "dict" (0.5.19+)
+        # SGLang: "repr" (ServerArgs(...), <=0.5.18) or "dict" (0.5.19+). vLLM: "namespace"
+        # (`args: Namespace(...)`, <=0.9), "args" (`non-default args: {...}`, 0.10+), "config"
+        # (the engine's `Initializing ... engine (vX) with config: ...`), "resolved" (one
+        # resolved setting: `Using max model len N`, `Chunked prefill is enabled with ...`).
+        "form",
         "model_path", "served_model_name", "dtype", "kv_cache_dtype", "quantization",
         "quantization_param_path", "tp_size", "dp_size", "pp_size", "ep_size", "attn_dp_size",
         "enable_dp_attention", "context_length", "mem_fraction_static", "max_total_tokens",
         "chunked_prefill_size", "max_prefill_tokens", "max_running_requests", "page_size",
         "attention_backend", "disable_radix_cache",
+        # read by the capacity calculator's SGLang sizing rules (kvtui.core.capacity.sglang.args)
+        "prefill_attention_backend", "decode_attention_backend", "max_mamba_cache_size",
+        "mamba_ssm_dtype", "mamba_full_memory_ratio", "mamba_scheduler_strategy",
+        "mamba_radix_cache_strategy", "linear_attn_backend", "disable_overlap_schedule",
+        "swa_full_tokens_ratio", "disable_hybrid_swa_memory", "hybrid_kvcache_ratio",
+        "speculative_algorithm", "speculative_draft_model_path", "speculative_num_draft_tokens",
+        "nsa_prefill_backend", "nsa_decode_backend", "dsa_prefill_backend", "dsa_decode_backend",
     ),
     "load_weight_begin": ("avail_gib",),
     "load_weight_end": ("model_class", "dtype", "quant", "avail_gib", "usage_gib", "elapsed_s"),
     "kv_dtype": ("dtype", "origin"),  # origin: "resolved" | "override"
-    "fp8_scales_missing": ("form",),  # "long" | "short" | "load_error"
+    # "long" | "short" | "load_error" (SGLang, and vLLM V0's loader); "unit_scale" (vLLM's
+    # "Using KV cache scaling factor 1.0 for fp8_e4m3": both scales are 1.0 after loading).
+    "fp8_scales_missing": ("form",),
     "fp8_scales_loaded": ("path",),
     "kv_pool": ("label", "dtype", "tokens", "k_gib", "v_gib", "kv_gib"),
     "mamba_pool": ("slots", "conv_gib", "ssm_gib"),
@@ -43,6 +61,21 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "max_total_tokens_capped": ("message", "requested", "profiled"),
     "mem_unbalanced": ("message",),
     "oom": ("message",),
+    # The engine's own release, as it prints it (vLLM: "vLLM API server version X", its banner).
+    "engine_version": ("version",),
+    # FP8 attention quantises the query (and the softmax probabilities) too, with their own
+    # scales. form: "q_from_k" (no q scale in the checkpoint: k_scale is used) or
+    # "uncalibrated" (q and/or prob scale 1.0). Not the KV cache's scales: kv-fp8-unscaled is
+    # about those.
+    "fp8_qscale_missing": ("form", "q_scale", "prob_scale"),
+    # How the engine budgeted GPU memory before sizing the KV cache (vLLM's memory profile).
+    "memory_profile": (
+        "total_gib", "gpu_memory_utilization", "requested_gib", "weights_gib",
+        "non_torch_gib", "activation_gib", "kv_gib",
+    ),
+    # How the engine laid out its KV pages: tokens per page it settled on, padding layers its
+    # hybrid grouping added, padding of the state pages to the attention page size.
+    "kv_layout": ("block_size", "padding_layers", "padding_waste_pct", "mamba_padding_pct"),
 }
 
 KINDS: tuple[str, ...] = tuple(KIND_FIELDS)
@@ -50,36 +83,111 @@ KINDS: tuple[str, ...] = tuple(KIND_FIELDS)
 # Extra keys a kind may carry when the line's variant prints them (absent otherwise). They are
 # listed so consumers and tests can tell a known extra from a typo; none shadows RESERVED_KEYS.
 OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
-    "server_args": (),
+    "server_args": (
+        # vLLM: the release the config line names; `resolved` the values are the engine's
+        # resolved configuration rather than what was asked; `partial` one resolved setting
+        # (never a server start); `resolved_kv_dtype` the KV dtype the engine resolved (its
+        # config line's kv_cache_dtype, `auto` read as the model dtype it prints beside it).
+        "version", "resolved", "partial", "resolved_kv_dtype", "architecture",
+        "gpu_memory_utilization", "max_num_batched_tokens", "enable_prefix_caching",
+        "enable_expert_parallel", "enforce_eager", "dcp_size", "kv_cache_memory_bytes",
+        "num_gpu_blocks_override", "mamba_ssm_cache_dtype", "calculate_kv_scales",
+        "speculative_method", "num_speculative_tokens",
+    ),
     "load_weight_begin": (),
     "load_weight_end": ("overlap",),  # True for the --startup-weight-load-mode overlap line
     "kv_dtype": ("reason",),  # override target, e.g. "DeepSeek DSA on SM8 device"
     "fp8_scales_missing": ("tp_rank",),  # form "load_error" only
     "fp8_scales_loaded": (),
-    "kv_pool": ("post_capture", "avail_gib"),  # post_capture: "VA upper bound"/post-capture
+    # post_capture: "VA upper bound"/post-capture. scope "all": the size is every KV layer of
+    # the rank together, K and V (vLLM's "Available KV cache memory"), not one pool's.
+    "kv_pool": ("post_capture", "avail_gib", "scope"),
     "mamba_pool": ("intermediate_ssm_gib", "intermediate_conv_gib"),
     "swa_split": (),
     "memory_pool_end": (),
     "cuda_graph_end": ("graph",),  # what was captured, e.g. "target verify CUDA graph"
-    "capacity": ("available_cpu_mem_gib",),
+    # vLLM: the pool in blocks (`# GPU blocks: N`; tokens = blocks x page_size), the
+    # concurrency it prints for `context_len`-token requests, a forced block count.
+    "capacity": ("available_cpu_mem_gib", "gpu_blocks", "cpu_blocks", "page_size",
+                 "max_concurrency", "gpu_blocks_override"),
     "prefill_batch": (
         "mixed_running_req", "pending_token", "replay_token", "unbootstrapped_req",
         "transferring_req", "bootstrap_req", "inflight_req", "prealloc_req", "optimistic_req",
         "waiting_image_req", "prefill_tflops", "token", "full_token", "swa_token",
     ),
     "decode_batch": (
+        "preempted_reqs",  # requests preempted since the last stats line (vLLM)
         "mamba_num", "accept_rate", "preallocated_usage", "prealloc_req", "transfer_req",
         "host_receive_req", "largest_len", "waiting_image_req", "cache_miss", "gpu_token",
         "gpu_token_usage", "cpu_token", "cpu_token_usage", "decode_tflops", "read_bw_gbps",
-        "write_bw_gbps",
+        "write_bw_gbps", "prompt_throughput", "prefix_cache_hit_rate", "swapped_req",
     ),
     "retraction": (
         "wording", "aborted_retracted_reqs", "new_tokens_gained", "mamba_num_gained",
+        "mode", "cumulative",  # vLLM V0 preemption: RECOMPUTE/SWAP, total so far
     ),
     "max_total_tokens_capped": (),
     "mem_unbalanced": ("min_gpu_memory_gib", "local_gpu_memory_gib"),
-    "oom": ("reason",),
+    # vLLM's "KV cache is needed, which is larger than the available" family.
+    "oom": ("reason", "needed_gib", "available_gib", "max_model_len", "estimated_max_model_len",
+            "requested", "available"),
+    "engine_version": (),
+    "fp8_qscale_missing": (),
+    # the CUDA graph memory the utilization figures account for (vLLM 0.1x-0.33)
+    "memory_profile": ("equivalent_gpu_memory_utilization", "suggested_gpu_memory_utilization",
+                       "cuda_graph_gib"),
+    "kv_layout": ("mamba_cache_mode",),
 }
 
 # Keys every event's JSON line carries besides its fields; no field may shadow them.
 RESERVED_KEYS: frozenset[str] = frozenset({"source", "line", "kind", "rank", "ts"})
+
+
+@dataclass(frozen=True, slots=True)
+class KindTraits:
+    """What a kind is to the layers above the parsers.
+
+    `phase`: "startup" (configuration, memory, pools), "runtime" (batch lines, the bulk of a log)
+    or "error". `batch`: a decode/prefill line, folded column-wise and only dated by its first
+    line in a run. `joinable`: may continue a run across a chunk cut of a big file (its fold is
+    mergeable). `alerting`: worth showing by itself under the log's "alerts" filter. `tone`: how
+    a viewer colours the line (the UI maps tones to styles).
+    """
+
+    phase: str
+    tone: str
+    batch: bool = False
+    joinable: bool = False
+    alerting: bool = False
+
+
+KIND_TRAITS: dict[str, KindTraits] = {
+    "server_args": KindTraits("startup", "config"),
+    "load_weight_begin": KindTraits("startup", "load"),
+    "load_weight_end": KindTraits("startup", "load"),
+    "kv_dtype": KindTraits("startup", "dtype", alerting=True),
+    "fp8_scales_missing": KindTraits("startup", "danger", alerting=True),
+    "fp8_scales_loaded": KindTraits("startup", "good"),
+    "kv_pool": KindTraits("startup", "memory"),
+    "mamba_pool": KindTraits("startup", "memory"),
+    "swa_split": KindTraits("startup", "memory"),
+    "memory_pool_end": KindTraits("startup", "load"),
+    "cuda_graph_end": KindTraits("startup", "load"),
+    "capacity": KindTraits("startup", "capacity"),
+    "prefill_batch": KindTraits("runtime", "prefill", batch=True, joinable=True),
+    "decode_batch": KindTraits("runtime", "decode", batch=True, joinable=True),
+    "retraction": KindTraits("runtime", "warn", joinable=True, alerting=True),
+    "max_total_tokens_capped": KindTraits("startup", "warn", alerting=True),
+    "mem_unbalanced": KindTraits("startup", "warn", alerting=True),
+    "oom": KindTraits("error", "danger", joinable=True, alerting=True),
+    "engine_version": KindTraits("startup", "config"),
+    "fp8_qscale_missing": KindTraits("startup", "warn", alerting=True),
+    "memory_profile": KindTraits("startup", "memory"),
+    "kv_layout": KindTraits("startup", "memory"),
+}
+
+TONES: tuple[str, ...] = ("config", "load", "dtype", "danger", "good", "memory", "capacity",
+                          "prefill", "decode", "warn")
+BATCH_KINDS: frozenset[str] = frozenset(k for k, t in KIND_TRAITS.items() if t.batch)
+JOINABLE_KINDS: frozenset[str] = frozenset(k for k, t in KIND_TRAITS.items() if t.joinable)
+ALERTING_KINDS: frozenset[str] = frozenset(k for k, t in KIND_TRAITS.items() if t.alerting)

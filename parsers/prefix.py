@@ -1,8 +1,18 @@
-"""Timestamp/rank prefix of an SGLang log line.
+"""The one grammar of line heads: where a line's timestamp and rank tags are, for every reader.
 
 SGLang's own formatter prints `[<asctime>[.ms][ ranks]] message`; pasted logs lose the leading
 `[`, users trim the date, and `SGLANG_LOGGING_CONFIG_PATH` setups print
-`YYYY-MM-DD HH:MM:SS LEVEL PID [ranks file.py:N] message`.
+`YYYY-MM-DD HH:MM:SS LEVEL PID [ranks file.py:N] message`. Timestamps come with a space or a `T`
+between date and time, and with `.ms` or `,ms`. The parsers take (ts, rank) from here, and the
+replay times lines with `line_timestamp` and `ts_seconds` from here, so a log the parsers can
+date is a log the replay can time and seek.
+
+vLLM's heads (`vllm/logger.py`) are a second family, read by `vllm_head`: `LEVEL MM-DD HH:MM:SS
+[file.py:N] message` (0.8+), `LEVEL MM-DD HH:MM:SS file.py:N] message` (0.5-0.7), a
+`(EngineCore_DP0 pid=241) ` / `(Worker_TP1 pid=307) ` process prefix in front (multiprocess V1;
+inside the format itself from 0.33), and whatever wraps a line on its way to the file (a
+docker-compose `name  | ` column, a journald `Mon DD HH:MM:SS host vllm[pid]: ` head, a
+`[YYYY-MM-DD HH:MM:SS] ` stamp). `line_timestamp` / `ts_seconds` read both families.
 
 Splitting is two-phase on purpose: `message_start` only uses `str.find`, so the (common)
 unrecognised line costs almost nothing, and `parse_prefix` validates the head only once a
@@ -12,7 +22,11 @@ memoised; the cache is bounded and holds immutable values, so sharing it is harm
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import regex
+
+from parsers.envelope import payload_start
 
 _RANK = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+"
 _TS = r"(?:\d{4}-\d{2}-\d{2}[ T])?\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"
@@ -69,3 +83,138 @@ def strip_level_file(msg: str) -> str:
     """Drop a `LEVEL file.py:N: ` head (seen in 2026 builds) so the message dispatches."""
     m = _LEVEL_FILE.match(msg)
     return msg[m.end() :] if m is not None else msg
+
+
+# A timestamp at the very start of a line, in any head form above (the bracket optional).
+_LEADING_TS = regex.compile(rf"\[?({_TS})(?=[\] ]|$)")
+
+
+def line_timestamp(text: str) -> str | None:
+    """The timestamp a line's head carries (either family's), or None. Behind a log client's
+    envelope (a saved `docker/kubectl logs --timestamps` or `journalctl`, `parsers.envelope`) it
+    is the server's own timestamp, so such a file replays at the server's pace."""
+    first = text[:1]
+    enveloped = (first == "[" and text[1:5] == "pod/") or (text[4:5] == "-"
+                                                          and text[10:11] == "T")
+    if (first == "[" or "0" <= first <= "9") and not enveloped:
+        m = _LEADING_TS.match(text)
+        if m is not None:
+            return m.group(1)
+    cut = payload_start(text)
+    if cut:
+        text = text[cut:]
+        first = text[:1]
+    if first == "[" or "0" <= first <= "9":
+        m = _LEADING_TS.match(text)
+        if m is not None:
+            return m.group(1)
+    head = vllm_head(text)
+    return head[1] if head is not None else None
+
+def ts_day(ts: str) -> str | None:
+    """The date part of a timestamp of this grammar ("2026-01-01", or vLLM's "05-01"), or None
+    for a time-only stamp: what a bare HH:MM:SS typed by a user is completed with."""
+    if len(ts) >= 19 and ts[4] == "-":
+        return ts[:10]
+    if len(ts) >= 14 and ts[2] == "-" and ts[5] == " ":
+        return ts[:5]
+    return None
+
+
+# vLLM prints the month and day without a year (`%m-%d %H:%M:%S`); a leap year keeps 02-29
+# valid. Only differences between stamps matter (replay timing, seeking), and a log that runs
+# over New Year goes back in time by a year: the replay then plays those lines without a pause.
+_VLLM_YEAR = 2000
+
+
+def ts_seconds(ts: str) -> float | None:
+    """Seconds for a timestamp of this grammar (a time-only stamp: seconds of its day)."""
+    try:
+        if len(ts) >= 19 and ts[4] == "-":
+            base = datetime(int(ts[0:4]), int(ts[5:7]), int(ts[8:10]), int(ts[11:13]),
+                            int(ts[14:16]), int(ts[17:19])).timestamp()
+            frac = ts[19:]
+        elif len(ts) >= 14 and ts[2] == "-" and ts[5] == " ":
+            base = datetime(_VLLM_YEAR, int(ts[0:2]), int(ts[3:5]), int(ts[6:8]),
+                            int(ts[9:11]), int(ts[12:14])).timestamp()
+            frac = ts[14:]
+        else:
+            base = int(ts[0:2]) * 3600 + int(ts[3:5]) * 60 + int(ts[6:8])
+            frac = ts[8:]
+        if frac[:1] in (".", ","):
+            base += float("0." + frac[1:])
+        return float(base)
+    except (ValueError, IndexError):
+        return None
+
+
+# -- vLLM heads -----------------------------------------------------------------------------
+_V_LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
+_V_TS = r"(?:\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"
+# `[file.py:N]` (0.8+; a relative path under VLLM_LOGGING_LEVEL=DEBUG) or `file.py:N]` (<=0.7).
+_V_HEAD = regex.compile(rf"({_V_LEVEL}) ({_V_TS}) \[?[\w.\-/]+:\d+\]\Z")
+# The process prefix: `(EngineCore_DP0 pid=241)`, `(Worker_PP1_TP3 pid=9)`, `(APIServer pid=1)`,
+# `(VllmWorkerProcess pid=6499)` (V0), `(VllmWorker rank=0 pid=12)` (0.9).
+_V_PROC = regex.compile(r"\(([\w.\-]+)(?: rank=(\d+))? pid=\d+\) ")
+_V_PROC_TAIL = regex.compile(r"\(([\w.\-]+)(?: rank=(\d+))? pid=\d+\) \Z")
+# A bare `[file.py:N] ` head with neither level nor time (log fragments quoted in a thread).
+_V_BARE = regex.compile(r"\[[\w.\-/]+\.py:\d+\] ")
+_V_RANK_TOKEN = regex.compile(r"(?:DP|PP|PCP|TP|DCP|EP)\d+")
+# How far into the line the vLLM head may end: envelopes (compose, journald, a stamp) and the
+# process prefix come first, and a DEBUG relative path can be long.
+MAX_VLLM_PREFIX = 260
+
+VLLM_CACHE: dict[str, tuple[str | None, str | None]] = {}
+
+
+def vllm_rank(name: str, rank: str | None = None) -> str | None:
+    """The rank tags of a vLLM process name: `Worker_PP1_TP3` -> "PP1 TP3", `EngineCore_DP0` ->
+    "DP0", `EngineCore_0` (0.9-0.10.1) -> "DP0", `VllmWorker rank=2` (0.9) -> "TP2"; processes
+    that serve no single rank (`APIServer`, `EngineCore`, `Worker`, V0's `VllmWorkerProcess`) ->
+    None."""
+    if rank is not None:
+        return f"TP{rank}"
+    parts = name.split("_")
+    tags = [p for p in parts[1:] if _V_RANK_TOKEN.fullmatch(p)]
+    if not tags and parts[0] == "EngineCore" and len(parts) == 2 and parts[1].isdigit():
+        tags = [f"DP{parts[1]}"]
+    return " ".join(tags) or None
+
+
+def vllm_head(text: str) -> tuple[int, str | None, str | None] | None:
+    """(message start, ts, rank) of a vLLM line head, or None when the line has none.
+
+    A line with only a process prefix (a traceback line, a uvicorn access line of the API
+    server) gives its rank and no ts; a bare `[file.py:N] ` head gives neither.
+    """
+    end = text.find("] ", 0, MAX_VLLM_PREFIX)
+    while end > 0:
+        head = text[: end + 1]
+        hit = VLLM_CACHE.get(head)
+        if hit is None:
+            m = _V_HEAD.search(head)
+            if m is None:
+                hit = _NO_PREFIX
+            else:
+                before = head[: m.start()]
+                p = _V_PROC_TAIL.search(before) if before.endswith(") ") else None
+                hit = (m.group(2), vllm_rank(p.group(1), p.group(2)) if p else None)
+            if hit is not _NO_PREFIX:
+                if len(VLLM_CACHE) >= _CACHE_MAX:
+                    VLLM_CACHE.clear()
+                VLLM_CACHE[head] = hit
+        if hit is not _NO_PREFIX:
+            return end + 2, hit[0], hit[1]
+        # A `]` inside an envelope (`[2024-07-08 15:17:34] INFO ...`): look further.
+        end = text.find("] ", end + 2, MAX_VLLM_PREFIX)
+    if text[:1] == "(":
+        p = _V_PROC.match(text)
+        if p is not None:
+            start = p.end()
+            b = _V_BARE.match(text, start)
+            return (b.end() if b else start), None, vllm_rank(p.group(1), p.group(2))
+    elif text[:1] == "[":
+        b = _V_BARE.match(text)
+        if b is not None:
+            return b.end(), None, None
+    return None

@@ -1,8 +1,9 @@
 """Writes the bundled sample logs (deterministic: same bytes every run).
 
-The logs are modelled line for line on SGLang's own format strings (see the version notes by
+The SGLang logs are modelled line for line on SGLang's own format strings (see the version notes by
 each scenario) and their numbers follow SGLang's capacity arithmetic, so a pool line, its
 capacity line and the weight/memory lines agree with each other the way they do on a real server.
+The vLLM logs come from `vllm_samples.py`, on the same principle with vLLM's format strings.
 Run `python sample_logs/generate.py` to rewrite them; `tests/test_samples.py` checks the files
 on disk are what this script produces.
 
@@ -18,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+
+import vllm_samples  # the vLLM logs, beside this file
 
 GIB = 1 << 30
 HERE = Path(__file__).resolve().parent
@@ -139,19 +142,25 @@ def access_line(rng: random.Random) -> str:
 
 # --------------------------------------------------------------------------------------------
 # Capacity arithmetic used to make consistent numbers (sglang-log-lines.md section 8).
-def mamba_split(rest_bytes: int, per_req: int, ratio: float = 0.9) -> tuple[int, int]:
-    """(slots, kv_bytes) as handle_max_mamba_cache splits the rest (0.5.4-0.5.22)."""
-    budget = int(rest_bytes * ratio / (1 + ratio))
-    slots = budget // per_req
+def mamba_split(rest_bytes: int, per_req: int, ratio: float = 0.9,
+                padding: bool = False) -> tuple[int, int]:
+    """(slots, kv_bytes) as handle_max_mamba_cache splits the rest: budget // per_req in
+    0.5.4-0.5.16; from 0.5.17 the pool's padding slot is charged, (budget - per) // per slots
+    and (slots + 1) x per subtracted (kv_cache_configurator.py:1816-1982 in 0.5.17)."""
+    budget = rest_bytes * ratio / (1 + ratio)
+    if padding:
+        slots = int((budget - per_req) // per_req)
+        return slots, rest_bytes - (slots + 1) * per_req
+    slots = int(budget // per_req)
     return slots, rest_bytes - slots * per_req
 
 
-def solve_rest_for_tokens(tokens: int, cell: int, per_req: int) -> int:
+def solve_rest_for_tokens(tokens: int, cell: int, per_req: int, padding: bool = False) -> int:
     """Smallest rest (bytes) whose Mamba split leaves exactly `tokens` KV tokens."""
     lo, hi = tokens * cell, tokens * cell * 4 + per_req * 4096
     while lo < hi:
         mid = (lo + hi) // 2
-        if mamba_split(mid, per_req)[1] // cell >= tokens:
+        if mamba_split(mid, per_req, padding=padding)[1] // cell >= tokens:
             hi = mid
         else:
             lo = mid + 1
@@ -250,8 +259,9 @@ def qwen35(kv: str, *, fmt: str, seed: int) -> str:
     model = "/models/nvidia/Qwen3.5-397B-A17B-NVFP4"
     elem = 2 if kv == "bf16" else 1
     cell = QWEN35_CELL_FP8 * elem
-    rest = solve_rest_for_tokens(QWEN35_FP8_TOKENS, QWEN35_CELL_FP8, QWEN35_PER_REQ)
-    slots, kv_bytes = mamba_split(rest, QWEN35_PER_REQ)
+    padding = fmt == "0.5.21"  # 0.5.17+ charges the Mamba pool's padding slot
+    rest = solve_rest_for_tokens(QWEN35_FP8_TOKENS, QWEN35_CELL_FP8, QWEN35_PER_REQ, padding)
+    slots, kv_bytes = mamba_split(rest, QWEN35_PER_REQ, padding=padding)
     tokens = kv_bytes // cell
     pre, mem_frac = 46.98 * GIB, 0.82
     after = rest + pre * (1 - mem_frac)
@@ -321,7 +331,10 @@ def qwen35(kv: str, *, fmt: str, seed: int) -> str:
                 f"{gb(graph_after)} GB.", r)
     ctx = 262144
     est = min(max(int(tokens / ctx * 512), 2048), 4096)
-    mrr = min(tokens // 2, est, slots // 3)
+    # slots per request: 3 with no_buffer (0.5.4-0.5.13 default); from 0.5.14 "auto" picks
+    # extra_buffer with overlap scheduling for Qwen3.5, 3 + 2 (kv_cache_configurator.py
+    # :3062-3088 in 0.5.23, arg_groups/overrides.py:477-488)
+    mrr = min(tokens // 2, est, slots // (5 if fmt == "0.5.21" else 3))
     log.add(f"max_total_num_tokens={tokens}, chunked_prefill_size=8192, max_prefill_tokens=16384,"
             f" max_running_requests={mrr}, context_len={ctx}, available_gpu_mem="
             f"{gb(graph_after)} GB", "TP0")
@@ -542,8 +555,10 @@ def legacy_03() -> str:
 def qwen3_235b_fp4() -> str:
     """Qwen3-235B-A22B at TP=8 with an explicit NVFP4 KV cache, SGLang 0.5.16+ format (the pool
     line prints its dtype; FP4 warning). Per GPU: 4 KV heads // 8 -> 1 (replicated), 94 layers.
-    Cell (0.5.16+ fp4_kv_cache_quant_method): fp4 data H*(D/2)*L*2 + block scales
-    H*(D/16)*L*2 + a dequant workspace H*D*2*2 not multiplied by L."""
+    Cell (NVFP4KVCacheMethod.compute_cell_size, fp4_kv_cache_quant_method.py:536-555 in
+    0.5.16-0.5.20): fp4 data H*(D/2)*L*2 + one block-scale layout H*(D/16)*L*2 + the FP8
+    dequant workspace H*D*2 (x kv_size 1 x fp8 1), not multiplied by L. From 0.5.16 the pool's
+    K/V sizes include the scale and workspace buffers (memory_pool.py:2118-2129), half each."""
     rng = random.Random(235)
     log = Log(Clock(datetime(2026, 8, 14, 21, 3, 9)))
     ranks = [f"TP{i}" for i in range(8)]
@@ -551,7 +566,7 @@ def qwen3_235b_fp4() -> str:
     after = pre - usage
     rest = after - pre * (1 - mem_frac)
     h, d, layers = 1, 128, 94
-    cell = h * (d // 2) * layers * 2 + h * (d // 16) * layers * 2 + h * d * 2 * 2
+    cell = h * (d // 2) * layers * 2 + h * (d // 16) * layers * 2 + h * d * 2
     tokens = int(rest // cell)
     args = base_server_args("Qwen/Qwen3-235B-A22B", tp_size=8, kv_cache_dtype="nvfp4",
                             mem_fraction_static=mem_frac, served_model_name="qwen3-235b",
@@ -565,7 +580,7 @@ def qwen3_235b_fp4() -> str:
     for r in ranks:
         log.add(f"Load weight end. elapsed=139.80 s, type=Qwen3MoeForCausalLM, avail mem="
                 f"{gb(after)} GB, mem usage={gb(usage)} GB.", r)
-    k_bytes = (tokens + 1) * h * (d // 2) * layers
+    k_bytes = (tokens + 1) * cell // 2
     for r in ranks:
         log.add(f"KV Cache is allocated. dtype: torch.float4_e2m1fn_x2, #tokens: {tokens}, "
                 f"K size: {gb(k_bytes)} GB, V size: {gb(k_bytes)} GB", r)
@@ -697,6 +712,7 @@ SAMPLES = {
 def render_all() -> Iterator[tuple[str, str]]:
     for name, make in SAMPLES.items():
         yield name, make()
+    yield from vllm_samples.render_all()
 
 
 def main(argv: list[str]) -> int:

@@ -1,7 +1,8 @@
 """Every line of the real-log corpus parses exactly as `corpus_expectations` says.
 
-The corpus is ground truth for what pasted SGLang (and vLLM) logs look like; a missed line, a
-mis-typed value or a stray event on an irrelevant line all fail here. A new corpus file without
+The corpus is ground truth for what pasted SGLang and vLLM logs look like; a missed line, a
+mis-typed value or a stray event on an irrelevant line all fail here. Lines are read as the
+pipeline reads them: by the grammar of the engine the file's lines name. A new corpus file without
 an entry fails too, so the expectations cannot silently fall behind the corpus.
 """
 
@@ -13,7 +14,9 @@ from pathlib import Path
 import pytest
 from corpus_expectations import EXPECTATIONS
 
-from parsers import KIND_FIELDS, parse_line
+from kvtui.core.engine import all_engines
+from kvtui.core.pipeline.fold import Fold
+from parsers import KIND_FIELDS
 
 CORPUS = Path(
     os.environ.get(
@@ -50,8 +53,9 @@ def test_corpus_file(name: str) -> None:
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     assert max(expected, default=0) <= len(lines), f"{name}: expectation beyond last line"
     problems: list[str] = []
+    fold = Fold(all_engines())  # each line read by the engine the file's lines name
     for number, line in enumerate(lines, 1):
-        event = parse_line(line)
+        event = fold.parse(line)
         want = expected.get(number)
         if want is None:
             if event is not None:

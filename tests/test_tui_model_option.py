@@ -18,7 +18,7 @@ def test_replay_model_option_reaches_the_calculator(monkeypatch):
     seen: dict = {}
 
     def fake_run_app(source, title, **opts):
-        ingest = Ingest(source, analyzer=opts["analyzer"])
+        ingest = Ingest(source, session=opts["session"])
         ingest.start()
         deadline = time.monotonic() + 20
         while ingest.last_state != "at_end" and time.monotonic() < deadline:

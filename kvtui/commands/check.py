@@ -1,6 +1,9 @@
-"""`kvtui check FILE...`: the analysis, headless.
+"""`kvtui check FILE...`: the analysis, headless, as a deploy gate.
 
-Exit 0 when clean, 1 when an alert at the --fail-on level exists, 2 on errors.
+Each file is its own stream and gets its own report. Exit codes (docs in the README):
+0 clean; 1 an alert at the --fail-on level in any file; 2 an error (unreadable input, a bad
+flag); 3 a file in which no line of any known engine was recognised (empty, binary, another
+program's log), when no file has an alert.
 """
 
 from __future__ import annotations
@@ -10,30 +13,78 @@ import json
 import sys
 from typing import Any
 
-SEVERITY_RANK = {"critical": 3, "warning": 2, "info": 1}
-
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("files", nargs="+", metavar="FILE", help="log files (.gz ok; - for stdin)")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="log files (.gz ok; - for stdin); may be left out with --checkpoint")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--stream", action="store_true",
+                   help="JSON Lines: the start-up verdict of a big file first (\"partial\": "
+                        "true), then the full report")
+    p.add_argument("--quiet", action="store_true", help="no progress line on the terminal")
     p.add_argument("--fail-on", choices=("critical", "warning", "never"), default="critical",
                    help="exit 1 when an alert at or above this level exists (default critical)")
     p.add_argument("--model", metavar="M",
                    help="model preset, config.json or model directory for the calculator")
     p.add_argument("--min-context-concurrency", type=float, default=2.0, metavar="X",
                    help="warn when fewer than X full-context requests fit (default 2)")
+    p.add_argument("--checkpoint", metavar="DIR",
+                   help="read the served checkpoint's KV scales (a model directory, a Hugging "
+                        "Face cache folder models--org--name, or org/name in the local cache): "
+                        "their values refine the FP8 alerts")
     p.add_argument("--target-concurrency", type=float, default=None, metavar="X",
                    help="warn when BF16 would fit fewer than X full-context requests")
+    p.add_argument("--sglang-version", metavar="X",
+                   help="the SGLang release whose sizing rules the what-if applies (default: "
+                        "the newest the log allows)")
+
+
+EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED = 1, 2, 3
 
 
 def exit_code(report: dict[str, Any], fail_on: str) -> int:
     if fail_on == "never":
         return 0
-    threshold = SEVERITY_RANK[fail_on]
-    for alert in report.get("alerts") or []:
-        if SEVERITY_RANK.get(alert.get("severity", ""), 0) >= threshold:
-            return 1
-    return 0
+    from kvtui.core import severity
+
+    return int(any(severity.at_least(a.get("severity"), fail_on)
+                   for a in report.get("alerts") or []))
+
+
+def unrecognised(report: dict[str, Any]) -> bool:
+    """No line of any engine was recognised in this report's input."""
+    return report.get("engine") is None and bool(report.get("sources"))
+
+
+def gate(reports: list[dict[str, Any]], fail_on: str) -> int:
+    """The exit code of a check over several files: an alert anywhere wins, then a file that
+    was not an LLM-server log at all."""
+    if any(exit_code(r, fail_on) for r in reports):
+        return EXIT_ALERT
+    return EXIT_UNRECOGNISED if any(map(unrecognised, reports)) else 0
+
+
+def render_all(reports: list[dict[str, Any]], *, as_json: bool, fail_on: str) -> int:
+    """Print one report per file (one JSON object with `files` for several) and return the
+    gate's exit code."""
+    if len(reports) == 1:
+        render_and_exit(reports[0], as_json=as_json, fail_on=fail_on)
+        return gate(reports, fail_on)
+    code = gate(reports, fail_on)
+    if as_json:
+        from kvtui import __version__
+
+        doc = {"kvtui_version": __version__, "files": reports, "exit_code": code}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
+        return code
+    from kvtui.core.render import render_gate, render_text
+
+    for i, report in enumerate(reports, 1):
+        sys.stdout.write(f"=== file {i} of {len(reports)} ===\n")
+        sys.stdout.write(render_text(report) + "\n")
+    sys.stdout.write(render_gate(reports, fail_on, code))
+    sys.stdout.flush()
+    return code
 
 
 def render_and_exit(report: dict[str, Any], *, as_json: bool, fail_on: str) -> int:
@@ -49,56 +100,99 @@ def render_and_exit(report: dict[str, Any], *, as_json: bool, fail_on: str) -> i
     return exit_code(report, fail_on)
 
 
-def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = None) -> Any:
-    """Feed every file through one Analyzer (a later file continues the same deployment)."""
-    from kvtui.core.analyzer import Analyzer
-    from kvtui.sources.readers import iter_batches
+def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = None,
+                  checkpoint: Any = None, releases: tuple[tuple[str, str], ...] = (),
+                  stream: bool = False, quiet: bool = True) -> Any:
+    """Each file analysed as its own stream (one session each, in the order given).
 
-    if len(files) == 1:
-        from kvtui.parallel import analyse_parallel
+    `stream`: print each big file's start-up verdict as a JSON line as soon as it is known.
+    `quiet`: no progress line on a terminal.
+    """
+    from kvtui.commands.progress import StderrProgress
+    from kvtui.core.pipeline import Options, Progress, Session, analyse
+    from kvtui.sources.readers import log_input
 
-        fast = analyse_parallel(files[0], model=model, alert_options=alert_options)
-        if fast is not None:
-            return fast
-    analyzer = Analyzer(model=model, alert_options=alert_options)
-    for path in files:
-        analyzer.feed_batches("<stdin>" if path == "-" else path, iter_batches(path))
-    return analyzer
+    with StderrProgress(quiet=quiet) as bar:
+        def preview(session: Session) -> None:
+            report = session.report()
+            if stream:
+                _json_line(report)
+            bar.verdict(report)
+
+        def progress(name: str, p: Progress) -> None:
+            bar.update(name, p.done, p.total)
+
+        options = Options(model=model, alert_options=alert_options, checkpoint=checkpoint,
+                          releases=releases)
+        if not files:  # --checkpoint alone: the checkpoint's facts, no log
+            return [Session(options)]
+        return analyse([log_input(p) for p in files], options,
+                       preview=preview if stream or bar.enabled else None,
+                       progress=progress if bar.enabled else None)
+
+
+def _json_line(report: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(report, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
 
 
 def run(args: argparse.Namespace) -> int:
     from kvtui.sources.readers import LogOpenError, check_readable
 
+    checkpoint_arg = getattr(args, "checkpoint", None)
+    if not args.files and not checkpoint_arg:
+        print("kvtui: give a log FILE, or --checkpoint DIR, or both", file=sys.stderr)
+        return 2
     try:
         for path in args.files:
             check_readable(path)
         model = _resolve_model(args.model)
+        releases = _releases(getattr(args, "sglang_version", None))
         options = _alert_options(args)
-        analyzer = analyse_files(args.files, model=model, alert_options=options)
-    except LogOpenError as exc:
+        checkpoint = _inspect_checkpoint(checkpoint_arg) if checkpoint_arg else None
+        sessions = analyse_files(args.files, model=model, alert_options=options, releases=releases,
+                                 checkpoint=checkpoint, stream=args.stream, quiet=args.quiet)
+    except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
-    except ValueError as exc:
-        print(f"kvtui: {exc}", file=sys.stderr)
-        return 2
-    return render_and_exit(analyzer.report(), as_json=args.json, fail_on=args.fail_on)
+    reports = [s.report() for s in sessions]
+    if not args.files:  # --checkpoint alone: nothing was meant to be recognised
+        return render_and_exit(reports[0], as_json=args.json, fail_on=args.fail_on)
+    if args.stream:
+        for report in reports:
+            _json_line(report)
+        return gate(reports, args.fail_on)
+    return render_all(reports, as_json=args.json, fail_on=args.fail_on)
+
+
+def _inspect_checkpoint(arg: str) -> Any:
+    """--checkpoint: the same reader `kvtui ssh` uses over SFTP, on a local directory.
+    A directory that is not there is a one-line error (ValueError, exit 2)."""
+    from kvtui.sources.checkpoint_files import inspect_local_checkpoint
+
+    return inspect_local_checkpoint(arg)
 
 
 def _resolve_model(name: str | None) -> Any:
     """Validate --model early (a one-line error, exit 2) and hand the name on to the core."""
-    if not name:
-        return None
     from kvtui.core import capacity
 
-    capacity.resolve_model(name)  # raises ValueError with the list of presets
-    return name
+    if name:
+        capacity.resolve_model(name)  # raises ValueError with the list of presets
+    return name or None
+
+
+def _releases(sglang_version: str | None) -> tuple[tuple[str, str], ...]:
+    """--sglang-version, checked (a one-line error, exit 2), as the pipeline's pinned release."""
+    if not sglang_version:
+        return ()
+    from kvtui.core.version import check_release, fmt
+
+    return (("sglang", fmt(check_release(sglang_version))),)
 
 
 def _alert_options(args: argparse.Namespace) -> Any:
-    from kvtui.core import alerts
+    from kvtui.core.alerts import AlertOptions
 
-    opts_cls = getattr(alerts, "AlertOptions", None)
-    if opts_cls is None:
-        return None
-    return opts_cls(min_context_concurrency=args.min_context_concurrency,
-                    target_concurrency=args.target_concurrency)
+    return AlertOptions(min_context_concurrency=args.min_context_concurrency,
+                        target_concurrency=args.target_concurrency)

@@ -10,11 +10,13 @@ DEMO_LOG = "qwen35-397b-nvfp4-tp8-fp8.log"
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--speed", type=float, default=None, metavar="X",
-                   help="replay speed relative to the log's clock (default 50)")
-    p.add_argument("--instant", action="store_true", help="ingest as fast as possible")
+    from kvtui.commands.replay import add_speed_options, add_tui_options
+
+    add_speed_options(p)
     p.add_argument("--log", default=DEMO_LOG, metavar="NAME",
-                   help=f"which bundled sample to open (default {DEMO_LOG})")
+                   help=f"which bundled sample to open (default {DEMO_LOG}; see the list "
+                        "in sample_logs/)")
+    add_tui_options(p)
 
 
 def sample_dir() -> Path:
@@ -23,15 +25,30 @@ def sample_dir() -> Path:
     return Path(kvtui.__file__).resolve().parents[1] / "sample_logs"
 
 
+def bundled_samples() -> list[str]:
+    return sorted(p.name for p in sample_dir().glob("*.log"))
+
+
 def run(args: argparse.Namespace) -> int:
-    path = sample_dir() / Path(args.log).name
+    samples = bundled_samples()
+    name = Path(args.log).name
+    path = sample_dir() / name
     if not path.is_file():
-        print(f"kvtui: the bundled sample {path} is missing (a source checkout has it under "
-              "sample_logs/; run `python sample_logs/generate.py` to write it)", file=sys.stderr)
+        if samples:
+            print(f"kvtui: no bundled sample named {name!r}; the samples are: "
+                  + ", ".join(samples), file=sys.stderr)
+        else:
+            print(f"kvtui: the bundled samples are missing ({sample_dir()} has no .log file; "
+                  "a source checkout has them under sample_logs/, and "
+                  "`python sample_logs/generate.py` writes them again)", file=sys.stderr)
         return 2
     from kvtui.commands.replay import open_tui
     from kvtui.sources import replay
+    from kvtui.ui.export import xdg_export_dir
 
+    if args.export_dir is None:
+        # The sample's directory belongs to kvtui, not to the user: exports go to the data dir.
+        args.export_dir = str(xdg_export_dir())
     source = replay.ReplaySource([str(path)],
                                  speed=args.speed if args.speed else replay.DEFAULT_SPEED,
                                  instant=args.instant)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 
@@ -12,8 +11,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvtui.sources.readers import LogOpenError, check_readable, iter_lines
-    from parsers import parse_line
+    from kvtui.core.pipeline import events
+    from kvtui.sources.readers import LogOpenError, check_readable, log_input
 
     try:
         for path in args.files:
@@ -22,18 +21,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
     out = sys.stdout
-    dumps = json.dumps
     for path in args.files:
-        source = "<stdin>" if path == "-" else path
         try:
-            for n, text in enumerate(iter_lines(path), 1):
-                ev = parse_line(text)
-                if ev is None:
-                    continue
-                obj = {"source": source, "line": n}
-                obj.update(ev.to_dict())
-                out.write(dumps(obj, ensure_ascii=False))
-                out.write("\n")
+            for text in events(log_input(path)):
+                out.write(text)
         except LogOpenError as exc:
             print(f"kvtui: {exc}", file=sys.stderr)
             return 2

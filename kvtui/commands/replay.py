@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 
@@ -17,19 +18,53 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """argparse type for --speed: a number above 0 (finite)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a number above 0, not {text}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    """argparse type for --max-gap: 0 (no cap) or more seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, not {text}")
+    return value
+
+
+def add_tui_options(p: argparse.ArgumentParser) -> None:
+    """Options every TUI command shares (replay, tail, demo)."""
+    p.add_argument("--log-window", type=positive_int, default=20000, metavar="N",
+                   help="lines kept in the log pane (default 20000)")
+    p.add_argument("--export-dir", metavar="DIR", default=None,
+                   help="where e/E write the analysis (default: the log's directory; else "
+                        "$XDG_DATA_HOME/kvtui/exports)")
+
+
+def add_speed_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--speed", type=positive_float, default=None, metavar="X",
+                   help="replay speed relative to the log's clock, above 0 (default 50)")
+    p.add_argument("--instant", action="store_true", help="ingest as fast as possible")
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="log files (.gz ok); several are merged by timestamp")
-    p.add_argument("--speed", type=float, default=None, metavar="X",
-                   help="replay speed relative to the log's clock (default 50)")
-    p.add_argument("--instant", action="store_true", help="ingest as fast as possible")
-    p.add_argument("--max-gap", type=float, default=None, metavar="S",
+    add_speed_options(p)
+    p.add_argument("--max-gap", type=non_negative_float, default=None, metavar="S",
                    help="longest pause between two lines, in seconds (default 0.2; 0: no cap)")
     p.add_argument("--paused", action="store_true", help="start paused (space plays)")
     p.add_argument("--model", metavar="M",
                    help="model preset, config.json or model directory for the calculator")
-    p.add_argument("--log-window", type=positive_int, default=20000, metavar="N",
-                   help="lines kept in the log pane (default 20000)")
+    add_tui_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,21 +91,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
-    """Shared by replay, tail and demo: build the analyzer from --model, then run the app."""
-    from kvtui.core.analyzer import Analyzer
+    """Shared by replay, tail and demo: build the session from --model, then run the app."""
+    from kvtui.core.pipeline import Options, Session
 
     model = None
     name = getattr(args, "model", None)
     if name:
-        from kvtui.core import capacity
+        from kvtui.core.capacity import resolve_model
 
-        resolve = getattr(capacity, "resolve_model", None)
         try:
-            model = resolve(name)[0] if resolve is not None else name
+            model = resolve_model(name)[0]
         except (ValueError, OSError) as exc:
             print(f"kvtui: {exc}", file=sys.stderr)
             return 2
     from kvtui.ui.app import run_app
 
-    return run_app(source, title, analyzer=Analyzer(model=model),  # type: ignore[arg-type]
-                   log_window=getattr(args, "log_window", 20000))
+    return run_app(source, title, session=Session(Options(model=model)),  # type: ignore[arg-type]
+                   log_window=getattr(args, "log_window", 20000),
+                   export_dir=getattr(args, "export_dir", None))

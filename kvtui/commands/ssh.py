@@ -260,17 +260,17 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
     from kvtui.commands.check import render_and_exit
 
     try:
-        analyzer = analyse_remote(connector, conn, target, lines, host, model_path,
-                                  give_up_after=args.reconnect_timeout, say=_Say(),
-                                  on_verdict=_say_verdict)
+        session = analyse_remote(connector, conn, target, lines, host, model_path,
+                                 give_up_after=args.reconnect_timeout, say=_Say(),
+                                 on_verdict=_say_verdict)
     except _CheckError as exc:
         _err(str(exc))
         return 2
-    report = analyzer.report()
+    report = session.report()
     path = model_path or (report.get("model") or {}).get("path")
     if path and not args.no_checkpoint:
-        analyzer.checkpoint = _inspect_after_read(connector, conn, path, host, python)
-        report = analyzer.report()
+        session.configure(checkpoint=_inspect_after_read(connector, conn, path, host, python))
+        report = session.report()
     return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
 
 
@@ -340,10 +340,13 @@ class _CheckError(Exception):
     pass
 
 
-# The first line of every SGLang server start (parsers/server_args.py): what the follower reads
-# ahead, so the verdict of the running server comes before the rest of a big log. (The engine
-# seam of issue 11 will own this; it is engine knowledge, kept out of the source.)
-STARTUP_MARKERS = ("server_args=",)
+def startup_markers() -> tuple[str, ...]:
+    """What starts a server, for every engine (the seam's `start_markers`): what the follower
+    reads ahead, so the verdict of the running server comes before the rest of a big log."""
+    from kvtui.core.engine import all_engines
+
+    marks = (m.decode("utf-8") for e in all_engines() for m in e.start_markers)
+    return tuple(dict.fromkeys(marks))
 
 
 def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, host: str,
@@ -358,23 +361,23 @@ def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, ho
     """
     import threading
 
-    from kvtui.core.analyzer import Analyzer
+    from kvtui.core.pipeline import Session
     from kvtui.sources.base import SourceNotice
     from kvtui.sources.ssh.blocks import LineBlock
     from kvtui.sources.ssh.follow import RemoteFollower
 
-    analyzer = Analyzer()
+    session = Session()
     errors: list[str] = []
 
     def deliver(batch: list[Any]) -> None:
         for item in batch:
             if isinstance(item, LineBlock) and item.prelude:
                 if on_verdict is not None:
-                    early = Analyzer()
-                    early.feed_many(item.source, item.texts, item.first_line_no)
+                    early = Session(partial=True)
+                    early.feed_lines(item.source, item.texts, item.first_line_no)
                     on_verdict(item, early.report())
             elif isinstance(item, LineBlock):
-                analyzer.feed_many(item.source, item.texts, item.first_line_no)
+                session.feed_lines(item.source, item.texts, item.first_line_no)
             elif isinstance(item, SourceNotice):
                 if item.state == "error":
                     errors.append(item.message)
@@ -385,16 +388,16 @@ def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, ho
     follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True, connection=live,
                               host_label=host, model_path=model_path,
                               give_up_after=give_up_after,
-                              prelude_markers=STARTUP_MARKERS if on_verdict is not None else ())
+                              prelude_markers=startup_markers() if on_verdict is not None else ())
     follower.run_blocks(deliver, threading.Event())
     if errors:
         raise _CheckError(_inert(errors[-1], 1000))
-    return analyzer
+    return session
 
 
 def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any, target: Any,
                  lines: int | None, model_path: str | None, python: str | None) -> int:
-    from kvtui.core.analyzer import Analyzer
+    from kvtui.core.pipeline import Session
     from kvtui.sources.ssh.follow import RemoteFollower
 
     try:
@@ -402,17 +405,17 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
     except ImportError as exc:
         _err(f"the TUI is not available ({exc}); use --check for a headless report")
         return 2
-    analyzer = Analyzer()
+    session = Session()
     facts: list[Any] = []
 
     def on_checkpoint(c: Any, path: str) -> str:
         message = _inspector(host, python, facts)(c, path)
-        analyzer.checkpoint = facts[-1]
+        session.configure(checkpoint=facts[-1])
         return message
 
     def model_path_probe() -> str | None:
-        # called on the follower's thread, the one that feeds `analyzer` (via the TUI's ingest)
-        path = analyzer.state.current.server_args.get("model_path")
+        # called on the follower's thread, the one that feeds `session` (via the TUI's ingest)
+        path = session.state.current.server_args.get("model_path")
         return path if isinstance(path, str) and path else None
 
     # The follower borrows `conn` for its first session (and closes nothing it was lent);
@@ -420,5 +423,5 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
     follower = RemoteFollower(connector, target, lines=lines, connection=conn, host_label=host,
                               model_path=model_path, model_path_probe=model_path_probe,
                               on_checkpoint=None if args.no_checkpoint else on_checkpoint)
-    return run_app(follower, f"{host}:{target.label}", analyzer=analyzer,
+    return run_app(follower, f"{host}:{target.label}", session=session,
                    log_window=args.log_window)

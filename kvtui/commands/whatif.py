@@ -1,6 +1,9 @@
 """`kvtui whatif`: KV tokens and concurrency per dtype, from a log or from a model and a pool size.
 
 Module-level imports stay stdlib-only so `kvtui --help` is fast and never pulls in Textual.
+Numeric options are read as text and checked here, so a value that makes no sense (`--tp 0`,
+`--context -5`, `--mem-fraction-static 1.2`, an unknown dtype) gives one clear line and exit 2
+instead of argparse's usage block or a traceback.
 """
 
 from __future__ import annotations
@@ -17,76 +20,146 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="preset (HF id, short name or served path), config.json or model dir")
     p.add_argument("--dtype", action="append", metavar="D",
                    help="target KV dtype (repeatable; default bf16 fp8_e4m3 fp8_e5m2 mxfp8 nvfp4)")
-    p.add_argument("--context", action="append", type=int, metavar="N",
+    p.add_argument("--context", action="append", metavar="N",
                    help="request length for the concurrency columns (repeatable; default "
                         "context_len, 32768, 131072)")
     p.add_argument("--json", action="store_true", help="print the whatif object as JSON")
-    p.add_argument("--tp", type=int, metavar="N", help="tensor parallel size (overrides the log)")
-    p.add_argument("--attn-dp", type=int, metavar="N", help="attention DP size (DP-attention)")
-    p.add_argument("--page-size", type=int, metavar="N", help="SGLang page size")
-    p.add_argument("--pool-gib", type=float, metavar="G",
+    p.add_argument("--tp", metavar="N", help="tensor parallel size (overrides the log)")
+    p.add_argument("--attn-dp", metavar="N", help="attention DP size (DP-attention)")
+    p.add_argument("--page-size", metavar="N", help="SGLang page size")
+    p.add_argument("--pool-gib", metavar="G",
                    help="KV bytes per GPU in GiB (K + V), without a log")
-    p.add_argument("--tokens", type=int, metavar="N", help="current pool tokens, without a log")
+    p.add_argument("--tokens", metavar="N", help="current pool tokens, without a log")
     p.add_argument("--current-dtype", metavar="D", help="current KV dtype (default bf16)")
-    p.add_argument("--context-len", type=int, metavar="N",
+    p.add_argument("--context-len", metavar="N",
                    help="the server's context_len (default: the log, else the model's max)")
-    p.add_argument("--mem-fraction-static", type=float, metavar="F",
-                   help="what-if for another mem_fraction_static (needs the log's memory lines)")
-    p.add_argument("--target-concurrency", type=float, metavar="X",
+    p.add_argument("--mem-fraction-static", metavar="F",
+                   help="what-if for another mem_fraction_static in (0, 1) (needs the log's "
+                        "memory lines)")
+    p.add_argument("--target-tp", metavar="N",
+                   help="what-if for another TP with the log's memory lines (--tp re-reads the "
+                        "log's layout instead)")
+    p.add_argument("--target-concurrency", metavar="X",
                    help="inverse: what fits X requests of context_len in the first --dtype")
+    p.add_argument("--sglang-version", metavar="X",
+                   help="the SGLang release whose sizing rules apply (default: the newest the "
+                        "log allows; without a log the newest release kvtui knows)")
     p.add_argument("--no-explain", action="store_true", help="omit the show-your-work lines")
 
 
-def _dtypes(raw: list[str] | None) -> list[str] | None:
+def _positive_int(name: str, raw: str | None) -> int | None:
+    if raw is None:
+        return None
+    try:
+        v = int(str(raw).strip())
+    except ValueError:
+        raise ValueError(f"{name} {raw!r}: not a whole number") from None
+    if v <= 0:
+        raise ValueError(f"{name} must be a positive whole number (got {v})")
+    return v
+
+
+def _positive_float(name: str, raw: str | None, *, below_one: bool = False) -> float | None:
+    if raw is None:
+        return None
+    try:
+        v = float(str(raw).strip())
+    except ValueError:
+        raise ValueError(f"{name} {raw!r}: not a number") from None
+    if not v == v or v in (float("inf"), float("-inf")):
+        raise ValueError(f"{name} {raw!r}: not a finite number")
+    if below_one and not 0 < v < 1:
+        raise ValueError(f"{name} must be between 0 and 1, exclusive (got {v:g})")
+    if v <= 0:
+        raise ValueError(f"{name} must be positive (got {v:g})")
+    return v
+
+
+def _dtype(name: str, raw: str) -> str:
     from kvtui.core import dtypes
     from kvtui.core.capacity.cell import ELEM_BYTES
 
+    d = dtypes.normalize(raw)
+    if d not in ELEM_BYTES:
+        raise ValueError(f"{name} {raw!r}: unknown KV dtype; choose from "
+                         + ", ".join(sorted(ELEM_BYTES)))
+    return d
+
+
+def _dtypes(raw: list[str] | None) -> list[str] | None:
     if not raw:
         return None
-    out = []
-    for d in raw:
-        for part in d.split(","):
-            name = dtypes.normalize(part)
-            if name not in ELEM_BYTES:
-                raise ValueError(f"--dtype {part!r}: choose from {', '.join(sorted(ELEM_BYTES))}")
-            out.append(name)
+    return [_dtype("--dtype", part) for d in raw for part in d.split(",") if part.strip()]
+
+
+def validate(args: argparse.Namespace) -> dict[str, Any]:
+    """Every option checked and typed; ValueError (one line) on the first that makes no sense."""
+    from kvtui.core.version import check_release, fmt
+
+    out: dict[str, Any] = {
+        "tp": _positive_int("--tp", args.tp),
+        "target_tp": _positive_int("--target-tp", args.target_tp),
+        "attn_dp": _positive_int("--attn-dp", args.attn_dp),
+        "page_size": _positive_int("--page-size", args.page_size),
+        "tokens": _positive_int("--tokens", args.tokens),
+        "context_len": _positive_int("--context-len", args.context_len),
+        "pool_gib": _positive_float("--pool-gib", args.pool_gib),
+        "mem_fraction_static": _positive_float("--mem-fraction-static",
+                                               args.mem_fraction_static, below_one=True),
+        "target_concurrency": _positive_float("--target-concurrency", args.target_concurrency),
+        "contexts": [_positive_int("--context", c) for c in args.context]
+        if args.context else None,
+        "dtypes": _dtypes(args.dtype),
+        "current_dtype": _dtype("--current-dtype", args.current_dtype)
+        if args.current_dtype else None,
+        "sglang_version": fmt(check_release(args.sglang_version))
+        if args.sglang_version else None,
+    }
+    if out["tp"] and out["attn_dp"] and out["tp"] % out["attn_dp"]:
+        raise ValueError(f"--attn-dp {out['attn_dp']} must divide --tp {out['tp']}")
     return out
 
 
-def _calculator(args: argparse.Namespace) -> Any:
-    from kvtui.core import capacity, dtypes
+def _calculator(args: argparse.Namespace, opt: dict[str, Any]) -> Any:
+    from kvtui.core import capacity
     from kvtui.core.capacity import Calculator, Parallel
+    from kvtui.core.version import VersionRange, parse_version
 
-    overrides = {k: v for k, v in (("tp", args.tp), ("attn_dp", args.attn_dp),
-                                   ("page_size", args.page_size),
-                                   ("context_len", args.context_len)) if v}
+    overrides = {k: opt[k] for k in ("tp", "attn_dp", "page_size", "context_len") if opt[k]}
     if args.from_log:
-        from kvtui.core.analyzer import Analyzer
-        from kvtui.sources.readers import check_readable, iter_lines
+        from kvtui.core.pipeline import analyse
+        from kvtui.sources.readers import check_readable, log_input
 
         check_readable(args.from_log)
-        analyzer = Analyzer()
-        src = "<stdin>" if args.from_log == "-" else args.from_log
-        analyzer.feed_many(src, iter_lines(args.from_log))
-        calc = capacity.calculator_for_run(analyzer.state.current, args.model, **overrides)
+        session = analyse([log_input(args.from_log)])[0]
+        engine = session.engine
+        calc = (engine.calculator(session.state.current, args.model,
+                                  release=opt["sglang_version"], **overrides)
+                if engine is not None else None)
         if calc is None:
             raise ValueError(f"{args.from_log}: no KV pool line and no capacity line found")
         return calc
-    if args.pool_gib is None and args.tokens is None:
+    if opt["pool_gib"] is None and opt["tokens"] is None:
         raise ValueError("give --from-log FILE, or --model M --tp N --pool-gib G, or "
                          "--tokens N --current-dtype D")
     spec, reason = (capacity.resolve_model(args.model) if args.model else (None, "no --model"))
-    if args.pool_gib is not None and spec is None:
+    if opt["pool_gib"] is not None and spec is None:
         raise ValueError("--pool-gib needs --model (the cell size comes from the model)")
-    cur = dtypes.normalize(args.current_dtype) or "bf16"
-    par = Parallel(tp=args.tp or 1, attn_dp=args.attn_dp or 1)
-    ctx = args.context_len or (spec.max_position_embeddings if spec else None)
-    calc = Calculator(current_dtype=cur, tokens=args.tokens, context_len=ctx, parallel=par,
-                      page_size=args.page_size or 1, spec=spec, spec_reason=reason,
-                      pool_bytes=int(args.pool_gib * (1 << 30)) if args.pool_gib else None)
+    cur = opt["current_dtype"] or "bf16"
+    par = Parallel(tp=opt["tp"] or 1, attn_dp=opt["attn_dp"] or 1)
+    ctx = opt["context_len"] or (spec.max_position_embeddings if spec else None)
+    if opt["sglang_version"]:
+        v = parse_version(opt["sglang_version"])
+        version = VersionRange(v, v, (f"--sglang-version {opt['sglang_version']}",))
+    else:
+        version = VersionRange()
+    calc = Calculator(current_dtype=cur, tokens=opt["tokens"], context_len=ctx, parallel=par,
+                      page_size=opt["page_size"] or 1, spec=spec, spec_reason=reason,
+                      pool_bytes=int(opt["pool_gib"] * (1 << 30)) if opt["pool_gib"] else None,
+                      version=version)
     if calc.tokens is None:
         calc.tokens = calc.tokens_for(cur)[0]
-        calc.notes.append(f"current pool: {args.pool_gib} GiB per GPU (given)")
+        calc.notes.append(f"current pool: {opt['pool_gib']} GiB per GPU (given)")
     return calc
 
 
@@ -94,32 +167,27 @@ def run(args: argparse.Namespace) -> int:
     from kvtui.sources.readers import LogOpenError
 
     try:
-        wanted = _dtypes(args.dtype)
-        calc = _calculator(args)
+        opt = validate(args)
+        calc = _calculator(args, opt)
     except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
-    report = calc.report(wanted, args.context)
-    if args.mem_fraction_static is not None or (args.tp and args.from_log and calc.memory):
+    wanted, contexts = opt["dtypes"], opt["contexts"]
+    report = calc.report(wanted, contexts)
+    mf, tp = opt["mem_fraction_static"], opt["target_tp"]
+    if mf is not None or tp is not None:
         report["budget_scenarios"] = [
-            calc.scenario(d, tp=args.tp, mem_fraction_static=args.mem_fraction_static,
-                          context_lengths=args.context)
+            calc.scenario(d, tp=tp, mem_fraction_static=mf, context_lengths=contexts)
             for d in (wanted or [calc.current_dtype])]
-    if args.target_concurrency is not None and calc.context_len:
+    if opt["target_concurrency"] is not None and calc.context_len:
         from kvtui.core.capacity import inverse
 
         report["inverse"] = inverse(calc, (wanted or [calc.current_dtype])[0], calc.context_len,
-                                    args.target_concurrency)
+                                    opt["target_concurrency"])
     if args.json:
         sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
         return 0
     from kvtui.core.capacity.render import render_whatif_text
 
-    text = render_whatif_text(report, explain=not args.no_explain)
-    for row in report.get("budget_scenarios") or []:
-        text += (f"budget what-if ({row['dtype']}, TP {row.get('tp', calc.parallel.tp)}, "
-                 f"mem_fraction_static {row.get('mem_fraction_static', '-')}): "
-                 f"{row['tokens'] if row['tokens'] is not None else '-'} tokens; "
-                 f"{row['basis']}\n")
-    sys.stdout.write(text)
+    sys.stdout.write(render_whatif_text(report, explain=not args.no_explain))
     return 0

@@ -11,14 +11,16 @@ what it costs, and what to type.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvtui.core import dtypes
-from kvtui.core.state import Evidence, Run, State
-
-SEVERITIES = ("critical", "warning", "info")
+from kvtui.core import dtypes, severity
+from kvtui.core.evidence import Evidence
+from kvtui.core.runtime import SATURATION
+from kvtui.core.state import Run, State
+from parsers import BATCH_KINDS, Event
 
 
 @dataclass(frozen=True)
@@ -54,20 +56,68 @@ class Alert:
 
 
 # ------------------------------------------------------------------------------------------
-# Version-aware fix text.
-def bf16_flag_advice(run: Run, checkpoint: Any = None) -> str:
-    """The flag that gives a BF16 KV cache on the SGLang versions this log (or the host) implies."""
-    from kvtui.core import version
+def _scale_verdict(checkpoint: Any, engine: str = "sglang") -> Any:
+    """The checkpoint's KV-scale verdict (kvtui.core.checkpoint.KVScaleVerdict) for the engine,
+    or None when its tensors were not read (or a stand-in object has no such method). An
+    "incomplete" verdict is returned too; the rules treat it as a hint, not as proof."""
+    get = getattr(checkpoint, "kv_scale_verdict", None) if checkpoint is not None else None
+    return get(engine) if callable(get) else None
 
-    known = getattr(checkpoint, "sglang_version", None) if checkpoint is not None else None
-    algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint is not None else None
-    try:
-        vr = version.infer_version(run, known=known)
-        flag, advice = version.kv_dtype_flag(
-            "bf16", vr, checkpoint_kv_fp8=(str(algo).upper() == "FP8") if algo else None)
-    except Exception:
-        return "--kv-cache-dtype bf16 (SGLang >= 0.5.5)"
-    return f"{flag}; {advice.rstrip('.')}" if flag else advice.rstrip(".")
+
+def _read_scales_text(verdict: Any) -> str:
+    return f"\nThe checkpoint was read ({verdict.engine} rules): {verdict.summary()}."
+
+
+# The sentences only an engine can say (what its warning reads, what its silence means), by key;
+# an engine's `wording` replaces any of them. These defaults are SGLang's, the first engine's.
+WORDING: dict[str, str] = {
+    "scales_missing.said": 'SGLang printed "no scaling factors provided"',
+    "scales_missing.checkpoint_has_scales": (
+        "The checkpoint itself has per-layer k_scale/v_scale tensors, which SGLang loads "
+        "through the weight loader anyway: the warning only means --quantization-param-path "
+        "was not given. Verify that this model class maps those tensors (a 'not found the "
+        "expected name' warning would say it did not)."),
+    "scales_missing.unknown": (
+        "SGLang prints this warning whenever --quantization-param-path is absent, even when "
+        "the checkpoint carries k_scale/v_scale tensors, so check the checkpoint's "
+        "model.safetensors.index.json (kvtui ssh does this for you)."),
+    "auto_fp8.since": ">= 0.5.3",
+    "auto_fp8.silence": (
+        "SGLang logs no warning for this (0.5.13+ prints nothing but the pool's dtype), and "
+        "the scales default to 1.0 unless the checkpoint carries k_scale/v_scale."),
+    "fp8.silence": "(no 'no scaling factors' warning, no 'Loaded KV cache scaling factors' "
+                   "line). If the checkpoint has no k_scale/v_scale, scales default to 1.0.",
+    "context.reject": ("SGLang will retract or reject long requests (\"Input length exceeds "
+                       "the maximum allowed length\")"),
+    "retraction.verb": "retracted",
+    "retraction.nouns": "retractions",
+    "retraction.Noun": "Retraction",
+    "retraction.admit": "--max-running-requests, --schedule-conservativeness > 1",
+    "oom.fix": (
+        "Lower --mem-fraction-static if CUDA graph capture or activations run out; raise it "
+        "if the KV pool is too small (\"Not enough memory\"); lower --cuda-graph-max-bs or "
+        "--chunked-prefill-size for activation peaks."),
+}
+
+
+def say(ctx: _Ctx, key: str) -> str:
+    """The engine's sentence for `key`, else the core's."""
+    own = getattr(ctx.engine, "wording", None) or {}
+    return str(own.get(key) or WORDING[key])
+
+
+def _flag(ctx: _Ctx, name: str, default: str) -> str:
+    """One of the engine's flags (`kvtui.core.engine.Flags`), or SGLang's spelling."""
+    flags = getattr(ctx.engine, "flags", None)
+    value = getattr(flags, name, default) if flags is not None else default
+    return str(value) if value else ""
+
+
+def _calibrated_scales(ctx: _Ctx) -> str:
+    """Where calibrated FP8 scales come from on this engine."""
+    path = _flag(ctx, "scales_path", "--quantization-param-path")
+    ckpt = "a checkpoint with k_scale/v_scale tensors, e.g. calibrated with ModelOpt/llm-compressor"
+    return f"{path} kv_cache_scales.json (or {ckpt})" if path else ckpt
 
 
 # ------------------------------------------------------------------------------------------
@@ -79,34 +129,51 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     ck_scales = getattr(ck, "has_k_scale", None) if ck is not None else None
     ranks = f" on {ev.count} rank lines" if ev.count > 1 else ""
     detail = (
-        f"SGLang printed \"no scaling factors provided\"{ranks}: the FP8 E4M3 KV cache stores "
+        f"{say(ctx, 'scales_missing.said')}{ranks}: the FP8 E4M3 KV cache stores "
         "K and V with a scale of 1.0. E4M3 has 3 mantissa bits (about 6% relative rounding "
         "error) and a maximum of 448, so any K/V value above 448 saturates and small values "
         "lose most of their precision. Over long contexts (agentic sessions, RAG) the "
         "attention scores drift and the model misremembers earlier turns, with no error "
         "anywhere."
     )
-    severity, confidence = "critical", "high"
+    sev, confidence = "critical", "high"
     title = "FP8 KV cache running with scaling factors of 1.0"
-    if ck_scales is True:
-        severity = "warning"
+    verdict = _scale_verdict(ck, ctx.engine_name)
+    if getattr(ctx.engine, "scale_warning_after_load", False):
+        # The warning itself proves the loaded scales are 1.0: what the checkpoint holds only
+        # explains why (all ones, or names this model class does not map).
+        if verdict is not None:
+            detail += _read_scales_text(verdict)
+        elif ck_scales is True:
+            detail += "\n" + say(ctx, "scales_missing.checkpoint_has_scales")
+        else:
+            detail += "\n" + say(ctx, "scales_missing.unknown")
+    elif verdict is not None and verdict.verdict != "incomplete":
+        if verdict.usable:
+            sev, confidence = "warning", verdict.confidence
+            title = ("FP8 KV warning printed, but the checkpoint's calibrated k_scale/v_scale "
+                     "are loaded")
+            detail += ("\nSGLang prints this warning whenever --quantization-param-path is "
+                       "absent; the scales come from the checkpoint's weights instead.")
+        elif verdict.verdict != "absent":
+            title = f"FP8 KV cache running with scaling factors of 1.0 (checkpoint scales " \
+                    f"{verdict.verdict})"
+        detail += _read_scales_text(verdict)
+    elif ck_scales is True:
+        if verdict is not None:
+            confidence = "medium"
+            detail += _read_scales_text(verdict)
+        sev = "warning"
         title = "FP8 KV warning printed, but the checkpoint carries k_scale/v_scale"
-        detail += ("\nThe checkpoint itself has per-layer k_scale/v_scale tensors, which SGLang "
-                   "loads through the weight loader anyway: the warning only means "
-                   "--quantization-param-path was not given. Verify that this model class maps "
-                   "those tensors (a 'not found the expected name' warning would say it did "
-                   "not).")
+        detail += "\n" + say(ctx, "scales_missing.checkpoint_has_scales")
     elif ck_scales is False:
         detail += "\nThe checkpoint was inspected: it has no k_scale/v_scale tensors anywhere."
     else:
-        detail += ("\nSGLang prints this warning whenever --quantization-param-path is absent, "
-                   "even when the checkpoint carries k_scale/v_scale tensors, so check the "
-                   "checkpoint's model.safetensors.index.json (kvtui ssh does this for you).")
+        detail += "\n" + say(ctx, "scales_missing.unknown")
         confidence = "medium" if ck is None else "high"
-    fix = (f"Serve the KV cache in BF16: {bf16_flag_advice(run, ck)}. Or keep FP8 with "
-           "calibrated scales: --quantization-param-path kv_cache_scales.json (or a checkpoint "
-           "with k_scale/v_scale tensors, e.g. calibrated with ModelOpt/llm-compressor).")
-    return Alert("kv-fp8-unscaled", severity, title, detail, ev, fix, confidence)
+    fix = (f"Serve the KV cache in BF16: {ctx.bf16_advice(run)}. Or keep FP8 with "
+           f"calibrated scales: {_calibrated_scales(ctx)}.")
+    return Alert("kv-fp8-unscaled", sev, title, detail, ev, fix, confidence)
 
 
 def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
@@ -115,24 +182,42 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     conf = run.configured_kv_dtype
     if conf != "auto":
         return None  # an explicit FP8 choice, or no dump seen (kv-fp8 covers that)
-    if run.scales_missing is not None:
-        return None  # that warning only fires for a literal fp8_e4m3 setting
+    if run.scales_missing is not None and not getattr(ctx.engine, "scale_warning_after_load",
+                                                      False):
+        return None  # SGLang's warning only fires for a literal fp8_e4m3 setting
     confidence = "high"
     ck = ctx.checkpoint
     algo = getattr(ck, "kv_cache_quant_algo", None) if ck is not None else None
-    why = ("the checkpoint's hf_quant_config.json says kv_cache_quant_algo "
-           f"\"{algo}\"" if algo else
-           "the checkpoint's quantization config (kv_cache_quant_algo \"FP8\", typical of "
-           "ModelOpt NVFP4/FP8 exports) made SGLang >= 0.5.3 switch `auto` to FP8")
-    said = "--kv-cache-dtype was left at auto"
+    _, basis, ev = run.effective
+    where = BASIS_WORDS.get(basis, "the log")
+    if ev is not None:
+        where += f" (line {ev.line})"
+    label = getattr(ctx.engine, "label", "SGLang")
+    since = say(ctx, "auto_fp8.since")
+    kv_flag = _flag(ctx, "kv_cache_dtype", "--kv-cache-dtype")
+    if algo:
+        why = (f"the checkpoint declares kv_cache_quant_algo \"{algo}\", and {label} {since} "
+               "turns `auto` into FP8 for such a checkpoint")
+    else:
+        why = (f"{label} {since} turns `auto` into FP8 when the checkpoint's quantization config "
+               "declares kv_cache_quant_algo FP8 (ModelOpt NVFP4/FP8 exports do); the checkpoint "
+               "itself was not read (kvtui ssh, or kvtui check --checkpoint DIR, reads it)")
+    said = f"{kv_flag} was left at auto"
     detail = (
-        f"{said}, yet the KV cache is {ctx.effective}: {why}. SGLang logs no warning for this "
-        "(0.5.13+ prints nothing but the pool's dtype), and the scales default to 1.0 unless "
-        "the checkpoint carries k_scale/v_scale. Long-context accuracy can degrade silently."
+        f"{said}, yet {where} shows the KV cache in {ctx.effective}: {why}. "
+        f"{say(ctx, 'auto_fp8.silence')} Long-context accuracy can degrade silently."
     )
-    fix = (f"Pin the KV dtype explicitly: {bf16_flag_advice(run, ck)}; or, if FP8 is intended, "
-           "say so with --kv-cache-dtype fp8_e4m3 and supply calibrated scales.")
-    return Alert("kv-auto-fp8", "critical", f"KV cache silently switched to FP8 ({ctx.effective})",
+    sev = "critical"
+    verdict = _scale_verdict(ck, ctx.engine_name)
+    if verdict is not None:
+        detail += _read_scales_text(verdict)
+        if verdict.usable:
+            sev = "warning"  # FP8 as the exporter calibrated it; still an unasked switch
+        elif verdict.verdict == "incomplete":
+            confidence = "medium"
+    fix = (f"Pin the KV dtype explicitly: {ctx.bf16_advice(run)}; or, if FP8 is intended, "
+           f"say so with {kv_flag} fp8_e4m3 and supply calibrated scales.")
+    return Alert("kv-auto-fp8", sev, f"KV cache silently switched to FP8 ({ctx.effective})",
                  detail, ctx.effective_evidence, fix, confidence)
 
 
@@ -142,8 +227,11 @@ def _rule_e5m2(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     detail = ("FP8 E5M2 keeps only 2 mantissa bits: about 12.5% relative rounding error on "
               "every cached K and V value (E4M3: 6%, BF16: 0.4%). It trades precision for "
               "range that a KV cache rarely needs.")
-    fix = (f"Use BF16 ({bf16_flag_advice(run, ctx.checkpoint)}) or, for FP8, E4M3 with "
-           "calibrated scales (--kv-cache-dtype fp8_e4m3 --quantization-param-path ...).")
+    kv_flag = _flag(ctx, "kv_cache_dtype", "--kv-cache-dtype")
+    path = _flag(ctx, "scales_path", "--quantization-param-path")
+    scales = f" {path} ..." if path else " and a checkpoint that carries k_scale/v_scale"
+    fix = (f"Use BF16 ({ctx.bf16_advice(run)}) or, for FP8, E4M3 with "
+           f"calibrated scales ({kv_flag} fp8_e4m3{scales}).")
     return Alert("kv-fp8-e5m2", "warning", "FP8 E5M2 KV cache (2 mantissa bits)", detail,
                  ctx.effective_evidence, fix)
 
@@ -157,7 +245,7 @@ def _rule_fp4(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               "0.4000 on DeepSeek-R1-0528 and 0.7533 to 0.3533 on GPT-OSS-120B versus a 16-bit "
               "KV cache; the docs add that degradation is larger at long context.")
     fix = (f"Use FP8 E4M3 with calibrated scales, or BF16 "
-           f"({bf16_flag_advice(run, ctx.checkpoint)}).")
+           f"({ctx.bf16_advice(run)}).")
     return Alert("kv-fp4", "critical", f"FP4 KV cache ({ctx.effective})", detail,
                  ctx.effective_evidence, fix)
 
@@ -168,12 +256,24 @@ def _rule_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     if "kv-auto-fp8" in ctx.fired:
         return None
     detail = (f"The KV cache is {ctx.effective} and the log says nothing about scaling "
-              "factors (no 'no scaling factors' warning, no 'Loaded KV cache scaling factors' "
-              "line). If the checkpoint has no k_scale/v_scale, scales default to 1.0.")
-    fix = ("Check the checkpoint for k_scale/v_scale tensors (kvtui ssh inspects it), or supply "
-           "--quantization-param-path; or serve BF16: " + bf16_flag_advice(run, ctx.checkpoint))
-    return Alert("kv-fp8", "warning", f"FP8 KV cache in effect ({ctx.effective})", detail,
-                 ctx.effective_evidence, fix, "medium")
+              f"factors {say(ctx, 'fp8.silence')}")
+    path = _flag(ctx, "scales_path", "--quantization-param-path")
+    fix = ("Check the checkpoint for k_scale/v_scale tensors (kvtui ssh inspects it, or kvtui "
+           "check --checkpoint DIR)" + (f", or supply {path}" if path else "")
+           + "; or serve BF16: " + ctx.bf16_advice(run))
+    sev, confidence = "warning", "medium"
+    title = f"FP8 KV cache in effect ({ctx.effective})"
+    verdict = _scale_verdict(ctx.checkpoint, ctx.engine_name)
+    if verdict is not None:
+        detail += _read_scales_text(verdict)
+        if verdict.usable:
+            sev, confidence = "info", verdict.confidence
+            title = f"FP8 KV cache in effect ({ctx.effective}) with the checkpoint's scales"
+        elif verdict.verdict != "incomplete":
+            sev, confidence = "critical", verdict.confidence
+            title = (f"FP8 KV cache in effect ({ctx.effective}) without usable scales "
+                     f"(checkpoint scales {verdict.verdict})")
+    return Alert("kv-fp8", sev, title, detail, ctx.effective_evidence, fix, confidence)
 
 
 def _rule_context_exceeds_pool(st: State, run: Run, ctx: _Ctx) -> Alert | None:
@@ -183,11 +283,17 @@ def _rule_context_exceeds_pool(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     total, context = cap.get("max_total_num_tokens"), cap.get("context_len")
     if not total or not context or context <= total:
         return None
+    conc = cap.get("max_concurrency")
+    if isinstance(conc, (int, float)) and conc >= 1:
+        return None  # the engine's own concurrency says one request fits (vLLM 0.9-0.19
+        # hybrids print their pool divided by the number of layer groups)
     detail = (f"context_len is {context:,} tokens but the KV pool holds only {total:,} tokens "
-              f"per GPU: a single request at full context cannot fit, and SGLang will retract "
-              "or reject long requests (\"Input length exceeds the maximum allowed length\").")
-    fix = ("Give the KV cache more memory (raise --mem-fraction-static, or more GPUs / higher "
-           f"TP), or cap --context-length at {total:,} or less.")
+              f"per GPU: a single request at full context cannot fit, and "
+              f"{say(ctx, 'context.reject')}.")
+    mem = _flag(ctx, "mem_fraction", "--mem-fraction-static")
+    ctx_flag = _flag(ctx, "context_length", "--context-length")
+    fix = (f"Give the KV cache more memory (raise {mem}, or more GPUs / higher "
+           f"TP), or cap {ctx_flag} at {total:,} or less.")
     return Alert("context-exceeds-pool", "critical",
                  f"Full context ({context:,}) exceeds the KV pool ({total:,} tokens)", detail,
                  run.capacity_evidence, fix)
@@ -202,6 +308,9 @@ def _current_concurrency(run: Run, ctx: _Ctx) -> tuple[float | None, int | None,
         total = pool.tokens if pool else None
     if not total or not context:
         return None, total, context
+    conc = cap.get("max_concurrency")
+    if isinstance(conc, (int, float)) and not isinstance(conc, bool):
+        return float(conc), total, context  # the engine's own figure, when it prints one
     return total / context, total, context
 
 
@@ -214,7 +323,8 @@ def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     detail = (f"The pool holds {total:,} tokens per GPU; at context_len {context:,} that is "
               f"{conc:.2f} concurrent full-context requests. A few long agentic sessions will "
               "queue behind each other or be retracted.")
-    fix = ("Raise --mem-fraction-static or TP, lower --context-length, or accept the queueing. "
+    fix = (f"Raise {_flag(ctx, 'mem_fraction', '--mem-fraction-static')} or TP, lower "
+           f"{_flag(ctx, 'context_length', '--context-length')}, or accept the queueing. "
            "See the what-if for what each KV dtype would give.")
     pool = run.primary_kv_pool()
     evidence = run.capacity_evidence or (pool.evidence if pool is not None else None)
@@ -240,19 +350,21 @@ def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     target = ctx.options.target_concurrency or 1.0
     if value >= target:
         return None
-    fits = _inverse_summary(wi.get("inverse"))
+    fits = _inverse_summary(wi.get("inverse"), ctx)
     detail = (f"With the same KV byte budget, BF16 would hold {scen.get('tokens'):,} tokens: "
               f"{value:.2f} concurrent requests at context_len {context:,} (target "
               f"{target:g}).{fits}")
-    fix = ("Before switching to BF16, add KV memory (higher --mem-fraction-static, higher TP "
-           "or more GPUs) or lower --context-length; the what-if shows the numbers.")
+    fix = (f"Before switching to BF16, add KV memory (higher "
+           f"{_flag(ctx, 'mem_fraction', '--mem-fraction-static')}, higher TP "
+           f"or more GPUs) or lower {_flag(ctx, 'context_length', '--context-length')}; the "
+           "what-if shows the numbers.")
     return Alert("bf16-does-not-fit", "warning",
                  f"BF16 KV would fit only {value:.2f} full-context requests", detail,
                  ctx.effective_evidence or run.capacity_evidence, fix,
                  extra={"bf16_concurrency": value})
 
 
-def _inverse_summary(inv: Any) -> str:
+def _inverse_summary(inv: Any, ctx: _Ctx) -> str:
     """The calculator's inverse answer in one sentence ("what would fit")."""
     if not isinstance(inv, dict) or inv.get("dtype") is None:
         return ""
@@ -262,8 +374,11 @@ def _inverse_summary(inv: Any) -> str:
              f"requests needs {inv.get('kv_gib_needed')} GiB of KV per GPU "
              f"({inv.get('missing_gib_per_gpu')} GiB missing)"]
     options = []
+    mem = _flag(ctx, "mem_fraction", "--mem-fraction-static")
     if inv.get("mem_fraction_static_needed") and inv.get("mem_fraction_static_feasible"):
-        options.append(f"--mem-fraction-static {inv['mem_fraction_static_needed']}")
+        options.append(f"{mem} {inv['mem_fraction_static_needed']}")
+    elif inv.get("gpu_memory_utilization_needed") and inv.get("gpu_memory_utilization_feasible"):
+        options.append(f"{mem} {inv['gpu_memory_utilization_needed']}")
     if inv.get("tp_needed"):
         options.append(f"TP {inv['tp_needed']}")
     if options:
@@ -280,33 +395,33 @@ def _rule_retraction(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         ratio = (f" new_token_ratio moved {rt.new_token_ratio_first:.4f} -> "
                  f"{rt.new_token_ratio_last:.4f}.")
     detail = (f"The KV pool ran out during decode {rt.retractions:,} times; {rt.retracted_reqs:,} "
-              f"requests were retracted (their KV freed, to be recomputed later).{ratio} "
-              "Retraction costs latency and throughput and signals the pool is too small for "
-              "this load.")
-    fix = ("Give the KV cache more room (--mem-fraction-static, TP, an FP8 KV cache with "
-           "calibrated scales) or admit less work (--max-running-requests, "
-           "--schedule-conservativeness > 1).")
-    return Alert("kv-retraction", "warning", f"{rt.retractions:,} retractions "
+              f"requests were {say(ctx, 'retraction.verb')} (their KV freed, to be recomputed "
+              f"later).{ratio} {say(ctx, 'retraction.Noun')} costs latency and throughput and "
+              "signals the pool is too small for this load.")
+    fix = (f"Give the KV cache more room ({_flag(ctx, 'mem_fraction', '--mem-fraction-static')}, "
+           "TP, an FP8 KV cache with calibrated scales) or admit less work "
+           f"({say(ctx, 'retraction.admit')}).")
+    return Alert("kv-retraction", "warning", f"{rt.retractions:,} {say(ctx, 'retraction.nouns')} "
                  f"({rt.retracted_reqs:,} requests)", detail, rt.retraction_evidence, fix)
 
 
 def _rule_saturated(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     rt = run.runtime
     opts = ctx.options
-    if rt.saturated_longest >= opts.saturation_batches:
-        detail = (f"Token usage stayed at or above {rt.SATURATION:.2f} for "
-                  f"{rt.saturated_longest:,} consecutive batches (peak "
+    if rt.saturation.longest >= opts.saturation_batches:
+        detail = (f"Token usage stayed at or above {SATURATION:.2f} for "
+                  f"{rt.saturation.longest:,} consecutive batches (peak "
                   f"{rt.peak_token_usage:.2f}). New requests wait for KV space.")
         ev = rt.saturated_evidence
-    elif rt.queue_growth_longest >= opts.queue_growth_batches:
-        detail = (f"The request queue grew on {rt.queue_growth_longest:,} decode lines without "
+    elif rt.queue_growth.longest >= opts.queue_growth_batches:
+        detail = (f"The request queue grew on {rt.queue_growth.longest:,} decode lines without "
                   "dropping once "
                   f"(peak #queue-req {rt.peak_queue_req:,}).")
-        ev = rt.peak_queue_evidence
+        ev = rt.queue_req.evidence
     else:
         return None
-    fix = ("More KV capacity (--mem-fraction-static, TP, replicas) or less admitted load; "
-           "check the timeline for when it started.")
+    fix = (f"More KV capacity ({_flag(ctx, 'mem_fraction', '--mem-fraction-static')}, TP, "
+           "replicas) or less admitted load; check the timeline for when it started.")
     return Alert("pool-saturated", "warning", "KV pool saturated", detail, ev, fix)
 
 
@@ -317,10 +432,7 @@ def _rule_oom(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     total = sum(e.count for e in run.ooms)
     msgs = "; ".join(m[:120] for m in run.oom_messages[:3])
     detail = f"{total:,} out-of-memory error line(s): {msgs}"
-    fix = ("Lower --mem-fraction-static if CUDA graph capture or activations run out; raise it "
-           "if the KV pool is too small (\"Not enough memory\"); lower --cuda-graph-max-bs or "
-           "--chunked-prefill-size for activation peaks.")
-    return Alert("oom", "critical", "Out of memory", detail, first, fix)
+    return Alert("oom", "critical", "Out of memory", detail, first, say(ctx, "oom.fix"))
 
 
 def _rule_unbalanced(st: State, run: Run, ctx: _Ctx) -> Alert | None:
@@ -351,14 +463,64 @@ def _rule_calibration(st: State, run: Run, ctx: _Ctx) -> Alert | None:
                  f"(ratio {ratio:.2f})", detail, pool.evidence if pool else None, fix, "medium")
 
 
+# How a report names the line an effective KV dtype was read from (Run.effective's basis).
+BASIS_WORDS: dict[str, str] = {
+    "kv_dtype_line": "the 'Using KV cache dtype' line",
+    "pool_line": "the KV pool line",
+    "override_line": "the 'Setting KV cache dtype' override line",
+    "server_args": "the server-args dump",
+    "fp8_warning": "the FP8 scaling-factor warning",
+    "model_dtype": "the model dtype at weight load",
+}
+
+
+def _rule_checkpoint_scales(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    """Before a deploy (`kvtui check --checkpoint DIR` with no log yet): a checkpoint that
+    declares an FP8 KV cache but carries no usable scales will be served with scaling factors
+    of 1.0. Silent once a log shows the KV cache: the FP8 rules then say it with evidence."""
+    ck = ctx.checkpoint
+    algo = str(getattr(ck, "kv_cache_quant_algo", None) or "").upper()
+    scheme = getattr(ck, "kv_cache_scheme", None)
+    if ck is None or ctx.effective is not None or not (algo == "FP8" or scheme):
+        return None
+    verdict = _scale_verdict(ck, ctx.engine_name)
+    if verdict is None or verdict.usable or verdict.verdict == "incomplete":
+        return None
+    declared = f"kv_cache_quant_algo {algo}" if algo else "an FP8 kv_cache_scheme"
+    detail = (f"The checkpoint declares {declared}, so from SGLang 0.5.3 `--kv-cache-dtype auto` "
+              "serves its KV cache in FP8 (vLLM from 0.14 likewise); its scales are "
+              f"{verdict.verdict}: the cache will run with scaling factors of 1.0."
+              + _read_scales_text(verdict))
+    fix = (f"Serve the KV cache in BF16 ({ctx.bf16_advice(run)}), or calibrate the KV scales "
+           "before deploying (ModelOpt / llm-compressor with a calibration set).")
+    return Alert("checkpoint-kv-scales", "critical",
+                 f"The checkpoint's FP8 KV cache has no usable scales ({verdict.verdict})",
+                 detail, None, fix, verdict.confidence)
+
+
 @dataclass
 class _Ctx:
     options: AlertOptions
     whatif: dict[str, Any] | None
     checkpoint: Any
+    engine: Any  # kvtui.core.engine.Engine, or None when no line named the engine
     effective: str | None
     effective_evidence: Evidence | None
     fired: set[str] = field(default_factory=set)
+    release: str | None = None
+
+    def bf16_advice(self, run: Run) -> str:
+        """The flag that gives a BF16 KV cache on the releases this log (or the host, or the
+        user's pin) implies."""
+        if self.engine is None:
+            return "--kv-cache-dtype bf16"
+        return str(self.engine.kv_dtype_advice("bf16", run, self.checkpoint,
+                                                release=self.release))
+
+    @property
+    def engine_name(self) -> str:
+        """Whose loading rules decide what the checkpoint's scales are worth."""
+        return str(getattr(self.engine, "name", None) or "sglang")
 
 
 Rule = Callable[[State, Run, _Ctx], Alert | None]
@@ -378,22 +540,57 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("oom", _rule_oom),
     ("mem-unbalanced", _rule_unbalanced),
     ("calibration-mismatch", _rule_calibration),
+    ("checkpoint-kv-scales", _rule_checkpoint_scales),
 )
-
-_SEV = {"critical": 0, "warning": 1, "info": 2}
 
 
 def evaluate(state: State, *, whatif: dict[str, Any] | None = None,
-             options: AlertOptions | None = None, checkpoint: Any = None) -> list[Alert]:
-    """All alerts for the current run, most severe first, then by evidence line."""
+             options: AlertOptions | None = None, checkpoint: Any = None,
+             engine: Any = None, release: str | None = None) -> list[Alert]:
+    """All alerts for the current run, most severe first, then by evidence line. `release`:
+    the engine release pinned by the user (advice then follows it, not the log's dating)."""
     run = state.current
     eff, _, eff_ev = run.effective
-    ctx = _Ctx(options or AlertOptions(), whatif, checkpoint, eff, eff_ev)
+    ctx = _Ctx(options or AlertOptions(), whatif, checkpoint, engine, eff, eff_ev,
+               release=release)
     out: list[Alert] = []
     for name, rule in RULES:
         alert = rule(state, run, ctx)
         if alert is not None:
             ctx.fired.add(name)
             out.append(alert)
-    out.sort(key=lambda a: (_SEV[a.severity], a.evidence.line if a.evidence else 0))
+    out.sort(key=lambda a: (severity.rank(a.severity), a.evidence.line if a.evidence else 0))
     return out
+
+
+def alert_watch(run: Run, options: AlertOptions | None = None) -> Callable[[Event], bool]:
+    """A predicate over the events that follow `run`'s lines: may this one change the alerts?
+
+    For "next alert" in a replay, which pauses on such a line and compares the alerts. Every
+    kind that is not a batch line can feed some rule (a fact, an error, a retraction); a batch
+    line matters only when it makes a saturation or queue-growth run reach the length that
+    `pool-saturated` fires at, so the watch folds its own copy of those two runs.
+    """
+    opts = options or AlertOptions()
+    rt = run.runtime
+    saturation = dataclasses.replace(rt.saturation)
+    growth = dataclasses.replace(rt.queue_growth)
+
+    def may_change(ev: Event) -> bool:
+        if ev.kind not in BATCH_KINDS:
+            return True
+        f = ev.fields
+        fired = (saturation.longest >= opts.saturation_batches
+                 or growth.longest >= opts.queue_growth_batches)
+        u = f.get("token_usage")
+        if u is None:
+            u = f.get("full_token_usage")
+        if u is not None:
+            saturation.add(u >= SATURATION)
+        queue = f.get("queue_req")
+        if queue is not None and ev.kind == "decode_batch":
+            growth.add(queue)
+        return not fired and (saturation.longest >= opts.saturation_batches
+                              or growth.longest >= opts.queue_growth_batches)
+
+    return may_change

@@ -9,7 +9,9 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
+from kvtui.core import severity
 from kvtui.core.text import inert
+from kvtui.core.units import fmt_length
 
 # Fixed, so that the text output (and its golden files) do not depend on the terminal.
 WIDTH = 100
@@ -21,8 +23,6 @@ def _para(text: str, indent: str, first: str = "") -> list[str]:
                          subsequent_indent=indent + " " * len(first),
                          break_long_words=False, break_on_hyphens=False) or [indent + first]
 
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
-SEVERITY_MARK = {"critical": "CRITICAL", "warning": "WARNING ", "info": "INFO    "}
 
 
 def _fmt_num(v: Any, digits: int = 2) -> str:
@@ -39,7 +39,7 @@ def _fmt_num(v: Any, digits: int = 2) -> str:
 
 def sorted_alerts(report: dict[str, Any]) -> list[dict[str, Any]]:
     alerts = list(report.get("alerts") or [])
-    alerts.sort(key=lambda a: (SEVERITY_ORDER.get(a.get("severity", ""), 9),
+    alerts.sort(key=lambda a: (severity.rank(a.get("severity")),
                                (a.get("evidence") or {}).get("line") or 0))
     return alerts
 
@@ -62,6 +62,11 @@ def render_text(report: dict[str, Any]) -> str:
     sources = ", ".join(f"{inert(s['name'], 200)} ({s['lines']:,} lines)"
                         for s in report.get("sources") or [])
     w(f"kvtui {report.get('kvtui_version', '')} - {sources or 'no input'}")
+    if report.get("engine") is None and report.get("sources"):
+        from kvtui.core.engine import ENGINE_MODULES
+
+        w(f"Engine     none recognised: no line of {' or '.join(ENGINE_MODULES)} was found; "
+          "this does not look like an LLM-server log")
     name = model.get("served_name") or model.get("path") or model.get("model_class") or "unknown"
     w(f"Model      {inert(str(name), 200)}"
       + (f"  ({inert(str(model['model_class']), 80)})" if model.get("model_class") else ""))
@@ -78,7 +83,7 @@ def render_text(report: dict[str, Any]) -> str:
         w(f"Alerts ({len(alerts)})")
         for a in alerts:
             sev = a.get("severity", "info")
-            w(f"  {SEVERITY_MARK.get(sev, sev)} {a.get('rule')}: {inert(a.get('title') or '')}")
+            w(f"  {severity.MARK.get(sev, sev)} {a.get('rule')}: {inert(a.get('title') or '')}")
             if a.get("detail"):
                 for para in str(a["detail"]).split("\n"):
                     out.extend(_para(inert(para, 1200), "      "))
@@ -99,7 +104,7 @@ def render_text(report: dict[str, Any]) -> str:
     cap = report.get("capacity")
     if cap:
         w("Capacity   " + ", ".join(f"{k}={_fmt_num(cap.get(k))}" for k in (
-            "max_total_num_tokens", "context_len", "max_running_requests",
+            "max_total_num_tokens", "context_len", "max_concurrency", "max_running_requests",
             "chunked_prefill_size", "available_gpu_mem_gib") if cap.get(k) is not None))
     wt = report.get("weights")
     if wt:
@@ -107,7 +112,8 @@ def render_text(report: dict[str, Any]) -> str:
                  if wt.get("usage_gib") is not None else "")
         w(f"Weights    {inert(str(wt.get('model_class') or '?'), 80)}"
           + (f" ({inert(str(wt['quant']), 80)})" if wt.get("quant") else "")
-          + f"{usage}, {_fmt_num(wt.get('avail_gib'))} GiB free after load")
+          + usage + (f", {_fmt_num(wt.get('avail_gib'))} GiB free after load"
+                     if wt.get("avail_gib") is not None else ""))
     rt = report.get("runtime") or {}
     if rt.get("decode_batches") or rt.get("prefill_batches"):
         w(f"Runtime    {rt.get('prefill_batches', 0):,} prefill / {rt.get('decode_batches', 0):,}"
@@ -121,6 +127,8 @@ def render_text(report: dict[str, Any]) -> str:
     wi = report.get("whatif")
     if wi:
         out.extend(_render_whatif(wi))
+    if report.get("checkpoint"):
+        out.extend(_render_checkpoint(report["checkpoint"]))
     runs = report.get("runs") or []
     if len(runs) > 1:
         w("")
@@ -130,6 +138,24 @@ def render_text(report: dict[str, Any]) -> str:
             w(f"  #{r['index']} line {start.get('line', '-')}: {r.get('configured_dtype') or '?'}"
               f" -> {r.get('effective_dtype') or '?'}, pool {_fmt_num(r.get('pool_tokens'))}"
               f" tokens, {r.get('decode_batches', 0):,} decode batches")
+    return "\n".join(out) + "\n"
+
+
+def render_gate(reports: list[dict[str, Any]], fail_on: str, code: int) -> str:
+    """The last lines of a check over several files: each file's verdict and the exit code."""
+    out = ["Gate"]
+    for report in reports:
+        name = ", ".join(inert(s["name"], 200) for s in report.get("sources") or []) or "-"
+        alerts = sorted_alerts(report)
+        if report.get("engine") is None and report.get("sources"):
+            verdict = "no LLM-server line recognised"
+        elif alerts:
+            verdict = ", ".join(f"{str(a.get('severity')).upper()} {a.get('rule')}"
+                                for a in alerts)
+        else:
+            verdict = "no alerts"
+        out.append(f"  {name}: {verdict}")
+    out.append(f"exit {code} (--fail-on {fail_on})")
     return "\n".join(out) + "\n"
 
 
@@ -153,6 +179,9 @@ def describe_pool(p: dict[str, Any]) -> str:
     if p.get("kind") == "mamba":
         return (f"mamba{label}: {_fmt_num(p.get('slots'))} slots, conv "
                 f"{_fmt_num(p.get('conv_gib'))} GiB, ssm {_fmt_num(p.get('ssm_gib'))} GiB")
+    if p.get("kind") == "kv":  # a whole-cache budget (vLLM), not one pool line
+        return (f"kv cache {p.get('dtype') or '?'}: {_fmt_num(p.get('kv_gib'))} GiB for every "
+                "KV layer")
     size = (f"KV {_fmt_num(p.get('kv_gib'))} GiB" if p.get("kind") == "mla"
             else f"K {_fmt_num(p.get('k_gib'))} GiB + V {_fmt_num(p.get('v_gib'))} GiB")
     return (f"{p.get('kind')}{label} {p.get('dtype') or '?'}: {_fmt_num(p.get('tokens'))} tokens,"
@@ -190,14 +219,31 @@ def _render_whatif(wi: dict[str, Any]) -> list[str]:
     return out
 
 
+def _render_checkpoint(ck: dict[str, Any]) -> list[str]:
+    """The checkpoint's own word: its KV-scale verdict per engine, reasons, and what it cost.
+    Names and values come from files on disk or a remote host: inert, like log text."""
+    out = ["", f"Checkpoint {inert(str(ck.get('source') or ck.get('model_path') or '?'), 200)}"]
+    out.extend(_para(inert(str(ck.get("summary") or ""), 600), "  "))
+    kv = ck.get("kv_scales") or {}
+    for engine, v in (kv.get("verdicts") or {}).items():
+        out.append(f"  {inert(str(engine), 20)}: {inert(str(v.get('verdict')), 20)}"
+                   f" (confidence {inert(str(v.get('confidence')), 10)})")
+        for f in (v.get("findings") or [])[:4]:
+            out.extend(_para(inert(f"{f.get('code')}: {f.get('message')}", 600), "    "))
+    if kv:
+        out.append(f"  read {_fmt_num(kv.get('bytes_read'))} bytes from "
+                   f"{_fmt_num(kv.get('files_opened'))} files ({_fmt_num(kv.get('files_listed'))}"
+                   " safetensors files; weights not read)")
+    for note in (ck.get("notes") or [])[:6]:
+        out.extend(_para(inert(str(note), 400), "  ", "note: "))
+    return out
+
+
 def _short_ctx(k: str) -> str:
     try:
-        n = int(k)
+        return fmt_length(int(k))
     except ValueError:
         return k
-    if n % 1024 == 0:
-        return f"{n // 1024}K"
-    return f"{n / 1000:.0f}k"
 
 
 def render_markdown(report: dict[str, Any]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtui import __version__
+from kvtui.core.deployment import layout
 from kvtui.core.state import Run, State, _rank_sort_key
 
 
@@ -17,7 +18,7 @@ def _int_or_none(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def run_facts(run: Run) -> dict[str, Any]:
+def run_facts(run: Run, engine: Any = None) -> dict[str, Any]:
     sa = run.server_args
     weights = None
     if run.weights:
@@ -29,7 +30,7 @@ def run_facts(run: Run) -> dict[str, Any]:
                                if v.get("avail_gib") is not None]
         weights = {
             "rank": rank,
-            "model_class": w.get("model_class"),
+            "model_class": w.get("model_class") or sa.get("architecture"),
             "dtype": w.get("dtype"),
             "quant": w.get("quant"),
             "usage_gib": w.get("usage_gib"),
@@ -47,6 +48,8 @@ def run_facts(run: Run) -> dict[str, Any]:
         capacity = {k: cap.get(k) for k in (
             "max_total_num_tokens", "chunked_prefill_size", "max_prefill_tokens",
             "max_running_requests", "context_len", "available_gpu_mem_gib")}
+        if cap.get("max_concurrency") is not None:  # an engine that prints its own (vLLM)
+            capacity["max_concurrency"] = cap["max_concurrency"]
         capacity["rank"] = run.capacity_evidence.rank if run.capacity_evidence else None
         capacity["memory_pool_end_avail_gib"] = (
             min(run.memory_pool_end.values()) if run.memory_pool_end else None)
@@ -54,11 +57,8 @@ def run_facts(run: Run) -> dict[str, Any]:
             capacity["swa_split"] = run.swa_split
     eff, basis, eff_ev = run.effective
     scales_ev = run.scales_loaded or run.scales_missing
-    model_class = weights["model_class"] if weights else None
-    tp = _int_or_none(sa.get("tp_size"))
-    if tp is None and run.ranks:
-        tps = {tok for r in run.ranks for tok in r.split() if tok.startswith("TP")}
-        tp = len(tps) or None
+    model_class = (weights["model_class"] if weights else None) or sa.get("architecture")
+    par = layout(run)
     pools = sorted(run.pools.values(), key=lambda p: (_rank_sort_key(p.rank), p.kind != "mha",
                                                        p.label or ""))
     pool_dicts = []
@@ -71,7 +71,7 @@ def run_facts(run: Run) -> dict[str, Any]:
             d["dtype"], d["dtype_basis"] = eff, basis
         pool_dicts.append(d)
     return {
-        "engine": "sglang",
+        "engine": engine.name if engine is not None else None,
         "model": {
             "path": sa.get("model_path"),
             "served_name": sa.get("served_model_name"),
@@ -79,13 +79,15 @@ def run_facts(run: Run) -> dict[str, Any]:
             "quantization": sa.get("quantization"),
         },
         "parallel": {
-            "tp": tp,
-            "dp": _int_or_none(sa.get("dp_size")),
-            "pp": _int_or_none(sa.get("pp_size")),
-            "ep": _int_or_none(sa.get("ep_size")),
-            "attn_dp": _int_or_none(sa.get("attn_dp_size")),
-            "enable_dp_attention": sa.get("enable_dp_attention"),
+            "tp": par.tp,
+            "dp": par.dp,
+            "pp": par.pp,
+            "ep": par.ep,
+            "attn_dp": par.attn_dp,
+            "enable_dp_attention": par.enable_dp_attention,
             "ranks_seen": sorted(run.ranks, key=_rank_sort_key),
+            **({"basis": par.basis} if any(b != "server_args" for b in par.basis.values())
+               else {}),
         },
         "kv_cache": {
             "configured_dtype": run.configured_kv_dtype,
@@ -123,21 +125,23 @@ def run_summary(run: Run) -> dict[str, Any]:
     }
 
 
-def build_report(state: State, *, model: Any = None, alert_options: Any = None,
-                 checkpoint: Any = None) -> dict[str, Any]:
+def build_report(state: State, *, engine: Any = None, model: Any = None,
+                 alert_options: Any = None, checkpoint: Any = None,
+                 release: str | None = None) -> dict[str, Any]:
     from kvtui.core import alerts as alerts_mod
-    from kvtui.core import capacity
 
     run = state.current
     report: dict[str, Any] = {"kvtui_version": __version__}
     report["sources"] = [{"name": n, "lines": c} for n, c in state.sources.items()]
-    report.update(run_facts(run))
+    report.update(run_facts(run, engine))
     report["runs"] = [run_summary(r) for r in state.runs]
-    whatif = capacity.whatif_for_run(run, model, checkpoint)
+    calc = (engine.calculator(run, model, checkpoint, release=release)
+            if engine is not None else None)
+    whatif = calc.report() if calc is not None else None
     report["whatif"] = whatif
     found = alerts_mod.evaluate(state, whatif=whatif, options=alert_options,
-                                checkpoint=checkpoint)
-    report["alerts"] = [a.to_dict() if hasattr(a, "to_dict") else a for a in found]
-    if checkpoint is not None and hasattr(checkpoint, "to_dict"):
+                                checkpoint=checkpoint, engine=engine, release=release)
+    report["alerts"] = [a.to_dict() for a in found]
+    if checkpoint is not None and hasattr(checkpoint, "to_dict"):  # tests pass bare stand-ins
         report["checkpoint"] = checkpoint.to_dict()
     return report

@@ -6,38 +6,24 @@ hard is it pressed) need only bounded aggregates plus the *first* evidence line 
 Memory therefore stays flat however long the log is.
 
 Runs: each `server_args` dump (or a second weight load on a rank that already finished start-up)
-begins a new run. The latest run is current; earlier ones are kept for the report.
+begins a new run. An engine may print its start in several parts (vLLM: the CLI's non-default
+args, then the engine's resolved config, from each of several DP engines): a part not yet seen
+completes the current run's dump. The latest run is current; earlier ones are kept for the report.
 """
 
 from __future__ import annotations
 
-import math
-from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from kvtui.core import dtypes
-from parsers import Event
+from kvtui.core.evidence import Evidence, evidence_in
+from kvtui.core.runtime import Runtime, Witness
+from parsers import BATCH_KINDS, Event
 
-EVIDENCE_TEXT_MAX = 400
-TIMELINE_POINTS = 600
-
-
-@dataclass(slots=True)
-class Evidence:
-    """Where a fact came from: the first line that showed it, and how often it repeated."""
-
-    source: str
-    line: int
-    rank: str | None
-    ts: str | None
-    text: str
-    count: int = 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "line": self.line, "rank": self.rank, "ts": self.ts,
-                "text": self.text, "count": self.count}
-
+# Format hints of an event (the engine's `hints`), recorded for the first event of each kind.
+Hinter = Callable[[Event, str], Iterable[str]]
 
 @dataclass(slots=True)
 class Pool:
@@ -54,6 +40,10 @@ class Pool:
     conv_gib: float | None = None
     ssm_gib: float | None = None
     evidence: Evidence | None = None
+    # "target", or "draft" for a speculative-decoding draft model's own pool: the draft worker
+    # allocates after the target on the same rank, and must never pass for the target's pool.
+    role: str = "target"
+    post_capture: bool = False
 
     @property
     def total_gib(self) -> float | None:
@@ -85,95 +75,9 @@ class Pool:
             "rank": self.rank, "label": self.label, "kind": self.kind, "dtype": self.dtype,
             "dtype_raw": self.dtype_raw, "tokens": self.tokens, "k_gib": self.k_gib,
             "v_gib": self.v_gib, "kv_gib": self.kv_gib, "slots": self.slots,
-            "conv_gib": self.conv_gib, "ssm_gib": self.ssm_gib,
+            "conv_gib": self.conv_gib, "ssm_gib": self.ssm_gib, "role": self.role,
             "bytes_per_token": round(bpt, 1) if bpt is not None else None,
             "evidence": self.evidence.to_dict() if self.evidence else None,
-        }
-
-
-class TimelinePoint(NamedTuple):
-    """One decode (or retraction) sample for the timeline. A tuple: millions are made."""
-
-    ts: str | None
-    line: int
-    token_usage: float | None
-    running_req: int | None
-    queue_req: int | None
-    gen_throughput: float | None
-    retraction: bool = False
-
-
-_new_point = tuple.__new__
-
-
-@dataclass
-class Runtime:
-    """Bounded aggregates over the runtime batch lines."""
-
-    prefill_batches: int = 0
-    decode_batches: int = 0
-    last_token_usage: float | None = None
-    peak_token_usage: float | None = None
-    peak_token_usage_evidence: Evidence | None = None
-    last_running_req: int | None = None
-    peak_running_req: int | None = None
-    last_queue_req: int | None = None
-    peak_queue_req: int | None = None
-    last_gen_throughput: float | None = None
-    gen_throughput_centi: int = 0  # sum in 1/100 token/s: exact, so chunk sums add up
-    gen_throughput_n: int = 0
-    retractions: int = 0
-    retracted_reqs: int = 0
-    new_token_ratio_first: float | None = None
-    new_token_ratio_last: float | None = None
-    retraction_evidence: Evidence | None = None
-    # Saturation tracking: length of the current and longest run of consecutive batches whose
-    # token usage is >= the saturation threshold, and whether the queue kept growing.
-    # The prefix counters (streak from the first batch, until the first break) make the
-    # aggregates mergeable across chunks of one file (kvtui.core.merge).
-    saturated_streak: int = 0
-    saturated_longest: int = 0
-    saturated_prefix: int = 0
-    saturated_broken: bool = False
-    saturated_evidence: Evidence | None = None  # the first saturated batch
-    queue_growth_streak: int = 0
-    queue_growth_longest: int = 0
-    queue_growth_prefix: int = 0
-    queue_dropped: bool = False
-    first_decode_queue: int | None = None
-    last_decode_queue: int | None = None
-    peak_queue_evidence: Evidence | None = None
-    last_ts: str | None = None
-    timeline: deque[TimelinePoint] = field(default_factory=lambda: deque(maxlen=TIMELINE_POINTS))
-
-    SATURATION = 0.95
-
-    @property
-    def mean_gen_throughput(self) -> float | None:
-        if not self.gen_throughput_n:
-            return None
-        return self.gen_throughput_centi / self.gen_throughput_n / 100
-
-    def to_dict(self) -> dict[str, Any]:
-        mean = self.mean_gen_throughput
-        return {
-            "prefill_batches": self.prefill_batches,
-            "decode_batches": self.decode_batches,
-            "last_token_usage": self.last_token_usage,
-            "peak_token_usage": self.peak_token_usage,
-            "last_running_req": self.last_running_req,
-            "peak_running_req": self.peak_running_req,
-            "last_queue_req": self.last_queue_req,
-            "peak_queue_req": self.peak_queue_req,
-            "last_gen_throughput": self.last_gen_throughput,
-            "mean_gen_throughput": round(mean, 2) if mean is not None else None,
-            "retractions": self.retractions,
-            "retracted_reqs": self.retracted_reqs,
-            "new_token_ratio_first": self.new_token_ratio_first,
-            "new_token_ratio_last": self.new_token_ratio_last,
-            "saturated_longest": self.saturated_longest,
-            "queue_growth_longest": self.queue_growth_longest,
-            "last_ts": self.last_ts,
         }
 
 
@@ -185,8 +89,15 @@ class Run:
     start: Evidence | None = None
     server_args: dict[str, Any] = field(default_factory=dict)
     server_args_evidence: Evidence | None = None
+    # Which (form, rank) parts of the start's dump were seen, and which keys only the engine's
+    # resolved parts stated (the operator's own arguments override those).
+    dump_parts: set[tuple[str | None, str | None]] = field(default_factory=set)
+    resolved_keys: set[str] = field(default_factory=set)
     kv_dtype_lines: list[tuple[str, str, Evidence]] = field(default_factory=list)
+    engine_version: str | None = None
     scales_missing: Evidence | None = None
+    qscale_missing: Evidence | None = None
+    qscale_forms: set[str] = field(default_factory=set)
     scales_loaded: Evidence | None = None
     scales_path: str | None = None
     pools: dict[tuple[str | None, str | None, str], Pool] = field(default_factory=dict)
@@ -194,9 +105,15 @@ class Run:
     capacity: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     capacity_evidence: Evidence | None = None
     weights: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    # A speculative-decoding draft model (EAGLE, MTP/NextN, ...) loads on the same ranks after
+    # the target: its lines are kept apart so the target stays "the" model and budget.
+    draft_weights: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     weights_begin: dict[str | None, float] = field(default_factory=dict)
     memory_pool_end: dict[str | None, float] = field(default_factory=dict)
     cuda_graph: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    memory_profile: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    kv_layout: dict[str, Any] = field(default_factory=dict)
+    kv_layout_evidence: Evidence | None = None
     ooms: list[Evidence] = field(default_factory=list)
     oom_messages: list[str] = field(default_factory=list)
     mem_unbalanced: Evidence | None = None
@@ -204,11 +121,11 @@ class Run:
     runtime: Runtime = field(default_factory=Runtime)
     ranks: set[str] = field(default_factory=set)
     lines_seen: int = 0
-    # Format hints seen in this run's lines (see `_hints`), used to infer the SGLang version.
+    # Format hints seen in this run's lines (the engine's `hints`), used to date its version.
     hints: set[str] = field(default_factory=set)
     kinds_seen: set[str] = field(default_factory=set)
     # What opened the run: "start" (a dump or override line: a server start) or the first
-    # event's kind (a log that begins mid-way). kvtui.core.merge relies on it.
+    # event's kind (a log that begins mid-way). The chunk join relies on it.
     opener: str | None = None
 
     # -- derived facts -------------------------------------------------------------------
@@ -224,8 +141,9 @@ class Run:
         """(dtype, basis, evidence): the KV dtype SGLang actually used, and how we know.
 
         Preference: a "resolved" dtype line, then the dtype printed on a KV pool line, then a
-        model-specific override, then a concrete configured value, then (for `auto` on versions
-        that print the model dtype at weight load) the model dtype.
+        model-specific override, then a concrete configured value, then a line that names only
+        the dtype's family (vLLM <= 0.19's "Using fp8 data type to store kv cache"), then (for
+        `auto` on versions that print the model dtype at weight load) the model dtype.
         """
         for dtype, origin, ev in self.kv_dtype_lines:
             if origin == "resolved":
@@ -247,6 +165,9 @@ class Run:
         if self.scales_missing is not None:
             # The warning fires only for a literal fp8_e4m3 setting.
             return "fp8_e4m3", "fp8_warning", self.scales_missing
+        for dtype, origin, ev in self.kv_dtype_lines:
+            if origin == "family":
+                return dtype, "kv_dtype_line", ev
         for w in self.weights.values():
             model_dtype = dtypes.normalize(w.get("dtype"))
             if model_dtype and conf in (None, "auto"):
@@ -268,7 +189,17 @@ class Run:
         return self.capacity[sorted(self.capacity, key=_rank_sort_key)[0]]
 
     def kv_pools(self) -> list[Pool]:
-        return [p for p in self.pools.values() if p.kind != "mamba"]
+        """The target model's KV pools a pool line sized (a draft model's pools are
+        `draft_kv_pools`; a whole-cache budget, kind "kv" such as vLLM's "Available KV cache
+        memory", is not one of them)."""
+        return [p for p in self.pools.values()
+                if p.kind not in ("mamba", "kv") and p.role == "target"]
+
+    def draft_kv_pools(self) -> list[Pool]:
+        pools = [p for p in self.pools.values()
+                 if p.kind not in ("mamba", "kv") and p.role == "draft"]
+        pools.sort(key=lambda p: _rank_sort_key(p.rank))
+        return pools
 
     def primary_kv_pool(self) -> Pool | None:
         """The full-attention pool of the lowest rank: what the calculator holds fixed."""
@@ -285,60 +216,70 @@ class Run:
 
     @property
     def progressed(self) -> bool:
-        """Past argument resolution: anything but the dump and KV dtype override lines seen."""
-        return (bool(self.kinds_seen - {"server_args", "kv_dtype"})
-                or self.runtime.decode_batches > 0)
+        """Past argument resolution: anything but the dump, the release, the KV dtype and page
+        layout lines seen (vLLM resolves the latter two while it builds its config, before the
+        engine prints that config)."""
+        return (bool(self.kinds_seen - _RESOLUTION_KINDS) or self.runtime.decode_batches > 0)
 
     @property
     def started_up(self) -> bool:
         return bool(self.capacity) or self.runtime.decode_batches > 0
 
 
-def _finite(x: Any) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
+_RESOLUTION_KINDS = frozenset({"server_args", "kv_dtype", "engine_version", "kv_layout"})
 
 
-def _rank_sort_key(rank: str | None) -> tuple[int, ...]:
+def _rank_sort_key(rank: str | None) -> tuple[tuple[int, ...], str]:
+    """Ranks in numeric order; the tag text breaks ties, so ranks of different shapes in one log
+    (vLLM's "DP0" engine and "TP0" worker) sort the same way in every run."""
     if not rank:
-        return (-1,)
+        return ((-1,), "")
     nums = []
     for tok in rank.split():
         digits = "".join(ch for ch in tok if ch.isdigit())
         nums.append(int(digits) if digits else 0)
-    return tuple(nums)
+    return tuple(nums), rank
 
 
 class State:
-    """Folds events into runs. `apply` is the mutator (besides `kvtui.core.bulk`, which
-    folds stretches of runtime rows to the same result); it never raises on odd events."""
+    """Folds events into runs. `apply` is the mutator (the column route of the pipeline joins
+    whole stretches of runtime rows onto `current.runtime` instead); it never raises."""
 
     def __init__(self) -> None:
         self.runs: list[Run] = [Run(index=0)]
         self.sources: dict[str, int] = {}  # source -> lines seen
         self.events: int = 0
         self.kinds: dict[str, int] = {}
+        self.hinter: Hinter | None = None  # set by the fold once the engine is known
 
     @property
     def current(self) -> Run:
         return self.runs[-1]
 
-    def note_line(self, source: str) -> None:
-        self.sources[source] = self.sources.get(source, 0) + 1
+    def rename_source(self, old: str, new: str) -> None:
+        """The lines read as `old` now live in the file `new` (a rotation): every piece of
+        evidence from them names `new`, so it keeps pointing at the file that holds the line."""
+        for ev in evidence_in(self.runs):
+            if ev.source == old:
+                ev.source = new
+        if old in self.sources:
+            self.sources[new] = self.sources.get(new, 0) + self.sources.pop(old)
 
     def apply(self, ev: Event, source: str, line_no: int, text: str) -> None:
         self.events += 1
         kind = ev.kind
         kinds = self.kinds
         kinds[kind] = kinds.get(kind, 0) + 1
-        handler = _HANDLERS.get(kind)
+        handler = HANDLERS.get(kind)
         if handler is None:
             return
         run = self._run_for(ev)
         run.lines_seen += 1
         if ev.rank:
             run.ranks.add(ev.rank)
-        if kind not in _RUNTIME_KINDS or kind not in run.kinds_seen:
-            _hints(run, ev, text)
+        if self.hinter is not None and (kind not in BATCH_KINDS
+                                        or kind not in run.kinds_seen):
+            run.hints.update(self.hinter(ev, text))
         run.kinds_seen.add(kind)
         handler(self, run, ev, source, line_no, text)
 
@@ -353,9 +294,18 @@ class State:
         """
         run = self.current
         kind = ev.kind
-        start = kind == "server_args" or (kind == "kv_dtype" and ev.get("origin") == "override")
+        start = (kind == "server_args" and not ev.get("partial")) or (
+            kind == "kv_dtype" and ev.get("origin") == "override") or kind == "engine_version"
         if start:
-            if run.progressed or (kind == "server_args" and run.server_args):
+            if kind in ("server_args", "engine_version"):
+                form = ev.get("form") if kind == "server_args" else "version"
+                # A part seen before is a new start; so is any part once the run got going,
+                # unless another rank already printed that part (vLLM's DP engines each print
+                # their config while their siblings load).
+                sibling = any(f == form for f, _ in run.dump_parts)
+                if (form, ev.rank) in run.dump_parts or (run.progressed and not sibling):
+                    run = self._new_run()
+            elif run.progressed:
                 run = self._new_run()
         elif kind == "load_weight_begin" and ev.rank in run.weights_begin and run.started_up:
             run = self._new_run()
@@ -369,68 +319,8 @@ class State:
         return run
 
 
-_RUNTIME_KINDS = frozenset({"decode_batch", "prefill_batch"})
-
-
-def _hints(run: Run, ev: Event, text: str) -> None:
-    """Record format features that date the SGLang version (see sglang-log-lines.md).
-
-    Hints are plain strings so the version inference can live in one table elsewhere
-    (`kvtui.core.version`): "<kind>:<feature>".
-    """
-    h = run.hints
-    k = ev.kind
-    if ev.ts is not None:
-        h.add("ts:ms" if "." in ev.ts else ("ts:time_only" if "-" not in ev.ts else "ts:date"))
-    if k == "server_args":
-        h.add(f"server_args:{ev.get('form') or 'repr'}")
-        if "attn_dp_size" in text:
-            h.add("server_args:attn_dp_size")
-        if "page_size" in text:
-            h.add("server_args:page_size")
-    elif k == "kv_dtype":
-        h.add(f"kv_dtype:{ev.get('origin') or 'resolved'}")
-    elif k == "kv_pool":
-        if ev.get("dtype"):
-            h.add("kv_pool:dtype")
-        if ev.get("label"):
-            h.add("kv_pool:label")
-        if ev.get("tokens") is None:
-            h.add("kv_pool:no_tokens")
-    elif k == "load_weight_end":
-        if ev.get("elapsed_s") is not None:
-            h.add("load_weight_end:elapsed")
-        if ev.get("dtype") is None:
-            h.add("load_weight_end:no_dtype")
-        if ev.get("usage_gib") is None:
-            h.add("load_weight_end:no_usage")
-    elif k == "capacity":
-        h.add("capacity:avail" if ev.get("available_gpu_mem_gib") is not None
-              else "capacity:no_avail")
-        if ev.get("chunked_prefill_size") is None:
-            h.add("capacity:no_chunked")
-    elif k == "decode_batch":
-        h.add("decode:comma" if "Decode batch," in text or "Decode batch [" in text
-              else "decode:period")
-        if ev.get("cuda_graph") is not None:
-            h.add("decode:cuda_graph")
-    elif k == "prefill_batch":
-        h.add("prefill:comma" if "Prefill batch," in text else "prefill:period")
-    elif k == "retraction":
-        if "#new_tokens_gained" in text:
-            h.add("retraction:gained")
-        elif "Decode out of memory happened" in text:
-            h.add("retraction:old")
-        else:
-            h.add("retraction:pool_full")
-    elif k == "mamba_pool":
-        h.add("mamba_pool:slots" if ev.get("slots") is not None else "mamba_pool:no_slots")
-
-
 def _ev(ev: Event, source: str, line_no: int, text: str) -> Evidence:
-    if len(text) > EVIDENCE_TEXT_MAX:
-        text = text[:EVIDENCE_TEXT_MAX] + "…"
-    return Evidence(source=source, line=line_no, rank=ev.rank, ts=ev.ts, text=text)
+    return Evidence.of(source, line_no, ev.rank, ev.ts, text)
 
 
 def _bump(existing: Evidence | None, ev: Event, source: str, line_no: int, text: str) -> Evidence:
@@ -440,10 +330,48 @@ def _bump(existing: Evidence | None, ev: Event, source: str, line_no: int, text:
     return existing
 
 
+_DUMP_META = frozenset({"form", "partial", "resolved", "resolved_kv_dtype"})
+
+
 def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    run.server_args = {k: v for k, v in ev.fields.items() if k != "form"}
-    run.server_args_evidence = _ev(ev, src, n, text)
-    run.start = run.server_args_evidence
+    fields = {k: v for k, v in ev.fields.items() if k not in _DUMP_META}
+    partial = bool(ev.get("partial"))
+    resolved = bool(ev.get("resolved"))
+    evidence = _ev(ev, src, n, text)
+    if not run.dump_parts and not partial:
+        run.server_args = fields
+        if resolved:
+            run.resolved_keys = {k for k, v in fields.items() if v is not None}
+    else:
+        # Another part of the same start: each fills what the others left unsaid, and the
+        # operator's own arguments win over the engine's resolved values.
+        sa = run.server_args
+        for k, v in fields.items():
+            if v is None:
+                if not partial:
+                    sa.setdefault(k, None)
+            elif sa.get(k) is None or (not resolved and k in run.resolved_keys):
+                sa[k] = v
+                if resolved:
+                    run.resolved_keys.add(k)
+                else:
+                    run.resolved_keys.discard(k)
+    if not partial:
+        run.dump_parts.add((ev.get("form"), ev.rank))
+        if run.server_args_evidence is None:
+            run.server_args_evidence = evidence
+            run.start = evidence
+    version = ev.get("version")
+    if isinstance(version, str) and run.engine_version is None:
+        run.engine_version = version
+    kv = dtypes.normalize(ev.get("resolved_kv_dtype"))
+    if kv is not None and kv != "auto":
+        for d, o, e in run.kv_dtype_lines:
+            if d == kv and o == "resolved":
+                e.count += 1
+                break
+        else:
+            run.kv_dtype_lines.append((kv, "resolved", evidence))
 
 
 def _on_kv_dtype(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -467,15 +395,40 @@ def _on_scales_loaded(st: State, run: Run, ev: Event, src: str, n: int, text: st
     run.scales_path = ev.get("path")
 
 
+# Model classes of speculative-decoding drafts ("Load weight end. type=LlamaForCausalLMEagle3").
+_DRAFT_CLASS_MARKS = ("Eagle", "MTP", "NextN", "DFlash", "DSpark", "Draft")
+
+
+def _is_draft_class(model_class: object) -> bool:
+    return isinstance(model_class, str) and any(m in model_class for m in _DRAFT_CLASS_MARKS)
+
+
 def _on_kv_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    kind = "mla" if ev.get("kv_gib") is not None else "mha"
+    # scope "all": every KV layer of the rank in one figure (vLLM), attention kind not stated.
+    kind = "kv" if ev.get("scope") == "all" else ("mla" if ev.get("kv_gib") is not None
+                                                  else "mha")
     key = (ev.rank, ev.get("label"), kind)
     raw = ev.get("dtype")
-    run.pools[key] = Pool(
+    post = bool(ev.get("post_capture"))
+    existing = run.pools.get(key)
+    # A second "KV Cache is allocated" on the same rank of the same run is the draft worker's
+    # (it initialises after the target), as is one right after a draft model's weight load. A
+    # post-capture re-sizing line restates the target's pool instead.
+    dw = run.draft_weights.get(ev.rank)
+    last = existing.evidence.line if existing is not None and existing.evidence else -1
+    after_draft_load = (dw is not None and dw.get("line", -1) > last) or (
+        # an excerpt that shows only other ranks' draft load
+        dw is None and existing is None and bool(run.draft_weights)
+        and ev.rank not in run.weights)
+    draft = not post and (after_draft_load or (
+        existing is not None and existing.role == "target" and not existing.post_capture))
+    pool = Pool(
         rank=ev.rank, label=ev.get("label"), kind=kind, dtype=dtypes.normalize(raw),
         dtype_raw=raw, tokens=ev.get("tokens"), k_gib=ev.get("k_gib"), v_gib=ev.get("v_gib"),
         kv_gib=ev.get("kv_gib"), evidence=_ev(ev, src, n, text),
+        role="draft" if draft else "target", post_capture=post,
     )
+    run.pools[(ev.rank, ev.get("label"), f"{kind}:draft") if draft else key] = pool
 
 
 def _on_mamba_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -492,20 +445,67 @@ def _on_swa_split(st: State, run: Run, ev: Event, src: str, n: int, text: str) -
                      "rank": ev.rank}
 
 
+# Capacity facts an engine may print on lines of their own (vLLM: the pool in blocks, the
+# concurrency it reaches, a forced block count), kept when the line with the tokens comes later.
+_CAPACITY_PARTS = ("gpu_blocks", "cpu_blocks", "page_size", "max_concurrency",
+                   "gpu_blocks_override")
+
+
 def _on_capacity(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    run.capacity[ev.rank] = dict(ev.fields)
+    fields = dict(ev.fields)
+    cur = run.capacity.get(ev.rank)
+    if cur is None or fields.get("max_total_num_tokens") is not None:
+        for k in _CAPACITY_PARTS:
+            if cur is not None and cur.get(k) is not None and fields.get(k) is None:
+                fields[k] = cur[k]
+        run.capacity[ev.rank] = cur = fields
+    else:
+        cur.update((k, v) for k, v in fields.items() if v is not None)
+    _tokens_from_blocks(run, cur)
     if run.capacity_evidence is None or ev.rank == run.capacity_evidence.rank:
         run.capacity_evidence = _ev(ev, src, n, text)
 
 
+def _tokens_from_blocks(run: Run, cap: dict[str, Any]) -> None:
+    """A pool stated in pages: tokens = pages x tokens per page. The page size is the one the
+    dump names, else the one the printed concurrency implies (concurrency = pages x page size /
+    context length, to two decimals), snapped to a power of two."""
+    blocks = cap.get("gpu_blocks")
+    if cap.get("max_total_num_tokens") is not None or not isinstance(blocks, int) or not blocks:
+        return
+    page = cap.get("page_size") or run.server_args.get("page_size")
+    conc, context = cap.get("max_concurrency"), cap.get("context_len")
+    if not isinstance(page, int) and isinstance(conc, float) and isinstance(context, int):
+        implied = conc * context / blocks
+        near = 1 << max(0, round(implied).bit_length() - 1) if implied >= 1 else 0
+        for cand in (near, near * 2):
+            if cand and abs(implied / cand - 1) <= 0.05:
+                page = cand
+                break
+    if isinstance(page, int) and page > 0:
+        cap["page_size"] = page
+        cap["max_total_num_tokens"] = blocks * page
+
+
 def _on_weight_begin(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    if ev.get("avail_gib") is not None:
+    # A second begin on a rank whose target already loaded is a draft model's: the target's
+    # "before" stays the memory baseline.
+    if ev.get("avail_gib") is not None and ev.rank not in run.weights:
         run.weights_begin[ev.rank] = ev.get("avail_gib")
 
 
 def _on_weight_end(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     info = dict(ev.fields)
     info["evidence"] = _ev(ev, src, n, text)
+    target = run.weights.get(ev.rank)
+    cls = info.get("model_class")
+    if _is_draft_class(cls) or (target is not None and cls and not _is_draft_class(
+            target.get("model_class")) and target.get("model_class") != cls):
+        # A draft model's load (its class says so, or a second model on a rank whose target
+        # already loaded) must not overwrite the target's memory figures.
+        info["line"] = n
+        run.draft_weights[ev.rank] = info
+        return
     run.weights[ev.rank] = info
 
 
@@ -539,100 +539,42 @@ def _on_capped(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> N
     run.max_total_tokens_capped = _bump(run.max_total_tokens_capped, ev, src, n, text)
 
 
-def _track_usage(rt: Runtime, ev: Event, src: str, n: int, text: str) -> float | None:
-    f = ev.fields
-    u = f.get("token_usage")
-    if u is None:
-        u = f.get("full_token_usage")
-    if u is not None:
-        rt.last_token_usage = u
-        peak = rt.peak_token_usage
-        if peak is None or u > peak:
-            rt.peak_token_usage = u
-            rt.peak_token_usage_evidence = _ev(ev, src, n, text)
-        if u >= 0.95:  # Runtime.SATURATION
-            streak = rt.saturated_streak = rt.saturated_streak + 1
-            if not rt.saturated_broken:
-                rt.saturated_prefix += 1
-            if streak > rt.saturated_longest:
-                rt.saturated_longest = streak
-                if rt.saturated_evidence is None:
-                    rt.saturated_evidence = _ev(ev, src, n, text)
-        elif rt.saturated_streak or not rt.saturated_broken:
-            rt.saturated_streak = 0
-            rt.saturated_broken = True
-    running = f.get("running_req")
-    if running is not None:
-        rt.last_running_req = running
-        peak_r = rt.peak_running_req
-        if peak_r is None or running > peak_r:
-            rt.peak_running_req = running
-    queue = f.get("queue_req")
-    if queue is not None:
-        rt.last_queue_req = queue
-        peak_q = rt.peak_queue_req
-        if peak_q is None or queue > peak_q:
-            rt.peak_queue_req = queue
-            rt.peak_queue_evidence = _ev(ev, src, n, text)
-        # Growth is judged decode line to decode line: a prefill line repeats a queue it saw.
-        if ev.kind == "decode_batch":
-            prev = rt.last_decode_queue
-            if prev is None:
-                if rt.first_decode_queue is None:
-                    rt.first_decode_queue = queue
-            elif queue > prev:
-                streak = rt.queue_growth_streak = rt.queue_growth_streak + 1
-                if not rt.queue_dropped:
-                    rt.queue_growth_prefix += 1
-                if streak > rt.queue_growth_longest:
-                    rt.queue_growth_longest = streak
-            elif queue < prev:
-                rt.queue_growth_streak = 0
-                rt.queue_dropped = True
-            rt.last_decode_queue = queue
-    if ev.ts:
-        rt.last_ts = ev.ts
-    return u  # type: ignore[no-any-return]
+def _on_engine_version(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    run.dump_parts.add(("version", ev.rank))
+    if run.engine_version is None and isinstance(ev.get("version"), str):
+        run.engine_version = ev.get("version")
+
+
+def _on_qscale(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    run.qscale_missing = _bump(run.qscale_missing, ev, src, n, text)
+    if ev.get("form"):
+        run.qscale_forms.add(ev.get("form"))
+
+
+def _on_memory_profile(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    profile = run.memory_profile.setdefault(ev.rank, {})
+    profile.update((k, v) for k, v in ev.fields.items() if v is not None)
+
+
+def _on_kv_layout(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    run.kv_layout.update((k, v) for k, v in ev.fields.items() if v is not None)
+    if run.kv_layout_evidence is None:
+        run.kv_layout_evidence = _ev(ev, src, n, text)
 
 
 def _on_prefill(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    rt = run.runtime
-    rt.prefill_batches += 1
-    _track_usage(rt, ev, src, n, text)
+    run.runtime.add_batch(False, ev.fields, ev.ts, n, Witness(src, n, ev.rank, ev.ts, text))
 
 
 def _on_decode(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    rt = run.runtime
-    rt.decode_batches += 1
-    u = _track_usage(rt, ev, src, n, text)
-    g = ev.fields.get("gen_throughput")
-    if g is not None and not _finite(g):
-        g = None  # inf/nan from a mangled line: no throughput, not a crash
-    if g is not None:
-        rt.last_gen_throughput = g
-        rt.gen_throughput_centi += int(g * 100 + 0.5)
-        rt.gen_throughput_n += 1
-    f = ev.fields
-    rt.timeline.append(_new_point(TimelinePoint, (ev.ts, n, u, f.get("running_req"),
-                                                  f.get("queue_req"), g, False)))
+    run.runtime.add_batch(True, ev.fields, ev.ts, n, Witness(src, n, ev.rank, ev.ts, text))
 
 
 def _on_retraction(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    rt = run.runtime
-    rt.retractions += 1
-    rt.retracted_reqs += ev.get("retracted_reqs") or 0
-    before, after = ev.get("new_token_ratio_before"), ev.get("new_token_ratio_after")
-    if rt.new_token_ratio_first is None and before is not None:
-        rt.new_token_ratio_first = before
-    if after is not None:
-        rt.new_token_ratio_last = after
-    rt.retraction_evidence = _bump(rt.retraction_evidence, ev, src, n, text)
-    # A marker only: its values are left empty so that the point does not depend on what was
-    # read before it (chunked reads must build the same timeline).
-    rt.timeline.append(TimelinePoint(ev.ts, n, None, None, None, None, True))
+    run.runtime.add_retraction(ev.fields, ev.ts, n, Witness(src, n, ev.rank, ev.ts, text))
 
 
-_HANDLERS = {
+HANDLERS = {
     "server_args": _on_server_args,
     "kv_dtype": _on_kv_dtype,
     "fp8_scales_missing": _on_scales_missing,
@@ -651,4 +593,8 @@ _HANDLERS = {
     "prefill_batch": _on_prefill,
     "decode_batch": _on_decode,
     "retraction": _on_retraction,
+    "engine_version": _on_engine_version,
+    "fp8_qscale_missing": _on_qscale,
+    "memory_profile": _on_memory_profile,
+    "kv_layout": _on_kv_layout,
 }

@@ -3,7 +3,7 @@
 Why infer a range instead of asking: logs rarely print the version, but almost every line format
 changed at some release (sglang-log-lines.md sections 1-7). Each format feature the state records
 in `Run.hints` narrows the range; advice that depends on the version (`--kv-cache-dtype bf16` only
-exists from 0.5.5) is then given for the whole range the log allows, not for a guess.
+exists from 0.5.4) is then given for the whole range the log allows, not for a guess.
 """
 
 from __future__ import annotations
@@ -173,17 +173,40 @@ def infer_version(run: Any, known: str | None = None) -> VersionRange:
     return VersionRange(lo, hi, tuple(reasons))
 
 
-# --kv-cache-dtype choices by release (sglang-log-lines.md 2.2).
+# --kv-cache-dtype values each release accepts, read from the argparse choices of each wheel:
+# server_args.py "--kv-cache-dtype" choices=["auto", "fp8_e5m2", "fp8_e4m3"] in 0.4.6-0.5.3
+# (0.2.15-0.4.1 had no fp8_e4m3, sglang-log-lines.md 2.2); + "bf16", "bfloat16" in 0.5.4;
+# + "fp4_e2m1" in 0.5.5-0.5.15; 0.5.16 adds "mxfp8", "nvfp4", "fp4_mx_block16"
+# (server_args.py:616-628) and keeps fp4_e2m1 in the choices until 0.5.20 only to refuse it at
+# start-up ("--kv-cache-dtype=fp4_e2m1 is deprecated", mem_cache/kv_cache_dtype.py:57-61), so
+# it counts as rejected from 0.5.16; 0.5.21 drops it (arg_groups/fields/model.py:201-211).
 _CHOICES: tuple[tuple[Version, Version, frozenset[str]], ...] = (
     ((0, 2, 15), (0, 4, 1), frozenset({"auto", "fp8_e5m2"})),
-    ((0, 4, 2), (0, 5, 4), frozenset({"auto", "fp8_e5m2", "fp8_e4m3"})),
+    ((0, 4, 2), (0, 5, 3), frozenset({"auto", "fp8_e5m2", "fp8_e4m3"})),
+    ((0, 5, 4), (0, 5, 4), frozenset({"auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16"})),
     ((0, 5, 5), (0, 5, 15), frozenset({"auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16",
                                        "fp4_e2m1"})),
-    ((0, 5, 16), (0, 5, 20), frozenset({"auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16",
-                                        "bfloat16", "nvfp4", "fp4_mx_block16"})),
-    ((0, 5, 21), (0, 5, 23), frozenset({"auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16",
+    ((0, 5, 16), (0, 5, 23), frozenset({"auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16",
                                         "bfloat16", "nvfp4", "fp4_mx_block16"})),
 )
+
+
+def check_release(text: str) -> Version:
+    """The release named by `--sglang-version` (ValueError, one line, when kvtui cannot model it).
+
+    Only releases whose sizing code was read are accepted: 0.2.15 .. the newest in RELEASES,
+    a `.postN` suffix ignored (post releases do not change the sizing code)."""
+    raw = str(text).strip()
+    core = raw.lstrip("v").split(".post")[0].split("+")[0]
+    parts = core.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise ValueError(f"--sglang-version {raw!r}: not a release number such as 0.5.23")
+    v = parse_version(core)
+    if v not in RELEASES:
+        raise ValueError(f"--sglang-version {raw!r}: kvtui knows SGLang {fmt(OLDEST)} .. "
+                         f"{fmt(NEWEST)}")
+    return v
+
 
 _FLAG_VALUE = {"bf16": "bf16", "fp16": "auto", "fp8_e4m3": "fp8_e4m3", "fp8_e5m2": "fp8_e5m2",
                "mxfp8": "mxfp8", "nvfp4": "nvfp4", "fp4_mx_block16": "fp4_mx_block16",
@@ -218,7 +241,7 @@ def kv_dtype_flag(target_dtype: str, version_range: VersionRange | None = None,
 
     `target_dtype` is a canonical name (kvtui.core.dtypes). `checkpoint_kv_fp8` says whether the
     checkpoint declares kv_cache_quant_algo FP8 (None = unknown): from 0.5.3, `auto` then means
-    FP8, so BF16 needs the explicit `bf16` choice that only exists from 0.5.5. The flag is None
+    FP8, so BF16 needs the explicit `bf16` choice that only exists from 0.5.4. The flag is None
     when no release in the range can do it; the advice then says what to do instead.
     """
     vr = version_range or VersionRange()
@@ -234,14 +257,14 @@ def kv_dtype_flag(target_dtype: str, version_range: VersionRange | None = None,
                     "`auto` is the model dtype because the checkpoint declares no FP8 KV")
             return "--kv-cache-dtype auto", f"{note} ({where})."
         if every:
-            return "--kv-cache-dtype bf16", f"explicit bf16 is accepted on {where} (0.5.5+)."
-        older = ("On 0.5.3-0.5.4 a checkpoint whose hf_quant_config.json / quantization_config "
+            return "--kv-cache-dtype bf16", f"explicit bf16 is accepted on {where} (0.5.4+)."
+        older = ("On 0.5.3 a checkpoint whose hf_quant_config.json / quantization_config "
                  "says kv_cache_quant_algo FP8 turns `auto` into FP8 and there is no bf16 choice: "
-                 "upgrade to >= 0.5.5 and pass --kv-cache-dtype bf16, or serve a local copy of "
+                 "upgrade to >= 0.5.4 and pass --kv-cache-dtype bf16, or serve a local copy of "
                  "the checkpoint with kv_cache_quant_algo removed. Before 0.5.3 `auto` is always "
                  "the model dtype.")
         if some:
-            return "--kv-cache-dtype bf16", (f"accepted from SGLang 0.5.5; {_range_caveat(vr)}. "
+            return "--kv-cache-dtype bf16", (f"accepted from SGLang 0.5.4; {_range_caveat(vr)}. "
                                              f"{older}")
         if checkpoint_kv_fp8:
             return None, f"{where} has no bf16 choice. {older}"

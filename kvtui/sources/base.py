@@ -13,14 +13,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from kvtui.core.pipeline.inputs import RangedFile
+
 
 @dataclass(slots=True, frozen=True)
 class SourceLine:
     source: str  # display name of the source (file path, "host:path", ...)
-    line_no: int  # 1-based, counted across rotations of the same logical source
-    offset: int  # byte offset of the line start in the current underlying file (-1 if unknown)
+    line_no: int  # 1-based: the line's number in the file that holds it (a stream: its count)
+    offset: int  # byte offset of the line start in that file (-1 if unknown)
     text: str  # decoded with errors="replace", newline stripped, length bounded
     ts: str | None = None  # replay only: timestamp text when known (else None)
+
+
+# What a source can say about itself: the one vocabulary of notice states. A *state* changes
+# what the header shows; a *message* (info, checkpoint) only tells something and leaves the
+# state as it was; an *inline* state is also marked in the log pane where it happened.
+STATES: frozenset[str] = frozenset({
+    "connecting", "live", "loading", "replaying", "paused", "at_end", "rotated", "truncated",
+    "reconnecting", "restarted", "restart", "error", "closed", "stale",
+})
+MESSAGES: frozenset[str] = frozenset({"info", "checkpoint"})
+INLINE: frozenset[str] = frozenset({"rotated", "truncated", "error", "reconnecting", "restarted"})
 
 
 @dataclass(slots=True, frozen=True)
@@ -29,20 +42,23 @@ class SourceNotice:
     state: str  # "connecting" | "live" | "at_end" | "paused" | "rotated" | "truncated" |
     #             "reconnecting" | "error" | "closed" | ...
     message: str = ""
+    # A rotation: the lines delivered so far under `source` are now in this file (another
+    # name, or words such as "server.log (deleted)"); consumers relabel their evidence, and the
+    # lines that follow under `source` are numbered from 1 again.
+    moved_to: str | None = None
 
 
 @dataclass(slots=True, frozen=True)
-class BulkPlan:
-    """A source's offer: "fold bytes [0, end) of this file in bulk, then call my `skip_to(end,
-    lines)`": the consumer reads the past on every core instead of line by line.
+class History:
+    """A source's offer: what is already in a file, for the consumer to fold in bulk (on every
+    core when it is big) before the source streams the rest, from `skip_to(file.size, lines)`.
 
-    `fill_log`: nothing follows the bulk part at once (an instant replay), so the consumer shows
-    the file's last lines itself. `always`: fold even a small file (tailing from the end must
-    still see the start-up lines the facts come from).
+    `fill_log`: nothing follows at once (an instant replay), so the consumer shows the file's
+    last lines itself. `always`: fold it even when it is small (tailing from the end must still
+    see the start-up lines the facts come from).
     """
 
-    path: str
-    end: int
+    file: RangedFile
     fill_log: bool
     always: bool
 
@@ -52,8 +68,16 @@ Emit = Callable[[list[Item]], None]
 
 
 class LineSource(Protocol):
-    """A producer of line batches. `run` blocks until `stop` is set or the source ends."""
+    """A producer of line batches. `run` blocks until `stop` is set or the source ends.
+
+    `history()` is the source's bulk offer (None: it streams everything itself); when the
+    consumer took it, it calls `skip_to(offset, lines)` before `run`.
+    """
 
     name: str
 
     def run(self, emit: Emit, stop: threading.Event) -> None: ...
+
+    def history(self) -> History | None: ...
+
+    def skip_to(self, offset: int, lines: int) -> None: ...

@@ -6,6 +6,11 @@ copies it and truncates it in place (same inode, size drops). Both are detected 
 by comparing the path's inode and size with what we have open, and both are reported inline as a
 `SourceNotice` so the user is never looking at a silently stale view.
 
+Each file of the rotation keeps its own line numbers, and the rotation notice says where the
+lines read so far now are (`moved_to`: `server.log.1`, found by inode for a rename and by the
+first bytes for a copy), so evidence keeps naming the file and line that hold it. A renamed file
+is a rotation in progress, not an error: it is read until the new file appears.
+
 watchfiles wakes us on change; `yield_on_timeout` also wakes us periodically, so a missed event
 (network filesystems, inotify limits) costs at most one poll interval, never a stuck view.
 """
@@ -18,14 +23,17 @@ import threading
 from collections.abc import Callable
 from typing import IO
 
-from kvtui.sources.base import BulkPlan, Emit, Item, SourceLine, SourceNotice
+from kvtui.sources.base import Emit, History, Item, SourceLine, SourceNotice
 from kvtui.sources.lines import LineSplitter
+from kvtui.sources.readers import ranged_file
 
 READ_CHUNK = 1 << 20
 # Upper bound on lines handed over in one batch, so a huge backlog still streams in slices.
 BATCH_LINES = 5000
 # Bytes read from the end when starting at the end: enough to show recent context.
 TAIL_CONTEXT_BYTES = 64 * 1024
+# The file's first bytes, kept to recognise its copy after a copy-truncate rotation.
+HEAD_BYTES = 1024
 
 
 def _context_start(fh: IO[bytes], size: int, context: int) -> int:
@@ -60,6 +68,8 @@ class LocalFollower:
         self._failing = False
         self._resume: tuple[int, int] | None = None  # (inode, position) to reopen at
         self._first_open_pending = False  # the very first open failed: tail rules still apply
+        self._head = b""  # the open file's first bytes (up to HEAD_BYTES)
+        self._renamed_to: str | None = None  # the open file was renamed away (rotation)
 
     # -- the thread body ---------------------------------------------------------------------
     def run(self, emit: Emit, stop: threading.Event) -> None:
@@ -143,6 +153,8 @@ class LocalFollower:
         self._start = None
         fh.seek(start)
         self._splitter = LineSplitter(start)
+        self._head = os.pread(fh.fileno(), HEAD_BYTES, 0)
+        self._renamed_to = None
 
     def _lost(self, emit: Emit, why: str) -> None:
         """Say once that the file cannot be read, until it can be again."""
@@ -150,7 +162,7 @@ class LocalFollower:
             self._vanished = True
             emit([SourceNotice(self.name, "error", f"{self.path}: {why}")])
 
-    def bulk_plan(self) -> BulkPlan | None:
+    def history(self) -> History | None:
         """Starting at the end, the bytes before the context window still hold the start-up
         lines (server args, KV dtype, pools) every fact comes from: offer them for a bulk fold."""
         if self.from_start:
@@ -160,11 +172,81 @@ class LocalFollower:
                 end = _context_start(fh, os.fstat(fh.fileno()).st_size, self.tail_context)
         except OSError:
             return None
-        return BulkPlan(self.path, end, fill_log=False, always=True) if end > 0 else None
+        if end <= 0:
+            return None
+        return History(ranged_file(self.path, end), fill_log=False, always=True)
 
     def skip_to(self, offset: int, lines: int) -> None:
         """Follow from `offset` (a line start), numbering lines after the `lines` before it."""
         self._start = (offset, lines)
+
+    # -- rotation: where the lines read so far are now -------------------------------------------
+    def _renamed(self, emit: Emit) -> bool:
+        """The path is gone but the open file still has a name in the directory: a rename
+        rotation whose new file is not there yet. Said once, as a rotation."""
+        if self._renamed_to is None:
+            moved = self._where_now()
+            if not moved:
+                return False
+            self._renamed_to = moved
+            emit([SourceNotice(self.name, "rotated", f"{self.path} renamed to {moved}; "
+                               "waiting for the new file")])
+        return True
+
+    def _where_now(self, inode: int | None = None) -> str | None:
+        """The name the open file (or `inode`) has now in the log's directory, if any."""
+        ino, dev = inode, None
+        if ino is None:
+            if self._fh is None:
+                return None
+            try:
+                st = os.fstat(self._fh.fileno())
+            except OSError:
+                return None
+            if st.st_nlink == 0:
+                return None  # deleted, not renamed
+            ino, dev = st.st_ino, st.st_dev
+        parent = os.path.dirname(self.path)
+        try:
+            with os.scandir(parent or ".") as entries:
+                for entry in entries:
+                    if entry.inode() == ino and entry.is_file(follow_symlinks=False) and (
+                            dev is None or entry.stat(follow_symlinks=False).st_dev == dev):
+                        return os.path.join(parent, entry.name)
+        except OSError:
+            return None
+        return None
+
+    def _copy_of_head(self) -> str | None:
+        """After a copy-truncate: the sibling file (`server.log.1`, `server.log-2026...`) that
+        starts with the bytes this file started with, newest first."""
+        head = self._head
+        if not head:
+            return None
+        parent = os.path.dirname(self.path)
+        base = os.path.basename(self.path)
+        found: list[tuple[float, str]] = []
+        try:
+            with os.scandir(parent or ".") as entries:
+                for entry in entries:
+                    if entry.name == base or not entry.name.startswith(base) or \
+                            not entry.is_file(follow_symlinks=False):
+                        continue
+                    with contextlib.suppress(OSError), open(entry.path, "rb") as fh:
+                        if fh.read(len(head)) == head:
+                            found.append((entry.stat().st_mtime, os.path.join(parent,
+                                                                              entry.name)))
+        except OSError:
+            return None
+        return max(found)[1] if found else None
+
+    def _gone(self) -> str:
+        return f"{self.path} (deleted)"
+
+    def _new_file(self, emit: Emit, state: str, moved_to: str | None, message: str) -> None:
+        """The lines so far now live in `moved_to`; the new file is numbered from line 1."""
+        emit([SourceNotice(self.name, state, message, moved_to=moved_to or self._gone())])
+        self.line_no = 0
 
     def _close(self) -> None:
         if self._fh is not None:
@@ -192,6 +274,8 @@ class LocalFollower:
         finally:
             if batch:  # lines already split are emitted even when a later read fails
                 emit(batch)
+            if len(self._head) < HEAD_BYTES:
+                self._head = os.pread(fh.fileno(), HEAD_BYTES, 0)
 
     def _flush_partial(self, emit: Emit) -> None:
         """A rotated-away file will not grow again: its unterminated last line is complete."""
@@ -207,6 +291,8 @@ class LocalFollower:
         except FileNotFoundError:
             if self._fh is not None:
                 self._drain(emit)  # whatever was written before the rename/delete
+                if self._renamed(emit):
+                    return  # a rename rotation: the writer may still add to the old file
             self._lost(emit, "file vanished; waiting for it to reappear")
             return
         except PermissionError:
@@ -222,7 +308,10 @@ class LocalFollower:
             first, self._first_open_pending = self._first_open_pending, False
             self._open(first=first, emit=emit)
             if self._fh is not None:
-                if was_vanished:
+                if was_vanished and self.line_no:
+                    self._new_file(emit, "rotated", self._gone(), "file re-created; reading it "
+                                   "from the start")
+                elif was_vanished:
                     emit([SourceNotice(self.name, "rotated", "file re-created; reading it from "
                                        "the start")])
                 self._drain(emit)
@@ -234,10 +323,12 @@ class LocalFollower:
             # Rotation by rename: finish the old file, then follow the new one from its start.
             self._drain(emit)
             self._flush_partial(emit)
+            moved = self._renamed_to or self._where_now()
             self._close()
             self._open(first=False, emit=emit)
-            emit([SourceNotice(self.name, "rotated", "file rotated (new inode); following the "
-                               "new file from its start")])
+            self._new_file(emit, "rotated", moved, f"{self.path} rotated"
+                           + (f" to {moved}" if moved else " (the old file was deleted)")
+                           + "; following the new file from its start")
             self._drain(emit)
             emit([SourceNotice(self.name, "live", "following")])
             return
@@ -247,10 +338,14 @@ class LocalFollower:
             # Copy-truncate: same inode, the file got shorter. The unterminated line we held
             # will not be completed in this copy: emit it, then start over from byte 0.
             self._flush_partial(emit)
+            copy = self._copy_of_head()
             self._fh.seek(0)
             self._splitter = LineSplitter(0)
-            emit([SourceNotice(self.name, "truncated", f"file truncated ({position} -> "
-                               f"{st.st_size} bytes); reading from the start")])
+            self._new_file(emit, "truncated", copy or f"{self.path} (before truncation)",
+                           f"file truncated ({position} -> {st.st_size} bytes)"
+                           + (f", its lines copied to {copy}" if copy else "")
+                           + "; reading from the start")
+            self._head = os.pread(self._fh.fileno(), HEAD_BYTES, 0)
             self._drain(emit)
             emit([SourceNotice(self.name, "live", "following")])
             return
@@ -279,10 +374,11 @@ class LocalFollower:
             return True
         fh.close()
         self._flush_partial(emit)
+        moved = self._where_now(inode) or self._gone()
         self._open(first=False, emit=emit)
         if self._fh is not None:
-            emit([SourceNotice(self.name, "rotated", "file replaced while it could not be "
-                               "read; following the new file from its start")])
+            self._new_file(emit, "rotated", moved, "file replaced while it could not be "
+                           "read; following the new file from its start")
             self._drain(emit)
             emit([SourceNotice(self.name, "live", "following")])
         return False

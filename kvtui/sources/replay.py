@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import heapq
+import math
 import os
 import re
 import threading
@@ -25,16 +26,15 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from typing import IO
 
-from kvtui.sources.base import BulkPlan, Emit, Item, SourceLine, SourceNotice
+from kvtui.sources.base import Emit, History, Item, SourceLine, SourceNotice
 from kvtui.sources.lines import MAX_LINE_CHARS, decode_line
-
-# `[2025-04-28 05:39:43.123 TP0] ...` or the old time-only `[16:43:29 TP0] ...`.
-_TS_RE = re.compile(rb"^\[((?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?)[\] ]")
+from kvtui.sources.readers import ranged_file
+from parsers.prefix import line_timestamp, ts_day, ts_seconds
 
 DEFAULT_SPEED = 50.0
+MIN_SPEED, MAX_SPEED = 0.01, 1e6  # what + / - can reach
 DEFAULT_MAX_GAP = 0.2
 INSTANT_BATCH = 4000
 TIMED_BATCH_WINDOW = 0.05  # lines due within this many seconds go out in one batch
@@ -44,20 +44,8 @@ READ_LIMIT = MAX_LINE_CHARS * 4
 
 
 def parse_ts(text: str) -> float | None:
-    """Seconds for a timestamp string from a log prefix (time-only stamps: seconds of the day)."""
-    try:
-        if len(text) >= 19 and text[4] == "-":
-            base = datetime(int(text[0:4]), int(text[5:7]), int(text[8:10]),
-                            int(text[11:13]), int(text[14:16]), int(text[17:19])).timestamp()
-            frac = text[19:]
-        else:
-            base = int(text[0:2]) * 3600 + int(text[3:5]) * 60 + int(text[6:8])
-            frac = text[8:]
-        if frac.startswith("."):
-            base += float("0" + frac)
-        return float(base)
-    except (ValueError, IndexError):
-        return None
+    """Seconds for a timestamp the parsers read (`parsers.prefix`, the one grammar)."""
+    return ts_seconds(text)
 
 
 @dataclass(slots=True)
@@ -93,7 +81,6 @@ class _FileReader:
 
     def lines(self) -> Iterator[_Pending]:
         want_ts = self.want_ts
-        ts_match = _TS_RE.match
         readline = self.stream.readline
         limit = READ_LIMIT
         while True:
@@ -113,18 +100,17 @@ class _FileReader:
             self.offset += size
             if raw.endswith(b"\n"):
                 raw = raw[:-1]
+            text = decode_line(raw)
             ts: str | None = None
             if want_ts:
-                m = ts_match(raw)
-                if m is not None:
-                    ts = m.group(1).decode("ascii")
-                    key = parse_ts(ts)
-                    if key is not None:
-                        self.last_key = key
-                        self.last_ts = ts
+                ts = line_timestamp(text)
+                key = ts_seconds(ts) if ts is not None else None
+                if key is not None:
+                    self.last_key = key
+                    self.last_ts = ts
                 else:
                     ts = self.last_ts
-            yield _Pending(self.last_key, self.index, self.line_no, off, decode_line(raw), ts)
+            yield _Pending(self.last_key, self.index, self.line_no, off, text, ts)
 
     @property
     def position(self) -> int:
@@ -158,9 +144,15 @@ class ReplaySource:
                  sleep: Callable[[float], None] | None = None) -> None:
         if not paths:
             raise ValueError("replay needs at least one file")
+        if not (speed > 0 and math.isfinite(speed)):
+            # A zero, negative or infinite speed has no meaning for timed replay (`instant`
+            # is the fast mode); refusing it beats guessing what was meant.
+            raise ValueError(f"replay speed must be a number above 0, not {speed}")
+        if not (max_gap >= 0 and math.isfinite(max_gap)):
+            raise ValueError(f"max_gap must be 0 or more seconds, not {max_gap}")
         self.paths = list(paths)
         self.name = paths[0] if len(paths) == 1 else f"{paths[0]} (+{len(paths) - 1})"
-        self.speed = speed if speed > 0 else DEFAULT_SPEED
+        self.speed = speed
         self.instant = instant
         self.max_gap = max_gap
         self.progress = 0.0
@@ -201,6 +193,17 @@ class ReplaySource:
     def paused(self) -> bool:
         return self._paused
 
+    @property
+    def log_time(self) -> str | None:
+        """The timestamp (as the log prints it) of the newest line read so far."""
+        stamps = [r.last_ts for r in self._readers if r.last_ts]
+        return max(stamps, key=lambda t: parse_ts(t) or 0.0) if stamps else None
+
+    @property
+    def pace(self) -> str:
+        """The replay's speed as the header shows it: "instant" or "x50"."""
+        return "instant" if self.instant else f"x{self.speed:g}"
+
     def step(self, n: int = 1) -> None:
         """While paused, emit the next n lines (a running seek is cancelled)."""
         with self._cond:
@@ -211,7 +214,8 @@ class ReplaySource:
 
     def set_speed(self, speed: float) -> None:
         with self._cond:
-            self.speed = max(0.01, speed)
+            self.speed = min(MAX_SPEED, max(MIN_SPEED, speed)) if math.isfinite(speed) \
+                else self.speed
             self._cond.notify_all()
 
     def set_instant(self, instant: bool) -> None:
@@ -246,13 +250,13 @@ class ReplaySource:
             self._cond.notify_all()
         return True
 
-    def bulk_plan(self) -> BulkPlan | None:
+    def history(self) -> History | None:
         """What a consumer may fold in bulk before the replay starts (then `skip_to`): the
         whole file, for an instant, unpaused replay of one plain file; big files only."""
         path = self.paths[0]
         if (len(self.paths) == 1 and self.instant and not self._paused and self._seek is None
                 and not path.endswith(".gz") and path != "-" and os.path.isfile(path)):
-            return BulkPlan(path, os.path.getsize(path), fill_log=True, always=False)
+            return History(ranged_file(path), fill_log=True, always=False)
         return None
 
     def skip_to(self, offset: int, lines: int) -> None:
@@ -287,7 +291,7 @@ class ReplaySource:
             try:
                 for p in reader.lines():
                     if p.ts:
-                        return p.ts[:10] if len(p.ts) >= 19 else None
+                        return ts_day(p.ts)
                     if reader.line_no > 1000:
                         break
             except (OSError, EOFError, gzip.BadGzipFile, zlib.error):
@@ -366,45 +370,45 @@ class ReplaySource:
                 if batch:
                     self._flush(emit, batch)
                     batch = []
-                if self._restart:
-                    return True
-                if self._seek is not None:
-                    if not self._seek_hit(emit, line):
-                        batch.append(line)
-                        if len(batch) >= INSTANT_BATCH:
-                            self._flush(emit, batch)
-                            batch = []
-                    prev_key = p.key
-                    continue
-                if self._paused:
-                    if not self._wait_while_paused(emit, stop):
-                        return self._restart
-                    due = clock()
+                # One line may be looked at more than once: a pause, seek or restart that
+                # arrives while it waits for its time sends it back here, so a line due after
+                # a pause is never emitted by that pause.
+                while True:
                     if self._restart:
                         return True
-                    if self._steps:
-                        self._steps -= 1
-                        self._flush(emit, [line])
-                        prev_key = p.key
-                        continue
                     if self._seek is not None:
-                        # Re-examine this same line under the seek that woke us up.
                         if not self._seek_hit(emit, line):
                             batch.append(line)
-                        prev_key = p.key
-                        continue
-                if not self.instant and prev_key is not None:
-                    gap = (p.key - prev_key) / self.speed
-                    if self.max_gap > 0:
-                        gap = min(gap, self.max_gap)
-                    due = max(due, clock() - 1.0) + max(0.0, gap)
-                    wait = due - clock()
-                    if wait > TIMED_BATCH_WINDOW:
-                        self._sleep_interruptibly(wait, stop)
-                        if self._paused or self._seek is not None or self._restart:
-                            due = clock()
+                            if len(batch) >= INSTANT_BATCH:
+                                self._flush(emit, batch)
+                                batch = []
+                        break
+                    if self._paused:
+                        if not self._wait_while_paused(emit, stop):
+                            return self._restart
+                        due = clock()
+                        if self._steps:
+                            with self._cond:
+                                self._steps -= 1
+                            self._flush(emit, [line])
+                            break
+                        continue  # resumed, seeking or restarting: look at the line again
+                    if not self.instant and prev_key is not None:
+                        gap = (p.key - prev_key) / self.speed
+                        if self.max_gap > 0:
+                            gap = min(gap, self.max_gap)
+                        due = max(due, clock() - 1.0) + max(0.0, gap)
+                        wait = due - clock()
+                        if wait > TIMED_BATCH_WINDOW:
+                            self._sleep_interruptibly(wait, stop)
+                            if stop.is_set():
+                                return False
+                            if self._paused or self._seek is not None or self._restart:
+                                due = clock()
+                                continue
+                    self._flush(emit, [line])
+                    break
                 prev_key = p.key
-                self._flush(emit, [line])
             if batch:
                 self._flush(emit, batch)
                 batch = []

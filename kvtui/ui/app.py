@@ -20,18 +20,21 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.color import Color
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.widgets import Footer, Static
 
-from kvtui.core.analyzer import Analyzer
+from kvtui.core.pipeline import Session
 from kvtui.sources.base import LineSource, SourceNotice
+from kvtui.ui import report_view as rv
+from kvtui.ui.export import export_path
 from kvtui.ui.ingest import Ingest, LogEntry
 from kvtui.ui.logview import LogView
-from kvtui.ui.panes import AlertsPane, FactsPane, HeaderBar, TimelinePane, sorted_alerts
+from kvtui.ui.panes import AlertsPane, FactsPane, HeaderBar, TimelinePane
 from kvtui.ui.screens import (
     AlertDetailScreen,
     HelpScreen,
@@ -44,12 +47,6 @@ from kvtui.ui.whatif import WhatIfPane
 TICK_HZ = 15
 PANES = ("alerts", "facts", "whatif", "log", "timeline")
 TOP_PANES = ("alerts", "facts", "whatif", "timeline")
-# Recognized kinds that can raise or change an alert: "next alert" stops on these and then
-# checks whether the alert list actually changed.
-ALERT_TRIGGER_KINDS = frozenset({
-    "fp8_scales_missing", "fp8_scales_loaded", "kv_dtype", "kv_pool", "capacity", "retraction",
-    "oom", "mem_unbalanced", "max_total_tokens_capped", "server_args", "load_weight_end",
-})
 
 
 class KvCommands(Provider):
@@ -98,6 +95,24 @@ class KvCommands(Provider):
         return run
 
 
+class KvFooter(Footer):
+    """Textual's footer, rebuilt only when the keys it shows change.
+
+    The stock footer recomposes (unmounts and mounts every key) on each focus change; moving
+    between panes whose shown keys are the same then cost a full layout while a log streams.
+    """
+
+    _shown: tuple[Any, ...] | None = None
+
+    def bindings_changed(self, screen: Any) -> None:
+        shown = tuple((b.key, b.description, enabled)
+                      for (_, b, enabled, _) in screen.active_bindings.values() if b.show)
+        if shown == self._shown and self._bindings_ready:
+            return
+        self._shown = shown
+        super().bindings_changed(screen)
+
+
 class KvApp(App[int]):
     """Header verdict, alerts, facts, what-if, timeline, and the raw log."""
 
@@ -108,6 +123,10 @@ class KvApp(App[int]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
+        # ctrl+c quits from anywhere, as the help says (Textual's default only tells the user
+        # to press ctrl+q); ctrl+q keeps working too.
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+        Binding("escape", "panes", "Panes", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("1", "pane('alerts')", "Alerts", show=False),
         Binding("2", "pane('facts')", "Facts", show=False),
@@ -115,6 +134,13 @@ class KvApp(App[int]):
         Binding("4", "pane('log')", "Log", show=False),
         Binding("5", "pane('timeline')", "Timeline", show=False),
         Binding("slash", "search", "Search"),
+        # Log and alert keys live here, not on their panes: they work from any pane, and the
+        # footer shows the same keys whatever has the focus (a footer that changes with the
+        # focus is rebuilt on every pane switch, which cost a layout while a log streams).
+        Binding("g", "goto_evidence", "Evidence"),
+        Binding("f", "log_cycle_filter", "Filter"),
+        Binding("w", "log_wrap", "Wrap"),
+        Binding("c", "copy_line", "Copy"),
         Binding("r", "regex_filter", "Regex", show=False),
         Binding("e", "export('md')", "Export"),
         Binding("E", "export('json')", "JSON", show=False),
@@ -128,21 +154,24 @@ class KvApp(App[int]):
         Binding("0", "restart", "Restart", show=False),
     ]
 
-    def __init__(self, source: LineSource, title: str, *, analyzer: Analyzer | None = None,
-                 log_window: int = 20000, export_dir: str | os.PathLike[str] = ".",
+    def __init__(self, source: LineSource, title: str, *, session: Session | None = None,
+                 log_window: int = 20000, export_dir: str | os.PathLike[str] | None = None,
                  tick_hz: float = TICK_HZ, **_ignored: Any) -> None:
         super().__init__()
         self.source = source
         self.source_title = title
-        self.ingest = Ingest(source, analyzer=analyzer, ring=log_window)
+        self.ingest = Ingest(source, session=session, ring=log_window)
         self.log_window = log_window
-        self.export_dir = Path(export_dir)
+        self.export_dir = Path(export_dir) if export_dir is not None else None
         self.tick_hz = tick_hz
         self.report: dict[str, Any] | None = None
         self.shown_pane = "alerts"
         self._seek_alert_keys: set[tuple[Any, ...]] | None = None
         self.ticks = 0
         self.last_tick_ms = 0.0
+        self._log_status_shown: tuple[str, str] | None = None
+        self._focus_marked: Any = None
+        self._panebar_shown: Text | None = None
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -164,7 +193,7 @@ class KvApp(App[int]):
         log = LogView(id="log", max_lines=self.log_window)
         log.border_title = "Log"
         yield log
-        yield Footer()
+        yield KvFooter()
 
     @property
     def is_replay(self) -> bool:
@@ -189,9 +218,11 @@ class KvApp(App[int]):
 
     def _apply_layout(self) -> None:
         narrow = self.size.width < 140
-        for name in TOP_PANES:
-            w = self.query_one(f"#{name}")
-            w.set_class(name == self.shown_pane, "-shown")
+        if narrow:
+            # Only the narrow layout reads these classes. A class change restyles a pane's
+            # whole subtree, so wide terminals skip it; a resize to narrow comes back here.
+            for name in TOP_PANES:
+                self.query_one(f"#{name}").set_class(name == self.shown_pane, "-shown")
         top_has = self.shown_pane in ("alerts", "facts", "whatif")
         self.query_one("#top").set_class(narrow and not top_has, "-hidden")
         bar = Text()
@@ -200,7 +231,9 @@ class KvApp(App[int]):
             style = "bold reverse" if name == self.shown_pane else "dim"
             bar.append(f" {i} {label} ", style=style)
             bar.append(" ")
-        self.query_one("#panebar", Static).update(bar)
+        if bar != self._panebar_shown:
+            self._panebar_shown = bar
+            self.query_one("#panebar", Static).update(bar, layout=False)  # always one row
 
     def _show_pane(self, name: str, focus: bool = False) -> None:
         if name in TOP_PANES:
@@ -208,16 +241,45 @@ class KvApp(App[int]):
         self._apply_layout()
         self.call_after_refresh(self.log_view.refollow)
         if focus:
-            target = self.query_one(f"#{name}")
-            if name == "whatif":
-                self.query_one("#wi-dtype").focus()
-            elif target.can_focus:
-                target.focus()
-            else:
-                target.focus()
+            # The pane, never one of its fields: keys keep meaning "pane" until the user steps
+            # into the what-if form on purpose (Tab or Enter there).
+            pane = self.query_one(f"#{name}")
+            (pane.focus_target() if isinstance(pane, WhatIfPane) else pane).focus()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        self._mark_focus()
+
+    def _pane_of(self, node: Any) -> Any:
+        while node is not None and not (node.has_class("pane") or node is self.log_view):
+            node = node.parent
+        return node
+
+    def _mark_focus(self) -> None:
+        """Accent border on the pane that holds the focus, the usual border on the others.
+        Inline styles change only the two panes involved (see app.tcss for why not CSS)."""
+        focused = self._pane_of(self.focused)
+        if focused is self._focus_marked:
+            return
+        colors = self.theme_variables
+        for pane, color in ((self._focus_marked, colors.get("primary-darken-2")),
+                            (focused, colors.get("accent"))):
+            if pane is not None and color:
+                # Edge by edge: a new colour on an existing edge repaints; setting `border`
+                # as a whole would also lay the screen out again.
+                edge = ("round", Color.parse(color))
+                styles = pane.styles
+                styles.border_top = styles.border_right = edge
+                styles.border_bottom = styles.border_left = edge
+        self._focus_marked = focused
 
     def action_pane(self, name: str) -> None:
         self._show_pane(name, focus=True)
+
+    def action_panes(self) -> None:
+        """Escape: back to the pane that holds the focus (from a what-if field, say)."""
+        node = self._pane_of(self.focused)
+        name = node.id if node is not None and node.id in PANES else self.shown_pane
+        self._show_pane(str(name), focus=True)
 
     # -- the tick: drain the ingest -----------------------------------------------------------
     def _tick(self) -> None:
@@ -239,14 +301,25 @@ class KvApp(App[int]):
             self._apply_report(d.report, d.timeline)
             self.whatif_pane.show(d.calc)
         header.lines = d.lines
-        progress = getattr(self.source, "progress", None)
+        header.load = d.load
+        src = self.source
+        progress = getattr(src, "progress", None)
         header.progress = progress if isinstance(progress, float) else None
+        pace = getattr(src, "pace", None)
+        header.speed = pace if isinstance(pace, str) else None
+        log_time = getattr(src, "log_time", None)
+        header.log_time = log_time if isinstance(log_time, str) else rv.last_log_time(
+            self.report)
         header.redraw()
         self.ticks += 1
         self.last_tick_ms = (time.perf_counter() - t0) * 1000
 
     def _on_notice(self, n: SourceNotice, header: HeaderBar) -> None:
         header.set_state(n.state, n.message)
+        if n.moved_to:  # a rotation: the lines shown so far now live in another file
+            for e in self.log_view._entries:
+                if e.source == n.source and not e.notice:
+                    e.source = n.moved_to
         if n.state == "error":
             self.notify(clean(n.message or "source error", 300), title="source",
                         severity="error", markup=False)
@@ -265,14 +338,10 @@ class KvApp(App[int]):
         self.alerts_pane.show(report)
         self.facts_pane.show(report)
         self.timeline_pane.show(timeline)
-        evidence = set()
-        for a in sorted_alerts(report):
-            ev = a.get("evidence") or {}
-            if ev.get("line"):
-                evidence.add((str(ev.get("source")), int(ev["line"])))
-        self.log_view.set_evidence(evidence)
-        n = len(sorted_alerts(report))
-        self.alerts_pane.border_title = f"Alerts ({n})"
+        self.log_view.set_evidence(rv.evidence_lines(report))
+        title = f"Alerts ({len(rv.alerts(report))})"
+        if self.alerts_pane.border_title != title:
+            self.alerts_pane.border_title = title
 
     @on(WhatIfPane.ModelChosen)
     def _model_chosen(self, event: WhatIfPane.ModelChosen) -> None:
@@ -291,14 +360,18 @@ class KvApp(App[int]):
                                       markup=False)
                 return
         with self.ingest.report_lock:
-            self.ingest.analyzer.model = model
+            self.ingest.session.configure(model=model)
         self.ingest.refresh_report()
 
     # -- log pane status --------------------------------------------------------------------------
     @on(LogView.Status)
     def _log_status(self) -> None:
         log = self.log_view
-        title, sub = log.status_text()
+        status = log.status_text()
+        if status == self._log_status_shown:
+            return  # a new title repaints the whole pane: only when it says something new
+        self._log_status_shown = status
+        title, sub = status
         log.border_title = Text(title)
         log.border_subtitle = Text(sub, style="bold yellow") if sub else None
 
@@ -316,7 +389,7 @@ class KvApp(App[int]):
     @on(AlertsPane.Open)
     def _open_alert(self, event: AlertsPane.Open) -> None:
         alert = event.alert
-        ev = alert.get("evidence") or {}
+        ev = rv.evidence(alert)
         context = self._context_lines(ev.get("source"), ev.get("line"))
 
         def done(result: str | None) -> None:
@@ -328,12 +401,8 @@ class KvApp(App[int]):
 
         self.push_screen(AlertDetailScreen(alert, context), done)
 
-    @on(AlertsPane.Goto)
-    def _goto(self, event: AlertsPane.Goto) -> None:
-        self._goto_evidence(event.alert)
-
     def _goto_evidence(self, alert: dict[str, Any]) -> None:
-        ev = alert.get("evidence") or {}
+        ev = rv.evidence(alert)
         line = ev.get("line")
         if not line:
             self.notify("this alert has no evidence line", markup=False)
@@ -361,11 +430,38 @@ class KvApp(App[int]):
         def done(value: str | None) -> None:
             if value is None:
                 return
-            msg = self.log_view.set_search(value)
+            result = self.log_view.set_search(value)
             self.log_view.focus()
-            if msg:
-                self.notify(msg, markup=False)
+            if result is not None:
+                self._say_search(result)
         self.push_screen(PromptScreen("Search the log (regex, n/N to move)"), done)
+
+    @on(LogView.Searched)
+    def _searched(self, event: LogView.Searched) -> None:
+        self._say_search(event.result)
+
+    def _say_search(self, result: Any) -> None:
+        """Tell the user where the search is: a wrap round an end, or why nothing matched."""
+        if result.total and result.wrapped:
+            self.notify(f"search wrapped {result.wrapped} (match {result.index:,} of "
+                        f"{result.total:,})", markup=False)
+        elif not result.total:
+            self.notify(self._no_match_text(), severity="warning", markup=False, timeout=8)
+
+    def _no_match_text(self) -> str:
+        """Why a search found nothing, in the user's words: which lines were searched and how
+        to search the rest."""
+        log = self.log_view
+        if log.filter_mode != "all":
+            return (f"no match among the {log.shown:,} lines the '{log.filter_mode}' filter "
+                    "shows; press f until the filter says 'all' to search every kept line")
+        older = self.ingest.lines - log.kept
+        if older > 0:
+            where = getattr(self.source, "name", "the log file")
+            return (f"no match in the newest {log.kept:,} lines (the pane keeps "
+                    f"{self.log_window:,}; {older:,} older lines are not kept). To search the "
+                    f"whole file: grep -n 'PATTERN' {where}, or reopen with --log-window N")
+        return f"no match in the {log.kept:,} lines of the log"
 
     def action_regex_filter(self) -> None:
         def done(value: str | None) -> None:
@@ -373,12 +469,23 @@ class KvApp(App[int]):
                 return
             log = self.log_view
             msg = log.set_filter("regex", value) if value else log.set_filter("all")
+            log.focus()  # the filter shows in the log, and f / n / w act there
             if msg:
                 self.notify(msg, severity="warning", markup=False)
         self.push_screen(PromptScreen("Show only lines matching (regex; empty: all)"), done)
 
     def action_log_filter(self, mode: str) -> None:
         self.log_view.set_filter(mode)
+
+    def action_log_cycle_filter(self) -> None:
+        self.log_view.action_cycle_filter()
+
+    def action_goto_evidence(self) -> None:
+        alert = self.alerts_pane.current()
+        if alert is None:
+            self.notify("no alert selected", markup=False)
+            return
+        self._goto_evidence(alert)
 
     def action_log_wrap(self) -> None:
         self.log_view.action_toggle_wrap()
@@ -416,10 +523,10 @@ class KvApp(App[int]):
         src = self._replay()
         if src is None:
             return
-        from parsers import parse_line
+        parse = self.ingest.session.parse
 
         def event(line: Any) -> bool:
-            ev = parse_line(line.text)
+            ev = parse(line.text)
             return ev is not None and ev.kind not in ("decode_batch", "prefill_batch")
         self._seek_alert_keys = None
         src.seek(event)
@@ -432,20 +539,19 @@ class KvApp(App[int]):
         self._seek_trigger(src)
 
     def _seek_trigger(self, src: Any) -> None:
-        from parsers import parse_line
+        session = self.ingest.session
+        parse = session.parse
+        with self.ingest.report_lock:
+            may_change = session.alert_watch()
 
         def trigger(line: Any) -> bool:
-            ev = parse_line(line.text)
-            return ev is not None and ev.kind in ALERT_TRIGGER_KINDS
+            ev = parse(line.text)
+            return ev is not None and may_change(ev)
         src.seek(trigger)
 
     @staticmethod
-    def _alert_key(alert: dict[str, Any]) -> tuple[Any, ...]:
-        return (alert.get("rule"), alert.get("severity"))
-
-    @classmethod
-    def _alert_keys(cls, report: dict[str, Any] | None) -> set[tuple[Any, ...]]:
-        return {cls._alert_key(a) for a in sorted_alerts(report)}
+    def _alert_keys(report: dict[str, Any] | None) -> set[tuple[Any, ...]]:
+        return {rv.alert_key(a) for a in rv.alerts(report)}
 
     @work(thread=True, exclusive=True, group="seek", exit_on_error=False)
     def _check_alert_seek(self, before: set[tuple[Any, ...]], final: bool) -> None:
@@ -456,7 +562,7 @@ class KvApp(App[int]):
         error: str | None = None
         try:
             with self.ingest.report_lock:
-                report = self.ingest.analyzer.report()
+                report = self.ingest.session.report()
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
         with contextlib.suppress(Exception):  # the app may be shutting down
@@ -472,7 +578,7 @@ class KvApp(App[int]):
                 self.notify(clean(f"next alert: report failed: {error}", 300),
                             severity="warning", markup=False)
             return
-        new = [key for key in map(self._alert_key, sorted_alerts(report)) if key not in before]
+        new = [key for key in map(rv.alert_key, rv.alerts(report)) if key not in before]
         if final:
             # The replay reached its end (the search was already cleared): show what it found,
             # unless the user has started another search meanwhile.
@@ -494,7 +600,7 @@ class KvApp(App[int]):
     def _select_alert(self, key: tuple[Any, ...]) -> None:
         pane = self.alerts_pane
         for i, a in enumerate(pane.alerts):
-            if (a.get("rule"), a.get("severity")) == key:
+            if rv.alert_key(a) == key:
                 pane.highlighted = i
                 self._goto_evidence(a)
                 break
@@ -515,7 +621,7 @@ class KvApp(App[int]):
         src = self._replay()
         if src is not None:
             src.set_speed(src.speed * factor)
-            self.notify(f"replay speed x{src.speed:g}", markup=False)
+            self.notify(f"replay speed {src.pace}", markup=False)
 
     def action_restart(self) -> None:
         src = self._replay()
@@ -531,13 +637,12 @@ class KvApp(App[int]):
     def _export(self, fmt: str) -> None:
         try:
             with self.ingest.report_lock:
-                report = self.ingest.analyzer.report()
-            stem = Path(str(getattr(self.source, "name", "kvtui"))).name.split(" ")[0] or "log"
-            for suffix in (".gz", ".log", ".txt"):
-                stem = stem.removesuffix(suffix)
-            path = self.export_dir / f"kvtui-{stem}.{'md' if fmt == 'md' else 'json'}"
+                report = self.ingest.session.report()
+            path = export_path(self.source, self.export_dir, fmt)
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(render_export(report, fmt), encoding="utf-8")
-            self.call_from_thread(self.notify, f"exported {path}", markup=False)
+            self.call_from_thread(self.notify, f"exported to {path}", title="export",
+                                  markup=False, timeout=8)
         except Exception as exc:
             self.call_from_thread(self.notify, f"export failed: {exc}", severity="error",
                                   markup=False)
@@ -566,10 +671,16 @@ def render_export(report: dict[str, Any], fmt: str) -> str:
 def run_app(source: LineSource, title: str, **opts: Any) -> int:
     """Open the TUI on any LineSource and block until the user quits; returns the exit code.
 
-    Options: `analyzer` (a pre-configured Analyzer, e.g. with a model or checkpoint),
+    Options: `session` (a pipeline Session configured with a model or checkpoint),
     `log_window` (lines kept in the log pane), `export_dir`. The header shows the state of the
     latest SourceNotice the source emitted (connecting, live, reconnecting, rotated, error, ...).
     """
+    from kvtui.ui.terminal import terminal_problem
+
+    problem = terminal_problem()
+    if problem is not None:
+        print(f"kvtui: {problem}", file=sys.stderr)
+        return 2
     app = KvApp(source, title, **opts)
     result = app.run()
     return int(result or 0)

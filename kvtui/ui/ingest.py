@@ -1,10 +1,10 @@
 """The bridge between a line source (its own thread) and the UI (the event loop).
 
-Why this shape: the source thread parses every line (`Analyzer.feed`) and keeps only bounded
-things for the UI (the newest lines in a ring, a pending notice list, and a report snapshot at a
-few Hz). The UI drains it on a 15 Hz timer. No message is posted per line, no widget is touched
-from the thread, and a 1,000,000-line instant replay costs the UI at most one ring's worth of
-rendering per tick. Nothing here imports Textual, so it is testable on its own.
+Why this shape: the source thread folds every line into a pipeline `Session` and keeps only
+bounded things for the UI (the newest lines in a ring, a pending notice list, and a report
+snapshot at a few Hz). The UI drains it on a 15 Hz timer. No message is posted per line, no
+widget is touched from the thread, and a 1,000,000-line instant replay costs the UI at most one
+ring's worth of rendering per tick. Nothing here imports Textual, so it is testable on its own.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvtui.core.analyzer import Analyzer
-from kvtui.sources.base import LineSource, SourceLine, SourceNotice
-from parsers import parse_line
+from kvtui.core.pipeline import Progress, Session
+from kvtui.sources.base import INLINE, LineSource, SourceLine, SourceNotice
 
 REPORT_INTERVAL = 0.25  # seconds between report snapshots while lines keep coming
 
@@ -49,6 +48,7 @@ class Drained:
     calc: Any = None  # kvtui.core.capacity.Calculator for the current run, or None
     lines: int = 0
     restarted: bool = False
+    load: Any = None  # kvtui.core.pipeline.Progress of the bulk fold while it runs, else None
 
 
 def _tail_lines(path: str, size: int, count: int) -> list[str]:
@@ -74,18 +74,14 @@ def _tail_lines(path: str, size: int, count: int) -> list[str]:
 
 
 class Ingest:
-    """Runs a LineSource in a daemon thread and folds its batches into an Analyzer."""
+    """Runs a LineSource in a daemon thread and folds its batches into a pipeline Session."""
 
-    def __init__(self, source: LineSource, *, analyzer: Analyzer | None = None,
-                 ring: int = 20000, report_interval: float = REPORT_INTERVAL,
-                 bulk_min_bytes: int | None = None) -> None:
+    def __init__(self, source: LineSource, *, session: Session | None = None,
+                 ring: int = 20000, report_interval: float = REPORT_INTERVAL) -> None:
         self.source = source
-        self.bulk_min_bytes = bulk_min_bytes  # None: kvtui.parallel's default threshold
-        self.bulk_lines = 0  # lines folded in bulk before the replay (0: none)
-        self.analyzer = analyzer or Analyzer()
-        self._analyzer_factory = (lambda: Analyzer(model=self.analyzer.model,
-                                                   alert_options=self.analyzer.alert_options,
-                                                   checkpoint=self.analyzer.checkpoint))
+        self.bulk_lines = 0  # lines folded in bulk before the source streamed (0: none)
+        self.load: Progress | None = None  # how far the bulk fold is, while it runs
+        self.session = session or Session()
         self.stop = threading.Event()
         self.done = threading.Event()
         self._lock = threading.Lock()
@@ -106,13 +102,26 @@ class Ingest:
         self.finished_at: float | None = None
         self.started_at: float | None = None
         self._thread: threading.Thread | None = None
-        self.report_lock = threading.Lock()  # held while the analyzer is read or written
+        self._wake = threading.Event()
+        self.report_lock = threading.Lock()  # held while the session is read or written
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
         self.started_at = time.perf_counter()
         self._thread = threading.Thread(target=self._run, name="kvtui-source", daemon=True)
         self._thread.start()
+        threading.Thread(target=self._report_loop, name="kvtui-report", daemon=True).start()
+
+    def _report_loop(self) -> None:
+        """Rebuild the snapshot a few times a second while anything changed, on its own
+        thread: a burst of lines followed by silence (an idle server after start-up) must still
+        show its verdict, which a rebuild driven by arriving lines would leave stale."""
+        while not self.done.is_set():
+            # Keep report building under ~10% of the time on big logs.
+            self._wake.wait(max(self.report_interval, 10 * self._report_cost))
+            self._wake.clear()
+            if not self.done.is_set():
+                self._snapshot()
 
     def close(self, timeout: float = 2.0) -> None:
         self.stop.set()
@@ -136,102 +145,109 @@ class Ingest:
             self.done.set()
 
     def _bulk_prefix(self) -> None:
-        """Fold the past of a file in bulk before its lines start streaming (`BulkPlan`).
-
-        A big file goes through the chunked fold `kvtui check` uses on every core (exact, or
-        it declines); this thread then only waits on worker processes, which leaves the
-        interpreter to the UI. A 1,000,000-line instant replay thus costs what the headless
-        check costs, and `kvtui tail` from the end still knows the start-up facts.
-        """
-        offer = getattr(self.source, "bulk_plan", None)
-        plan = offer() if callable(offer) else None
-        if plan is None or plan.end <= 0:
+        """Fold what a file already holds in bulk before its lines start streaming (the
+        source's `history`). A big file is folded on every core (the headless check's path);
+        this thread then only waits on worker processes, which leaves the interpreter to the
+        UI. So a 1,000,000-line instant replay costs what `kvtui check` costs, and `kvtui tail`
+        from the end still knows the start-up facts."""
+        history = self.source.history()
+        if history is None or history.file.size <= 0:
             return
-        from kvtui.parallel import analyse_parallel
-        from kvtui.sources.readers import iter_byte_range
-
-        name = getattr(self.source, "name", plan.path)
+        s = self.session
+        if not history.always and not s.is_big(history.file.size):
+            return  # small: the source streams it, line by line
+        name = self.source.name
         with self._lock:
             self._notices.append(SourceNotice(name, "loading", "reading what is logged so far"))
-        a = self.analyzer
+        def preview(early: Session) -> None:
+            """The start-up verdict, on screen before the runtime lines are folded."""
+            report = early.report()
+            calc = early.calculator()
+            with self._lock:
+                self._report, self._timeline, self._calc = report, [], calc
+
+        def progress(p: Progress) -> None:
+            self.load = p
+
         try:
-            kw = {} if self.bulk_min_bytes is None else {"min_bytes": self.bulk_min_bytes}
-            folded = analyse_parallel(plan.path, model=a.model, alert_options=a.alert_options,
-                                      end=plan.end, **kw)
-            if folded is None and plan.always:
-                folded = self._analyzer_factory()
-                for batch in iter_byte_range(plan.path, 0, plan.end):
-                    if self.stop.is_set():
-                        return
-                    folded.feed_many(name, batch, folded.lines + 1)
+            with self.report_lock:
+                s.fold_file(history.file, name, preview=preview, progress=progress)
         except (OSError, ValueError):
+            with self.report_lock:
+                s.reset()
             return  # the source reads the file itself and reports the error
-        if folded is None or self.stop.is_set():
+        if self.stop.is_set():
             return
-        folded.checkpoint = a.checkpoint
         entries = []
-        if plan.fill_log:
-            tail = _tail_lines(plan.path, plan.end, self._ring.maxlen or 20000)
-            first = folded.lines - len(tail) + 1
+        if history.fill_log:
+            tail = _tail_lines(history.file.path, history.file.size, self._ring.maxlen or 20000)
+            first = s.lines - len(tail) + 1
             for i, text in enumerate(tail):
-                ev = parse_line(text)
+                ev = s.parse(text)
                 entries.append(LogEntry(first + i, name, text,
                                         ev.kind if ev is not None else None))
-        with self.report_lock:
-            self.analyzer = folded
-        self.lines = self.bulk_lines = folded.lines
+        self.lines = self.bulk_lines = s.lines
+        self.load = None
         with self._lock:
             self._ring.extend(entries)
-            self._ring_added += folded.lines  # the rest went past without being kept
+            self._ring_added += s.lines  # the rest went past without being kept
             self._report_dirty = True
-        self.source.skip_to(plan.end, folded.lines)  # type: ignore[attr-defined]
+        self.source.skip_to(history.file.size, s.lines)
         self._snapshot(force=True)
 
     # -- source thread side --------------------------------------------------------------------
     def _emit(self, batch: list[Any]) -> None:
-        feed = self.analyzer.feed
+        feed = self.session.feed_line
         entries: list[LogEntry] = []
         notices: list[SourceNotice] = []
-        counts: dict[str, int] = {}
+        added = 0
         with self.report_lock:
             for item in batch:
                 if type(item) is SourceLine:
                     ev = feed(item.source, item.line_no, item.text)
+                    added += 1
                     entries.append(LogEntry(item.line_no, item.source, item.text,
                                             ev.kind if ev is not None else None))
-                    counts[item.source] = counts.get(item.source, 0) + 1
                 elif isinstance(item, SourceNotice):
                     if item.state == "restart":
-                        self.analyzer = self._analyzer_factory()
+                        self.session.reset()
                         entries.clear()
                         with self._lock:
                             self._ring.clear()
                             self._notices.clear()
                             self._restarted = True
-                        self.lines = 0
+                        self.lines = added = 0
+                    if item.moved_to:
+                        self._moved(item.source, item.moved_to, entries)
                     notices.append(item)
-                    self.last_state = item.state
                     if item.state == "at_end":
                         self.finished_at = time.perf_counter()
-                    if item.state in ("rotated", "truncated", "error", "reconnecting"):
+                    if item.state in INLINE:
                         entries.append(LogEntry(0, item.source,
                                                 f"── {item.state}: {item.message} ──",
                                                 None, notice=True))
-            sources = self.analyzer.state.sources
-            for name, n in counts.items():
-                sources[name] = sources.get(name, 0) + n
-        self.lines += sum(counts.values())
+        self.lines += added
         with self._lock:
             self._ring.extend(entries)
             self._ring_added += len(entries)
             self._notices.extend(notices)
             self._report_dirty = True
-        now = time.monotonic()
-        # Keep report building under ~10% of the thread's time on big logs.
-        interval = max(self.report_interval, 10 * self._report_cost)
-        if notices or now - self._last_report >= interval:
-            self._snapshot()
+            if notices:
+                # Published with the batch it ends, so `idle` never sees "at_end" before the
+                # batch's lines are in the ring.
+                self.last_state = notices[-1].state
+        if notices:
+            self._wake.set()  # a state change: a fresh snapshot now, not at the next beat
         time.sleep(0)  # hand the GIL to the event loop between batches
+
+    def _moved(self, old: str, new: str, entries: list[LogEntry]) -> None:
+        """A rotation moved the lines read as `old` into the file `new`: the evidence and the
+        kept lines say so (the UI relabels what it already took, `KvApp._on_notice`)."""
+        self.session.state.rename_source(old, new)  # the caller holds report_lock
+        with self._lock:
+            for e in (*self._ring, *entries):
+                if e.source == old and not e.notice:
+                    e.source = new
 
     def _snapshot(self, force: bool = False) -> None:
         if not force and not self._report_dirty:
@@ -239,8 +255,8 @@ class Ingest:
         t0 = time.perf_counter()
         try:
             with self.report_lock:
-                report = self.analyzer.report()
-                timeline = list(self.analyzer.state.current.runtime.timeline)
+                report = self.session.report()
+                timeline = list(self.session.state.current.runtime.timeline)
                 calc = self._calculator()
         except Exception as exc:  # a bug in a rule must not stop ingestion
             report = {"error": f"report failed: {type(exc).__name__}: {exc}"}
@@ -256,10 +272,7 @@ class Ingest:
 
     def _calculator(self) -> Any:
         try:
-            from kvtui.core import capacity
-
-            a = self.analyzer
-            return capacity.calculator_for_run(a.state.current, a.model, a.checkpoint)
+            return self.session.calculator()
         except Exception:
             return None
 
@@ -285,12 +298,13 @@ class Ingest:
                 out.calc, self._calc = self._calc, None
             out.restarted, self._restarted = self._restarted, False
         out.lines = self.lines
+        out.load = self.load
         return out
 
     @property
     def idle(self) -> bool:
         """True when the source has ended (or sits at its end) and the UI has drained it all."""
-        ended = self.done.is_set() or self.last_state in ("at_end", "closed")
         with self._lock:
+            ended = self.done.is_set() or self.last_state in ("at_end", "closed")
             return ended and not self._ring and self._report is None and not self._notices \
                 and not self._report_dirty

@@ -7,18 +7,20 @@ quote the log) are passed through `kvtui.ui.text.clean`, never through markup.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import functools
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from kvtui.sources.base import INLINE, MESSAGES
+from kvtui.sources.replay import parse_ts
+from kvtui.ui import report_view as rv
 from kvtui.ui.text import (
-    SEVERITY_ORDER,
     clean,
     fmt_gib,
     fmt_int,
@@ -38,24 +40,24 @@ STATE_LABELS = {
     "error": ("error", "bold white on red"),
     "closed": ("closed", "dim"),
     "stale": ("stale", "bold yellow"),
+    "loading": ("loading", "bold cyan"),
+    "restarted": ("restarted", "bold yellow"),
+    "restart": ("restarted", "bold yellow"),
 }
 
 
-def sorted_alerts(report: dict[str, Any] | None) -> list[dict[str, Any]]:
-    alerts = [a for a in (report or {}).get("alerts") or [] if isinstance(a, dict)]
-    return sorted(alerts, key=lambda a: (SEVERITY_ORDER.get(a.get("severity", ""), 9),
-                                         (a.get("evidence") or {}).get("line") or 0))
-
-
-def worst_severity(report: dict[str, Any] | None) -> str | None:
-    alerts = sorted_alerts(report)
-    return alerts[0].get("severity") if alerts else None
+# Kept for the app's imports; the reads themselves live in report_view.
+sorted_alerts = rv.alerts
+worst_severity = rv.worst_severity
 
 
 def model_name(report: dict[str, Any] | None) -> str:
-    model = (report or {}).get("model") or {}
-    name = model.get("served_name") or model.get("path") or model.get("model_class") or "?"
-    return clean(str(name), 80)
+    return clean(rv.model_name(report), 80)
+
+
+def _sep() -> Text:
+    """Between header groups: a visible bar, so no rendering can glue two words together."""
+    return Text(" │ ", style="dim")
 
 
 class HeaderBar(Static):
@@ -72,72 +74,85 @@ class HeaderBar(Static):
         self.state = "connecting"
         self.state_message = ""
         self.progress: float | None = None
+        self.load: Any = None  # kvtui.core.pipeline.Progress while a big file is folded
         self.report: dict[str, Any] | None = None
         self.lines = 0
+        self.speed: str | None = None  # a replay's pace: "x50", "instant"
+        self.log_time: str | None = None  # the newest timestamp the log has reached
 
     def set_state(self, state: str, message: str = "") -> None:
-        if state in ("restart", "progress"):
-            return
+        if state == "restart" or state in MESSAGES:
+            return  # a replay restart, or a message: the state shown stays what it was
         self.state = state
         self.state_message = message
         self.redraw()
 
     def redraw(self) -> None:
-        """Update only when the text changed: an idle app must not repaint 15 times a second."""
+        """Update only when the text changed: an idle app must not repaint 15 times a second.
+        One row whatever the text, so no layout is needed."""
         text = self.build()
+        if self.size.width:
+            # Cut here, not by the renderer: it would wrap the tail onto a hidden second row,
+            # leaving a blank where the source name should end in an ellipsis.
+            text.truncate(self.size.width, overflow="ellipsis")
         if text != self._last_text:
             self._last_text = text
-            self.update(text)
+            self.update(text, layout=False)
+
+    def on_resize(self) -> None:
+        self.redraw()
 
     def build(self) -> Text:
         """Most important first, so a narrow terminal cuts the least important: the KV verdict,
-        the source state, the deployment, then which source and how many lines."""
+        the source state (with a replay's speed and the log's time), the deployment, then
+        which source and how many lines."""
         r = self.report or {}
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(" kvtui ", style="bold reverse")
         t.append(" ")
         if r:
-            kv = r.get("kv_cache") or {}
-            conf = kv.get("configured_dtype") or "?"
-            eff = kv.get("effective_dtype") or "?"
-            sev = worst_severity(r)
+            conf, eff, scales = rv.kv_verdict(r)
+            sev = rv.worst_severity(r)
             t.append("KV ")
-            t.append(clean(str(conf), 20), style="bold")
+            t.append(clean(conf, 20), style="bold")
             t.append(" -> ")
-            t.append(clean(str(eff), 20), style=severity_style(sev) or "bold green")
-            if kv.get("scales") == "missing":
+            t.append(clean(eff, 20), style=severity_style(sev) or "bold green")
+            if scales == "missing":
                 t.append(" (no scales)", style=severity_style(sev) or "yellow")
-            t.append("  ")
+            t.append_text(_sep())
         label, style = STATE_LABELS.get(self.state, (self.state, "bold"))
         if self.state == "replaying" and self.progress is not None:
             label = f"replaying {self.progress * 100:.0f}%"
-        t.append(f"[{label}]", style=style)
-        if self.state in ("error", "reconnecting", "rotated", "truncated") and self.state_message:
+        elif self.state == "loading" and self.load is not None:
+            eta = self.load.eta
+            label = (f"loading {self.load.fraction * 100:.0f}%"
+                     + (f", {eta:.0f} s left" if eta is not None else ""))
+        t.append(label, style=style)
+        if self.speed and self.state in ("replaying", "paused"):
+            t.append(f" {self.speed}", style=style)
+        if self.state in INLINE and self.state_message:
             t.append(" " + clean(self.state_message, 60), style=style)
         if r:
-            t.append("  ")
+            t.append_text(_sep())
             t.append(model_name(r), style="bold")
-            tp = (r.get("parallel") or {}).get("tp")
-            t.append(f" TP={tp if tp is not None else '?'}")
-        t.append("  │ ", style="dim")
+            tp = rv.tp(r)
+            t.append(f" · TP={tp if tp is not None else '?'}")
+        if self.log_time:
+            t.append_text(_sep())
+            t.append("log time ", style="dim")
+            t.append(_clock(self.log_time))
+        t.append_text(_sep())
         t.append(clean(self.source_title, 60))
-        t.append(f"  {self.lines:,} lines", style="dim")
+        t.append(f" · {self.lines:,} lines", style="dim")
         return t
 
 
 class AlertsPane(OptionList):
     """Severity-ordered alerts; Enter opens the detail, `g` jumps to the evidence line."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("g", "goto_evidence", "Evidence"),
-    ]
+    # g (jump to the evidence) is the app's key: it works from any pane.
 
     class Open(Message):
-        def __init__(self, alert: dict[str, Any]) -> None:
-            super().__init__()
-            self.alert = alert
-
-    class Goto(Message):
         def __init__(self, alert: dict[str, Any]) -> None:
             super().__init__()
             self.alert = alert
@@ -174,11 +189,10 @@ class AlertsPane(OptionList):
         t = Text()
         t.append(f"{sev.upper():<8} ", style=severity_style(sev))
         t.append(clean(str(a.get("title") or a.get("rule") or "?"), 200), style="bold")
-        ev = a.get("evidence") or {}
+        ev = rv.evidence(a)
         if ev.get("line"):
-            t.append(f"  line {ev['line']}", style="dim")
-            if (ev.get("count") or 1) > 1:
-                t.append(f" (x{ev['count']})", style="dim")
+            seen = f", seen {ev['count']} times" if (ev.get("count") or 1) > 1 else ""
+            t.append(f"\n  evidence: line {ev['line']}{seen}", style="dim")
         fix = a.get("fix")
         if fix:
             t.append("\n  fix: ", style="dim")
@@ -197,11 +211,6 @@ class AlertsPane(OptionList):
         if event.option_index < len(self.alerts):
             self.post_message(self.Open(self.alerts[event.option_index]))
 
-    def action_goto_evidence(self) -> None:
-        a = self.current()
-        if a is not None:
-            self.post_message(self.Goto(a))
-
 
 def facts_text(r: dict[str, Any] | None) -> Text:
     """Pools per rank, capacity, weights and bytes/token, as inert text."""
@@ -209,8 +218,9 @@ def facts_text(r: dict[str, Any] | None) -> Text:
     if not r:
         t.append("waiting for startup lines…", style="dim")
         return t
-    if "error" in r and len(r) == 1:
-        t.append(clean(str(r["error"]), 300), style="bold red")
+    failed = rv.failure(r)
+    if failed is not None:
+        t.append(clean(failed, 300), style="bold red")
         return t
     kv = r.get("kv_cache") or {}
     t.append("KV cache  ", style="bold")
@@ -245,7 +255,7 @@ def facts_text(r: dict[str, Any] | None) -> Text:
         t.append("—\n", style="dim")
 
     pools = r.get("pools") or []
-    computed = _computed_bpt(r)
+    computed = rv.computed_bytes_per_token(r)
     t.append(f"Pools ({len(pools)} on {len({p.get('rank') for p in pools})} ranks)",
              style="bold")
     if computed is not None:
@@ -313,31 +323,67 @@ def _rank_span(ranks: list[str]) -> str:
     return f"{ranks[0]}+{len(ranks) - 1}"
 
 
-def _computed_bpt(r: dict[str, Any]) -> float | None:
-    """Bytes/token the calculator derives from the model spec (the report's whatif.current)."""
-    w = r.get("whatif")
-    cur = w.get("current") if isinstance(w, dict) else None
-    v = cur.get("theoretical_bytes_per_token") if isinstance(cur, dict) else None
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        return float(v)
-    return None
-
-
 class FactsPane(VerticalScroll):
     """Scrollable facts text."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._body = Static(facts_text(None), markup=False, id="facts-body")
+
     def compose(self) -> ComposeResult:
-        yield Static(facts_text(None), markup=False, id="facts-body")
+        yield self._body
+
+    _last: Text | None = None
 
     def show(self, report: dict[str, Any] | None) -> None:
-        self.query_one("#facts-body", Static).update(facts_text(report))
+        """Repaint only when the text changed, and lay out only when it can change height:
+        a running server changes a few figures per report, not the shape of the text. The body
+        is held, not queried: a report may arrive before it is mounted."""
+        text = facts_text(report)
+        if text == self._last:
+            return
+        layout = self._last is None or _shape(text) != _shape(self._last)
+        self._last = text
+        self._body.update(text, layout=layout)
+
+
+def _shape(text: Text) -> list[list[int]]:
+    """Word lengths per line: two texts with the same shape wrap to the same height."""
+    return [[len(w) for w in line.split(" ")] for line in text.plain.split("\n")]
 
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
+FILL_COLUMNS = 3
 
 
-def sparkline(values: list[float | None], width: int, top: float | None = None) -> Text:
-    """Bucket values into `width` columns (max per bucket) and draw block characters."""
+@functools.lru_cache(maxsize=16384)
+def _ts_seconds(ts: str) -> float | None:
+    """parse_ts, remembered: the timeline redraws while a log streams, and its points repeat
+    the same second many times."""
+    return parse_ts(ts)
+
+
+def _columns(pts: list[Any], cols: int) -> list[int]:
+    """The column of each point: by its timestamp when the points carry usable ones (so an idle
+    minute shows as a gap and the time axis is true), else by position."""
+    n = len(pts)
+    secs = [_ts_seconds(p.ts) if p.ts else None for p in pts]
+    known = [x for x in secs if x is not None]
+    if len(known) >= 2 and known[-1] > known[0]:
+        t0, span = known[0], known[-1] - known[0]
+        out, last = [], 0
+        for x in secs:
+            if x is not None:
+                last = min(cols - 1, max(0, int((x - t0) / span * (cols - 1) + 0.5)))
+            out.append(last)
+        return out
+    return [min(cols - 1, i * cols // max(1, n)) for i in range(n)]
+
+
+def sparkline(values: list[float | None], width: int, top: float | None = None,
+              columns: list[int] | None = None) -> Text:
+    """Values into `width` columns (max per column) drawn as block characters; `columns`
+    gives each value's column (default: spread evenly by position)."""
     t = Text(no_wrap=True)
     vals = [v for v in values if v is not None]
     if width <= 0 or not vals:
@@ -345,73 +391,163 @@ def sparkline(values: list[float | None], width: int, top: float | None = None) 
         return t
     peak = top if top is not None else max(vals)
     n = len(values)
-    cols = min(width, n)
+    cols = min(width, n) if columns is None else width
+    where = columns if columns is not None else [min(cols - 1, i * cols // n) for i in range(n)]
+    best: list[float | None] = [None] * cols
+    for v, c in zip(values, where, strict=False):
+        if v is not None and (best[c] is None or v > best[c]):  # type: ignore[operator]
+            best[c] = v
+    # A column with no sample between two close ones (the server logs every N batches) shows
+    # the value before it; a longer silence stays a visible gap.
+    prev, since = None, 0
     for c in range(cols):
-        lo, hi = c * n // cols, max(c * n // cols + 1, (c + 1) * n // cols)
-        bucket = [v for v in values[lo:hi] if v is not None]
-        if not bucket:
-            t.append(" ")
-            continue
-        v = max(bucket)
-        level = 0 if peak <= 0 else min(8, max(1 if v > 0 else 0, round(v / peak * 8)))
-        style = "red" if top == 1.0 and v >= 0.95 else ("yellow" if top == 1.0 and v >= 0.8
-                                                         else "cyan")
-        t.append(BLOCKS[level], style=style)
+        if best[c] is not None:
+            prev, since = best[c], 0
+        elif prev is not None and since < FILL_COLUMNS:
+            since += 1
+            nxt = next((best[k] for k in range(c + 1, min(cols, c + 1 + FILL_COLUMNS))
+                        if best[k] is not None), None)
+            if nxt is not None:
+                best[c] = prev
+    # One span per run of equal style, not one per column: the pane redraws while a log
+    # streams, and a few spans render much faster than a hundred.
+    run: list[str] = []
+    run_style = ""
+    for v in best:
+        if v is None:
+            ch, style = " ", ""
+        else:
+            level = 0 if peak <= 0 else min(8, max(1 if v > 0 else 0, round(v / peak * 8)))
+            ch = BLOCKS[level]
+            style = "red" if top == 1.0 and v >= 0.95 else (
+                "yellow" if top == 1.0 and v >= 0.8 else "cyan")
+        if style != run_style and run:
+            t.append("".join(run), style=run_style)
+            run = []
+        run.append(ch)
+        run_style = style
+    if run:
+        t.append("".join(run), style=run_style)
     return t
 
 
+def _clock(ts: str | None) -> str:
+    """HH:MM:SS of a log timestamp (the date is in the axis label when it is known)."""
+    if not ts:
+        return "?"
+    return clean(ts[11:19] if len(ts) >= 19 and ts[4] == "-" else ts[:8], 8)
+
+
+def _duration(seconds: float) -> str:
+    s = round(seconds)
+    if s < 120:
+        return f"{s}s"
+    if s < 7200:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def _percent(v: float | None) -> str:
+    return "—" if v is None else f"{v * 100:.0f}%"
+
+
 class TimelinePane(Static):
-    """Token usage, running and queued requests, gen throughput; retractions marked."""
+    """KV token use, running and queued requests, generation throughput over the log's time;
+    retractions marked. Each row names its unit; the last row is the time axis."""
+
+    LABEL_W = 17
+    VALUE_W = 9
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("", markup=False, **kwargs)
         self.points: list[Any] = []
+        self._drawn: tuple[Any, ...] | None = None
 
     def show(self, points: list[Any] | None) -> None:
         if points is not None:
             self.points = points
-        self.update(self.build(max(20, self.size.width or 80)))
+        self._draw()
 
     def on_resize(self) -> None:
-        self.update(self.build(max(20, self.size.width or 80)))
+        self._draw()
+
+    def _draw(self) -> None:
+        """A fixed-height pane: repaint (never lay out) and only when something changed."""
+        width = max(20, self.size.width or 80)
+        pts = self.points
+        key = (width, len(pts), pts[-1] if pts else None)
+        if key == self._drawn:
+            return
+        self._drawn = key
+        self.update(self.build(width), layout=False)
 
     def build(self, width: int) -> Text:
         pts = self.points
-        label_w = 16
-        span = max(4, width - label_w - 14)
+        label_w, value_w = self.LABEL_W, self.VALUE_W
+        span = max(4, width - label_w - value_w - 1)
         t = Text(no_wrap=True, overflow="crop")
         if not pts:
             t.append("timeline: no decode batches yet", style="dim")
             return t
-        rows: list[tuple[str, list[float | None], float | None, str]] = []
+        cols = _columns(pts, span)
         usage = [p.token_usage for p in pts]
         running = [float(p.running_req) if p.running_req is not None else None for p in pts]
         queue = [float(p.queue_req) if p.queue_req is not None else None for p in pts]
         gen = [p.gen_throughput for p in pts]
         # Retraction markers carry no values: the figures shown are the last batch's.
         last = next((p for p in reversed(pts) if not p.retraction), pts[-1])
-        rows.append(("token usage", usage, 1.0, fmt_num(last.token_usage)))
-        rows.append(("running req", running, None, fmt_int(last.running_req)))
-        rows.append(("queued req", queue, None, fmt_int(last.queue_req)))
-        rows.append(("gen tok/s", gen, None, fmt_num(last.gen_throughput, 0)))
-        for i, (name, vals, top, cur) in enumerate(rows):
+        rows: list[tuple[str, list[float | None], float | None, str]] = [
+            ("KV tokens used %", usage, 1.0, _percent(last.token_usage)),
+            ("running requests", running, None, fmt_int(last.running_req)),
+            ("queued requests", queue, None, fmt_int(last.queue_req)),
+            ("generated tok/s", gen, None, fmt_num(last.gen_throughput, 0)),
+        ]
+        for name, vals, top, cur in rows:
             t.append(f"{name:<{label_w}}", style="bold")
-            t.append_text(sparkline(vals, span, top))
-            t.append(f" {cur:>10}")
-            if i < len(rows) - 1:
-                t.append("\n")
-        marks = [i for i, p in enumerate(pts) if p.retraction]
-        t.append("\n")
+            t.append_text(sparkline(vals, span, top, cols))
+            t.append(f" {cur:>{value_w}}\n")
+        marks = [c for c, p in zip(cols, pts, strict=True) if p.retraction]
         t.append(f"{'retractions':<{label_w}}", style="bold")
-        n = len(pts)
-        cols = min(span, n)
-        line = [" "] * cols
-        for i in marks:
-            line[min(cols - 1, i * cols // n)] = "▼"
+        line = [" "] * span
+        for c in marks:
+            line[c] = "▼"
         t.append("".join(line), style="bold red")
-        t.append(f" {len(marks):>10}", style="red" if marks else "dim")
-        first, last_ts = pts[0].ts, pts[-1].ts
-        if first and last_ts:
-            t.append(f"\n{'':<{label_w}}{clean(str(first), 30)} → {clean(str(last_ts), 30)}",
-                     style="dim")
+        t.append(f" {len(marks):>{value_w}}", style="red" if marks else "dim")
+        t.append_text(self._axis(pts, span))
         return t
+
+    def _axis(self, pts: list[Any], span: int) -> Text:
+        """The time axis: start, middle and end of the log's clock, and the span it covers."""
+        first = next((p.ts for p in pts if p.ts), None)
+        last = next((p.ts for p in reversed(pts) if p.ts), None)
+        t = Text("\n", no_wrap=True)
+        t0, t1 = (_ts_seconds(first) if first else None), (_ts_seconds(last) if last else None)
+        label = "log time"
+        if t0 is not None and t1 is not None and t1 > t0:
+            label = f"time ({_duration(t1 - t0)})"
+        t.append(f"{label:<{self.LABEL_W}}", style="bold")
+        ruler = [" "] * span
+        ticks: list[tuple[int, str]] = [(0, _clock(first))]
+        end = _clock(last)
+        if t0 is not None and t1 is not None and t1 > t0 and span >= 40:
+            mid = _clock(_seconds_text(t0 + (t1 - t0) / 2, first))
+            if mid not in (ticks[0][1], end):
+                ticks.append((span // 2, mid))
+        ticks.append((span - len(end), end))
+        for col, text in ticks:
+            col = max(0, min(span - len(text), col - (len(text) // 2 if 0 < col < span - len(
+                text) else 0)))
+            if all(c == " " for c in ruler[max(0, col - 1):col + len(text) + 1]):
+                ruler[col:col + len(text)] = list(text)
+        t.append("".join(ruler), style="dim")
+        return t
+
+
+def _seconds_text(seconds: float, like: str | None) -> str:
+    """A timestamp text for `seconds` in the same form as `like` (dated or time-only)."""
+    from datetime import datetime
+
+    if like and len(like) >= 19 and like[4] == "-":
+        return datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M:%S")
+    s = int(seconds) % 86400
+    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"

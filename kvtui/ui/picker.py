@@ -57,5 +57,14 @@ class PickerApp(App[int | None]):
 
 
 def pick(title: str, labels: list[tuple[str, str]]) -> int | None:
-    """Show the picker full-screen; the chosen index, or None."""
+    """Show the picker full-screen; the chosen index, or None (also when there is no terminal
+    to show it on: that is said on stderr)."""
+    import sys
+
+    from kvtui.ui.terminal import terminal_problem
+
+    problem = terminal_problem()
+    if problem is not None:
+        print(f"kvtui: cannot show the log picker: {problem}", file=sys.stderr)
+        return None
     return PickerApp(title, labels).run()

@@ -19,6 +19,14 @@ from kvtui.ui.text import clean, severity_style
 
 DETAIL_MAX = 100_000  # characters of one line shown in the line detail (the rest: copy)
 
+# An alert's `confidence`, said in words (the help's "Words" section says more).
+CERTAINTY = {
+    "high": "kvtui is sure: the log (and the checkpoint, if read) settles it",
+    "medium": "likely, not certain: the log alone cannot settle it (kvtui ssh can read the "
+              "checkpoint)",
+    "low": "possible: inferred from indirect signs",
+}
+
 
 class AlertDetailScreen(ModalScreen[str | None]):
     """Why the alert fired, the fix, and the raw evidence lines. `g` jumps to the evidence."""
@@ -48,8 +56,9 @@ class AlertDetailScreen(ModalScreen[str | None]):
         t.append("  ")
         t.append(clean(str(a.get("title") or a.get("rule") or "?"), 300), style="bold")
         t.append(f"\nrule {clean(str(a.get('rule') or '?'), 60)}", style="dim")
-        if a.get("confidence") is not None:
-            t.append(f" · confidence {clean(str(a.get('confidence')), 20)}", style="dim")
+        sure = CERTAINTY.get(str(a.get("confidence")))
+        if sure:
+            t.append(f" · {sure}", style="dim")
         t.append("\n\n")
         t.append("\n".join(clean(p, 4000) for p in str(a.get("detail") or "").split("\n")))
         fix = a.get("fix")
@@ -104,9 +113,11 @@ class LineDetailScreen(ModalScreen[None]):
 HELP = """\
 Keys
   q / ctrl+c    quit                      ?            this help
-  ctrl+p        command palette           tab          next pane
-  1 2 3 4 5     alerts, facts, what-if, log, timeline
-  e / E         export Markdown / JSON (same content as `kvtui check`)
+  ctrl+p        command palette           tab          next pane or field
+  1 2 3 4 5     alerts, facts, what-if, log, timeline (work from every pane)
+  escape        back to the pane from a what-if field or a menu
+  e / E         export Markdown / JSON (same content as `kvtui check`), written
+                next to the log (or --export-dir DIR; else ~/.local/share/kvtui/exports)
 
 Alerts
   enter         detail: explanation, fix, raw evidence lines
@@ -115,22 +126,47 @@ Alerts
 Log
   up/down pgup/pgdn home   move the cursor (stops following)
   end           follow the live tail again ("+N new lines" while away)
-  /  n  N       search (regex, case-insensitive), next, previous
-  f             cycle filter: all / recognized / alerts / regex
+  /  n  N       search (regex, case-insensitive): the newest match, then newer /
+                older; the title says "match i of N" and a toast says when it wraps
+  f             cycle filter: all / recognized / alerts / regex (once r set one)
   r             set a regex filter
   w             toggle wrap
   c             copy the line (terminal clipboard, OSC 52)
   enter         show the whole line
+  The pane keeps the newest --log-window lines (20,000); search the whole file
+  with grep.
 
 Replay
   space         play / pause              .            step one line
   ]             next recognized event     }            next alert
   t             jump to a time            + / -        faster / slower
   0             restart from the beginning
+  The header shows the replay's speed (x50: fifty log seconds per second) and
+  the time the log has reached.
 
 What-if
-  Edit the target KV dtype, TP, mem_fraction_static, context lengths and a
-  concurrency target; the target column updates as you type.
+  3 shows the pane; enter (or tab) steps into the form, escape steps out.
+  Empty fields mean "as logged" (the greyed value); a value you typed is
+  highlighted. The answer updates as you type:
+  KV tokens     how many tokens the KV cache holds with the target setting
+  max running   SGLang's max_running_requests: requests that can run at once
+  reqs of 32K   requests of that length that fit in the KV cache ("fit"), and
+                how many of them can run at once ("run"), capped by max running
+  lengths       request lengths to size for; the server's context_len first
+  reqs          N requests of the longest length: do they fit, and if not, what
+                it takes (GiB missing per GPU, mem_fraction_static, TP)
+
+Words
+  scales        FP8 KV caches need per-layer scaling factors (k_scale/v_scale);
+                "no scales" means SGLang used 1.0, which loses precision
+  alert certainty  "sure": the log settles it; "likely": the log alone
+                cannot (the checkpoint would); "possible": indirect signs
+  estimate      a figure derived from the memory lines of the log rather than
+                read from it (changing TP or mem_fraction_static)
+  approximate   a dtype that stores a scale per block of values (mxfp8,
+                nvfp4): its bytes per token are close to, not exactly, SGLang's
+  (0.5.5+)      "from SGLang 0.5.5 on"
+  docs/calculator.md and docs/alerts.md explain every figure and alert.
 """
 
 

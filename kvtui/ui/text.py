@@ -8,13 +8,10 @@ prompt containing `[@click=app.quit]` as markup. Nothing here builds markup stri
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 
-# CSI / OSC / other ESC sequences, then any C0/C1 control except tab.
-_ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_CTRL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+from kvtui.core.text import inert
+from parsers import KIND_TRAITS
 
 # How much of one line the log pane draws. The full line stays in memory for copy and detail.
 DISPLAY_MAX = 2000
@@ -25,42 +22,31 @@ SEVERITY_STYLE = {
     "info": "cyan",
     "ok": "bold green",
 }
-SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
-# Log-pane colour per recognized kind (parsers.kinds). Unknown kinds get the default.
-KIND_STYLE = {
-    "fp8_scales_missing": "bold red",
-    "oom": "bold red",
-    "retraction": "yellow",
-    "mem_unbalanced": "yellow",
-    "max_total_tokens_capped": "yellow",
-    "kv_dtype": "bold magenta",
-    "kv_pool": "magenta",
-    "mamba_pool": "magenta",
-    "swa_split": "magenta",
+# Log-pane colour per tone of a recognised kind (parsers.kinds.KIND_TRAITS).
+TONE_STYLE = {
+    "danger": "bold red",
+    "warn": "yellow",
+    "dtype": "bold magenta",
+    "memory": "magenta",
     "capacity": "bold cyan",
-    "server_args": "blue",
-    "load_weight_begin": "green",
-    "load_weight_end": "green",
-    "memory_pool_end": "green",
-    "cuda_graph_end": "green",
-    "fp8_scales_loaded": "bold green",
-    "decode_batch": "dim",
-    "prefill_batch": "dim cyan",
+    "config": "blue",
+    "load": "green",
+    "good": "bold green",
+    "decode": "dim",
+    "prefill": "dim cyan",
 }
+KIND_STYLE = {kind: TONE_STYLE[t.tone] for kind, t in KIND_TRAITS.items()}
 RECOGNIZED_STYLE = "white"
 
 
 def clean(text: str, limit: int | None = DISPLAY_MAX) -> str:
-    """Strip ANSI sequences and control characters, expand tabs, bound the length."""
+    """Untrusted text for one row of the terminal: `kvtui.core.text.inert` on one line, cut
+    without an ellipsis (the detail view has the rest)."""
     if limit is not None and len(text) > limit * 2:
         text = text[: limit * 2]  # cut before the regexes so a 1 MB line costs nothing
-    if "\x1b" in text:
-        text = _ANSI_RE.sub("", text)
-    text = _CTRL_RE.sub("\ufffd", text.replace("\t", "    "))
-    if limit is not None and len(text) > limit:
-        text = text[:limit]
-    return text
+    text = inert(text, None, one_line=True)
+    return text[:limit] if limit is not None else text
 
 
 def plain(text: str, limit: int | None = DISPLAY_MAX, style: str = "") -> Text:

@@ -99,6 +99,10 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     tgt_text = _i(tgt_tokens)
     if isinstance(tgt_tokens, int) and cur_tokens:
         tgt_text += f" ({(tgt_tokens - cur_tokens) / cur_tokens * 100:+.0f}%)"
+    elif row.get("does_not_fit"):
+        tgt_text = "does not fit"
+    elif row.get("cannot_model"):
+        tgt_text = "cannot model"
     rows.append(("tokens", _i(cur_tokens), tgt_text))
     mrr_cur = cur.get("max_running_requests_logged") or cur.get("max_running_requests_sglang")
     rows.append(("max_running_requests", _i(mrr_cur), _i(row.get("max_running_requests"))))
@@ -125,15 +129,22 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
                              f"{mf_need:.3f}" + ("" if ok else " (not feasible)")))
             if inv.get("tp_needed"):
                 rows.append(("TP that fits", "", str(inv["tp_needed"])))
-    flags = [str(row.get("flag") or f"--kv-cache-dtype {inputs.dtype}")]
+    # Never a flag SGLang would refuse: without one, the advice says why (flag_advice).
+    flags = [str(row["flag"])] if row.get("flag") else []
     if tgt_tp is not None:
         flags.append(f"--tp-size {tgt_tp}")
     if tgt_mf is not None:
         flags.append(f"--mem-fraction-static {tgt_mf:g}")
-    res.flag = " ".join(flags)
+    res.flag = " ".join(flags) or "(no flag for this dtype: see the note)"
     notes = []
-    if row.get("flag_advice"):
+    for key in ("does_not_fit", "cannot_model"):
+        if row.get(key):
+            notes.append(str(row[key]) if key == "does_not_fit" else f"cannot model: {row[key]}")
+    if row.get("flag_advice"):  # next to the flag line it explains
         notes.append(str(row["flag_advice"]))
+    if row.get("mamba_slots") is not None:
+        notes.append(f"{row['mamba_slots']:,} Mamba state slots at these settings (SGLang "
+                     f"{'.'.join(map(str, calc.rules_version))} rules)")
     if row.get("estimate") and row.get("basis"):
         notes.append("estimate: " + str(row["basis"]))
     if row.get("approximate"):

@@ -55,7 +55,12 @@ def test_qwen35_whatif_from_the_log():
     assert fp8["tokens"] == 608174
     assert fp8["concurrency"]["262144"] == pytest.approx(2.32)
     assert fp8["concurrency"]["32768"] == pytest.approx(18.56)
-    assert fp8["max_running_requests"] == 2048 == bf16["max_running_requests"]
+    # No Mamba line in this fake: kvtui derives the slots SGLang 0.5.23 (the newest the
+    # server_args dict allows) would take, (rest x 0.9/1.9 - per) // per = 173 with rest =
+    # 4,670,776,320 + 174 x 24,007,680 solved back from the KV bytes, and auto picks
+    # extra_buffer (3 + 2 slots per request): max_running_requests = 173 // 5 = 34.
+    assert fp8["max_running_requests"] == 34 == bf16["max_running_requests"]
+    assert bf16["mamba_slots"] == 173
     assert bf16["flag"] == "--kv-cache-dtype bf16"
 
 

@@ -15,15 +15,18 @@ How each model was identified (the logs rarely print a model path):
 - sglang-pr-4826: Gemma3ForConditionalGeneration with 8.13 GB of BF16 weights -> gemma-3-4b; this
   2025-03 build counts all 34 layers at full size (no SWA pool).
 - xinference-issue-3481: Qwen3ForCausalLM, thread names Qwen3-14B.
+- sglang-pr-18039: the thread names XiaomiMiMo/MiMo-V2-Flash (TP4, page 64); the pool line kept
+  is the SWA sub-pool, whose unequal K/V sizes (head 192 / 128, 8 SWA KV heads) are reproduced.
 
 Not identifiable (listed, not tested against a spec):
-- sglang-issue-8336: an EAGLE3 draft (LlamaForCausalLMEagle3) of an unnamed target; 0.03 GiB.
+- sglang-issue-8336: only an EAGLE3 draft's pools (LlamaForCausalLMEagle3) of an unnamed target;
+  they are kept as draft pools and never taken for the target's, so there is no what-if.
 - sglang-pr-11032: a tiny test config of GptOssForCausalLM (2.72 GB weights); pool prints 0.00 GB.
 - sglang-pr-11716: an unnamed 30-shard MoE at TP8; 40,960 B/token fits several shapes.
 - sglang-pr-11830: unnamed; 57,344 B/token fits e.g. 28 layers x 4 KV heads x 128 but the log
   does not say which model.
-- sglang-pr-18039: XiaomiMiMo/MiMo-V2-Flash is named, but no verified config is stored; only the
-  SWA split rule (swa = full x 0.8) is checked.
+- repofile-54751690598 / dsv4_head: DeepSeek-V4 prints its own DeepSeekV4TokenToKVPool line (no
+  KV pool line kvtui parses), and kvtui says plainly that it cannot size DeepSeek-V4.
 """
 
 from __future__ import annotations
@@ -47,20 +50,21 @@ IDENTIFIED = {
     "sglang-pr-29853.log": ("grok-2", {"tp": 16}),
     "sglang-pr-4826.log": ("gemma-3-4b", {}),
     "xinference-issue-3481.log": ("qwen3-14b", {}),
+    "sglang-pr-18039.log": ("mimo-v2-flash", {}),
 }
 UNIDENTIFIED = {
     "sglang-issue-8336.log", "sglang-pr-11032.log", "sglang-pr-11716.log",
-    "sglang-pr-11830.log", "sglang-pr-18039.log",
+    "sglang-pr-11830.log",
 }
 
 
 def _run(name: str):
-    from kvtui.core.analyzer import Analyzer
+    from kvtui.core.pipeline import Session
     from kvtui.sources.readers import iter_lines
 
     path = CORPUS / name
-    a = Analyzer()
-    a.feed_many(str(path), iter_lines(str(path)))
+    a = Session()
+    a.feed_lines(str(path), iter_lines(str(path)))
     return a.state.current
 
 
@@ -119,3 +123,24 @@ def test_version_of_bench_log_ignores_the_bare_capacity_print():
     vr = infer_version(_run("sglang-pr-11032.log"))
     assert vr.lo >= (0, 5, 3) and vr.hi <= (0, 5, 8), vr
     assert any(r.startswith("ignored") for r in vr.reasons)
+
+
+def test_mimo_swa_pool_and_split_reproduced():
+    from kvtui.core.capacity import whatif_for_run
+
+    w = whatif_for_run(_run("sglang-pr-18039.log"), "mimo-v2-flash")
+    assert w is not None
+    cur = w["current"]
+    assert cur["swa_split"]["full_tokens"] == 375_360
+    assert cur["calibration"]["predicted_line"] == (
+        "#tokens: 300288, K size: 8.38 GB, V size: 5.59 GB")
+
+
+def test_draft_only_pools_are_kept_apart():
+    run = _run("sglang-issue-8336.log")
+    assert run.primary_kv_pool() is None
+    assert [(p.rank, p.tokens, p.role) for p in run.draft_kv_pools()] == [
+        ("TP0", 42632, "draft"), ("TP1", 42632, "draft")]
+    from kvtui.core.capacity import whatif_for_run
+
+    assert whatif_for_run(run) is None

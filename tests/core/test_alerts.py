@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kvtui.core.alerts import RULES, AlertOptions, evaluate
-from kvtui.core.analyzer import Analyzer
+from kvtui.core.pipeline import Options, Session
 from kvtui.sources.readers import iter_lines
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
@@ -25,23 +25,27 @@ EXPECTED: dict[str, set[str]] = {
     "sglang-0.3-legacy.log": {"kv-retraction", "pool-saturated"},
     "qwen3-235b-tp8-nvfp4-kv.log": {"kv-fp4"},
     "gpt-oss-120b-tp4-e5m2-restart.log": {"kv-fp8-e5m2", "mem-unbalanced"},
+    # vLLM samples (sample_logs/vllm_samples.py)
+    "vllm-llama31-8b-tp2-fp8-unscaled.log": {"kv-fp8-unscaled", "pool-saturated", "kv-retraction"},
+    "vllm-qwen3-next-80b-tp4-hybrid.log": set(),
+    "vllm-llama31-70b-tp8-bf16.log": set(),
 }
 
 
-def analyse(*names: str, lines: list[str] | None = None, **kw) -> Analyzer:
-    a = Analyzer(**kw)
+def analyse(*names: str, lines: list[str] | None = None, **kw) -> Session:
+    a = Session(Options(**kw))
     for name in names:
-        a.feed_many(name, iter_lines(str(SAMPLES / name)))
+        a.feed_lines(name, iter_lines(str(SAMPLES / name)))
     if lines is not None:
-        a.feed_many("inline", lines)
+        a.feed_lines("inline", lines)
     return a
 
 
-def rules_of(a: Analyzer, options: AlertOptions | None = None) -> set[str]:
+def rules_of(a: Session, options: AlertOptions | None = None) -> set[str]:
     report = a.report() if options is None else None
     if report is not None:
         return {x["rule"] for x in report["alerts"]}
-    a.alert_options = options
+    a.configure(alert_options=options)
     return {x["rule"] for x in a.report()["alerts"]}
 
 
@@ -56,7 +60,8 @@ def test_sample_raises_exactly_its_alerts(name):
 
 def test_every_rule_is_exercised_somewhere():
     covered = set().union(*EXPECTED.values()) | {
-        "kv-fp8", "bf16-does-not-fit", "oom", "calibration-mismatch"}  # tested below
+        "kv-fp8", "bf16-does-not-fit", "oom", "calibration-mismatch",  # tested below
+        "checkpoint-kv-scales"}  # tests/core/test_checkpoint_verdicts.py
     assert {name for name, _ in RULES} <= covered
 
 
@@ -132,11 +137,11 @@ def test_checkpoint_with_scales_softens_the_unscaled_alert():
 
     a = analyse("qwen35-397b-nvfp4-tp8-fp8.log")
     with_scales = SimpleNamespace(has_k_scale=True, kv_cache_quant_algo="FP8", sglang_version=None)
-    a.checkpoint = with_scales
+    a.configure(checkpoint=with_scales)
     alert = next(x for x in a.report()["alerts"] if x["rule"] == "kv-fp8-unscaled")
     assert alert["severity"] == "warning" and "carries" in alert["title"]
-    a.checkpoint = SimpleNamespace(has_k_scale=False, kv_cache_quant_algo="FP8",
-                                   sglang_version=None)
+    a.configure(checkpoint=SimpleNamespace(has_k_scale=False, kv_cache_quant_algo="FP8",
+                                           sglang_version=None))
     alert = next(x for x in a.report()["alerts"] if x["rule"] == "kv-fp8-unscaled")
     assert alert["severity"] == "critical" and alert["confidence"] == "high"
     assert "no k_scale/v_scale" in alert["detail"]

@@ -1,4 +1,5 @@
-"""Folding blocks column-wise (`kvtui.core.bulk`) builds exactly the line-by-line state."""
+"""Folding blocks column-wise (the pipeline's column route) builds exactly the line-by-line
+state."""
 
 from __future__ import annotations
 
@@ -11,19 +12,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kvtui.core import analyzer as analyzer_mod
-from kvtui.core import bulk as bulk_mod
-from kvtui.core.analyzer import Analyzer
+from kvtui.core.pipeline import Options, Session
+from kvtui.core.pipeline import fold as fold_mod
 from kvtui.core.report import build_report
-from kvtui.core.state import TIMELINE_POINTS
+from kvtui.core.runtime import TIMELINE_POINTS
 from tests.conftest import ROOT, SAMPLES, corpus_dir
 
 HTTP = '[2026-01-01 10:00:00] INFO:     127.0.0.1:41956 - "POST /generate HTTP/1.1" 200 OK'
 
 
-def snapshot(a: Analyzer) -> dict:
+def snapshot(a: Session) -> dict:
     st = a.state
-    out = {"report": build_report(st), "events": st.events, "kinds": st.kinds,
+    out = {"report": build_report(st, engine=a.engine), "events": st.events, "kinds": st.kinds,
            "sources": st.sources, "lines": a.lines, "runs": []}
     for run in st.runs:
         rt = dataclasses.asdict(run.runtime) | {"timeline": list(run.runtime.timeline)}
@@ -34,11 +34,10 @@ def snapshot(a: Analyzer) -> dict:
 
 
 def fold(lines: list[str], bulk: bool, block: int, monkeypatch) -> dict:
-    monkeypatch.setattr(analyzer_mod, "BULK", bulk)
-    a = Analyzer()
+    a = Session(Options(columns=bulk))
     n = 1
     for i in range(0, len(lines), block):
-        n = a.feed_many("x", lines[i:i + block], n)
+        n = a.feed_lines("x", lines[i:i + block], n)
     return snapshot(a)
 
 
@@ -47,13 +46,13 @@ def same(lines: list[str], monkeypatch, blocks=(64, 257, 4000)) -> int:
     column-wise at any of them."""
     calls: list[int] = []
     counts: list[int] = []
-    real = bulk_mod.fold_rows
+    real = fold_mod.Fold._join_stretch
 
-    def counting(state, source, first, lines_, at, *cols):
-        calls.append(len(at))
-        return real(state, source, first, lines_, at, *cols)
+    def counting(self, cols):
+        calls.append(len(cols))
+        return real(self, cols)
 
-    monkeypatch.setattr(analyzer_mod, "fold_rows", counting)
+    monkeypatch.setattr(fold_mod.Fold, "_join_stretch", counting)
     expected = fold(lines, False, 4000, monkeypatch)
     for block in blocks:
         calls.clear()
@@ -160,11 +159,11 @@ def test_benchmark_log(monkeypatch, tmp_path):
 def test_the_cycle_collector_is_left_as_it_was():
     lines = runtime_mix(1, 200)
     assert gc.isenabled()
-    Analyzer().feed_many("x", lines)
+    Session().feed_lines("x", lines)
     assert gc.isenabled()
     gc.disable()
     try:
-        Analyzer().feed_many("x", lines)
+        Session().feed_lines("x", lines)
         assert not gc.isenabled()
     finally:
         gc.enable()
@@ -199,7 +198,7 @@ def test_random_sequences(rows, block):
     lines = [_render(i, *row) for i, row in enumerate(rows)]
     with pytest.MonkeyPatch.context() as mp:
         # Fold even short blocks and stretches column-wise.
-        mp.setattr(analyzer_mod, "BULK_MIN", 2)
-        mp.setattr(analyzer_mod, "STRETCH_MIN", 2)
+        mp.setattr(fold_mod, "BULK_MIN", 2)
+        mp.setattr(fold_mod, "STRETCH_MIN", 2)
         expected = fold(lines, False, block, mp)
         assert fold(lines, True, block, mp) == expected

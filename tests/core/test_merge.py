@@ -8,22 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from kvtui.core.analyzer import Analyzer
+from kvtui.core.engine import all_engines
+from kvtui.core.pipeline import Options, Session
+from kvtui.core.pipeline.chunks import fold_ranges
+from kvtui.core.pipeline.fold import Fold
 from kvtui.core.report import build_report
-from kvtui.parallel import analyse_parallel, fold_ranges
-from kvtui.sources.readers import iter_batches, line_start_offsets
+from kvtui.sources.readers import iter_batches, line_start_offsets, ranged_file
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 
 
-def sequential(path: Path) -> Analyzer:
-    a = Analyzer()
-    a.feed_batches(str(path), iter_batches(str(path)))
+def sequential(path: Path) -> Session:
+    a = Session()
+    a.feed_blocks(str(path), iter_batches(str(path)))
     return a
 
 
 def snapshot(state) -> dict:
-    out = {"report": build_report(state), "runs": []}
+    out = {"report": build_report(state, engine=all_engines()[0]), "runs": []}
     for run in state.runs:
         rt = dataclasses.asdict(run.runtime) | {"timeline": list(run.runtime.timeline)}
         out["runs"].append({"runtime": rt, "hints": sorted(run.hints), "ranks": sorted(run.ranks),
@@ -42,14 +44,19 @@ def line_offsets(path: Path) -> list[int]:
     return offs
 
 
+def chunked(path: Path, cuts: list[int]) -> Fold | None:
+    fold = Fold(all_engines())
+    return fold if fold_ranges(ranged_file(str(path)), str(path), fold, cuts, 1) else None
+
+
 def check_cuts(path: Path, cuts: list[int]) -> bool:
-    folded = fold_ranges(str(path), str(path), cuts, workers=1)
-    if folded is None:
+    fold = chunked(path, cuts)
+    if fold is None:
         return False
-    state, lines = folded
     ref = sequential(path)
-    assert lines == ref.lines
-    assert snapshot(state) == snapshot(ref.state), f"cuts {cuts}"
+    assert fold.lines == ref.lines
+    assert fold.engine is ref.engine
+    assert snapshot(fold.state) == snapshot(ref.state), f"cuts {cuts}"
     return True
 
 
@@ -109,19 +116,29 @@ def test_streaks_join_across_cuts(tmp_path):
 def test_a_cut_inside_startup_falls_back(tmp_path):
     path = SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log"
     offs = line_offsets(path)
-    assert fold_ranges(str(path), str(path), [0, offs[20]], workers=1) is None
+    assert chunked(path, [0, offs[20]]) is None
 
 
-def test_parallel_entry_point_uses_processes_and_agrees(tmp_path):
+def test_parallel_entry_point_uses_processes_and_agrees(tmp_path, monkeypatch):
     path = tmp_path / "big.log"
     body = (SAMPLES / "llama31-8b-retraction.log").read_text().splitlines()
     runtime = [ln for ln in body if "batch" in ln or "Retract" in ln]
     path.write_text("\n".join(body + runtime * 40) + "\n")
-    fast = analyse_parallel(str(path), workers=2, min_bytes=0)
-    assert fast is not None
+    calls = []
+    real = Fold.feed_lines
+
+    def counting(self, *a, **kw):
+        calls.append(1)  # in this process only: the forked workers count in their own copy
+        return real(self, *a, **kw)
+
+    fast = Session(Options(workers=2, min_parallel_bytes=0))
+    monkeypatch.setattr(Fold, "feed_lines", counting)
+    fast.fold_file(ranged_file(str(path)))
+    assert not calls  # folded in worker processes, not in this one
+    monkeypatch.undo()
     assert snapshot(fast.state) == snapshot(sequential(path).state)
-    assert line_start_offsets(str(path), 2)[0] == 0
-    assert analyse_parallel(str(path), workers=2) is None  # below the size threshold
+    assert line_start_offsets(str(path), 2, None)[0] == 0
+    assert not Session(Options(workers=2)).is_big(path.stat().st_size)
 
 
 def test_cuts_around_an_override_opened_start(tmp_path):

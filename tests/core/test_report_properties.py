@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kvtui.core.analyzer import Analyzer
+from kvtui.core.pipeline import Options, Session
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 REAL = sorted({ln for p in SAMPLES.glob("*.log") for ln in p.read_text().splitlines()
@@ -40,8 +40,8 @@ lines = st.one_of(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(lines, max_size=60))
 def test_any_mix_of_lines_gives_a_report(batch):
-    a = Analyzer()
-    a.feed_many("fuzz", batch)
+    a = Session()
+    a.feed_lines("fuzz", batch)
     report = a.report()
     json.dumps(report)
     assert isinstance(report["alerts"], list)
@@ -53,8 +53,8 @@ DECODE = ("[2026-01-01 10:00:0{i} TP0] Decode batch, #running-req: 4, #token: 90
 
 def test_non_finite_numbers_are_dropped_not_fatal():
     """A 400-digit number parses to inf and "nan" to nan; neither may crash or poison sums."""
-    a = Analyzer()
-    a.feed_many("x", [DECODE.format(i=1, g="100.00"), DECODE.format(i=2, g="9" * 400 + ".0"),
+    a = Session()
+    a.feed_lines("x", [DECODE.format(i=1, g="100.00"), DECODE.format(i=2, g="9" * 400 + ".0"),
                       DECODE.format(i=3, g="nan"), DECODE.format(i=4, g="300.00")])
     rt = a.report()["runtime"]
     assert rt["decode_batches"] >= 3
@@ -68,8 +68,8 @@ def test_a_kv_dtype_the_calculator_does_not_model():
     dump = ("[2026-01-01 09:59:00] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B', "
             "tp_size=1, kv_cache_dtype='auto')")
     for lines in ([pool], [dump, pool]):
-        a = Analyzer()
-        a.feed_many("x", lines)
+        a = Session()
+        a.feed_lines("x", lines)
         report = a.report()
         json.dumps(report)
         assert report["whatif"] is None  # not modelled, rather than modelled wrongly
@@ -88,9 +88,9 @@ def test_odd_checkpoint_config_values_do_not_break_the_report():
         pass
     else:
         raise AssertionError("a zero head count must be refused")
-    a = Analyzer(checkpoint=SimpleNamespace(model_config=bad, model_path="/m", source="gpu",
-                                            has_k_scale=None, kv_cache_quant_algo=None,
-                                            sglang_version=None, to_dict=lambda: {}))
-    a.feed_many("x", ["[2026-01-01 10:00:00 TP0] KV Cache is allocated. #tokens: 1000, "
+    a = Session(Options(checkpoint=SimpleNamespace(
+        model_config=bad, model_path="/m", source="gpu", has_k_scale=None,
+        kv_cache_quant_algo=None, sglang_version=None, to_dict=lambda: {})))
+    a.feed_lines("x", ["[2026-01-01 10:00:00 TP0] KV Cache is allocated. #tokens: 1000, "
                       "K size: 1.00 GB, V size: 1.00 GB"])
     json.dumps(a.report())

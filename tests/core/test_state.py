@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvtui.core.analyzer import Analyzer
+from kvtui.core.pipeline import Session
 from kvtui.sources.readers import iter_lines
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 
 
-def analyse(*names: str, extra: list[str] | None = None) -> Analyzer:
-    a = Analyzer()
+def analyse(*names: str, extra: list[str] | None = None) -> Session:
+    a = Session()
     for name in names:
-        a.feed_many(name, iter_lines(str(SAMPLES / name)))
+        a.feed_lines(name, iter_lines(str(SAMPLES / name)))
     if extra:
-        a.feed_many("extra", extra)
+        a.feed_lines("extra", extra)
     return a
 
 
@@ -81,8 +81,8 @@ def test_second_weight_load_without_dump_is_a_new_run():
         "available_gpu_mem=3.00 GB",
         "[2026-01-01 11:00:00 TP0] Load weight begin. avail mem=70.00 GB",
     ]
-    a = Analyzer()
-    a.feed_many("x", lines)
+    a = Session()
+    a.feed_lines("x", lines)
     assert len(a.state.runs) == 2
 
 
@@ -121,8 +121,8 @@ def test_swa_pools_are_kept_apart():
 def test_memory_stays_bounded_on_long_runtime():
     base = ("[2026-01-01 10:00:00 TP0] Decode batch, #running-req: 5, #token: 100, token usage: "
             "0.50, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0")
-    a = Analyzer()
-    a.feed_many("x", (base for _ in range(5000)))
+    a = Session()
+    a.feed_lines("x", (base for _ in range(5000)))
     rt = a.state.current.runtime
     assert rt.decode_batches == 5000
     assert len(rt.timeline) == rt.timeline.maxlen
@@ -131,7 +131,7 @@ def test_memory_stays_bounded_on_long_runtime():
 def test_apply_tolerates_events_with_missing_fields():
     from parsers import Event
 
-    a = Analyzer()
+    a = Session()
     for kind in ("decode_batch", "prefill_batch", "kv_pool", "capacity", "retraction", "oom",
                  "server_args", "kv_dtype", "mamba_pool", "load_weight_end"):
         a.state.apply(Event(kind=kind), "x", 1, "text")
@@ -150,12 +150,37 @@ def test_override_lines_before_the_dump_belong_to_that_start():
         "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "
         "available_gpu_mem=3.00 GB",
     ]
-    a = Analyzer()
-    a.feed_many("x", start)
+    a = Session()
+    a.feed_lines("x", start)
     assert len(a.state.runs) == 1
     run = a.state.current
     assert run.kv_dtype_lines and run.server_args["tp_size"] == 4
-    a.feed_many("x", start, 5)  # the same server started again
+    a.feed_lines("x", start, 5)  # the same server started again
     assert len(a.state.runs) == 2
     assert a.state.runs[1].kv_dtype_lines and a.state.runs[1].server_args
     assert a.state.runs[1].start.line == 6
+
+
+def test_a_draft_model_never_becomes_the_model():
+    """Speculative decoding loads a draft (EAGLE3, MTP/NextN) on the same ranks after the target:
+    the report's model and weights stay the target's."""
+    lines = [
+        "[2026-01-01 10:00:00] server_args=ServerArgs(model_path='/m/Llama-3.1-8B', tp_size=1, "
+        "speculative_algorithm='EAGLE3')",
+        "[2026-01-01 10:00:01 TP0] Load weight begin. avail mem=78.00 GB",
+        "[2026-01-01 10:00:09 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, "
+        "avail mem=63.00 GB, mem usage=15.00 GB.",
+        "[2026-01-01 10:00:10 TP0] Load weight begin. avail mem=20.00 GB",
+        "[2026-01-01 10:00:11 TP0] Load weight end. type=LlamaForCausalLMEagle3, "
+        "dtype=torch.bfloat16, avail mem=18.51 GB, mem usage=1.49 GB.",
+    ]
+    a = Session()
+    a.feed_lines("x", lines)
+    run = a.state.current
+    assert len(a.state.runs) == 1
+    assert run.weights["TP0"]["model_class"] == "LlamaForCausalLM"
+    assert run.draft_weights["TP0"]["model_class"] == "LlamaForCausalLMEagle3"
+    report = a.report()
+    assert report["model"]["model_class"] == "LlamaForCausalLM"
+    assert report["weights"]["usage_gib"] == 15.0
+    assert report["weights"]["avail_before_gib"] == 78.0  # the target's baseline

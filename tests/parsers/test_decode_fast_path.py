@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from parsers import parse_line
-from parsers.runtime import _DECODE_HEAD, DECODE_BASE, DECODE_KEYS, decode_split, fill_pairs
+from parsers.sglang import parse_line
+from parsers.sglang.runtime import _DECODE_HEAD, DECODE_BASE, DECODE_KEYS, decode_split, fill_pairs
 
 USAGES = [
     "#token: 9071, token usage: 0.01",
@@ -61,7 +61,7 @@ PREFILL_USAGES = ["token usage: 0.06", "full token usage: 0.28, mamba usage: 0.2
 @pytest.mark.parametrize(("usage", "pending", "graph_first"),
                          list(itertools.product(PREFILL_USAGES, [True, False], [True, False])))
 def test_prefill_fast_regex_equals_pair_walk(usage, pending, graph_first):
-    from parsers.runtime import _PREFILL_FAST, _parse_prefill_pairs, parse_prefill
+    from parsers.sglang.runtime import _PREFILL_FAST, _parse_prefill_pairs, parse_prefill
 
     cols = ["#new-seq: 1", "#new-token: 128", "#cached-token: 70016", usage, "#running-req: 1",
             "#queue-req: 0"]

@@ -11,8 +11,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from parsers import KIND_FIELDS, KINDS, OPTIONAL_FIELDS, RESERVED_KEYS, Event, parse_line
-from parsers.line import parse_unchecked
+from parsers import KIND_FIELDS, KINDS, OPTIONAL_FIELDS, RESERVED_KEYS, Event
+from parsers.sglang import parse_line
+from parsers.sglang.line import parse_unchecked
 
 ALLOWED = (type(None), bool, int, float, str)
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from parsers import parse_line
+from parsers.sglang import parse_line
 
 DECODE = (
     "[2026-03-01 12:00:00 TP0] Decode batch, #running-req: 28, #token: 22920, "

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from parsers import KIND_FIELDS, parse_line
+from parsers import KIND_FIELDS
+from parsers.sglang import parse_line
 
 P = "[2026-03-01 12:00:00 TP0] "
 
@@ -575,7 +576,7 @@ def test_not_sglang_events(line: str) -> None:
 )
 def test_decode_hot_path_is_taken(line: str) -> None:
     """The split fast path must accept the dominant layouts, or speed silently regresses."""
-    from parsers.runtime import decode_split
+    from parsers.sglang.runtime import decode_split
 
     fields = decode_split(line, len(P))
     assert fields is not None

@@ -209,7 +209,7 @@ def test_ssh_check_json_with_checkpoint(ssh_env, ssh_root, tmp_path, capsys):
 def _local_report(path: Path) -> dict:
     from kvtui.commands.check import analyse_files
 
-    return analyse_files([str(path)]).report()
+    return analyse_files([str(path)])[0].report()
 
 
 def _rename_sources(obj, old: str, new: str):
@@ -259,13 +259,13 @@ def test_interactive_launch_hands_follower_and_checkpoint_to_tui(ssh_env, tmp_pa
     seen: dict = {}
 
     def fake_run_app(source, title, **opts):
-        """The TUI minus Textual: the real ingest feeds the analyzer the command handed over."""
+        """The TUI minus Textual: the real ingest feeds the session the command handed over."""
         import time
 
         from kvtui.ui.ingest import Ingest
 
         seen["title"], seen["opts"] = title, opts
-        ingest = Ingest(source, analyzer=opts["analyzer"])
+        ingest = Ingest(source, session=opts["session"])
         notices: list = []
         ingest.start()
         deadline = time.monotonic() + 20
@@ -281,7 +281,7 @@ def test_interactive_launch_hands_follower_and_checkpoint_to_tui(ssh_env, tmp_pa
     rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log)))
     assert rc == 0
     assert seen["title"] == f"gpu:{log}"
-    facts = seen["opts"]["analyzer"].checkpoint
+    facts = seen["opts"]["session"].options.checkpoint
     assert facts is not None and facts.has_k_scale is False
     assert any("no k_scale/v_scale" in n.message for n in seen["notices"])
 

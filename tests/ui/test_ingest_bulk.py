@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from kvtui.core.analyzer import Analyzer
+from kvtui.core.pipeline import Options, Session
 from kvtui.sources.readers import iter_batches
 from kvtui.sources.replay import ReplaySource
 from kvtui.ui.ingest import Ingest
@@ -33,14 +33,14 @@ def make_log(tmp_path: Path) -> Path:
 def test_bulk_fold_matches_a_sequential_read(tmp_path):
     path = make_log(tmp_path)
     src = ReplaySource([str(path)], instant=True)
-    ingest = Ingest(src, ring=500, bulk_min_bytes=0)
+    ingest = Ingest(src, ring=500, session=Session(Options(min_parallel_bytes=0)))
     ingest.start()
     try:
         assert wait(lambda: ingest.last_state == "at_end")
-        ref = Analyzer()
-        ref.feed_batches(str(path), iter_batches(str(path)))
+        ref = Session()
+        ref.feed_blocks(str(path), iter_batches(str(path)))
         with ingest.report_lock:
-            got = ingest.analyzer.report()
+            got = ingest.session.report()
         assert got == ref.report()
         assert ingest.lines == ref.lines == ingest.bulk_lines
         drained = ingest.drain()
@@ -84,7 +84,7 @@ def test_tail_from_the_end_still_knows_the_startup_facts(tmp_path):
     try:
         assert wait(lambda: ingest.last_state == "live")
         with ingest.report_lock:
-            report = ingest.analyzer.report()
+            report = ingest.session.report()
         assert [a["rule"] for a in report["alerts"]] == ["kv-fp8-unscaled"]
         assert report["pools"][0]["tokens"] == 608174
         shown = ingest.drain().entries
@@ -96,9 +96,9 @@ def test_tail_from_the_end_still_knows_the_startup_facts(tmp_path):
         assert wait(lambda: ingest.lines == len(lines) + 1)
         new = [e for e in ingest.drain().entries if not e.notice]
         assert new and new[-1].line_no == len(lines) + 1
-        ref = Analyzer()
-        ref.feed_batches(str(path), iter_batches(str(path)))
-        assert wait(lambda: ingest.analyzer.state.current.runtime.decode_batches
+        ref = Session()
+        ref.feed_blocks(str(path), iter_batches(str(path)))
+        assert wait(lambda: ingest.session.state.current.runtime.decode_batches
                     == ref.state.current.runtime.decode_batches)
     finally:
         ingest.close()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from textual.command import CommandList, CommandPalette
 from textual.widgets import Select
-from ui_helpers import QWEN, replay_app, settle
+from ui_helpers import QWEN, replay_app, settle, wait_for
 
 from kvtui.ui.logview import LogView
 from kvtui.ui.panes import AlertsPane, HeaderBar, TimelinePane
@@ -25,7 +26,9 @@ async def test_header_alerts_facts_timeline_log() -> None:
         assert "608,174" in facts and "TP0-7" in facts and "measured 7,698 B/tok" in facts
         timeline = app.query_one(TimelinePane)
         assert len(timeline.points) > 100
-        assert "token usage" in timeline.build(120).plain
+        drawn = timeline.build(120).plain
+        assert "KV tokens used %" in drawn and "generated tok/s" in drawn
+        assert "time (4m25s)" in drawn and "09:16:35" in drawn and "09:21:00" in drawn
         log = app.query_one(LogView)
         assert log.kept == 457 and log.shown == 457
         assert log.scroll_offset.y == log.max_scroll_y  # sticky tail
@@ -51,12 +54,13 @@ async def test_whatif_dtype_changes_the_numbers() -> None:
         assert rows["KV dtype"] == ("fp8_e4m3", "fp8_e4m3")
         app.query_one("#wi-dtype", Select).value = "bf16"
         await pilot.pause()
-        # A concurrency target at 128K: 4 requests need 524,288 tokens, BF16 has 304,087.
+        # A concurrency target at the longest length (the server's 256K): 4 requests need
+        # 1,048,576 tokens, BF16 has 304,087.
         app.query_one("#wi-conc").focus()
         await pilot.press("4")
         await pilot.pause()
         rows = dict((label, (cur, tgt)) for label, cur, tgt in pane.result.rows)
-        assert rows["4 reqs @ 128K"][1] == "does NOT fit"
+        assert rows["4 reqs @ 256K"][1] == "does NOT fit"
         # Invalid input is flagged, never raised.
         app.query_one("#wi-mf").focus()
         await pilot.press("x")
@@ -138,12 +142,16 @@ async def test_help_and_palette_and_export(tmp_path) -> None:
         js = (tmp_path / "kvtui-qwen35-397b-nvfp4-tp8-fp8.json").read_text()
         assert "FP8" in md and '"alerts"' in js
         await pilot.press("ctrl+p")
-        await pilot.pause()
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
         await pilot.press(*"toggle wrap")
-        await pilot.pause(0.3)
+        options = app.screen.query_one(CommandList)
+
+        def offered() -> bool:
+            i = options.highlighted
+            return i is not None and "toggle wrap" in str(options.get_option_at_index(i).prompt)
+        await wait_for(pilot, offered, "the palette to offer 'toggle wrap'")
         await pilot.press("enter")
-        await pilot.pause(0.2)
-        assert app.query_one(LogView).wrap
+        await wait_for(pilot, lambda: app.query_one(LogView).wrap, "wrap to be on")
 
 
 async def test_narrow_layout_switches_panes() -> None:
@@ -169,27 +177,45 @@ async def test_replay_controls(tmp_path) -> None:
     src = ReplaySource([str(QWEN)], start_paused=True, speed=1000)
     app = KvApp(src, "paused")
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.3)
+        # The source's own "paused" notice: it has opened the file and waits before line 1.
+        await wait_for(pilot, lambda: app.ingest.last_state == "paused", "the start-up pause")
         assert app.ingest.lines == 0
         await pilot.press("full_stop")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: app.ingest.lines >= 1, "the step")
         assert app.ingest.lines == 1
         await pilot.press("right_curly_bracket")  # next alert
-        for _ in range(60):
-            await pilot.pause(0.05)
-            if app.query_one(AlertsPane).alerts:
-                break
-        assert app.query_one(AlertsPane).alerts
+        # Until the search has found its alert and stopped there.
+        await wait_for(pilot, lambda: app.query_one(AlertsPane).alerts
+                       and app._seek_alert_keys is None and src.paused, "an alert")
         assert app.ingest.lines < 457 and src.paused
         await pilot.press("q")
 
 
 def test_timeline_figures_skip_retraction_markers() -> None:
-    from kvtui.core.state import TimelinePoint
+    from kvtui.core.runtime import TimelinePoint
 
     pane = TimelinePane()
     pane.points = [TimelinePoint("2026-03-01 12:00:00", 1, 0.97, 12, 3, 850.0),
                    TimelinePoint("2026-03-01 12:00:01", 2, None, None, None, None, True)]
     text = pane.build(120).plain
-    assert "0.97" in text and "850" in text
+    assert "97%" in text and "850" in text
     assert "▼" in text  # the retraction is still marked
+
+
+async def test_the_focused_pane_has_the_accent_border() -> None:
+    app = replay_app(QWEN)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        accent = app.theme_variables["accent"].lower()
+
+        def bordered() -> list[str]:
+            return [n for n in ("alerts", "facts", "whatif", "log")
+                    if app.query_one(f"#{n}").styles.border_top[1].hex.lower() == accent]
+        assert bordered() == ["alerts"]
+        for key, pane in (("3", "whatif"), ("4", "log"), ("2", "facts")):
+            await pilot.press(key)
+            await pilot.pause()
+            assert bordered() == [pane]
+        app.query_one("#wi-tp").focus()  # a field inside a pane marks its pane
+        await pilot.pause()
+        assert bordered() == ["whatif"]

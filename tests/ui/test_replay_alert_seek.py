@@ -4,36 +4,26 @@ restart starts paused; a failing report ends the search with a warning, never th
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ui_helpers import wait_for
 
 from kvtui.cli import build_parser
 from kvtui.sources.replay import ReplaySource
 from kvtui.ui.app import KvApp
 
-sys.path.insert(0, str(Path(__file__).parent))
-
 ROOT = Path(__file__).resolve().parents[2]
 LLAMA = ROOT / "sample_logs" / "llama31-70b-tp8.log"
 
 
-async def wait_for(pilot: Any, cond: Any, timeout: float = 10.0) -> bool:
-    waited = 0.0
-    while waited < timeout:
-        if cond():
-            return True
-        await pilot.pause(0.05)
-        waited += 0.05
-    return bool(cond())
-
-
 async def drained(pilot: Any, app: KvApp) -> None:
-    """Wait until the app has taken every notice the source has emitted so far."""
-    assert await wait_for(pilot, lambda: not app.ingest._notices)
-    await pilot.pause(0.1)
+    """Wait until the app has taken every notice the source has emitted so far and what those
+    notices started (the off-loop report check and its answer on the event loop) has run."""
+    await wait_for(pilot, lambda: not app.ingest._notices, "the notices to be drained")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
 
 
 async def test_alert_seek_to_the_end_then_restart_starts_paused(tmp_path: Path) -> None:
@@ -58,69 +48,71 @@ async def test_alert_seek_to_the_end_then_restart_starts_paused(tmp_path: Path) 
 
     src._seek_hit = counted_hit  # type: ignore[method-assign]
     async with app.run_test(size=(160, 45)) as pilot:
-        assert await wait_for(pilot, lambda: src.state == "paused")
+        await wait_for(pilot, lambda: app.ingest.last_state == "paused", "the start-up pause")
         await drained(pilot, app)  # the start-up "paused" notice is not part of a search
         for _ in range(20):
             before = src.lines_emitted
             await pilot.press("right_curly_bracket")
             # Done when the search stopped: on a new alert, or at the end.
-            assert await wait_for(pilot, lambda before=before: (
+            await wait_for(pilot, lambda before=before: (
                 app._seek_alert_keys is None and src.state in ("paused", "at_end")
-                and (src.lines_emitted != before or src.state == "at_end")))
+                and (src.lines_emitted != before or src.state == "at_end")), "the seek to stop")
             await drained(pilot, app)
             if src.state == "at_end":
                 break
         assert src.state == "at_end"
-        await pilot.pause(0.3)
         assert app._seek_alert_keys is None  # nothing stale left for a later "paused"
         # One report check per stop on a trigger line, not two (one "paused" per seek hit).
         assert hits and checks.count(False) == len(hits)
         await pilot.press("0")
-        assert await wait_for(pilot, lambda: src.state == "paused")
-        await pilot.pause(1.0)
+        # "paused" after "at_end" is said by the new pass, after it reset its line count.
+        await wait_for(pilot, lambda: src.state == "paused", "the restart to pause")
+        await pilot.pause(0.5)  # a negative check: a wrong restart would emit lines here
         assert src.state == "paused" and src.paused
         assert src.lines_emitted == 0, "the restart replayed the file instead of pausing"
         # Still usable: a step emits exactly one line.
         await pilot.press("full_stop")
-        assert await wait_for(pilot, lambda: src.lines_emitted == 1)
+        await wait_for(pilot, lambda: src.lines_emitted == 1, "the step")
 
 
 async def test_pause_during_alert_seek_ends_it(tmp_path: Path) -> None:
     src = ReplaySource([str(LLAMA)], start_paused=True)
     app = KvApp(src, "alerts", export_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
-        assert await wait_for(pilot, lambda: src.state == "paused")
+        await wait_for(pilot, lambda: app.ingest.last_state == "paused", "the start-up pause")
         app._seek_alert_keys = set()
         await pilot.press("space")  # play
         await pilot.press("space")  # pause
         assert app._seek_alert_keys is None
-        await pilot.pause(0.5)
+        # Once the source says "paused" it waits; a line that was waiting for its time when
+        # the pause came stays back (it used to come out after the pause).
+        await wait_for(pilot, lambda: src.paused and src.state == "paused", "the pause")
         emitted = src.lines_emitted
-        await pilot.pause(0.5)
+        await pilot.pause(0.5)  # a negative check: nothing may come out while paused
         assert src.lines_emitted == emitted and src.paused
 
 
-async def test_a_failing_report_ends_the_alert_seek_not_the_app(tmp_path: Path) -> None:
+async def test_a_failing_report_ends_the_alert_seek_not_the_app(tmp_path: Path,
+                                                              monkeypatch) -> None:
     src = ReplaySource([str(LLAMA)], start_paused=True)
     app = KvApp(src, "alerts", export_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
-        assert await wait_for(pilot, lambda: src.state == "paused")
+        await wait_for(pilot, lambda: app.ingest.last_state == "paused", "the start-up pause")
 
         def boom() -> dict[str, Any]:
             raise RuntimeError("rule exploded")
 
-        app.ingest.analyzer.report = boom  # type: ignore[method-assign]
+        monkeypatch.setattr(type(app.ingest.session), "report", lambda self: boom())
         await pilot.press("right_curly_bracket")
-        assert await wait_for(pilot, lambda: src.lines_emitted > 0 and src.state == "paused"
-                              and app._seek_alert_keys is None)
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: src.lines_emitted > 0 and src.state == "paused"
+                       and app._seek_alert_keys is None, "the failed check to end the seek")
         assert app.is_running
         assert any("rule exploded" in str(n.message) for n in app._notifications)
         emitted = src.lines_emitted
-        await pilot.pause(0.5)
-        assert src.lines_emitted == emitted  # the search stopped where it was
+        await pilot.pause(0.5)  # a negative check: the search stopped where it was
+        assert src.lines_emitted == emitted
         await pilot.press("full_stop")
-        assert await wait_for(pilot, lambda: src.lines_emitted == emitted + 1)
+        await wait_for(pilot, lambda: src.lines_emitted == emitted + 1, "the step")
 
 
 @pytest.mark.parametrize("command", ["replay", "tail"])

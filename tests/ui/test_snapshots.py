@@ -1,4 +1,5 @@
-"""SVG snapshots (pytest-textual-snapshot): main screen, alert detail, what-if panel.
+"""SVG snapshots (pytest-textual-snapshot): the main screen at 80x24, 120x40, 160x45 and 200x50,
+the what-if pane on narrow and medium terminals, and the alert detail.
 
 Deterministic by construction: fixed terminal sizes, `--instant` replay drained to the end
 before the snap, no clocks or spinners on screen, and the log opened by a path relative to the
@@ -23,9 +24,23 @@ def test_main_screen_wide(snap_compare) -> None:
                         terminal_size=(160, 45), run_before=settle)
 
 
-def test_main_screen_80x24(snap_compare) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_main_screen(snap_compare, size: tuple[int, int]) -> None:
+    """The three sizes issue 15 names: narrow (one upper pane), medium, and wide."""
     assert snap_compare(replay_app(QWEN, "qwen35-397b-nvfp4-tp8-fp8.log"),
-                        terminal_size=(80, 24), run_before=settle)
+                        terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_whatif_pane(snap_compare, size: tuple[int, int]) -> None:
+    """Key 3 on a narrow or medium terminal: the answer (and its flag) on screen first."""
+    async def whatif(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("3")
+        await pilot.pause()
+
+    assert snap_compare(replay_app(QWEN, "qwen35-397b-nvfp4-tp8-fp8.log"),
+                        terminal_size=size, run_before=whatif)
 
 
 def test_alert_detail(snap_compare) -> None:
@@ -36,13 +51,3 @@ def test_alert_detail(snap_compare) -> None:
 
     assert snap_compare(replay_app(QWEN, "qwen35-397b-nvfp4-tp8-fp8.log"),
                         terminal_size=(120, 40), run_before=open_detail)
-
-
-def test_whatif_panel(snap_compare) -> None:
-    async def whatif(pilot) -> None:
-        await settle(pilot)
-        await pilot.press("3")
-        await pilot.pause()
-
-    assert snap_compare(replay_app(QWEN, "qwen35-397b-nvfp4-tp8-fp8.log"),
-                        terminal_size=(100, 40), run_before=whatif)

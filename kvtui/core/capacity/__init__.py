@@ -1,5 +1,8 @@
 """KV capacity calculator and what-if, reproducing SGLang's own arithmetic (UI-free).
 
+The version-by-version SGLang rules live in `kvtui.core.capacity.sglang`; the rest of this
+package (ModelSpec, presets, Parallel, the what-if frame) is engine-neutral.
+
 Why it exists: "what if the KV cache were BF16 instead of FP8" is answered wrongly by most
 calculators (TP replication of KV heads, hybrid layers, head_dim, MLA). This package computes the
 per-GPU cell exactly as SGLang does, checks it against the logged pool, and holds the logged byte
@@ -59,7 +62,8 @@ def calculator_for_run(run: Any, model: Any = None, checkpoint: Any = None,
                        **overrides: Any) -> Calculator | None:
     """The interactive calculator for a run (see the module docstring).
 
-    `overrides`: tp, attn_dp, page_size, context_len, replacing what the log says."""
+    `overrides`: tp, attn_dp, page_size, context_len, replacing what the log says, and
+    sglang_version (the release whose rules apply; default: the newest the log allows)."""
     return calculator_from_run(run, model, checkpoint, **overrides)
 
 

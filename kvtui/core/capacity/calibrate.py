@@ -13,6 +13,8 @@ from typing import Any
 
 from kvtui.core.capacity.cell import GIB, Cell, Parallel, kv_cell
 from kvtui.core.capacity.modelspec import FULL, ModelSpec
+from kvtui.core.capacity.sglang.args import SizingArgs
+from kvtui.core.version import NEWEST
 
 TOLERANCE = 0.02
 ROUNDING_GIB = 0.005  # each printed GiB figure is rounded to 2 decimals
@@ -39,7 +41,11 @@ def measured(tokens: int, page_size: int, k_gib: float | None, v_gib: float | No
 
 
 def compare(meas: dict[str, float], cell: Cell, printed_bytes: int | None = None) -> dict[str, Any]:
-    """Ratio measured / computed; `within_rounding` when the computed cell reproduces the line."""
+    """Ratio measured / computed; `within_rounding` when the computed cell reproduces the line.
+
+    `printed_bytes`: what the pool line prints per row for this release (scales, DSA indexer
+    and draft layers differ between the budget cell and the printed sizes), so the comparison
+    is like with like."""
     computed = printed_bytes if printed_bytes is not None else cell.k_bytes + cell.v_bytes
     ratio = meas["bytes_per_token"] / computed if computed else float("nan")
     within = meas["lo"] <= computed <= meas["hi"]
@@ -55,35 +61,37 @@ def compare(meas: dict[str, float], cell: Cell, printed_bytes: int | None = None
 
 
 def diagnose(spec: ModelSpec, dtype: str, par: Parallel, meas: dict[str, float], *,
-             swa_pool: bool = False) -> str | None:
+             swa_pool: bool = False, version: tuple[int, int, int] = NEWEST,
+             args: SizingArgs | None = None) -> str | None:
     """Name the assumption that most likely differs, by testing the usual suspects one by one."""
     candidates: list[tuple[str, Cell]] = []
+    kw: dict[str, Any] = {"version": version, "args": args}
     for other in ("bf16", "fp8_e4m3"):
         if other != dtype and not (dtype in ("fp16", "bf16") and other == "bf16"):
             candidates.append((f"the KV dtype is {other}, not {dtype}",
-                               kv_cell(spec, other, par, swa_pool=swa_pool)))
+                               kv_cell(spec, other, par, swa_pool=swa_pool, **kw)))
     for tp in (1, 2, 4, 8, 16, 32):
         if tp != par.attn_tp:
             alt = Parallel(tp=tp)
             candidates.append((f"attention TP is {tp}, not {par.attn_tp} (a different --tp, or "
                                "DP-attention dividing it)", kv_cell(spec, dtype, alt,
-                                                                    swa_pool=swa_pool)))
+                                                                    swa_pool=swa_pool, **kw)))
     if spec.is_hybrid_linear or spec.has_swa:
         alt_spec = replace(spec, layer_kinds=(FULL,) * spec.num_layers)
         candidates.append(("every layer holds KV (the layer layout differs from the spec)",
-                           kv_cell(alt_spec, dtype, par)))
+                           kv_cell(alt_spec, dtype, par, **kw)))
     if spec.has_swa:
         candidates.append(("the sliding-window layers are in a separate SWA pool" if not swa_pool
                            else "the sliding-window layers are sized like full ones",
-                           kv_cell(spec, dtype, par, swa_pool=not swa_pool)))
+                           kv_cell(spec, dtype, par, swa_pool=not swa_pool, **kw)))
     if spec.hidden_size and not spec.is_mla and \
             spec.hidden_size // spec.num_attention_heads != spec.head_dim:
         hd = spec.hidden_size // spec.num_attention_heads
         alt_spec = replace(spec, head_dim=hd, v_head_dim=hd)
         candidates.append((f"head_dim is {hd} (hidden/heads), not {spec.head_dim}",
-                           kv_cell(alt_spec, dtype, par, swa_pool=swa_pool)))
+                           kv_cell(alt_spec, dtype, par, swa_pool=swa_pool, **kw)))
     if spec.nextn_layers:
-        base = kv_cell(spec, dtype, par, swa_pool=swa_pool)
+        base = kv_cell(spec, dtype, par, swa_pool=swa_pool, **kw)
         bumped = base.k_bytes + base.v_bytes
         bumped += int(bumped * spec.nextn_layers / max(1, base.layers))
         candidates.append((f"a draft (MTP/EAGLE) model's {spec.nextn_layers} layer(s) share the "

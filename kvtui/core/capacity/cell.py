@@ -5,22 +5,30 @@ Why this is the heart of the calculator: SGLang sizes the pool as `available_byt
 count and concurrency figure. The rules here are SGLang's, not the textbook's: KV heads per GPU
 are floored at 1 (replicated when TP exceeds the KV heads), MLA is not divided by TP, hybrid
 linear-attention models count only their full-attention layers, SWA hybrids get a second pool.
+What changes between releases (FP4/MXFP8/DSA layouts, draft layers, v_head_dim) is asked of
+`kvtui.core.capacity.sglang.cells`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kvtui.core.capacity.modelspec import ModelSpec
+from kvtui.core.capacity.sglang import cells as rules
+from kvtui.core.capacity.sglang import swa as swa_rules
+from kvtui.core.capacity.sglang.args import SizingArgs
+from kvtui.core.capacity.sglang.families import Version, is_dsa, linear_kind
+from kvtui.core.capacity.sglang.mamba import StateSlot, state_per_slot
+from kvtui.core.version import NEWEST
 
 GIB = 1 << 30
 
 # torch._utils._element_size of the KV storage dtype. FP4 packs two values per byte
-# (float4_e2m1fn_x2 has element size 1) and is handled in `_fp4_cell`.
+# (float4_e2m1fn_x2 has element size 1); its layout is `sglang.cells`.
 ELEM_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e4m3": 1, "fp8_e5m2": 1,
                               "mxfp8": 1, "nvfp4": 1, "fp4_mx_block16": 1, "fp4_e2m1": 1}
-FP4_DTYPES = frozenset({"nvfp4", "fp4_mx_block16", "fp4_e2m1"})
+FP4_DTYPES = rules.FP4_DTYPES
 DEFAULT_SWA_FULL_RATIO = 0.8  # --swa-full-tokens-ratio default
 
 
@@ -43,13 +51,55 @@ class Parallel:
 
 
 @dataclass(frozen=True, slots=True)
+class SwaSplit:
+    """Hybrid-SWA pools: F per full-layer token, S per SWA-layer token, swa = full x ratio."""
+
+    full_bytes: int  # F x n_full (+ draft full layers): budget per full-pool token
+    swa_bytes: int  # S x n_swa: budget per SWA-pool token
+    ratio: float
+    full_layers: int
+    swa_layers: int
+    f_layer: int = 0
+    s_layer: int = 0
+    total_layers: int = 0
+    full_k: int = 0  # printed per row
+    full_v: int = 0
+    swa_k: int = 0
+    swa_v: int = 0
+    all_layer_cell: int | None = None  # what 0.4.10-0.5.8 divide by
+    version: Version = NEWEST
+    chunk: tuple[int, int] | None = None  # Llama-4 (attention_chunk_size, context_len), <= 0.5.7
+
+    def tokens(self, available_bytes: int, page_size: int = 1) -> tuple[int, int]:
+        """(full_tokens, swa_tokens) SGLang allocates from a byte budget (`sglang.swa`)."""
+        full, swa, _ = swa_rules.split_tokens(
+            int(available_bytes), self.f_layer or self.full_bytes // max(1, self.full_layers),
+            self.s_layer or self.swa_bytes // max(1, self.swa_layers), self.full_layers,
+            self.swa_layers, self.total_layers or self.full_layers + self.swa_layers,
+            self.ratio, page_size, self.version, all_layer_cell=self.all_layer_cell,
+            chunk=self.chunk)
+        return full, swa
+
+    @property
+    def cost(self) -> float:
+        """Bytes per full-pool token including the SWA tokens that come with it."""
+        return self.full_bytes + self.ratio * self.swa_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"full_bytes": self.full_bytes, "swa_bytes": self.swa_bytes, "ratio": self.ratio,
+                "full_layers": self.full_layers, "swa_layers": self.swa_layers,
+                "printed_full": [self.full_k, self.full_v],
+                "printed_swa": [self.swa_k, self.swa_v]}
+
+
+@dataclass(frozen=True, slots=True)
 class Cell:
     """One pool's per-token cost on one GPU, with the arithmetic spelled out."""
 
     dtype: str
-    bytes_per_token: int  # what SGLang divides the budget by
-    k_bytes: int  # per token, the part printed as "K size" ("KV size" for MLA)
-    v_bytes: int  # per token, the part printed as "V size" (0 for MLA)
+    bytes_per_token: int  # what SGLang divides the budget by (draft layers included)
+    k_bytes: int  # printed per pool row as "K size" ("KV size" for MLA)
+    v_bytes: int  # printed per pool row as "V size" (0 for MLA)
     kind: str  # "mha" | "mla"
     layers: int
     heads_local: int | None = None
@@ -61,6 +111,13 @@ class Cell:
     swa: SwaSplit | None = None
     lines: tuple[str, ...] = ()
     approximate: bool = False
+    draft_bytes: int = 0  # the draft's layers, budgeted here but printed by the draft's pool
+    index_bytes: int = 0  # DSA indexer per indexer row (printed inside "KV size")
+    version: Version = NEWEST
+
+    @property
+    def cost(self) -> float:
+        return self.swa.cost if self.swa is not None else float(self.bytes_per_token)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,37 +125,16 @@ class Cell:
             "k_bytes": self.k_bytes, "v_bytes": self.v_bytes, "layers": self.layers,
             "heads_local": self.heads_local, "head_dim": self.head_dim,
             "v_head_dim": self.v_head_dim, "elem_bytes": self.elem_bytes,
-            "extra_bytes": self.extra_bytes, "replicated": self.replicated,
+            "extra_bytes": self.extra_bytes, "draft_bytes": self.draft_bytes,
+            "index_bytes": self.index_bytes, "replicated": self.replicated,
             "swa": self.swa.to_dict() if self.swa else None, "approximate": self.approximate,
             "work": list(self.lines),
         }
 
 
-@dataclass(frozen=True, slots=True)
-class SwaSplit:
-    """Hybrid-SWA pools: F per full-layer token, S per SWA-layer token, swa = full x ratio."""
-
-    full_bytes: int  # F * n_full
-    swa_bytes: int  # S * n_swa
-    ratio: float
-    full_layers: int
-    swa_layers: int
-
-    def tokens(self, available_bytes: int, page_size: int = 1) -> tuple[int, int]:
-        """(full_tokens, swa_tokens) for a byte budget (0.5.11+ HybridSWAPoolConfigurator)."""
-        denom = self.full_bytes + self.ratio * self.swa_bytes
-        full = int(available_bytes // denom)
-        swa = int(full * self.ratio)
-        page = max(1, page_size)
-        return full // page * page, swa // page * page
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"full_bytes": self.full_bytes, "swa_bytes": self.swa_bytes, "ratio": self.ratio,
-                "full_layers": self.full_layers, "swa_layers": self.swa_layers}
-
-
 def kv_heads_per_gpu(total_kv_heads: int, attn_tp: int) -> int:
-    """SGLang `ModelConfig.get_num_kv_heads`: floor division, at least one head (replication)."""
+    """SGLang `ModelConfig.get_num_kv_heads`: floor division, at least one head (replication);
+    configs/model_config.py:400-407 (0.5.2) to :1700-1711 (0.5.23, dcp_size 1)."""
     return max(1, total_kv_heads // max(1, attn_tp))
 
 
@@ -112,186 +148,246 @@ def _layers_on_stage(ids: tuple[int, ...], n_layers: int, pp: int) -> int:
 
 def kv_cell(spec: ModelSpec, dtype: str, par: Parallel | None = None, *,
             swa_pool: bool = False, swa_ratio: float = DEFAULT_SWA_FULL_RATIO,
-            fp4_recipe: str = "0.5.16+") -> Cell:
+            version: Version = NEWEST, args: SizingArgs | None = None,
+            draft_layers: int = 0) -> Cell:
     """The cell of the primary (full-attention) KV pool for `dtype` on one GPU.
 
-    `swa_pool`: the model runs with a separate sliding-window pool (the log shows a
-    "Use sliding window memory pool" line or Full/SWA labels); otherwise sliding-window layers are
-    counted at full size, as SGLang does for models outside its hybrid-SWA list.
-    `fp4_recipe`: "0.5.16+" (nvfp4 / fp4_mx_block16) or "0.5.5" (fp4_e2m1, 0.5.5-0.5.15).
+    `swa_pool`: the model runs with a separate sliding-window pool (the log shows it, or
+    `sglang.swa.pool_applies` says the release gives it one); otherwise sliding-window layers
+    are counted at full size, as SGLang does for models outside its hybrid-SWA list.
+    `draft_layers`: the EAGLE/MTP draft's KV layers, counted where the release does.
     """
     par = par or Parallel()
+    args = args or SizingArgs()
     if dtype not in ELEM_BYTES:
         raise ValueError(f"unknown KV dtype {dtype!r}")
     eb = ELEM_BYTES[dtype]
+    draft = draft_layers if rules.draft_layers_counted(version, args) else 0
     if spec.is_mla:
-        return _mla_cell(spec, dtype, eb, par)
+        return _mla_cell(spec, dtype, eb, par, version, args, draft)
     h_local = kv_heads_per_gpu(spec.num_kv_heads, par.attn_tp)
     replicated = spec.num_kv_heads < par.attn_tp
     d, dv = spec.head_dim, spec.v_head_dim
+    hybrid = linear_kind(spec, version) is not None
     full_ids = spec.full_layer_ids
     swa_ids = spec.swa_layer_ids
-    if swa_pool and swa_ids:
-        l_full = _layers_on_stage(full_ids, spec.num_layers, par.pp)
-        l_swa = _layers_on_stage(swa_ids, spec.num_layers, par.pp)
-    else:
-        l_full = _layers_on_stage(full_ids + swa_ids, spec.num_layers, par.pp)
-        l_swa = 0
     lines = [_heads_line(spec, par, h_local, replicated)]
-    if spec.is_hybrid_linear:
+    if swa_pool and swa_ids:
+        return _swa_cell(spec, dtype, eb, par, version, args, draft, h_local, replicated, lines,
+                         swa_ratio)
+    if hybrid:
+        l_full = _layers_on_stage(full_ids, spec.num_layers, par.pp)
+        kind = spec.linear.kind.upper() if spec.linear else ""
         lines.append(f"KV layers: {len(full_ids)} full-attention of {spec.num_layers} "
-                     f"({len(spec.linear_layer_ids)} linear-attention layers keep a per-request "
-                     "state instead of KV)")
-    elif swa_ids and not swa_pool:
-        lines.append(f"KV layers: all {l_full} (the {len(swa_ids)} sliding-window layers are "
-                     "sized like full ones: no separate SWA pool in this run)")
-    elif swa_ids:
-        lines.append(f"KV layers: {l_full} full in the Full pool, {l_swa} sliding-window in the "
-                     f"SWA pool (swa tokens = full tokens x {swa_ratio})")
+                     f"({len(spec.linear_layer_ids)} {kind} layers keep a per-request state "
+                     "instead of KV)")
     else:
-        lines.append(f"KV layers: {l_full}")
-    k, v, extra, approx, more = _mha_bytes(dtype, eb, h_local, d, dv, l_full, fp4_recipe)
-    lines.extend(more)
-    total = k + v + extra
+        # num_effective_layers: every layer of the stage (model_runner.py:1276, 0.5.5)
+        l_full = _layers_on_stage(tuple(range(spec.num_layers)), spec.num_layers, par.pp)
+        if swa_ids:
+            lines.append(f"KV layers: all {l_full} (the {len(swa_ids)} sliding-window layers "
+                         "are sized like full ones: no separate SWA pool)")
+        else:
+            lines.append(f"KV layers: {l_full}")
+    if not rules.uses_v_head_dim(version) and dv != d:
+        lines.append(f"SGLang {'.'.join(map(str, version))} sizes V like K (head_dim {d}, not "
+                     f"v_head_dim {dv}): the cell's V part is kv_heads x head_dim (<= 0.5.6)")
+    parts = rules.mha_parts(dtype, eb, h_local, d, dv, l_full, version, args)
+    lines.extend(parts.lines)
+    total = rules.add_draft(parts.budget, l_full, draft, version)
+    if total != parts.budget:
+        lines.append(f"draft layers: + {total - parts.budget:,} B ({draft} draft layer(s) "
+                     f"budgeted in the target's cell, SGLang 0.5.14+)")
     lines.append(f"cell = {total:,} B/token per GPU ({dtype})")
-    swa = None
-    if l_swa:
-        sk, sv, sextra, _, _ = _mha_bytes(dtype, eb, h_local, d, dv, l_swa, fp4_recipe)
-        swa = SwaSplit(full_bytes=total, swa_bytes=sk + sv + sextra, ratio=swa_ratio,
-                       full_layers=l_full, swa_layers=l_swa)
-        lines.append(f"SWA pool: {sk + sv + sextra:,} B per SWA token")
-    return Cell(dtype=dtype, bytes_per_token=total, k_bytes=k, v_bytes=v, kind="mha",
-                layers=l_full, heads_local=h_local, head_dim=d, v_head_dim=dv, elem_bytes=eb,
-                extra_bytes=extra, replicated=replicated, swa=swa, lines=tuple(lines),
-                approximate=approx)
+    return Cell(dtype=dtype, bytes_per_token=total, k_bytes=parts.print_k,
+                v_bytes=parts.print_v, kind="mha", layers=l_full, heads_local=h_local,
+                head_dim=d, v_head_dim=dv if rules.uses_v_head_dim(version) else d,
+                elem_bytes=eb, extra_bytes=parts.extra, replicated=replicated,
+                lines=tuple(lines), approximate=parts.approximate,
+                draft_bytes=total - parts.budget, version=version)
+
+
+def _swa_cell(spec: ModelSpec, dtype: str, eb: int, par: Parallel, version: Version,
+              args: SizingArgs, draft: int, h_local: int, replicated: bool, lines: list[str],
+              ratio: float) -> Cell:
+    """Full + SWA pools. F and S per layer: configs get_num_kv_heads / get_swa_num_kv_heads and
+    head_dim / swa_head_dim (pool_configurator.py:191-229 in 0.5.11, :656-735 in 0.5.23)."""
+    d, dv = spec.head_dim, spec.v_head_dim
+    sh = kv_heads_per_gpu(spec.swa_num_kv_heads, par.attn_tp) \
+        if spec.swa_num_kv_heads is not None else h_local
+    sd = spec.swa_head_dim or d
+    sdv = spec.swa_v_head_dim or sd
+    nf = _layers_on_stage(spec.full_layer_ids, spec.num_layers, par.pp)
+    ns = _layers_on_stage(spec.swa_layer_ids, spec.num_layers, par.pp)
+    # HybridSWAPoolConfigurator has no FP4 branch: an FP4 cell is budgeted at the element size
+    # of float4_e2m1fn_x2 (1 byte per K/V pair), like FP8; MXFP8 adds its scales from 0.5.16.
+    cell_dtype = "fp8_e4m3" if dtype in FP4_DTYPES else dtype
+    fp = rules.mha_parts(cell_dtype, eb, h_local, d, dv, 1, version, args)
+    sp = rules.mha_parts(cell_dtype, eb, sh, sd, sdv, 1, version, args)
+    f_layer, s_layer = fp.budget, sp.budget
+    # Draft full layers join the full side from 0.5.15 (pool_configurator.py:323-327).
+    draft_full = draft if version >= (0, 5, 15) else 0
+    full_bytes = f_layer * (nf + draft_full)
+    all_layer = None
+    if version <= (0, 5, 8):
+        all_layer = f_layer * spec.num_layers
+        if spec.arch == "MiMoV2FlashForCausalLM" and version >= (0, 5, 7):
+            # get_cell_size_per_token adds the SWA part on top (mixin :101-110, 0.5.7)
+            all_layer += s_layer * ns
+    chunk = None
+    if spec.arch.startswith("Llama4") and version <= (0, 5, 7) and args.hybrid_kvcache_ratio:
+        # 0.4.9-0.5.7: --hybrid-kvcache-ratio and the chunk/context formula of
+        # set_num_token_hybrid (model_runner.py:986-1014 in 0.4.10) instead of r.
+        ratio = args.hybrid_kvcache_ratio
+        ctx = args.context_length or spec.max_position_embeddings or 0
+        chunk = (int(spec.attention_chunk_size or spec.sliding_window or 0), int(ctx))
+        if not chunk[0] or not chunk[1]:
+            raise ValueError("Llama-4 --hybrid-kvcache-ratio needs attention_chunk_size and "
+                             "context_len")
+    lines.append(f"KV layers: {nf} full in the Full pool, {ns} sliding-window in the SWA pool "
+                 f"(swa tokens = full tokens x {ratio:g})")
+    if spec.swa_num_kv_heads is not None:
+        lines.append(f"SWA KV heads per GPU: max(1, {spec.swa_num_kv_heads} // {par.attn_tp}) "
+                     f"= {sh}, head dims {sd} + {sdv}")
+    lines.append(f"F = {f_layer:,} B per full layer, S = {s_layer:,} B per SWA layer; "
+                 f"cost per full token = F x {nf} + {ratio:g} x S x {ns} = "
+                 f"{full_bytes + ratio * s_layer * ns:,.1f} B")
+    split = SwaSplit(full_bytes=full_bytes, swa_bytes=s_layer * ns, ratio=ratio,
+                     full_layers=nf, swa_layers=ns, f_layer=f_layer, s_layer=s_layer,
+                     total_layers=spec.num_layers, full_k=fp.print_k * nf,
+                     full_v=fp.print_v * nf, swa_k=sp.print_k * ns, swa_v=sp.print_v * ns,
+                     all_layer_cell=all_layer, version=version, chunk=chunk)
+    return Cell(dtype=dtype, bytes_per_token=full_bytes, k_bytes=fp.print_k * nf,
+                v_bytes=fp.print_v * nf, kind="mha", layers=nf, heads_local=h_local,
+                head_dim=d, v_head_dim=dv, elem_bytes=eb, extra_bytes=fp.extra * nf,
+                replicated=replicated, swa=split, lines=tuple(lines),
+                approximate=fp.approximate or dtype in FP4_DTYPES,
+                draft_bytes=f_layer * draft_full, version=version)
 
 
 def _heads_line(spec: ModelSpec, par: Parallel, h_local: int, replicated: bool) -> str:
+    src = f" ({spec.kv_heads_from})" if spec.kv_heads_from else ""
     if replicated:
-        return (f"KV heads per GPU: max(1, {spec.num_kv_heads} // {par.attn_tp}) = {h_local} "
-                f"(attention TP {par.attn_tp} > {spec.num_kv_heads} KV heads, so SGLang "
-                f"replicates: every GPU stores one full head, not "
+        return (f"KV heads per GPU: max(1, {spec.num_kv_heads}{src} // {par.attn_tp}) = "
+                f"{h_local} (attention TP {par.attn_tp} > {spec.num_kv_heads} KV heads, so "
+                f"SGLang replicates: every GPU stores one full head, not "
                 f"{spec.num_kv_heads}/{par.attn_tp})")
-    return f"KV heads per GPU: max(1, {spec.num_kv_heads} // {par.attn_tp}) = {h_local}"
+    return f"KV heads per GPU: max(1, {spec.num_kv_heads}{src} // {par.attn_tp}) = {h_local}"
 
 
-def _mha_bytes(dtype: str, eb: int, h: int, d: int, dv: int, layers: int,
-               fp4_recipe: str) -> tuple[int, int, int, bool, list[str]]:
-    """(K bytes, V bytes, extra bytes, approximate?, work lines) per token."""
+def _mla_cell(spec: ModelSpec, dtype: str, eb: int, par: Parallel, version: Version,
+              args: SizingArgs, draft: int) -> Cell:
+    hybrid = linear_kind(spec, version) is not None
+    ids = spec.full_layer_ids if hybrid else tuple(range(spec.num_layers))
+    layers = _layers_on_stage(ids, spec.num_layers, par.pp)
+    dsa = is_dsa(spec, version)
+    kvl, rope = spec.kv_lora_rank or 0, spec.qk_rope_head_dim or 0
+    lines = [f"MLA: one latent of {kvl} + {rope} per layer over {layers} layers, the same on "
+             f"every TP rank (not divided by TP {par.tp})"]
     if dtype in FP4_DTYPES:
-        return _fp4_cell(dtype, h, d, dv, layers, fp4_recipe)
-    k = h * d * layers * eb
-    v = h * dv * layers * eb
-    lines = [f"K + V = {h} x ({d} + {dv}) x {layers} x {eb} B = {k + v:,} B"]
-    extra = 0
-    if dtype == "mxfp8":
-        extra = h * (d + dv) * layers // 32
-        lines.append(f"MXFP8 scales: {h} x ({d} + {dv}) x {layers} // 32 = {extra:,} B "
-                     "(one E8M0 byte per 32 values)")
-    return k, v, extra, False, lines
-
-
-def _fp4_cell(dtype: str, h: int, d: int, dv: int, layers: int,
-              recipe: str) -> tuple[int, int, int, bool, list[str]]:
-    """FP4 cells (sglang-log-lines.md 8.5). The 0.5.16+ recipe's scale-layout count and
-    dequant-workspace dtype are not in the reference: one layout and a bf16 workspace are assumed,
-    so the result is flagged approximate."""
-    if recipe == "0.5.5" or dtype == "fp4_e2m1":
-        base = h * (d + dv) * layers  # element size 1 byte per packed pair
-        k = h * d * layers // 2
-        v = base // 2 - k
-        extra = (h * d * layers * 2) // 16
-        return k, v, extra, False, [
-            f"FP4 (0.5.5-0.5.15): cell//2 + H*D*L*2//16 = {base // 2:,} + {extra:,} B"]
-    k = h * (d // 2) * layers
-    v = h * (dv // 2) * layers
-    scales = h * (d // 16) * layers * 2 * 1
-    workspace = h * d * 2 * 2
-    return k, v, scales + workspace, True, [
-        f"FP4 values: {h} x ({d}/2) x {layers} x 2 = {k + v:,} B",
-        f"FP4 block scales: {h} x ({d}/16) x {layers} x 2 = {scales:,} B (one layout assumed)",
-        f"dequant workspace: {h} x {d} x 2 x 2 = {workspace:,} B (not per layer; bf16 assumed)"]
-
-
-def _mla_cell(spec: ModelSpec, dtype: str, eb: int, par: Parallel) -> Cell:
-    layers = _layers_on_stage(tuple(range(spec.num_layers)), spec.num_layers, par.pp)
-    dim = spec.kv_dim
-    lines = [f"MLA: one latent of {spec.kv_lora_rank} + {spec.qk_rope_head_dim} = {dim} per "
-             f"layer, the same on every TP rank (not divided by TP {par.tp})"]
-    if dtype in FP4_DTYPES:
-        base = dim * layers * eb
-        scale = (dim // 16) * layers * eb
-        cell = base // 2 + scale
-        lines.append(f"FP4 MLA: {base:,}//2 + ({dim}//16) x {layers} = {cell:,} B")
-        k, extra = base // 2, scale
+        if version < (0, 5, 5) or (dtype == "fp4_e2m1" and version >= (0, 5, 16)):
+            raise ValueError(f"--kv-cache-dtype {dtype} is not accepted by SGLang "
+                             f"{'.'.join(map(str, version))}")
+        # MLA FP4: cell // 2 + (kv_lora + rope) // 16 x layers (model_runner.py:1283-1295 in
+        # 0.5.5, pool_configurator.py:386-396 in 0.5.23); the pool prints the packed latent.
+        base = spec.kv_dim * layers * eb
+        scale = (spec.kv_dim // 16) * layers * eb
+        k, extra, printed = base // 2 + scale, scale, base // 2
+        lines.append(f"FP4 MLA: {base:,} // 2 + ({spec.kv_dim} // 16) x {layers} = {k:,} B")
     else:
-        k = dim * layers * eb
+        bdim, why = rules.mla_store_dim(kvl, rope, dtype, version, dsa=dsa, args=args,
+                                        budget=True)
+        pdim, pwhy = rules.mla_store_dim(kvl, rope, dtype, version, dsa=dsa, args=args,
+                                         budget=False)
+        k = bdim * layers * eb
         extra = 0
-        lines.append(f"cell = {dim} x {layers} x {eb} B = {k:,} B/token per GPU ({dtype})")
-        if dtype == "mxfp8":
-            extra = dim * layers // 32
-    if spec.index_head_dim:
-        ih = spec.index_head_dim
-        idx = (ih + ih // 128 * 4) * layers * 1
+        printed = pdim * layers * eb
+        lines.append(f"cell = {bdim} ({why}) x {layers} x {eb} B = {k:,} B/token per GPU "
+                     f"({dtype})")
+        if pdim != bdim:
+            lines.append(f"the pool stores {pdim} B per layer ({pwhy}): the printed KV size is "
+                         "larger than the budget cell")
+    idx = 0
+    if dsa and spec.index_head_dim:
+        skip = sum(1 for t in spec.indexer_types if t == "shared") if version >= (0, 5, 23) \
+            else 0
+        idx = rules.dsa_indexer_bytes(spec.index_head_dim, spec.index_kpool, layers - skip,
+                                      version)
+        if dtype not in FP4_DTYPES:
+            extra += idx
+        lines.append(f"DSA indexer keys: ({spec.index_head_dim} + {spec.index_head_dim}//128 x 4)"
+                     f" x {layers - skip} x 1 B = {idx:,} B")
+    # FP4: k already holds its scales; otherwise the extras (MXFP8 scales, indexer) add on.
+    total = k + idx if dtype in FP4_DTYPES else k + extra
+    if dtype in FP4_DTYPES:
         extra += idx
-        lines.append(f"DSA indexer keys: ({ih} + {ih}//128 x 4) x {layers} x 1 = {idx:,} B")
-    total = k + extra
-    return Cell(dtype=dtype, bytes_per_token=total, k_bytes=k, v_bytes=0, kind="mla",
-                layers=layers, elem_bytes=eb, extra_bytes=extra, lines=tuple(lines))
+    budget = total
+    if draft and layers:
+        if dsa:
+            kv_part = budget - idx
+            budget += int(kv_part * draft / layers) + rules.dsa_indexer_bytes(
+                spec.index_head_dim or 0, spec.index_kpool, draft, version)
+        else:
+            budget = rules.add_draft(budget, layers, draft, version)
+        lines.append(f"draft layers: + {budget - total:,} B ({draft} draft layer(s), 0.5.14+)")
+    return Cell(dtype=dtype, bytes_per_token=budget, k_bytes=printed, v_bytes=0, kind="mla",
+                layers=layers, elem_bytes=eb, extra_bytes=extra, lines=tuple(lines),
+                draft_bytes=budget - total,
+                index_bytes=(spec.index_head_dim + spec.index_head_dim // 128 * 4) * layers
+                if dsa and spec.index_head_dim else 0, version=version)
 
 
 # -- Mamba / linear-attention state -------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class MambaState:
-    """Per-request-slot state of the linear-attention layers (does not change with KV dtype)."""
-
-    conv_bytes: int
-    ssm_bytes: int
-    layers: int
-    lines: tuple[str, ...] = field(default=())
-
-    @property
-    def per_slot(self) -> int:
-        return self.conv_bytes + self.ssm_bytes
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"per_slot_bytes": self.per_slot, "per_slot_mib": round(self.per_slot / 2**20, 2),
-                "conv_bytes": self.conv_bytes, "ssm_bytes": self.ssm_bytes,
-                "layers": self.layers, "work": list(self.lines)}
+MambaState = StateSlot
 
 
-def mamba_state(spec: ModelSpec, tp: int, ssm_dtype: str | None = None) -> MambaState | None:
-    """`Mamba2CacheParams.mamba_cache_per_req` for GDN layers, per GPU (section 8.4)."""
-    lin = spec.linear
-    if lin is None or not spec.linear_layer_ids:
+def mamba_state(spec: ModelSpec, tp: int, ssm_dtype: str | None = None, *,
+                version: Version = NEWEST, args: SizingArgs | None = None) -> StateSlot | None:
+    """`mamba_cache_per_req` per GPU for the release (see `sglang.mamba.state_per_slot`)."""
+    kind = linear_kind(spec, version)
+    if kind is None or spec.linear is None:
         return None
-    tp = max(1, tp)
-    ssm_dt = ssm_dtype or lin.ssm_dtype
-    ssm_b = ELEM_BYTES.get(ssm_dt, 4)
-    conv_b = ELEM_BYTES.get(lin.conv_dtype, 2)
-    conv_dim = lin.value_head_dim * lin.num_value_heads + 2 * lin.num_key_heads * lin.key_head_dim
-    conv = (conv_dim // tp) * (lin.conv_kernel - 1) * conv_b
-    ssm = (lin.num_value_heads // tp) * lin.value_head_dim * lin.key_head_dim * ssm_b
-    n = len(spec.linear_layer_ids)
-    lines = (
-        f"conv: ({conv_dim} // {tp}) x ({lin.conv_kernel} - 1) x {conv_b} B = {conv:,} B per layer",
-        f"ssm: ({lin.num_value_heads} // {tp}) x {lin.value_head_dim} x {lin.key_head_dim} x "
-        f"{ssm_b} B ({ssm_dt}) = {ssm:,} B per layer",
-        f"per request slot: ({conv:,} + {ssm:,}) x {n} layers = {(conv + ssm) * n:,} B "
-        f"= {(conv + ssm) * n / 2**20:.2f} MiB",
-    )
-    return MambaState(conv_bytes=conv * n, ssm_bytes=ssm * n, layers=n, lines=lines)
+    a = args or SizingArgs()
+    if ssm_dtype:
+        a = a.with_changes(mamba_ssm_dtype=ssm_dtype)
+    return state_per_slot(spec, tp, a, version, kind)
 
 
-def pool_gib(tokens: int, cell: Cell, page_size: int = 1) -> tuple[float, float]:
-    """(K GiB, V GiB) as the pool line prints them: the buffers hold tokens + page_size rows."""
-    rows = tokens + max(1, page_size)
-    return rows * cell.k_bytes / GIB, rows * cell.v_bytes / GIB
+def pool_rows(tokens: int, page_size: int) -> int:
+    """Pool buffers hold tokens + page_size rows (the padded slot 0 page)."""
+    return tokens + max(1, page_size)
 
 
-def pool_gib_line(tokens: int, cell: Cell, page_size: int = 1) -> str:
+def printed_bytes(tokens: int, cell: Cell, page_size: int = 1, *,
+                  swa_pool: bool = False) -> tuple[int, int]:
+    """(K bytes, V bytes) the pool line reports for `tokens` ("KV size" is K for MLA)."""
+    rows = pool_rows(tokens, page_size)
+    if swa_pool and cell.swa is not None:
+        return rows * cell.swa.swa_k, rows * cell.swa.swa_v
+    k = rows * cell.k_bytes
+    if cell.index_bytes:
+        # DSA index_k_with_scale_buffer: (size + page + 1) // page pages of page rows per layer
+        # (memory_pool.py:1784-1800 in 0.5.9).
+        page = max(1, page_size)
+        k += (tokens + page + 1) // page * page * cell.index_bytes
+    return k, rows * cell.v_bytes
+
+
+def pool_gib(tokens: int, cell: Cell, page_size: int = 1, *,
+             swa_pool: bool = False) -> tuple[float, float]:
+    """(K GiB, V GiB) as the pool line prints them."""
+    k, v = printed_bytes(tokens, cell, page_size, swa_pool=swa_pool)
+    return k / GIB, v / GIB
+
+
+def pool_gib_line(tokens: int, cell: Cell, page_size: int = 1, *, swa_pool: bool = False) -> str:
     """The size part of the pool line SGLang would print for `tokens` with this cell."""
-    k, v = pool_gib(tokens, cell, page_size)
+    k, v = pool_gib(tokens, cell, page_size, swa_pool=swa_pool)
     if cell.kind == "mla":
         return f"KV size: {k:.2f} GB"
     return f"K size: {k:.2f} GB, V size: {v:.2f} GB"
+
+
+__all__ = ["ELEM_BYTES", "FP4_DTYPES", "GIB", "Cell", "MambaState", "Parallel", "SwaSplit",
+           "kv_cell", "kv_heads_per_gpu", "mamba_state", "pool_gib", "pool_gib_line",
+           "printed_bytes"]

@@ -13,8 +13,10 @@ from kvtui.core import dtypes
 from kvtui.core.capacity.cell import Parallel
 from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config, from_path
 from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
+from kvtui.core.capacity.sglang.args import SizingArgs
 from kvtui.core.capacity.whatif import Calculator, MemoryFacts
-from kvtui.core.version import infer_version
+from kvtui.core.deployment import layout
+from kvtui.core.version import VersionRange, infer_version
 
 
 def _int(v: Any) -> int | None:
@@ -57,45 +59,13 @@ def resolve_model(model: Any) -> tuple[ModelSpec, str]:
 
 
 def _parallel(run: Any) -> tuple[Parallel, list[str]]:
-    sa = run.server_args or {}
-    notes: list[str] = []
-    tp = _int(sa.get("tp_size"))
-    pp = _int(sa.get("pp_size")) or 1
-    attn_dp = _int(sa.get("attn_dp_size"))
-    if attn_dp is None and sa.get("enable_dp_attention") in (True, "True", "true"):
-        attn_dp = _int(sa.get("dp_size"))
-    ranks: set[str] = set(getattr(run, "ranks", None) or ())
-    tps = {t for r in ranks for t in r.split() if t.startswith("TP")}
-    dps = {t for r in ranks for t in r.split() if t.startswith("DP")}
-    if tp is None:
-        idx = [int(t[2:]) for t in tps if t[2:].isdigit()]
-        seen = max(idx) + 1 if idx else 1
-        tp = 1
-        while tp < seen:
-            tp *= 2
-        if not tps:
-            notes.append("tp_size unknown: assumed 1 (pass --tp)")
-        else:
-            notes.append(f"tp_size not in the log's server_args: {tp} from the highest rank tag "
-                         f"TP{seen - 1}" + (" (rounded up to a power of two)" if tp != seen
-                                            else "") + "; pass --tp to override")
-        if dps and attn_dp is None:
-            # DP-attention tags each rank with its DP index and its global TP index, so the TP
-            # indices do not repeat across DP groups; plain DP replicas restart at TP0.
-            per_dp: dict[str, set[str]] = {}
-            for r in ranks:
-                toks = r.split()
-                d = next((t for t in toks if t.startswith("DP")), None)
-                t = next((t for t in toks if t.startswith("TP")), None)
-                if d and t:
-                    per_dp.setdefault(d, set()).add(t)
-            sets = list(per_dp.values())
-            disjoint = all(not (a & b) for i, a in enumerate(sets) for b in sets[i + 1:])
-            if len(sets) > 1 and disjoint:
-                attn_dp = len(sets)
-                notes.append(f"DP-attention inferred from the rank tags: attention DP "
-                             f"{attn_dp}, attention TP {max(1, tp // attn_dp)}")
-    return Parallel(tp=tp, attn_dp=attn_dp or 1, pp=pp), notes
+    """The layout the report shows (`kvtui.core.deployment.layout`: one figure everywhere), as
+    the calculator's Parallel."""
+    lay = layout(run)
+    notes = list(lay.notes)
+    if lay.tp is None:
+        notes.append("tp_size unknown: assumed 1 (pass --tp)")
+    return Parallel(tp=lay.tp or 1, attn_dp=lay.attn_dp or 1, pp=lay.pp or 1), notes
 
 
 def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
@@ -112,10 +82,88 @@ def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
     return 1, None
 
 
+def _model_spec(run: Any, model: Any, checkpoint: Any,
+                notes: list[str]) -> tuple[ModelSpec | None, str]:
+    """(spec, why): the checkpoint's config.json, else the given model, else a preset the log's
+    model path names."""
+    sa = run.server_args or {}
+    ckpt_cfg = getattr(checkpoint, "model_config", None) if checkpoint is not None else None
+    if model is None and isinstance(ckpt_cfg, dict) and ckpt_cfg:
+        try:
+            spec = from_hf_config(ckpt_cfg, name=str(getattr(checkpoint, "model_path", None)
+                                                     or "checkpoint"),
+                                  source=f"config.json on {getattr(checkpoint, 'source', '?')}")
+            return spec, f"read from the checkpoint's config.json ({spec.source})"
+        except (ValueError, TypeError, ZeroDivisionError) as exc:
+            notes.append(f"checkpoint config.json not usable: {exc}")
+    if model is not None:
+        return resolve_model(model)
+    for key in ("model_path", "served_model_name"):
+        name = sa.get(key)
+        hit = match_preset(name) if isinstance(name, str) else None
+        if hit:
+            return preset_spec(hit[0]), f"auto-detected: {hit[1]} (server_args {key})"
+    path = sa.get("model_path")
+    cls = next((w.get("model_class") for w in run.weights.values() if w.get("model_class")),
+               None)
+    return None, ((f"model_path {path!r} matches no preset" if path else
+                   "the log names no model path") + (f" (architecture {cls})" if cls else "")
+                  + "; pass --model for the theory cross-check")
+
+
+def _unmodelled_dtype(run: Any, pool: Any) -> bool:
+    eff, _, _ = run.effective
+    return any(d and d not in dtypes.CANONICAL for d in (eff, pool.dtype if pool else None))
+
+
+def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None, checkpoint: Any,
+                   notes: list[str]) -> tuple[str, str, bool | None]:
+    """(KV dtype in effect, model dtype, does the checkpoint declare an FP8 KV cache)."""
+    eff, basis, _ = run.effective
+    dtype = eff if eff in dtypes.CANONICAL and eff != "auto" else None
+    if dtype is None and pool is not None and pool.dtype:
+        dtype = pool.dtype
+    model_dtype = next((dtypes.normalize(w.get("dtype")) for w in run.weights.values()
+                        if w.get("dtype")), None) or (spec.model_dtype if spec else None) or "bf16"
+    if dtype is None:
+        dtype = model_dtype
+        notes.append(f"KV dtype not in the log: assumed the model dtype {dtype}")
+    else:
+        notes.append(f"current KV dtype {dtype} (from {basis})")
+    kv_fp8: bool | None = None
+    if spec is not None and spec.kv_cache_quant_algo:
+        kv_fp8 = spec.kv_cache_quant_algo.upper() == "FP8"
+    if run.configured_kv_dtype in (None, "auto") and dtype == "fp8_e4m3" and kv_fp8 is None:
+        kv_fp8 = True
+        notes.append("`auto` resolved to FP8: from 0.5.3 SGLang does so when the checkpoint "
+                     "declares kv_cache_quant_algo FP8, so the checkpoint most likely does (it "
+                     "was not read)")
+    ckpt_algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint else None
+    if isinstance(ckpt_algo, str):
+        kv_fp8 = ckpt_algo.upper() == "FP8"
+    return dtype, model_dtype, kv_fp8
+
+
+def _memory(run: Any, sa: dict[str, Any], par: Parallel, notes: list[str]) -> MemoryFacts | None:
+    """The memory lines the budget is computed from (weight load before/after, the fraction)."""
+    mfs = _float(sa.get("mem_fraction_static"))
+    avails = [w.get("avail_gib") for w in run.weights.values() if w.get("avail_gib") is not None]
+    usages = [w.get("usage_gib") for w in run.weights.values() if w.get("usage_gib") is not None]
+    if mfs is not None and not 0 < mfs < 1:
+        notes.append(f"mem_fraction_static {mfs!r} in the dump makes no sense: memory lines unused")
+        mfs = None
+    pre_ok = run.weights_begin and min(run.weights_begin.values()) > 0
+    if pre_ok and avails and mfs is not None:
+        return MemoryFacts(pre_gib=min(run.weights_begin.values()), avail_gib=min(avails),
+                           mem_fraction_static=mfs, weights_gib=max(usages) if usages else None,
+                           tp=par.tp)
+    return None
+
+
 def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
                         tp: int | None = None, page_size: int | None = None,
-                        attn_dp: int | None = None,
-                        context_len: int | None = None) -> Calculator | None:
+                        attn_dp: int | None = None, context_len: int | None = None,
+                        sglang_version: str | None = None) -> Calculator | None:
     """Calculator inputs from a run; None when the run has no KV pool and no capacity line.
 
     `checkpoint` is duck-typed (kvtui.core.checkpoint.CheckpointFacts): its `model_config` is used
@@ -129,43 +177,17 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
         return None
     sa = run.server_args or {}
     notes: list[str] = []
-    # -- model ------------------------------------------------------------------------------
-    spec: ModelSpec | None = None
-    reason = ""
-    ckpt_cfg = getattr(checkpoint, "model_config", None) if checkpoint is not None else None
-    if model is None and isinstance(ckpt_cfg, dict) and ckpt_cfg:
-        try:
-            spec = from_hf_config(ckpt_cfg, name=str(getattr(checkpoint, "model_path", None)
-                                                     or "checkpoint"),
-                                  source=f"config.json on {getattr(checkpoint, 'source', '?')}")
-            reason = f"read from the checkpoint's config.json ({spec.source})"
-        except (ValueError, TypeError, ZeroDivisionError) as exc:
-            notes.append(f"checkpoint config.json not usable: {exc}")
-    if spec is not None:
-        pass
-    elif model is not None:
-        spec, reason = resolve_model(model)
-    else:
-        for key in ("model_path", "served_model_name"):
-            name = sa.get(key)
-            hit = match_preset(name) if isinstance(name, str) else None
-            if hit:
-                spec, reason = preset_spec(hit[0]), f"auto-detected: {hit[1]} (server_args {key})"
-                break
-        if spec is None:
-            path = sa.get("model_path")
-            cls = next((w.get("model_class") for w in run.weights.values()
-                        if w.get("model_class")), None)
-            reason = (f"model_path {path!r} matches no preset" if path else
-                      "the log names no model path") + (f" (architecture {cls})" if cls else "") \
-                + "; pass --model for the theory cross-check"
+    spec, reason = _model_spec(run, model, checkpoint, notes)
     # -- pool facts -------------------------------------------------------------------------
     tokens = pool.tokens if pool is not None else None
     if cap and cap.get("max_total_num_tokens") and (tokens is None or pool is None):
         tokens = cap.get("max_total_num_tokens")
     swa_logged = dict(run.swa_split) if run.swa_split else None
     pool_is_swa = False
-    swa_pool = bool(swa_logged) or any(p.label in ("Full", "SWA") for p in run.kv_pools())
+    # The log decides whether there is an SWA pool whenever it shows a pool line.
+    swa_pool: bool | None = (bool(swa_logged) or any(p.label in ("Full", "SWA")
+                                                     for p in run.kv_pools())) \
+        if pool is not None else None
     if swa_logged and pool is not None and (pool.label == "SWA" or (
             pool.label is None and pool.tokens == swa_logged.get("swa_tokens")
             and pool.tokens != swa_logged.get("full_tokens"))):
@@ -184,39 +206,10 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
         page, pnote = _page_size(run, tokens)
         if pnote:
             notes.append(pnote)
-    eff, basis, _ = run.effective
-    if any(d and d not in dtypes.CANONICAL for d in (eff, pool.dtype if pool else None)):
+    if _unmodelled_dtype(run, pool):
         return None  # a KV dtype this calculator does not model (e.g. int8): no what-if
-    dtype = eff if eff in dtypes.CANONICAL and eff != "auto" else None
-    if dtype is None and pool is not None and pool.dtype:
-        dtype = pool.dtype
-    model_dtype = next((dtypes.normalize(w.get("dtype")) for w in run.weights.values()
-                        if w.get("dtype")), None) or (spec.model_dtype if spec else None) or "bf16"
-    if dtype is None:
-        dtype = model_dtype
-        notes.append(f"KV dtype not in the log: assumed the model dtype {dtype}")
-    else:
-        notes.append(f"current KV dtype {dtype} (from {basis})")
-    configured = run.configured_kv_dtype
-    kv_fp8: bool | None = None
-    if spec is not None and spec.kv_cache_quant_algo:
-        kv_fp8 = spec.kv_cache_quant_algo.upper() == "FP8"
-    if configured in (None, "auto") and dtype == "fp8_e4m3" and kv_fp8 is None:
-        kv_fp8 = True
-        notes.append("`auto` resolved to FP8: the checkpoint declares kv_cache_quant_algo FP8 "
-                     "(SGLang 0.5.3+ rule)")
-    ckpt_algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint else None
-    if isinstance(ckpt_algo, str):
-        kv_fp8 = ckpt_algo.upper() == "FP8"
-    # -- memory -----------------------------------------------------------------------------
-    memory = None
-    mfs = _float(sa.get("mem_fraction_static"))
-    avails = [w.get("avail_gib") for w in run.weights.values() if w.get("avail_gib") is not None]
-    usages = [w.get("usage_gib") for w in run.weights.values() if w.get("usage_gib") is not None]
-    if run.weights_begin and avails and mfs is not None:
-        memory = MemoryFacts(pre_gib=min(run.weights_begin.values()), avail_gib=min(avails),
-                             mem_fraction_static=mfs, weights_gib=max(usages) if usages else None,
-                             tp=par.tp)
+    dtype, model_dtype, kv_fp8 = _current_dtype(run, pool, spec, checkpoint, notes)
+    memory = _memory(run, sa, par, notes)
     mamba = run.mamba_pool()
     mamba_logged = None
     if mamba is not None:
@@ -230,13 +223,27 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
     pool_gib = None
     if pool is not None:
         pool_gib = {"k_gib": pool.k_gib, "v_gib": pool.v_gib, "kv_gib": pool.kv_gib}
+    args = SizingArgs.from_server_args(sa)
+    known = sglang_version or getattr(checkpoint, "sglang_version", None)
+    version = infer_version(run, known)
+    if sglang_version:
+        version = VersionRange(version.lo, version.hi, (f"--sglang-version {sglang_version}",))
     return Calculator(
         current_dtype=dtype, tokens=tokens, context_len=ctx, parallel=par, page_size=page,
-        spec=spec, spec_reason=reason, pool_gib=pool_gib,
-        version=infer_version(run, getattr(checkpoint, "sglang_version", None)),
-        memory=memory, mrr_user=_int(sa.get("max_running_requests")),
+        spec=spec, spec_reason=reason, pool_gib=pool_gib, version=version,
+        memory=memory, mrr_user=args.max_running_requests,
         mrr_logged=cap.get("max_running_requests") if cap else None,
-        disable_radix_cache=sa.get("disable_radix_cache") in (True, "True", "true"),
+        disable_radix_cache=args.disable_radix_cache,
         mamba_logged=mamba_logged, swa_pool=swa_pool, swa_logged=swa_logged,
         pool_is_swa=pool_is_swa, checkpoint_kv_fp8=kv_fp8, model_dtype=model_dtype, notes=notes,
+        args=args, draft_pools=_draft_pools(run), model_path=sa.get("model_path"),
     )
+
+
+def _draft_pools(run: Any) -> list[dict[str, Any]]:
+    """The draft model's pool lines, reported by role and never taken as the target's."""
+    out = []
+    for p in run.draft_kv_pools():
+        out.append({"role": "draft", "rank": p.rank, "tokens": p.tokens, "k_gib": p.k_gib,
+                    "v_gib": p.v_gib, "kv_gib": p.kv_gib})
+    return out

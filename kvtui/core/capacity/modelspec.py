@@ -3,9 +3,11 @@
 Why a separate spec instead of passing config dicts around: every capacity mistake in the wild
 (kv-capacity.md section 2) comes from reading a config field the wrong way: heads instead of KV
 heads, hidden/heads instead of an explicit head_dim, every layer instead of the full-attention ones,
-the top level instead of `text_config`. This module applies SGLang's rules once
-(`ModelConfig.get_total_num_kv_heads`, `get_head_dim`, the Qwen3-Next layer rule, the MLA latent),
-and everything downstream works on the result.
+the top level instead of `text_config`. This module applies SGLang's config rules once
+(`ModelConfig.get_total_num_kv_heads`, the head_dim defaults, each hybrid family's layer layout,
+the MLA latent, the DSA indexer), and everything downstream works on the result. The rules that
+change between SGLang releases live in `kvtui.core.capacity.sglang`; what is read here is the
+same in every release that supports the architecture (each rule cites 0.5.23 unless noted).
 """
 
 from __future__ import annotations
@@ -19,26 +21,69 @@ from typing import Any
 # Layer kinds used in `ModelSpec.layer_kinds`.
 FULL = "full"
 SWA = "swa"
-LINEAR = "linear"
+LINEAR = "linear"  # a recurrent-state layer without KV (GDN, Mamba2, KDA)
+NONE = "none"  # neither KV nor state (NemotronH MLP / MoE layers)
 
 _LINEAR_TYPES = {"linear_attention", "mamba", "mamba2", "gated_deltanet", "deltanet", "linear",
                  "conv", "short_conv", "ssm"}
 _SWA_TYPES = {"sliding_attention", "sliding_window", "local_attention", "chunked_attention",
               "local"}
-_FULL_TYPES = {"full_attention", "attention", "global_attention", "global", "full"}
+
+# Architectures SGLang serves with MLA, whatever the config says: model_config.py:1367-1395
+# (0.5.23; the list only grows, so older releases are a subset). A config with kv_lora_rank and
+# another architecture is read as MLA too (the MiniCPM3 / DeepSeek-VL2 / Kimi branches below it).
+MLA_ARCHS = frozenset({
+    "DeepseekV2ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLM",
+    "DeepseekV3ForCausalLMNextN", "Glm4MoeLiteForCausalLM", "GlmMoeDsaForCausalLM",
+    "GlmMoeDsaForCausalLMNextN", "LongcatFlashForCausalLM", "MistralLarge3ForCausalLM",
+    "KimiK25ForConditionalGeneration", "KimiVLForConditionalGeneration",
+    "KimiLinearForCausalLM", "MiniCPM3ForCausalLM", "DeepseekVL2ForCausalLM",
+})
 
 
 @dataclass(frozen=True, slots=True)
 class LinearAttention:
-    """Gated-DeltaNet / Mamba2 state shape, as `Mamba2CacheParams` sizes it per request slot."""
+    """One recurrent-state layer's shape, as SGLang's `Mamba2StateShape.create` /
+    `KimiLinearStateShape.create` take it (configs/mamba_utils.py:197-240, 322-360, 0.5.23).
 
-    num_key_heads: int
-    num_value_heads: int
-    key_head_dim: int
-    value_head_dim: int
+    `kind` is "gdn" (Qwen3-Next / Qwen3.5), "mamba2" (NemotronH, Falcon-H1, Granite-4.0-H) or
+    "kda" (Kimi-Linear). For GDN SGLang passes intermediate = value_dim x value_heads,
+    n_groups = key heads, num_heads = value heads, head_dim = value_dim, state = key_dim
+    (configs/qwen3_next.py:288-313, 0.5.23).
+    """
+
+    kind: str
+    num_heads: int
+    head_dim: int
+    state_size: int
+    n_groups: int
+    intermediate_size: int
     conv_kernel: int
-    ssm_dtype: str = "fp32"   # SGLang default; config `mamba_ssm_dtype` or --mamba-ssm-dtype
-    conv_dtype: str = "bf16"  # SGLang default (env SGLANG_MAMBA_CONV_DTYPE)
+    ssm_dtype: str | None = None  # the config's mamba_ssm_dtype (read from SGLang 0.5.9)
+    conv_dtype: str = "bf16"  # SGLANG_MAMBA_CONV_DTYPE default (configs/mamba_utils.py:68)
+
+    # The GDN names the rest of kvtui used before the Mamba2 families arrived.
+    @property
+    def num_value_heads(self) -> int:
+        return self.num_heads
+
+    @property
+    def num_key_heads(self) -> int:
+        return self.n_groups
+
+    @property
+    def value_head_dim(self) -> int:
+        return self.head_dim
+
+    @property
+    def key_head_dim(self) -> int:
+        return self.state_size
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "num_heads": self.num_heads, "head_dim": self.head_dim,
+                "state_size": self.state_size, "n_groups": self.n_groups,
+                "intermediate_size": self.intermediate_size, "conv_kernel": self.conv_kernel,
+                "ssm_dtype": self.ssm_dtype, "conv_dtype": self.conv_dtype}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,22 +103,36 @@ class ModelSpec:
     attention: str = "mha"  # "mha" (MHA/GQA/MQA) | "mla"
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
-    index_head_dim: int | None = None  # DSA (DeepSeek-V3.2 NSA) indexer key width
-    layer_kinds: tuple[str, ...] = ()  # per layer: "full" | "swa" | "linear"
+    index_head_dim: int | None = None  # DSA (DeepSeek-V3.2 / GLM-5) indexer key width
+    index_topk: int | None = None  # DSA: SGLang only treats the model as DSA when it is set
+    index_kpool: int = 1  # DSA: get_dsa_index_kpool (model_config.py:530, 0.5.23)
+    indexer_types: tuple[str, ...] = ()  # DSA: "shared" layers reuse the previous top-k
+    layer_kinds: tuple[str, ...] = ()  # per layer: "full" | "swa" | "linear" | "none"
+    state_layers: tuple[int, ...] | None = None  # recurrent-state layers when not `linear` kinds
     sliding_window: int | None = None
+    swa_num_kv_heads: int | None = None  # MiMo-V2: the SWA layers' own KV heads
+    swa_head_dim: int | None = None
+    swa_v_head_dim: int | None = None
+    attention_chunk_size: int | None = None  # Llama-4 chunked attention
     linear: LinearAttention | None = None
     max_position_embeddings: int | None = None
     model_dtype: str | None = None
     quant_method: str | None = None
     kv_cache_quant_algo: str | None = None
     nextn_layers: int = 0
+    kv_heads_from: str = ""  # which config attribute gave num_kv_heads (show-your-work)
     source: str = ""
     notes: tuple[str, ...] = ()
     field_sources: dict[str, str] = field(default_factory=dict)
+    unsupported: str | None = None  # set when kvtui cannot size this family (said plainly)
 
     # -- derived layer sets ---------------------------------------------------------------
     def _kinds(self) -> tuple[str, ...]:
         return self.layer_kinds or (FULL,) * self.num_layers
+
+    @property
+    def arch(self) -> str:
+        return self.architectures[0] if self.architectures else ""
 
     @property
     def full_layer_ids(self) -> tuple[int, ...]:
@@ -84,12 +143,19 @@ class ModelSpec:
         return tuple(i for i, k in enumerate(self._kinds()) if k == SWA)
 
     @property
+    def attention_layer_ids(self) -> tuple[int, ...]:
+        """Every layer that holds KV of any kind (full or sliding-window)."""
+        return tuple(i for i, k in enumerate(self._kinds()) if k in (FULL, SWA))
+
+    @property
     def linear_layer_ids(self) -> tuple[int, ...]:
+        if self.state_layers is not None:
+            return self.state_layers
         return tuple(i for i, k in enumerate(self._kinds()) if k == LINEAR)
 
     @property
     def is_hybrid_linear(self) -> bool:
-        return bool(self.linear_layer_ids)
+        return bool(self.linear_layer_ids) and self.linear is not None
 
     @property
     def has_swa(self) -> bool:
@@ -100,21 +166,33 @@ class ModelSpec:
         return self.attention == "mla"
 
     @property
+    def is_dsa(self) -> bool:
+        """SGLang's `is_deepseek_dsa`: an MLA model with an indexer (index_topk set)."""
+        return self.is_mla and self.index_topk is not None and bool(self.index_head_dim)
+
+    @property
     def kv_dim(self) -> int:
         """MLA latent width per layer (kv_lora_rank + qk_rope_head_dim)."""
         return (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
 
     def summary(self) -> str:
+        if self.unsupported:
+            return f"{self.name}: cannot model ({self.unsupported})"
         if self.is_mla:
             shape = (f"MLA latent {self.kv_lora_rank}+{self.qk_rope_head_dim}, "
-                     f"{self.num_layers} layers")
+                     f"{len(self.full_layer_ids)} KV layers of {self.num_layers}")
+            if self.is_dsa:
+                shape += f", DSA indexer {self.index_head_dim}"
         else:
             shape = (f"{self.num_kv_heads} KV heads x ({self.head_dim}+{self.v_head_dim}), "
                      f"{len(self.full_layer_ids)} full-attention layers of {self.num_layers}")
             if self.has_swa:
                 shape += f", {len(self.swa_layer_ids)} sliding-window"
-            if self.is_hybrid_linear:
-                shape += f", {len(self.linear_layer_ids)} linear-attention"
+                if self.swa_num_kv_heads is not None:
+                    shape += (f" ({self.swa_num_kv_heads} KV heads x ({self.swa_head_dim}+"
+                              f"{self.swa_v_head_dim}))")
+        if self.linear is not None and self.linear_layer_ids:
+            shape += f", {len(self.linear_layer_ids)} {self.linear.kind.upper()} state layers"
         return f"{self.name}: {shape}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -122,14 +200,19 @@ class ModelSpec:
             "name": self.name, "hf_id": self.hf_id, "architectures": list(self.architectures),
             "model_type": self.model_type, "attention": self.attention,
             "num_layers": self.num_layers, "num_attention_heads": self.num_attention_heads,
-            "num_kv_heads": self.num_kv_heads, "head_dim": self.head_dim,
+            "num_kv_heads": self.num_kv_heads, "kv_heads_from": self.kv_heads_from,
+            "head_dim": self.head_dim,
             "v_head_dim": self.v_head_dim, "kv_lora_rank": self.kv_lora_rank,
             "qk_rope_head_dim": self.qk_rope_head_dim, "index_head_dim": self.index_head_dim,
             "full_attention_layers": len(self.full_layer_ids),
             "swa_layers": len(self.swa_layer_ids), "linear_layers": len(self.linear_layer_ids),
             "sliding_window": self.sliding_window,
+            "swa_num_kv_heads": self.swa_num_kv_heads, "swa_head_dim": self.swa_head_dim,
+            "swa_v_head_dim": self.swa_v_head_dim,
+            "linear": self.linear.to_dict() if self.linear else None,
             "max_position_embeddings": self.max_position_embeddings,
             "kv_cache_quant_algo": self.kv_cache_quant_algo, "quant_method": self.quant_method,
+            "unsupported": self.unsupported,
             "source": self.source, "summary": self.summary(),
         }
 
@@ -151,30 +234,131 @@ def _dtype_name(raw: Any) -> str | None:
             "float": "fp32", "bf16": "bf16", "fp16": "fp16", "fp32": "fp32"}.get(text, text)
 
 
-def _layer_kinds(text: dict[str, Any], n: int, model_type: str) -> tuple[str, ...]:
-    """Which layers hold which cache, following SGLang rather than the `layer_types` list.
+def total_kv_heads(cfg: dict[str, Any], text: dict[str, Any], heads: int) -> tuple[int, str]:
+    """(total KV heads, which attribute said so): `ModelConfig.get_total_num_kv_heads`,
+    sglang 0.5.23 configs/model_config.py:1626-1690, in its order.
 
-    Qwen3-Next/Qwen3.5 derive the layout from `full_attention_interval` and ignore `layer_types`
-    (sglang configs/qwen3_next.py), so the interval wins whenever it is present.
+    1. `multi_query` means one KV head, unless a Falcon config sets new_decoder_architecture;
+    2. MPT reads attn_config.kv_n_heads, DBRX attn_config.kv_n_heads (else all heads);
+    3. nemotron-nas: heads // n_heads_in_group of the attention blocks (one value only);
+    4. the first of n_head_kv, num_kv_heads, num_key_value_heads, multi_query_group_num,
+       num_attention_groups (the last from 0.5.2; absent in 0.4.6 model_config.py:200-246);
+    5. otherwise every attention head has its own KV.
+    A key holding null counts as absent, as getattr(config, key, None) does.
     """
+    model_type = str(cfg.get("model_type") or "")
+    new_falcon = model_type in ("falcon", "RefinedWeb", "RefinedWebModel") and bool(
+        cfg.get("new_decoder_architecture"))
+    if not new_falcon and text.get("multi_query"):
+        return 1, "multi_query"
+    attn_cfg = cfg.get("attn_config")
+    if model_type in ("mpt", "dbrx"):
+        if isinstance(attn_cfg, dict) and attn_cfg.get("kv_n_heads") is not None:
+            return int(attn_cfg["kv_n_heads"]), "attn_config.kv_n_heads"
+        return int(cfg.get("num_attention_heads") or heads), "num_attention_heads"
+    if model_type == "nemotron-nas":
+        blocks = cfg.get("block_configs") or []
+        groups = {int(b["attention"]["n_heads_in_group"]) for b in blocks
+                  if isinstance(b, dict) and isinstance(b.get("attention"), dict)
+                  and not b["attention"].get("no_op") and b["attention"].get("n_heads_in_group")}
+        if len(groups) != 1:
+            raise ValueError("nemotron-nas: variable GQA is not supported by SGLang")
+        return heads // next(iter(groups)), "block_configs.attention.n_heads_in_group"
+    for key in ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
+                "num_attention_groups"):
+        v = text.get(key)
+        if v is not None:
+            return int(v), key
+    return heads, "num_attention_heads (no KV-head key)"
+
+
+def _pattern_kinds(text: dict[str, Any], n: int, model_type: str,
+                   arch: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[int, ...] | None]:
+    """(layer kinds, explicit state-layer ids) following SGLang's per-family layout rules."""
+    # Qwen3-Next / Qwen3.5: derived from full_attention_interval, layer_types ignored
+    # (configs/qwen3_next.py:257-282 in 0.5.2, unchanged to 0.5.23).
     interval = text.get("full_attention_interval")
     if interval is None and model_type.startswith(("qwen3_next", "qwen3_5")):
         interval = 4
     if interval:
-        return tuple(FULL if (i + 1) % int(interval) == 0 else LINEAR for i in range(n))
+        return tuple(FULL if (i + 1) % int(interval) == 0 else LINEAR for i in range(n)), None
+    # NemotronH: 'M' Mamba2, '*' attention, anything else (MLP '-', MoE 'E') neither
+    # (configs/nemotron_h.py:409-422, 0.5.23).
+    pattern = text.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        return tuple(LINEAR if c == "M" else FULL if c == "*" else NONE for c in pattern), None
+    # Falcon-H1: attention and Mamba2 in every layer (configs/falcon_h1.py:288-299).
+    if model_type == "falcon_h1" or any(a.startswith("FalconH1") for a in arch):
+        return (FULL,) * n, tuple(range(n))
+    # Kimi-Linear: 1-based kda_layers are KDA, the others MLA (configs/kimi_linear.py:158-170).
+    lac = text.get("linear_attn_config")
+    if isinstance(lac, dict) and isinstance(lac.get("kda_layers"), list):
+        kda = {int(x) for x in lac["kda_layers"]}
+        return tuple(LINEAR if (i + 1) in kda else FULL for i in range(n)), None
+    # MiMo-V2: hybrid_layer_pattern, 1 = sliding window (configs/model_config.py
+    # get_hybrid_layer_ids, 0.5.7+).
+    hlp = text.get("hybrid_layer_pattern")
+    if isinstance(hlp, list) and len(hlp) == n:
+        return tuple(SWA if int(x) == 1 else FULL for x in hlp), None
+    # Llama-4: full attention iff (i + 1) % 4 == 0, the rest chunked (get_hybrid_layer_ids).
+    if any(a.startswith("Llama4") for a in arch) or model_type.startswith("llama4"):
+        return tuple(FULL if (i + 1) % 4 == 0 else SWA for i in range(n)), None
     types = text.get("layer_types")
     if isinstance(types, list) and len(types) == n:
         out = []
         for t in types:
             t = str(t).lower()
             out.append(LINEAR if t in _LINEAR_TYPES else SWA if t in _SWA_TYPES else FULL)
-        return tuple(out)
+        return tuple(out), None
     if model_type.startswith("gemma3"):
-        pattern = int(text.get("sliding_window_pattern") or 6)
-        return tuple(SWA if (i + 1) % pattern else FULL for i in range(n))
+        pattern_n = int(text.get("sliding_window_pattern") or 6)
+        return tuple(SWA if (i + 1) % pattern_n else FULL for i in range(n)), None
     if model_type.startswith("gemma2") or model_type == "gpt_oss":
-        return tuple(SWA if i % 2 == 0 else FULL for i in range(n))
-    return (FULL,) * n
+        return tuple(SWA if i % 2 == 0 else FULL for i in range(n)), None
+    return (FULL,) * n, None
+
+
+def _linear_state(text: dict[str, Any], kinds: tuple[str, ...], state_layers: Any,
+                  model_type: str) -> LinearAttention | None:
+    """The recurrent-state shape of the family's linear layers, or None when there are none."""
+    if LINEAR not in kinds and not state_layers:
+        return None
+    ssm = _dtype_name(text.get("mamba_ssm_dtype"))
+    if text.get("linear_num_value_heads") is not None:  # GDN
+        nv, nk = int(text["linear_num_value_heads"]), int(text["linear_num_key_heads"])
+        dv = int(text.get("linear_value_head_dim") or 128)
+        dk = int(text.get("linear_key_head_dim") or 128)
+        return LinearAttention("gdn", num_heads=nv, head_dim=dv, state_size=dk, n_groups=nk,
+                               intermediate_size=dv * nv,
+                               conv_kernel=int(text.get("linear_conv_kernel_dim") or 4),
+                               ssm_dtype=ssm)
+    lac = text.get("linear_attn_config")
+    if isinstance(lac, dict) and lac.get("num_heads"):  # KDA
+        h, d = int(lac["num_heads"]), int(lac["head_dim"])
+        return LinearAttention("kda", num_heads=h, head_dim=d, state_size=d, n_groups=0,
+                               intermediate_size=h * d,
+                               conv_kernel=int(lac.get("short_conv_kernel_size") or 4),
+                               ssm_dtype=ssm)
+    if text.get("mamba_num_heads") is not None:  # NemotronH
+        h, d = int(text["mamba_num_heads"]), int(text["mamba_head_dim"])
+        return LinearAttention("mamba2", num_heads=h, head_dim=d,
+                               state_size=int(text["ssm_state_size"]),
+                               n_groups=int(_first(text, "n_groups", "mamba_n_groups") or 1),
+                               intermediate_size=h * d,
+                               conv_kernel=int(text.get("conv_kernel") or 4), ssm_dtype=ssm)
+    if text.get("mamba_n_heads") is not None:  # Falcon-H1, Granite-4.0-H
+        h = int(text["mamba_n_heads"])
+        hidden = int(text.get("hidden_size") or 0)
+        d_ssm = text.get("mamba_d_ssm") if model_type == "falcon_h1" else None
+        inter = int(d_ssm) if d_ssm else int(text.get("mamba_expand") or 2) * hidden
+        d_head = text.get("mamba_d_head")
+        d = inter // h if d_head in (None, "auto") else int(d_head)
+        return LinearAttention("mamba2", num_heads=h, head_dim=d,
+                               state_size=int(text.get("mamba_d_state") or 128),
+                               n_groups=int(text.get("mamba_n_groups") or 1),
+                               intermediate_size=inter,
+                               conv_kernel=int(text.get("mamba_d_conv") or 4), ssm_dtype=ssm)
+    return None
 
 
 def _kv_quant_algo(cfg: dict[str, Any], quant_cfg: dict[str, Any] | None) -> tuple[
@@ -199,28 +383,10 @@ def _kv_quant_algo(cfg: dict[str, Any], quant_cfg: dict[str, Any] | None) -> tup
     return (str(method) if method else None), (str(algo) if algo else None)
 
 
-def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = None,
-                   name: str | None = None, source: str = "config.json") -> ModelSpec:
-    """Build a spec from a Hugging Face config dict (fields may sit under `text_config`)."""
-    text = dict(cfg)
-    if isinstance(cfg.get("text_config"), dict):
-        text.update(cfg["text_config"])
-    arch = tuple(cfg.get("architectures") or text.get("architectures") or ())
-    model_type = str(text.get("model_type") or cfg.get("model_type") or "")
-    n = _first(text, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
-    heads = _first(text, "num_attention_heads", "n_head", "n_heads")
-    if n is None or heads is None:
-        raise ValueError(f"{source}: no num_hidden_layers / num_attention_heads")
-    n, heads = int(n), int(heads)
-    if n <= 0 or heads <= 0:
-        raise ValueError(f"{source}: num_hidden_layers and num_attention_heads must be positive")
-    # SGLang get_total_num_kv_heads: the first of these keys, multi_query -> 1, else all heads.
-    kv = _first(text, "n_head_kv", "num_kv_heads", "num_key_value_heads",
-                "multi_query_group_num")
-    if kv is None:
-        kv = 1 if text.get("multi_query") else heads
-    hidden = _first(text, "hidden_size", "n_embd", "d_model")
-    head_dim = text.get("head_dim")
+def _head_dims(text: dict[str, Any], heads: int, hidden: Any, source: str) -> tuple[int, int]:
+    """(head_dim, v_head_dim): the config's head_dim, else hidden // heads; v_head_dim 0 or absent
+    means head_dim (model_config.py:1341-1355, 0.5.23). NemotronH spells it attention_head_dim."""
+    head_dim = _first(text, "head_dim", "attention_head_dim")
     if head_dim is None:
         if hidden is None:
             raise ValueError(f"{source}: neither head_dim nor hidden_size")
@@ -228,39 +394,70 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
     head_dim = int(head_dim)
     if head_dim <= 0:
         raise ValueError(f"{source}: head_dim must be positive")
+    return head_dim, int(text.get("v_head_dim") or head_dim)
+
+
+def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = None,
+                   name: str | None = None, source: str = "config.json") -> ModelSpec:
+    """Build a spec from a Hugging Face config dict (fields may sit under `text_config`)."""
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{source}: a model config must be a JSON object")
+    text = dict(cfg)
+    if isinstance(cfg.get("text_config"), dict):
+        text.update(cfg["text_config"])
+    arch = tuple(str(a) for a in (cfg.get("architectures") or text.get("architectures") or ()))
+    model_type = str(text.get("model_type") or cfg.get("model_type") or "")
+    heads = _first(text, "num_attention_heads", "n_head", "n_heads")
+    n = _first(text, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
+    pattern = text.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        n = len(pattern)  # NemotronH: num_hidden_layers is len(layers_block_type)
+    if n is None or heads is None:
+        raise ValueError(f"{source}: no num_hidden_layers / num_attention_heads")
+    n, heads = int(n), int(heads)
+    if n <= 0 or heads <= 0:
+        raise ValueError(f"{source}: num_hidden_layers and num_attention_heads must be positive")
+    kv, kv_from = total_kv_heads(cfg, text, heads)
+    hidden = _first(text, "hidden_size", "n_embd", "d_model")
+    head_dim, v_head_dim = _head_dims(text, heads, hidden, source)
+    # SGLang picks MLA by architecture (MLA_ARCHS); every one of them declares kv_lora_rank, and
+    # no MHA family does, so the key decides for architectures the list does not know yet.
     mla = text.get("kv_lora_rank") is not None
-    v_head_dim = int(text.get("v_head_dim") or head_dim) if not mla else head_dim
-    kinds = _layer_kinds(text, n, model_type)
-    linear = None
-    if LINEAR in kinds and text.get("linear_num_value_heads") is not None:
-        linear = LinearAttention(
-            num_key_heads=int(text["linear_num_key_heads"]),
-            num_value_heads=int(text["linear_num_value_heads"]),
-            key_head_dim=int(text.get("linear_key_head_dim") or 128),
-            value_head_dim=int(text.get("linear_value_head_dim") or 128),
-            conv_kernel=int(text.get("linear_conv_kernel_dim") or 4),
-            ssm_dtype=_dtype_name(text.get("mamba_ssm_dtype")) or "fp32",
-        )
+    kinds, state_layers = _pattern_kinds(text, n, model_type, arch)
+    linear = _linear_state(text, kinds, state_layers, model_type)
     method, algo = _kv_quant_algo(cfg, quant_cfg)
     hf_id = cfg.get("_name_or_path") or None
+    swa_kv = text.get("swa_num_key_value_heads")
+    indexer_types = text.get("indexer_types")
     return ModelSpec(
         name=name or (hf_id or (arch[0] if arch else model_type) or "model"),
         hf_id=hf_id,
-        num_layers=n, num_attention_heads=heads, num_kv_heads=int(kv), head_dim=head_dim,
-        v_head_dim=v_head_dim, hidden_size=int(hidden) if hidden is not None else None,
+        num_layers=n, num_attention_heads=heads, num_kv_heads=kv, head_dim=head_dim,
+        v_head_dim=head_dim if mla else v_head_dim,
+        hidden_size=int(hidden) if hidden is not None else None,
         architectures=arch, model_type=model_type or None,
         attention="mla" if mla else "mha",
         kv_lora_rank=int(text["kv_lora_rank"]) if mla else None,
         qk_rope_head_dim=int(text.get("qk_rope_head_dim") or 0) if mla else None,
         index_head_dim=int(text["index_head_dim"]) if text.get("index_head_dim") else None,
-        layer_kinds=kinds,
-        sliding_window=text.get("sliding_window") if SWA in kinds else None,
+        index_topk=int(text["index_topk"]) if text.get("index_topk") is not None else None,
+        index_kpool=int(text.get("index_kpool") or 1),
+        indexer_types=tuple(str(t) for t in indexer_types) if isinstance(
+            indexer_types, list) else (),
+        layer_kinds=kinds, state_layers=state_layers,
+        sliding_window=_first(text, "sliding_window", "sliding_window_size",
+                              "attention_chunk_size") if SWA in kinds else None,
+        swa_num_kv_heads=int(swa_kv) if swa_kv is not None else None,
+        swa_head_dim=int(text["swa_head_dim"]) if text.get("swa_head_dim") else None,
+        swa_v_head_dim=int(text["swa_v_head_dim"]) if text.get("swa_v_head_dim") else None,
+        attention_chunk_size=text.get("attention_chunk_size"),
         linear=linear,
         max_position_embeddings=_first(text, "max_position_embeddings", "max_seq_len",
                                        "seq_length"),
         model_dtype=_dtype_name(_first(text, "torch_dtype", "dtype")),
         quant_method=method, kv_cache_quant_algo=algo,
         nextn_layers=int(_first(text, "num_nextn_predict_layers", "mtp_num_hidden_layers") or 0),
+        kv_heads_from=kv_from,
         source=source,
     )
 
@@ -281,4 +478,7 @@ def from_path(path: str | os.PathLike[str]) -> ModelSpec:
         except (OSError, ValueError):
             quant = None
     name = p.name if p.is_dir() else (cfg.get("_name_or_path") or cfg_path.parent.name)
-    return from_hf_config(cfg, quant_cfg=quant, name=str(name), source=str(cfg_path))
+    try:
+        return from_hf_config(cfg, quant_cfg=quant, name=str(name), source=str(cfg_path))
+    except (TypeError, KeyError, ZeroDivisionError) as exc:
+        raise ValueError(f"{cfg_path}: not a model config SGLang could read ({exc})") from None

@@ -98,6 +98,16 @@ def match_preset(name: str | None) -> tuple[str, str] | None:
 
 def preset_spec(pid: str) -> ModelSpec:
     doc = load_presets()[pid]
+    if doc.get("unsupported"):
+        # A family kvtui names but cannot size from stored values: the spec carries the plain
+        # reason and every number downstream is replaced by it.
+        cfg = doc.get("config") or {}
+        return ModelSpec(name=doc["hf_id"], hf_id=doc["hf_id"], num_layers=0,
+                         num_attention_heads=0, num_kv_heads=0, head_dim=0, v_head_dim=0,
+                         architectures=tuple(cfg.get("architectures") or ()),
+                         source=f"preset {doc['id']}", unsupported=str(doc["unsupported"]),
+                         notes=tuple(doc.get("notes", ())),
+                         field_sources=dict(doc.get("sources", {})))
     spec = from_hf_config(doc["config"], name=doc["hf_id"], source=f"preset {doc['id']}")
     return replace(spec, hf_id=doc["hf_id"], notes=tuple(doc.get("notes", ())),
                    field_sources=dict(doc.get("sources", {})))

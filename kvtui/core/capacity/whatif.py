@@ -1,16 +1,16 @@
-"""What-if: the same KV bytes in another dtype, or another TP / mem_fraction_static.
+"""What-if: the same memory in another KV dtype, or another TP / mem_fraction_static.
 
-Why hold the byte budget fixed: SGLang computes the pool as `available_bytes // cell` after the
-weights and the `(1 - mem_fraction_static)` slack are set aside, and the KV dtype changes neither.
-So the honest answer to "what if BF16" is: the same bytes divided by the BF16 cell, page-aligned,
-which is what SGLang itself would allocate. For hybrids the Mamba state budget is kept as it was
-(its dtype does not follow --kv-cache-dtype). Changing TP or mem_fraction_static changes the
-budget itself; that needs the memory lines of the log and is reported as an estimate.
+Why start from the rest memory: SGLang computes `rest = avail - pre x (1 - mem_fraction_static)`,
+takes the recurrent state of hybrid models out of it (by its own per-release rule), and divides
+what is left by the cell. The KV dtype changes only the cell, so a dtype-only what-if holds the
+logged KV bytes and the logged state fixed and is exact. Changing TP or mem_fraction_static
+changes the rest memory itself: kvtui moves the logged rest by `pre x delta(mem_fraction)` and by
+the weights TP sheds, then replays SGLang's split (`sglang.budget.allocate`), so a Qwen3.5 what-if
+gives the Mamba state its r/(1+r) share as SGLang does. Such answers are marked estimates.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,14 +19,24 @@ from kvtui.core.capacity.cell import (
     ELEM_BYTES,
     GIB,
     Cell,
-    MambaState,
     Parallel,
     kv_cell,
-    mamba_state,
-    pool_gib,
+    pool_rows,
+    printed_bytes,
 )
 from kvtui.core.capacity.modelspec import ModelSpec
-from kvtui.core.version import VersionRange, kv_dtype_flag
+from kvtui.core.capacity.sglang import budget as sgl_budget
+from kvtui.core.capacity.sglang import mamba as sgl_mamba
+from kvtui.core.capacity.sglang import swa as sgl_swa
+from kvtui.core.capacity.sglang.args import SizingArgs
+from kvtui.core.capacity.sglang.families import (
+    CannotModel,
+    check_supported,
+    dtype_refusal,
+    linear_kind,
+)
+from kvtui.core.capacity.sglang.rules import version_notes
+from kvtui.core.version import NEWEST, VersionRange, kv_dtype_flag
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4")
 DEFAULT_CONTEXTS: tuple[int, ...] = (32768, 131072)
@@ -42,20 +52,12 @@ APPROX_DTYPES = frozenset({"mxfp8", "nvfp4", "fp4_mx_block16", "fp4_e2m1"})
 def sglang_max_running_requests(tokens: int, context_len: int | None, *,
                                 user: int | None = None, attn_dp: int = 1,
                                 mamba_slots: int | None = None,
-                                mamba_ratio_slots: int = 1) -> int | None:
-    """The max_running_requests SGLang prints in the capacity line (section 8.6)."""
-    if tokens <= 0:
-        return 0
-    if user is None:
-        if not context_len:
-            return None
-        est = min(max(int(tokens / context_len * 512), 2048), 4096)
-        reqs = min(tokens // 2, est)
-    else:
-        reqs = min(user // max(1, attn_dp), tokens // 2)
-    if mamba_slots is not None:
-        reqs = min(reqs, mamba_slots // max(1, mamba_ratio_slots))
-    return reqs
+                                mamba_ratio_slots: int = 1,
+                                version: tuple[int, int, int] = NEWEST) -> int | None:
+    """The max_running_requests SGLang prints in the capacity line (`sglang.budget`)."""
+    cap = mamba_slots // max(1, mamba_ratio_slots) if mamba_slots is not None else None
+    return sgl_budget.max_running_requests(tokens, context_len, version, user=user,
+                                           attn_dp=attn_dp, mamba_cap=cap)
 
 
 @dataclass
@@ -74,11 +76,13 @@ class MemoryFacts:
 
     def rest_gib(self, mem_fraction_static: float | None = None, tp: int | None = None) -> float:
         m = self.mem_fraction_static if mem_fraction_static is None else mem_fraction_static
-        avail = self.avail_gib
+        return self.avail_after(tp) - self.pre_gib * (1 - m)
+
+    def avail_after(self, tp: int | None = None) -> float:
+        """Free memory after the weights load; the weights shard across TP as tp_old / tp_new."""
         if tp and tp != self.tp and self.weights_gib is not None:
-            # Weights shard across TP: the per-GPU footprint scales with tp_old / tp_new.
-            avail = self.avail_gib + self.weights_gib - self.weights_gib * self.tp / tp
-        return avail - self.pre_gib * (1 - m)
+            return self.avail_gib + self.weights_gib - self.weights_gib * self.tp / tp
+        return self.avail_gib
 
     def to_dict(self) -> dict[str, Any]:
         return {"pre_gib": self.pre_gib, "avail_gib": self.avail_gib,
@@ -88,8 +92,18 @@ class MemoryFacts:
 
 
 @dataclass
+class Rest:
+    """The rest memory of one setting: bytes, how it was derived, and what went wrong."""
+
+    bytes: int | None
+    basis: str
+    estimate: bool
+    does_not_fit: str | None = None
+
+
+@dataclass
 class Calculator:
-    """All facts one what-if needs; build it with `from_run` (log) or directly (CLI/TUI)."""
+    """All facts one what-if needs; build it with `calculator_from_run` (log) or directly."""
 
     current_dtype: str
     tokens: int | None = None
@@ -106,118 +120,293 @@ class Calculator:
     mrr_logged: int | None = None
     disable_radix_cache: bool = False
     mamba_logged: dict[str, Any] | None = None
-    swa_pool: bool = False
+    swa_pool: bool | None = None  # None: the release's rule decides (no pool line seen)
     swa_logged: dict[str, Any] | None = None
     pool_is_swa: bool = False
     checkpoint_kv_fp8: bool | None = None
     model_dtype: str = "bf16"
     notes: list[str] = field(default_factory=list)
+    args: SizingArgs | None = None
+    draft_pools: list[dict[str, Any]] = field(default_factory=list)
+    model_path: str | None = None
 
-    # -- cells ------------------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        if self.args is None:
+            self.args = SizingArgs(disable_radix_cache=self.disable_radix_cache,
+                                   max_running_requests=self.mrr_user)
+        if self.mrr_user is None:
+            self.mrr_user = self.args.max_running_requests
+
+    # -- release and family -----------------------------------------------------------------
+    @property
+    def sargs(self) -> SizingArgs:
+        assert self.args is not None
+        return self.args
+
+    @property
+    def rules_version(self) -> tuple[int, int, int]:
+        """The release whose rules the arithmetic follows: the newest the log allows."""
+        return self.version.hi
+
+    @property
+    def kind(self) -> str | None:
+        return linear_kind(self.spec, self.rules_version) if self.spec is not None else None
+
+    def supported(self) -> str | None:
+        """None when kvtui can give SGLang's number; else the plain reason."""
+        if self.spec is None:
+            return None
+        try:
+            check_supported(self.spec, self.rules_version)
+            self._state(None)
+        except CannotModel as exc:
+            return str(exc)
+        return None
+
+    def _par(self, tp: int | None) -> Parallel:
+        if tp is None:
+            return self.parallel
+        return Parallel(tp=tp, attn_dp=self.parallel.attn_dp, attn_cp=self.parallel.attn_cp,
+                        pp=self.parallel.pp)
+
+    def swa_on(self) -> bool:
+        if self.spec is None or not self.spec.has_swa:
+            return False
+        if self.swa_pool is not None:
+            return self.swa_pool
+        return sgl_swa.pool_applies(self.spec, self.rules_version, self.sargs)[0]
+
+    def draft_layers(self) -> int:
+        """Draft KV layers the target budgets (0.5.14+): an MTP/NextN draft has the model's own
+        nextn layers; an external EAGLE draft is assumed to have one (EAGLE heads do)."""
+        a = self.sargs
+        if not a.spec_decoding or self.spec is None:
+            return 0
+        own = a.speculative_draft_model_path in (None, self.model_path)
+        return self.spec.nextn_layers if (own and self.spec.nextn_layers) else 1
+
+    # -- cells and state ---------------------------------------------------------------------
     def cell(self, dtype: str, tp: int | None = None) -> Cell | None:
+        """The release's cell; None without a spec, or when it cannot be sized (`cell_error`)."""
+        try:
+            return self._cell(dtype, tp)
+        except (CannotModel, ValueError):
+            return None
+
+    def cell_error(self, dtype: str, tp: int | None = None) -> str | None:
+        """Why `cell(dtype, tp)` is None although there is a spec (plain words), else None."""
         if self.spec is None:
             return None
-        par = self.parallel if tp is None else Parallel(tp=tp, attn_dp=self.parallel.attn_dp,
-                                                         attn_cp=self.parallel.attn_cp,
-                                                         pp=self.parallel.pp)
-        recipe = "0.5.5" if self.version.hi < (0, 5, 16) else "0.5.16+"
-        return kv_cell(self.spec, dtype, par, swa_pool=self.swa_pool, fp4_recipe=recipe)
+        try:
+            self._cell(dtype, tp)
+        except (CannotModel, ValueError) as exc:
+            return str(exc)
+        return None
 
-    def mamba(self, tp: int | None = None) -> MambaState | None:
+    def _cell(self, dtype: str, tp: int | None) -> Cell | None:
         if self.spec is None:
             return None
-        return mamba_state(self.spec, tp or self.parallel.attn_tp)
+        check_supported(self.spec, self.rules_version)
+        return kv_cell(self.spec, dtype, self._par(tp), swa_pool=self.swa_on(),
+                       swa_ratio=self.sargs.swa_full_tokens_ratio, version=self.rules_version,
+                       args=self.sargs, draft_layers=self.draft_layers())
 
-    def _mamba_slots(self) -> int | None:
+    def mamba(self, tp: int | None = None) -> sgl_mamba.StateSlot | None:
+        """The per-request state at this TP; None for non-hybrids or when it cannot be sized
+        (`supported()` then says why for the logged TP, a what-if row for another TP)."""
+        try:
+            return self._state(tp)
+        except CannotModel:
+            return None
+
+    def _state(self, tp: int | None) -> sgl_mamba.StateSlot | None:
+        kind = self.kind
+        if self.spec is None or kind is None:
+            return None
+        attn_tp = self._par(tp).attn_tp
+        return sgl_mamba.state_per_slot(self.spec, attn_tp, self.sargs, self.rules_version, kind)
+
+    def _logged_slots(self) -> int | None:
         return (self.mamba_logged or {}).get("slots")
 
-    def _mamba_ratio(self) -> int:
-        """State slots per running request: 1 without the radix cache, else SGLang's
-        MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO = 3 (model_runner, 0.5.x; newer releases
-        may add extra-buffer slots on top, which would lower the cap further)."""
-        return 1 if self.disable_radix_cache else 3
-
-    def _mamba_bytes(self, tp: int | None = None) -> int:
-        """Bytes of Mamba state per GPU, held at the logged slot count."""
-        st = self.mamba(tp)
-        slots = self._mamba_slots()
-        if st is not None and slots is not None:
-            return (slots + 1) * st.per_slot
-        if self.mamba_logged and tp in (None, self.parallel.tp):
-            gib = (self.mamba_logged.get("conv_gib") or 0) + (self.mamba_logged.get("ssm_gib") or 0)
-            return int(gib * GIB)
-        return 0
-
-    # -- the budget -------------------------------------------------------------------------
-    def _cost_per_token(self, dtype: str) -> float | None:
-        """Bytes SGLang divides by for one full-pool token (SWA hybrids include r x S)."""
-        cell = self.cell(dtype)
+    def _cost_per_token(self, dtype: str, tp: int | None = None) -> float | None:
+        """Bytes SGLang spends per full-pool token (SWA hybrids include r x S)."""
+        cell = self.cell(dtype, tp)
         if cell is not None:
-            if cell.swa is not None:
-                return cell.swa.full_bytes + cell.swa.ratio * cell.swa.swa_bytes
-            return float(cell.bytes_per_token)
+            return cell.cost
         meas = self.measured()
         if meas is None:
             return None
         return meas["bytes_per_token"] * VALUE_COST[dtype] / VALUE_COST[self.current_dtype]
 
-    def budget_bytes(self, tp: int | None = None,
-                     mem_fraction_static: float | None = None) -> tuple[int | None, str, bool]:
-        """(KV bytes per GPU, how it was derived, is it an estimate)."""
-        base: int | None = None
-        basis = ""
-        estimate = False
+    # -- the rest memory ---------------------------------------------------------------------
+    def _state_bytes_now(self) -> int:
+        """The state SGLang took at the logged settings (0 for non-hybrids)."""
+        st = self.mamba()
+        kind = self.kind
+        slots = self._logged_slots()
+        if st is not None and kind is not None and slots is not None:
+            return sgl_mamba.logged_state_bytes(
+                slots, st.per_slot, self.rules_version, self.sargs, self.parallel.attn_dp, kind,
+                self.spec.arch if self.spec else "", self.page_size)
+        if self.mamba_logged:
+            gib = (self.mamba_logged.get("conv_gib") or 0) + (self.mamba_logged.get("ssm_gib") or 0)
+            return int(gib * GIB)
+        return 0
+
+    def _kv_now(self) -> tuple[int | None, str, bool]:
+        """(KV bytes of the pool at the logged/given settings, basis, estimate)."""
         cost = self._cost_per_token(self.current_dtype)
         if self.pool_bytes is not None:
-            base, basis = self.pool_bytes, "the given pool size"
-        elif self.tokens and cost is not None:
-            base = int(self.tokens * cost)
-            if self.spec is not None:
-                basis = f"{self.tokens:,} logged tokens x the {self.current_dtype} cell"
+            return self.pool_bytes, "the given pool size", False
+        cap = self.sargs.max_total_tokens
+        capped = bool(cap and self.tokens and self.tokens >= cap // max(1, self.page_size)
+                      * max(1, self.page_size))
+        if capped and self.memory is not None and self.spec is not None:
+            # --max-total-tokens cut the pool: the memory SGLang had is larger than the pool
+            # shows, so the memory lines size it (estimate) and the cap applies again after.
+            rest = int(self.memory.rest_gib() * GIB)
+            return rest - self._state_bytes_now(), (
+                f"the memory lines (the pool was capped at --max-total-tokens {cap})"), True
+        if self.tokens and cost is not None:
+            if capped:
+                return int(self.tokens * cost), (
+                    f"{self.tokens:,} logged tokens x the {self.current_dtype} cell, a lower "
+                    f"bound: --max-total-tokens {cap} capped the pool"), True
+            if self.spec is not None and self.supported() is None:
+                return int(self.tokens * cost), (f"{self.tokens:,} logged tokens x the "
+                                                 f"{self.current_dtype} cell"), False
+            return int(self.tokens * cost), (f"{self.tokens:,} logged tokens x the measured "
+                                             "bytes/token"), True
+        if self.memory is not None and self.spec is not None:
+            rest = int(self.memory.rest_gib() * GIB)
+            return rest - self._state_bytes_now(), ("the memory lines (Load weight begin/end, "
+                                                    "mem_fraction_static)"), True
+        return None, "no pool line, no memory lines", True
+
+    def rest_now(self) -> Rest:
+        """The rest memory at the logged settings: the KV bytes plus the state SGLang took."""
+        kv, basis, est = self._kv_now()
+        if kv is None:
+            return Rest(None, basis, est)
+        state = self._state_bytes_now()
+        if state or self.kind is None or self.mamba() is None:
+            return Rest(kv + state, basis + (" + the logged state slots" if state else ""), est)
+        # No logged slot count (a what-if without a log): find the rest whose KV share is kv.
+        return Rest(self._rest_for_kv(kv), basis + " + the state SGLang would take", True)
+
+    def _rest_for_kv(self, kv: int) -> int:
+        lo, hi = kv, kv * 4 + (1 << 30)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            try:
+                alloc = self._allocate(mid, self.current_dtype, None, fixed=False)
+                left = alloc.kv_bytes
+            except CannotModel:
+                left = -1
+            if left >= kv:
+                hi = mid
             else:
-                basis = f"{self.tokens:,} logged tokens x the measured bytes/token"
-                estimate = True
-        elif self.memory is not None and self.spec is not None:
-            base = int(self.memory.rest_gib() * GIB) - self._mamba_bytes()
-            basis, estimate = "the memory lines (Load weight begin/end, mem_fraction_static)", True
-        changed = (tp not in (None, self.parallel.tp)) or (
-            mem_fraction_static is not None and (
-                self.memory is None or mem_fraction_static != self.memory.mem_fraction_static))
-        if not changed:
-            return base, basis, estimate
-        if self.memory is None:
-            if mem_fraction_static is not None:
-                return None, ("changing mem_fraction_static needs the Load weight begin/end lines "
-                              "and the server_args dump"), True
-            return base, ("assumed the same KV bytes per GPU at the new TP (no memory lines; real "
-                          "capacity is higher because the weights shard further)"), True
-        offset = 0
-        if base is not None:
-            offset = base - (int(self.memory.rest_gib() * GIB) - self._mamba_bytes())
-        new = int(self.memory.rest_gib(mem_fraction_static, tp) * GIB) - self._mamba_bytes(tp)
-        return new + offset, ("memory budget: avail - pre x (1 - mem_fraction_static), weights "
-                              "rescaled by TP, calibrated to the logged pool"), True
+                lo = mid
+        return hi
+
+    def rest_for(self, tp: int | None = None, mem_fraction_static: float | None = None) -> Rest:
+        """The rest memory SGLang would have at another TP / mem_fraction_static."""
+        now = self.rest_now()
+        mem = self.memory
+        tp_changed = tp not in (None, self.parallel.tp)
+        mf_changed = mem_fraction_static is not None and (
+            mem is None or mem_fraction_static != mem.mem_fraction_static)
+        if not (tp_changed or mf_changed) or now.bytes is None:
+            return now
+        if mem is None:
+            if mf_changed:
+                return Rest(None, "changing mem_fraction_static needs the Load weight "
+                                  "begin/end lines and the server_args dump", True)
+            return Rest(now.bytes, "assumed the same rest memory per GPU at the new TP (no "
+                                   "memory lines; real capacity is higher because the weights "
+                                   "shard further)", True)
+        m = mem.mem_fraction_static if mem_fraction_static is None else mem_fraction_static
+        delta = (mem.pre_gib * (m - mem.mem_fraction_static)
+                 + mem.avail_after(tp) - mem.avail_gib) * GIB
+        rest = now.bytes + int(delta)
+        basis = ("logged rest memory moved by pre x delta(mem_fraction_static)"
+                 + (" and the weights TP sheds" if tp_changed else "")
+                 + " (memory lines; estimate)")
+        if rest <= 0:
+            used = mem.pre_gib - mem.avail_after(tp)
+            return Rest(None, basis, True,
+                        f"does not fit: weights {used:.2f} GiB > {mem.pre_gib * m:.2f} GiB "
+                        f"(mem_fraction_static {m:g} x {mem.pre_gib:g} GiB per GPU)")
+        return Rest(rest, basis, True)
+
+    def _allocate(self, rest: int, dtype: str, tp: int | None, *,
+                  fixed: bool) -> sgl_budget.Allocation:
+        cell = self._cell(dtype, tp)
+        assert cell is not None
+        kind = self.kind
+        slot = self._state(tp) if kind is not None else None
+        return sgl_budget.allocate(
+            rest, cell, self.spec, self.sargs, self.rules_version, page_size=self.page_size,
+            context_len=self.context_len, attn_dp=self.parallel.attn_dp, kind=kind, slot=slot,
+            fixed_slots=self._logged_slots() if fixed else None,
+            max_total_tokens=self.sargs.max_total_tokens)
+
+    def allocation(self, dtype: str, tp: int | None = None,
+                   mem_fraction_static: float | None = None
+                   ) -> tuple[sgl_budget.Allocation | None, Rest]:
+        """What SGLang would allocate for `dtype` at the given settings (None: cannot say)."""
+        rest = self.rest_for(tp, mem_fraction_static)
+        if rest.bytes is None or self.spec is None:
+            return None, rest
+        why = self.cell_error(dtype, tp)
+        if why is not None:
+            return None, Rest(None, rest.basis, rest.estimate, f"cannot model: {why}")
+        unchanged = tp in (None, self.parallel.tp) and (
+            mem_fraction_static is None or self.memory is None
+            or mem_fraction_static == self.memory.mem_fraction_static)
+        fixed = unchanged and self._logged_slots() is not None
+        try:
+            return self._allocate(rest.bytes, dtype, tp, fixed=fixed), rest
+        except CannotModel as exc:
+            return None, Rest(None, rest.basis, rest.estimate, str(exc))
+
+    # -- backwards-compatible views ------------------------------------------------------------
+    def budget_bytes(self, tp: int | None = None,
+                     mem_fraction_static: float | None = None) -> tuple[int | None, str, bool]:
+        """(KV bytes per GPU, how they were derived, estimate?) at the given settings."""
+        if self.spec is None:
+            kv, basis, est = self._kv_now()
+            if tp in (None, self.parallel.tp) and mem_fraction_static is None:
+                return kv, basis, est
+            rest = self.rest_for(tp, mem_fraction_static)
+            if rest.bytes is None:
+                return None, rest.does_not_fit or rest.basis, True
+            return rest.bytes - self._state_bytes_now(), rest.basis, True
+        alloc, rest = self.allocation(self.current_dtype, tp, mem_fraction_static)
+        if alloc is None:
+            return None, rest.does_not_fit or rest.basis, rest.estimate
+        return alloc.kv_bytes, rest.basis, rest.estimate
 
     def tokens_for(self, dtype: str, tp: int | None = None,
                    mem_fraction_static: float | None = None) -> tuple[int | None, int | None]:
         """(full-pool tokens, SWA tokens or None) SGLang would allocate, page-aligned."""
         page = max(1, self.page_size)
-        unchanged = tp in (None, self.parallel.tp) and mem_fraction_static is None
-        if self.spec is None and self.tokens and unchanged and self.pool_bytes is None:
-            # Log only: scale the token count by the value-size ratio (exact for 16/8-bit).
-            n = int(self.tokens * VALUE_COST[self.current_dtype] / VALUE_COST[dtype])
-            return n // page * page, None
-        budget, _, _ = self.budget_bytes(tp, mem_fraction_static)
-        if budget is None:
+        if self.spec is None:
+            if self.tokens and tp in (None, self.parallel.tp) and mem_fraction_static is None \
+                    and self.pool_bytes is None:
+                # Log only: scale the token count by the value-size ratio (exact for 16/8-bit).
+                n = int(self.tokens * VALUE_COST[self.current_dtype] / VALUE_COST[dtype])
+                return n // page * page, None
+            kv, _, _ = self.budget_bytes(tp, mem_fraction_static)
+            cost = self._cost_per_token(dtype)
+            if kv is None or not cost:
+                return None, None
+            return int(kv // cost) // page * page, None
+        alloc, _ = self.allocation(dtype, tp, mem_fraction_static)
+        if alloc is None:
             return None, None
-        cell = self.cell(dtype, tp)
-        if cell is not None and cell.swa is not None:
-            return cell.swa.tokens(budget, page)
-        cost = float(cell.bytes_per_token) if cell is not None else self._cost_per_token(dtype)
-        if not cost:
-            return None, None
-        n = int(budget // cost)
-        return n // page * page, None
+        return alloc.tokens, alloc.swa_tokens
 
     # -- measurements -----------------------------------------------------------------------
     def measured(self) -> dict[str, float] | None:
@@ -237,24 +426,26 @@ class Calculator:
                         self.pool_gib.get("v_gib"), self.pool_gib.get("kv_gib"))
 
     def calibration(self) -> dict[str, Any] | None:
+        """The logged pool line against what this release would print for the same tokens."""
         meas = self.measured()
         cell = self.cell(self.current_dtype)
         if meas is None or cell is None:
             return None
-        printed = None
-        if self.pool_is_swa and cell.swa is not None:
-            printed = cell.swa.swa_bytes - 0
-        out = compare(meas, cell, printed)
-        rows_tokens = self.tokens or 0
-        if not self.pool_is_swa and rows_tokens:
-            k, v = pool_gib(rows_tokens, cell, self.page_size)
-            out["predicted_line"] = (f"#tokens: {rows_tokens}, KV size: {k:.2f} GB"
-                                     if cell.kind == "mla" else
-                                     f"#tokens: {rows_tokens}, K size: {k:.2f} GB, "
-                                     f"V size: {v:.2f} GB")
+        n = self.tokens or 0
+        if self.pool_is_swa and self.swa_logged:
+            n = self.swa_logged.get("swa_tokens") or 0
+        k, v = printed_bytes(n, cell, self.page_size, swa_pool=self.pool_is_swa)
+        per_row = round((k + v) / pool_rows(n, self.page_size)) if n else None
+        out = compare(meas, cell, per_row)
+        if n:
+            size = (f"KV size: {k / GIB:.2f} GB" if cell.kind == "mla" else
+                    f"K size: {k / GIB:.2f} GB, V size: {v / GIB:.2f} GB")
+            out["predicted_line"] = f"#tokens: {n}, {size}"
+        out["printed_includes"] = _printed_includes(cell, self.rules_version)
         if not out["ok"] and self.spec is not None:
             out["likely_cause"] = diagnose(self.spec, self.current_dtype, self.parallel, meas,
-                                           swa_pool=self.swa_pool)
+                                           swa_pool=self.swa_on(), version=self.rules_version,
+                                           args=self.sargs)
         return out
 
     def memory_check(self) -> dict[str, Any] | None:
@@ -265,18 +456,18 @@ class Calculator:
         out["estimate"] = True
         out["note"] = ("pre is the 'Load weight begin' avail (SGLang's real pre is measured "
                        "earlier and min-reduced over ranks), so this is an estimate")
-        cell = self.cell(self.current_dtype)
-        if cell is not None:
-            avail_bytes = int(self.memory.rest_gib() * GIB) - self._mamba_bytes()
-            if cell.swa is not None:
-                n = cell.swa.tokens(avail_bytes, self.page_size)[0]
-            else:
-                n = avail_bytes // cell.bytes_per_token
-                n = n // max(1, self.page_size) * max(1, self.page_size)
-            out["predicted_tokens"] = n
-            if self.tokens:
+        if self.cell(self.current_dtype) is not None:
+            try:
+                alloc = self._allocate(int(self.memory.rest_gib() * GIB), self.current_dtype,
+                                       None, fixed=False)
+            except CannotModel:
+                return out
+            out["predicted_tokens"] = alloc.tokens
+            if alloc.mamba is not None:
+                out["predicted_mamba_slots"] = alloc.mamba.slots
+            if self.tokens and alloc.tokens is not None:
                 out["logged_tokens"] = self.tokens
-                out["difference"] = round(n / self.tokens - 1, 4)
+                out["difference"] = round(alloc.tokens / self.tokens - 1, 4)
         return out
 
     # -- outputs ----------------------------------------------------------------------------
@@ -289,6 +480,11 @@ class Calculator:
         return ctxs
 
     def flag(self, dtype: str) -> tuple[str | None, str]:
+        """The flag that selects `dtype`, never one the model or release refuses."""
+        refusal = dtype_refusal(self.spec, dtype, self.rules_version,
+                                self.sargs.decode_backend)
+        if refusal is not None:
+            return None, f"SGLang refuses it: {refusal}."
         return kv_dtype_flag(dtype, self.version, checkpoint_kv_fp8=self.checkpoint_kv_fp8,
                              model_dtype=self.model_dtype)
 
@@ -297,46 +493,10 @@ class Calculator:
                  context_lengths: list[int] | tuple[int, ...] | None = None,
                  target_concurrency: float | None = None) -> dict[str, Any]:
         """One what-if row: tokens, bytes/token, concurrency, max_running_requests, flag."""
-        tokens, swa_tokens = self.tokens_for(dtype, tp, mem_fraction_static)
-        _, basis, estimate = self.budget_bytes(tp, mem_fraction_static)
-        cell = self.cell(dtype, tp)
-        cost = self._cost_per_token(dtype) if tp in (None, self.parallel.tp) else (
-            float(cell.bytes_per_token) if cell else None)
-        ctxs = self._contexts(context_lengths)
-        conc = {str(c): (round(tokens / c, 2) if tokens is not None else None) for c in ctxs}
-        attn_dp = self.parallel.attn_dp
-        mrr = (sglang_max_running_requests(tokens, self.context_len, user=self.mrr_user,
-                                           attn_dp=attn_dp, mamba_slots=self._mamba_slots(),
-                                           mamba_ratio_slots=self._mamba_ratio())
-               if tokens is not None else None)
-        flag, advice = self.flag(dtype)
-        row: dict[str, Any] = {
-            "dtype": dtype,
-            "tokens": tokens,
-            "bytes_per_token": (cell.bytes_per_token if cell is not None else
-                                (round(cost, 1) if cost is not None else None)),
-            "concurrency": conc,
-            "max_running_requests": mrr,
-            "flag": flag,
-            "flag_advice": advice,
-            "vs_current": (round(tokens / self.tokens, 4)
-                           if tokens is not None and self.tokens else None),
-            "current": dtype == self.current_dtype and tp in (None, self.parallel.tp)
-            and mem_fraction_static in (None, getattr(self.memory, "mem_fraction_static", None)),
-            "approximate": dtype in APPROX_DTYPES or bool(cell and cell.approximate),
-            "estimate": estimate,
-            "basis": basis,
-        }
-        if swa_tokens is not None:
-            row["swa_tokens"] = swa_tokens
-        if tp is not None:
-            row["tp"] = tp
-        if mem_fraction_static is not None:
-            row["mem_fraction_static"] = mem_fraction_static
-        if target_concurrency is not None and self.context_len and tokens is not None:
-            need = self.context_len * target_concurrency
-            row["fits_target"] = tokens >= need
-        return row
+        from kvtui.core.capacity.scenario import build_row
+
+        return build_row(self, dtype, tp=tp, mem_fraction_static=mem_fraction_static,
+                         context_lengths=context_lengths, target_concurrency=target_concurrency)
 
     def scenarios(self, dtypes: list[str] | tuple[str, ...] | None = None,
                   context_lengths: list[int] | tuple[int, ...] | None = None,
@@ -349,110 +509,42 @@ class Calculator:
         return [self.scenario(d, context_lengths=context_lengths, **kw) for d in wanted
                 if d in ELEM_BYTES and d != "fp32"]
 
-    def current(self) -> dict[str, Any]:
-        cell = self.cell(self.current_dtype)
-        meas = self.measured()
-        cal = self.calibration()
-        out: dict[str, Any] = {
-            "dtype": self.current_dtype,
-            "tokens": self.tokens,
-            "bytes_per_token": (round(meas["bytes_per_token"], 1) if meas
-                                else (cell.bytes_per_token if cell else None)),
-            "theoretical_bytes_per_token": cell.bytes_per_token if cell else None,
-            "calibration_ratio": cal["ratio"] if cal else None,
-            "context_len": self.context_len,
-            "page_size": self.page_size,
-            "parallel": self.parallel.to_dict(),
-            "max_running_requests_logged": self.mrr_logged,
-            "max_running_requests_sglang": sglang_max_running_requests(
-                self.tokens, self.context_len, user=self.mrr_user, attn_dp=self.parallel.attn_dp,
-                mamba_slots=self._mamba_slots(), mamba_ratio_slots=self._mamba_ratio())
-            if self.tokens else None,
-        }
-        if self.context_len and self.tokens:
-            out["concurrency_at_context_len"] = round(self.tokens / self.context_len, 2)
-        if cell is not None:
-            out["cell"] = cell.to_dict()
-        if cal is not None:
-            out["calibration"] = cal
-        if self.swa_logged:
-            out["swa_split"] = self.swa_logged
-        return out
-
-    def mamba_budget(self) -> dict[str, Any] | None:
-        st = self.mamba()
-        if st is None and not self.mamba_logged:
-            return None
-        out: dict[str, Any] = {"held_fixed": True,
-                               "note": "the Mamba/linear-attention state is not affected by "
-                                       "--kv-cache-dtype; its budget is kept as logged"}
-        if self.mamba_logged:
-            out["logged"] = self.mamba_logged
-        if st is not None:
-            out["theory"] = st.to_dict()
-            slots = self._mamba_slots()
-            if slots is not None:
-                out["theory_gib"] = round((slots + 1) * st.per_slot / GIB, 2)
-        return out
-
-    def explanation(self) -> list[str]:
-        """Show-your-work lines, in the order a reader checks them."""
-        lines = list(self.notes)
-        if self.spec is not None:
-            lines.append(f"model: {self.spec.summary()} ({self.spec_reason})")
-            cell = self.cell(self.current_dtype)
-            if cell is not None:
-                lines.extend(cell.lines)
-        else:
-            lines.append(f"no model spec ({self.spec_reason}): log-only arithmetic, the logged "
-                         "bytes/token scaled by the value size of each dtype")
-        meas = self.measured()
-        if meas is not None and meas.get("from_memory_lines"):
-            lines.append(f"no pool line: {meas['bytes_per_token']:,.0f} B/token estimated as the "
-                         "memory budget (avail - pre x (1 - mem_fraction_static)) / tokens")
-        cal = self.calibration()
-        if cal is not None:
-            lines.append(f"logged pool: {cal['measured_bytes_per_token']:,} B/token vs computed "
-                         f"{cal['computed_bytes_per_token']:,}: ratio {cal['ratio']:.3f}"
-                         + (" (within the 0.01 GiB rounding)" if cal["within_rounding"] else ""))
-            if cal.get("likely_cause"):
-                lines.append(f"mismatch > 2%: {cal['likely_cause']}")
-        st = self.mamba()
-        if st is not None:
-            lines.extend(st.lines)
-        budget, basis, est = self.budget_bytes()
-        if budget is not None:
-            lines.append(f"KV budget held fixed: {budget:,} B = {budget / GIB:.2f} GiB per GPU "
-                         f"({basis}{', estimate' if est else ''})")
-        return lines
-
     def report(self, dtypes: list[str] | tuple[str, ...] | None = None,
                context_lengths: list[int] | tuple[int, ...] | None = None) -> dict[str, Any]:
         """The `whatif` object of `kvtui check --json` / `kvtui whatif --json`."""
-        out: dict[str, Any] = {
-            "current": self.current(),
-            "scenarios": self.scenarios(dtypes, context_lengths),
-            "model": self.spec.to_dict() if self.spec else None,
-            "model_reason": self.spec_reason,
-            "version": self.version.to_dict(),
-            "explanation": self.explanation(),
-        }
-        mb = self.mamba_budget()
-        if mb is not None:
-            out["mamba"] = mb
-        mc = self.memory_check()
-        if mc is not None:
-            out["memory_budget"] = mc
-        if self.context_len and self.tokens:
-            from kvtui.core.capacity.inverse import inverse
+        from kvtui.core.capacity.scenario import build_report
 
-            # The question people ask after a precision alert: what would it take to keep today's
-            # full-context concurrency in BF16 (or, when already BF16, to double it)?
-            conc = self.tokens / self.context_len
-            if self.current_dtype != "bf16":
-                out["inverse"] = inverse(self, "bf16", self.context_len,
-                                         max(1, math.floor(conc)))
-            else:
-                out["inverse"] = inverse(self, "bf16", self.context_len,
-                                         max(1, math.ceil(conc)) * 2)
-        return out
+        return build_report(self, dtypes, context_lengths)
+
+    def current(self) -> dict[str, Any]:
+        from kvtui.core.capacity.scenario import current
+
+        return current(self)
+
+    def mamba_budget(self) -> dict[str, Any] | None:
+        from kvtui.core.capacity.scenario import mamba_budget
+
+        return mamba_budget(self)
+
+    def explanation(self) -> list[str]:
+        from kvtui.core.capacity.scenario import explanation
+
+        return explanation(self)
+
+    def rule_notes(self) -> list[str]:
+        return version_notes(self)
+
+
+def _printed_includes(cell: Cell, version: tuple[int, int, int]) -> str:
+    if cell.dtype in ("nvfp4", "fp4_mx_block16", "mxfp8") or (
+            cell.dtype == "fp4_e2m1" and version >= (0, 5, 16)):
+        return "values + scales (+ dequant workspace): printed from 0.5.16"
+    if cell.dtype == "fp4_e2m1":
+        return "packed FP4 values only: the scales are budgeted but not printed before 0.5.16"
+    if cell.index_bytes:
+        return "latent + DSA indexer keys (page-rounded)"
+    return "K/V values"
+
+
+__all__ = ["APPROX_DTYPES", "DEFAULT_CONTEXTS", "DEFAULT_DTYPES", "VALUE_COST", "Calculator",
+           "MemoryFacts", "Rest", "sglang_max_running_requests"]

@@ -1,9 +1,10 @@
 """Reading the served checkpoint over SFTP on the already-open connection, and the SGLang version.
 
-Only small files are read (config.json, hf_quant_config.json, the safetensors index, or the JSON
-header of a single-file checkpoint), never weights. Interpretation is `kvtui.core.checkpoint`'s job;
-this module only finds the directory (a path, or a hub id in the host's Hugging Face cache) and
-fetches bytes. Everything is best effort: what could not be read becomes a note, not an error.
+Only the small JSON files, the safetensors headers and the bytes of the KV-scale tensors are read,
+never weights. Interpretation is `kvtui.core.checkpoint`'s job (the same reader as for a local
+directory); this module finds the directory (a path, or a hub id in the host's Hugging Face cache)
+and provides `CheckpointFiles` over SFTP. Everything is best effort: what could not be read
+becomes a note, not an error.
 """
 
 from __future__ import annotations
@@ -16,21 +17,75 @@ import paramiko
 
 from kvtui.core.checkpoint import (
     CheckpointFacts,
-    parse_config_json,
-    parse_hf_quant_config,
-    parse_safetensors_header,
-    parse_safetensors_index,
-    safetensors_header_length,
+    ReadBudget,
+    choose_snapshot,
+    hub_repo_dir,
+    read_checkpoint,
 )
 from kvtui.sources.ssh.connect import Connection, SSHError
 
-MAX_JSON = 64 << 20
+# One SFTP request that gets no answer for this long fails (and the reading stops with a note);
+# the budget's time limit bounds the whole inspection.
+READ_TIMEOUT = 15.0
 
 
-def _read(sftp: paramiko.SFTPClient, path: str, limit: int = MAX_JSON) -> bytes | None:
+class SFTPFile:
+    """One remote file, opened unbuffered (bufsize=0, said explicitly) and never prefetched: a
+    read of n bytes asks the server for n bytes. `prefetch()` would queue reads of the whole
+    file, weights included (what the previous `_read` did on model.safetensors)."""
+
+    def __init__(self, f: paramiko.SFTPFile) -> None:
+        self._f = f
+
+    def size(self) -> int:
+        return int(self._f.stat().st_size or 0)
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        self._f.seek(offset)
+        parts: list[bytes] = []
+        while size > 0:
+            chunk = self._f.read(size)
+            if not chunk:
+                break
+            parts.append(chunk)
+            size -= len(chunk)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        self._f.close()
+
+
+class SFTPCheckpointFiles:
+    """`CheckpointFiles` over SFTP: a directory on the host."""
+
+    def __init__(self, sftp: paramiko.SFTPClient, directory: str, label: str) -> None:
+        self.sftp = sftp
+        self.directory = directory
+        self.label = label
+
+    def _path(self, name: str) -> str:
+        return posixpath.join(self.directory, name)
+
+    def open(self, name: str) -> SFTPFile | None:
+        if not self.exists(name):
+            return None
+        return SFTPFile(self.sftp.open(self._path(name), "rb", bufsize=0))
+
+    def exists(self, name: str) -> bool:
+        try:
+            mode = self.sftp.stat(self._path(name)).st_mode  # follows symlinks (HF cache blobs)
+        except FileNotFoundError:
+            return False
+        return mode is not None and stat.S_ISREG(mode)
+
+    def list(self) -> list[str]:
+        return sorted(a.filename for a in self.sftp.listdir_attr(self.directory)
+                      if a.st_mode is None or not stat.S_ISDIR(a.st_mode))
+
+
+def _read(sftp: paramiko.SFTPClient, path: str, limit: int) -> bytes | None:
     try:
-        with sftp.open(path, "rb") as f:
-            f.prefetch()
+        with sftp.open(path, "rb", bufsize=0) as f:
             return f.read(limit)
     except OSError:
         return None
@@ -69,35 +124,37 @@ def resolve_model_dir(conn: Connection, model_path: str, facts: CheckpointFacts)
         if path.startswith("~"):
             path = sftp.normalize(".") + path[1:]
         if _is_dir(sftp, path):
-            return path
+            # a cache folder of one model (models--org--name) stands for its snapshot
+            return _snapshot_of(sftp, path) or path
         facts.notes.append(f"{model_path}: not a directory on the host")
         return None
     if _is_dir(sftp, model_path):  # relative dir in the login directory
         return model_path
-    if model_path.count("/") != 1:
+    repo = hub_repo_dir(model_path)
+    if repo is None:
         facts.notes.append(f"{model_path}: neither a directory nor an ORG/NAME hub id")
         return None
-    repo = "models--" + model_path.replace("/", "--")
     for root in hub_cache_roots(conn):
-        base = posixpath.join(root, repo)
-        snaps = posixpath.join(base, "snapshots")
-        if not _is_dir(sftp, snaps):
-            continue
-        ref = _read(sftp, posixpath.join(base, "refs", "main"), 256)
-        if ref:
-            snap = posixpath.join(snaps, ref.decode("ascii", "replace").strip())
-            if _is_dir(sftp, snap):
-                return snap
-        try:
-            entries = sorted(sftp.listdir_attr(snaps), key=lambda a: a.st_mtime or 0,
-                             reverse=True)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.st_mode is not None and stat.S_ISDIR(entry.st_mode):
-                return posixpath.join(snaps, entry.filename)
+        snap = _snapshot_of(sftp, posixpath.join(root, repo))
+        if snap is not None:
+            return snap
     facts.notes.append(f"{model_path}: not found in the host's Hugging Face cache")
     return None
+
+
+def _snapshot_of(sftp: paramiko.SFTPClient, base: str) -> str | None:
+    """The snapshot of a models--org--name folder the hub library would load (refs/main)."""
+    snaps = posixpath.join(base, "snapshots")
+    if not _is_dir(sftp, snaps):
+        return None
+    ref = _read(sftp, posixpath.join(base, "refs", "main"), 256)
+    try:
+        entries = [(a.filename, float(a.st_mtime or 0)) for a in sftp.listdir_attr(snaps)
+                   if a.st_mode is not None and stat.S_ISDIR(a.st_mode)]
+    except OSError:
+        return None
+    chosen = choose_snapshot(ref.decode("ascii", "replace") if ref else None, entries)
+    return posixpath.join(snaps, chosen) if chosen else None
 
 
 # what a lost or refused connection raises (EOFError: paramiko on a half-closed transport)
@@ -105,14 +162,16 @@ _CONN_ERRORS = (OSError, EOFError, paramiko.SSHException, SSHError)
 
 
 def inspect_checkpoint(conn: Connection, model_path: str, *, host: str,
-                       python: str | None = None) -> CheckpointFacts:
+                       python: str | None = None,
+                       budget: ReadBudget | None = None) -> CheckpointFacts:
     """What the checkpoint says; a connection that is gone (or goes) becomes a note."""
     facts = CheckpointFacts(model_path=model_path)
     try:
-        directory = resolve_model_dir(conn, model_path, facts)
+        probe = CheckpointFacts()
+        directory = resolve_model_dir(conn, model_path, probe)
+        facts.notes.extend(probe.notes)
         if directory is not None:
-            facts.source = f"{host}:{directory}"
-            _read_checkpoint(conn.sftp(), directory, facts)
+            facts = _read_remote(conn.sftp(), directory, model_path, host, budget)
     except _CONN_ERRORS as exc:
         facts.notes.append(f"SFTP unavailable: {str(exc) or type(exc).__name__}")
     if conn.is_active():
@@ -120,32 +179,18 @@ def inspect_checkpoint(conn: Connection, model_path: str, *, host: str,
     return facts
 
 
-def _read_checkpoint(sftp: paramiko.SFTPClient, directory: str, facts: CheckpointFacts) -> None:
-    cfg = _read(sftp, posixpath.join(directory, "config.json"))
-    if cfg is not None:
-        parse_config_json(cfg.decode("utf-8", "replace"), facts)
-    else:
-        facts.notes.append("config.json: missing")
-    hq = _read(sftp, posixpath.join(directory, "hf_quant_config.json"))
-    if hq is not None:
-        parse_hf_quant_config(hq.decode("utf-8", "replace"), facts)
-    index = _read(sftp, posixpath.join(directory, "model.safetensors.index.json"))
-    if index is not None:
-        parse_safetensors_index(index.decode("utf-8", "replace"), facts)
-    else:
-        single = posixpath.join(directory, "model.safetensors")
-        prefix = _read(sftp, single, 8)
-        n = safetensors_header_length(prefix or b"")
-        if n is not None:
-            try:
-                with sftp.open(single, "rb") as f:
-                    f.seek(8)
-                    parse_safetensors_header(f.read(n), facts)
-            except OSError as exc:
-                facts.notes.append(f"model.safetensors: {exc}")
-        else:
-            facts.notes.append("no model.safetensors.index.json or model.safetensors: "
-                               "tensor names unknown")
+def _read_remote(sftp: paramiko.SFTPClient, directory: str, model_path: str, host: str,
+                 budget: ReadBudget | None) -> CheckpointFacts:
+    chan = sftp.get_channel()
+    before = chan.gettimeout() if chan is not None else None
+    if chan is not None:
+        chan.settimeout(READ_TIMEOUT)
+    try:
+        return read_checkpoint(SFTPCheckpointFiles(sftp, directory, f"{host}:{directory}"),
+                               model_path=model_path, budget=budget)
+    finally:
+        if chan is not None and not chan.closed:
+            chan.settimeout(before)
 
 
 def sglang_version(conn: Connection, python: str | None = None) -> str | None:

@@ -184,6 +184,13 @@ class RemoteFollower:
 
     # -- delivery ----------------------------------------------------------------------------
 
+    def history(self) -> None:
+        """A remote file streams everything itself (no local bytes to fold in bulk)."""
+        return None
+
+    def skip_to(self, offset: int, lines: int) -> None:
+        raise NotImplementedError("a remote follower offers no history")
+
     def run(self, emit: Emit, stop: threading.Event) -> None:
         """`LineSource.run`: `SourceLine`s and `SourceNotice`s."""
         self._offsets = True

@@ -641,24 +641,42 @@ def resume():
         start_file(f, 0, "start", where)
 
 
-def last_marker(f, size):
-    """The line start of the last line holding one of the client's markers, or None."""
-    marks = [m.encode("utf-8", "surrogateescape") for m in o["prelude"]["markers"]]
+def marker_line(f, marks, lo, end, last):
+    """The line start of the last (or first) line in [lo, end) holding a marker, or None."""
     longest = max(len(m) for m in marks)
-    end = size
-    while end > 0:
-        start = max(0, end - (4 << 20))
-        buf = os.pread(f, end - start + longest, start)  # a marker may straddle `end`
-        hit = max(buf.rfind(m, 0, end - start + len(m) - 1) for m in marks)
-        if hit >= 0:
-            at = start + hit
-            back = os.pread(f, min(at, 1 << 16), at - min(at, 1 << 16))
-            nl = back.rfind(b"\n")
-            if nl >= 0:
-                return at - len(back) + nl + 1
-            return 0 if at == len(back) else None
-        end = start
-    return None
+    buf = os.pread(f, end - lo + longest - 1, lo)  # a marker may straddle `end`
+    lim = end - lo + longest - 1
+    hits = [h for h in ((buf.rfind(m, 0, lim) if last else buf.find(m, 0, lim)) for m in marks)
+            if 0 <= h < end - lo]
+    if not hits:
+        return None
+    at = lo + (max(hits) if last else min(hits))
+    back = os.pread(f, min(at, 1 << 16), at - min(at, 1 << 16))
+    nl = back.rfind(b"\n")
+    if nl >= 0:
+        return at - len(back) + nl + 1
+    return 0 if at == len(back) else None
+
+
+def last_marker(f, size):
+    """The line start of the last server start: the last line holding one of the client's
+    markers, moved back to the first marker line of the same start (an engine prints several,
+    a few lines apart: vLLM's version, args and engine-config lines), or None."""
+    marks = [m.encode("utf-8", "surrogateescape") for m in o["prelude"]["markers"]]
+    end, found = size, None
+    while end > 0 and found is None:
+        lo = max(0, end - (4 << 20))
+        found = marker_line(f, marks, lo, end, True)
+        end = lo
+    if found is None:
+        return None
+    first = found
+    while first > 0 and found - first < o["prelude"]["bytes"] // 2:
+        earlier = marker_line(f, marks, max(0, first - (64 << 10)), first, False)
+        if earlier is None or earlier >= first:
+            break
+        first = earlier
+    return first
 
 
 def prelude(f, at, size):

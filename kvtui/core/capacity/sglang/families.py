@@ -1,0 +1,130 @@
+"""Which SGLang release serves which architecture, and how its KV pool is laid out.
+
+Why per release: the same config.json is sized differently by different SGLang releases. A
+Qwen3.5 checkpoint is a GDN hybrid from 0.5.9 and unknown before; Falcon-H1 is a "GDN" model in
+0.5.3 and a Mamba2 model from 0.5.4; GPT-OSS gets a sliding-window pool on 0.5.1-0.5.6 and on
+0.5.8+, but not on 0.5.7. These tables are read from the wheels (release and file:line given per
+entry); an architecture that is not listed is a plain transformer to SGLang.
+"""
+
+from __future__ import annotations
+
+from kvtui.core.capacity.modelspec import ModelSpec
+
+Version = tuple[int, int, int]
+
+
+class CannotModel(ValueError):
+    """kvtui cannot size this model on this release; the message says why, plainly."""
+
+
+# The first release (of those read, 0.4.6 .. 0.5.23) that ships each model class, from
+# `class <Arch>` in sglang/srt/models/*.py of each wheel. (0, 4, 6) means "0.4.6 or earlier".
+FIRST_RELEASE: dict[str, Version] = {
+    "Qwen3NextForCausalLM": (0, 5, 2),
+    "Qwen3_5ForConditionalGeneration": (0, 5, 9),
+    "Qwen3_5MoeForConditionalGeneration": (0, 5, 9),
+    "FalconH1ForCausalLM": (0, 5, 3),
+    "NemotronHForCausalLM": (0, 5, 4),
+    "KimiLinearForCausalLM": (0, 5, 5),
+    "GraniteMoeHybridForCausalLM": (0, 5, 9),
+    "MiMoV2FlashForCausalLM": (0, 5, 7),
+    "Gemma4ForCausalLM": (0, 5, 11),
+    "Gemma4ForConditionalGeneration": (0, 5, 11),
+    "DeepseekV32ForCausalLM": (0, 5, 3),
+    "GlmMoeDsaForCausalLM": (0, 5, 9),
+    "DeepseekV4ForCausalLM": (0, 5, 12),
+    "GptOssForCausalLM": (0, 5, 1),
+    "Glm4MoeForCausalLM": (0, 4, 10),
+    "Qwen3VLMoeForConditionalGeneration": (0, 5, 3),
+    "Qwen3OmniMoeForConditionalGeneration": (0, 5, 4),
+}
+
+# -- hybrid linear-attention families -------------------------------------------------------
+# GDN: model_runner.py:1301-1306 (0.5.3, `is_hybrid_gdn`: Qwen3Next + FalconH1),
+# model_runner.py:1483-1487 (0.5.4, Qwen3NextConfig), model_runner.py:1578-1589 (0.5.9, + Qwen3.5).
+# Mamba2: model_runner.py:1490-1494 (0.5.4, FalconH1 | NemotronH), model_runner.py:1600-1615
+# (0.5.9, + GraniteMoeHybrid when it has a mamba layer). KDA: model_runner.py:1389-1393 (0.5.5).
+GDN_ARCHS: dict[str, Version] = {
+    "Qwen3NextForCausalLM": (0, 5, 2), "Qwen3NextForCausalLMMTP": (0, 5, 2),
+    "Qwen3_5ForConditionalGeneration": (0, 5, 9),
+    "Qwen3_5MoeForConditionalGeneration": (0, 5, 9),
+}
+MAMBA2_ARCHS: dict[str, Version] = {
+    "FalconH1ForCausalLM": (0, 5, 3), "NemotronHForCausalLM": (0, 5, 4),
+    "GraniteMoeHybridForCausalLM": (0, 5, 9),
+}
+KDA_ARCHS: dict[str, Version] = {"KimiLinearForCausalLM": (0, 5, 5)}
+
+# -- DSA (DeepSeek sparse attention): `is_deepseek_nsa` / `is_deepseek_dsa` -------------------
+# configs/model_config.py:52-62 (0.5.4: DeepseekV3/V32/V3NextN), :54-67 (0.5.9: + GlmMoeDsa,
+# MistralLarge3, Pixtral), :191-207 (0.5.23: + GlmMoeDsaNextN, LongcatFlash, Dots3). All need
+# index_topk in the config. The budget adds the indexer from 0.5.4 (model_runner.py:1396-1420).
+DSA_ARCHS: dict[str, Version] = {
+    "DeepseekV3ForCausalLM": (0, 5, 4), "DeepseekV32ForCausalLM": (0, 5, 4),
+    "DeepseekV3ForCausalLMNextN": (0, 5, 4), "GlmMoeDsaForCausalLM": (0, 5, 9),
+    "MistralLarge3ForCausalLM": (0, 5, 9), "GlmMoeDsaForCausalLMNextN": (0, 5, 16),
+}
+
+
+def linear_kind(spec: ModelSpec, version: Version) -> str | None:
+    """"gdn", "mamba2", "kda" when this release sizes a recurrent-state pool for the model."""
+    arch = spec.arch
+    if version == (0, 5, 3) and arch == "FalconH1ForCausalLM":
+        return "gdn"  # 0.5.3 lists Falcon-H1 in is_hybrid_gdn (model_runner.py:1301-1306)
+    for table, kind in ((GDN_ARCHS, "gdn"), (MAMBA2_ARCHS, "mamba2"), (KDA_ARCHS, "kda")):
+        first = table.get(arch)
+        if first is not None and version >= first:
+            if arch == "GraniteMoeHybridForCausalLM" and not spec.linear_layer_ids:
+                return None
+            return kind
+    return None
+
+
+def is_dsa(spec: ModelSpec, version: Version) -> bool:
+    first = DSA_ARCHS.get(spec.arch)
+    return spec.is_dsa and first is not None and version >= first
+
+
+def check_supported(spec: ModelSpec, version: Version) -> None:
+    """Raise CannotModel, in plain words, when kvtui cannot give SGLang's number."""
+    if spec.unsupported:
+        raise CannotModel(spec.unsupported)
+    first = FIRST_RELEASE.get(spec.arch)
+    if first is not None and version < first:
+        raise CannotModel(f"SGLang {'.'.join(map(str, version))} does not serve {spec.arch} "
+                          f"(first in {'.'.join(map(str, first))})")
+    if spec.arch == "DeepseekV4ForCausalLM":
+        raise CannotModel("DeepSeek-V4 keeps a compressed KV cache (SWA ring + C4/C128 "
+                          "compressed pools and compress-state pools, "
+                          "mem_cache/deepseek_v4_memory_pool.py): kvtui does not size it yet")
+    if spec.arch.startswith("Gemma4"):
+        raise CannotModel("Gemma-4 shares KV between its last num_kv_shared_layers layers and "
+                          "stores K = V on full-attention layers (models/gemma4_causal.py:397-404, "
+                          ":1251 in 0.5.23): kvtui does not size it yet")
+    if spec.linear_layer_ids and spec.linear is None:
+        raise CannotModel(f"{spec.name}: the config's linear-attention layers have no state "
+                          "shape kvtui can read")
+
+
+# -- KV dtypes a model or backend refuses ------------------------------------------------------
+def dtype_refusal(spec: ModelSpec | None, dtype: str, version: Version,
+                  attention_backend: str | None = None) -> str | None:
+    """Why SGLang would refuse `--kv-cache-dtype` for this model/release, or None."""
+    flag = "bf16" if dtype == "bf16" else dtype
+    if spec is not None and is_dsa(spec, version) and version >= (0, 5, 5) and dtype not in (
+            "bf16", "fp8_e4m3"):
+        # server_args.py:1089-1092 (0.5.5), arg_groups/overrides.py:541-544 (0.5.23)
+        return ("DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype "
+                f"(SGLang refuses {flag})")
+    if spec is not None and spec.arch == "DeepseekV4ForCausalLM":
+        if (0, 5, 12) <= version <= (0, 5, 13) and dtype != "fp8_e4m3":
+            # arg_groups/deepseek_v4_hook.py:32-34 (0.5.13): assert kv_cache_dtype in [fp8_e4m3]
+            return f"DeepSeek-V4 accepts only fp8_e4m3 on SGLang 0.5.12-0.5.13 (not {flag})"
+        if version >= (0, 5, 14) and dtype not in ("fp8_e4m3", "bf16"):
+            # arg_groups/overrides.py:905-909 (0.5.23)
+            return f"DeepSeek-V4 accepts only fp8_e4m3 or bfloat16 (not {flag})"
+    if attention_backend in ("trtllm_mla", "cutedsl_mla") and dtype not in ("bf16", "fp8_e4m3"):
+        # arg_groups/overrides.py:1214-1217 and :1248-1256 (0.5.23)
+        return f"the {attention_backend} attention backend accepts only fp8_e4m3 or bf16"
+    return None

@@ -1,0 +1,103 @@
+"""The parallel layout of a deployment, one figure everywhere (header, facts, what-if).
+
+Why a function of its own: the layout is stated by the args dump when there is one, and otherwise
+only implied by the rank tags (`[... DP1 TP3]`), which a pasted excerpt shows only some of. A tag
+TPn proves TP >= n+1, never that TP equals the number of tags seen; DP tags give the DP width;
+DP-attention shows as DP groups whose TP indices do not repeat (each rank is tagged with its DP
+index and its global TP index), while plain DP replicas each restart at TP0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else None
+
+
+def _pow2_at_least(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+def _tag_index(rank: str, prefix: str) -> int | None:
+    for tok in rank.split():
+        if tok.startswith(prefix) and tok[len(prefix):].isdigit():
+            return int(tok[len(prefix):])
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """TP / DP / PP / EP sizes and attention DP; `basis` says where each came from."""
+
+    tp: int | None = None
+    dp: int | None = None
+    pp: int | None = None
+    ep: int | None = None
+    attn_dp: int | None = None
+    enable_dp_attention: Any = None
+    basis: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def attn_tp(self) -> int | None:
+        if self.tp is None:
+            return None
+        return max(1, self.tp // (self.attn_dp or 1))
+
+
+def layout(run: Any) -> Layout:
+    """The layout of one run: the dump's sizes, else what the rank tags prove."""
+    sa = run.server_args or {}
+    basis: dict[str, str] = {}
+    notes: list[str] = []
+    ranks: set[str] = set(run.ranks or ())
+    tp, dp = _int(sa.get("tp_size")), _int(sa.get("dp_size"))
+    pp, ep = _int(sa.get("pp_size")), _int(sa.get("ep_size"))
+    for name, value in (("tp", tp), ("dp", dp), ("pp", pp), ("ep", ep)):
+        if value is not None:
+            basis[name] = "server_args"
+    tps = [i for r in ranks if (i := _tag_index(r, "TP")) is not None]
+    if tp is None and tps:
+        seen = max(tps) + 1
+        tp = _pow2_at_least(seen)
+        basis["tp"] = "rank tags"
+        notes.append(f"tp_size not in the log: rank tag TP{seen - 1} proves TP >= {seen}"
+                     + (f", taken as {tp} (the next power of two)" if tp != seen else "")
+                     + "; pass --tp to override")
+    dps = [i for r in ranks if (i := _tag_index(r, "DP")) is not None]
+    if dp is None and dps:
+        dp = max(dps) + 1
+        basis["dp"] = "rank tags"
+    attn_dp = _int(sa.get("attn_dp_size"))
+    if attn_dp is not None:
+        basis["attn_dp"] = "server_args"
+    elif sa.get("enable_dp_attention") in (True, "True", "true") and _int(sa.get("dp_size")):
+        attn_dp = _int(sa.get("dp_size"))
+        basis["attn_dp"] = "server_args (dp_size with enable_dp_attention)"
+    elif "enable_dp_attention" not in sa and dps:
+        groups: dict[int, set[int]] = {}
+        for r in ranks:
+            d, t = _tag_index(r, "DP"), _tag_index(r, "TP")
+            if d is not None and t is not None:
+                groups.setdefault(d, set()).add(t)
+        sets = list(groups.values())
+        if len(sets) > 1 and all(not (a & b) for i, a in enumerate(sets) for b in sets[i + 1:]):
+            attn_dp = len(sets)
+            basis["attn_dp"] = "rank tags"
+            notes.append(f"DP-attention inferred from the rank tags: attention DP {attn_dp}"
+                         + (f", attention TP {max(1, tp // attn_dp)}" if tp else ""))
+    if pp is None and any(_tag_index(r, "PP") is not None for r in ranks):
+        pp = max(i for r in ranks if (i := _tag_index(r, "PP")) is not None) + 1
+        basis["pp"] = "rank tags"
+    if ep is None and any(_tag_index(r, "EP") is not None for r in ranks):
+        ep = max(i for r in ranks if (i := _tag_index(r, "EP")) is not None) + 1
+        basis["ep"] = "rank tags"
+    return Layout(tp=tp, dp=dp, pp=pp, ep=ep, attn_dp=attn_dp,
+                  enable_dp_attention=sa.get("enable_dp_attention"), basis=basis,
+                  notes=tuple(notes))

@@ -1,0 +1,105 @@
+"""The engine seam: what kvtui needs to know about one LLM server (SGLang, vLLM, ...).
+
+Why a protocol: the core folds engine-neutral events (`parsers.kinds`) into engine-neutral facts,
+and every alert rule and every pane speaks those facts. What differs between engines is how a
+line reads, how the release is dated, which flag fixes what, and how the engine sizes its KV
+pool; each engine package (`kvtui/engines/<name>/`) provides exactly that behind this protocol,
+and the core loads it by name (harlequin's adapter pattern), so adding an engine touches its own
+package and one line of `ENGINE_MODULES`.
+
+The core never imports an engine package statically (tests/test_layering.py): engines sit above
+the core and use its types.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Protocol
+
+from parsers import Event
+
+# Engine name -> the module that holds its `ENGINE` object. Detection tries them in this order.
+ENGINE_MODULES: dict[str, str] = {
+    "sglang": "kvtui.engines.sglang",
+    "vllm": "kvtui.engines.vllm",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Flags:
+    """The server flags the fixes name (engine-specific spelling of the same knobs)."""
+
+    kv_cache_dtype: str
+    mem_fraction: str
+    context_length: str
+    tensor_parallel: str
+    max_running_requests: str
+    scales_path: str | None  # the flag that hands the engine a KV-scales file (None: none)
+
+
+class ColumnGrammar(Protocol):
+    """An engine's column route: the dominant runtime layouts of a block in one pass.
+
+    `rows(lines)` gives one row per line, (head, running, usage, gen, queue, other), or None;
+    `head_facts(head)` gives the (ts, rank) of a row's head (ts None: not a real prefix).
+    """
+
+    def rows(self, lines: list[str]) -> list[tuple[str, str, str, str, str, str]] | None: ...
+
+    def head_facts(self, head: str) -> tuple[str | None, str | None]: ...
+
+
+class Engine(Protocol):
+    name: str  # "sglang": the report's `engine`
+    label: str  # "SGLang": how texts name it
+    flags: Flags
+    # The sentences of the alert texts that only this engine can say (what its warning reads,
+    # what its silence means), by key of `kvtui.core.alerts.WORDING`; a key it leaves out is
+    # said with the core's sentence, written for SGLang, the first engine.
+    wording: Mapping[str, str]
+    # Does the engine's "scales are 1.0" warning come after the weights loaded (so it proves
+    # the cache runs at 1.0), or whenever no scales file was given (so the checkpoint may still
+    # carry scales)?
+    scale_warning_after_load: bool
+    columns: ColumnGrammar | None
+    # Byte strings found in the lines that begin a server start (a fast scan finds them in a
+    # big file without parsing it).
+    start_markers: tuple[bytes, ...]
+
+    def parse_line(self, text: str) -> Event | None:
+        """One line of this engine's log as an event of the shared vocabulary, or None."""
+
+    def identifies(self, ev: Event) -> bool:
+        """Does this event (from this engine's parser) prove the log is this engine's?"""
+
+    def hints(self, ev: Event, text: str) -> Iterable[str]:
+        """Format features of the first event of a kind in a run, for dating the release."""
+
+    def version_range(self, run: Any, known: str | None = None) -> Any:
+        """The releases a run's lines are consistent with (a VersionRange)."""
+
+    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: Any = None, *,
+                        release: str | None = None) -> str:
+        """The flag (with its caveats) that gives a `dtype` KV cache on this run's releases
+        (`release`: the one the user pinned)."""
+
+    def calculator(self, run: Any, model: Any = None, checkpoint: Any = None, *,
+                   release: str | None = None, **overrides: Any) -> Any:
+        """The what-if calculator for a run, or None when the run has no pool facts."""
+
+
+@cache
+def load(name: str) -> Engine:
+    """The engine called `name` (ValueError for an unknown name)."""
+    module = ENGINE_MODULES.get(name)
+    if module is None:
+        raise ValueError(f"unknown engine {name!r}: choose from {', '.join(ENGINE_MODULES)}")
+    engine: Engine = importlib.import_module(module).ENGINE
+    return engine
+
+
+def all_engines() -> Sequence[Engine]:
+    return tuple(load(name) for name in ENGINE_MODULES)

@@ -1,0 +1,237 @@
+"""The only way from log lines to a report: one `Session` per stream, fed by whoever has lines.
+
+Headless commands (`check`, `whatif`, `events`, `ssh --check`) call `analyse(inputs)` once; live
+views (the TUI's replay, tail and ssh) hold a `Session` and feed it as lines arrive. How lines are
+folded is the pipeline's private business, chosen from what the input offers
+(`kvtui.core.pipeline.inputs`): a big plain file is folded on every core (`chunks`), a block of
+lines column-wise, a single line through the line route (`fold`). Every strategy gives the same
+state, which tests hold equal, so the same file gives the same report whichever way it came.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kvtui.core.engine import Engine, all_engines, load
+from kvtui.core.pipeline.chunks import MIN_PARALLEL_BYTES, block_bytes, fold_ranges
+from kvtui.core.pipeline.events import events_jsonl
+from kvtui.core.pipeline.fold import Fold
+from kvtui.core.pipeline.inputs import Input, RangedFile
+from kvtui.core.pipeline.startup import fold_startups
+from kvtui.core.state import State
+from parsers import Event
+
+__all__ = ["MIN_PARALLEL_BYTES", "Input", "Options", "Progress", "RangedFile", "Session",
+           "analyse", "events"]
+
+PREVIEW_BYTES = 8 << 20
+
+
+@dataclass(frozen=True)
+class Options:
+    """What shapes an analysis besides the lines themselves."""
+
+    model: Any = None  # a ModelSpec, a preset name, a config path; None: from the log
+    alert_options: Any = None  # kvtui.core.alerts.AlertOptions; None: the defaults
+    checkpoint: Any = None  # facts read from the checkpoint itself (kvtui.core.checkpoint)
+    engine: str | None = None  # an engine name to use instead of detecting it
+    # The release to assume per engine ({"sglang": "0.5.12"}), instead of the log's dating.
+    releases: tuple[tuple[str, str], ...] = ()
+    workers: int | None = None  # cores for a big file (None: all, at most 8)
+    min_parallel_bytes: int = MIN_PARALLEL_BYTES
+    # Files from this size get a start-up preview before the full fold (when one is asked for).
+    preview_bytes: int = PREVIEW_BYTES
+    columns: bool = True  # the column route (tests turn it off to compare)
+
+    def engines(self) -> Sequence[Engine]:
+        return (load(self.engine),) if self.engine else all_engines()
+
+    def release(self, engine: Engine | None) -> str | None:
+        """The release pinned for `engine` (None: date it from the log)."""
+        return dict(self.releases).get(engine.name) if engine is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """How far a fold of a file is: bytes folded of the total, seconds since it began."""
+
+    done: int
+    total: int
+    elapsed: float
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.done / self.total) if self.total else 1.0
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the rate so far (None until there is a rate)."""
+        if not self.done or not self.elapsed:
+            return None
+        return max(0.0, (self.total - self.done) * self.elapsed / self.done)
+
+
+@dataclass(slots=True)
+class Session:
+    """The analysis of one stream: its fold, and the report built from it on demand.
+
+    `partial`: a start-up preview (only the start-up regions were folded).
+    """
+
+    options: Options = field(default_factory=Options)
+    fold: Fold = field(init=False)
+    partial: bool = False
+
+    def __post_init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Start over (a replay restarted): nothing of what was folded is kept."""
+        self.fold = Fold(self.options.engines(), columns=self.options.columns)
+
+    def configure(self, **changes: Any) -> None:
+        """Change an option (a model chosen in the TUI, a checkpoint read later)."""
+        self.options = replace(self.options, **changes)
+
+    # -- feeding ---------------------------------------------------------------------------
+    @property
+    def state(self) -> State:
+        return self.fold.state
+
+    @property
+    def lines(self) -> int:
+        return self.fold.lines
+
+    @property
+    def engine(self) -> Engine | None:
+        return self.fold.engine
+
+    def feed_line(self, source: str, line_no: int, text: str) -> Event | None:
+        return self.fold.feed_line(source, line_no, text)
+
+    def feed_lines(self, source: str, lines: Iterable[str], first_line_no: int = 1) -> int:
+        return self.fold.feed_lines(source, lines, first_line_no)
+
+    def feed_blocks(self, source: str, blocks: Iterable[list[str]],
+                    first_line_no: int = 1) -> int:
+        """`feed_lines` over blocks of lines (what the readers yield)."""
+        n = first_line_no
+        for block in blocks:
+            n = self.fold.feed_lines(source, block, n)
+        return n
+
+    def parse(self, text: str) -> Event | None:
+        """The event of a line as this stream's engine reads it (nothing is folded)."""
+        engine = self.fold.engine
+        if engine is not None:
+            return engine.parse_line(text)
+        for candidate in self.fold.engines:
+            ev = candidate.parse_line(text)
+            if ev is not None:
+                return ev
+        return None
+
+    def fold_file(self, ranged: RangedFile, source: str | None = None, *,
+                  preview: Callable[[Session], None] | None = None,
+                  progress: Callable[[Progress], None] | None = None) -> None:
+        """Fold the first `ranged.size` bytes of a plain file: on every core when it is big
+        (exact, or it declines), otherwise in blocks.
+
+        `preview(session)`: on a big file, first a session of the start-up regions alone
+        (`partial`), so the verdict is known before the runtime lines are folded.
+        `progress(p)`: called as the fold proceeds.
+        """
+        name = source or ranged.path
+        started = time.monotonic()
+
+        def tell(done: int) -> None:
+            if progress is not None:
+                progress(Progress(done, ranged.size, time.monotonic() - started))
+
+        if preview is not None and self.fold.lines == 0 and \
+                ranged.size >= self.options.preview_bytes:
+            early = Session(self.options)
+            fold_startups(ranged, name, early.fold)
+            early.partial = True
+            preview(early)
+        if self.fold.lines == 0 and self.is_big(ranged.size):
+            workers = self.options.workers or min(os.cpu_count() or 1, 8)
+            cuts = ranged.cuts(ranged.path, workers, ranged.size)
+            if fold_ranges(ranged, name, self.fold, cuts, workers, tell):
+                tell(ranged.size)
+                return
+            self.reset()
+        n = self.fold.lines + 1
+        done = 0
+        for block in ranged.read(ranged.path, 0, ranged.size):
+            n = self.fold.feed_lines(name, block, n)
+            if progress is not None:
+                done += block_bytes(block)
+                tell(done)
+
+    def is_big(self, size: int) -> bool:
+        """Is a file of `size` bytes worth folding on every core?"""
+        workers = self.options.workers or min(os.cpu_count() or 1, 8)
+        return workers > 1 and size >= self.options.min_parallel_bytes
+
+    # -- what it says ----------------------------------------------------------------------
+    def report(self) -> dict[str, Any]:
+        from kvtui.core.report import build_report
+
+        o = self.options
+        report = build_report(self.fold.state, engine=self.fold.engine, model=o.model,
+                              alert_options=o.alert_options, checkpoint=o.checkpoint,
+                              release=o.release(self.fold.engine))
+        if self.partial:
+            report["partial"] = True  # start-up lines only: the runtime is not folded yet
+        return report
+
+    def alert_watch(self) -> Callable[[Event], bool]:
+        """A predicate: may an event that comes next change the alerts? (a replay's "next
+        alert" pauses on such lines)."""
+        from kvtui.core.alerts import alert_watch
+
+        return alert_watch(self.fold.state.current, self.options.alert_options)
+
+    def calculator(self) -> Any:
+        """The interactive what-if for the current run, or None."""
+        engine = self.fold.engine or self.fold.engines[0]
+        o = self.options
+        return engine.calculator(self.fold.state.current, o.model, o.checkpoint,
+                                 release=o.release(engine))
+
+
+def analyse(inputs: Sequence[Input], options: Options | None = None, *,
+            preview: Callable[[Session], None] | None = None,
+            progress: Callable[[str, Progress], None] | None = None) -> list[Session]:
+    """Each input analysed to its end: one session per stream, in the order given.
+
+    `preview` and `progress` as in `Session.fold_file` (progress also names the input)."""
+    opts = options or Options()
+    out = []
+    for inp in inputs:
+        session = Session(opts)
+        session.state.sources.setdefault(inp.name, 0)  # an empty input is still reported
+        if inp.ranged is not None:
+            tell = None
+            if progress is not None:
+                def tell(p: Progress, name: str = inp.name) -> None:
+                    progress(name, p)
+            session.fold_file(inp.ranged, inp.name, preview=preview, progress=tell)
+        else:
+            session.feed_blocks(inp.name, inp.blocks())
+        out.append(session)
+    return out
+
+
+def events(inp: Input, options: Options | None = None) -> Iterator[str]:
+    """Every recognised line of one stream as JSON Lines text (in blocks, in line order), each
+    line read by the stream's engine (`kvtui events`); nothing is folded."""
+    opts = options or Options()
+    names = tuple(e.name for e in opts.engines())
+    workers = opts.workers or min(os.cpu_count() or 1, 8)
+    return events_jsonl(inp, names, workers, opts.min_parallel_bytes)

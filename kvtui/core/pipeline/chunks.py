@@ -1,0 +1,158 @@
+"""Folding a big plain file on every core: byte ranges folded apart, their states joined exactly.
+
+Why this is safe: a big log is almost all runtime lines, whose summary joins exactly
+(`Runtime.join`). A chunk's first run can be joined to the previous chunk's last run only when it
+holds nothing but runtime lines; every later run in a chunk must have begun with a server start
+(so the run boundary is the one a sequential read would draw). When either condition fails,
+`can_join` says no and the pipeline reads the file sequentially: the answer never depends on how
+the file was cut. Tests compare joined and sequential states over every sample cut at every line.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from kvtui.core.engine import load
+from kvtui.core.evidence import evidence_in
+from kvtui.core.pipeline.fold import Fold
+from kvtui.core.pipeline.inputs import RangedFile
+from kvtui.core.state import Run, State
+from parsers.kinds import JOINABLE_KINDS
+
+# Files smaller than this are read sequentially: forking costs more than it saves.
+MIN_PARALLEL_BYTES = 32 << 20
+
+
+def can_join(earlier: State, later: State) -> bool:
+    """Can `later` (the state of the lines right after `earlier`'s) be joined exactly?"""
+    first = later.runs[0]
+    if not all(run.opener == "start" for run in later.runs[1:]):
+        return False
+    if first.opener != "start":
+        return first.kinds_seen <= JOINABLE_KINDS  # runtime lines continue the last run
+    last = earlier.runs[-1]
+    # A server start: a new run, unless the cut fell inside an argument-resolution block (a
+    # dump, a KV dtype override, an engine's release line or one part of a start it prints in
+    # several): then only a sequential read knows which start the lines belong to.
+    return last.progressed or last.lines_seen == 0
+
+
+def shift_lines(runs: list[Run], offset: int) -> None:
+    """Add `offset` to every line number inside a chunk's runs (their lines were numbered from
+    1): each piece of evidence and each timeline point."""
+    if offset == 0:
+        return
+    for ev in evidence_in(runs):
+        ev.line += offset
+    for run in runs:
+        tl = run.runtime.timeline
+        run.runtime.timeline = deque((p._replace(line=p.line + offset) for p in tl),
+                                     maxlen=tl.maxlen)
+
+
+def merge_into(earlier: State, later: State, line_offset: int) -> None:
+    """Fold `later` into `earlier` in place; `can_join(earlier, later)` must hold."""
+    if not can_join(earlier, later):
+        raise ValueError("chunk state cannot be joined exactly; read sequentially")
+    shift_lines(later.runs, line_offset)
+    earlier.events += later.events
+    for k, v in later.kinds.items():
+        earlier.kinds[k] = earlier.kinds.get(k, 0) + v
+    for k, v in later.sources.items():
+        earlier.sources[k] = earlier.sources.get(k, 0) + v
+    runs = later.runs
+    last = earlier.runs[-1]
+    if runs[0].opener != "start":
+        _join_run(last, runs[0])
+        runs = runs[1:]
+    elif not last.progressed:
+        earlier.runs.pop()  # an empty implicit run: the sequential read would reuse it
+    for run in runs:
+        run.index = len(earlier.runs)
+        earlier.runs.append(run)
+
+
+def _join_run(a: Run, b: Run) -> None:
+    a.lines_seen += b.lines_seen
+    a.ranks |= b.ranks
+    a.hints |= b.hints
+    a.kinds_seen |= b.kinds_seen
+    for ev, msg in zip(b.ooms, b.oom_messages, strict=True):
+        if msg in a.oom_messages:
+            a.ooms[a.oom_messages.index(msg)].count += ev.count
+        elif len(a.ooms) < 50:
+            a.ooms.append(ev)
+            a.oom_messages.append(msg)
+        else:
+            a.ooms[-1].count += ev.count
+    a.runtime.join(b.runtime)
+
+
+Job = tuple[RangedFile, str, tuple[str, ...], int, int | None]
+# Bytes folded so far by the workers of this process's fold (shared memory, set per fold).
+_done: Any = None
+
+
+def block_bytes(block: list[str]) -> int:
+    """The size of a block of lines as read (each with its newline), for progress."""
+    return sum(map(len, block)) + len(block)
+
+
+def _fold_range(job: Job) -> tuple[State, int, str | None]:
+    """A worker: one byte range folded from scratch (its lines numbered from 1)."""
+    ranged, source, engine_names, start, end = job
+    fold = Fold([load(name) for name in engine_names])
+    n = 1
+    for block in ranged.read(ranged.path, start, end):
+        n = fold.feed_lines(source, block, n)
+        if _done is not None:
+            with _done.get_lock():
+                _done.value += block_bytes(block)
+    return fold.state, fold.lines, fold.engine.name if fold.engine else None
+
+
+def _share(counter: Any) -> None:
+    global _done
+    _done = counter
+
+
+def fold_ranges(ranged: RangedFile, source: str, fold: Fold, cuts: list[int], workers: int,
+                progress: Callable[[int], None] | None = None) -> bool:
+    """Fold `ranged` cut at `cuts` (byte offsets at line starts, the first 0) into `fold`,
+    which must be fresh; False (and `fold` untouched) when the chunks cannot be joined.
+    `progress(bytes_done)` is called a few times a second while the workers run."""
+    names = (fold.engine.name,) if fold.engine is not None else tuple(e.name
+                                                                      for e in fold.engines)
+    bounds = list(zip(cuts, [*cuts[1:], ranged.size], strict=True))
+    jobs: list[Job] = [(ranged, source, names, a, b) for a, b in bounds]
+    if workers <= 1 or len(jobs) == 1:
+        results = [_fold_range(j) for j in jobs]
+    else:
+        ctx = multiprocessing.get_context("fork")
+        counter = ctx.Value("q", 0)
+        with ctx.Pool(min(workers, len(jobs)), initializer=_share,
+                      initargs=(counter,)) as pool:
+            pending = pool.map_async(_fold_range, jobs, chunksize=1)
+            while not pending.ready():
+                pending.wait(0.1)
+                if progress is not None:
+                    progress(counter.value)
+            results = pending.get()
+    detected = {engine for _, _, engine in results if engine is not None}
+    if len(detected) > 1:
+        return False  # chunks disagree on the engine: only a sequential read can tell
+    state, lines, _ = results[0]
+    for later, count, _ in results[1:]:
+        if not can_join(state, later):
+            return False
+        merge_into(state, later, lines)
+        lines += count
+    if detected:
+        engine = load(detected.pop())
+        fold.engine = engine
+        state.hinter = engine.hints
+    fold.state, fold.lines = state, lines
+    return True

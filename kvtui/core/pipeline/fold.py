@@ -1,0 +1,206 @@
+"""One stream's lines folded into a `State`: engine detection, the line route and the column route.
+
+Why two routes: a live tail brings a few lines at a time and each needs its event (the log pane
+colours it); a big file brings millions of decode lines in blocks, where one `regex` pass of the
+engine's column grammar recognises the dominant layouts and the rows between two other events
+are folded column-wise (`Runtime.of_columns`) and joined onto the run, at C speed. Both routes end
+in the same state: the runtime fold is one definition (`kvtui.core.runtime`), and the tests hold
+the routes together on every sample, the corpus and generated logs.
+
+Engine detection: until a line proves which engine wrote the stream, every engine's grammar is
+asked; the first that recognises a line it can identify wins for the rest of the stream.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Sequence
+from itertools import compress
+from operator import not_
+
+from kvtui.core.engine import Engine
+from kvtui.core.runtime import Columns, Runtime
+from kvtui.core.state import State
+from parsers import Event
+
+# Below this many lines a block, or STRETCH_MIN recognised rows between two other events, the
+# line route is cheaper than setting up the columns.
+BULK_MIN = 64
+STRETCH_MIN = 16
+
+# Row columns of a ColumnGrammar.
+HEAD, RUNNING, USAGE, GEN, QUEUE, OTHER = range(6)
+
+
+class Fold:
+    """The facts of one stream (a file, a replay, a remote log) as its lines arrive."""
+
+    def __init__(self, engines: Sequence[Engine], *, columns: bool = True) -> None:
+        self.engines = tuple(engines)
+        # Set by the first line that names the engine; until then every engine's grammar is
+        # asked (even a single one: a report names an engine only when a line proved it).
+        self.engine: Engine | None = None
+        self.state = State()
+        self.lines = 0
+        self.use_columns = columns  # tests turn the column route off to compare
+
+    # -- parsing ---------------------------------------------------------------------------
+    def parse(self, text: str) -> Event | None:
+        """The event of one line, detecting the engine on the way."""
+        if self.engine is not None:
+            return self.engine.parse_line(text)
+        first: Event | None = None
+        for engine in self.engines:
+            ev = engine.parse_line(text)
+            if ev is None:
+                continue
+            if engine.identifies(ev):
+                self.engine = engine
+                self.state.hinter = engine.hints
+                return ev
+            first = first or ev
+        return first
+
+    # -- the line route --------------------------------------------------------------------
+    def feed_line(self, source: str, line_no: int, text: str) -> Event | None:
+        self.lines += 1
+        sources = self.state.sources
+        sources[source] = sources.get(source, 0) + 1
+        ev = self.parse(text)
+        if ev is not None:
+            self.state.apply(ev, source, line_no, text)
+        return ev
+
+    def feed_lines(self, source: str, lines: Iterable[str], first_line_no: int = 1) -> int:
+        """Fold texts numbered from `first_line_no`; returns the next line number."""
+        if not isinstance(lines, list):
+            lines = list(lines)
+        if self.engine is None:
+            # Line by line until a line names the engine; the rest of the block may then take
+            # the column route.
+            apply = self.state.apply
+            for i, text in enumerate(lines):
+                ev = self.parse(text)
+                if ev is not None:
+                    apply(ev, source, first_line_no + i, text)
+                if self.engine is not None:
+                    self._count(source, i + 1, first_line_no)
+                    return self.feed_lines(source, lines[i + 1:], first_line_no + i + 1)
+            return self._count(source, len(lines), first_line_no)
+        grammar = self.engine.columns
+        if grammar is not None and self.use_columns and len(lines) >= BULK_MIN:
+            # A block makes some 150,000 short-lived tuples and strings, none in a cycle:
+            # letting the cycle collector walk them costs about 12% of the whole fold.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                rows = grammar.rows(lines)
+                if rows is not None:
+                    self._feed_rows(source, lines, rows, first_line_no)
+                    return self._count(source, len(lines), first_line_no)
+            finally:
+                if collecting:
+                    gc.enable()
+        apply = self.state.apply
+        n = first_line_no
+        for text in lines:
+            ev = self.parse(text)
+            if ev is not None:
+                apply(ev, source, n, text)
+            n += 1
+        return self._count(source, len(lines), first_line_no)
+
+    def _count(self, source: str, count: int, first: int) -> int:
+        self.lines += count
+        sources = self.state.sources
+        sources[source] = sources.get(source, 0) + count
+        return first + count
+
+    # -- the column route ------------------------------------------------------------------
+    def _feed_rows(self, source: str, lines: list[str], rows: Sequence[tuple[str, ...]],
+                   first: int) -> None:
+        """Fold a block whose dominant runtime lines the column grammar recognised.
+
+        Every other line is parsed on its own; one that yields an event is applied in its place,
+        and the recognised rows between two such lines are folded as one stretch.
+        """
+        assert self.engine is not None and self.engine.columns is not None
+        head_facts = self.engine.columns.head_facts
+        cols = list(zip(*rows, strict=True))
+        heads = cols[HEAD]
+        # Each distinct head (a second of one rank's log) is validated once; a row whose head is
+        # no timestamp prefix goes back to the line route.
+        facts = {h: head_facts(h) for h in set(heads) if h}
+        if any(ts is None for ts, _ in facts.values()):
+            cols[USAGE] = tuple(u if facts.get(h, (1,))[0] is not None else ""
+                                for h, u in zip(heads, cols[USAGE], strict=True))
+        apply = self.state.apply
+        parse = self.engine.parse_line
+        start = 0
+        for i in compress(range(len(lines)), map(not_, cols[USAGE])):
+            ev = parse(lines[i])
+            if ev is not None:
+                self._fold_stretch(source, lines, cols, facts, start, i, first)
+                apply(ev, source, first + i, lines[i])
+                start = i + 1
+        self._fold_stretch(source, lines, cols, facts, start, len(lines), first)
+
+    def _fold_stretch(self, source: str, lines: list[str], cols: list[tuple[str, ...]],
+                      facts: dict[str, tuple[str | None, str | None]], a: int, b: int,
+                      first: int) -> None:
+        """The recognised rows of lines[a:b], where no other line is an event."""
+        recognised = cols[USAGE][a:b]
+        at = list(compress(range(a, b), recognised))
+        if len(at) < STRETCH_MIN:
+            self._apply_lines(source, lines, at, first)
+            return
+        gen = list(compress(cols[GEN][a:b], recognised))
+        # The first row of a kind the run has not seen takes the line route: it records the
+        # format hints and may open the run.
+        seen = self.state.current.kinds_seen
+        firsts = []
+        if "decode_batch" not in seen:
+            firsts.append(next(compress(range(len(at)), gen), None))
+        if "prefill_batch" not in seen:
+            firsts.append(next(compress(range(len(at)), map(not_, gen)), None))
+        new = [j for j in firsts if j is not None]
+        if new:
+            k = at[min(new)]
+            self._fold_stretch(source, lines, cols, facts, a, k, first)
+            self._apply_lines(source, lines, [k], first)
+            self._fold_stretch(source, lines, cols, facts, k + 1, b, first)
+            return
+        heads, running, usage, queue = (list(compress(cols[c][a:b], recognised))
+                                        for c in (HEAD, RUNNING, USAGE, QUEUE))
+        stretch = Columns(source=source, first_line=first, lines=lines, at=at, heads=heads,
+                          facts=facts, usage=usage, running=running, queue=queue, gen=gen)
+        self._join_stretch(stretch)
+
+    def _join_stretch(self, cols: Columns) -> None:
+        """Count a stretch's rows as events of the current run and join their summary."""
+        st = self.state
+        run = st.current
+        m = len(cols)
+        n_decode = m - cols.gen.count("")
+        st.events += m
+        kinds = st.kinds
+        if n_decode:
+            kinds["decode_batch"] = kinds.get("decode_batch", 0) + n_decode
+        if n_decode < m:
+            kinds["prefill_batch"] = kinds.get("prefill_batch", 0) + m - n_decode
+        run.lines_seen += m
+        for h in set(cols.heads):
+            rank = cols.facts[h][1]
+            if rank:
+                run.ranks.add(rank)
+        run.runtime.join(Runtime.of_columns(cols))
+
+    def _apply_lines(self, source: str, lines: list[str], at: Iterable[int], first: int) -> None:
+        apply = self.state.apply
+        assert self.engine is not None
+        parse = self.engine.parse_line
+        for k in at:
+            text = lines[k]
+            ev = parse(text)
+            if ev is not None:
+                apply(ev, source, first + k, text)

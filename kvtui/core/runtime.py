@@ -1,0 +1,431 @@
+"""The runtime fold, defined once: a mergeable summary of a run's batch lines.
+
+Why a summary with a join: a busy log is almost all decode and prefill lines, and kvtui folds them
+three ways (one row at a time for a live tail, a column at a time for a block of a big file, and
+chunk by chunk on several cores). All three must give the same facts, so the facts are built from
+small monoids (counts, last values, first-of-maximum peaks, runs of consecutive saturated batches,
+runs of a growing queue, a bounded timeline), each with its three operations side by side:
+
+- `add` folds one row,
+- a column constructor folds a whole column at C speed,
+- `join` appends the summary of the lines that came right after.
+
+`add(x)` is `join(summary of [x])` for each of them; `tests/core/test_runtime_monoid.py` holds the
+three operations to that on random sequences. The few counters that only joining needs (the run
+at the start of a sequence, whether it was ever broken) live inside these small types, not in the
+facts a reader sees.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import compress, repeat
+from operator import add, sub
+from typing import Any, NamedTuple
+
+from kvtui.core.evidence import Evidence
+
+TIMELINE_POINTS = 600
+SATURATION = 0.95
+# Usage as the column route receives it: SGLang's `:.2f` text, where text order is numeric order.
+SATURATED_TEXT = f"{SATURATION:.2f}"
+
+
+class TimelinePoint(NamedTuple):
+    """One decode (or retraction) sample for the timeline. A tuple: millions are made."""
+
+    ts: str | None
+    line: int
+    token_usage: float | None
+    running_req: int | None
+    queue_req: int | None
+    gen_throughput: float | None
+    retraction: bool = False
+
+
+_new_point = tuple.__new__
+
+
+@dataclass(slots=True)
+class Streak:
+    """The longest run of consecutive True in a sequence of booleans, joinable.
+
+    `head` and `tail` are the runs at the start and the end; `broken` says a False was seen (so
+    `head` stops growing). The facts a reader wants are `longest` and `tail`.
+    """
+
+    head: int = 0
+    tail: int = 0
+    longest: int = 0
+    broken: bool = False
+
+    def add(self, flag: bool) -> bool:
+        """Fold one element; True when this element started the first run ever."""
+        if flag:
+            tail = self.tail = self.tail + 1
+            if not self.broken:
+                self.head += 1
+            if tail > self.longest:
+                first = self.longest == 0
+                self.longest = tail
+                return first
+        elif self.tail or not self.broken:
+            self.tail = 0
+            self.broken = True
+        return False
+
+    def join(self, b: Streak) -> None:
+        across = self.tail + b.head
+        self.longest = max(self.longest, b.longest, across)
+        if not self.broken:
+            self.head += b.head
+        self.tail = b.tail if b.broken else across
+        self.broken = self.broken or b.broken
+
+    @classmethod
+    def of_flags(cls, flags: bytes) -> Streak:
+        """From a byte string of 0/1 flags, by C-level splitting."""
+        runs = flags.split(b"\x00")
+        return cls(head=len(runs[0]), tail=len(runs[-1]), longest=max(map(len, runs)),
+                   broken=len(runs) > 1)
+
+
+@dataclass(slots=True)
+class Growth:
+    """How long a value kept growing: the most rises between two falls, joinable.
+
+    The sequence is judged step by step: a rise extends the current run by one, an equal value
+    keeps it, a fall ends it. `first` and `last` are kept so a join can judge the step across.
+    """
+
+    first: int | None = None
+    last: int | None = None
+    head: int = 0
+    tail: int = 0
+    longest: int = 0
+    dropped: bool = False
+
+    def add(self, value: int) -> None:
+        prev = self.last
+        if prev is None:
+            if self.first is None:
+                self.first = value
+        elif value > prev:
+            tail = self.tail = self.tail + 1
+            if not self.dropped:
+                self.head += 1
+            if tail > self.longest:
+                self.longest = tail
+        elif value < prev:
+            self.tail = 0
+            self.dropped = True
+        self.last = value
+
+    def join(self, b: Growth) -> None:
+        step = 0
+        if b.first is not None and self.last is not None:
+            step = 1 if b.first > self.last else (-1 if b.first < self.last else 0)
+        if step < 0:
+            across = b.head
+            self.dropped = True
+        else:
+            across = self.tail + step + b.head
+            if not self.dropped:
+                self.head += step + b.head
+        self.longest = max(self.longest, b.longest, across)
+        self.tail = b.tail if b.dropped else across
+        self.dropped = self.dropped or b.dropped
+        if self.first is None:
+            self.first = b.first
+        if b.last is not None:
+            self.last = b.last
+
+    @classmethod
+    def of_values(cls, values: Sequence[int]) -> Growth:
+        """From a whole column, by C-level maps: +1 up, 0 down (a fall ends a run), 1 level."""
+        if not values:
+            return cls()
+        later, earlier = values[1:], values[:-1]
+        steps = bytes(map(add, map(sub, map(int.__gt__, later, earlier),
+                                   map(int.__lt__, later, earlier)), repeat(1)))
+        rises = list(map(bytes.count, steps.split(b"\x00"), repeat(b"\x02")))
+        return cls(first=values[0], last=values[-1], head=rises[0], tail=rises[-1],
+                   longest=max(rises), dropped=len(rises) > 1)
+
+
+@dataclass(slots=True)
+class Peak:
+    """The maximum of a sequence and the first line that reached it (ties keep the first)."""
+
+    value: Any = None
+    evidence: Evidence | None = None
+
+    def beats(self, value: Any) -> bool:
+        return self.value is None or value > self.value
+
+    def join(self, b: Peak) -> None:
+        if b.value is not None and self.beats(b.value):
+            self.value, self.evidence = b.value, b.evidence
+
+
+def _later(a: Any, b: Any) -> Any:
+    return b if b is not None else a
+
+
+@dataclass
+class Runtime:
+    """Bounded aggregates over one run's runtime batch lines (and its retraction lines)."""
+
+    prefill_batches: int = 0
+    decode_batches: int = 0
+    last_token_usage: float | None = None
+    token_usage: Peak = field(default_factory=Peak)
+    last_running_req: int | None = None
+    running_req: Peak = field(default_factory=Peak)  # no evidence is kept for this peak
+    last_queue_req: int | None = None
+    queue_req: Peak = field(default_factory=Peak)
+    last_gen_throughput: float | None = None
+    gen_throughput_centi: int = 0  # sum in 1/100 token/s: exact, so chunk sums add up
+    gen_throughput_n: int = 0
+    retractions: int = 0
+    retracted_reqs: int = 0
+    new_token_ratio_first: float | None = None
+    new_token_ratio_last: float | None = None
+    retraction_evidence: Evidence | None = None
+    saturation: Streak = field(default_factory=Streak)  # batches with token usage >= 0.95
+    saturated_evidence: Evidence | None = None  # the first saturated batch
+    queue_growth: Growth = field(default_factory=Growth)  # queue, decode line to decode line
+    last_ts: str | None = None
+    timeline: deque[TimelinePoint] = field(default_factory=lambda: deque(maxlen=TIMELINE_POINTS))
+
+    # -- what a reader sees -----------------------------------------------------------------
+    @property
+    def peak_token_usage(self) -> float | None:
+        return self.token_usage.value  # type: ignore[no-any-return]
+
+    @property
+    def peak_running_req(self) -> int | None:
+        return self.running_req.value  # type: ignore[no-any-return]
+
+    @property
+    def peak_queue_req(self) -> int | None:
+        return self.queue_req.value  # type: ignore[no-any-return]
+
+    @property
+    def mean_gen_throughput(self) -> float | None:
+        if not self.gen_throughput_n:
+            return None
+        return self.gen_throughput_centi / self.gen_throughput_n / 100
+
+    def to_dict(self) -> dict[str, Any]:
+        mean = self.mean_gen_throughput
+        return {
+            "prefill_batches": self.prefill_batches,
+            "decode_batches": self.decode_batches,
+            "last_token_usage": self.last_token_usage,
+            "peak_token_usage": self.peak_token_usage,
+            "last_running_req": self.last_running_req,
+            "peak_running_req": self.peak_running_req,
+            "last_queue_req": self.last_queue_req,
+            "peak_queue_req": self.peak_queue_req,
+            "last_gen_throughput": self.last_gen_throughput,
+            "mean_gen_throughput": round(mean, 2) if mean is not None else None,
+            "retractions": self.retractions,
+            "retracted_reqs": self.retracted_reqs,
+            "new_token_ratio_first": self.new_token_ratio_first,
+            "new_token_ratio_last": self.new_token_ratio_last,
+            "saturated_longest": self.saturation.longest,
+            "queue_growth_longest": self.queue_growth.longest,
+            "last_ts": self.last_ts,
+        }
+
+    # -- one row ----------------------------------------------------------------------------
+    def add_batch(self, decode: bool, fields: dict[str, Any], ts: str | None, line: int,
+                  witness: Witness) -> None:
+        """Fold one decode or prefill batch line (its parsed fields); `witness` builds the
+        evidence for this line only when a fact needs it."""
+        f = fields
+        u = f.get("token_usage")
+        if u is None:
+            u = f.get("full_token_usage")
+        if u is not None:
+            self.last_token_usage = u
+            if self.token_usage.beats(u):
+                self.token_usage.value, self.token_usage.evidence = u, witness.evidence()
+            if self.saturation.add(u >= SATURATION):
+                self.saturated_evidence = witness.evidence()
+        running = f.get("running_req")
+        if running is not None:
+            self.last_running_req = running
+            if self.running_req.beats(running):
+                self.running_req.value = running
+        queue = f.get("queue_req")
+        if queue is not None:
+            self.last_queue_req = queue
+            if self.queue_req.beats(queue):
+                self.queue_req.value, self.queue_req.evidence = queue, witness.evidence()
+            if decode:  # a prefill line repeats a queue that the decode lines already saw
+                self.queue_growth.add(queue)
+        if ts:
+            self.last_ts = ts
+        if not decode:
+            self.prefill_batches += 1
+            return
+        self.decode_batches += 1
+        preempted = f.get("preempted_reqs")
+        if preempted:
+            # Requests preempted since the previous stats line (vLLM counts over the interval):
+            # a retraction episode, not a gauge.
+            self.retractions += 1
+            self.retracted_reqs += preempted
+            if self.retraction_evidence is None:
+                self.retraction_evidence = witness.evidence()
+            else:
+                self.retraction_evidence.count += 1
+        g = f.get("gen_throughput")
+        if g is not None and not math.isfinite(g):
+            g = None  # a mangled line: no throughput, never a crash
+        if g is not None:
+            self.last_gen_throughput = g
+            self.gen_throughput_centi += int(g * 100 + 0.5)
+            self.gen_throughput_n += 1
+        self.timeline.append(_new_point(TimelinePoint, (ts, line, u, running, queue, g, False)))
+
+    def add_retraction(self, fields: dict[str, Any], ts: str | None, line: int,
+                       witness: Witness) -> None:
+        self.retractions += 1
+        self.retracted_reqs += fields.get("retracted_reqs") or 0
+        before, after = fields.get("new_token_ratio_before"), fields.get("new_token_ratio_after")
+        if self.new_token_ratio_first is None and before is not None:
+            self.new_token_ratio_first = before
+        if after is not None:
+            self.new_token_ratio_last = after
+        if self.retraction_evidence is None:
+            self.retraction_evidence = witness.evidence()
+        else:
+            self.retraction_evidence.count += 1
+        # A marker only: its values stay empty so that the point does not depend on what was
+        # read before it (chunked reads must build the same timeline).
+        self.timeline.append(TimelinePoint(ts, line, None, None, None, None, True))
+
+    # -- the lines that came after ----------------------------------------------------------
+    def join(self, b: Runtime) -> None:
+        """Append `b`, the summary of the lines right after this one's, folded from scratch."""
+        self.saturation.join(b.saturation)
+        if self.saturated_evidence is None:
+            self.saturated_evidence = b.saturated_evidence
+        self.queue_growth.join(b.queue_growth)
+        self.token_usage.join(b.token_usage)
+        self.running_req.join(b.running_req)
+        self.queue_req.join(b.queue_req)
+        self.prefill_batches += b.prefill_batches
+        self.decode_batches += b.decode_batches
+        self.last_token_usage = _later(self.last_token_usage, b.last_token_usage)
+        self.last_running_req = _later(self.last_running_req, b.last_running_req)
+        self.last_queue_req = _later(self.last_queue_req, b.last_queue_req)
+        self.last_gen_throughput = _later(self.last_gen_throughput, b.last_gen_throughput)
+        self.gen_throughput_centi += b.gen_throughput_centi
+        self.gen_throughput_n += b.gen_throughput_n
+        self.last_ts = _later(self.last_ts, b.last_ts)
+        self.retractions += b.retractions
+        self.retracted_reqs += b.retracted_reqs
+        if self.new_token_ratio_first is None:
+            self.new_token_ratio_first = b.new_token_ratio_first
+        self.new_token_ratio_last = _later(self.new_token_ratio_last, b.new_token_ratio_last)
+        if b.retraction_evidence is not None:
+            if self.retraction_evidence is None:
+                self.retraction_evidence = b.retraction_evidence
+            else:
+                self.retraction_evidence.count += b.retraction_evidence.count
+        self.timeline.extend(b.timeline)
+
+    # -- whole columns ----------------------------------------------------------------------
+    @classmethod
+    def of_columns(cls, cols: Columns) -> Runtime:
+        """The summary of a stretch of batch rows given column-wise (see `Columns`)."""
+        b = cls()
+        m = len(cols)
+        if not m:
+            return b
+        usage, gen = cols.usage, cols.gen
+        n_decode = m - gen.count("")
+        b.prefill_batches = m - n_decode
+        b.decode_batches = n_decode
+        b.last_ts = cols.ts(m - 1)
+        b.last_token_usage = float(usage[-1])
+        top = max(usage)
+        b.token_usage = Peak(float(top), cols.evidence(usage.index(top)))
+        flags = bytes(map(SATURATED_TEXT.__le__, usage))
+        b.saturation = Streak.of_flags(flags)
+        if b.saturation.longest:
+            b.saturated_evidence = cols.evidence(flags.index(1))
+        b.last_running_req = int(cols.running[-1])
+        b.running_req = Peak(max(map(int, cols.running)))
+        queues = list(map(int, cols.queue))
+        b.last_queue_req = queues[-1]
+        peak_q = max(queues)
+        b.queue_req = Peak(peak_q, cols.evidence(queues.index(peak_q)))
+        if n_decode:
+            b.queue_growth = Growth.of_values(list(compress(queues, gen)))
+            gens = list(filter(None, gen))
+            b.last_gen_throughput = float(gens[-1])
+            # `d.dd` text: its digits are exactly int(g * 100 + 0.5).
+            b.gen_throughput_centi = sum(map(int, map(str.replace, gens, repeat("."),
+                                                      repeat(""))))
+            b.gen_throughput_n = len(gens)
+            rows = list(compress(range(m), gen))[-TIMELINE_POINTS:]
+            b.timeline.extend(TimelinePoint(cols.ts(k), cols.line(k), float(usage[k]),
+                                            int(cols.running[k]), queues[k], float(gen[k]),
+                                            False) for k in rows)
+        return b
+
+
+class Witness:
+    """Builds the evidence of one line on demand (most rows never need theirs)."""
+
+    __slots__ = ("line", "rank", "source", "text", "ts")
+
+    def __init__(self, source: str, line: int, rank: str | None, ts: str | None,
+                 text: str) -> None:
+        self.source, self.line, self.rank, self.ts, self.text = source, line, rank, ts, text
+
+    def evidence(self) -> Evidence:
+        return Evidence.of(self.source, self.line, self.rank, self.ts, self.text)
+
+
+@dataclass(slots=True)
+class Columns:
+    """A stretch of batch rows of one block of lines, column-wise, in line order.
+
+    Row k is the line `lines[at[k]]`, numbered `first_line + at[k]`. Values are the printed text
+    (usage `d.dd`, so text order is numeric order); `gen` is empty for a prefill row. Each row's
+    `[ts ranks]` head is kept as text and `facts` maps every distinct head to its (ts, rank)
+    once, so a row's timestamp and evidence cost nothing until a fact needs them.
+    """
+
+    source: str
+    first_line: int
+    lines: Sequence[str]
+    at: Sequence[int]
+    heads: Sequence[str]
+    facts: dict[str, tuple[str | None, str | None]]
+    usage: Sequence[str]
+    running: Sequence[str]
+    queue: Sequence[str]
+    gen: Sequence[str]
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    def line(self, k: int) -> int:
+        return self.first_line + self.at[k]
+
+    def ts(self, k: int) -> str | None:
+        return self.facts[self.heads[k]][0]
+
+    def evidence(self, k: int) -> Evidence:
+        ts, rank = self.facts[self.heads[k]]
+        return Evidence.of(self.source, self.line(k), rank, ts, self.lines[self.at[k]])

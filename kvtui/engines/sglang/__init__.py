@@ -1,0 +1,79 @@
+"""SGLang behind the engine seam: its grammar, its release dating, its flags, its pool sizing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import parsers.sglang as grammar
+from kvtui.core import capacity, version
+from kvtui.core.engine import Flags
+from parsers import Event
+
+FLAGS = Flags(
+    kv_cache_dtype="--kv-cache-dtype",
+    mem_fraction="--mem-fraction-static",
+    context_length="--context-length",
+    tensor_parallel="--tp",
+    max_running_requests="--max-running-requests",
+    scales_path="--quantization-param-path",
+)
+
+
+class _Columns:
+    """SGLang's column route (`parsers.sglang.bulk`)."""
+
+    def rows(self, lines: list[str]) -> list[tuple[str, str, str, str, str, str]] | None:
+        return grammar.runtime_rows(lines)
+
+    def head_facts(self, head: str) -> tuple[str | None, str | None]:
+        return grammar.head_facts(head)
+
+
+class SGLang:
+    name = "sglang"
+    label = "SGLang"
+    flags = FLAGS
+    wording: Mapping[str, str] = MappingProxyType({})  # the core's sentences are SGLang's
+    # "no scaling factors provided" is logged whenever --quantization-param-path is absent,
+    # before the weight loader may still load k_scale/v_scale (layers/quantization/kv_cache.py).
+    scale_warning_after_load = False
+    columns = _Columns()
+    # The args dump, and the model-specific KV dtype overrides logged just before it
+    # (parsers/sglang/startup.py `_KV_SETTING`, `_KV_MUSE`).
+    start_markers = (b"server_args=", b"Setting KV cache dtype to ", b" KV cache by default for ")
+
+    def parse_line(self, text: str) -> Event | None:
+        return grammar.parse_line(text)
+
+    def identifies(self, ev: Event) -> bool:
+        # An out-of-memory error reads the same from any engine (the CUDA allocator's text).
+        return ev.kind != "oom"
+
+    def hints(self, ev: Event, text: str) -> Iterable[str]:
+        return grammar.hints(ev, text)
+
+    def version_range(self, run: Any, known: str | None = None) -> version.VersionRange:
+        return version.infer_version(run, known=known)
+
+    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: Any = None, *,
+                        release: str | None = None) -> str:
+        """The flag that gives a `dtype` KV cache on the SGLang versions this log (or the host,
+        or the user's pin) implies, with the advice that goes with it."""
+        known = release or (getattr(checkpoint, "sglang_version", None)
+                            if checkpoint is not None else None)
+        algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint is not None \
+            else None
+        vr = version.infer_version(run, known=known)
+        flag, advice = version.kv_dtype_flag(
+            dtype, vr, checkpoint_kv_fp8=(str(algo).upper() == "FP8") if algo else None)
+        return f"{flag}; {advice.rstrip('.')}" if flag else advice.rstrip(".")
+
+    def calculator(self, run: Any, model: Any = None, checkpoint: Any = None, *,
+                   release: str | None = None, **overrides: Any) -> Any:
+        return capacity.calculator_for_run(run, model, checkpoint, sglang_version=release,
+                                           **overrides)
+
+
+ENGINE = SGLang()

@@ -1,0 +1,109 @@
+"""vLLM behind the engine seam: its grammar, its release dating, its flags, its pool sizing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import parsers.vllm as grammar
+from kvtui.core import dtypes
+from kvtui.core.engine import Flags
+from kvtui.engines.vllm import fromrun
+from kvtui.engines.vllm.version import VersionRange, infer_version, kv_dtype_flag
+from parsers import Event
+
+FLAGS = Flags(
+    kv_cache_dtype="--kv-cache-dtype",
+    mem_fraction="--gpu-memory-utilization",
+    context_length="--max-model-len",
+    tensor_parallel="-tp",
+    max_running_requests="--max-num-seqs",
+    scales_path=None,  # V1 reads k/v scales from the checkpoint only
+)
+
+# The sentences of the alert texts that are vLLM's own (kvtui.core.alerts WORDING keys).
+WORDING: dict[str, str] = {
+    "scales_missing.said": 'vLLM printed "Using KV cache scaling factor 1.0 for fp8_e4m3"',
+    "scales_missing.checkpoint_has_scales": (
+        "The checkpoint has k_scale/v_scale tensors, yet vLLM warns only after loading, when "
+        "both scales of a layer are exactly 1.0: either the tensors hold 1.0 or this model "
+        "class did not map them (look for a warning about unloaded k_scale/v_scale weights)."),
+    "scales_missing.unknown": (
+        "vLLM prints this warning after loading the weights, when k_scale and v_scale are both "
+        "exactly 1.0: the checkpoint carries no KV scales for these layers (vLLM V1 has no "
+        "scales-file flag; calculate_kv_scales was removed), so check the checkpoint's "
+        "model.safetensors.index.json for k_scale/v_scale (kvtui ssh does this for you)."),
+    "auto_fp8.since": ">= 0.14",
+    "auto_fp8.silence": (
+        'vLLM announces it only as an INFO line ("Using fp8 data type to store kv cache"), '
+        "and the scales default to 1.0 unless the checkpoint carries k_scale/v_scale."),
+    "fp8.silence": (
+        "(no \"Using KV cache scaling factor 1.0\" warning). vLLM prints that warning when a "
+        "layer's scales are 1.0 after loading, so its absence suggests the checkpoint's "
+        "scales were loaded, unless the log excerpt does not reach the weight loading."),
+    "context.reject": (
+        "vLLM can run only a fraction of a full-context request at a time: long requests are "
+        "preempted and recomputed, and one at full length may never finish"),
+    "retraction.verb": "preempted",
+    "retraction.nouns": "preemptions",
+    "retraction.Noun": "Preemption",
+    "retraction.admit": "--max-num-seqs, --max-num-batched-tokens",
+    "oom.fix": (
+        "Raise --gpu-memory-utilization, or lower --max-model-len, when the KV cache cannot "
+        "hold one request (\"KV cache is needed, which is larger than the available KV cache "
+        "memory\"); lower --gpu-memory-utilization if CUDA graph capture or activations run "
+        "out; lower --max-num-seqs or --max-num-batched-tokens for activation peaks."),
+    "unbalanced": "",
+}
+
+
+class VLLM:
+    name = "vllm"
+    label = "vLLM"
+    flags = FLAGS
+    wording: Mapping[str, str] = WORDING
+    # "Using KV cache scaling factor 1.0" is logged after loading, when a layer's scales are
+    # 1.0 (model_executor/layers/quantization/kv_cache.py, process_weights_after_loading).
+    scale_warning_after_load = True
+    columns = None  # one stats line every few seconds: the line route is enough
+    # The lines that begin a server start: the CLI args, the engine's config line, the API
+    # server's release line (parsers/vllm/args.py, startup.py).
+    start_markers = (b"non-default args: {", b"args: Namespace(", b" LLM engine (v",
+                     b"vLLM API server version ")
+
+    def parse_line(self, text: str) -> Event | None:
+        return grammar.parse_line(text)
+
+    def identifies(self, ev: Event) -> bool:
+        # An out-of-memory error reads the same from any engine (the CUDA allocator's text);
+        # the KV-too-small errors are vLLM's own.
+        return ev.kind != "oom" or ev.get("reason") != "torch"
+
+    def hints(self, ev: Event, text: str) -> Iterable[str]:
+        return grammar.hints(ev, text)
+
+    def version_range(self, run: Any, known: str | None = None) -> VersionRange:
+        return infer_version(run.hints, known or run.engine_version)
+
+    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: Any = None, *,
+                        release: str | None = None) -> str:
+        """The flag that gives a `dtype` KV cache on the vLLM releases this log implies (or
+        the user's pinned `release`)."""
+        known = release or (getattr(checkpoint, "vllm_version", None)
+                            if checkpoint is not None else None)
+        vr = self.version_range(run, known)
+        model = dtypes.normalize((run.server_args or {}).get("dtype"))
+        algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint is not None \
+            else None
+        flag, advice = kv_dtype_flag(
+            dtype, vr, model_dtype=model if model in ("bf16", "fp16") else "bf16",
+            checkpoint_kv_fp8=(str(algo).upper() == "FP8") if algo else None)
+        return f"{flag}; {advice.rstrip('.')}" if flag else advice.rstrip(".")
+
+    def calculator(self, run: Any, model: Any = None, checkpoint: Any = None, *,
+                   release: str | None = None, **overrides: Any) -> Any:
+        return fromrun.calculator_from_run(run, model, checkpoint, release=release,
+                                           **overrides)
+
+
+ENGINE = VLLM()

@@ -1,0 +1,537 @@
+"""The what-if for a vLLM run: the same KV cache memory in another dtype, TP or utilization.
+
+Why hold the blocks' bytes fixed: vLLM sizes the cache as `available // (page x group_size)`
+after the weights, activations and CUDA graphs are set aside from `total x
+gpu_memory_utilization`, and the KV dtype changes none of those. So "what if BF16" is: the same
+bytes divided by the BF16 block (`sizing.layout`), reported the way that release reports it.
+The logged "GPU KV cache size" and "Available KV cache memory" check the arithmetic first
+(`calibration`): the model spec, the block size and the era's rules must reproduce the logged
+tokens from the logged memory within its 0.01 GiB rounding.
+
+The object answers the same questions as the SGLang calculator (`report`, `scenario`,
+`current`, `inverse`, `tokens_for`, `budget_bytes`), so the report, `kvtui whatif` and the TUI's
+what-if pane use it unchanged; `mem_fraction_static` there is the engine's memory knob, which
+for vLLM is `--gpu-memory-utilization`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvtui.core.capacity import ModelSpec, Parallel
+from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
+from kvtui.engines.vllm.version import VersionRange, kv_dtype_flag
+
+DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4")
+DEFAULT_CONTEXTS: tuple[int, ...] = (32768, 131072)
+ROUNDING_GIB = 0.005  # "Available KV cache memory" is printed to 0.01 GiB
+MAX_UTILIZATION = 0.95  # beyond this CUDA graphs and activations rarely fit
+TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
+# Bytes per cached value, for a log without a model spec (exact ratios for dense models:
+# NVFP4 is d/2 + d/16 bytes per d values).
+VALUE_COST: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8_e4m3": 1.0,
+                                "fp8_e5m2": 1.0, "nvfp4": 9 / 16, "fp8_ds_mla": 656 / 576}
+
+
+@dataclass
+class Calculator:
+    """All facts one vLLM what-if needs (built by `fromrun.calculator_from_run`)."""
+
+    current_dtype: str
+    spec: ModelSpec | None = None
+    spec_reason: str = ""
+    tokens: int | None = None  # the logged "GPU KV cache size"
+    blocks_logged: int | None = None
+    blocks_forced: int | None = None  # num_gpu_blocks_override
+    concurrency_logged: float | None = None
+    context_len: int | None = None  # max_model_len
+    available_gib: float | None = None  # "Available KV cache memory" (min over workers)
+    workers_logged: int = 1  # how many workers' memory lines the log shows
+    parallel: Parallel = field(default_factory=Parallel)
+    user_block: int | None = None  # --block-size (a floor for hybrids)
+    logged_block: int | None = None  # the block size the log shows vLLM settled on
+    max_batched: int | None = None
+    max_num_seqs: int | None = None
+    model_dtype: str = "bf16"
+    ssm_dtype: str | None = None
+    weights_gib: float | None = None
+    utilization: float | None = None
+    total_gib: float | None = None
+    total_basis: str = ""
+    version: VersionRange = field(default_factory=VersionRange)
+    candidates: list[Rules] = field(default_factory=list)
+    checkpoint_kv_fp8: bool | None = None
+    notes: list[str] = field(default_factory=list)
+    memory: Any = None  # the SGLang calculator's memory lines; vLLM's budget is `utilization`
+    padding_logged: int | None = None  # "Add N padding layers"
+    speculative_method: str | None = None
+    speculative_tokens: int | None = None
+    prefix_caching: bool | None = None
+    mamba_mode: str | None = None  # logged "Mamba cache mode is set to 'align'"
+    _variant: tuple[Rules, int, int] | None = None
+
+    # -- the layout --------------------------------------------------------------------------
+    @property
+    def page_size(self) -> int:
+        lay = self.layout(self.current_dtype)
+        return lay.block_size if lay is not None else (self.logged_block or 16)
+
+    @property
+    def rules(self) -> Rules:
+        return self.variant[0]
+
+    @property
+    def variant(self) -> tuple[Rules, int, int]:
+        """(era rules, draft layers, Mamba blocks per request) that reproduce this log."""
+        if self._variant is None:
+            self._variant = self._choose_variant()
+        return self._variant
+
+    def layout(self, dtype: str, tp: int | None = None,
+               rules: Rules | None = None,
+               variant: tuple[Rules, int, int] | None = None) -> Layout | None:
+        if self.spec is None:
+            return None
+        v = variant or (self.variant if rules is None else (rules, *self.variant[1:]))
+        r = v[0]
+        block = self.user_block
+        hybrid = bool(self.spec.linear_layer_ids or self.spec.swa_layer_ids)
+        if dtype == self.current_dtype and tp in (None, self.parallel.tp) and self.logged_block:
+            block = self.logged_block  # what vLLM settled on for this run
+        elif not hybrid and self.logged_block:
+            block = self.logged_block  # a non-hybrid block size does not follow the dtype
+        try:
+            return layout(self.spec, dtype, tp or self.parallel.tp, r, block_size=block,
+                          model_dtype=self.model_dtype, ssm_dtype=self._ssm(r),
+                          pp=self.parallel.pp, draft_layers=v[1], mamba_blocks=v[2])
+        except ValueError:
+            return None
+
+    def _ssm(self, rules: Rules) -> str | None:
+        if self.ssm_dtype:
+            return self.ssm_dtype
+        lin = self.spec.linear if self.spec is not None else None
+        model_type = (self.spec.model_type or "") if self.spec is not None else ""
+        if lin is not None and rules.ssm_from_config and model_type.startswith("qwen3_5"):
+            return lin.ssm_dtype  # Qwen3_5ForConditionalGenerationConfig (0.22+)
+        return None  # mamba_ssm_cache_dtype auto: the model dtype
+
+    # -- the budget --------------------------------------------------------------------------
+    def _blocks_from_tokens(self, lay: Layout) -> int | None:
+        """The num_blocks behind the logged token count, when the era's rule can be inverted."""
+        if self.blocks_forced is not None:
+            return self.blocks_forced
+        if self.blocks_logged is not None:
+            return self.blocks_logged
+        n = self.tokens
+        if not n:
+            return None
+        r = lay.rules.tokens
+        if r == "blocks" or (r == "per_group" and lay.groups == 1):
+            return n // lay.block_size if n % lay.block_size == 0 else None
+        if r == "per_group":
+            return n // lay.block_size * lay.groups  # up to groups - 1 blocks more
+        if not self.context_len:
+            return None
+        per_req = lay.blocks_per_request(self.context_len, self.max_batched)
+        guess = round(n * per_req / self.context_len)
+        for cand in range(max(0, guess - 2), guess + 3):
+            if lay.tokens(cand, self.context_len, self.max_batched) == n:
+                return cand
+        return None
+
+    def budget_bytes(self, tp: int | None = None,
+                     mem_fraction_static: float | None = None) -> tuple[int | None, str, bool]:
+        """(KV bytes per GPU, how it was derived, is it an estimate)."""
+        lay = self.layout(self.current_dtype)
+        base: int | None = None
+        basis, estimate = "", False
+        blocks = self._blocks_from_tokens(lay) if lay is not None else None
+        if lay is not None and blocks is not None:
+            base = blocks * lay.block_bytes
+            basis = (f"{blocks:,} blocks x {lay.block_bytes:,} B (the logged pool in the "
+                     f"{self.current_dtype} layout)")
+        elif self.available_gib is not None:
+            base = int(self.available_gib * GIB)
+            basis = f"Available KV cache memory {self.available_gib} GiB (logged)"
+        if tp not in (None, self.parallel.tp) and base is not None:
+            if self.weights_gib is not None and tp:
+                extra = int(self.weights_gib * (1 - self.parallel.tp / tp) * GIB)
+                base += extra
+                basis += (f"; weights {self.weights_gib} GiB per GPU re-sharded from TP "
+                          f"{self.parallel.tp} to {tp}: {extra / GIB:+.2f} GiB")
+            else:
+                basis += "; the same KV bytes per GPU at the new TP (no weight line)"
+            estimate = True
+        if mem_fraction_static is not None and base is not None and \
+                mem_fraction_static != self.utilization:
+            if self.total_gib is None or self.utilization is None:
+                return None, ("changing --gpu-memory-utilization needs the GPU's total memory "
+                              "and the current utilization, which this log does not show"), True
+            delta = int((mem_fraction_static - self.utilization) * self.total_gib * GIB)
+            base += delta
+            basis += (f"; --gpu-memory-utilization {self.utilization:g} -> "
+                      f"{mem_fraction_static:g} of {self.total_gib:.2f} GiB: "
+                      f"{delta / GIB:+.2f} GiB")
+            estimate = True
+        return base, basis, estimate
+
+    # -- per dtype ---------------------------------------------------------------------------
+    def _log_only(self, dtype: str) -> int | None:
+        if not self.tokens or dtype not in VALUE_COST:
+            return None
+        return int(self.tokens * VALUE_COST[self.current_dtype] / VALUE_COST[dtype])
+
+    def tokens_for(self, dtype: str, tp: int | None = None,
+                   mem_fraction_static: float | None = None) -> tuple[int | None, int | None]:
+        """(GPU KV cache size vLLM would print, None)."""
+        if dtype == self.current_dtype and tp in (None, self.parallel.tp) and \
+                mem_fraction_static in (None, self.utilization) and self.tokens:
+            return self.tokens, None
+        lay = self.layout(dtype, tp)
+        if lay is None:
+            if tp in (None, self.parallel.tp) and mem_fraction_static is None:
+                return self._log_only(dtype), None
+            return None, None
+        budget, _, _ = self.budget_bytes(tp, mem_fraction_static)
+        if budget is None:
+            return None, None
+        return lay.tokens(lay.blocks(budget), self.context_len, self.max_batched), None
+
+    def _cost_per_token(self, dtype: str) -> float | None:
+        """Pool bytes per token of `dtype`: the block's bytes over the tokens it yields."""
+        lay = self.layout(dtype)
+        if lay is None:
+            cur = self.measured_bytes_per_token()
+            if cur is None or dtype not in VALUE_COST:
+                return None
+            return cur * VALUE_COST[dtype] / VALUE_COST[self.current_dtype]
+        tokens, _ = self.tokens_for(dtype)
+        budget, _, _ = self.budget_bytes()
+        if not tokens or budget is None:
+            return lay.block_bytes * max(1, lay.groups) / lay.block_size
+        return budget / tokens
+
+    def _mamba_bytes(self, tp: int | None = None) -> int:
+        return 0  # inside the KV cache's blocks in vLLM, held with the budget
+
+    def concurrency(self, dtype: str, contexts: list[int], tp: int | None = None,
+                    mem_fraction_static: float | None = None) -> dict[str, float | None]:
+        lay = self.layout(dtype, tp)
+        budget, _, _ = self.budget_bytes(tp, mem_fraction_static)
+        out: dict[str, float | None] = {}
+        for c in contexts:
+            if lay is not None and budget is not None:
+                out[str(c)] = round(lay.concurrency(lay.blocks(budget), c, self.max_batched), 2)
+            else:
+                n, _ = self.tokens_for(dtype, tp, mem_fraction_static)
+                out[str(c)] = round(n / c, 2) if n is not None else None
+        return out
+
+    # -- measurements ------------------------------------------------------------------------
+    def measured_bytes_per_token(self) -> float | None:
+        if self.available_gib is None or not self.tokens:
+            return None
+        return self.available_gib * GIB / self.tokens
+
+    def _tokens_at(self, lay: Layout, gib: float) -> int:
+        return lay.tokens(lay.blocks(int(gib * GIB)), self.context_len, self.max_batched)
+
+    def calibration(self, variant: tuple[Rules, int, int] | None = None
+                    ) -> dict[str, Any] | None:
+        """Do the spec and the rules reproduce the logged pool from the logged memory?"""
+        lay = self.layout(self.current_dtype, variant=variant)
+        if lay is None or self.available_gib is None or not self.tokens or \
+                self.blocks_forced is not None:
+            return None
+        lo = self._tokens_at(lay, max(0.0, self.available_gib - ROUNDING_GIB))
+        hi = self._tokens_at(lay, self.available_gib + ROUNDING_GIB)
+        mid = self._tokens_at(lay, self.available_gib)
+        within = lo <= self.tokens <= hi
+        ratio = mid / self.tokens if self.tokens else float("nan")
+        out = {
+            "logged_tokens": self.tokens, "computed_tokens": mid, "computed_interval": [lo, hi],
+            "available_gib": self.available_gib, "block_size": lay.block_size,
+            "rules": lay.rules.name, "within_rounding": within, "ratio": round(ratio, 4),
+            "ok": within or abs(ratio - 1) <= 0.02,
+        }
+        workers = self.parallel.tp * self.parallel.pp
+        if not within and self.tokens < lo and self.workers_logged < workers:
+            # vLLM sizes every worker's pool by the smallest num_blocks of all workers
+            # (get_kv_cache_configs, kv_cache_utils.py 0.11.0); this log shows the memory of
+            # fewer workers than there are, so it only bounds the pool from above.
+            out["bound"] = "upper"
+            out["ok"] = True
+            out["note"] = (f"the log shows {self.workers_logged} of {workers} workers' memory; "
+                           "vLLM takes the smallest, so another worker had less")
+        return out
+
+    def _variants(self) -> list[tuple[Rules, int, int]]:
+        """Every (rules, draft layers, Mamba blocks) the log's release range and flags allow,
+        the likeliest first."""
+        rules = self.candidates or [rules_for((0, 33, 0), (0, 33, 0), False)[0]]
+        spec = self.spec
+        drafts = [0]
+        if spec is not None and spec.nextn_layers and (spec.linear_layer_ids or
+                                                        spec.swa_layer_ids):
+            mtp = (self.speculative_method or "").lower() in ("mtp", "qwen3_next_mtp")
+            drafts = [spec.nextn_layers, 0] if mtp else [0, spec.nextn_layers]
+        extra = self.speculative_tokens or 0
+        if self.mamba_mode == "align":
+            mambas = [2 + extra]
+        elif self.mamba_mode == "none":
+            mambas = [1 + extra]
+        elif self.prefix_caching:
+            mambas = [2 + extra, 1 + extra]
+        else:
+            mambas = [1 + extra, 2 + extra]
+        out: list[tuple[Rules, int, int]] = []
+        for r in rules:
+            for m in (mambas if r.tokens != "blocks" else [1]):
+                out.extend((r, d, m) for d in drafts)
+        return out
+
+    def _fits(self, variant: tuple[Rules, int, int]) -> int:
+        """How many of the log's own figures this variant reproduces (-1: it contradicts one)."""
+        lay = self.layout(self.current_dtype, variant=variant)
+        if lay is None:
+            return 0
+        score = 0
+        if self.padding_logged is not None:
+            if lay.padding_layers != self.padding_logged:
+                return -1
+            score += 1
+        if self.tokens and self.context_len and self.concurrency_logged is not None and \
+                variant[0].tokens != "blocks":
+            n = self._blocks_from_tokens(lay)
+            if n is None or round(lay.concurrency(n, self.context_len, self.max_batched),
+                                  2) != round(self.concurrency_logged, 2):
+                return -1
+            score += 1
+        cal = self.calibration(variant)
+        if cal is not None:
+            if not cal["within_rounding"]:
+                return -1 if cal.get("bound") != "upper" else score
+            score += 1
+        return score
+
+    def _choose_variant(self) -> tuple[Rules, int, int]:
+        variants = self._variants()
+        if self.spec is None or len(variants) == 1:
+            return variants[0]
+        scores = [self._fits(v) for v in variants]
+        best = max(scores)
+        return variants[scores.index(best)]
+
+    # -- outputs -----------------------------------------------------------------------------
+    def _contexts(self, context_lengths: list[int] | tuple[int, ...] | None) -> list[int]:
+        ctxs: list[int] = []
+        for c in ([self.context_len] if self.context_len else []) + list(
+                context_lengths if context_lengths is not None else DEFAULT_CONTEXTS):
+            if c and c not in ctxs:
+                ctxs.append(int(c))
+        return ctxs
+
+    def flag(self, dtype: str) -> tuple[str | None, str]:
+        return kv_dtype_flag(dtype, self.version, model_dtype=self.model_dtype,
+                             checkpoint_kv_fp8=self.checkpoint_kv_fp8)
+
+    def scenario(self, dtype: str, *, tp: int | None = None,
+                 mem_fraction_static: float | None = None,
+                 context_lengths: list[int] | tuple[int, ...] | None = None,
+                 target_concurrency: float | None = None) -> dict[str, Any]:
+        """One what-if row: tokens, bytes/token, concurrency, max_running_requests, flag."""
+        tokens, _ = self.tokens_for(dtype, tp, mem_fraction_static)
+        budget, basis, estimate = self.budget_bytes(tp, mem_fraction_static)
+        lay = self.layout(dtype, tp)
+        if lay is None and self.spec is None:
+            estimate = True
+            basis = basis or "log only: the logged tokens scaled by each dtype's bytes per value"
+        ctxs = self._contexts(context_lengths)
+        flag, advice = self.flag(dtype)
+        bpt = (round(budget / tokens, 1) if budget is not None and tokens else
+               (round(c, 1) if (c := self._cost_per_token(dtype)) is not None else None))
+        row: dict[str, Any] = {
+            "dtype": dtype,
+            "tokens": tokens,
+            "bytes_per_token": bpt,
+            "concurrency": self.concurrency(dtype, ctxs, tp, mem_fraction_static),
+            "max_running_requests": self.max_num_seqs,
+            "flag": flag,
+            "flag_advice": advice,
+            "vs_current": (round(tokens / self.tokens, 4)
+                           if tokens is not None and self.tokens else None),
+            "current": dtype == self.current_dtype and tp in (None, self.parallel.tp)
+            and mem_fraction_static in (None, self.utilization),
+            "approximate": False,
+            "estimate": estimate,
+            "basis": basis,
+        }
+        if lay is not None:
+            row["block_size"] = lay.block_size
+        if tp is not None:
+            row["tp"] = tp
+        if mem_fraction_static is not None:
+            row["gpu_memory_utilization"] = mem_fraction_static
+        if target_concurrency is not None and self.context_len and tokens is not None:
+            row["fits_target"] = tokens >= self.context_len * target_concurrency
+        return row
+
+    def scenarios(self, dtypes: list[str] | tuple[str, ...] | None = None,
+                  context_lengths: list[int] | tuple[int, ...] | None = None,
+                  **kw: Any) -> list[dict[str, Any]]:
+        wanted = list(dtypes) if dtypes else list(DEFAULT_DTYPES)
+        if self.current_dtype not in wanted:
+            wanted.insert(0, self.current_dtype)
+        return [self.scenario(d, context_lengths=context_lengths, **kw) for d in wanted
+                if d in VALUE_COST and d != "fp32"]
+
+    def current(self) -> dict[str, Any]:
+        lay = self.layout(self.current_dtype)
+        cal = self.calibration()
+        measured = self.measured_bytes_per_token()
+        theory = (self.available_gib * GIB / cal["computed_tokens"]
+                  if cal is not None and cal["computed_tokens"] and self.available_gib
+                  else None)
+        out: dict[str, Any] = {
+            "dtype": self.current_dtype,
+            "tokens": self.tokens,
+            "bytes_per_token": round(measured, 1) if measured is not None else (
+                round(c, 1) if (c := self._cost_per_token(self.current_dtype)) else None),
+            "theoretical_bytes_per_token": round(theory, 1) if theory is not None else None,
+            # computed / logged tokens: > 1 when the pool holds fewer tokens than the spec says
+            "calibration_ratio": (round(cal["computed_tokens"] / self.tokens, 4)
+                                  if cal is not None and self.tokens else None),
+            "context_len": self.context_len,
+            "page_size": lay.block_size if lay is not None else self.logged_block,
+            "parallel": self.parallel.to_dict(),
+            "max_running_requests_logged": self.max_num_seqs,
+            "max_concurrency_logged": self.concurrency_logged,
+        }
+        if self.context_len and self.tokens:
+            out["concurrency_at_context_len"] = (
+                self.concurrency_logged if self.concurrency_logged is not None
+                else round(self.tokens / self.context_len, 2))
+        if lay is not None:
+            out["cell"] = lay.to_dict()
+        if cal is not None:
+            out["calibration"] = cal
+            if not cal["ok"]:
+                out["calibration_note"] = (
+                    f"the spec and {cal['rules']} give {cal['computed_tokens']:,} tokens from "
+                    f"{self.available_gib} GiB, the log {self.tokens:,}")
+        return out
+
+    def explanation(self) -> list[str]:
+        """Show-your-work lines, in the order a reader checks them."""
+        lines = list(self.notes)
+        if self.spec is not None:
+            lines.append(f"model: {self.spec.summary()} ({self.spec_reason})")
+            lay = self.layout(self.current_dtype)
+            if lay is not None:
+                lines.extend(lay.lines)
+                lines.append(lay.rules.describe())
+        else:
+            lines.append(f"no model spec ({self.spec_reason}): log-only arithmetic, the logged "
+                         "tokens scaled by each dtype's bytes per value (exact for dense "
+                         "models up to block rounding)")
+        cal = self.calibration()
+        if cal is not None:
+            lo, hi = cal["computed_interval"]
+            lines.append(f"calibration: {self.available_gib} GiB (+-{ROUNDING_GIB}) gives "
+                         f"{lo:,} - {hi:,} tokens, the log says {cal['logged_tokens']:,}"
+                         + (" (within the rounding)" if cal["within_rounding"] else
+                            f" (ratio {cal['ratio']:.3f})"))
+            if cal.get("note"):
+                lines.append(f"  {cal['note']}")
+        if self.blocks_forced is not None:
+            lines.append(f"num_gpu_blocks_override={self.blocks_forced}: the pool is that many "
+                         "blocks whatever the memory")
+        budget, basis, est = self.budget_bytes()
+        if budget is not None:
+            lines.append(f"KV budget held fixed: {budget:,} B = {budget / GIB:.2f} GiB per GPU "
+                         f"({basis}{', estimate' if est else ''})")
+        return lines
+
+    def inverse(self, dtype: str, context_len: int, concurrency: float) -> dict[str, Any]:
+        """What `concurrency` requests of `context_len` tokens in `dtype` would take: blocks,
+        GiB per GPU, the --gpu-memory-utilization or the TP that fits them."""
+        lay = self.layout(dtype)
+        out: dict[str, Any] = {"dtype": dtype, "context_len": context_len,
+                               "concurrency": concurrency}
+        have, _ = self.tokens_for(dtype)
+        out["tokens_available"] = have
+        budget, _, estimate = self.budget_bytes()
+        if lay is None or budget is None:
+            need = math.ceil(context_len * concurrency)
+            out["tokens_needed"] = need
+            out["fits_now"] = have is not None and have >= need
+            out["note"] = "no model spec or no pool size: tokens only"
+            return out
+        blocks = math.ceil(concurrency * lay.blocks_per_request(context_len, self.max_batched))
+        need_bytes = blocks * lay.block_bytes
+        out["blocks_needed"] = blocks
+        out["tokens_needed"] = math.ceil(context_len * concurrency)
+        out["bytes_per_token"] = round(need_bytes / max(1, out["tokens_needed"]), 1)
+        out["kv_gib_needed"] = round(need_bytes / GIB, 2)
+        out["kv_gib_available"] = round(budget / GIB, 2)
+        missing = max(0, need_bytes - budget)
+        out["missing_gib_per_gpu"] = round(missing / GIB, 2)
+        out["fits_now"] = lay.blocks(budget) >= blocks
+        out["estimate"] = estimate
+        out["gpu_memory_utilization_current"] = self.utilization
+        if self.total_gib and self.utilization is not None:
+            util = self.utilization + missing / (self.total_gib * GIB)
+            out["gpu_memory_utilization_needed"] = math.ceil(util * 10_000) / 10_000
+            out["gpu_memory_utilization_feasible"] = util <= MAX_UTILIZATION
+            out["total_gpu_gib"] = round(self.total_gib, 2)
+            if self.total_basis:
+                out["total_gpu_basis"] = self.total_basis
+        else:
+            out["gpu_memory_utilization_needed"] = None
+            out["gpu_memory_utilization_note"] = (
+                f"raise --gpu-memory-utilization by {missing / GIB:.2f} GiB / the GPU's memory "
+                "(the log does not print the GPU's total memory)")
+        out["tp_needed"] = self._tp_that_fits(dtype, concurrency, context_len)
+        if out["tp_needed"] not in (None, self.parallel.tp):
+            out["tp_note"] = ("estimate: weights per GPU re-sharded by TP" if self.weights_gib
+                              is not None else "estimate: the same KV bytes per GPU")
+        return out
+
+    def _tp_that_fits(self, dtype: str, concurrency: float, context_len: int) -> int | None:
+        if self.spec is None:
+            return None
+        for tp in TP_CHOICES:
+            if tp < self.parallel.tp:
+                continue
+            lay = self.layout(dtype, tp)
+            budget, _, _ = self.budget_bytes(None if tp == self.parallel.tp else tp)
+            if lay is None or budget is None:
+                continue
+            need = math.ceil(concurrency * lay.blocks_per_request(context_len, self.max_batched))
+            if lay.blocks(budget) >= need:
+                return tp
+        return None
+
+    def report(self, dtypes: list[str] | tuple[str, ...] | None = None,
+               context_lengths: list[int] | tuple[int, ...] | None = None) -> dict[str, Any]:
+        """The `whatif` object of `kvtui check --json` / `kvtui whatif --json`."""
+        out: dict[str, Any] = {
+            "engine": "vllm",
+            "current": self.current(),
+            "scenarios": self.scenarios(dtypes, context_lengths),
+            "model": self.spec.to_dict() if self.spec else None,
+            "model_reason": self.spec_reason,
+            "version": self.version.to_dict(),
+            "explanation": self.explanation(),
+        }
+        if self.context_len and self.tokens:
+            conc = self.concurrency_logged or self.tokens / self.context_len
+            if self.current_dtype != "bf16":
+                out["inverse"] = self.inverse("bf16", self.context_len, max(1, math.floor(conc)))
+            else:
+                out["inverse"] = self.inverse("bf16", self.context_len,
+                                              max(1, math.ceil(conc)) * 2)
+        return out

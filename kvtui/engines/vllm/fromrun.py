@@ -1,0 +1,192 @@
+"""Turning one parsed vLLM run (kvtui.core.state.Run) into calculator inputs.
+
+Each fallback is written into the calculator's notes, so the what-if says what it assumed: a TP
+counted from the worker prefixes, a block size inferred from the printed concurrency, the
+model dtype read from the engine's config line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtui.core import dtypes
+from kvtui.core.capacity import ModelSpec, Parallel, from_hf_config, match_preset, preset_spec
+from kvtui.core.capacity import resolve_model as resolve_preset
+from kvtui.engines.vllm.calculator import VALUE_COST, Calculator
+from kvtui.engines.vllm.sizing import rules_for
+from kvtui.engines.vllm.version import infer_version
+
+_V0_HINTS = frozenset({"engine:v0", "capacity:cpu_blocks", "stats:v0"})
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.strip().isdigit():
+        return int(v)
+    return None
+
+
+def _float(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _model_dtype(run: Any, spec: ModelSpec | None) -> str:
+    """The model dtype vLLM's `auto` KV cache follows: the config line's `dtype=torch.bfloat16`,
+    else the checkpoint's torch_dtype, else bf16."""
+    raw = (run.server_args or {}).get("dtype")
+    d = dtypes.normalize(raw)
+    if d in ("bf16", "fp16", "fp32"):
+        return d
+    if spec is not None and spec.model_dtype in ("bf16", "fp16", "fp32"):
+        return spec.model_dtype
+    return "bf16"
+
+
+def _spec(run: Any, model: Any, checkpoint: Any, notes: list[str]) -> tuple[ModelSpec | None, str]:
+    cfg = getattr(checkpoint, "model_config", None) if checkpoint is not None else None
+    if model is None and isinstance(cfg, dict) and cfg:
+        try:
+            spec = from_hf_config(cfg, name=str(getattr(checkpoint, "model_path", None)
+                                                or "checkpoint"),
+                                  source=f"config.json on {getattr(checkpoint, 'source', '?')}")
+            return spec, f"read from the checkpoint's config.json ({spec.source})"
+        except (ValueError, TypeError, ZeroDivisionError) as exc:
+            notes.append(f"checkpoint config.json not usable: {exc}")
+    if model is not None:
+        return resolve_preset(model)
+    sa = run.server_args or {}
+    for key in ("model_path", "served_model_name"):
+        name = sa.get(key)
+        hit = match_preset(name) if isinstance(name, str) else None
+        if hit:
+            return preset_spec(hit[0]), f"auto-detected: {hit[1]} (vLLM's {key})"
+    path = sa.get("model_path")
+    arch = sa.get("architecture")
+    return None, ((f"model {path!r} matches no preset" if path else "the log names no model")
+                  + (f" (architecture {arch})" if arch else "")
+                  + "; pass --model for the arithmetic")
+
+
+def _parallel(run: Any, tp: int | None, notes: list[str]) -> Parallel:
+    sa = run.server_args or {}
+    pp = _int(sa.get("pp_size")) or 1
+    if tp is not None:
+        notes.append(f"parallel layout given: TP {tp}")
+        return Parallel(tp=tp, pp=pp)
+    logged = _int(sa.get("tp_size"))
+    if logged is not None:
+        return Parallel(tp=logged, pp=pp)
+    idx = [int(t[2:]) for r in (run.ranks or ()) for t in r.split()
+           if t.startswith("TP") and t[2:].isdigit()]
+    if idx:
+        n = max(idx) + 1
+        notes.append(f"tensor_parallel_size not in the log: {n} from the worker prefixes "
+                     f"(Worker_TP{n - 1}); pass --tp to override")
+        return Parallel(tp=n, pp=pp)
+    notes.append("tensor_parallel_size not in the log: assumed 1 (pass --tp)")
+    return Parallel(tp=1, pp=pp)
+
+
+def _total_memory(run: Any, util: float | None) -> tuple[float | None, str]:
+    """The GPU's memory: V0 prints it; V1 0.1x-0.33 only implies it, as the CUDA graph estimate
+    over the utilization it is worth (gpu_worker.py: `cg_util_delta = estimate / total`)."""
+    for prof in run.memory_profile.values():
+        if prof.get("total_gib"):
+            return float(prof["total_gib"]), "total_gpu_memory (logged)"
+    est = next((p["cuda_graph_gib"] for p in run.memory_profile.values()
+                if p.get("cuda_graph_gib")), None)
+    for prof in run.memory_profile.values():
+        cur = prof.get("gpu_memory_utilization") or util
+        other = prof.get("equivalent_gpu_memory_utilization") or \
+            prof.get("suggested_gpu_memory_utilization")
+        if est and cur and other and abs(cur - other) > 1e-4:
+            total = est / abs(cur - other)
+            return total, (f"estimate: CUDA graph memory {est} GiB is worth "
+                           f"{abs(cur - other):.4f} of the utilization")
+    return None, ""
+
+
+def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
+                        tp: int | None = None, page_size: int | None = None,
+                        attn_dp: int | None = None, context_len: int | None = None,
+                        release: str | None = None) -> Calculator | None:
+    """Calculator inputs from a vLLM run; None when it has neither a pool size nor a capacity
+    line. `checkpoint` is duck-typed (kvtui.core.checkpoint.CheckpointFacts): its config.json is
+    the model spec when no `model` is given; `vllm_version` pins the release."""
+    cap = run.primary_capacity() or {}
+    avails = [p.kv_gib for p in run.pools.values() if p.kind == "kv" and p.kv_gib is not None]
+    avails += [p["kv_gib"] for p in run.memory_profile.values() if p.get("kv_gib") is not None]
+    if not cap and not avails:
+        return None
+    sa = run.server_args or {}
+    notes: list[str] = []
+    spec, reason = _spec(run, model, checkpoint, notes)
+    par = _parallel(run, tp, notes)
+    model_dtype = _model_dtype(run, spec)
+    eff, basis, _ = run.effective
+    dtype = eff if eff and eff != "auto" else None
+    if dtype is not None and dtype not in VALUE_COST:
+        return None  # a KV dtype this calculator does not size (int8, turboquant, ...)
+    if dtype is None:
+        dtype = model_dtype
+        notes.append(f"KV dtype not in the log: `auto`, the model dtype {dtype}")
+    else:
+        notes.append(f"current KV dtype {dtype} (from {basis})")
+    tokens = _int(cap.get("max_total_num_tokens"))
+    blocks = _int(cap.get("gpu_blocks"))
+    logged_block = _int(run.kv_layout.get("block_size")) or _int(cap.get("page_size"))
+    if logged_block is None and tokens and blocks and tokens % blocks == 0:
+        logged_block = tokens // blocks
+    if cap.get("page_size") and not run.kv_layout.get("block_size") and \
+            not sa.get("page_size"):
+        notes.append(f"block size {cap['page_size']} inferred from the printed concurrency "
+                     "(concurrency = blocks x block size / max_model_len)")
+    ctx = context_len or _int(sa.get("context_length")) or _int(cap.get("context_len"))
+    if not ctx and spec is not None and _int(spec.max_position_embeddings):
+        ctx = _int(spec.max_position_embeddings)
+        notes.append(f"max_model_len not logged: the model's max_position_embeddings {ctx}")
+    known = release or (getattr(checkpoint, "vllm_version", None)
+                        if checkpoint is not None else None)
+    vr = infer_version(run.hints, known or run.engine_version)
+    v0 = bool(run.hints & _V0_HINTS) or any(p.get("total_gib") for p in
+                                           run.memory_profile.values())
+    util = _float(sa.get("gpu_memory_utilization")) or next(
+        (p["gpu_memory_utilization"] for p in run.memory_profile.values()
+         if p.get("gpu_memory_utilization")), None)
+    total, total_basis = _total_memory(run, util)
+    usages = [w["usage_gib"] for w in run.weights.values() if w.get("usage_gib") is not None]
+    algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint is not None else None
+    kv_fp8 = (str(algo).upper() == "FP8") if isinstance(algo, str) else (
+        (spec.kv_cache_quant_algo or "").upper() == "FP8" if spec is not None
+        and spec.kv_cache_quant_algo else None)
+    workers = len({p.rank for p in run.pools.values() if p.kind == "kv"}) or 1
+    mode = run.kv_layout.get("mamba_cache_mode")
+    prefix = sa.get("enable_prefix_caching")
+    return Calculator(
+        padding_logged=_int(run.kv_layout.get("padding_layers")),
+        speculative_method=sa.get("speculative_method") if isinstance(
+            sa.get("speculative_method"), str) else None,
+        speculative_tokens=_int(sa.get("num_speculative_tokens")),
+        prefix_caching=prefix if isinstance(prefix, bool) else None,
+        mamba_mode=mode if isinstance(mode, str) else None, workers_logged=workers,
+        current_dtype=dtype, spec=spec, spec_reason=reason, tokens=tokens, blocks_logged=blocks,
+        blocks_forced=_int(cap.get("gpu_blocks_override")),
+        concurrency_logged=_float(cap.get("max_concurrency")), context_len=ctx,
+        available_gib=min(avails) if avails else None, parallel=par,
+        user_block=page_size or _int(sa.get("page_size")), logged_block=logged_block,
+        max_batched=_int(sa.get("max_num_batched_tokens")),
+        max_num_seqs=_int(sa.get("max_running_requests")), model_dtype=model_dtype,
+        ssm_dtype=dtypes.normalize(sa.get("mamba_ssm_cache_dtype"))
+        if sa.get("mamba_ssm_cache_dtype") not in (None, "auto") else None,
+        weights_gib=max(usages) if usages else None, utilization=util, total_gib=total,
+        total_basis=total_basis, version=vr, candidates=rules_for(vr.lo, vr.hi, v0),
+        checkpoint_kv_fp8=kv_fp8, notes=notes,
+    )

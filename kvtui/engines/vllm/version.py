@@ -1,0 +1,179 @@
+"""Which vLLM releases a log could come from, and which flag selects a KV dtype there.
+
+Logs print the release more often than SGLang's do (the engine config line carries it, the API
+server prints it), and when they do not, format features narrow it: each hint the grammar
+records (`parsers.vllm.hints`) maps to the releases that print it, read from the wheels named
+beside each entry. Boundaries between two downloaded releases are given conservatively (the
+range stays wide where the change happened between them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+Version = tuple[int, int, int]
+
+OLDEST: Version = (0, 5, 0)
+NEWEST: Version = (0, 33, 0)
+
+
+def parse_version(text: str) -> Version | None:
+    """(major, minor, patch) of a printed release ("0.10.2.dev378+g4d7fe40fc" -> (0, 10, 2))."""
+    parts: list[int] = []
+    for piece in text.strip().lstrip("v").split(".")[:3]:
+        digits = ""
+        for ch in piece:
+            if not ch.isdigit():
+                break
+            digits += ch
+        if not digits:
+            break
+        parts.append(int(digits))
+    if len(parts) < 2:
+        return None
+    while len(parts) < 3:
+        parts.append(0)
+    return (parts[0], parts[1], parts[2])
+
+
+def fmt(v: Version) -> str:
+    return ".".join(str(p) for p in v)
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRange:
+    """Inclusive range of vLLM releases, plus the clues that set each bound."""
+
+    lo: Version = OLDEST
+    hi: Version = NEWEST
+    reasons: tuple[str, ...] = ()
+
+    def contains(self, v: Version) -> bool:
+        return self.lo <= v <= self.hi
+
+    def narrow(self, lo: Version | None, hi: Version | None, reason: str) -> VersionRange:
+        new_lo = max(self.lo, lo) if lo else self.lo
+        new_hi = min(self.hi, hi) if hi else self.hi
+        if (new_lo, new_hi) == (self.lo, self.hi):
+            return self
+        if new_lo > new_hi:
+            return VersionRange(self.lo, self.hi, (*self.reasons, f"ignored: {reason}"))
+        return VersionRange(new_lo, new_hi, (*self.reasons, reason))
+
+    def label(self) -> str:
+        if self.lo == OLDEST and self.hi == NEWEST:
+            return "any (no dating clue)"
+        if self.lo == self.hi:
+            return fmt(self.lo)
+        if self.hi == NEWEST:
+            return f">= {fmt(self.lo)}"
+        if self.lo == OLDEST:
+            return f"<= {fmt(self.hi)}"
+        return f"{fmt(self.lo)} - {fmt(self.hi)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"engine": "vllm", "min": fmt(self.lo), "max": fmt(self.hi),
+                "label": self.label(), "reasons": list(self.reasons)}
+
+
+# hint -> (lowest release that prints it, highest release that prints it, why)
+_HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
+    # vllm/logger.py _FORMAT: "%(filename)s:%(lineno)d]" in 0.6.3, "[%(filename)s:%(lineno)d]"
+    # in 0.8.5 (0.7.x pastes still show the bare form, e.g. vllm PR 12569).
+    "head:bare": (None, (0, 7, 3), "'file.py:N]' head without '[' (<= 0.7)"),
+    "head:bracket": ((0, 8, 0), None, "'[file.py:N]' head (0.8+)"),
+    # v1/engine/core.py process names: EngineCore_{i} (0.9-0.10.1), EngineCore_DP{i} (0.10.2+);
+    # workers "VllmWorker rank=N" (0.9-0.10.1), "Worker_TPn" (0.10.2+).
+    "proc:engine_core_n": ((0, 9, 0), (0, 10, 1), "'(EngineCore_0 pid=...)' (0.9-0.10.1)"),
+    "proc:engine_core_dp": ((0, 10, 2), None, "'(EngineCore_DP0 pid=...)' (0.10.2+)"),
+    "proc:vllm_worker_rank": ((0, 9, 0), (0, 10, 1), "'(VllmWorker rank=N pid=...)' (0.9-0.10.1)"),
+    "proc:worker": ((0, 10, 2), None, "'(Worker_TPn pid=...)' (0.10.2+)"),
+    # V0's engine (engine/llm_engine.py) was removed in 0.11 (absent from the 0.11.0 wheel).
+    "engine:v0": (None, (0, 10, 2), "'Initializing an LLM engine' (the V0 engine, <= 0.10)"),
+    "engine:v1": ((0, 7, 0), None, "'Initializing a V1 LLM engine' (0.7+)"),
+    "capacity:cpu_blocks": (None, (0, 10, 2), "'# GPU blocks: N, # CPU blocks: M' (V0, <= 0.10)"),
+    "capacity:gpu_blocks": ((0, 7, 0), (0, 7, 3), "'# GPU blocks: N' alone (V1 0.7)"),
+    # v1/core/kv_cache_utils.py: "GPU KV cache size: %s tokens" from 0.8.0, one line with the
+    # concurrency from 0.28.0 (0.25.0:2146 still two lines).
+    "capacity:tokens": ((0, 8, 0), (0, 27, 9), "'GPU KV cache size' on its own line (0.8-0.27)"),
+    "capacity:merged": ((0, 28, 0), None, "KV cache size and concurrency on one line (0.28+)"),
+    # v1/worker/gpu_worker.py: "Available KV cache memory" from 0.9.2; format_gib (trailing
+    # zeros dropped) from 0.14.0 (0.11.0 prints %.2f).
+    "avail:two_digits": ((0, 9, 2), None, "'Available KV cache memory' (0.9.2+)"),
+    "avail:short": ((0, 12, 0), None, "'Available KV cache memory' without '%.2f' (0.12+)"),
+    # quantization/kv_cache.py: "This may cause accuracy issues" up to 0.11.0, "If this is
+    # unintended, verify ..." in 0.14.0 and later.
+    "scales:may_cause": (None, (0, 13, 9), "scale-1.0 warning, old wording (<= 0.13)"),
+    "scales:verify": ((0, 12, 0), None, "scale-1.0 warning, 'If this is unintended' (0.12+)"),
+    # "Loading model weights took %.4f GB" (0.6.3 model_runner.py:1071); "Model loading took
+    # %.4f GiB and" (0.8.5-0.11.0 gpu_model_runner.py); "%s GiB memory and" (0.14.0+).
+    "weights:old": (None, (0, 7, 3), "'Loading model weights took X GB' (<= 0.7)"),
+    "weights:gib": ((0, 8, 0), (0, 13, 9), "'Model loading took X GiB and' (0.8-0.13)"),
+    "weights:memory": ((0, 12, 0), None, "'Model loading took X GiB memory and' (0.12+)"),
+    # gpu_worker.py: the "In v0.19 ... will be enabled by default" notice (absent in 0.14.0),
+    # "default since v0.21.0" (0.22.0+).
+    "memory:cg_soon": ((0, 15, 0), (0, 18, 9), "'In v0.19, CUDA graph memory profiling ...'"),
+    "memory:cg_default": ((0, 21, 0), None, "'CUDA graph memory profiling ... default since "
+                                           "v0.21.0'"),
+    # v1/metrics/loggers.py prints "Engine %03d: " from 0.8.5; V0's metrics have "Swapped:".
+    "stats:engine": ((0, 8, 0), None, "stats line with 'Engine NNN:' (V1, 0.8+)"),
+    "stats:v0": (None, (0, 10, 2), "stats line with 'Swapped:' (V0, <= 0.10)"),
+}
+
+
+def infer_version(hints: set[str], known: str | None = None) -> VersionRange:
+    """The range a run's hints allow; `known` (a printed release) pins it."""
+    vr = VersionRange()
+    printed = [h.split(":", 1)[1] for h in hints if h.startswith("version:")]
+    for text in ([known] if known else []) + sorted(printed):
+        v = parse_version(text)
+        if v is not None:
+            vr = vr.narrow(v, v, f"the log prints release {text}")
+            break
+    for hint in sorted(hints):
+        entry = _HINTS.get(hint)
+        if entry is not None:
+            vr = vr.narrow(entry[0], entry[1], entry[2])
+    return vr
+
+
+# -- flags ------------------------------------------------------------------------------------
+# `--kv-cache-dtype` choices (engine/arg_utils.py 0.6.3; CacheDType in config/cache.py 0.8.5+):
+# 0.6.3 auto/fp8/fp8_e5m2/fp8_e4m3; 0.11.0 adds bfloat16; 0.22.0 adds float16 and nvfp4
+# (absent in 0.14.0). `auto` is the model dtype up to 0.13; from 0.14.0 it follows a ModelOpt
+# checkpoint's kv_cache_quant_algo (utils/torch_utils.py resolve_kv_cache_dtype_string).
+_SPELLING = {"bf16": "bfloat16", "fp16": "float16", "fp8_e4m3": "fp8_e4m3",
+             "fp8_e5m2": "fp8_e5m2", "nvfp4": "nvfp4"}
+_SINCE: dict[str, Version] = {"bf16": (0, 11, 0), "fp16": (0, 22, 0), "fp8_e4m3": (0, 5, 0),
+                              "fp8_e5m2": (0, 5, 0), "nvfp4": (0, 22, 0)}
+AUTO_FOLLOWS_CHECKPOINT: Version = (0, 14, 0)
+
+
+def kv_dtype_flag(dtype: str, vr: VersionRange, *, model_dtype: str = "bf16",
+                  checkpoint_kv_fp8: bool | None = None) -> tuple[str | None, str]:
+    """(flag, advice): the vLLM flag that gives a `dtype` KV cache on the releases `vr` allows
+    (None when no release in the range has it), and what to know about it."""
+    since = _SINCE.get(dtype)
+    if since is None:
+        return None, f"{dtype} is not a vLLM KV cache dtype (--kv-cache-dtype choices: auto, " \
+                     "bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, nvfp4 by release)"
+    flag = f"--kv-cache-dtype {_SPELLING[dtype]}"
+    if dtype in ("bf16", "fp16") and dtype == model_dtype:
+        auto = "--kv-cache-dtype auto"
+        if vr.hi < AUTO_FOLLOWS_CHECKPOINT or checkpoint_kv_fp8 is False:
+            return auto, "auto stores the KV cache in the model dtype on these releases"
+        if vr.lo >= since:
+            why = ("auto follows the checkpoint's kv_cache_quant_algo from 0.14 on, so pin it"
+                   if checkpoint_kv_fp8 is not False else "")
+            return flag, (why or "the model dtype") + "; it must match the model dtype"
+        return flag, (f"{flag} exists from {fmt(since)}; before that {auto} gives the model "
+                      "dtype")
+    if vr.hi < since:
+        return None, f"{dtype} KV cache needs vLLM {fmt(since)}+ (this log: {vr.label()})"
+    if vr.lo < since:
+        return flag, f"needs vLLM {fmt(since)}+ (this log: {vr.label()})"
+    advice = "calibrated k/v scales in the checkpoint, or the scales are 1.0" \
+        if dtype.startswith("fp8") else ("block-scaled FP4 (FlashInfer backend)"
+                                         if dtype == "nvfp4" else "")
+    return flag, advice

@@ -1,0 +1,77 @@
+"""The startup `server_args=` dump, in the dataclass-repr form (<=0.5.18) and dict form (0.5.19+).
+
+The dump is tens of KB and its field order changes between releases, so it is scanned once
+for every `name=value` / `'name': value` pair and the first occurrence of each wanted name is
+kept (a nested record may repeat a name later). The look-behind stops `tp_size` from matching
+inside `moe_dense_tp_size` and `kv_cache_dtype` inside `speculative_draft_kv_cache_dtype`.
+A value must be followed by `,`, `)` or `}` so the half value at the end of a cut paste is
+dropped rather than misread.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+SERVER_ARG_FIELDS: tuple[str, ...] = (
+    "model_path", "served_model_name", "dtype", "kv_cache_dtype", "quantization",
+    "quantization_param_path", "tp_size", "dp_size", "pp_size", "ep_size", "attn_dp_size",
+    "enable_dp_attention", "context_length", "mem_fraction_static", "max_total_tokens",
+    "chunked_prefill_size", "max_prefill_tokens", "max_running_requests", "page_size",
+    "attention_backend", "disable_radix_cache",
+    # read by the capacity calculator's SGLang sizing rules (kvtui.core.capacity.sglang.args)
+    "prefill_attention_backend", "decode_attention_backend", "max_mamba_cache_size",
+    "mamba_ssm_dtype", "mamba_full_memory_ratio", "mamba_scheduler_strategy",
+    "mamba_radix_cache_strategy", "linear_attn_backend", "disable_overlap_schedule",
+    "swa_full_tokens_ratio", "disable_hybrid_swa_memory", "hybrid_kvcache_ratio",
+    "speculative_algorithm", "speculative_draft_model_path", "speculative_num_draft_tokens",
+    "nsa_prefill_backend", "nsa_decode_backend", "dsa_prefill_backend", "dsa_decode_backend",
+)
+_WANTED = frozenset(SERVER_ARG_FIELDS)
+
+_PAIR = regex.compile(
+    r"""(?<![\w.])'?([A-Za-z_]\w*)'?(?:=|: )('[^']*'|"[^"]*"|[^,)}'"]*)(?=[,)}])"""
+)
+
+
+def typed_value(raw: str) -> Any:
+    """Python-repr literal to a JSON-able scalar; anything else stays text."""
+    if raw[:1] in ("'", '"'):
+        return raw[1:-1]
+    raw = raw.strip()
+    if raw == "None" or raw == "":
+        return None
+    if raw == "True":
+        return True
+    if raw == "False":
+        return False
+    try:
+        return int(raw)
+    except ValueError:
+        pass
+    try:
+        value = float(raw)
+    except ValueError:
+        return raw
+    return value if value == value and value not in (float("inf"), float("-inf")) else raw
+
+
+def parse_server_args(msg: str) -> dict[str, Any] | None:
+    if msg.startswith("server_args=ServerArgs("):
+        form = "repr"
+    elif msg.startswith("server_args={"):
+        form = "dict"
+    else:
+        return None
+    fields: dict[str, Any] = dict.fromkeys(SERVER_ARG_FIELDS)
+    fields["form"] = form
+    seen: set[str] = set()
+    for m in _PAIR.finditer(msg, 12):
+        name = m.group(1)
+        if name in _WANTED and name not in seen:
+            seen.add(name)
+            fields[name] = typed_value(m.group(2))
+            if len(seen) == len(_WANTED):
+                break
+    return fields

@@ -1,0 +1,218 @@
+"""vLLM's configuration lines: the CLI arguments and the engine's resolved configuration.
+
+Three dumps, each read once for the names kvtui needs:
+- `args: Namespace(model='...', tensor_parallel_size=1, ...)`: every CLI argument (the OpenAI
+  server up to 0.9, `vllm/entrypoints/openai/api_server.py:529` in 0.6.3);
+- `non-default args: {'model': '...', 'tensor_parallel_size': 2}`: only what differs from the
+  defaults (0.10+, `vllm/entrypoints/utils.py:328` in 0.10.2, `api_utils.py` in 0.25), so an
+  absent name means the default when the dump is complete;
+- `Initializing an LLM engine (v0.6.3) with config: model='...', dtype=torch.bfloat16, ...`
+  (V0 `engine/llm_engine.py:238` in 0.6.3) / `Initializing a V1 LLM engine (v0.10.2) ...`
+  (`v1/engine/core.py:76` in 0.10.2, `:140` in 0.33.0, `VllmConfig.__str__`): the engine's
+  resolved values, including the release and the KV cache dtype after `auto` was resolved
+  (0.14+ resolves it from the checkpoint's ModelOpt config: `EngineArgs.create_engine_config`,
+  `engine/arg_utils.py:1398` in 0.14.0).
+
+Values nest (`KVTransferConfig(...)`, `{...}` compilation configs, lists), so items are split
+at the top level only. A dump cut by the paste loses its last item rather than misreading it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import regex
+
+from parsers.kinds import KIND_FIELDS
+
+# vLLM name -> the shared server_args name (parsers.kinds), where the meaning is the same.
+_SHARED: dict[str, str] = {
+    "model": "model_path", "served_model_name": "served_model_name", "dtype": "dtype",
+    "kv_cache_dtype": "kv_cache_dtype", "quantization": "quantization",
+    "quantization_param_path": "quantization_param_path", "tensor_parallel_size": "tp_size",
+    "data_parallel_size": "dp_size", "pipeline_parallel_size": "pp_size",
+    "max_model_len": "context_length", "max_seq_len": "context_length",
+    "max_num_seqs": "max_running_requests", "block_size": "page_size",
+    "attention_backend": "attention_backend",
+}
+# vLLM-only names kept under their own name (parsers.kinds OPTIONAL_FIELDS["server_args"]).
+_OWN: dict[str, str] = {
+    "gpu_memory_utilization": "gpu_memory_utilization",
+    "max_num_batched_tokens": "max_num_batched_tokens",
+    "enable_prefix_caching": "enable_prefix_caching",
+    "enable_expert_parallel": "enable_expert_parallel", "enforce_eager": "enforce_eager",
+    "decode_context_parallel_size": "dcp_size", "kv_cache_memory_bytes": "kv_cache_memory_bytes",
+    "num_gpu_blocks_override": "num_gpu_blocks_override",
+    "mamba_ssm_cache_dtype": "mamba_ssm_cache_dtype", "calculate_kv_scales": "calculate_kv_scales",
+}
+_WANTED = {**_SHARED, **_OWN, "model_tag": "model_tag", "speculative_config": "speculative_config"}
+# Inside a speculative config (a dict in the args, a SpeculativeConfig(...) in the engine's line).
+_SPEC_METHOD = regex.compile(r"""method['"]?\s*[:=]\s*['"]?(\w+)""")
+_SPEC_TOKENS = regex.compile(r"""num_spec(?:ulative)?_tokens['"]?\s*[:=]\s*(\d+)""")
+
+# The defaults an absent name stands for in a complete `non-default args` dump (the same in
+# every release that prints it: `EngineArgs` in engine/arg_utils.py, 0.10.2-0.33.0).
+_DEFAULTS: dict[str, Any] = {"tp_size": 1, "pp_size": 1, "dp_size": 1, "kv_cache_dtype": "auto",
+                             "dtype": "auto", "gpu_memory_utilization": 0.9}
+
+_TOKEN = regex.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[(\[{]|[)\]}]|, """)
+_VERSION = regex.compile(r"\(v(\d+\.\d+[\w.+\-]*)\) with config: ")
+
+
+def _items(text: str, start: int) -> Iterator[tuple[str, bool]]:
+    """Top-level items of a `, `-separated list from `start`; (item, closed): closed when the
+    list's own closing bracket ended it (an unclosed last item may be cut by the paste)."""
+    depth = 0
+    begin = start
+    for m in _TOKEN.finditer(text, start):
+        tok = m.group()
+        c = tok[0]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                yield text[begin : m.start()], True
+                return
+            depth -= 1
+        elif tok == ", " and depth == 0:
+            yield text[begin : m.start()], True
+            begin = m.end()
+    yield text[begin:], False
+
+
+def _scalar(raw: str) -> Any:
+    """A printed value as a JSON-able scalar; nested objects stay text."""
+    raw = raw.strip()
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1]
+    if raw in ("None", ""):
+        return None
+    if raw == "True":
+        return True
+    if raw == "False":
+        return False
+    if raw.startswith("[") and raw.endswith("]"):
+        inner = raw[1:-1].split(",")[0].strip()
+        return _scalar(inner) if inner else None  # served_model_name: its first name
+    try:
+        return int(raw)
+    except ValueError:
+        pass
+    try:
+        value = float(raw)
+    except ValueError:
+        return raw
+    return value if value == value and abs(value) != float("inf") else raw
+
+
+def _collect(pairs: Iterator[tuple[str, str]]) -> tuple[dict[str, Any], set[str]]:
+    fields: dict[str, Any] = dict.fromkeys(KIND_FIELDS["server_args"])
+    seen: set[str] = set()
+    for key, raw in pairs:
+        name = _WANTED.get(key)
+        if name is None or name in seen:
+            continue
+        seen.add(name)
+        if name == "speculative_config":
+            method, tokens = _SPEC_METHOD.search(raw), _SPEC_TOKENS.search(raw)
+            if method is not None:
+                fields["speculative_method"] = method.group(1)
+            if tokens is not None:
+                fields["num_speculative_tokens"] = int(tokens.group(1))
+            continue
+        fields[name] = _scalar(raw)
+    tag = fields.pop("model_tag", None)
+    if fields["model_path"] is None and isinstance(tag, str):
+        fields["model_path"] = tag
+    return fields, seen
+
+
+def _kv_pairs(text: str, start: int, sep: str) -> tuple[list[tuple[str, str]], bool]:
+    pairs: list[tuple[str, str]] = []
+    closed = False
+    for item, ok in _items(text, start):
+        closed = ok
+        if not ok:
+            break  # the cut tail of a paste
+        key, found, value = item.partition(sep)
+        if found:
+            pairs.append((key.strip().strip("'\""), value))
+    return pairs, closed
+
+
+def parse_non_default(msg: str) -> dict[str, Any] | None:
+    """`non-default args: {...}` (0.10+)."""
+    if not msg.startswith("non-default args: {"):
+        return None
+    pairs, closed = _kv_pairs(msg, len("non-default args: {"), ": ")
+    fields, seen = _collect(iter(pairs))
+    if closed:
+        for name, value in _DEFAULTS.items():
+            if name not in seen:
+                fields[name] = value
+    fields["form"] = "args"
+    return fields
+
+
+def parse_namespace(msg: str) -> dict[str, Any] | None:
+    """`args: Namespace(...)` (the OpenAI server up to 0.9: every argument)."""
+    if not msg.startswith("args: Namespace("):
+        return None
+    pairs, _ = _kv_pairs(msg, len("args: Namespace("), "=")
+    fields, _ = _collect(iter(pairs))
+    fields["form"] = "namespace"
+    return fields
+
+
+def parse_engine_config(msg: str) -> dict[str, Any] | None:
+    """`Initializing an LLM engine (vX) with config: ...` / `Initializing a V1 LLM engine ...`."""
+    if not msg.startswith(("Initializing an LLM engine (v", "Initializing a V1 LLM engine (v")):
+        return None
+    m = _VERSION.search(msg, 0, 120)
+    if m is None:
+        return None
+    pairs, _ = _kv_pairs(msg, m.end(), "=")
+    fields, _ = _collect(iter(pairs))
+    fields["form"] = "config"
+    fields["version"] = m.group(1)
+    fields["resolved"] = True
+    kv = fields.get("kv_cache_dtype")
+    if isinstance(kv, str):
+        # `auto` is the model dtype, printed beside it (ModelConfig.dtype: torch.bfloat16).
+        model_dtype = fields.get("dtype")
+        fields["resolved_kv_dtype"] = (model_dtype if kv == "auto" and isinstance(
+            model_dtype, str) and model_dtype.startswith("torch.") else kv)
+        if fields["resolved_kv_dtype"] == "auto":
+            fields["resolved_kv_dtype"] = None
+    return fields
+
+
+_MAX_LEN = regex.compile(r"Using max model len (\d+)")
+_CHUNKED = regex.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")
+_ARCH = regex.compile(r"Resolved architecture: (\w+)")
+
+
+def _partial(**values: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = dict.fromkeys(KIND_FIELDS["server_args"])
+    fields.update(values)
+    fields["form"] = "resolved"
+    fields["partial"] = True
+    fields["resolved"] = True
+    return fields
+
+
+def parse_resolved(msg: str) -> dict[str, Any] | None:
+    """One resolved setting: `Using max model len N` (config/model.py, 0.10+), `Chunked prefill
+    is enabled with max_num_batched_tokens=N.` (config.py:1136 in 0.6.4, scheduler.py in 0.10+),
+    `Resolved architecture: X`."""
+    m = _MAX_LEN.match(msg)
+    if m is not None:
+        return _partial(context_length=int(m.group(1)))
+    m = _CHUNKED.match(msg)
+    if m is not None:
+        return _partial(max_num_batched_tokens=int(m.group(1)))
+    m = _ARCH.match(msg)
+    if m is not None:
+        return _partial(architecture=m.group(1))
+    return None

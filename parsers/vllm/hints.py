@@ -1,0 +1,76 @@
+"""Format features of vLLM lines that date the release a log came from.
+
+The fold asks for the hints of the first event of each kind in a run and keeps them as plain
+strings "<kind>:<feature>"; `kvtui.engines.vllm.version` maps each to the releases that print it
+(the format strings are quoted there with the release and file they were read from).
+"""
+
+from __future__ import annotations
+
+from parsers.envelope import payload_start
+from parsers.event import Event
+
+
+def hints(ev: Event, text: str) -> list[str]:
+    """The dating hints one event (and its raw line) shows."""
+    h: list[str] = []
+    k = ev.kind
+    if ev.ts is not None and len(ev.ts) == 14:
+        # vLLM's own `%m-%d %H:%M:%S` head (a custom logging config prints other stamps):
+        # `[file.py:N]` (0.8+) or `file.py:N]` (0.5-0.7) right after the time.
+        at = text.find(ev.ts)
+        after = text[at + len(ev.ts) + 1: at + len(ev.ts) + 2] if at >= 0 else ""
+        h.append("head:bracket" if after == "[" else "head:bare")
+    # The process name heads the server's own line, after any client envelope (a saved
+    # `kubectl logs --timestamps` puts 31 characters before it).
+    start = payload_start(text)
+    head = text[start : start + 40]
+    if "(EngineCore_DP" in head:
+        h.append("proc:engine_core_dp")
+    elif "(EngineCore_" in head:
+        h.append("proc:engine_core_n")
+    elif "(Worker_" in head or "(Worker pid=" in head:
+        h.append("proc:worker")
+    elif "(VllmWorker rank=" in head:
+        h.append("proc:vllm_worker_rank")
+    if k == "engine_version" or (k == "server_args" and ev.get("version")):
+        h.append(f"version:{ev.get('version')}")
+    if k == "server_args" and ev.get("form") == "config":
+        h.append("engine:v1" if "a V1 LLM engine" in text else "engine:v0")
+    if k == "server_args":
+        h.append(f"server_args:{ev.get('form')}")
+    elif k == "engine_version":
+        pass
+    elif k == "capacity":
+        if "# GPU blocks:" in text:
+            h.append("capacity:cpu_blocks" if ev.get("cpu_blocks") is not None
+                     else "capacity:gpu_blocks")
+        elif ev.get("max_total_num_tokens") is not None:
+            h.append("capacity:merged" if ev.get("max_concurrency") is not None
+                     else "capacity:tokens")
+    elif k == "kv_pool":
+        # format_gib drops trailing zeros (0.14+); "%.2f" keeps two digits (0.9.2-0.13).
+        gib = text.rsplit("memory: ", 1)[-1].split(" ", 1)[0]
+        if "." in gib and len(gib.split(".")[1]) != 2:
+            h.append("avail:short")
+        elif "." in gib:
+            h.append("avail:two_digits")
+    elif k == "fp8_scales_missing" and ev.get("form") == "unit_scale":
+        h.append("scales:verify" if "If this is unintended" in text else "scales:may_cause")
+    elif k == "kv_dtype":
+        h.append(f"kv_dtype:{ev.get('origin')}")
+    elif k == "load_weight_end":
+        if "Loading model weights took" in text:
+            h.append("weights:old")
+        elif "GiB memory and" in text:
+            h.append("weights:memory")
+        else:
+            h.append("weights:gib")
+    elif k == "memory_profile" and "default since v0.21" in text:
+        h.append("memory:cg_default")
+    elif k == "memory_profile" and "will be enabled by default" in text:
+        h.append("memory:cg_soon")
+    elif k == "decode_batch":
+        h.append("stats:engine" if "Engine " in text else
+                 ("stats:v0" if "Swapped:" in text else "stats:v1"))
+    return h

@@ -1,0 +1,219 @@
+"""`parse_line`: one vLLM log line in, one `Event` (or None) out.
+
+The head (`parsers.prefix.vllm_head`: level, `MM-DD HH:MM:SS`, `[file.py:N]`, the process prefix
+and whatever envelope is in front) is split off first; dispatch is then on the first four
+characters of the message, as in the SGLang grammar, so the bulk of a serving log (uvicorn
+access lines, tracebacks, progress bars) costs one `str.find` and a dict lookup. Messages that
+can sit anywhere in a line (errors inside traceback text, the banner) are searched for by a
+short fallback.
+
+Detection (kvtui.engines.vllm `identifies`) relies on this grammar answering only to vLLM's own
+wording: a line without a vLLM head is read only when its message is vLLM's alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from parsers.event import Event
+from parsers.prefix import vllm_head
+from parsers.text import normalize
+from parsers.vllm.args import (
+    parse_engine_config,
+    parse_namespace,
+    parse_non_default,
+    parse_resolved,
+)
+from parsers.vllm.errors import parse_error
+from parsers.vllm.runtime import parse_preemption, parse_stats
+from parsers.vllm.startup import (
+    parse_available,
+    parse_capacity,
+    parse_graph,
+    parse_kv_dtype,
+    parse_layout,
+    parse_memory_profile,
+    parse_scales,
+    parse_version,
+    parse_weights,
+)
+
+_Result = tuple[str, dict[str, Any]] | None
+_Handler = Callable[[str], _Result]
+
+
+def _kind(kind: str, fields: dict[str, Any] | None) -> _Result:
+    return None if fields is None else (kind, fields)
+
+
+def _h_init(msg: str) -> _Result:
+    return _kind("server_args", parse_engine_config(msg))
+
+
+def _h_non_default(msg: str) -> _Result:
+    return _kind("server_args", parse_non_default(msg))
+
+
+def _h_args(msg: str) -> _Result:
+    return _kind("server_args", parse_namespace(msg))
+
+
+def _h_using(msg: str) -> _Result:
+    fields = parse_kv_dtype(msg)
+    if fields is not None:
+        return "kv_dtype", fields
+    hit = parse_scales(msg)
+    if hit is not None:
+        return hit
+    return _kind("server_args", parse_resolved(msg))
+
+
+def _h_scales(msg: str) -> _Result:
+    return parse_scales(msg)
+
+
+def _h_chunked(msg: str) -> _Result:
+    return _kind("server_args", parse_resolved(msg))
+
+
+def _h_weights(msg: str) -> _Result:
+    fields = parse_weights(msg)
+    if fields is not None:
+        return "load_weight_end", fields
+    return parse_scales(msg)  # "Loaded KV cache scaling factors from ..."
+
+
+def _h_available(msg: str) -> _Result:
+    return _kind("kv_pool", parse_available(msg))
+
+
+def _h_capacity(msg: str) -> _Result:
+    return _kind("capacity", parse_capacity(msg))
+
+
+def _h_memory(msg: str) -> _Result:
+    return _kind("memory_profile", parse_memory_profile(msg))
+
+
+def _h_graph(msg: str) -> _Result:
+    fields = parse_graph(msg)
+    if fields is not None:
+        return "cuda_graph_end", fields
+    return _kind("memory_profile", parse_memory_profile(msg))
+
+
+def _h_setting(msg: str) -> _Result:
+    return _kind("kv_layout", parse_layout(msg))
+
+
+def _h_engine(msg: str) -> _Result:
+    # "Engine 000: Avg prompt throughput: ..." (V1 stats, the engine index first)
+    fields = parse_stats(msg)
+    if fields is not None:
+        return "decode_batch", fields
+    return _kind("capacity", parse_capacity(msg))
+
+
+def _h_stats(msg: str) -> _Result:
+    return _kind("decode_batch", parse_stats(msg))
+
+
+def _h_sequence(msg: str) -> _Result:
+    return _kind("retraction", parse_preemption(msg))
+
+
+def _h_version(msg: str) -> _Result:
+    return _kind("engine_version", parse_version(msg))
+
+
+_HANDLERS: dict[str, _Handler] = {
+    "Init": _h_init,
+    "non-": _h_non_default,
+    "args": _h_args,
+    "Usin": _h_using,
+    "Chun": _h_chunked,
+    "Reso": _h_chunked,
+    "Chec": _h_scales,
+    "Defa": _h_scales,
+    "Load": _h_weights,
+    "Mode": _h_weights,
+    "Avai": _h_available,
+    "GPU ": _h_capacity,
+    "# GP": _h_capacity,
+    "Maxi": _h_capacity,
+    "Over": _h_capacity,
+    "Memo": _h_memory,
+    "the ": _h_memory,
+    "mode": _h_memory,
+    "In v": _h_memory,
+    "CUDA": _h_graph,
+    "Grap": _h_graph,
+    "Esti": _h_memory,
+    "Add ": _h_setting,
+    "Sett": _h_setting,
+    "Padd": _h_setting,
+    "Mamb": _h_setting,
+    "Forc": _h_setting,
+    "Engi": _h_engine,
+    "vllm": _h_capacity,
+    "Avg ": _h_stats,
+    "Sequ": _h_sequence,
+    "vLLM": _h_version,
+}
+
+# Messages read even without a vLLM head: wordings no other engine prints.
+_BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_scale",
+            "Checkpoint does not provide a q scaling factor", "Available KV cache memory:",
+            "GPU KV cache size:", "Maximum concurrency for ", "Add ", "Engine ",
+            "Initializing a V1 LLM engine", "Initializing an LLM engine", "non-default args:")
+
+
+def _fallback(msg: str) -> _Result:
+    if "max seq len" in msg or "cache blocks" in msg or "emory" in msg:
+        return _kind("oom", parse_error(msg))
+    if "version" in msg:
+        return _kind("engine_version", parse_version(msg))
+    # Another device's pool: "XPU KV cache size: N tokens, ..." (0.30+)
+    if " KV cache size: " in msg[:24]:
+        return _kind("capacity", parse_capacity(msg))
+    return None
+
+
+def parse_unchecked(text: str) -> Event | None:
+    """`parse_line` without the safety net, so tests can see a would-be exception."""
+    if "\x1b" in text or "\r" in text or "\t" in text or text[-1:] == "\n" or text[:1] == " ":
+        text = normalize(text)
+    head = vllm_head(text)
+    if head is None:
+        start, ts, rank = 0, None, None
+    else:
+        start, ts, rank = head
+    msg = text[start:] if start else text
+    hit: _Result
+    if msg[:5] == "INFO:":
+        return None  # a uvicorn access line of the API server, the other bulk of a log
+    if head is None or ts is None:
+        # No level-and-time head: a traceback tail, a quoted fragment, a paste that lost its
+        # head. Only vLLM's own wordings are read then.
+        if not msg.startswith(_BARE_OK) and "Error" not in msg[:40]:
+            hit = _fallback(msg) if ("max seq len" in msg or "Mamba cache blocks" in msg) \
+                else None
+            return None if hit is None else Event(hit[0], rank, ts, hit[1])
+    elif msg[:1] == " ":
+        msg = msg.lstrip(" ")
+    handler = _HANDLERS.get(msg[:4])
+    hit = handler(msg) if handler is not None else None
+    if hit is None:
+        hit = _fallback(msg)
+    if hit is None:
+        return None
+    return Event(hit[0], rank, ts, hit[1])
+
+
+def parse_line(text: str) -> Event | None:
+    """Parse one vLLM log line; never raises, returns None for anything unrecognised."""
+    try:
+        return parse_unchecked(text)
+    except Exception:
+        return None

@@ -1,0 +1,112 @@
+"""vLLM's periodic runtime line and its preemption messages.
+
+The stats line is vLLM's equivalent of SGLang's decode-batch line: one line every few seconds
+with the running and waiting requests, the KV cache usage and the throughput of the interval.
+- V1 (v1/metrics/loggers.py): "Engine 000: Avg prompt throughput: %.1f tokens/s, Avg
+  generation throughput: %.1f tokens/s, Running: %d reqs, Waiting: %d reqs, [Preemptions: %d, ]
+  GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%" (0.8 without "Engine NNN: ";
+  "Preemptions" from 0.14, counted over the interval: `_reset` in 0.33.0 loggers.py:149; the
+  device name instead of "GPU" on other platforms from 0.30).
+- V0 (engine/metrics.py): "Avg prompt throughput: %.1f tokens/s, Avg generation throughput:
+  %.1f tokens/s, Running: %d reqs, Swapped: %d reqs, Pending: %d reqs, GPU KV cache usage:
+  %.1f%%, CPU KV cache usage: %.1f%%."
+- V0 preemption (core/scheduler.py:1485 in 0.6.3): "Sequence group %s is preempted by %s mode
+  because there is not enough KV cache space. ... total_num_cumulative_preemption=%d".
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import regex
+
+from parsers.kinds import KIND_FIELDS
+
+_NUM = r"\d+(?:\.\d+)?"
+_STAT = regex.compile(
+    rf"(Avg prompt throughput|Avg generation throughput|Running|Waiting|Pending|Swapped|"
+    rf"Preemptions|CPU KV cache usage|[A-Z]+ KV cache usage|Prefix cache hit rate): "
+    rf"({_NUM})(?: tokens/s| reqs|%)?")
+_NAMES = {
+    "Avg prompt throughput": "prompt_throughput", "Avg generation throughput": "gen_throughput",
+    "Running": "running_req", "Waiting": "queue_req", "Pending": "queue_req",
+    "Swapped": "swapped_req", "Preemptions": "preempted_reqs",
+    "CPU KV cache usage": "cpu_token_usage", "Prefix cache hit rate": "prefix_cache_hit_rate",
+}
+_PERCENT = frozenset({"token_usage", "cpu_token_usage", "prefix_cache_hit_rate"})
+_INTS = frozenset({"running_req", "queue_req", "swapped_req", "preempted_reqs"})
+
+
+# The dominant V1 layout in one match (the bulk of a busy log); anything else (V0's Swapped and
+# Pending, KV-fetch counts, cut lines) takes the general scan below.
+_V1 = regex.compile(
+    rf"Avg prompt throughput: ({_NUM}) tokens/s, Avg generation throughput: ({_NUM}) "
+    rf"tokens/s, Running: (\d+) reqs, Waiting: (\d+) reqs, (?:Preemptions: (\d+), )?"
+    rf"[A-Z]+ KV cache usage: ({_NUM})%(?:, Prefix cache hit rate: ({_NUM})%)?$")
+_FIELDS = KIND_FIELDS["decode_batch"]
+
+
+def _fast(msg: str, start: int) -> dict[str, Any] | None:
+    m = _V1.match(msg, start)
+    if m is None:
+        return None
+    prompt, gen, running, waiting, preempt, usage, hit = m.groups()
+    fields: dict[str, Any] = dict.fromkeys(_FIELDS)
+    fields.update(running_req=int(running), queue_req=int(waiting),
+                  token_usage=round(float(usage) / 100, 6), gen_throughput=float(gen),
+                  prompt_throughput=float(prompt))
+    if preempt is not None:
+        fields["preempted_reqs"] = int(preempt)
+    if hit is not None:
+        fields["prefix_cache_hit_rate"] = round(float(hit) / 100, 6)
+    return fields
+
+
+def parse_stats(msg: str) -> dict[str, Any] | None:
+    """The fields of a stats line (from "Avg prompt throughput" on), or None."""
+    start = msg.find("Avg prompt throughput: ", 0, 40)
+    if start < 0:
+        return None
+    fast = _fast(msg.rstrip(), start)
+    return fast if fast is not None else _scan(msg, start)
+
+
+def _scan(msg: str, start: int) -> dict[str, Any] | None:
+    """Every `label: value` of a stats line, whatever the layout."""
+    fields: dict[str, Any] = dict.fromkeys(_FIELDS)
+    seen = 0
+    for m in _STAT.finditer(msg, start):
+        label = m.group(1)
+        name = _NAMES.get(label)
+        if name is None:  # "<DEVICE> KV cache usage", the pool's usage
+            name = "token_usage"
+        raw = m.group(2)
+        if name in _INTS:
+            value: Any = int(float(raw))
+        else:
+            x = float(raw)
+            if not math.isfinite(x):
+                continue
+            value = round(x / 100, 6) if name in _PERCENT else x
+        if fields.get(name) is None:
+            fields[name] = value
+            seen += 1
+    if fields["running_req"] is None and fields["token_usage"] is None:
+        return None
+    return fields
+
+
+_PREEMPT = regex.compile(
+    r"Sequence group \S+ is preempted by PreemptionMode\.(\w+) mode because there is not "
+    r"enough KV cache space\.(?:.*?total_num_cumulative_preemption=(\d+))?")
+
+
+def parse_preemption(msg: str) -> dict[str, Any] | None:
+    m = _PREEMPT.match(msg)
+    if m is None:
+        return None
+    fields: dict[str, Any] = dict.fromkeys(KIND_FIELDS["retraction"])
+    fields.update({"retracted_reqs": 1, "wording": "preempted", "mode": m.group(1).lower(),
+                   "cumulative": int(m.group(2)) if m.group(2) else None})
+    return fields

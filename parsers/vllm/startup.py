@@ -1,0 +1,299 @@
+"""vLLM's start-up lines: weights, KV dtype and scales, memory, KV pool size, capacity, layout.
+
+Every format string is quoted from the releases named beside it (wheels of 0.6.3, 0.8.5,
+0.10.2, 0.11.0, 0.14.0, 0.22.0, 0.25.0, 0.28.0, 0.33.0). vLLM's "GB" in the older weight line
+is GiB too (`model_memory_usage / float(2**30)`, worker/model_runner.py in 0.6.3), hence `_gib`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import regex
+
+from parsers.kinds import KIND_FIELDS
+
+_NUM = r"\d+(?:\.\d+)?"
+_INT = r"\d[\d,]*"  # `{:,}` formatted from 0.8 on, plain `%d` before
+
+
+def _f(s: str | None) -> float | None:
+    if s is None:
+        return None
+    x = float(s)
+    return x if math.isfinite(x) else None
+
+
+def _i(s: str | None) -> int | None:
+    return None if s is None else int(s.replace(",", ""))
+
+
+def _blank(kind: str, **values: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = dict.fromkeys(KIND_FIELDS[kind])
+    fields.update(values)
+    return fields
+
+
+# -- weights ---------------------------------------------------------------------------------
+# "Loading model weights took %.4f GB" (V0 worker/model_runner.py, 0.5-0.6; V1 0.7
+# gpu_model_runner.py); "Model loading took %.4f GiB and %.6f seconds" (gpu_model_runner.py,
+# 0.8-0.1x); "Model loading took %s GiB memory and %.6f seconds" (0.2x-0.33).
+_WEIGHTS_OLD = regex.compile(rf"Loading model weights took ({_NUM}) GB")
+_WEIGHTS = regex.compile(rf"Model loading took ({_NUM}) GiB(?: memory)? and ({_NUM}) seconds")
+
+
+def parse_weights(msg: str) -> dict[str, Any] | None:
+    m = _WEIGHTS.match(msg)
+    if m is not None:
+        return _blank("load_weight_end", usage_gib=_f(m.group(1)), elapsed_s=_f(m.group(2)))
+    m = _WEIGHTS_OLD.match(msg)
+    if m is not None:
+        return _blank("load_weight_end", usage_gib=_f(m.group(1)))
+    return None
+
+
+# -- KV dtype --------------------------------------------------------------------------------
+# 0.5-0.19: "Using fp8 data type to store kv cache. It reduces ..." for any fp8* dtype (the word
+# "fp8" is fixed text: config.py:637 in 0.6.3, config/cache.py:207 in 0.14.0), so it names the
+# family only. 0.22+: "Using %s data type to store kv cache. ..." with the resolved dtype string
+# (config/cache.py:262 in 0.22.0, :485 in 0.33.0).
+_KV_DTYPE = regex.compile(r"Using ([\w.]+) data type to store kv cache\.")
+_DS_MLA = "Using custom fp8 kv-cache format for DeepSeekV3.2"  # models/config.py:422, 0.11.0
+
+
+def parse_kv_dtype(msg: str) -> dict[str, Any] | None:
+    m = _KV_DTYPE.match(msg)
+    if m is not None:
+        dtype = m.group(1)
+        if dtype == "fp8" and "Meanwhile, it may cause accuracy drop" in msg and \
+                "Dynamic per-token-head" not in msg:
+            # The 0.5-0.19 text and a 0.22+ `--kv-cache-dtype fp8` read the same; both mean
+            # an E4M3 cache on CUDA (`fp8` = `fp8_e4m3`), but the older one is printed for
+            # fp8_e5m2 as well, so it only says "an FP8 cache".
+            return {"dtype": "fp8", "origin": "family"}
+        return {"dtype": dtype, "origin": "resolved"}
+    if msg.startswith(_DS_MLA):
+        return {"dtype": "fp8_ds_mla", "origin": "override", "reason": "DeepSeekV3.2"}
+    return None
+
+
+# -- FP8 scales ------------------------------------------------------------------------------
+# model_executor/layers/quantization/kv_cache.py: "Using KV cache scaling factor 1.0 for
+# fp8_e4m3. This may cause accuracy issues. ..." (0.6.3:71 print_warning_once, 0.11.0:101) /
+# "... If this is unintended, verify that k/v_scale scaling factors are properly set in the
+# checkpoint." (0.12+, 0.33.0:166): printed after loading when k_scale == v_scale == 1.0 and the
+# dtype is not e5m2. "Checkpoint does not provide a q scaling factor. Setting it to k_scale."
+# (0.8.5:86, 0.33.0:149). "Using uncalibrated q_scale %s and/or prob_scale %s with fp8
+# attention." (0.11.0:135, 0.33.0:204). V0: "Defaulting to KV cache scaling factors = 1.0 for
+# all layers in TP rank %d as an error occurred during loading." (weight_utils.py:508, 0.6.3),
+# "Loaded KV cache scaling factors from %s" (worker/model_runner.py:1125, 0.6.3).
+_TP_RANK = regex.compile(r"in TP rank (\d+)")
+_QPROB = regex.compile(rf"Using uncalibrated q_scale ({_NUM}) and/or prob_scale ({_NUM})")
+
+
+def parse_scales(msg: str) -> tuple[str, dict[str, Any]] | None:
+    if msg.startswith("Using KV cache scaling factor 1.0 for fp8"):
+        return "fp8_scales_missing", {"form": "unit_scale"}
+    if msg.startswith("Defaulting to KV cache scaling factors = 1.0"):
+        m = _TP_RANK.search(msg)
+        return "fp8_scales_missing", {"form": "load_error",
+                                      "tp_rank": int(m.group(1)) if m else None}
+    if msg.startswith("Loaded KV cache scaling factors from "):
+        path = msg[len("Loaded KV cache scaling factors from "):].strip()
+        return "fp8_scales_loaded", {"path": path or None}
+    if msg.startswith("Checkpoint does not provide a q scaling factor"):
+        return "fp8_qscale_missing", {"form": "q_from_k", "q_scale": None, "prob_scale": None}
+    m = _QPROB.match(msg)
+    if m is not None:
+        return "fp8_qscale_missing", {"form": "uncalibrated", "q_scale": _f(m.group(1)),
+                                      "prob_scale": _f(m.group(2))}
+    return None
+
+
+# -- memory ----------------------------------------------------------------------------------
+# "Available KV cache memory: %.2f GiB" (v1/worker/gpu_worker.py, 0.9.2-0.13) / "%s GiB" with
+# format_gib (round(x, 2): "11.5", 0.14-0.33, gpu_worker.py:773 in 0.33.0); forks append a
+# note ("(process-scoped)"), so anything after the unit is allowed.
+_AVAIL = regex.compile(rf"Available KV cache memory: (-?{_NUM}) GiB")
+
+
+def parse_available(msg: str) -> dict[str, Any] | None:
+    m = _AVAIL.match(msg)
+    if m is None:
+        return None
+    return _blank("kv_pool", kv_gib=_f(m.group(1)), scope="all")
+
+
+# V0 worker.py (0.6.4-0.8): "Memory profiling results: duration=..., total_gpu_memory=79.15GiB,
+# ..., non_torch_memory=1.96GiB, kv_cache_size=34.96GiB, gpu_memory_utilization=0.90." and the
+# 0.7-0.8 three-line form (worker.py:271 in 0.8.5): "the current vLLM instance can use
+# total_gpu_memory (23.58GiB) x gpu_memory_utilization (0.99) = 23.35GiB" / "model weights take
+# 21.21GiB; non_torch_memory takes 0.20GiB; PyTorch activation peak memory takes 0.37GiB; the
+# rest of the memory reserved for KV Cache is 1.57GiB."
+_PROFILE_KEYS = {
+    "total_gpu_memory": "total_gib", "non_torch_memory": "non_torch_gib",
+    "kv_cache_size": "kv_gib", "gpu_memory_utilization": "gpu_memory_utilization",
+    "peak_torch_memory": None,
+}
+_PROFILE_PAIR = regex.compile(rf"(\w+)=({_NUM})(?:GiB)?(?=[,.]|$)")
+_INSTANCE = regex.compile(
+    rf"the current vLLM instance can use total_gpu_memory \(({_NUM})GiB\) x "
+    rf"gpu_memory_utilization \(({_NUM})\) = ({_NUM})GiB")
+_TAKES = regex.compile(
+    rf"model weights take ({_NUM})GiB; non_torch_memory takes ({_NUM})GiB; PyTorch activation "
+    rf"peak memory takes ({_NUM})GiB; the rest of the memory reserved for KV Cache is "
+    rf"(-?{_NUM})GiB")
+# CUDA graph memory taken out of the KV budget (gpu_worker.py): "CUDA graph memory profiling is
+# enabled (default since v0.21.0). The current --gpu-memory-utilization=%.4f is equivalent to
+# --gpu-memory-utilization=%.4f without CUDA graph memory profiling. To maintain the same
+# effective KV cache size as before, increase --gpu-memory-utilization to %.4f." (0.22-0.33) and
+# the 0.1x notice "... increase --gpu-memory-utilization from %.4f to %.4f to maintain ...".
+_CG_ON = regex.compile(
+    rf"CUDA graph memory profiling is enabled .*?--gpu-memory-utilization=({_NUM}) is "
+    rf"equivalent to --gpu-memory-utilization=({_NUM})(?:.*?increase --gpu-memory-utilization "
+    rf"to ({_NUM}))?")
+_CG_SOON = regex.compile(rf"In v0\.\d+, CUDA graph memory profiling will be enabled .*?"
+                         rf"increase --gpu-memory-utilization from ({_NUM}) to ({_NUM})")
+
+
+def parse_memory_profile(msg: str) -> dict[str, Any] | None:
+    if msg.startswith("Memory profiling results:"):
+        fields = _blank("memory_profile")
+        for m in _PROFILE_PAIR.finditer(msg):
+            name = _PROFILE_KEYS.get(m.group(1))
+            if name is not None and fields[name] is None:
+                fields[name] = _f(m.group(2))
+        return fields
+    m = _INSTANCE.match(msg)
+    if m is not None:
+        return _blank("memory_profile", total_gib=_f(m.group(1)),
+                      gpu_memory_utilization=_f(m.group(2)), requested_gib=_f(m.group(3)))
+    m = _TAKES.match(msg)
+    if m is not None:
+        return _blank("memory_profile", weights_gib=_f(m.group(1)),
+                      non_torch_gib=_f(m.group(2)), activation_gib=_f(m.group(3)),
+                      kv_gib=_f(m.group(4)))
+    m = _CG_ON.match(msg)
+    if m is not None:
+        fields = _blank("memory_profile", gpu_memory_utilization=_f(m.group(1)),
+                        equivalent_gpu_memory_utilization=_f(m.group(2)))
+        if m.group(3):
+            fields["suggested_gpu_memory_utilization"] = _f(m.group(3))
+        return fields
+    m = _CG_SOON.match(msg)
+    if m is not None:
+        return _blank("memory_profile", gpu_memory_utilization=_f(m.group(1)),
+                      suggested_gpu_memory_utilization=_f(m.group(2)))
+    m = _GRAPH_EST.match(msg)
+    if m is not None:
+        return _blank("memory_profile", cuda_graph_gib=_f(m.group(1)))
+    return None
+
+
+# -- capacity --------------------------------------------------------------------------------
+# V0 executor/gpu_executor.py:122 (0.6.3): "# GPU blocks: %d, # CPU blocks: %d"; V1 0.7:
+# "# GPU blocks: %d" (v1/core/kv_cache_utils.py); then "Maximum concurrency for %s tokens per
+# request: %.2fx" (%s an int in V0, `{:,}` in V1). 0.8-0.27: "GPU KV cache size: %s tokens" and
+# the concurrency line apart; 0.28-0.29 one line; 0.30+ "%s KV cache size: ..." (the device:
+# GPU, XPU, ...) with " + host" under HiSparse (kv_cache_utils.py update_kv_cache_capacity,
+# 0.33.0).
+_BLOCKS = regex.compile(r"# GPU blocks: (\d+)(?:, # CPU blocks: (\d+))?")
+_SIZE = regex.compile(
+    rf"(?:[A-Z]+(?: \+ host)? )?KV cache size: ({_INT}) tokens"
+    rf"(?:, Maximum concurrency for ({_INT}) tokens per request: ({_NUM})x)?")
+_CONC = regex.compile(rf"Maximum concurrency for ({_INT}) tokens per request: ({_NUM})x")
+_OVERRIDE = regex.compile(r"Overriding num_gpu_blocks=(\d+) with num_gpu_blocks_override=(\d+)")
+# "[Engine 000: ]vllm cache_config_info with initialization after num_gpu_blocks is: %d"
+# (v1/metrics/loggers.py log_engine_initialized: info up to 0.1x, debug in 0.33.0)
+_INIT_BLOCKS = regex.compile(r"(?:Engine \d+: )?vllm cache_config_info with initialization "
+                             r"after num_gpu_blocks is: (\d+)")
+
+
+def parse_capacity(msg: str) -> dict[str, Any] | None:
+    m = _SIZE.match(msg)
+    if m is not None:
+        return _blank("capacity", max_total_num_tokens=_i(m.group(1)),
+                      context_len=_i(m.group(2)), max_concurrency=_f(m.group(3)))
+    m = _CONC.match(msg)
+    if m is not None:
+        return _blank("capacity", context_len=_i(m.group(1)), max_concurrency=_f(m.group(2)))
+    m = _BLOCKS.match(msg)
+    if m is not None:
+        return _blank("capacity", gpu_blocks=_i(m.group(1)), cpu_blocks=_i(m.group(2)))
+    m = _OVERRIDE.match(msg)
+    if m is not None:
+        return _blank("capacity", gpu_blocks_override=_i(m.group(2)))
+    m = _INIT_BLOCKS.match(msg)
+    if m is not None:
+        return _blank("capacity", gpu_blocks=_i(m.group(1)))
+    return None
+
+
+# -- CUDA graphs -----------------------------------------------------------------------------
+# "Graph capturing finished in %.0f secs, took %.2f GiB" (gpu_model_runner.py, 0.8-0.33; V0
+# model_runner.py "Graph capturing finished in %.0f secs."); "CUDA graph pool memory: %s GiB
+# (actual), %s GiB (estimated), ..." (0.22+). The estimate made before the KV cache is sized,
+# "Estimated CUDA graph memory: %s GiB total" (gpu_model_runner.py:6100 in 0.25), is part of the
+# memory profile (`parse_memory_profile`).
+_GRAPH = regex.compile(rf"Graph capturing finished in ({_NUM}) secs?(?:, took ({_NUM}) GiB)?")
+_GRAPH_EST = regex.compile(rf"Estimated CUDA graph memory: ({_NUM}) GiB total")
+_GRAPH_POOL = regex.compile(rf"CUDA graph pool memory: ({_NUM}) GiB \(actual\)")
+
+
+def parse_graph(msg: str) -> dict[str, Any] | None:
+    m = _GRAPH.match(msg)
+    if m is not None:
+        return _blank("cuda_graph_end", elapsed_s=_f(m.group(1)), usage_gib=_f(m.group(2)),
+                      graph="capture")
+    m = _GRAPH_POOL.match(msg)
+    if m is not None:
+        return _blank("cuda_graph_end", usage_gib=_f(m.group(1)), graph="pool")
+    return None
+
+
+# -- KV page layout --------------------------------------------------------------------------
+# "Add %d padding layers, may waste at most %.2f%% KV cache memory" (kv_cache_utils.py:982 in
+# 0.11.0, kv_cache_planning.py:538 in 0.33.0); "Setting attention block size to %d tokens to
+# ensure that attention page size is >= mamba page size." and "Padding mamba page size by
+# %.2f%% to ensure that mamba page size and attention page size are exactly equal."
+# (model_executor/models/config.py:376/397 in 0.11.0, platforms/interface.py:1109 in 0.33.0);
+# "Setting kv cache block size to %d for %s backend(s)." (platforms/interface.py, 0.33.0).
+_PADDING = regex.compile(rf"Add (\d+) padding layers, may waste at most ({_NUM})% KV cache")
+# "Forcing kv cache block size to 64 for FlashMLA backend." (platforms/cuda.py:167 in 0.11.0)
+_ATTN_BLOCK = regex.compile(r"(?:Setting|Forcing) (?:attention|kv cache) block size to (\d+)")
+_MAMBA_PAD = regex.compile(rf"Padding mamba page size by ({_NUM})%")
+# "Mamba cache mode is set to '%s' for %s by default when prefix caching is enabled"
+# (models/config.py MambaModelConfig, 0.22.0:355 warning, 0.33.0:765 info)
+_MAMBA_MODE = regex.compile(r"Mamba cache mode is set to '(\w+)'")
+
+
+def parse_layout(msg: str) -> dict[str, Any] | None:
+    m = _PADDING.match(msg)
+    if m is not None:
+        return _blank("kv_layout", padding_layers=int(m.group(1)),
+                      padding_waste_pct=_f(m.group(2)))
+    m = _ATTN_BLOCK.match(msg)
+    if m is not None and ("mamba page size" in msg or "backend" in msg):
+        return _blank("kv_layout", block_size=int(m.group(1)))
+    m = _MAMBA_PAD.match(msg)
+    if m is not None:
+        return _blank("kv_layout", mamba_padding_pct=_f(m.group(1)))
+    m = _MAMBA_MODE.match(msg)
+    if m is not None:
+        return _blank("kv_layout", mamba_cache_mode=m.group(1))
+    return None
+
+
+# -- the release -----------------------------------------------------------------------------
+# "vLLM API server version %s" (entrypoints/openai/api_server.py, 0.5-0.2x) and the start-up
+# banner's "version X" (entrypoints/api_utils.py:339 in 0.25.0).
+_API_VERSION = regex.compile(r"vLLM (?:API|gRPC) server version (\d+\.\d+[\w.+\-]*)")
+_BANNER_VERSION = regex.compile(r"[\u2580-\u259f][\u2580-\u259f ]*\s+version (\d+\.\d+[\w.+\-]*)")
+
+
+def parse_version(msg: str) -> dict[str, Any] | None:
+    m = _API_VERSION.match(msg)
+    if m is None:
+        m = _BANNER_VERSION.search(msg, 0, 200)
+    return None if m is None else {"version": m.group(1)}

@@ -1,0 +1,59 @@
+"""Speculative decoding: the draft model's pool line never replaces the target's as "the" pool.
+
+SGLang initialises the draft worker after the target on each rank, so its "Load weight end"
+(type=...Eagle3 / ...NextN) and "KV Cache is allocated" lines follow the target's.
+"""
+
+from __future__ import annotations
+
+from kvtui.core.capacity import whatif_for_run
+from kvtui.core.pipeline import Session
+
+LINES = [
+    "[2025-07-28 11:00:00] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B', "
+    "tp_size=1, kv_cache_dtype='auto', page_size=1, mem_fraction_static=0.85, "
+    "speculative_algorithm='EAGLE3', speculative_draft_model_path='/d/eagle3', "
+    "speculative_num_draft_tokens=4, max_running_requests=48)",
+    "[2025-07-28 11:00:01 TP0] Load weight begin. avail mem=78.66 GB",
+    "[2025-07-28 11:00:05 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, "
+    "avail mem=63.52 GB, mem usage=15.14 GB.",
+    "[2025-07-28 11:00:06 TP0] KV Cache is allocated. #tokens: 423698, K size: 25.86 GB, "
+    "V size: 25.86 GB",
+    "[2025-07-28 11:00:07 TP0] Load weight end. type=LlamaForCausalLMEagle3, "
+    "dtype=torch.bfloat16, avail mem=11.30 GB, mem usage=0.80 GB.",
+    "[2025-07-28 11:00:07 TP0] KV Cache is allocated. #tokens: 423698, K size: 0.81 GB, "
+    "V size: 0.81 GB",
+]
+
+
+def _run():
+    a = Session()
+    a.feed_lines("spec.log", LINES)
+    return a.state.current
+
+
+def test_target_pool_stays_primary():
+    run = _run()
+    pool = run.primary_kv_pool()
+    assert pool is not None and (pool.k_gib, pool.role) == (25.86, "target")
+    assert [(p.k_gib, p.role) for p in run.draft_kv_pools()] == [(0.81, "draft")]
+    # the draft's weight load does not replace the target's memory figures
+    assert run.weights["TP0"]["avail_gib"] == 63.52
+    assert run.draft_weights["TP0"]["model_class"] == "LlamaForCausalLMEagle3"
+
+
+def test_whatif_reports_both_pools_by_role():
+    w = whatif_for_run(_run())
+    assert w is not None
+    assert [p["role"] for p in w["pools"]] == ["target", "draft"]
+    assert w["current"]["calibration"]["within_rounding"]
+    # The log formats date it <= 0.5.8 (dtype= on Load weight end): no draft layers in the
+    # target's cell before 0.5.14, so the cell is Llama-3.1-8B's own 131,072 B.
+    assert w["current"]["theoretical_bytes_per_token"] == 131_072
+
+
+def test_report_pools_carry_their_role():
+    a = Session()
+    a.feed_lines("spec.log", LINES)
+    report = a.report()
+    assert sorted(p["role"] for p in report["pools"]) == ["draft", "target"]

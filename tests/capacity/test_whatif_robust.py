@@ -1,0 +1,37 @@
+"""Whatever a log's server_args say, the calculator answers or says why; it never raises."""
+
+from __future__ import annotations
+
+import random
+
+from _fakerun import FakePool, qwen35_run
+
+from kvtui.core.capacity import whatif_for_run
+
+VALUES = [None, 0, -1, 1, 3, 7, 10**9, 0.0, -0.5, 0.9, 1.5, float("inf"), "auto", "no_buffer",
+          "extra_buffer", "extra_buffer_lazy", "EAGLE", "NEXTN", "trtllm_mha", "flashinfer",
+          "banana", True, False, ""]
+KEYS = ["mamba_full_memory_ratio", "max_mamba_cache_size", "max_running_requests",
+        "mamba_scheduler_strategy", "mamba_radix_cache_strategy", "disable_radix_cache",
+        "disable_overlap_schedule", "speculative_algorithm", "speculative_num_draft_tokens",
+        "swa_full_tokens_ratio", "max_total_tokens", "page_size", "tp_size",
+        "attention_backend", "prefill_attention_backend", "mamba_ssm_dtype", "context_length",
+        "hybrid_kvcache_ratio", "mem_fraction_static"]
+
+
+def test_random_server_args_never_raise():
+    rng = random.Random(10)
+    for _ in range(80):
+        run = qwen35_run()
+        for key in rng.sample(KEYS, 6):
+            run.server_args[key] = rng.choice(VALUES)
+        if rng.random() < 0.5:
+            run.pools[("TP0", None, "mamba")] = FakePool(kind="mamba", slots=rng.choice(
+                [0, 1, 174, 10**6]), conv_gib=0.07, ssm_gib=3.82)
+        run.weights_begin["TP0"] = rng.choice([46.98, 0.0, 1.0])
+        run.weights["TP0"] = {"avail_gib": rng.choice([16.68, 0.0, 100.0]), "usage_gib": 30.3}
+        for model in (None, "Qwen/Qwen3.5-397B-A17B", "mimo-v2-flash", "deepseek-v3.2",
+                      "deepseek-v4"):
+            w = whatif_for_run(run, model)
+            assert w is not None
+            assert w["scenarios"]

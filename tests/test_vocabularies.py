@@ -1,0 +1,52 @@
+"""The vocabularies agree: every kind, severity and tone is known to every layer that uses it."""
+
+from __future__ import annotations
+
+from kvtui.core import severity
+from kvtui.core.alerts import RULES
+from kvtui.core.state import HANDLERS
+from kvtui.sources.base import INLINE, MESSAGES, STATES
+from kvtui.ui.panes import STATE_LABELS
+from kvtui.ui.text import KIND_STYLE, SEVERITY_STYLE, TONE_STYLE
+from parsers import KIND_FIELDS, KIND_TRAITS, KINDS, OPTIONAL_FIELDS
+from parsers.kinds import TONES
+from tests.parsers.test_samples import SAMPLES as SGLANG_SAMPLES
+from tests.vllm.test_vllm_samples import SAMPLES as VLLM_SAMPLES
+
+SAMPLES = SGLANG_SAMPLES + VLLM_SAMPLES  # every engine's grammar ships sample lines
+
+
+def test_every_kind_has_fields_traits_a_fold_handler_a_style_and_samples():
+    kinds = set(KINDS)
+    assert set(KIND_FIELDS) == kinds
+    assert set(OPTIONAL_FIELDS) == kinds, "every kind lists its optional fields (maybe none)"
+    assert set(KIND_TRAITS) == kinds, "a kind without traits"
+    assert set(HANDLERS) == kinds, "a kind the fold does not handle"
+    assert set(KIND_STYLE) == kinds, "a kind the log pane cannot colour"
+    assert {kind for _, kind, _ in SAMPLES} == kinds, "a kind without sample lines"
+
+
+def test_traits_use_known_tones_and_phases():
+    assert {t.tone for t in KIND_TRAITS.values()} <= set(TONES)
+    assert set(TONE_STYLE) == set(TONES)
+    assert {t.phase for t in KIND_TRAITS.values()} <= {"startup", "runtime", "error"}
+    for kind, t in KIND_TRAITS.items():
+        assert not t.batch or t.joinable, f"{kind}: a batch kind must join across chunks"
+
+
+def test_every_severity_has_a_label_a_style_and_an_order():
+    assert set(severity.MARK) == set(SEVERITIES := severity.SEVERITIES)
+    assert set(SEVERITY_STYLE) >= set(SEVERITIES)
+    assert [severity.rank(s) for s in SEVERITIES] == sorted(severity.rank(s) for s in SEVERITIES)
+    assert severity.rank("nonsense") > severity.rank("info")
+    assert severity.at_least("critical", "warning") and not severity.at_least("info", "warning")
+
+
+def test_alert_rules_are_named_once():
+    names = [name for name, _ in RULES]
+    assert len(names) == len(set(names))
+
+
+def test_every_notice_state_has_a_header_label():
+    assert set(STATE_LABELS) >= STATES, "a notice state the header cannot name"
+    assert STATES >= INLINE and not STATES & MESSAGES

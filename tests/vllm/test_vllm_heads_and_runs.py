@@ -1,0 +1,145 @@
+"""vLLM's line heads in the one timestamp grammar (parsers.prefix), and how its starts fold.
+
+A vLLM start prints its configuration in parts (the API server's args, the engine's resolved
+config, one per DP engine), its capacity over two lines before 0.28, and its pool in blocks in
+V0: these tests hold the fold to one run per start and to the facts those parts state together.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from kvtui.core.pipeline import Session
+from kvtui.sources.base import SourceLine
+from kvtui.sources.replay import ReplaySource
+from parsers.prefix import line_timestamp, ts_day, ts_seconds, vllm_head
+
+ARGS = ("(APIServer pid=1) INFO 05-01 10:00:00 [utils.py:328] non-default args: "
+        "{'model': 'meta-llama/Llama-3.1-8B-Instruct', 'tensor_parallel_size': 2, "
+        "'kv_cache_dtype': 'fp8'}")
+CONFIG = ("(EngineCore_DP{dp} pid=9) INFO 05-01 10:00:05 [core.py:75] Initializing a V1 LLM "
+          "engine (v0.10.2) with config: model='meta-llama/Llama-3.1-8B-Instruct', "
+          "dtype=torch.bfloat16, max_seq_len=131072, tensor_parallel_size=2, "
+          "kv_cache_dtype=fp8, enable_prefix_caching=True, compilation_config={{}}")
+LOAD = "(Worker_TP{w} pid=1{w}) INFO 05-01 10:00:30 [gpu_model_runner.py:2392] Model loading " \
+       "took 7.48 GiB and 12.000000 seconds"
+AVAIL = "(Worker_TP{w} pid=1{w}) INFO 05-01 10:00:41 [gpu_worker.py:276] Available KV cache " \
+        "memory: 30.25 GiB"
+SIZE = "(EngineCore_DP0 pid=9) INFO 05-01 10:00:42 [kv_cache_utils.py:864] GPU KV cache size: " \
+       "991,200 tokens"
+CONC = "(EngineCore_DP0 pid=9) INFO 05-01 10:00:42 [kv_cache_utils.py:868] Maximum " \
+       "concurrency for 131,072 tokens per request: 7.56x"
+
+
+def fold(lines: list[str]) -> Session:
+    s = Session()
+    s.feed_lines("log", lines)
+    return s
+
+
+def start(dp: int = 0) -> list[str]:
+    return [ARGS, CONFIG.format(dp=dp), *(LOAD.format(w=w) for w in range(2)),
+            *(AVAIL.format(w=w) for w in range(2)), SIZE, CONC]
+
+
+def test_a_start_in_parts_is_one_run_and_the_operator_wins():
+    s = fold(start())
+    assert len(s.state.runs) == 1
+    run = s.state.current
+    assert run.server_args["tp_size"] == 2 and run.server_args["context_length"] == 131072
+    assert run.configured_kv_dtype == "fp8_e4m3"
+    assert run.engine_version == "0.10.2"
+    cap = run.primary_capacity()
+    assert cap is not None
+    assert (cap["max_total_num_tokens"], cap["context_len"], cap["max_concurrency"]) == (
+        991_200, 131072, 7.56)
+
+
+def test_a_restart_is_a_new_run():
+    s = fold(start() + start())
+    assert len(s.state.runs) == 2
+    assert s.state.runs[1].start is not None and s.state.runs[1].start.line == 9
+
+
+def test_dp_engines_print_their_config_into_the_same_run():
+    lines = start()
+    lines.insert(4, CONFIG.format(dp=1))  # DP1's engine prints while DP0's workers load
+    s = fold(lines)
+    assert len(s.state.runs) == 1
+
+
+def test_auto_resolved_by_the_engine_is_the_effective_dtype():
+    """0.14+ resolves `auto` from a ModelOpt checkpoint before the engine prints its config
+    (engine/arg_utils.py:1398 in 0.14.0): the args say auto, the config says fp8_e4m3."""
+    args = ARGS.replace(", 'kv_cache_dtype': 'fp8'", "")
+    config = CONFIG.format(dp=0).replace("kv_cache_dtype=fp8", "kv_cache_dtype=fp8_e4m3")
+    s = fold([args, config])
+    run = s.state.current
+    assert run.configured_kv_dtype == "auto"
+    assert run.effective[:2] == ("fp8_e4m3", "kv_dtype_line")
+    assert "kv-auto-fp8" in {a["rule"] for a in s.report()["alerts"]}
+
+
+def test_v0_pool_in_blocks_gets_its_tokens_from_the_printed_concurrency():
+    s = fold(["INFO 08-19 07:51:08 distributed_gpu_executor.py:56] # GPU blocks: 22982, # CPU "
+              "blocks: 6241",
+              "INFO 08-19 07:51:08 distributed_gpu_executor.py:60] Maximum concurrency for 8192 "
+              "tokens per request: 44.89x"])
+    cap = s.state.current.primary_capacity()
+    assert cap is not None
+    assert (cap["page_size"], cap["max_total_num_tokens"]) == (16, 22982 * 16)
+
+
+def test_vllm_heads_in_the_timestamp_grammar():
+    line = "(Worker_TP3 pid=9) INFO 05-01 16:27:56 [kv_cache_utils.py:1] x"
+    assert vllm_head(line) == (len(line) - 1, "05-01 16:27:56", "TP3")
+    assert line_timestamp(line) == "05-01 16:27:56"
+    assert line_timestamp("vllm-1  | " + line) == "05-01 16:27:56"
+    assert line_timestamp("INFO 02-20 00:01:02 file.py:522] x") == "02-20 00:01:02"
+    assert ts_day("05-01 16:27:56") == "05-01" and ts_day("2026-01-01 10:00:00") == "2026-01-01"
+    assert ts_day("10:00:00") is None
+    a, b = ts_seconds("12-31 23:59:58"), ts_seconds("12-31 23:59:59.5")
+    assert a is not None and b is not None and b - a == 1.5
+    assert line_timestamp("[2026-01-01 10:00:00 TP0] Decode batch") == "2026-01-01 10:00:00"
+
+
+def _replay(path: Path, seek: str | None) -> list[SourceLine]:
+    items: list[object] = []
+    lock = threading.Lock()
+
+    def emit(batch: list[object]) -> None:
+        with lock:
+            items.extend(batch)
+
+    src = ReplaySource([str(path)], start_paused=seek is not None, speed=1e6)
+    stop = threading.Event()
+    t = threading.Thread(target=src.run, args=(emit, stop), daemon=True)
+    t.start()
+    end = time.monotonic() + 10
+    if seek is not None:
+        assert src.seek_time(seek)
+        while time.monotonic() < end and not (src.paused and src.lines_emitted):
+            time.sleep(0.01)
+    else:
+        while time.monotonic() < end and src.state != "at_end":
+            time.sleep(0.01)
+    stop.set()
+    t.join(5)
+    with lock:
+        return [i for i in items if isinstance(i, SourceLine)]
+
+
+def test_replay_times_and_seeks_a_vllm_log(tmp_path: Path):
+    path = tmp_path / "vllm.log"
+    body = []
+    for s in range(10):
+        body.append(f"(EngineCore_DP0 pid=9) INFO 05-01 10:00:{s:02d} [core.py:1] n{s}")
+        body.append(f"(EngineCore_DP0 pid=9)   File \"core.py\", line {s}")  # untimed
+    path.write_text("\n".join(body) + "\n")
+    got = _replay(path, None)
+    assert len(got) == 20 and all(ln.ts is not None for ln in got)
+    assert got[3].ts == got[2].ts == "05-01 10:00:01"
+    sought = _replay(path, "10:00:06")  # a bare time is completed with the log's first day
+    assert sought[-1].text.endswith("n6") and len(sought) == 13

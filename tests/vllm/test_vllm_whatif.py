@@ -1,0 +1,95 @@
+"""The vLLM what-if end to end: the report's `whatif`, its inverse, the alert texts' flags, the
+`kvtui whatif` command and the TUI's what-if pane, on the vLLM sample logs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from kvtui.core.pipeline import Session
+from kvtui.sources.readers import iter_lines
+from kvtui.ui.whatif_calc import WhatIfInputs, compute
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "sample_logs"
+FP8 = SAMPLES / "vllm-llama31-8b-tp2-fp8-unscaled.log"
+HYBRID = SAMPLES / "vllm-qwen3-next-80b-tp4-hybrid.log"
+BF16 = SAMPLES / "vllm-llama31-70b-tp8-bf16.log"
+GIB = 1 << 30
+
+
+def session(path: Path) -> Session:
+    s = Session()
+    s.feed_lines(str(path), iter_lines(str(path)))
+    return s
+
+
+def test_fp8_sample_what_if_and_inverse():
+    report = session(FP8).report()
+    assert report["engine"] == "vllm"
+    w = report["whatif"]
+    rows = {r["dtype"]: r for r in w["scenarios"]}
+    # The logged pool (991,200 tokens = 61,950 blocks of 16) held fixed: BF16 pages are twice
+    # the FP8 ones, so half the blocks fit; NVFP4 packs 72 bytes per 128 values.
+    assert rows["fp8_e4m3"]["tokens"] == 991_200 and rows["fp8_e4m3"]["current"]
+    assert rows["bf16"]["tokens"] == 991_200 // 2
+    fp8_block = 16 * 4 * 256 * 32  # 16 tokens x 4 heads x (128 + 128) x 1 B x 32 layers
+    nvfp4_block = 16 * 4 * 2 * 72 * 32  # (64 data + 8 scale bytes) for K and for V
+    assert rows["nvfp4"]["tokens"] == 61_950 * fp8_block // nvfp4_block * 16
+    assert rows["bf16"]["flag"] == "--kv-cache-dtype bfloat16"  # 0.25: auto may follow ModelOpt
+    assert w["current"]["calibration"]["within_rounding"]
+    inv = w["inverse"]
+    # Today's 7 full-context requests in BF16: 7 x 8,192 blocks of 32 x 16 x 4 x 256 x 2 B.
+    assert inv["dtype"] == "bf16" and inv["concurrency"] == 7
+    assert inv["blocks_needed"] == 7 * 8192
+    assert inv["kv_gib_needed"] == round(7 * 8192 * 1_048_576 / GIB, 2)
+    assert not inv["fits_now"] and inv["tp_needed"] == 4
+    # The GPU's memory is implied by the CUDA graph estimate (0.41 GiB = 0.0092 of it).
+    assert inv["total_gpu_gib"] is not None and 43 < inv["total_gpu_gib"] < 46
+    assert inv["gpu_memory_utilization_needed"] > 0.9
+
+
+def test_hybrid_sample_keeps_the_state_pages_and_moves_the_block():
+    w = session(HYBRID).report()["whatif"]
+    cur = w["current"]
+    assert cur["cell"]["block_size"] == 272 and cur["cell"]["groups"]["mamba"] == 3
+    rows = {r["dtype"]: r for r in w["scenarios"]}
+    # FP8 halves the attention token: the block doubles to 544 tokens, the page (one Gated
+    # DeltaNet state) stays 278,528 B, so the same blocks hold twice the tokens.
+    assert rows["fp8_e4m3"]["block_size"] == 544
+    assert rows["fp8_e4m3"]["tokens"] == 2 * rows["bf16"]["tokens"]
+    assert rows["bf16"]["tokens"] == 695_504
+    assert rows["bf16"]["flag"] == "--kv-cache-dtype auto"  # 0.11 has no explicit bfloat16 need
+    assert rows["nvfp4"]["flag"] is None  # not in 0.11
+    assert "KV heads per GPU: max(1, 2 // 4) = 1" in " ".join(w["explanation"])
+
+
+def test_alert_texts_name_vllm_flags():
+    report = session(FP8).report()
+    texts = " ".join(a["detail"] + " " + a["fix"] for a in report["alerts"])
+    assert "--gpu-memory-utilization" in texts and "vLLM printed" in texts
+    for sglang_only in ("--mem-fraction-static", "--quantization-param-path", "SGLang",
+                        "--context-length", "--max-running-requests"):
+        assert sglang_only not in texts
+
+
+def test_whatif_command_on_a_vllm_log():
+    out = subprocess.run([sys.executable, "-m", "kvtui", "whatif", "--from-log", str(BF16),
+                          "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    w = json.loads(out.stdout)
+    rows = {r["dtype"]: r for r in w["scenarios"]}
+    assert rows["bf16"]["current"] and rows["fp8_e4m3"]["tokens"] == 2 * rows["bf16"]["tokens"]
+    assert w["version"]["min"] == w["version"]["max"] == "0.33.0"
+
+
+def test_the_tui_pane_computes_from_the_vllm_calculator():
+    calc = session(FP8).calculator()
+    res = compute(calc, WhatIfInputs(dtype="bf16", contexts=[131072], concurrency=7))
+    assert res.error is None
+    rows = {label: (cur, tgt) for label, cur, tgt in res.rows}
+    assert rows["tokens"] == ("991,200", "495,600 (-50%)")
+    assert rows["7 reqs @ 128K"][1] == "does NOT fit"
+    assert res.flag.startswith("--kv-cache-dtype bfloat16")
