@@ -1,4 +1,4 @@
-"""`kvtui ssh HOST`: follow an SGLang log on a remote host, or check it headless.
+"""`kvtui ssh HOST`: follow an SGLang or vLLM log on a remote host, or check it headless.
 
 Module-level imports are stdlib only: `kvtui --help` builds every subcommand's parser, and must
 not pay for paramiko. Everything that can fail before the TUI (config, passphrase, host key,
@@ -30,9 +30,19 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "a changed key is always refused")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--log", metavar="PATH", help="follow this log file on the host")
-    src.add_argument("--docker", metavar="CONTAINER", help="follow `docker logs` of a container")
-    src.add_argument("--journal", metavar="UNIT", help="follow `journalctl -u UNIT`")
+    src.add_argument("--docker", metavar="CONTAINER",
+                     help="follow a container on the host: docker logs --follow --timestamps")
+    src.add_argument("--kubectl", metavar="POD",
+                     help="follow a pod with the host's kubectl: kubectl logs --follow "
+                          "--timestamps")
+    src.add_argument("--journal", metavar="UNIT",
+                     help="follow a systemd unit on the host: journalctl --follow -o short-iso")
     src.add_argument("--cmd", metavar="COMMAND", help="follow the output of a shell command")
+    p.add_argument("-n", "--namespace", metavar="NS", help="with --kubectl: the pod's namespace")
+    p.add_argument("-c", "--container", metavar="NAME",
+                   help="with --kubectl: the container in the pod")
+    p.add_argument("--previous", action="store_true",
+                   help="with --kubectl: read the previous (crashed) instance of the container")
     hist = p.add_mutually_exclusive_group()
     hist.add_argument("--lines", type=int, metavar="N", help="start with the last N lines")
     hist.add_argument("--all", action="store_true", help="start with the whole log (default)")
@@ -163,12 +173,17 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _target_from_args(args: argparse.Namespace) -> Any:
+    """The source the flags name, or None (discover one). ValueError: misuse (the checks of
+    `kvtui tail`'s client flags: a name that starts with "-" would be read as a flag)."""
+    from kvtui.commands.tail import client_for
     from kvtui.sources.ssh.follow import Target
 
-    for kind, value in (("file", args.log), ("docker", args.docker),
+    client_for(args)
+    for kind, value in (("file", args.log), ("docker", args.docker), ("kubectl", args.kubectl),
                         ("journal", args.journal), ("cmd", args.cmd)):
         if value:
-            return Target(kind, value, python=args.python)
+            return Target(kind, value, python=args.python, namespace=args.namespace,
+                          container=args.container, previous=args.previous)
     return None
 
 
@@ -176,7 +191,11 @@ def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: An
     from kvtui.sources.ssh.discover import discover
     from kvtui.sources.ssh.follow import Target
 
-    target = _target_from_args(args)
+    try:
+        target = _target_from_args(args)
+    except ValueError as exc:
+        _err(str(exc))
+        return 2
     model_path = None
     python = None
     if target is None or args.list:
@@ -199,10 +218,10 @@ def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: An
 def _print_candidates(host: str, found: Any) -> None:
     """The discovered sources; every string from the host made inert first."""
     if not found.candidates:
-        print(f"No SGLang logs found on {host}. Name one with --log PATH, --docker CONTAINER, "
-              f"--journal UNIT or --cmd COMMAND.")
+        print(f"No SGLang or vLLM logs found on {host}. Name one with --log PATH, --docker "
+              f"CONTAINER, --kubectl POD, --journal UNIT or --cmd COMMAND.")
     else:
-        print(f"SGLang logs found on {host}:")
+        print(f"SGLang and vLLM logs found on {host}:")
         for i, c in enumerate(found.candidates, 1):
             print(f"  {i}. {_inert(c.label)}")
             if c.model_path:

@@ -59,10 +59,13 @@ class LogStore:
         self.containers: dict[str, list[Instance]] = {}
         self.requests: list[str] = []
         self.closed = False
+        self.images: dict[str, tuple[str, str]] = {}  # name -> (image, command), for `docker ps`
 
-    def add(self, name: str, cid: str = "c0") -> None:
+    def add(self, name: str, cid: str = "c0", *, image: str = "lmsysorg/sglang:latest",
+            command: str = "python3 -m sglang.launch_server") -> None:
         with self.cond:
             self.containers[name] = [Instance(cid, BASE_NS)]
+            self.images[name] = (image, command)
 
     def write(self, name: str, ns: int, text: str, stream: int = 2) -> None:
         with self.cond:
@@ -164,6 +167,9 @@ class _DockerHandler(_Handler):
             self.end_headers()
             self.wfile.write(body)
             return
+        if len(parts) == 4 and parts[2:] == ["containers", "json"]:
+            self._ps(parse_qs(url.query).get("all", ["0"])[0] in ("1", "true"))
+            return
         if len(parts) < 5 or parts[2] != "containers":
             self._json(404, {"message": "page not found"})
             return
@@ -196,6 +202,24 @@ class _DockerHandler(_Handler):
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+    def _ps(self, every: bool) -> None:
+        """GET /containers/json (`docker ps`): the running containers, or all with ?all=1."""
+        out = []
+        for name, runs in self.store.containers.items():
+            inst = runs[-1]
+            if not inst.running and not every:
+                continue
+            image, command = self.store.images.get(name, ("", ""))
+            out.append({"Id": f"{inst.cid:0<64}", "Names": [f"/{name}"], "Image": image,
+                        "ImageID": "sha256:" + "0" * 64, "Command": command,
+                        "Created": inst.started_ns // 10**9, "Ports": [], "Labels": {},
+                        "State": "running" if inst.running else "exited",
+                        "Status": "Up 1 minute" if inst.running else "Exited (137)",
+                        "HostConfig": {"NetworkMode": "host"}, "NetworkSettings": {},
+                        "Mounts": []})
+        self._json(200, out)
 
 
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):

@@ -89,13 +89,14 @@ def _is_sshd(pid: int) -> bool:
 
 
 class Sshd:
-    """One sshd. `extra` adds sshd_config lines; `prefix` runs it under another command
+    """One sshd. `extra` adds sshd_config lines; `env` sets variables in every session (sshd
+    takes only its first SetEnv line, so they share it); `prefix` runs it under another command
     (`setpriv ...` to drop capabilities, `ip netns exec NS` to put it in a namespace);
     `address` is where it listens (a namespace's own address)."""
 
     def __init__(self, root: Path, name: str, user_pub: Path, *, extra: str = "",
                  prefix: list[str] | None = None, address: str = "127.0.0.1",
-                 netns: str | None = None) -> None:
+                 netns: str | None = None, env: dict[str, str] | None = None) -> None:
         self.dir = root / name
         self.dir.mkdir(parents=True)
         self.address = address
@@ -114,7 +115,8 @@ class Sshd:
             "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin yes\n"
             "AllowTcpForwarding yes\nSubsystem sftp internal-sftp\nLogLevel ERROR\n"
             "MaxStartups 100\nMaxSessions 50\n"
-            f"SetEnv HF_HUB_CACHE={root / 'hf-hub'}\n{extra}")
+            f"SetEnv HF_HUB_CACHE={root / 'hf-hub'}"
+            + "".join(f" {k}={v}" for k, v in (env or {}).items()) + f"\n{extra}")
         self.proc: subprocess.Popen[bytes] | None = None
 
     def known_hosts_line(self) -> str:

@@ -12,13 +12,7 @@ import time
 import pytest
 from _sshutil import Collector, pids_matching
 
-from kvtui.sources.ssh.commands import (
-    CommandResume,
-    command_argv,
-    dies_with_channel,
-    docker_lines,
-    journal_lines,
-)
+from kvtui.sources.ssh.commands import client_argv, dies_with_channel
 from kvtui.sources.ssh.follow import RemoteFollower, Target
 
 AWKWARD = "dir with 'quotes'; and $(spaces)"
@@ -314,50 +308,15 @@ def test_stop_at_end_missing_file_is_an_error(make_connector, tmp_path):
     assert "no such file" in c.notices("error")[-1].message
 
 
-def test_docker_timestamps_dedupe():
-    r = CommandResume()
-    r.begin()
-    first = docker_lines(r, ["2026-01-01T00:00:01.5Z hello", "2026-01-01T00:00:02Z world"])
-    assert first == ["hello", "world"]
-    # after a reconnect, `--since` repeats the last second: already-seen lines are dropped
-    r.begin()
-    again = docker_lines(r, ["2026-01-01T00:00:02Z world", "2026-01-01T00:00:02.000000001Z new"])
-    assert again == ["new"]
-    assert r.since == "2026-01-01T00:00:02.000000001Z"
-
-
-def test_docker_interleaved_stdout_stderr_keeps_every_line():
-    """Regression: a line older than the newest one seen (stdout behind stderr) was dropped."""
-    r = CommandResume()
-    r.begin()
-    # one loop of the command stream: all of stderr first, then a stdout chunk
-    stderr = ["2026-01-01T00:00:03Z err 3", "2026-01-01T00:00:05Z err 5"]
-    stdout = ["2026-01-01T00:00:02Z out 2", "2026-01-01T00:00:04Z out 4",
-              "2026-01-01T00:00:05Z out 5 same instant"]
-    assert docker_lines(r, stderr + stdout) == [
-        "err 3", "err 5", "out 2", "out 4", "out 5 same instant"]
-    assert docker_lines(r, ["2026-01-01T00:00:01Z out 1 late"]) == ["out 1 late"]
-    assert r.since == "2026-01-01T00:00:05Z"  # the newest, for a resume
-
-
-def test_docker_dedupe_only_at_the_resume_boundary():
-    r = CommandResume()
-    r.begin()
-    docker_lines(r, ["2026-01-01T00:00:01Z a", "2026-01-01T00:00:02Z b"])
-    r.begin()  # reconnected: `--since 2026-01-01T00:00:02Z` repeats a bit
-    assert "--since" in command_argv("docker", "sgl", r, follow=True, lines=None)
-    again = docker_lines(r, ["2026-01-01T00:00:01Z a", "2026-01-01T00:00:02Z b",
-                             "2026-01-01T00:00:03Z c", "2026-01-01T00:00:02Z d (stderr)"])
-    assert again == ["c", "d (stderr)"]  # after the first newer line nothing more is dropped
-    assert docker_lines(r, ["2026-01-01T00:00:01Z e"]) == ["e"]
-
-
 def test_docker_stdout_and_stderr_are_merged_on_the_host():
     """`docker logs` runs with 2>&1: one stream in docker's order, not two read in turns."""
     import subprocess
     import sys
 
-    argv = command_argv("docker", "sgl", CommandResume(), follow=True, lines=None)
+    from kvtui.sources.clients import DockerLogs, KubectlLogs
+
+    assert client_argv(KubectlLogs("p"), None) == KubectlLogs("p").argv(None)  # not merged
+    argv = client_argv(DockerLogs("sgl"), None)
     assert argv[:4] == ["sh", "-c", 'exec "$@" 2>&1', "sh"]
     assert argv[4:7] == ["docker", "logs", "--timestamps"] and argv[-1] == "sgl"
     code = ("import sys; print('o1', flush=True); "
@@ -365,14 +324,6 @@ def test_docker_stdout_and_stderr_are_merged_on_the_host():
     done = subprocess.run([*argv[:4], sys.executable, "-c", code], capture_output=True,
                           text=True, timeout=30)
     assert done.stdout.split() == ["o1", "e1", "o2"] and done.stderr == ""
-
-
-def test_journal_json_lines_and_cursor():
-    r = CommandResume()
-    out = journal_lines(r, ['{"__CURSOR": "s=1", "MESSAGE": "server_args=ServerArgs(x)"}',
-                            '{"__CURSOR": "s=2", "MESSAGE": [104, 105]}', "[1, 2]"])
-    assert out == ["server_args=ServerArgs(x)", "hi", "[1, 2]"]
-    assert r.cursor == "s=2"
 
 
 def test_bulk_texts_match_line_splitter():

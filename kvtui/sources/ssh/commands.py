@@ -1,21 +1,19 @@
-"""Command sources (`--docker`, `--journal`, `--cmd`): the remote command line and its output.
+"""Command sources (`--docker`, `--kubectl`, `--journal`, `--cmd`): the remote command line.
 
-These have no byte offsets to resume from, so each kind resumes its own way: docker by `--since`
-the newest timestamp seen (dropping the overlap), journald by `--after-cursor`, a plain command by
-running it again (said inline). Every command runs under `dies_with_channel`, which prints a start
-marker on stdout and stderr first: whatever a login script printed before it is not log output.
+The log clients run exactly the recipes the local source runs (`kvtui.sources.clients`: one
+argument list per client, resumed with `--since` at the last envelope timestamp seen, repeats
+dropped by the same `EnvelopeReader`); a plain `--cmd` is run again on a reconnect (said inline).
+Every command runs under `dies_with_channel`, which prints a start marker on stdout and stderr
+first: whatever a login script printed before it is not log output.
 """
 
 from __future__ import annotations
 
-import json
-import re
 import shlex
-from dataclasses import dataclass
+
+from kvtui.sources.clients import Client, Failure, Resume
 
 START = "\x1ekvtui-start\x1e"  # the marker line (record separators cannot occur in a path)
-
-_DOCKER_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d) ")
 
 
 def dies_with_channel(argv: list[str], idle_exit: float = 0) -> str:
@@ -45,92 +43,28 @@ def dies_with_channel(argv: list[str], idle_exit: float = 0) -> str:
     return "sh -c " + shlex.quote(script) + " sh " + " ".join(shlex.quote(a) for a in argv)
 
 
-@dataclass
-class CommandResume:
-    """Where a command stream resumes: docker's newest timestamp, journald's cursor."""
-
-    last_ts: tuple[str, int] | None = None  # docker: newest timestamp seen
-    since: str | None = None  # docker: that timestamp as docker prints it
-    ts_boundary: tuple[str, int] | None = None  # docker: last_ts when the previous stream ended
-    cursor: str | None = None  # journal: last cursor seen
-
-    def begin(self) -> None:
-        """A (re)started stream: docker's `--since` repeats what was already seen."""
-        self.ts_boundary = self.last_ts
+def client_argv(client: Client, resume: Resume | None) -> list[str]:
+    """The recipe's own argument list (`kvtui.sources.clients`, the one the local source runs),
+    with the client's stderr joined to its stdout when the recipe says so: docker writes the
+    container's stderr to its own, and read as two channels the two would interleave
+    arbitrarily."""
+    argv = client.argv(resume)
+    if client.merge_stderr:
+        return ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
+    return argv
 
 
-def command_argv(kind: str, value: str, resume: CommandResume, *, follow: bool,
-                 lines: int | None) -> list[str]:
-    if kind == "docker":
-        argv = ["docker", "logs", "--timestamps"]
-        if follow:
-            argv.append("--follow")
-        if resume.since is not None:
-            argv += ["--since", resume.since]
-        elif lines is not None:
-            argv += ["--tail", str(lines)]
-        # the container's stdout and stderr as one stream, in docker's order: read as two
-        # channels they interleave arbitrarily
-        return ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv, value]
-    if kind == "journal":
-        argv = ["journalctl", "--no-pager", "-o", "json", "-u", value]
-        if follow:
-            argv.append("--follow")
-        if resume.cursor is not None:
-            argv += ["--after-cursor", resume.cursor]
-        elif lines is not None:
-            argv += ["--lines", str(lines)]
-        elif follow:
-            argv += ["--lines", "all"]
-        return argv
-    return ["sh", "-c", value]
-
-
-def docker_lines(resume: CommandResume, texts: list[str]) -> list[str]:
-    """Strip docker's --timestamps prefix, dropping lines already seen before a reconnect.
-
-    Only the overlap at a resume is dropped: lines at or before the newest timestamp of the
-    previous stream, until the first newer line. After that every line is kept, whatever its
-    timestamp (stdout and stderr, or a clock step, need not be monotonic).
-    """
-    out = []
-    for text in texts:
-        m = _DOCKER_TS.match(text)
-        if not m:
-            out.append(text)
-            continue
-        key = (m.group(1) + m.group(3), int((m.group(2) or "0").ljust(9, "0")))
-        if resume.ts_boundary is not None:
-            if key <= resume.ts_boundary:
-                continue
-            resume.ts_boundary = None
-        if resume.last_ts is None or key > resume.last_ts:
-            resume.last_ts = key
-            resume.since = text[:m.end() - 1]
-        out.append(text[m.end():])
-    return out
-
-
-def journal_lines(resume: CommandResume, texts: list[str]) -> list[str]:
-    out = []
-    for text in texts:
-        try:
-            rec = json.loads(text)
-        except ValueError:
-            out.append(text)
-            continue
-        if not isinstance(rec, dict):
-            out.append(text)
-            continue
-        cursor = rec.get("__CURSOR")
-        if isinstance(cursor, str):
-            resume.cursor = cursor
-        msg = rec.get("MESSAGE")
-        if isinstance(msg, list):
-            msg = bytes(b & 0xFF for b in msg if isinstance(b, int)).decode("utf-8", "replace")
-        if isinstance(msg, str):
-            out.extend(msg.splitlines() or [""])
-    return out
+def launch_failure(client: Client, rc: int | None, host: str) -> Failure | None:
+    """The shell's own exit codes for a client it could not start (POSIX: 127 not found,
+    126 found but not executable; `setsid` and `exec` use the same)."""
+    if rc == 127:
+        return Failure(f"`{client.program}` is not installed on {host} (not found on the login "
+                       f"user's PATH): install the {client.program} client there, or name the "
+                       "log file with --log", fatal=True)
+    if rc == 126:
+        return Failure(f"`{client.program}` on {host} cannot be run by the login user "
+                       "(permission denied)", fatal=True)
+    return None
 
 
 class MarkerGate:

@@ -24,23 +24,25 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import paramiko
 
 from kvtui.core.text import inert
 from kvtui.sources.base import Emit, SourceNotice
+from kvtui.sources.clients import (
+    Client,
+    DockerLogs,
+    EnvelopeReader,
+    Instance,
+    JournalLogs,
+    KubectlLogs,
+    client_note,
+)
 from kvtui.sources.lines import LineSplitter
 from kvtui.sources.ssh.blocks import Cursor, Deliver, Delivered, LineBlock, as_items
-from kvtui.sources.ssh.commands import (
-    CommandResume,
-    MarkerGate,
-    command_argv,
-    dies_with_channel,
-    docker_lines,
-    journal_lines,
-)
+from kvtui.sources.ssh.commands import MarkerGate, client_argv, dies_with_channel, launch_failure
 from kvtui.sources.ssh.connect import Connection, Connector, SSHError
 from kvtui.sources.ssh.frames import FrameReader, StreamError, zstd_available
 from kvtui.sources.ssh.remote_script import FOLLOWER
@@ -57,20 +59,42 @@ HEALTHY_AFTER = 30.0  # s of a working session after which the reconnect backoff
 GIVE_UP_AFTER = 30.0  # s a stop-at-end read (`--check`) waits for a lost host to come back
 PRELUDE_BYTES = 256 << 10  # the start-up region read ahead (SGLang's is a few hundred lines)
 PRELUDE_GAP = 4 << 20  # read ahead only when the stream is this far from it
+PROBE_TIMEOUT = 10.0  # s a question to a log client on the host may take
+MESSAGES_KEPT = 20  # the client's last words kept to explain its exit
+
+
+CLIENT_KINDS = ("docker", "kubectl", "journal")
 
 
 @dataclass
 class Target:
-    """What to follow: a file (exact offsets) or a command's output (docker, journal, cmd)."""
+    """What to follow: a file (exact offsets), a log client's output (docker, kubectl,
+    journal: `kvtui.sources.clients`' recipes, run on the host) or a shell command's output."""
 
-    kind: str  # "file" | "docker" | "journal" | "cmd"
-    value: str  # path, container, unit or shell command
+    kind: str  # "file" | "docker" | "kubectl" | "journal" | "cmd"
+    value: str  # path, container, pod, unit or shell command
     python: str = "python3"  # interpreter for the file follower
+    namespace: str | None = None  # kubectl only
+    container: str | None = None  # kubectl only
+    previous: bool = False  # kubectl only: the crashed instance before the current one
+
+    def client(self, *, follow: bool = True, tail: int | None = None) -> Client | None:
+        """The recipe for a client target (None for a file or a plain command)."""
+        if self.kind == "docker":
+            return DockerLogs(self.value, follow=follow, tail=tail)
+        if self.kind == "kubectl":
+            return KubectlLogs(self.value, self.namespace, self.container, self.previous,
+                               follow=follow, tail=tail)
+        if self.kind == "journal":
+            return JournalLogs(self.value, follow=follow, tail=tail)
+        return None
 
     @property
     def label(self) -> str:
-        return {"file": "", "docker": "docker:", "journal": "journal:", "cmd": "cmd:"}[
-            self.kind] + self.value
+        recipe = self.client()
+        if recipe is not None:
+            return recipe.label
+        return {"file": "", "cmd": "cmd:"}[self.kind] + self.value
 
 
 @dataclass
@@ -83,7 +107,6 @@ class _Resume:
     chain: Any = None  # the host's state while it reads rotated files, handed back on resume
     line_no: int = 0
     started: bool = False  # history already requested once
-    command: CommandResume = field(default_factory=CommandResume)
 
 
 class _Lost(Exception):
@@ -181,6 +204,14 @@ class RemoteFollower:
         self._pending: list[str] = []
         self._pending_offsets: list[int] = []
         self._pending_at = -1
+        # a log client run on the host (the local source's recipe and envelope reader)
+        self.client = target.client(follow=not stop_at_end, tail=lines)
+        self.reader = None if self.client is None else EnvelopeReader(
+            self.client.envelope, bare_is_message=self.client.merge_stderr)
+        self._client_checked = False
+        self._client_starts = 0  # sessions in which the client really started
+        self._instance: Instance | None = None
+        self._messages: list[str] = []
 
     # -- delivery ----------------------------------------------------------------------------
 
@@ -560,37 +591,44 @@ class RemoteFollower:
             self.state = "live"
             out.append(SourceNotice(self.name, "live", f"following {self.target.value}"))
 
-    # -- docker / journal / cmd: plain output streams ----------------------------------------
+    # -- docker / kubectl / journal / cmd: plain output streams ------------------------------
 
     def _stream_command(self, conn: Connection, deliver: Deliver,
                         stop: threading.Event) -> bool | None:
         r = self._r
-        if r.started and self.target.kind == "cmd":
-            self._notice(deliver, "info", "command restarted after reconnect; output may repeat")
-        argv = command_argv(self.target.kind, self.target.value, r.command,
-                            follow=not self.stop_at_end, lines=self.lines)
+        client = self.client
+        if client is not None:
+            self._before_client(conn, client, deliver)
+            argv = client_argv(client, self.reader.resume if self.reader else None)
+        else:
+            if r.started:
+                self._notice(deliver, "info",
+                             "command restarted after reconnect; output may repeat")
+            argv = ["sh", "-c", self.target.value]
         chan = self._open_channel(conn, dies_with_channel(argv, self.idle_exit))
         beat = _Heartbeat(chan, self.beat)
         out_lines, err_lines = LineSplitter(), LineSplitter()
-        out_gate, err_gate = MarkerGate(), MarkerGate()
-        r.command.begin()
+        gates = MarkerGate(), MarkerGate()
+        self._messages = []
         live = False
         try:
             while not stop.is_set():
                 got = False
-                texts: list[str] = []
                 while chan.recv_stderr_ready():
-                    texts += err_gate.pass_lines(err_lines.feed_texts(chan.recv_stderr(65536)))
+                    self._client_words(deliver, gates[1].pass_lines(
+                        err_lines.feed_texts(chan.recv_stderr(65536))))
                     got = True
                 try:
                     chunk = chan.recv(RECV_SIZE)
                 except TimeoutError:
                     chunk = None
+                texts: list[str] = []
                 if chunk:
                     got = True
-                    texts += out_gate.pass_lines(out_lines.feed_texts(chunk))
-                if out_gate.open and not live:
+                    texts = gates[0].pass_lines(out_lines.feed_texts(chunk))
+                if gates[0].open and not live:
                     live = r.started = True
+                    self._client_starts += 1
                     self._notice(deliver, "live", f"following {self.target.label}")
                 if got:
                     self.last_data = time.monotonic()
@@ -599,8 +637,7 @@ class RemoteFollower:
                 if not texts and live:
                     self._maybe_inspect(conn, deliver)  # when the output pauses
                 if chunk == b"":
-                    self._command_ended(conn, chan, deliver, (out_lines, err_lines),
-                                        (out_gate, err_gate))
+                    self._command_ended(conn, chan, deliver, (out_lines, err_lines), gates)
                     return None
                 if not got:
                     # command output has no heartbeat, so only the keepalive decides liveness
@@ -619,11 +656,11 @@ class RemoteFollower:
                        gates: tuple[MarkerGate, MarkerGate]) -> None:
         out_lines, err_lines = splitters
         while chan.recv_stderr_ready():
-            self._deliver_command_lines(deliver, gates[1].pass_lines(
+            self._client_words(deliver, gates[1].pass_lines(
                 err_lines.feed_texts(chan.recv_stderr(65536))))
-        rest = [t for _, t in out_lines.flush()]
-        self._deliver_command_lines(deliver, gates[0].pass_lines(rest) +
-                                    gates[1].pass_lines([t for _, t in err_lines.flush()]))
+        self._deliver_command_lines(deliver, gates[0].pass_lines(
+            [t for _, t in out_lines.flush()]))
+        self._client_words(deliver, gates[1].pass_lines([t for _, t in err_lines.flush()]))
         end = time.monotonic() + 2
         while not chan.exit_status_ready() and time.monotonic() < end:
             time.sleep(0.02)
@@ -634,18 +671,143 @@ class RemoteFollower:
             got = " | ".join(_clip(t.encode(), 120) for t in gates[0].dropped + gates[1].dropped)
             raise _Lost(f"the command did not start (exit status {rc}); the host sent: "
                         f"{got or 'nothing'}")
-        self._notice(deliver, "closed" if rc == 0 else "error",
-                     f"{self.target.label} ended (exit status {rc})")
+        client = self.client
+        if client is None:
+            self._notice(deliver, "closed" if rc == 0 else "error",
+                         f"{self.target.label} ended (exit status {rc})")
+            return None
+        if rc == 0 and not client.follow:
+            self._notice(deliver, "at_end", "end of the log (the client is done)")
+            return None
+        self._note_instance(conn, client, deliver)  # a stopped container says how it ended
+        failure = launch_failure(client, rc, self.connector.spec.label) or (
+            client.failure(rc, self._messages) if rc else None)
+        if failure is not None and failure.fatal:
+            raise _Fatal(failure.message)
+        # a client that ended or died is started again from the last timestamp it gave
+        raise _Lost(client.ended() if failure is None else failure.message)
 
     def _deliver_command_lines(self, deliver: Deliver, texts: list[str]) -> None:
-        kind = self.target.kind
-        if kind == "docker":
-            texts = docker_lines(self._r.command, texts)
-        elif kind == "journal":
-            texts = journal_lines(self._r.command, texts)
+        """Output lines as blocks; a client's through the local source's reader: envelope
+        stripped, a resume's repeats dropped, its markers and own words made notices, each
+        where it came between the lines."""
+        client, reader = self.client, self.reader
+        if client is None or reader is None:
+            self._deliver_block(deliver, texts)
+            return
+        lines: list[str] = []
+        for text in texts:
+            got = reader.feed(text)
+            if got is None:
+                continue
+            what, body = got
+            if what == "line":
+                lines.append(body)
+                continue
+            self._deliver_block(deliver, lines)
+            lines = []
+            if what == "marker":
+                said = _clip(body.strip(" -").encode())
+                self._notice(deliver, "info", f"{client.program}: {said}")
+            else:
+                self._client_words(deliver, [body])
+        self._deliver_block(deliver, lines)
+
+    def _deliver_block(self, deliver: Deliver, texts: list[str]) -> None:
+        if texts:
+            block = LineBlock(self.name, self._r.line_no + 1, -1, texts,
+                              [-1] * len(texts) if self._offsets else None)
+            self._r.line_no += len(texts)
+            deliver([block])
+
+    # -- log clients (docker, kubectl, journalctl) on the host -------------------------------
+
+    def _client_words(self, deliver: Deliver, texts: list[str]) -> None:
+        """What the command wrote about itself (its stderr): kept to explain its exit, shown
+        as it comes; a plain command's stderr is its output too."""
+        texts = [t for t in texts if t.strip()]
         if not texts:
             return
-        block = LineBlock(self.name, self._r.line_no + 1, -1, texts,
-                          [-1] * len(texts) if self._offsets else None)
-        self._r.line_no += len(texts)
-        deliver([block])
+        if self.client is None:
+            self._deliver_command_lines(deliver, texts)
+            return
+        self._messages.extend(texts)
+        del self._messages[:-MESSAGES_KEPT]
+        for text in texts[-3:]:
+            self._notice(deliver, "info", _clip(client_note(self.client, text).encode(), 600))
+        if self.state == "live":
+            self._notice(deliver, "live", f"following {self.target.label}")
+
+    def _before_client(self, conn: Connection, client: Client, deliver: Deliver) -> None:
+        """Before the first start: the client's own check (systemd knows a unit journalctl
+        would follow in silence) and the instance it reads; on a restart: a new instance is
+        a new server start, said before its lines."""
+        if not self._client_checked:
+            self._client_checked = True
+            argv = client.check_argv()
+            answer = self._ask(conn, argv) if argv else None
+            refused = client.checked(*answer) if answer is not None else None
+            if refused is not None:
+                raise _Fatal(refused.message)
+            if client.follow:
+                self._instance = self._probe(conn, client)
+        elif self._client_starts:
+            self._note_instance(conn, client, deliver)
+        if self._client_starts and self.reader is not None:
+            self.reader.restart()
+
+    def _ask(self, conn: Connection, argv: list[str]) -> tuple[int, str] | None:
+        """One question to the host (the recipe's probe or check): exit status and stdout,
+        or None when it could not be asked or took longer than PROBE_TIMEOUT."""
+        try:
+            chan = self._open_channel(conn, dies_with_channel(argv))
+        except (paramiko.SSHException, OSError, EOFError):
+            return None
+        out = LineSplitter()
+        gate = MarkerGate()
+        texts: list[str] = []
+        end = time.monotonic() + PROBE_TIMEOUT
+        try:
+            while time.monotonic() < end:
+                while chan.recv_stderr_ready():
+                    chan.recv_stderr(65536)
+                try:
+                    chunk = chan.recv(65536)
+                except TimeoutError:
+                    continue
+                if not chunk:
+                    break
+                texts += gate.pass_lines(out.feed_texts(chunk))
+            else:
+                return None
+            texts += gate.pass_lines([t for _, t in out.flush()])
+            deadline = time.monotonic() + 2
+            while not chan.exit_status_ready() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            if not gate.open or not chan.exit_status_ready():
+                return None
+            return chan.recv_exit_status(), "\n".join(texts)
+        finally:
+            with contextlib.suppress(Exception):
+                chan.close()
+
+    def _probe(self, conn: Connection, client: Client) -> Instance | None:
+        argv = client.probe_argv()
+        answer = self._ask(conn, argv) if argv else None
+        if answer is None or answer[0] != 0:
+            return None
+        return client.instance(answer[1])
+
+    def _note_instance(self, conn: Connection, client: Client, deliver: Deliver) -> None:
+        """A container started again is a new server start: say so before its lines."""
+        with contextlib.suppress(paramiko.SSHException, OSError, EOFError):
+            now = self._probe(conn, client)
+            if now is None:
+                return
+            before, self._instance = self._instance, now
+            if before is not None and before.key != now.key:
+                end = now.previous_end or before.ended
+                how = f"; the previous instance ended: {end}" if end else ""
+                count = f" (restart {now.restarts})" if now.restarts is not None else ""
+                self._notice(deliver, "restarted", f"container started again{count}{how}; "
+                             "what follows is a new server start")
