@@ -207,7 +207,8 @@ def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: An
         choice = _pick(host, found.candidates)
         if choice is None:
             return 0
-        target = Target(choice.kind, choice.target, python=args.python)
+        target = Target(choice.kind, choice.target, python=args.python,
+                        namespace=choice.namespace, container=choice.container)
         model_path, python = choice.model_path, choice.python
     lines = None if args.all or args.lines is None else max(0, args.lines)
     if args.check:

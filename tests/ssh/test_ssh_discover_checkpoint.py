@@ -296,23 +296,30 @@ def test_terminal_picker(monkeypatch, capsys):
     assert ssh_cmd._pick("gpu", cands).target == "c1"
 
 
-def test_sglang_version_from_the_servers_interpreter(make_connector, tmp_path):
-    """The server's own python (from discovery) is asked, by package metadata only."""
-    from kvtui.sources.ssh.checkpoint import sglang_version
+@pytest.mark.parametrize("packages", [{"sglang": "0.5.9"}, {"vllm": "0.11.0"},
+                                      {"sglang": "0.5.9", "vllm": "0.10.1.1"}])
+def test_engine_versions_from_the_servers_interpreter(make_connector, tmp_path, packages):
+    """The server's own python (from discovery) is asked, by package metadata only, for every
+    engine in one round trip; the checkpoint facts carry what it says."""
+    from kvtui.sources.ssh.checkpoint import engine_versions
 
     site = tmp_path / "site"
-    dist = site / "sglang-0.5.9.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.9\n")
+    for name, version in packages.items():
+        dist = site / f"{name}-{version}.dist-info"
+        dist.mkdir(parents=True)
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\n"
+                                       f"Version: {version}\n")
     py = tmp_path / "venv bin" / "python"
     py.parent.mkdir()
     py.write_text(f"#!/bin/sh\nPYTHONPATH='{site}' exec {sys.executable} \"$@\"\n")
     py.chmod(0o755)
     conn = make_connector("gpu").connect()
     try:
-        assert sglang_version(conn, str(py)) == "0.5.9"
+        assert engine_versions(conn, str(py)) == packages
         facts = inspect_checkpoint(conn, str(tmp_path / "absent"), host="gpu", python=str(py))
-        assert facts.sglang_version == "0.5.9" and facts.notes
+        assert facts.sglang_version == packages.get("sglang")
+        assert facts.vllm_version == packages.get("vllm")
+        assert facts.notes
     finally:
         conn.close()
 
