@@ -364,8 +364,11 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
             print(f"      `kvtui ssh --check`, {c}-1 framing: {best[c]:.2f} s "
                   f"({best[c] / best['local']:.2f}x local), {wire[c] / 1e6:.1f} MB on the "
                   f"wire ({size / wire[c]:.1f}:1)")
-    print(f"      verdict (the start-up's critical alert): --check fold {best['verdict']:.2f} s, "
-          f"TUI ingest {best['tui_verdict']:.2f} s (all lines in the TUI: "
+    def when(t: float) -> str:  # nan: no report snapshot held it before the last line came
+        return f"{t:.2f} s" if t == t else "not before the last line"
+
+    print(f"      verdict (the start-up's critical alert): --check fold {when(best['verdict'])}, "
+          f"TUI ingest {when(best['tui_verdict'])} (all lines in the TUI: "
           f"{best['tui_done']:.2f} s)")
     print(f"      same report as local: {same}; ratio {ratio:.2f}x (goal <= 1.3x)  ->  "
           f"{'PASS' if ratio <= 1.3 and same else 'FAIL'}")
