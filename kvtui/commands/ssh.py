@@ -1,4 +1,4 @@
-"""`kvtui ssh HOST`: follow an SGLang log on a remote host, or check it headless.
+"""`kvtui ssh HOST`: follow an SGLang or vLLM log on a remote host, or check it headless.
 
 Module-level imports are stdlib only: `kvtui --help` builds every subcommand's parser, and must
 not pay for paramiko. Everything that can fail before the TUI (config, passphrase, host key,
@@ -30,9 +30,19 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "a changed key is always refused")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--log", metavar="PATH", help="follow this log file on the host")
-    src.add_argument("--docker", metavar="CONTAINER", help="follow `docker logs` of a container")
-    src.add_argument("--journal", metavar="UNIT", help="follow `journalctl -u UNIT`")
+    src.add_argument("--docker", metavar="CONTAINER",
+                     help="follow a container on the host: docker logs --follow --timestamps")
+    src.add_argument("--kubectl", metavar="POD",
+                     help="follow a pod with the host's kubectl: kubectl logs --follow "
+                          "--timestamps")
+    src.add_argument("--journal", metavar="UNIT",
+                     help="follow a systemd unit on the host: journalctl --follow -o short-iso")
     src.add_argument("--cmd", metavar="COMMAND", help="follow the output of a shell command")
+    p.add_argument("-n", "--namespace", metavar="NS", help="with --kubectl: the pod's namespace")
+    p.add_argument("-c", "--container", metavar="NAME",
+                   help="with --kubectl: the container in the pod")
+    p.add_argument("--previous", action="store_true",
+                   help="with --kubectl: read the previous (crashed) instance of the container")
     hist = p.add_mutually_exclusive_group()
     hist.add_argument("--lines", type=int, metavar="N", help="start with the last N lines")
     hist.add_argument("--all", action="store_true", help="start with the whole log (default)")
@@ -52,6 +62,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="seconds to wait for the connection (default ConnectTimeout or 10)")
     p.add_argument("--log-window", type=_positive_int, default=20000, metavar="N",
                    help="lines kept in the log pane (default 20000)")
+    p.add_argument("--reconnect-timeout", type=float, default=30.0, metavar="S",
+                   help="with --check: give up (exit 2) when the host went away mid-read and "
+                        "is not back within S seconds (default 30)")
 
 
 def _err(msg: str) -> None:
@@ -67,7 +80,68 @@ def _prompt(path: str) -> str | None:
         return None
 
 
+class _Interrupted(BaseException):
+    """SIGTERM or SIGHUP during a headless read: unwind (closing the connection), exit 128+n."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def run(args: argparse.Namespace) -> int:
+    """Exit 2 on every error, never 1 (that means "alert found"), and never a traceback."""
+    import os
+    import signal
+
+    previous: dict[Any, Any] = {}
+
+    def interrupted(signum: int, _frame: Any) -> None:
+        raise _Interrupted(signum)
+
+    if args.check:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, interrupted)
+    try:
+        return _run(args)
+    except _Interrupted as exc:
+        _err(f"interrupted by {signal.Signals(exc.signum).name}")
+        return 128 + exc.signum
+    except Exception as exc:
+        if os.environ.get("KVTUI_DEBUG"):
+            raise
+        _err(f"unexpected error: {type(exc).__name__}: {_inert(str(exc))} "
+             f"(KVTUI_DEBUG=1 shows the traceback)")
+        return 2
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _inert(text: str, limit: int = 400) -> str:
+    from kvtui.core.text import inert
+
+    return inert(text, limit)
+
+
+def _shell_word(text: str) -> str:
+    """`text` as one shell word that is safe to print: shlex quoting, or ANSI-C `$'...'` with
+    escapes when it holds control characters (printed raw they would drive the terminal)."""
+    import shlex
+
+    if text.isprintable():
+        return shlex.quote(text)
+    out = []
+    for ch in text:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        else:  # the file name's own bytes, so the shell rebuilds exactly that name
+            out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogateescape"))
+    return "$'" + "".join(out) + "'"
+
+
+def _run(args: argparse.Namespace) -> int:
     from kvtui.sources.ssh.config import SSHConfigError, resolve_host, resolve_jump
     from kvtui.sources.ssh.connect import Connector, SSHError, load_identities
 
@@ -90,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 2
     for msg in connector.messages:
-        print(f"kvtui: {msg}", file=sys.stderr)
+        _err(_inert(msg, 1000))
     connector.messages.clear()
     try:
         return _run_connected(args, host, connector, conn)
@@ -99,12 +173,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _target_from_args(args: argparse.Namespace) -> Any:
+    """The source the flags name, or None (discover one). ValueError: misuse (the checks of
+    `kvtui tail`'s client flags: a name that starts with "-" would be read as a flag)."""
+    from kvtui.commands.tail import client_for
     from kvtui.sources.ssh.follow import Target
 
-    for kind, value in (("file", args.log), ("docker", args.docker),
+    client_for(args)
+    for kind, value in (("file", args.log), ("docker", args.docker), ("kubectl", args.kubectl),
                         ("journal", args.journal), ("cmd", args.cmd)):
         if value:
-            return Target(kind, value, python=args.python)
+            return Target(kind, value, python=args.python, namespace=args.namespace,
+                          container=args.container, previous=args.previous)
     return None
 
 
@@ -112,7 +191,11 @@ def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: An
     from kvtui.sources.ssh.discover import discover
     from kvtui.sources.ssh.follow import Target
 
-    target = _target_from_args(args)
+    try:
+        target = _target_from_args(args)
+    except ValueError as exc:
+        _err(str(exc))
+        return 2
     model_path = None
     python = None
     if target is None or args.list:
@@ -124,7 +207,8 @@ def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: An
         choice = _pick(host, found.candidates)
         if choice is None:
             return 0
-        target = Target(choice.kind, choice.target, python=args.python)
+        target = Target(choice.kind, choice.target, python=args.python,
+                        namespace=choice.namespace, container=choice.container)
         model_path, python = choice.model_path, choice.python
     lines = None if args.all or args.lines is None else max(0, args.lines)
     if args.check:
@@ -133,24 +217,23 @@ def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: An
 
 
 def _print_candidates(host: str, found: Any) -> None:
+    """The discovered sources; every string from the host made inert first."""
     if not found.candidates:
-        print(f"No SGLang logs found on {host}. Name one with --log PATH, --docker CONTAINER, "
-              f"--journal UNIT or --cmd COMMAND.")
+        print(f"No SGLang or vLLM logs found on {host}. Name one with --log PATH, --docker "
+              f"CONTAINER, --kubectl POD, --journal UNIT or --cmd COMMAND.")
     else:
-        print(f"SGLang logs found on {host}:")
+        print(f"SGLang and vLLM logs found on {host}:")
         for i, c in enumerate(found.candidates, 1):
-            print(f"  {i}. {c.label}")
+            print(f"  {i}. {_inert(c.label)}")
             if c.model_path:
-                print(f"     model: {c.model_path}")
+                print(f"     model: {_inert(c.model_path)}")
             if c.detail:
-                print(f"     {c.detail}")
+                print(f"     {_inert(c.detail)}")
             flags = c.source_flag()
             if flags:
-                import shlex
-
-                print(f"     kvtui ssh {shlex.quote(host)} {' '.join(map(shlex.quote, flags))}")
+                print(f"     kvtui ssh {_shell_word(host)} {' '.join(map(_shell_word, flags))}")
     for note in found.notes:
-        print(f"note: {note}")
+        print(f"note: {_inert(note)}")
 
 
 def _pick(host: str, candidates: list[Any]) -> Any:
@@ -162,14 +245,14 @@ def _pick(host: str, candidates: list[Any]) -> Any:
     if usable and sys.stdin.isatty() and sys.stdout.isatty():
         from kvtui.ui.picker import pick
 
-        labels = [(c.label, f"model {c.model_path}" if c.model_path else (c.detail or ""))
-                  for c in usable]
+        labels = [(_inert(c.label), _inert(f"model {c.model_path}") if c.model_path
+                   else _inert(c.detail or "")) for c in usable]
         index = pick(f"SGLang logs found on {host}", labels)
         return None if index is None else usable[index]
     print(f"SGLang logs found on {host}:")
     for i, c in enumerate(usable, 1):
-        model = f"  [model {c.model_path}]" if c.model_path else ""
-        print(f"  {i}. {c.label}{model}")
+        model = f"  [model {_inert(c.model_path)}]" if c.model_path else ""
+        print(f"  {i}. {_inert(c.label)}{model}")
     while True:
         try:
             answer = input(f"Follow which one? [1-{len(usable)}, q to quit] ").strip()
@@ -197,16 +280,53 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
     from kvtui.commands.check import render_and_exit
 
     try:
-        analyzer = analyse_remote(connector, conn, target, lines, host, model_path)
+        session = analyse_remote(connector, conn, target, lines, host, model_path,
+                                 give_up_after=args.reconnect_timeout, say=_Say(),
+                                 on_verdict=_say_verdict)
     except _CheckError as exc:
         _err(str(exc))
         return 2
-    report = analyzer.report()
+    report = session.report()
     path = model_path or (report.get("model") or {}).get("path")
     if path and not args.no_checkpoint:
-        analyzer.configure(checkpoint=_inspect_after_read(connector, conn, path, host, python))
-        report = analyzer.report()
+        session.configure(checkpoint=_inspect_after_read(connector, conn, path, host, python))
+        report = session.report()
     return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
+
+
+def _say_verdict(block: Any, report: dict[str, Any]) -> None:
+    """The running server's start-up verdict, on stderr, while the rest of the log arrives."""
+    alerts = [a for a in report.get("alerts") or [] if isinstance(a, dict)]
+    worst = [a for a in alerts if a.get("severity") == "critical"] or alerts
+    what = "; ".join(f"{a.get('severity')}: {_inert(str(a.get('title')), 160)}"
+                     for a in worst[:3]) or "no alert"
+    _err(f"read ahead: the start-up at line {block.first_line_no:,} says {what} "
+         f"(the full report follows once the whole log is read)")
+
+
+class _Say:
+    """What a headless read tells the user on stderr while it runs: every event once, and a
+    lost connection when it is lost and then every 10 s (never silence while waiting)."""
+
+    def __init__(self) -> None:
+        self.last_state: str | None = None
+        self.last_time = 0.0
+
+    def __call__(self, notice: Any) -> None:
+        import time
+
+        state = notice.state
+        now = time.monotonic()
+        if state in ("rotated", "truncated", "missing", "stale", "info") or (
+                state in ("reconnecting", "live") and state != self.last_state) or (
+                state == "reconnecting" and now - self.last_time >= 10):
+            if state != "live" or self.last_state in ("reconnecting", "stale", "missing"):
+                _err(f"{_inert(notice.source)}: {state}: {_inert(notice.message, 600)}")
+            self.last_time = now
+        if state != "info":
+            self.last_state = state
+
+
 
 
 def _inspect_after_read(connector: Any, conn: Any, path: str, host: str,
@@ -240,117 +360,59 @@ class _CheckError(Exception):
     pass
 
 
+def startup_markers() -> tuple[str, ...]:
+    """What starts a server, for every engine (the seam's `start_markers`): what the follower
+    reads ahead, so the verdict of the running server comes before the rest of a big log."""
+    from kvtui.core.engine import all_engines
+
+    marks = (m.decode("utf-8") for e in all_engines() for m in e.start_markers)
+    return tuple(dict.fromkeys(marks))
+
+
 def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, host: str,
-                   model_path: str | None = None) -> Any:
-    """What has been logged so far, analysed: the `--check` read (also used by bench_ssh.py).
-
-    Raises _CheckError with a one-line message when the log cannot be read.
+                   model_path: str | None = None, *, give_up_after: float = 30.0,
+                   say: Any = None, on_verdict: Any = None) -> Any:
+    """What has been logged so far, analysed as it arrives: the `--check` read (also used by
+    bench_ssh.py). Blocks of lines are folded while the next ones are on the wire; nothing is
+    copied to disk. The start-up region of the last server start, read ahead by the host,
+    is folded on its own first and `on_verdict(block, report)` sees its report (the full
+    read still folds those lines in their place). Raises _CheckError with a one-line message
+    when the log cannot be read.
     """
-    analyzer = None
-    if _worth_spooling(conn, target, lines):
-        analyzer = _read_big_log(connector, _live(conn), target, lines, host)
-    if analyzer is None:  # the spool read may have lost (and closed) `conn`
-        analyzer = _read_log(connector, _live(conn), target, lines, host, model_path)
-    return analyzer
-
-
-def _live(conn: Any) -> Any:
-    """`conn` to lend to a follower, or None (it then connects through the connector) when the
-    connection is gone: a follower closes a lent connection when its stream is lost."""
-    return conn if conn is not None and conn.is_active() else None
-
-
-def _run_headless(follower: Any) -> None:
-    """Run a stop-at-end follower to completion; its last error notice becomes _CheckError."""
     import threading
 
+    from kvtui.core.pipeline import Session
     from kvtui.sources.base import SourceNotice
+    from kvtui.sources.ssh.blocks import LineBlock
+    from kvtui.sources.ssh.follow import RemoteFollower
 
+    session = Session()
     errors: list[str] = []
 
-    def emit(items: list[Any]) -> None:
-        from kvtui.sources.base import SourceLine
+    def deliver(batch: list[Any]) -> None:
+        for item in batch:
+            if isinstance(item, LineBlock) and item.prelude:
+                if on_verdict is not None:
+                    early = Session(partial=True)
+                    early.feed_lines(item.source, item.texts, item.first_line_no)
+                    on_verdict(item, early.report())
+            elif isinstance(item, LineBlock):
+                session.feed_lines(item.source, item.texts, item.first_line_no)
+            elif isinstance(item, SourceNotice):
+                if item.state == "error":
+                    errors.append(item.message)
+                elif say is not None:
+                    say(item)
 
-        # command sources still hand over SourceLines; feed_many per run of consecutive lines
-        # keeps the per-source line counts that `kvtui check` reports
-        run: list[str] = []
-        first = 0
-        for item in items:
-            if isinstance(item, SourceLine):
-                if not run:
-                    first = item.line_no
-                run.append(item.text)
-                continue
-            if run:
-                follower.on_texts(run, first)
-                run = []
-            if isinstance(item, SourceNotice) and item.state == "error":
-                errors.append(item.message)
-        if run:
-            follower.on_texts(run, first)
-
-    follower.run(emit, threading.Event())
+    live = conn if conn is not None and conn.is_active() else None
+    follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True, connection=live,
+                              host_label=host, model_path=model_path,
+                              give_up_after=give_up_after,
+                              prelude_markers=startup_markers() if on_verdict is not None else ())
+    follower.run_blocks(deliver, threading.Event())
     if errors:
-        raise _CheckError(errors[-1])
-
-
-def _read_log(connector: Any, conn: Any, target: Any, lines: int | None, host: str,
-              model_path: str | None) -> Any:
-    """Lines straight into one pipeline Session, in bulk (no SourceLine per line)."""
-    from kvtui.core.pipeline import Session
-    from kvtui.sources.ssh.follow import RemoteFollower
-
-    analyzer = Session()
-
-    def on_texts(texts: list[str], first: int) -> None:
-        analyzer.feed_lines(follower.name, texts, first)
-
-    follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True,
-                              connection=conn, host_label=host, model_path=model_path,
-                              on_texts=on_texts)
-    _run_headless(follower)
-    return analyzer
-
-
-def _worth_spooling(conn: Any, target: Any, lines: int | None) -> bool:
-    """A whole big file on a multi-core machine: copy it, then analyse it on every core the way
-    `kvtui check` does locally (otherwise the remote read would be the slower path)."""
-    import os
-
-    from kvtui.core.pipeline import MIN_PARALLEL_BYTES
-
-    if target.kind != "file" or lines is not None or (os.cpu_count() or 1) < 2:
-        return False
-    try:
-        size = conn.sftp().stat(target.value).st_size or 0
-    except Exception:
-        return False
-    return size >= MIN_PARALLEL_BYTES
-
-
-def _read_big_log(connector: Any, conn: Any, target: Any, lines: int | None,
-                  host: str) -> Any:
-    """Spool the file to a private temporary file and fold it on all cores; None to fall back."""
-    import os
-    import tempfile
-
-    from kvtui.core.pipeline import Session
-    from kvtui.sources.readers import ranged_file
-    from kvtui.sources.ssh.follow import RemoteFollower
-
-    fd, tmp = tempfile.mkstemp(prefix="kvtui-ssh-", suffix=".log")
-    try:
-        with os.fdopen(fd, "wb", buffering=1 << 20) as spool:
-            follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True,
-                                      connection=conn, host_label=host, spool=spool)
-            _run_headless(follower)
-        if follower.spool_broken:  # rotated or truncated while being copied: read it plainly
-            return None
-        analyzer = Session()
-        analyzer.fold_file(ranged_file(tmp), follower.name)
-        return analyzer
-    finally:
-        os.unlink(tmp)
+        raise _CheckError(_inert(errors[-1], 1000))
+    return session
 
 
 def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any, target: Any,
@@ -371,10 +433,15 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
         session.configure(checkpoint=facts[-1])
         return message
 
+    def model_path_probe() -> str | None:
+        # called on the follower's thread, the one that feeds `session` (via the TUI's ingest)
+        path = session.state.current.server_args.get("model_path")
+        return path if isinstance(path, str) and path else None
+
     # The follower borrows `conn` for its first session (and closes nothing it was lent);
     # later sessions use fresh connections from the connector.
     follower = RemoteFollower(connector, target, lines=lines, connection=conn, host_label=host,
-                              model_path=model_path,
+                              model_path=model_path, model_path_probe=model_path_probe,
                               on_checkpoint=None if args.no_checkpoint else on_checkpoint)
     return run_app(follower, f"{host}:{target.label}", session=session,
                    log_window=args.log_window)

@@ -59,10 +59,14 @@ class LogStore:
         self.containers: dict[str, list[Instance]] = {}
         self.requests: list[str] = []
         self.closed = False
+        self.images: dict[str, tuple[str, str]] = {}  # name -> (image, command), for `docker ps`
+        self.cluster_wide_forbidden = False  # kubectl get pods --all-namespaces is refused
 
-    def add(self, name: str, cid: str = "c0") -> None:
+    def add(self, name: str, cid: str = "c0", *, image: str = "lmsysorg/sglang:latest",
+            command: str = "python3 -m sglang.launch_server") -> None:
         with self.cond:
             self.containers[name] = [Instance(cid, BASE_NS)]
+            self.images[name] = (image, command)
 
     def write(self, name: str, ns: int, text: str, stream: int = 2) -> None:
         with self.cond:
@@ -164,6 +168,9 @@ class _DockerHandler(_Handler):
             self.end_headers()
             self.wfile.write(body)
             return
+        if len(parts) == 4 and parts[2:] == ["containers", "json"]:
+            self._ps(parse_qs(url.query).get("all", ["0"])[0] in ("1", "true"))
+            return
         if len(parts) < 5 or parts[2] != "containers":
             self._json(404, {"message": "page not found"})
             return
@@ -196,6 +203,24 @@ class _DockerHandler(_Handler):
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+    def _ps(self, every: bool) -> None:
+        """GET /containers/json (`docker ps`): the running containers, or all with ?all=1."""
+        out = []
+        for name, runs in self.store.containers.items():
+            inst = runs[-1]
+            if not inst.running and not every:
+                continue
+            image, command = self.store.images.get(name, ("", ""))
+            out.append({"Id": f"{inst.cid:0<64}", "Names": [f"/{name}"], "Image": image,
+                        "ImageID": "sha256:" + "0" * 64, "Command": command,
+                        "Created": inst.started_ns // 10**9, "Ports": [], "Labels": {},
+                        "State": "running" if inst.running else "exited",
+                        "Status": "Up 1 minute" if inst.running else "Exited (137)",
+                        "HostConfig": {"NetworkMode": "host"}, "NetworkSettings": {},
+                        "Mounts": []})
+        self._json(200, out)
 
 
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -234,6 +259,10 @@ class _KubeHandler(_Handler):
                  "verbs": ["get", "list"], "shortNames": ["po"]},
                 {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod",
                  "verbs": ["get"]}]})
+        elif path == "/api/v1/pods":  # kubectl get pods --all-namespaces
+            self._pods("default", every=True)
+        elif path.startswith("/api/v1/namespaces/") and path.endswith("/pods"):
+            self._pods(path.split("/")[4], every=False)
         elif path.startswith("/api/v1/namespaces/"):
             self._pod(path.split("/")[4:], parse_qs(url.query))
         else:
@@ -277,8 +306,22 @@ class _KubeHandler(_Handler):
         except (BrokenPipeError, ConnectionResetError):
             pass
 
+    def _pods(self, ns: str, every: bool) -> None:
+        """A PodList: every pod of the store lives in "default" (a forbidden namespace lists
+        as forbidden, and so does --all-namespaces for a user who may not list them all)."""
+        if ns in self.forbidden_namespaces or (every and self.store.cluster_wide_forbidden):
+            self._json(403, _status(403, "Forbidden", 'pods is forbidden: User "dev" cannot '
+                                    'list resource "pods" in API group ""' +
+                                    ("" if every else f' in the namespace "{ns}"')))
+            return
+        items = [self._pod_object("default", pod, runs, self.store.images.get(pod))
+                 for pod, runs in self.store.containers.items()] if ns == "default" else []
+        self._json(200, {"kind": "PodList", "apiVersion": "v1", "metadata": {},
+                         "items": items})
+
     @staticmethod
-    def _pod_object(ns: str, pod: str, runs: list[Instance]) -> dict[str, Any]:
+    def _pod_object(ns: str, pod: str, runs: list[Instance],
+                    image: tuple[str, str] | None = None) -> dict[str, Any]:
         inst = runs[-1]
         status: dict[str, Any] = {
             "name": "server", "restartCount": len(runs) - 1,
@@ -292,7 +335,8 @@ class _KubeHandler(_Handler):
                                                   "reason": prev.reason}}
         return {"kind": "Pod", "apiVersion": "v1",
                 "metadata": {"name": pod, "namespace": ns},
-                "spec": {"containers": [{"name": "server", "image": "lmsysorg/sglang"}]},
+                "spec": {"containers": [{"name": "server",
+                                         "image": image[0] if image else "lmsysorg/sglang"}]},
                 "status": {"phase": "Running", "containerStatuses": [status]}}
 
 

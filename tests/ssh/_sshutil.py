@@ -8,17 +8,43 @@ import time
 
 
 class Collector:
-    """Runs a LineSource in a thread and records everything it emits."""
+    """Runs a LineSource in a thread and records everything it emits.
 
-    def __init__(self, source) -> None:
+    With `blocks=True` it runs the follower's block delivery (`run_blocks`, what `--check`
+    consumes) instead, and records the blocks' lines as SourceLines without offsets.
+    With `netns` the thread enters that network namespace first (its sockets live there).
+    """
+
+    def __init__(self, source, *, blocks: bool = False, netns: str | None = None) -> None:
         self.source = source
+        self.blocks = blocks
+        self.netns = netns
         self.items: list = []
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
-        self.source.run(self._emit, self.stop)
+        if self.netns is not None:
+            enter_netns(self.netns)
+        if self.blocks:
+            self.source.run_blocks(self._deliver, self.stop)
+        else:
+            self.source.run(self._emit, self.stop)
+
+    def _deliver(self, batch: list) -> None:
+        from kvtui.sources.base import SourceLine
+        from kvtui.sources.ssh.blocks import LineBlock
+
+        items: list = []
+        for d in batch:
+            if isinstance(d, LineBlock):
+                assert d.offsets is None  # nobody asked for them
+                items.extend(SourceLine(d.source, n, -1, t)
+                             for n, t in enumerate(d.texts, d.first_line_no))
+            else:
+                items.append(d)
+        self._emit(items)
 
     def _emit(self, batch: list) -> None:
         with self.lock:
@@ -62,6 +88,18 @@ class Collector:
                 for i in self.items][-15:]
         raise AssertionError(f"timed out waiting for {what}; got {seen}")
 
+
+def enter_netns(name: str) -> None:
+    """Move the calling thread (only it: network namespaces are per thread) into `name`."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(f"/run/netns/{name}", os.O_RDONLY)
+    try:
+        if libc.setns(fd, 0x40000000) != 0:  # CLONE_NEWNET
+            raise OSError(ctypes.get_errno(), f"setns {name}")
+    finally:
+        os.close(fd)
 
 
 def pids_matching(*markers: str) -> list[int]:

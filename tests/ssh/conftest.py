@@ -80,55 +80,103 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _is_sshd(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="ascii", errors="replace") as f:
+            return f.read().strip().startswith("sshd")
+    except OSError:
+        return False
+
+
 class Sshd:
-    def __init__(self, root: Path, name: str, user_pub: Path) -> None:
+    """One sshd. `extra` adds sshd_config lines; `env` sets variables in every session (sshd
+    takes only its first SetEnv line, so they share it); `prefix` runs it under another command
+    (`setpriv ...` to drop capabilities, `ip netns exec NS` to put it in a namespace);
+    `address` is where it listens (a namespace's own address)."""
+
+    def __init__(self, root: Path, name: str, user_pub: Path, *, extra: str = "",
+                 prefix: list[str] | None = None, address: str = "127.0.0.1",
+                 netns: str | None = None, env: dict[str, str] | None = None) -> None:
         self.dir = root / name
         self.dir.mkdir(parents=True)
-        self.port = _free_port()
+        self.address = address
+        self.netns = netns
+        self.prefix = [*(["ip", "netns", "exec", netns] if netns else []), *(prefix or [])]
+        self.port = _free_port() if netns is None else 2222
         self.host_key = self.dir / "host_ed25519"
         _keygen(self.host_key, f"{name}-host")
         self.authorized = self.dir / "authorized_keys"
         self.authorized.write_text(user_pub.read_text())
         self.cfg = self.dir / "sshd_config"
         self.cfg.write_text(
-            f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {self.host_key}\n"
+            f"Port {self.port}\nListenAddress {address}\nHostKey {self.host_key}\n"
             f"PidFile {self.dir / 'sshd.pid'}\nAuthorizedKeysFile {self.authorized}\n"
             "UsePAM no\nStrictModes no\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nPermitRootLogin yes\n"
             "AllowTcpForwarding yes\nSubsystem sftp internal-sftp\nLogLevel ERROR\n"
             "MaxStartups 100\nMaxSessions 50\n"
-            f"SetEnv HF_HUB_CACHE={root / 'hf-hub'}\n")
+            f"SetEnv HF_HUB_CACHE={root / 'hf-hub'}"
+            + "".join(f" {k}={v}" for k, v in (env or {}).items()) + f"\n{extra}")
         self.proc: subprocess.Popen[bytes] | None = None
 
     def known_hosts_line(self) -> str:
         kt, b64 = (self.dir / "host_ed25519.pub").read_text().split()[:2]
-        return f"[127.0.0.1]:{self.port} {kt} {b64}\n"
+        return f"[{self.address}]:{self.port} {kt} {b64}\n"
 
     def start(self) -> None:
         with contextlib.suppress(OSError):  # privilege-separation dir (root runs only)
             os.makedirs("/run/sshd", mode=0o755, exist_ok=True)
-        self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.cfg)],
+        self.proc = subprocess.Popen([*self.prefix, SSHD, "-D", "-e", "-f", str(self.cfg)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 err = self.proc.stderr.read().decode() if self.proc.stderr else ""
                 raise RuntimeError(f"sshd exited: {err}")
-            with contextlib.suppress(OSError), socket.create_connection(
-                    ("127.0.0.1", self.port), timeout=0.5) as s:
-                s.recv(4)  # banner: the daemon is really serving
+            if self._serving():
                 return
             time.sleep(0.05)
         raise RuntimeError("sshd did not start listening")
+
+    def _serving(self) -> bool:
+        """The banner arrives: the daemon is really serving (asked from its namespace)."""
+        result: list[bool] = []
+
+        def probe() -> None:
+            if self.netns is not None:
+                from _sshutil import enter_netns
+
+                enter_netns(self.netns)
+            try:
+                with socket.create_connection((self.address, self.port), timeout=0.5) as s:
+                    result.append(bool(s.recv(4)))
+            except OSError:
+                result.append(False)
+
+        if self.netns is None:
+            probe()
+        else:
+            import threading
+
+            t = threading.Thread(target=probe)
+            t.start()
+            t.join()
+        return bool(result and result[0])
 
     def session_pids(self) -> list[int]:
         return _children(self.proc.pid) if self.proc else []
 
     def kill_all(self) -> None:
-        """The listener and every session process: a host reboot / cut network, seen from here."""
+        """The listener and every sshd session process: the connection dies at once, as on a
+        host reboot, and what ran in the sessions loses its channel.
+
+        Only sshd processes are killed. A SIGKILLed login shell can leave a lock behind (root's
+        .bashrc runs `pyenv init`, whose rehash takes a lock file that only its EXIT trap
+        removes), and then every later login on this machine waits 60 s for it.
+        """
         if self.proc is None:
             return
-        victims = [self.proc.pid, *self.session_pids()]
+        victims = [self.proc.pid, *(p for p in self.session_pids() if _is_sshd(p))]
         for pid in victims:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
@@ -180,6 +228,24 @@ def own_sshd(tmp_path: Path, user_key: Path):
 
 
 @pytest.fixture
+def make_sshd(tmp_path: Path, user_key: Path, ssh_env):
+    """make_sshd(name, **Sshd options) -> a started server of its own, known to ssh_env."""
+    servers: list[Sshd] = []
+
+    def make(name: str, **kw) -> Sshd:
+        server = Sshd(tmp_path, name, Path(str(user_key) + ".pub"), **kw)
+        servers.append(server)
+        server.start()
+        with open(ssh_env["known"], "a") as f:
+            f.write(server.known_hosts_line())
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
 def ssh_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sshd: Sshd, jump_sshd: Sshd,
             user_key: Path) -> dict[str, Path]:
     """HOME, known_hosts and an ssh config with aliases, all inside tmp_path."""
@@ -226,6 +292,46 @@ def make_connector(ssh_env):
     def make(alias: str = "gpu", **kw):
         spec = resolve_host(alias, config_path=str(ssh_env["config"]),
                             port=kw.pop("port", None))
+        if "hostname" in kw:  # a server in a network namespace, at its own address
+            spec.hostname = kw.pop("hostname")
         return Connector(spec, load_identities(spec, None), **kw)
 
     return make
+
+
+@pytest.fixture
+def netns_pair():
+    """Two network namespaces of the test's own, joined by a veth pair: `client` (10.x.y.1)
+    and `server` (10.x.y.2). Nothing is added to the host's own namespace."""
+    import random
+    import shutil
+
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("network namespaces need root and iproute2")
+    tag = f"{os.getpid() % 100000}-{random.randrange(1 << 16):04x}"
+    client, server = f"kvt-c{tag}", f"kvt-s{tag}"
+    net = f"10.{random.randrange(200, 250)}.{random.randrange(1, 250)}"
+
+    def ip(*args: str) -> None:
+        subprocess.run(["ip", *args], check=True, timeout=30, capture_output=True)
+
+    made: list[str] = []
+    try:
+        for ns in (client, server):
+            ip("netns", "add", ns)
+            made.append(ns)
+            ip("-n", ns, "link", "set", "lo", "up")
+        ip("link", "add", "vc", "netns", client, "type", "veth", "peer", "name", "vs",
+           "netns", server)
+        ip("-n", client, "addr", "add", f"{net}.1/24", "dev", "vc")
+        ip("-n", server, "addr", "add", f"{net}.2/24", "dev", "vs")
+        ip("-n", client, "link", "set", "vc", "up")
+        ip("-n", server, "link", "set", "vs", "up")
+    except (subprocess.CalledProcessError, OSError) as exc:
+        for ns in made:
+            subprocess.run(["ip", "netns", "del", ns], check=False, timeout=30)
+        pytest.skip(f"cannot set up network namespaces here: {exc}")
+    yield {"client": client, "server": server, "client_ip": f"{net}.1",
+           "server_ip": f"{net}.2", "ip": ip}
+    for ns in made:
+        subprocess.run(["ip", "netns", "del", ns], check=False, timeout=30)

@@ -28,7 +28,7 @@ V = [0.01 + i / 128 for i in range(6)]
 
 def _comparable(facts) -> dict:
     d = facts.to_dict()
-    for key in ("source", "model_path", "sglang_version"):
+    for key in ("source", "model_path", "sglang_version", "vllm_version"):
         d.pop(key)
     return d
 

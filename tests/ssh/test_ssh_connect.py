@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
@@ -251,3 +252,114 @@ def _askpass(tmp_path, secret: str):
     script.write_text(f"#!/bin/sh\necho {secret}\n")
     script.chmod(0o700)
     return script
+
+
+# -- known_hosts read line by line, as OpenSSH does (issue 16) ---------------------------------
+
+def _host_pub(sshd) -> tuple[str, str]:
+    kt, b64 = (sshd.dir / "host_ed25519.pub").read_text().split()[:2]
+    return kt, b64
+
+
+def test_bad_known_hosts_lines_are_reported_and_skipped(ssh_env, sshd, make_connector):
+    """Regression: one @cert-authority, @revoked or truncated line anywhere made every host
+    fail with a paramiko traceback. Bad lines are skipped and named (file:line) now."""
+    kt, b64 = _host_pub(sshd)
+    known = ssh_env["known"]
+    known.write_text(
+        "# a comment, then a blank line\n\n"
+        "@cert-authority *.example.org ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB6wbfM8tpZ4ZH\n"
+        f"[10.9.9.9]:22 ssh-ed25519 {b64[:20]}\n"  # truncated key of another host
+        "garbage-without-fields\n"
+        f"[127.0.0.1]:{sshd.port} {kt} {b64}\n")
+    c = make_connector("gpu")
+    conn = c.connect()
+    conn.close()
+    said = " ".join(c.messages)
+    assert f"{known}:5: not a known_hosts line" in said
+    assert f"{known}:6" not in said  # the good line is fine
+    # the @cert-authority and truncated lines name other hosts: their keys are never used
+    assert f"{known}:3" not in said and f"{known}:4" not in said
+
+
+def test_truncated_line_for_this_host_is_named(ssh_env, sshd, make_connector):
+    kt, b64 = _host_pub(sshd)
+    ssh_env["known"].write_text(f"[127.0.0.1]:{sshd.port} {kt} {b64[:30]}\n"
+                                f"[127.0.0.1]:{sshd.port} {kt} {b64}\n")
+    c = make_connector("gpu")
+    c.connect().close()
+    assert any(f"{ssh_env['known']}:1: the key" in m and "truncated" in m for m in c.messages)
+
+
+def test_check_with_bad_known_hosts_lines_runs_and_never_exits_1(ssh_env, sshd, tmp_path):
+    kt, b64 = _host_pub(sshd)
+    ssh_env["known"].write_text(
+        f"@revoked [10.1.1.1]:22 {kt} {b64[:10]}\n"
+        "@cert-authority * ssh-ed25519 AAAA\n"
+        f"[127.0.0.1]:{sshd.port} {kt} {b64}\n")
+    log = tmp_path / "ok.log"
+    log.write_text("hello\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvtui", "ssh", "-F", str(ssh_env["config"]), "gpu", "--log",
+         str(log), "--check", "--json", "--fail-on", "never", "--no-checkpoint"],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_revoked_host_key_is_refused_even_when_also_listed(ssh_env, sshd, make_connector,
+                                                          tmp_path):
+    kt, b64 = _host_pub(sshd)
+    ssh_env["known"].write_text(f"[127.0.0.1]:{sshd.port} {kt} {b64}\n"
+                                f"@revoked * {kt} {b64}\n")
+    for accept in (False, True):
+        with pytest.raises(SSHError) as info:
+            make_connector("gpu", accept_new_host_key=accept).connect()
+        assert info.value.fatal and "REVOKED" in str(info.value)
+        assert f"{ssh_env['known']}:2" in str(info.value)
+    assert not ssh_env["kvtui_known"].exists()  # never recorded
+    log = tmp_path / "r.log"
+    log.write_text("x\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvtui", "ssh", "-F", str(ssh_env["config"]), "gpu", "--log",
+         str(log), "--check", "--accept-new-host-key"],
+        capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    assert proc.returncode == 2 and "REVOKED" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_revoked_key_with_another_key_known_is_refused_as_revoked(ssh_env, sshd,
+                                                                  make_connector):
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                    str(ssh_env["tmp"] / "other")], check=True, timeout=30)
+    kt, b64 = _host_pub(sshd)
+    okt, ob64 = (ssh_env["tmp"] / "other.pub").read_text().split()[:2]
+    ssh_env["known"].write_text(f"[127.0.0.1]:{sshd.port} {okt} {ob64}\n"
+                                f"@revoked [127.0.0.1]:* {kt} {b64}\n")
+    with pytest.raises(SSHError) as info:
+        make_connector("gpu").connect()
+    assert "REVOKED" in str(info.value) and "CHANGED" not in str(info.value)
+
+
+def test_hashed_wildcard_and_negated_entries(ssh_env, sshd, make_connector):
+    kt, b64 = _host_pub(sshd)
+    line = f"[127.0.0.1]:{sshd.port} {kt} {b64}\n"
+    ssh_env["known"].write_text(line)
+    subprocess.run(["ssh-keygen", "-H", "-f", str(ssh_env["known"])], check=True, timeout=30,
+                   capture_output=True)
+    assert ssh_env["known"].read_text().startswith("|1|")
+    assert _whoami(make_connector("gpu")).startswith("ok:")
+    ssh_env["known"].write_text(f"[127.0.0.?]:{sshd.port},[otherhost]:* {kt} {b64}\n")
+    assert _whoami(make_connector("gpu")).startswith("ok:")
+    ssh_env["known"].write_text(f"[127.0.0.*]:*,![127.0.0.1]:{sshd.port} {kt} {b64}\n")
+    with pytest.raises(SSHError, match="not known"):
+        make_connector("gpu").connect()
+
+
+def test_cert_authority_only_says_why_the_key_is_unknown(ssh_env, sshd, make_connector):
+    ssh_env["known"].write_text(f"@cert-authority [127.0.0.1]:* ssh-ed25519 "
+                                f"{_host_pub(sshd)[1]}\n")
+    with pytest.raises(SSHError) as info:
+        make_connector("gpu").connect()
+    msg = str(info.value)
+    assert "not known" in msg and "certificate authority" in msg
+    assert f"{ssh_env['known']}:1" in msg

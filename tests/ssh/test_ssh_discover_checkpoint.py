@@ -250,10 +250,7 @@ def test_ssh_list_headless(ssh_env, stand_in_server, capsys, monkeypatch):
 def test_interactive_launch_hands_follower_and_checkpoint_to_tui(ssh_env, tmp_path, monkeypatch):
     """Without --check the command opens the TUI on a RemoteFollower; once the log names its
     model, the checkpoint is inspected on the follower's connection and lands in the analyzer."""
-    import threading
-
     import kvtui.ui.app as app_mod
-    from kvtui.sources.base import SourceNotice
 
     model = make_model_dir(tmp_path / "served model", scales=False)
     log = tmp_path / "tui.log"
@@ -262,20 +259,21 @@ def test_interactive_launch_hands_follower_and_checkpoint_to_tui(ssh_env, tmp_pa
     seen: dict = {}
 
     def fake_run_app(source, title, **opts):
+        """The TUI minus Textual: the real ingest feeds the session the command handed over."""
+        import time
+
+        from kvtui.ui.ingest import Ingest
+
         seen["title"], seen["opts"] = title, opts
+        ingest = Ingest(source, session=opts["session"])
         notices: list = []
-        stop = threading.Event()
-
-        def emit(items):
-            notices.extend(i for i in items if isinstance(i, SourceNotice))
-            if any("checkpoint:" in n.message for n in notices):
-                stop.set()
-
-        th = threading.Thread(target=source.run, args=(emit, stop), daemon=True)
-        th.start()
-        stop.wait(20)
-        stop.set()
-        th.join(10)
+        ingest.start()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any("checkpoint:" in n.message
+                                                      for n in notices):
+            notices += ingest.drain().notices
+            time.sleep(0.05)
+        ingest.close(10)
         seen["notices"] = notices
         return 0
 
@@ -298,23 +296,30 @@ def test_terminal_picker(monkeypatch, capsys):
     assert ssh_cmd._pick("gpu", cands).target == "c1"
 
 
-def test_sglang_version_from_the_servers_interpreter(make_connector, tmp_path):
-    """The server's own python (from discovery) is asked, by package metadata only."""
-    from kvtui.sources.ssh.checkpoint import sglang_version
+@pytest.mark.parametrize("packages", [{"sglang": "0.5.9"}, {"vllm": "0.11.0"},
+                                      {"sglang": "0.5.9", "vllm": "0.10.1.1"}])
+def test_engine_versions_from_the_servers_interpreter(make_connector, tmp_path, packages):
+    """The server's own python (from discovery) is asked, by package metadata only, for every
+    engine in one round trip; the checkpoint facts carry what it says."""
+    from kvtui.sources.ssh.checkpoint import engine_versions
 
     site = tmp_path / "site"
-    dist = site / "sglang-0.5.9.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: sglang\nVersion: 0.5.9\n")
+    for name, version in packages.items():
+        dist = site / f"{name}-{version}.dist-info"
+        dist.mkdir(parents=True)
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\n"
+                                       f"Version: {version}\n")
     py = tmp_path / "venv bin" / "python"
     py.parent.mkdir()
     py.write_text(f"#!/bin/sh\nPYTHONPATH='{site}' exec {sys.executable} \"$@\"\n")
     py.chmod(0o755)
     conn = make_connector("gpu").connect()
     try:
-        assert sglang_version(conn, str(py)) == "0.5.9"
+        assert engine_versions(conn, str(py)) == packages
         facts = inspect_checkpoint(conn, str(tmp_path / "absent"), host="gpu", python=str(py))
-        assert facts.sglang_version == "0.5.9" and facts.notes
+        assert facts.sglang_version == packages.get("sglang")
+        assert facts.vllm_version == packages.get("vllm")
+        assert facts.notes
     finally:
         conn.close()
 
@@ -333,37 +338,6 @@ def test_cli_entry_point_end_to_end(ssh_env, tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["sources"] == [{"name": f"gpu:{log}", "lines": len(log.read_text().splitlines())}]
-
-
-def test_big_log_check_is_spooled_and_folded_on_all_cores(ssh_env, tmp_path, capsys,
-                                                          monkeypatch):
-    """Past the parallel threshold `--check` copies the log and folds it like `kvtui check`;
-    the report must equal the streamed one (threshold lowered so a sample log qualifies)."""
-    import kvtui.commands.ssh as mod
-
-    log = tmp_path / "big one.log"
-    shutil.copy(SAMPLES / "gpt-oss-120b-tp4-e5m2-restart.log", log)
-    argv = ("gpu", "--log", str(log), "--check", "--json", "--fail-on", "never",
-            "--no-checkpoint")
-    rc = ssh_cmd.run(_args(ssh_env, *argv))
-    streamed = json.loads(capsys.readouterr().out)
-    spooled_calls: list[bool] = []
-    real = mod._read_big_log
-
-    def spy(*a, **kw):
-        result = real(*a, **kw)
-        spooled_calls.append(result is not None)
-        return result
-
-    monkeypatch.setattr("kvtui.core.pipeline.MIN_PARALLEL_BYTES", 1)
-    monkeypatch.setattr("os.cpu_count", lambda: 2)
-    monkeypatch.setattr(mod, "_read_big_log", spy)
-    rc2 = ssh_cmd.run(_args(ssh_env, *argv))
-    spooled = json.loads(capsys.readouterr().out)
-    assert rc == rc2 == 0
-    assert spooled_calls == [True]
-    assert spooled == streamed
-    assert not list(Path(__import__("tempfile").gettempdir()).glob("kvtui-ssh-*.log"))
 
 
 def test_missing_python_on_host_is_a_clear_error(ssh_env, tmp_path, capsys):
@@ -405,39 +379,25 @@ def _hub_model(ssh_root: Path) -> Path:
     return snap
 
 
-@pytest.mark.parametrize("when", ["after_read", "during_spool"])
 def test_ssh_check_reconnects_for_the_checkpoint_after_a_drop(ssh_env, ssh_root, tmp_path,
-                                                              capsys, monkeypatch, when):
+                                                              capsys, monkeypatch):
     """Regression: `--check` inspected the checkpoint on the connection the read had closed
-    (a traceback); it now reconnects, also before falling back from a failed spool read."""
+    (a traceback); it now reconnects."""
     import kvtui.commands.ssh as mod
 
     snap = _hub_model(ssh_root)
     log = tmp_path / "server.log"
     shutil.copy(SAMPLES / "llama31-70b-tp8-fp8-scaled.log", log)
     lent: list = []
-    if when == "after_read":
-        real = mod.analyse_remote
+    real = mod.analyse_remote
 
-        def drop_after(connector, conn, *a, **kw):
-            analyzer = real(connector, conn, *a, **kw)
-            lent.append(conn)
-            conn.close()  # what RemoteFollower.run does to a lent connection on a lost stream
-            return analyzer
+    def drop_after(connector, conn, *a, **kw):
+        analyzer = real(connector, conn, *a, **kw)
+        lent.append(conn)
+        conn.close()  # what RemoteFollower.run does to a lent connection on a lost stream
+        return analyzer
 
-        monkeypatch.setattr(mod, "analyse_remote", drop_after)
-    else:
-        real_big = mod._read_big_log
-
-        def drop_during_spool(connector, conn, *a, **kw):
-            real_big(connector, conn, *a, **kw)
-            lent.append(conn)
-            conn.close()
-            return None  # as after a rotation: fall back to the plain read
-
-        monkeypatch.setattr("kvtui.core.pipeline.MIN_PARALLEL_BYTES", 1)
-        monkeypatch.setattr("os.cpu_count", lambda: 2)
-        monkeypatch.setattr(mod, "_read_big_log", drop_during_spool)
+    monkeypatch.setattr(mod, "analyse_remote", drop_after)
     rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log), "--check", "--json",
                            "--fail-on", "never"))
     out, err = capsys.readouterr()

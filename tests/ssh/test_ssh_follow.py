@@ -12,7 +12,8 @@ import time
 import pytest
 from _sshutil import Collector, pids_matching
 
-from kvtui.sources.ssh.follow import RemoteFollower, Target, dies_with_channel
+from kvtui.sources.ssh.commands import client_argv, dies_with_channel
+from kvtui.sources.ssh.follow import RemoteFollower, Target
 
 AWKWARD = "dir with 'quotes'; and $(spaces)"
 
@@ -195,61 +196,41 @@ def test_reconnect_after_sshd_dies_every_line_once(make_connector, own_sshd, ssh
     assert any("resumed at byte" in n.message for n in c.notices("live"))
 
 
-@pytest.mark.parametrize("mode", ["lines", "texts", "spool"])
+@pytest.mark.parametrize("blocks", [False, True])
 def test_partial_line_across_reconnect_is_not_doubled(make_connector, own_sshd, ssh_env,
-                                                      tmp_path, mode):
+                                                      tmp_path, blocks):
     """Regression: the unterminated tail was kept across a reconnect and received again
     (`half-half-line`), and the resume offset drifted by its length."""
     with open(ssh_env["known"], "a") as f:
         f.write(own_sshd.known_hosts_line())
     log = tmp_path / "p.log"
     log.write_text("a1\nhalf-")
-    got: list[str] = []
-    spool = open(tmp_path / "spool", "wb") if mode == "spool" else None  # noqa: SIM115
-    kw: dict = {}
-    if mode == "texts":
-        kw["on_texts"] = lambda texts, first: got.extend(texts)
-    if spool is not None:
-        kw["spool"] = spool
-    src = _follower(make_connector("gpu", port=own_sshd.port), log, **kw)
-    try:
-        with Collector(src) as c:
-            c.wait(lambda: c.notices("live"), what="live")
-            time.sleep(0.3)
-            own_sshd.kill_all()
-            c.wait(lambda: c.notices("reconnecting"), timeout=10, what="reconnecting")
-            with open(log, "a") as f:
-                f.write("line\nb2\n")
-            own_sshd.start()
-            size = log.stat().st_size
-            c.wait(lambda: any("resumed at byte" in n.message for n in c.notices("live"))
-                   and src._r.splitter.consumed == size, timeout=20, what="resumed to the end")
-            time.sleep(0.3)
-            assert src._r.splitter.consumed == size  # not size + len("half-")
-            if mode == "lines":
-                assert c.texts() == ["a1", "half-line", "b2"]
-                assert [x.offset for x in c.lines()] == [0, 3, 13]
-            elif mode == "texts":
-                assert got == ["a1", "half-line", "b2"]
-            # and a second resume starts at the right place too
-            seen = len(c.notices("reconnecting"))
-            own_sshd.kill_all()
-            c.wait(lambda: len(c.notices("reconnecting")) > seen, timeout=10,
-                   what="second drop")
-            _append(log, ["c3"])
-            own_sshd.start()
-            c.wait(lambda: src._r.splitter.consumed == log.stat().st_size, timeout=20,
-                   what="second resume")
-            time.sleep(0.3)
-            if mode == "lines":
-                assert c.texts() == ["a1", "half-line", "b2", "c3"]
-            elif mode == "texts":
-                assert got == ["a1", "half-line", "b2", "c3"]
-    finally:
-        if spool is not None:
-            spool.close()
-    if spool is not None:
-        assert (tmp_path / "spool").read_bytes() == log.read_bytes()
+    src = _follower(make_connector("gpu", port=own_sshd.port), log)
+    with Collector(src, blocks=blocks) as c:
+        c.wait(lambda: c.notices("live"), what="live")
+        own_sshd.kill_all()
+        c.wait(lambda: c.notices("reconnecting"), timeout=10, what="reconnecting")
+        with open(log, "a") as f:
+            f.write("line\nb2\n")
+        own_sshd.start()
+        size = log.stat().st_size
+        c.wait(lambda: any("resumed at byte" in n.message for n in c.notices("live"))
+               and src._r.cursor.consumed == size, timeout=20, what="resumed to the end")
+        c.wait(lambda: len(c.lines()) == 3, what="three lines")
+        assert src._r.cursor.consumed == size  # not size + len("half-")
+        assert c.texts() == ["a1", "half-line", "b2"]
+        if not blocks:
+            assert [x.offset for x in c.lines()] == [0, 3, 13]
+        # and a second resume starts at the right place too
+        seen = len(c.notices("reconnecting"))
+        own_sshd.kill_all()
+        c.wait(lambda: len(c.notices("reconnecting")) > seen, timeout=10,
+               what="second drop")
+        _append(log, ["c3"])
+        own_sshd.start()
+        c.wait(lambda: len(c.lines()) == 4, timeout=20, what="second resume")
+        assert c.texts() == ["a1", "half-line", "b2", "c3"]
+        assert src._r.cursor.consumed == log.stat().st_size
     assert src.reconnects >= 2
 
 
@@ -327,66 +308,15 @@ def test_stop_at_end_missing_file_is_an_error(make_connector, tmp_path):
     assert "no such file" in c.notices("error")[-1].message
 
 
-def test_docker_timestamps_dedupe():
-    src = RemoteFollower.__new__(RemoteFollower)
-    from kvtui.sources.ssh.follow import _Resume
-
-    src._r = _Resume()
-    src._begin_command_stream()
-    first = src._docker_lines(["2026-01-01T00:00:01.5Z hello", "2026-01-01T00:00:02Z world"])
-    assert first == ["hello", "world"]
-    # after a reconnect, `--since` repeats the last second: already-seen lines are dropped
-    src._begin_command_stream()
-    again = src._docker_lines(["2026-01-01T00:00:02Z world", "2026-01-01T00:00:02.000000001Z new"])
-    assert again == ["new"]
-    assert src._r.extra["since"] == "2026-01-01T00:00:02.000000001Z"
-
-
-def _bare_follower(kind: str = "docker") -> RemoteFollower:
-    from kvtui.sources.ssh.follow import _Resume
-
-    src = RemoteFollower.__new__(RemoteFollower)
-    src._r = _Resume()
-    src.target = Target(kind, "sgl")
-    src.stop_at_end = False
-    src.lines = None
-    return src
-
-
-def test_docker_interleaved_stdout_stderr_keeps_every_line():
-    """Regression: a line older than the newest one seen (stdout behind stderr) was dropped."""
-    src = _bare_follower()
-    src._begin_command_stream()
-    # one loop of _stream_command: all of stderr first, then a stdout chunk
-    stderr = ["2026-01-01T00:00:03Z err 3", "2026-01-01T00:00:05Z err 5"]
-    stdout = ["2026-01-01T00:00:02Z out 2", "2026-01-01T00:00:04Z out 4",
-              "2026-01-01T00:00:05Z out 5 same instant"]
-    pairs = [(-1, t) for t in stderr + stdout]
-    assert src._filter_command_lines(pairs) == [
-        "err 3", "err 5", "out 2", "out 4", "out 5 same instant"]
-    later = src._filter_command_lines([(-1, "2026-01-01T00:00:01Z out 1 late")])
-    assert later == ["out 1 late"]
-    assert src._r.extra["since"] == "2026-01-01T00:00:05Z"  # the newest, for a resume
-
-
-def test_docker_dedupe_only_at_the_resume_boundary():
-    src = _bare_follower()
-    src._begin_command_stream()
-    src._docker_lines(["2026-01-01T00:00:01Z a", "2026-01-01T00:00:02Z b"])
-    src._begin_command_stream()  # reconnected: `--since 2026-01-01T00:00:02Z` repeats a bit
-    assert "--since" in src._command_argv()
-    again = src._docker_lines(["2026-01-01T00:00:01Z a", "2026-01-01T00:00:02Z b",
-                               "2026-01-01T00:00:03Z c", "2026-01-01T00:00:02Z d (stderr)"])
-    assert again == ["c", "d (stderr)"]  # after the first newer line nothing more is dropped
-    assert src._docker_lines(["2026-01-01T00:00:01Z e"]) == ["e"]
-
-
 def test_docker_stdout_and_stderr_are_merged_on_the_host():
     """`docker logs` runs with 2>&1: one stream in docker's order, not two read in turns."""
     import subprocess
     import sys
 
-    argv = _bare_follower()._command_argv()
+    from kvtui.sources.clients import DockerLogs, KubectlLogs
+
+    assert client_argv(KubectlLogs("p"), None) == KubectlLogs("p").argv(None)  # not merged
+    argv = client_argv(DockerLogs("sgl"), None)
     assert argv[:4] == ["sh", "-c", 'exec "$@" 2>&1', "sh"]
     assert argv[4:7] == ["docker", "logs", "--timestamps"] and argv[-1] == "sgl"
     code = ("import sys; print('o1', flush=True); "
@@ -396,39 +326,119 @@ def test_docker_stdout_and_stderr_are_merged_on_the_host():
     assert done.stdout.split() == ["o1", "e1", "o2"] and done.stderr == ""
 
 
-def test_journal_json_lines_and_cursor():
-    src = RemoteFollower.__new__(RemoteFollower)
-    from kvtui.sources.ssh.follow import _Resume
-
-    src._r = _Resume()
-    out = src._journal_lines(['{"__CURSOR": "s=1", "MESSAGE": "server_args=ServerArgs(x)"}',
-                              '{"__CURSOR": "s=2", "MESSAGE": [104, 105]}'])
-    assert out == ["server_args=ServerArgs(x)", "hi"]
-    assert src._r.cursor == "s=2"
-
-
-def test_text_splitter_matches_line_splitter():
-    """The bulk splitter of headless reads gives exactly LineSplitter's texts and offsets."""
+def test_bulk_texts_match_line_splitter():
+    """`feed_texts` (the headless path) gives exactly `feed`'s texts and resume offsets,
+    whatever the chunking, with NUL holes, CRLF, invalid UTF-8 and over-long lines."""
     import random
 
     from kvtui.sources.lines import LineSplitter
-    from kvtui.sources.ssh.follow import _TextSplitter
 
     rng = random.Random(3)
     alphabet = [b"a", b"\n", b"\r", b"\xc3\xa9", b"\xff", b"\xe2\x82", b"x" * 70000,
-                "€".encode()]
+                "€".encode(), b"\x00" * 5, b"y" * 300000]
     for _ in range(200):
         data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
-        a, b = LineSplitter(), _TextSplitter()
+        a, b = LineSplitter(), LineSplitter()
         ra: list[str] = []
         rb: list[str] = []
         i = 0
         while i < len(data):
             n = rng.randint(1, 50000)
             ra += [t for _, t in a.feed(data[i:i + n])]
-            rb += b.feed(data[i:i + n])
-            assert a.consumed == b.consumed
+            rb += b.feed_texts(data[i:i + n])
+            assert a.consumed == b.consumed and a.pending == b.pending
+            assert len(b._carry) <= LineSplitter.CARRY_MAX
             i += n
         ra += [t for _, t in a.flush()]
-        rb += b.flush()
+        rb += [t for _, t in b.flush()]
         assert ra == rb
+
+
+def test_remote_follower_source_has_no_undefined_names(tmp_path):
+    """The follower runs as text on the host, out of reach of mypy and ruff: check it here."""
+    import subprocess
+    import sys
+
+    from kvtui.sources.ssh.remote_script import FOLLOWER
+
+    path = tmp_path / "follower.py"
+    path.write_text(FOLLOWER)
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--no-cache",
+                           "--select", "F,E9,B", "--target-version", "py37", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _history(path, megabytes: int) -> list[str]:
+    import random
+
+    rng = random.Random(7)
+    lines = [f"[2026-01-01 00:00:{i % 60:02d} TP{i % 8}] Decode batch, #running-req: "
+             f"{rng.randint(1, 256)}, #token: {rng.randint(1, 10**6)}, token usage: "
+             f"{rng.random():.2f}, gen throughput (token/s): {rng.random() * 9000:.2f}"
+             for i in range(megabytes * 7000)]
+    path.write_text("".join(x + "\n" for x in lines))
+    return lines
+
+
+@pytest.mark.parametrize("zstd_on_host", [True, False])
+def test_history_goes_as_zstd_where_the_host_has_it(make_connector, tmp_path, zstd_on_host):
+    """Issue 14: zstd level 1 on the wire when the host has the `zstd` binary (or Python
+    3.14's compression.zstd), zlib-1 otherwise; the lines are the same either way."""
+    import shutil
+    import sys
+
+    if zstd_on_host and not shutil.which("zstd"):
+        pytest.skip("no zstd binary on this host")
+    log = tmp_path / "history.log"
+    lines = _history(log, 20)
+    python = tmp_path / "python-without-zstd"
+    python.write_text(f"#!/bin/sh\nPATH=/nonexistent exec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    target = Target("file", str(log), python=sys.executable if zstd_on_host else str(python))
+    src = RemoteFollower(make_connector("gpu"), target, stop_at_end=True, keepalive=1.0)
+    c = Collector(src, blocks=True)
+    c.thread.start()
+    c.thread.join(120)
+    assert not c.thread.is_alive()
+    assert c.texts() == lines
+    assert src.codec == ("zstd+zlib" if zstd_on_host else "zlib")
+    assert src.bytes_received < log.stat().st_size / 4
+
+
+def test_a_zstd_frame_is_decoded_within_its_bound():
+    import zstandard
+
+    from kvtui.sources.ssh.frames import YMAX, FrameReader, StreamError
+    from kvtui.sources.ssh.remote_script import MAGIC
+
+    def frame(kind: bytes, payload: bytes) -> bytes:
+        return kind + len(payload).to_bytes(4, "big") + payload
+
+    data = b"line\n" * 100000
+    ok = zstandard.ZstdCompressor(level=1, write_content_size=False).compress(data)
+    r = FrameReader()
+    assert list(r.feed(MAGIC + frame(b"Y", ok))) == [(b"D", data)]
+    bomb = zstandard.ZstdCompressor(level=1, write_content_size=False).compress(
+        b"\0" * (YMAX + 1))
+    with pytest.raises(StreamError):
+        list(FrameReader().feed(MAGIC + frame(b"Y", bomb)))
+
+
+def test_frames_are_decoded_one_at_a_time():
+    """4 MiB received can hold hundreds of MB of a long line: nothing is decoded before the
+    frame ahead of it has been handed on."""
+    import zlib
+
+    from kvtui.sources.ssh.frames import FrameReader
+    from kvtui.sources.ssh.remote_script import MAGIC
+
+    z = zlib.compressobj(1)
+    chunk = b"x" * (1 << 20)
+    payloads = [z.compress(chunk) + z.flush(zlib.Z_SYNC_FLUSH) for _ in range(300)]
+    wire = MAGIC + b"".join(b"Z" + len(p).to_bytes(4, "big") + p for p in payloads)
+    frames = FrameReader().feed(wire)
+    first = next(frames)
+    assert first == (b"D", chunk)
+    assert frames.gi_frame is not None  # a generator: the other 299 MiB are still compressed
+    assert sum(len(p) for _, p in frames) == 299 << 20

@@ -106,7 +106,8 @@ class CheckpointFacts:
     has_k_scale: bool | None = None  # None: no tensor list could be read
     has_v_scale: bool | None = None
     scale_tensor_count: int = 0
-    sglang_version: str | None = None
+    sglang_version: str | None = None  # the engines installed where the checkpoint was read
+    vllm_version: str | None = None
     model_config: dict[str, Any] = field(default_factory=dict)
     kv_scales: KVScaleFacts | None = None  # None: tensors not read (no safetensors found)
     notes: list[str] = field(default_factory=list)

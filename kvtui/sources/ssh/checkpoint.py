@@ -1,4 +1,4 @@
-"""Reading the served checkpoint over SFTP on the already-open connection, and the SGLang version.
+"""Reading the served checkpoint over SFTP on the already-open connection, and the engine releases.
 
 Only the small JSON files, the safetensors headers and the bytes of the KV-scale tensors are read,
 never weights. Interpretation is `kvtui.core.checkpoint`'s job (the same reader as for a local
@@ -175,7 +175,9 @@ def inspect_checkpoint(conn: Connection, model_path: str, *, host: str,
     except _CONN_ERRORS as exc:
         facts.notes.append(f"SFTP unavailable: {str(exc) or type(exc).__name__}")
     if conn.is_active():
-        facts.sglang_version = sglang_version(conn, python)
+        versions = engine_versions(conn, python)
+        facts.sglang_version = versions.get("sglang")
+        facts.vllm_version = versions.get("vllm")
     return facts
 
 
@@ -193,20 +195,38 @@ def _read_remote(sftp: paramiko.SFTPClient, directory: str, model_path: str, hos
             chan.settimeout(before)
 
 
-def sglang_version(conn: Connection, python: str | None = None) -> str | None:
-    """The installed sglang version: package metadata (fast, no torch import), then pip.
+# The engines whose release the host is asked for (package names, as pip knows them).
+ENGINE_PACKAGES = ("sglang", "vllm")
+
+
+def engine_versions(conn: Connection, python: str | None = None) -> dict[str, str]:
+    """The installed engine releases ({"sglang": "0.5.9", "vllm": "0.11.0"}): package metadata
+    (fast, no torch import), then pip.
 
     One round trip; the server's own interpreter (from discovery) is asked first, since the
-    host's python3 may not be the environment SGLang runs in.
+    host's python3 may not be the environment the engine runs in.
     """
-    probe = shlex.quote("from importlib.metadata import version; print(version('sglang'))")
+    code = ("from importlib.metadata import version\n"
+            f"for n in {ENGINE_PACKAGES!r}:\n"
+            "    try: print(n, version(n))\n"
+            "    except Exception: pass\n")
+    probe = shlex.quote(code)
     pythons = list(dict.fromkeys(p for p in (python, "python3") if p))
-    tries = [f"{shlex.quote(py)} -c {probe} 2>/dev/null" for py in pythons]
-    tries.append("(pip3 show sglang || pip show sglang) 2>/dev/null | sed -n 's/^Version: *//p'"
-                 " | grep .")
+    # a python that finds neither engine fails, so the next is tried
+    tries = [f"{shlex.quote(py)} -c {probe} 2>/dev/null | grep ." for py in pythons]
+    pip = " ".join(ENGINE_PACKAGES)
+    tries.append(f"(pip3 show {pip} || pip show {pip}) 2>/dev/null | "
+                 "sed -n 's/^Name: *//p; s/^Version: *//p' | paste -d ' ' - - | grep .")
     try:
         rc, out, _ = conn.exec(" || ".join(tries), timeout=30)
     except Exception:
-        return None
-    text = out.decode("utf-8", "replace").strip()
-    return text.splitlines()[-1].strip() if rc == 0 and text else None
+        return {}
+    found: dict[str, str] = {}
+    if rc != 0:
+        return found
+    for line in out.decode("utf-8", "replace").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].lower() in ENGINE_PACKAGES:
+            found[parts[0].lower()] = parts[1]
+    return found
+

@@ -9,6 +9,8 @@ host-key and authentication problems must not be retried in a loop, network prob
 from __future__ import annotations
 
 import contextlib
+import errno
+import logging
 import os
 import socket
 import threading
@@ -28,7 +30,13 @@ from kvtui.sources.ssh.hostkeys import (
     host_key_name,
     kvtui_known_hosts_path,
     load_known_hosts,
+    revoked_message,
 )
+from kvtui.sources.ssh.proxy import ProxySocket
+
+# paramiko logs a dying transport (with a traceback) at ERROR; with no handler configured Python
+# prints that on stderr, over the TUI or into a --check log. kvtui reports failures itself.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 DEFAULT_KEY_FILES = ("~/.ssh/id_ed25519", "~/.ssh/id_ecdsa", "~/.ssh/id_rsa")
 MAX_JUMP_DEPTH = 8
@@ -206,6 +214,25 @@ class Connection:
         t = self.client.get_transport()
         return bool(t is not None and t.is_active())
 
+    def failure(self) -> str | None:
+        """Why the connection died (None while it lives): the ProxyCommand's own words, or the
+        socket error paramiko stashed instead of raising (paramiko #2293). The stash is set
+        before paramiko closes the channels, so a channel's EOF can be explained at once."""
+        t = self.client.get_transport()
+        exc = getattr(t, "saved_exception", None) if t is not None else None
+        if isinstance(exc, paramiko.AuthenticationException):
+            exc = None  # left over from authentication, not a failure of the link
+        if t is not None and exc is None and t.is_active():
+            return None
+        for sock in self._socks:
+            if isinstance(sock, ProxySocket) and sock.ended:
+                return f"ProxyCommand ended: {sock.describe()}"
+        if isinstance(exc, OSError) and exc.errno:
+            return _errno_reason(exc.errno)
+        if exc is not None and not isinstance(exc, EOFError):
+            return str(exc) or type(exc).__name__
+        return "connection closed"
+
     def sftp(self) -> paramiko.SFTPClient:
         """The connection's SFTP session (opened once); SSHError once the transport is gone."""
         if not self.is_active():
@@ -286,6 +313,7 @@ class Connector:
         self.timeout = timeout or spec.connect_timeout or 10.0
         self.known_hosts_path = known_hosts_path or kvtui_known_hosts_path()
         self.messages: list[str] = []  # e.g. "recorded new host key ..." for the user
+        self._reported: set[str] = set()  # known_hosts problems already said once
 
     def connect(self) -> Connection:
         chain: list[paramiko.SSHClient] = []
@@ -314,9 +342,10 @@ class Connector:
             sock = self._direct_tcpip(via, spec)
         elif spec.proxy_command:
             try:
-                sock = paramiko.ProxyCommand(spec.proxy_command)
-            except Exception as exc:
-                raise SSHError(f"ProxyCommand failed to start: {exc}", fatal=True) from None
+                sock = ProxySocket(spec.proxy_command)
+            except (OSError, ValueError) as exc:
+                raise SSHError(f"ProxyCommand `{spec.proxy_command}` failed to start: "
+                               f"{getattr(exc, 'strerror', None) or exc}", fatal=True) from None
             socks.append(sock)
         elif spec.proxy_jump:
             hops = [resolve_jump(h, spec) for h in spec.proxy_jump]
@@ -344,12 +373,15 @@ class Connector:
                            f"{exc}") from None
 
     def _open_client(self, spec: HostSpec, sock: Any) -> paramiko.SSHClient:
-        display = host_key_name(spec.hostname, spec.port)
-        if spec.alias != spec.hostname:
-            display = f"{spec.alias} ({display})"
+        name = host_key_name(spec.hostname, spec.port)
+        display = f"{spec.alias} ({name})" if spec.alias != spec.hostname else name
         client = paramiko.SSHClient()
-        load_known_hosts(client, spec.known_hosts_files, self.known_hosts_path)
-        policy = TrustOnFirstUsePolicy(self.accept_new, self.known_hosts_path, display)
+        known = load_known_hosts(client, spec.known_hosts_files, self.known_hosts_path, name)
+        for problem in known.problems:
+            if problem not in self._reported:
+                self._reported.add(problem)
+                self.messages.append(f"known_hosts: {problem}")
+        policy = TrustOnFirstUsePolicy(self.accept_new, self.known_hosts_path, display, known)
         client.set_missing_host_key_policy(policy)
         try:
             client.connect(
@@ -358,41 +390,56 @@ class Connector:
                 channel_timeout=self.timeout,
                 auth_strategy=_Strategy(self.identities, spec.user),
             )
-        except HostKeyError as exc:
+        except BaseException as exc:
             client.close()
-            raise SSHError(str(exc), fatal=True) from None
-        except paramiko.BadHostKeyException as exc:
-            client.close()
+            raise self._failure(exc, spec, display, sock, known) from None
+        self.messages.extend(policy.accepted)
+        policy.accepted.clear()
+        return client
+
+    def _failure(self, exc: BaseException, spec: HostSpec, display: str, sock: Any,
+                 known: Any) -> BaseException:
+        """The one-line SSHError for a failed connect (or `exc` itself when it is no error of
+        the connection, e.g. KeyboardInterrupt)."""
+        if isinstance(exc, HostKeyError):
+            return SSHError(str(exc), fatal=True)
+        if isinstance(exc, paramiko.BadHostKeyException):
+            where = known.revoked_where(exc.key)
+            if where is not None:
+                return SSHError(revoked_message(display, exc.key, where), fatal=True)
             files = [*(f for f in spec.known_hosts_files if os.path.isfile(f)),
                      self.known_hosts_path]
-            raise SSHError(changed_key_message(display, exc.key, exc.expected_key, files),
-                           fatal=True) from None
-        except paramiko.AuthenticationException as exc:
-            client.close()
+            return SSHError(changed_key_message(display, exc.key, exc.expected_key, files),
+                            fatal=True)
+        if isinstance(exc, paramiko.AuthenticationException):
             tried = [p for p, _ in self.identities.keys]
             extra = "; ".join(self.identities.notes)
             msg = (f"authentication failed for {spec.user}@{display} "
                    f"(keys tried: {', '.join(tried) or 'none'}"
                    f"{', ssh-agent' if self.identities.use_agent else ''})")
-            if extra:
-                msg += f"; {extra}"
-            del exc
-            raise SSHError(msg, fatal=True) from None
-        except socket.gaierror as exc:
-            client.close()
-            raise SSHError(f"cannot resolve {spec.hostname}: {exc.strerror}", fatal=True) from None
-        except TimeoutError:
-            client.close()
-            raise SSHError(f"{display}: connection timed out after {self.timeout:g} s") from None
-        except paramiko.ssh_exception.NoValidConnectionsError as exc:
-            client.close()
-            raise SSHError(f"{display}: connection refused ({exc.strerror})") from None
-        except paramiko.ProxyCommandFailure as exc:
-            client.close()
-            raise SSHError(f"{display}: ProxyCommand failed: {exc}") from None
-        except (paramiko.SSHException, OSError, EOFError) as exc:
-            client.close()
-            raise SSHError(f"{display}: {exc or type(exc).__name__}") from None
-        self.messages.extend(policy.accepted)
-        policy.accepted.clear()
-        return client
+            return SSHError(msg + (f"; {extra}" if extra else ""), fatal=True)
+        if isinstance(exc, socket.gaierror):
+            return SSHError(f"cannot resolve {spec.hostname}: {exc.strerror}", fatal=True)
+        if isinstance(sock, ProxySocket) and isinstance(
+                exc, (paramiko.SSHException, OSError, EOFError)) and (
+                sock.ended or sock.stderr_text()):
+            # whatever paramiko says, the proxy's own words say what went wrong
+            return SSHError(f"{display}: ProxyCommand failed: {sock.describe()}")
+        if isinstance(exc, TimeoutError):
+            return SSHError(f"{display}: connection timed out after {self.timeout:g} s")
+        if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError):
+            reasons = sorted({_errno_reason(e.errno) for e in exc.errors.values()
+                              if isinstance(e, OSError) and e.errno})
+            return SSHError(f"{display}: {' / '.join(reasons) or 'cannot connect'}")
+        if isinstance(exc, OSError) and exc.errno:
+            return SSHError(f"{display}: {_errno_reason(exc.errno)}")
+        if isinstance(exc, (paramiko.SSHException, OSError, EOFError)):
+            return SSHError(f"{display}: {exc or type(exc).__name__}")
+        return exc
+
+
+def _errno_reason(code: int) -> str:
+    """`connection refused`, `no route to host`, ...: the system's words, as ssh prints them."""
+    return {errno.ECONNREFUSED: "connection refused", errno.EHOSTUNREACH: "no route to host",
+            errno.ENETUNREACH: "network is unreachable", errno.ETIMEDOUT: "connection timed out",
+            errno.ECONNRESET: "connection reset by peer"}.get(code, os.strerror(code).lower())

@@ -1,10 +1,18 @@
-"""Finding SGLang logs on a host: server processes, docker containers, recent *.log files.
+"""Finding SGLang and vLLM logs on a host: server processes, containers, pods, recent *.log files.
 
 One POSIX sh script runs on the host (a single round trip; no python needed for discovery); the
 search roots go in as shlex-quoted positional arguments, never spliced into the script. Processes
 are found through /proc/PID/cmdline, and where their output goes through the /proc/PID/fd/1 and
 fd/2 links: a regular file is followable; a journald socket under a systemd unit becomes a
---journal candidate; a pipe or terminal is reported as not followable.
+--journal candidate; a pipe or terminal is reported as not followable. Containers come from
+`docker ps`, pods from `kubectl get pods` (when the login user may run them), by image or command.
+
+vLLM's processes: `vllm serve MODEL`, `python -m vllm.entrypoints.openai.api_server --model M`
+(or `vllm.entrypoints.cli.main serve`), and the titles its children give themselves with
+setproctitle ("VLLM::EngineCore", "VLLM::Worker_TP0", "VLLM::APIServer_0": vllm 0.11.0
+utils/__init__.py:3443 set_process_title, prefix VLLM_PROCESS_NAME_PREFIX, default "VLLM"). A
+titled child of a server already found is not listed again; one found alone (its parent out of
+sight) is, since its fd/1 and fd/2 are the server's output.
 """
 
 from __future__ import annotations
@@ -21,11 +29,15 @@ DEFAULT_ROOTS = ("~", "/var/log", "/tmp", "/workspace", "/data", "/opt", "/srv",
 # Fields are separated by \037 (unit separator), argv elements inside cmdline too.
 DISCOVER_SCRIPT = r'''
 US=$(printf '\037')
+SIGNS='ServerArgs\(|server_args=|KV Cache is allocated|sglang|Load weight begin'
+SIGNS="$SIGNS"'|vLLM|vllm|GPU KV cache size|non-default args'
 for d in /proc/[0-9]*; do
   [ -r "$d/cmdline" ] || continue
   cmd=$(tr '\000\n\t' '\037  ' < "$d/cmdline" 2>/dev/null) || continue
   case "$cmd" in
     *sglang.launch_server*|*sglang/launch_server*|*sglang"$US"serve*|*sglang.cli*serve*) ;;
+    *vllm"$US"serve*|*vllm.entrypoints.openai.api_server*|*vllm/entrypoints/openai/api_server*) ;;
+    *vllm.entrypoints.cli.main"$US"serve*|VLLM::*) ;;
     *) continue ;;
   esac
   pid=${d#/proc/}
@@ -41,8 +53,19 @@ if command -v docker >/dev/null 2>&1; then
   timeout 10 docker ps --no-trunc --format '{{.ID}}|{{.Image}}|{{.Names}}|{{.Command}}' \
     2>/dev/null | while IFS='|' read -r id image names command; do
       case "$image $command" in
-        *sglang*) printf 'docker\037%s\037%s\037%s\037%s\n' "$id" "$image" "$names" \
+        *sglang*|*vllm*) printf 'docker\037%s\037%s\037%s\037%s\n' "$id" "$image" "$names" \
                     "$command" ;;
+      esac
+    done
+fi
+if command -v kubectl >/dev/null 2>&1; then
+  fmt='jsonpath={range .items[*]}{.metadata.namespace}{"|"}{.metadata.name}{"|"}'
+  fmt="$fmt"'{range .spec.containers[*]}{.name}{"="}{.image}{" "}{end}{"\n"}{end}'
+  { timeout 10 kubectl get pods --all-namespaces --output "$fmt" 2>/dev/null ||
+    timeout 10 kubectl get pods --output "$fmt" 2>/dev/null; } |
+    while IFS='|' read -r ns pod containers; do
+      case "$containers" in
+        *sglang*|*vllm*) printf 'kubectl\037%s\037%s\037%s\n' "$ns" "$pod" "$containers" ;;
       esac
     done
 fi
@@ -53,7 +76,7 @@ for root in "$@"; do
     2>/dev/null
 done | sort -u | head -n 500 | while IFS= read -r f; do
   if head -c 4194304 -- "$f" 2>/dev/null | \
-     grep -q -E 'ServerArgs\(|server_args=|KV Cache is allocated|sglang|Load weight begin'; then
+     grep -q -E "$SIGNS"; then
     st=$(stat -c '%Y %s' -- "$f" 2>/dev/null)
     printf 'file\037%s\037%s\n' "$st" "$f"
   fi
@@ -63,19 +86,34 @@ done
 
 @dataclass
 class Candidate:
-    kind: str  # "file" | "docker" | "journal" | "none"
-    target: str  # path / container / unit ("" when not followable)
+    kind: str  # "file" | "docker" | "kubectl" | "journal" | "none"
+    target: str  # path / container / pod / unit ("" when not followable)
     label: str  # one line for the picker
     detail: str = ""
     pid: int | None = None
     model_path: str | None = None
     python: str | None = None  # interpreter of the server process, for version detection
     mtime: float = 0.0
+    namespace: str | None = None  # kubectl: the pod's namespace
+    container: str | None = None  # kubectl: the server's container, when the pod has several
 
     def source_flag(self) -> list[str]:
         """The `kvtui ssh` flags that follow this candidate directly."""
-        flag = {"file": "--log", "docker": "--docker", "journal": "--journal"}.get(self.kind)
-        return [flag, self.target] if flag else []
+        flag = {"file": "--log", "docker": "--docker", "kubectl": "--kubectl",
+                "journal": "--journal"}.get(self.kind)
+        if not flag:
+            return []
+        scope = [*(["-n", self.namespace] if self.namespace else []),
+                 *(["-c", self.container] if self.container else [])]
+        return [flag, self.target, *scope]
+
+
+def engine_of(argv: list[str]) -> str:
+    """Which engine a server's command line (or process title) runs, as texts name it."""
+    text = " ".join(argv)
+    if "sglang" in text:
+        return "SGLang"
+    return "vLLM" if "vllm" in text.lower() else "LLM"
 
 
 @dataclass
@@ -85,7 +123,8 @@ class Discovery:
 
 
 def model_path_from_argv(argv: list[str]) -> str | None:
-    """--model-path / --model / `sglang serve MODEL` from a server's argv."""
+    """--model-path / --model / `sglang serve MODEL` / `vllm serve MODEL` from a server's argv
+    (vLLM's positional model_tag: vllm 0.11.0 entrypoints/cli/serve.py)."""
     for i, a in enumerate(argv):
         for flag in ("--model-path", "--model"):
             if a == flag and i + 1 < len(argv):
@@ -93,11 +132,20 @@ def model_path_from_argv(argv: list[str]) -> str | None:
             if a.startswith(flag + "="):
                 return a.split("=", 1)[1]
     for i, a in enumerate(argv[:-1]):
-        if a.endswith("sglang") and argv[i + 1] == "serve" and i + 2 < len(argv):
+        if argv[i + 1] == "serve" and i + 2 < len(argv) and (
+                a.endswith(("sglang", "vllm")) or a.endswith(".cli.main")):
             nxt = argv[i + 2]
             if not nxt.startswith("-"):
                 return nxt
     return None
+
+
+def _docker_model(command: str) -> str | None:
+    """The model a container's command names (`docker ps` joins entrypoint and arguments)."""
+    try:
+        return model_path_from_argv(shlex.split(command.strip('"')))
+    except ValueError:
+        return None
 
 
 def _followable(link: str) -> bool:
@@ -122,7 +170,9 @@ def parse_discovery(text: str) -> Discovery:
             cid, image, names, command = parts[1:5]
             found.candidates.append(Candidate(
                 "docker", names or cid[:12], f"docker container {names} ({image})",
-                detail=command.strip('"')))
+                detail=command.strip('"'), model_path=_docker_model(command)))
+        elif parts[0] == "kubectl" and len(parts) >= 4:
+            found.candidates.append(_pod_candidate(*parts[1:4]))
         elif parts[0] == "file" and len(parts) >= 3:
             mtime_size = parts[1].split()
             try:
@@ -136,6 +186,7 @@ def parse_discovery(text: str) -> Discovery:
         if ppid in pids:
             continue  # a forked child of a server already listed
         model = model_path_from_argv(argv)
+        engine = engine_of(argv)
         cmd = " ".join(argv)
         short = cmd if len(cmd) <= 120 else cmd[:117] + "..."
         python = exe if "python" in exe.rsplit("/", 1)[-1] else None
@@ -147,24 +198,36 @@ def parse_discovery(text: str) -> Discovery:
             for path in logs:
                 seen_targets.add(path)
                 found.candidates.append(Candidate(
-                    "file", path, f"SGLang server pid {pid} writes to {path}", detail=short,
+                    "file", path, f"{engine} server pid {pid} writes to {path}", detail=short,
                     pid=pid, model_path=model, python=python))
         elif unit:
             found.candidates.append(Candidate(
-                "journal", unit, f"SGLang server pid {pid} in systemd unit {unit}",
+                "journal", unit, f"{engine} server pid {pid} in systemd unit {unit}",
                 detail=short, pid=pid, model_path=model, python=python))
         else:
             where = err or out or "?"
             found.candidates.append(Candidate(
-                "none", "", f"SGLang server pid {pid}: output goes to {where}, not a file",
+                "none", "", f"{engine} server pid {pid}: output goes to {where}, not a file",
                 detail=short, pid=pid, model_path=model, python=python))
     for mtime, size, path in sorted(files, reverse=True)[:20]:
         if path in seen_targets:
             continue
         found.candidates.append(Candidate(
-            "file", path, f"{path} ({size / 1e6:.1f} MB)", detail="recent log with SGLang lines",
+            "file", path, f"{path} ({size / 1e6:.1f} MB)",
+            detail="recent log with SGLang or vLLM lines",
             mtime=mtime))
     return found
+
+
+def _pod_candidate(namespace: str, pod: str, containers: str) -> Candidate:
+    """A pod whose containers run an engine image: the matching container named when the pod
+    has several (`kubectl logs` would pick the default one)."""
+    pairs = [c.partition("=") for c in containers.split()]
+    serving = [name for name, _, image in pairs if "sglang" in image or "vllm" in image]
+    container = serving[0] if serving and len(pairs) > 1 else None
+    images = ", ".join(image for _, _, image in pairs)
+    return Candidate("kubectl", pod, f"pod {namespace}/{pod} ({images})",
+                     namespace=namespace or None, container=container)
 
 
 def discover(conn: Connection, roots: tuple[str, ...] | None = None,

@@ -1,10 +1,15 @@
-"""`RemoteFollower`: a LineSource that follows a log on an SSH host across disconnects.
+"""`RemoteFollower`: follow a log on an SSH host across disconnects, rotations and failures.
 
 The loop is: connect (fresh client) -> start the remote follower -> read frames until stop, end or
 loss -> on loss say so at once ("reconnecting in n s, last data n s ago"), back off exponentially
-with jitter, and resume from the byte offset of the first line not yet emitted. Because the resume
-point is the end of the last *complete* line, a line is never emitted twice nor skipped; the remote
-side checks inode, size and the file's first bytes to notice truncation or replacement.
+with jitter (reset once a session has stayed healthy for a while), and resume from the byte offset
+of the first line not yet delivered. Because the resume point is the end of the last *complete*
+line, a line is never delivered twice nor skipped; the host checks the file's identity (inode,
+first bytes) and the bytes before the offset to notice rotation, truncation or a rewrite.
+
+Delivery is one path (`kvtui.sources.ssh.blocks`): blocks of complete lines plus notices, in
+stream order. `run_blocks` hands them on as they are (a headless check folds each block with one
+call); `run`, the `LineSource` form the TUI consumes, turns them into `SourceLine`s.
 """
 
 from __future__ import annotations
@@ -13,21 +18,33 @@ import base64
 import contextlib
 import json
 import random
-import re
 import shlex
 import struct
 import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import paramiko
 
-from kvtui.sources.base import Emit, Item, SourceLine, SourceNotice
-from kvtui.sources.lines import LineSplitter, clean_lines, decode_line
+from kvtui.core.text import inert
+from kvtui.sources.base import Emit, SourceNotice
+from kvtui.sources.clients import (
+    Client,
+    DockerLogs,
+    EnvelopeReader,
+    Instance,
+    JournalLogs,
+    KubectlLogs,
+    client_note,
+)
+from kvtui.sources.lines import LineSplitter
+from kvtui.sources.ssh.blocks import Cursor, Deliver, Delivered, LineBlock, as_items
+from kvtui.sources.ssh.commands import MarkerGate, client_argv, dies_with_channel, launch_failure
 from kvtui.sources.ssh.connect import Connection, Connector, SSHError
+from kvtui.sources.ssh.frames import FrameReader, StreamError, zstd_available
 from kvtui.sources.ssh.remote_script import FOLLOWER
 
 # The follower travels as one line of base64: the user's login shell parses the command first,
@@ -36,38 +53,48 @@ _BOOT = ("import base64,zlib;exec(zlib.decompress(base64.b64decode('"
          + base64.b64encode(zlib.compress(FOLLOWER.encode(), 9)).decode() + "')))")
 RECV_SIZE = 4 << 20
 WINDOW = 16 << 20
+BLOCK_LINES = 20000  # a block is handed on once it holds this many lines
+QUIET = 2.0  # s a renamed log must stay unchanged before the follower moves to the new file
+HEALTHY_AFTER = 30.0  # s of a working session after which the reconnect backoff starts over
+GIVE_UP_AFTER = 30.0  # s a stop-at-end read (`--check`) waits for a lost host to come back
+PRELUDE_BYTES = 256 << 10  # the start-up region read ahead (SGLang's is a few hundred lines)
+PRELUDE_GAP = 4 << 20  # read ahead only when the stream is this far from it
+PROBE_TIMEOUT = 10.0  # s a question to a log client on the host may take
+MESSAGES_KEPT = 20  # the client's last words kept to explain its exit
 
 
-def dies_with_channel(argv: list[str]) -> str:
-    """A remote command line running argv that ends when the SSH channel closes.
-
-    Without a PTY, closing the channel does not signal the remote process (paramiko #785, #203).
-    The wrapper starts argv in the background, in its own process group when `setsid` exists
-    (so a `sh -c 'a | b'` dies whole), and blocks reading the channel's stdin (saved as fd 3:
-    a background job's own stdin is /dev/null); EOF, i.e. channel closed or connection lost,
-    kills the group. Every argument is shlex-quoted.
-    """
-    script = ('exec 3<&0; '
-              'if command -v setsid >/dev/null 2>&1; then setsid "$@" </dev/null & '
-              'else "$@" </dev/null & fi; pid=$!; '
-              '( cat <&3 >/dev/null; kill -TERM -- "-$pid" "$pid" ) >/dev/null 2>&1 & '
-              'watcher=$!; exec 3<&-; '
-              'wait "$pid"; rc=$?; kill "$watcher" 2>/dev/null; exit "$rc"')
-    return "sh -c " + shlex.quote(script) + " sh " + " ".join(shlex.quote(a) for a in argv)
+CLIENT_KINDS = ("docker", "kubectl", "journal")
 
 
 @dataclass
 class Target:
-    """What to follow: a file (exact offsets) or a command's output (docker, journal, cmd)."""
+    """What to follow: a file (exact offsets), a log client's output (docker, kubectl,
+    journal: `kvtui.sources.clients`' recipes, run on the host) or a shell command's output."""
 
-    kind: str  # "file" | "docker" | "journal" | "cmd"
-    value: str  # path, container, unit or shell command
+    kind: str  # "file" | "docker" | "kubectl" | "journal" | "cmd"
+    value: str  # path, container, pod, unit or shell command
     python: str = "python3"  # interpreter for the file follower
+    namespace: str | None = None  # kubectl only
+    container: str | None = None  # kubectl only
+    previous: bool = False  # kubectl only: the crashed instance before the current one
+
+    def client(self, *, follow: bool = True, tail: int | None = None) -> Client | None:
+        """The recipe for a client target (None for a file or a plain command)."""
+        if self.kind == "docker":
+            return DockerLogs(self.value, follow=follow, tail=tail)
+        if self.kind == "kubectl":
+            return KubectlLogs(self.value, self.namespace, self.container, self.previous,
+                               follow=follow, tail=tail)
+        if self.kind == "journal":
+            return JournalLogs(self.value, follow=follow, tail=tail)
+        return None
 
     @property
     def label(self) -> str:
-        return {"file": "", "docker": "docker:", "journal": "journal:", "cmd": "cmd:"}[
-            self.kind] + self.value
+        recipe = self.client()
+        if recipe is not None:
+            return recipe.label
+        return {"file": "", "cmd": "cmd:"}[self.kind] + self.value
 
 
 @dataclass
@@ -76,92 +103,10 @@ class _Resume:
     dev: int | None = None
     head_len: int = 0
     head: str = ""
-    splitter: Any = None  # LineSplitter, or _TextSplitter in texts mode
+    cursor: Cursor | None = None
+    chain: Any = None  # the host's state while it reads rotated files, handed back on resume
     line_no: int = 0
     started: bool = False  # history already requested once
-    last_ts: tuple[str, int] | None = None  # docker: newest timestamp seen
-    ts_boundary: tuple[str, int] | None = None  # docker: last_ts when the previous stream ended
-    cursor: str | None = None  # journal: last cursor seen
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-class _WholeLines:
-    """Carry the partial last line between chunks; hand each run of complete lines on.
-
-    `consumed` is exact at line boundaries, which is all a reconnect needs to resume.
-    """
-
-    __slots__ = ("_carry", "consumed")
-
-    def __init__(self, start_offset: int = 0) -> None:
-        self._carry = b""
-        self.consumed = start_offset
-
-    def feed(self, chunk: bytes) -> list[str]:
-        data = self._carry + chunk if self._carry else chunk
-        last_nl = data.rfind(b"\n")
-        if last_nl < 0:
-            self._carry = data
-            return []
-        self._carry = data[last_nl + 1:]
-        self.consumed += last_nl + 1
-        return self._complete(data, last_nl)
-
-    def flush(self) -> list[str]:
-        if not self._carry:
-            return []
-        raw, self._carry = self._carry, b""
-        self.consumed += len(raw)
-        return self._last(raw)
-
-    def _complete(self, data: bytes, last_nl: int) -> list[str]:
-        """`data[:last_nl]` are complete lines."""
-        raise NotImplementedError
-
-    def _last(self, raw: bytes) -> list[str]:
-        """The unterminated last line at the end of the file."""
-        raise NotImplementedError
-
-
-class _TextSplitter(_WholeLines):
-    """LineSplitter's results without per-line offsets: one decode and split per chunk.
-
-    For headless reads (`--check`), where nobody looks at a line's offset, this is several times
-    cheaper than LineSplitter plus a SourceLine per line. The text of every line is the same
-    as `decode_line` gives ("\n" never occurs inside a UTF-8 sequence, so decoding a chunk of
-    whole lines at once equals decoding line by line).
-    """
-
-    __slots__ = ()
-
-    def _complete(self, data: bytes, last_nl: int) -> list[str]:
-        text = data[:last_nl].decode("utf-8", errors="replace")
-        return clean_lines(text.split("\n"), "\r" in text)
-
-    def _last(self, raw: bytes) -> list[str]:
-        return [decode_line(raw)]
-
-
-class _SpoolSplitter(_WholeLines):
-    """For big headless reads: complete lines go to a local file, to be analysed on all cores.
-
-    Same interface as the splitters (feed/flush/consumed), so resume-by-offset still works;
-    it hands back no lines.
-    """
-
-    __slots__ = ("out",)
-
-    def __init__(self, start_offset: int, out: Any) -> None:
-        super().__init__(start_offset)
-        self.out = out
-
-    def _complete(self, data: bytes, last_nl: int) -> list[str]:
-        self.out.write(memoryview(data)[:last_nl + 1])
-        return []
-
-    def _last(self, raw: bytes) -> list[str]:
-        self.out.write(raw)
-        return []
 
 
 class _Lost(Exception):
@@ -172,11 +117,37 @@ class _Fatal(Exception):
     """The stream cannot work (e.g. no python3 on the host); no point retrying."""
 
 
-_DOCKER_TS = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d) ")
+class _Heartbeat:
+    """Sends a byte up the channel every `period` s, so the remote side can tell a live client
+    from a connection that died without an EOF (it exits after `idle_exit` s of silence)."""
+
+    def __init__(self, chan: paramiko.Channel, period: float) -> None:
+        self._chan = chan
+        self._period = period
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="kvtui-ssh-beat", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._done.wait(self._period):
+            try:
+                self._chan.send(b".")
+            except TimeoutError:
+                continue
+            except Exception:
+                return
+
+    def stop(self) -> None:
+        self._done.set()
+
+
+def _clip(data: bytes, limit: int = 300) -> str:
+    """Bytes from the host made printable: decoded, escapes and control characters made inert."""
+    return inert(data.decode("utf-8", "replace").strip(), limit)
 
 
 class RemoteFollower:
-    """Follow `target` on the host behind `connector`; implements `LineSource`."""
+    """Follow `target` on the host behind `connector`; `run` implements `LineSource`."""
 
     def __init__(self, connector: Connector, target: Target, *, lines: int | None = None,
                  stop_at_end: bool = False, connection: Connection | None = None,
@@ -184,8 +155,10 @@ class RemoteFollower:
                  compress: bool = True, rng: Callable[[], float] = random.random,
                  host_label: str | None = None, model_path: str | None = None,
                  on_checkpoint: Callable[[Connection, str], str | None] | None = None,
-                 on_texts: Callable[[list[str], int], None] | None = None,
-                 spool: Any = None) -> None:
+                 model_path_probe: Callable[[], str | None] | None = None,
+                 healthy_after: float = HEALTHY_AFTER, give_up_after: float = GIVE_UP_AFTER,
+                 quiet: float = QUIET, prelude_markers: tuple[str, ...] = (),
+                 prelude_bytes: int = PRELUDE_BYTES, prelude_gap: int = PRELUDE_GAP) -> None:
         self.connector = connector
         self.target = target
         self.lines = lines  # None: the whole log so far
@@ -193,7 +166,19 @@ class RemoteFollower:
         self._given = connection  # first attempt uses it (shared with checkpoint inspection)
         self.keepalive = keepalive or float(connector.spec.server_alive_interval or 5)
         self.dead_after = 3 * self.keepalive  # like ServerAliveCountMax=3
+        # the client's heartbeat to the remote side, and how long that side waits without one
+        self.beat = min(self.keepalive, 2.0)
+        self.idle_exit = 4 * self.beat + 2
         self.backoff = backoff
+        self.healthy_after = healthy_after
+        self.give_up_after = give_up_after
+        self.quiet = quiet
+        # read ahead (first session only): the host finds the last line holding one of these
+        # strings (the consumer knows what starts a server) and sends `prelude_bytes` from
+        # there first, when the stream would reach it only `prelude_gap` bytes or more later
+        self.prelude_markers = prelude_markers
+        self.prelude_bytes = prelude_bytes
+        self.prelude_gap = prelude_gap
         self.compress = compress
         self.rng = rng
         host = host_label or connector.spec.alias
@@ -201,20 +186,34 @@ class RemoteFollower:
         self.state = "idle"
         self.reconnects = 0
         self.bytes_received = 0
+        self.codec: str | None = None  # what the host's follower compresses with
         self.last_data = time.monotonic()
+        self.last_delay: float | None = None  # the latest reconnect delay chosen (before jitter)
         self._r = _Resume()
-        self.model_path = model_path  # from discovery, else from the log's server_args
+        self._offsets = False  # per-line offsets in blocks (the LineSource form needs them)
+        self.model_path = model_path  # from discovery, or what `model_path_probe` says
         self.on_checkpoint = on_checkpoint
-        # texts mode (headless): file lines go to on_texts(texts, first_line_no) in bulk instead
-        # of SourceLines through emit; notices still go through emit
-        self.on_texts = on_texts
-        # spool mode (big headless reads): the file's bytes are copied into this binary file
-        # instead of being split; `spool_broken` says a rotation/truncation made the copy unusable
-        self.spool = spool
-        self.spool_broken = False
+        # the consumer knows what the log says; the follower only asks it for the model path
+        self.model_path_probe = model_path_probe
         self._inspected: str | None = None
+        self._session_since: float | None = None  # when the current session started delivering
+        self.healthy = False  # the current session has worked for `healthy_after` s
+        self._waiting = False  # the host said "missing" / "stale": say "live" when data is back
+        self._resuming = False  # this session continues an earlier one
+        self._banner_said = False
+        self._pending: list[str] = []
+        self._pending_offsets: list[int] = []
+        self._pending_at = -1
+        # a log client run on the host (the local source's recipe and envelope reader)
+        self.client = target.client(follow=not stop_at_end, tail=lines)
+        self.reader = None if self.client is None else EnvelopeReader(
+            self.client.envelope, bare_is_message=self.client.merge_stderr)
+        self._client_checked = False
+        self._client_starts = 0  # sessions in which the client really started
+        self._instance: Instance | None = None
+        self._messages: list[str] = []
 
-    # -- LineSource --------------------------------------------------------------------------
+    # -- delivery ----------------------------------------------------------------------------
 
     def history(self) -> None:
         """A remote file streams everything itself (no local bytes to fold in bulk)."""
@@ -224,39 +223,45 @@ class RemoteFollower:
         raise NotImplementedError("a remote follower offers no history")
 
     def run(self, emit: Emit, stop: threading.Event) -> None:
+        """`LineSource.run`: `SourceLine`s and `SourceNotice`s."""
+        self._offsets = True
+        self.run_blocks(lambda batch: emit(as_items(batch)), stop)
+
+    def run_blocks(self, deliver: Deliver, stop: threading.Event) -> None:
+        """Blocks of lines and notices until `stop` is set or the source ends."""
         attempt = 0
         reason = ""
+        lost_at: float | None = None  # a stop-at-end read: when the host went away
         while not stop.is_set():
-            self._notice(emit, "connecting" if not self._r.started else "reconnecting",
+            self._notice(deliver, "connecting" if not self._r.started else "reconnecting",
                          f"connecting to {self.connector.spec.label}" if not self._r.started
                          else f"reconnecting ({reason}), last data "
                               f"{time.monotonic() - self.last_data:.0f} s ago")
             conn: Connection | None = None
             owned = True  # a lent connection is closed on loss, but left open when done
             finished = False
+            self.healthy = False
+            self._session_since = None
             try:
                 if self._given is not None:
                     conn, owned, self._given = self._given, False, None
                 else:
                     conn = self.connector.connect()
                     if self.connector.messages:
-                        self._notice(emit, "info", "; ".join(self.connector.messages))
+                        self._notice(deliver, "info", "; ".join(self.connector.messages))
                         self.connector.messages.clear()
                 conn.start_pinger(self.keepalive)
-                progressed = self._stream(conn, emit, stop)
-                if progressed is None:  # finished (stop_at_end, command exited, or stopped)
+                if self._stream(conn, deliver, stop) is None:
                     finished = True
                     return
-                if progressed:
-                    attempt = 0
                 reason = "stream ended"
             except SSHError as exc:
                 if exc.fatal:
-                    self._notice(emit, "error", str(exc))
+                    self._notice(deliver, "error", str(exc))
                     return
                 reason = str(exc)
             except _Fatal as exc:
-                self._notice(emit, "error", str(exc))
+                self._notice(deliver, "error", str(exc))
                 return
             except _Lost as exc:
                 reason = str(exc)
@@ -268,30 +273,50 @@ class RemoteFollower:
             if stop.is_set():
                 break
             if self.stop_at_end and not self._r.started:
-                self._notice(emit, "error", reason)
+                self._notice(deliver, "error", reason)
                 return
+            if self.healthy:
+                attempt = 0  # it worked for a good while: this drop is a new story
+            if self.stop_at_end:
+                now = time.monotonic()
+                if lost_at is None or self._session_since is not None:
+                    lost_at = now  # the last session got somewhere: the wait starts again
+                if now - lost_at >= self.give_up_after:
+                    self._notice(deliver, "error", self._give_up_message(reason))
+                    return
             delay = min(self.backoff[1], self.backoff[0] * (2 ** attempt))
+            self.last_delay = delay
             delay *= 0.5 + self.rng()  # jitter: many clients do not reconnect in lockstep
+            if self.stop_at_end and lost_at is not None:
+                delay = max(0.0, min(delay, lost_at + self.give_up_after - time.monotonic()))
             attempt += 1
             self.reconnects += 1
-            self._wait_reconnect(emit, stop, delay, reason)
-        self._notice(emit, "closed", "stopped")
+            self._wait_reconnect(deliver, stop, delay, reason)
+        self._notice(deliver, "closed", "stopped")
+
+    def _give_up_message(self, reason: str) -> str:
+        where = ""
+        cur = self._r.cursor
+        if self.target.kind == "file" and cur is not None:
+            where = f" at line {self._r.line_no}, byte {cur.consumed} of {self.target.value}"
+        return (f"lost the connection to {self.connector.spec.label} mid-read{where} and it did "
+                f"not come back within {self.give_up_after:g} s ({reason})")
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _notice(self, emit: Emit, state: str, message: str = "") -> None:
+    def _notice(self, deliver: Deliver, state: str, message: str = "") -> None:
         if state not in ("info", "checkpoint"):
             self.state = state
-        emit([SourceNotice(self.name, state, message)])
+        deliver([SourceNotice(self.name, state, message)])
 
-    def _wait_reconnect(self, emit: Emit, stop: threading.Event, delay: float,
+    def _wait_reconnect(self, deliver: Deliver, stop: threading.Event, delay: float,
                         reason: str) -> None:
         end = time.monotonic() + delay
         while not stop.is_set():
             left = end - time.monotonic()
             if left <= 0:
                 return
-            self._notice(emit, "reconnecting",
+            self._notice(deliver, "reconnecting",
                          f"reconnecting in {left:.0f} s, last data "
                          f"{time.monotonic() - self.last_data:.0f} s ago ({reason})")
             stop.wait(min(1.0, left))
@@ -305,76 +330,35 @@ class RemoteFollower:
 
     def _watchdog(self, conn: Connection, last_frame: float) -> None:
         if not conn.is_active():
-            raise _Lost("connection closed")
+            raise _Lost(conn.failure() or "connection closed")
         if conn.unanswered_for() > self.dead_after:
             raise _Lost(f"host silent for {conn.unanswered_for():.0f} s (keepalive unanswered)")
         if time.monotonic() - last_frame > self.dead_after + self.keepalive:
             raise _Lost(f"no data or heartbeat for {time.monotonic() - last_frame:.0f} s")
 
-    def _stream(self, conn: Connection, emit: Emit, stop: threading.Event) -> bool | None:
+    def _stream(self, conn: Connection, deliver: Deliver, stop: threading.Event) -> bool | None:
         if self.target.kind == "file":
-            return self._stream_file(conn, emit, stop)
-        return self._stream_command(conn, emit, stop)
+            return self._stream_file(conn, deliver, stop)
+        return self._stream_command(conn, deliver, stop)
 
-    # -- file: framed protocol ---------------------------------------------------------------
+    def _session_progress(self) -> None:
+        now = time.monotonic()
+        if self._session_since is None:
+            self._session_since = now
+        elif now - self._session_since >= self.healthy_after:
+            self.healthy = True
 
-    def _file_command(self) -> str:
-        r = self._r
-        if r.splitter is not None and r.ino is not None:
-            offset, nlines = r.splitter.consumed, -1
-            ino, dev = str(r.ino), str(r.dev)
-        else:
-            offset = -1
-            nlines = -1 if self.lines is None else self.lines
-            ino = dev = ""
-        args = ["kvtui-follow", self.target.value, str(offset), str(nlines), ino, dev,
-                str(r.head_len), r.head or "-", "1" if self.stop_at_end else "0",
-                f"{self.keepalive:g}", "1" if self.compress else "0"]
-        return " ".join(shlex.quote(a) for a in [self.target.python, "-c", _BOOT, *args])
-
-    def _splitter(self, offset: int) -> Any:
-        if self.spool is not None:
-            return _SpoolSplitter(offset, self.spool)
-        return _TextSplitter(offset) if self.on_texts is not None else LineSplitter(offset)
-
-    def _emit_lines(self, emit: Emit, pairs: list[Any], extra: list[Item]) -> None:
-        items: list[Item] = extra
-        n = self._r.line_no
-        if self.on_texts is not None and pairs and isinstance(pairs[0], str):
-            if items:
-                emit(items)
-            self._r.line_no = n + len(pairs)
-            self.on_texts(pairs, n + 1)
-            if self.on_checkpoint is not None:
-                for text in pairs:
-                    if "model_path" in text:
-                        self._note_model_path(text)
-            return
-        name = self.name
-        items.extend([SourceLine(name, i, off, text)
-                      for i, (off, text) in enumerate(pairs, n + 1)])
-        self._r.line_no = n + len(pairs)
-        if self.on_checkpoint is not None:
-            for _, text in pairs:
-                if "model_path" in text:
-                    self._note_model_path(text)
-        if items:
-            emit(items)
-
-    def _note_model_path(self, text: str) -> None:
-        from parsers.sglang import parse_line
-
-        ev = parse_line(text)
-        if ev is not None and ev.kind == "server_args":
-            path = ev.get("model_path")
-            if isinstance(path, str) and path:
-                self.model_path = path
-
-    def _maybe_inspect(self, conn: Connection, emit: Emit) -> None:
+    def _maybe_inspect(self, conn: Connection, deliver: Deliver) -> None:
         """Once live, read the checkpoint of the model the log names, on this connection."""
         hook = self.on_checkpoint
+        if hook is None:
+            return
+        if self.model_path_probe is not None:
+            with contextlib.suppress(Exception):
+                # what the log says wins over what discovery guessed from the command line
+                self.model_path = self.model_path_probe() or self.model_path
         path = self.model_path
-        if hook is None or not path or path == self._inspected:
+        if not path or path == self._inspected:
             return
         self._inspected = path
         try:
@@ -383,272 +367,447 @@ class RemoteFollower:
             message = f"checkpoint inspection failed: {exc}"
         if message:
             # reported as "live" (it is): a state of its own would replace "live" in a header
-            self._notice(emit, "live", f"following {self.target.label}; checkpoint: {message}")
+            self._notice(deliver, "live", f"following {self.target.label}; checkpoint: {message}")
 
-    def _stream_file(self, conn: Connection, emit: Emit, stop: threading.Event) -> bool | None:
+    # -- blocks ------------------------------------------------------------------------------
+
+    def _take(self, at: int, texts: list[str], offs: list[int] | None,
+              out: list[Delivered]) -> None:
+        """Lines of the current file, appended to the pending block (handed on when full)."""
+        if not texts:
+            return
+        if not self._pending:
+            self._pending_at = at
+        self._pending.extend(texts)
+        if offs is not None:
+            self._pending_offsets.extend(offs)
+        if len(self._pending) >= BLOCK_LINES:
+            self._close_block(out)
+
+    def _close_block(self, out: list[Delivered]) -> None:
+        if not self._pending:
+            return
+        texts, self._pending = self._pending, []
+        offs = self._pending_offsets if self._offsets else None
+        self._pending_offsets = []
+        out.append(LineBlock(self.name, self._r.line_no + 1, self._pending_at, texts, offs))
+        self._r.line_no += len(texts)
+
+    def _flush_cursor(self, out: list[Delivered]) -> None:
+        """The current file has ended: its unterminated last line counts."""
+        cur = self._r.cursor
+        if cur is not None:
+            self._take(*cur.flush(), out)
+        self._close_block(out)
+
+    # -- file: framed protocol ---------------------------------------------------------------
+
+    def _file_command(self) -> str:
         r = self._r
-        if r.splitter is not None:
-            # The remote follower restarts at `consumed` (the end of the last complete line), so
-            # it sends the unterminated tail again: drop the carry, or it would be doubled and
-            # `consumed` would drift past the real resume point.
-            r.splitter = self._splitter(r.splitter.consumed)
+        opts: dict[str, Any] = {
+            "offset": -1, "lines": -1 if self.lines is None else self.lines,
+            "ino": None, "dev": None, "head_len": 0, "head": "", "win_len": 0, "win": "",
+            "stop_at_end": self.stop_at_end, "hb": self.keepalive, "idle_exit": self.idle_exit,
+            "quiet": self.quiet, "codecs": self._codecs()}
+        if self.prelude_markers and not r.started:
+            opts["prelude"] = {"markers": list(self.prelude_markers),
+                               "bytes": self.prelude_bytes, "min_gap": self.prelude_gap}
+        if r.cursor is not None and r.ino is not None:
+            win_len, win = r.cursor.resume_window()
+            opts.update(offset=r.cursor.consumed, ino=r.ino, dev=r.dev, head_len=r.head_len,
+                        head=r.head, win_len=win_len, win=win, chain=r.chain)
+        args = ["kvtui-follow", self.target.value, json.dumps(opts, separators=(",", ":"))]
+        return " ".join(shlex.quote(a) for a in [self.target.python, "-c", _BOOT, *args])
+
+    def _codecs(self) -> list[str]:
+        """What the follower may use, best first: zstd-1 (a third smaller than zlib-1 on
+        SGLang logs and several times faster to decode) when `zstandard` is here."""
+        if not self.compress:
+            return ["none"]
+        return ["zstd", "zlib"] if zstd_available() else ["zlib"]
+
+    def _stream_file(self, conn: Connection, deliver: Deliver,
+                     stop: threading.Event) -> bool | None:
         chan = self._open_channel(conn, self._file_command())
-        buf = bytearray()
-        unz = zlib.decompressobj()
-        progressed = False
-        last_frame = time.monotonic()
+        beat = _Heartbeat(chan, self.beat)
+        reader = FrameReader()
         err = bytearray()
-        resumed = r.splitter is not None
+        last_frame = time.monotonic()
+        self._resuming = self._r.cursor is not None  # the first H frame says where we are
+        self._banner_said = False
         try:
             while not stop.is_set():
                 while chan.recv_stderr_ready():
                     err += chan.recv_stderr(65536)
+                    del err[:-65536]
                 try:
                     chunk = chan.recv(RECV_SIZE)
                 except TimeoutError:
                     self._watchdog(conn, last_frame)
                     continue
                 if not chunk:
+                    why = conn.failure()
+                    if why is not None:
+                        raise _Lost(why)
                     while chan.recv_stderr_ready():
                         err += chan.recv_stderr(65536)
-                    msg = err.decode("utf-8", "replace").strip()
-                    if not progressed and ("not found" in msg or "No such file" in msg) and \
-                            "python" in msg.lower():
-                        raise _Fatal(f"{self.target.python} is not available on the host: "
-                                     f"{msg.splitlines()[-1]}")
-                    if msg:
-                        raise _Lost(msg.splitlines()[-1][:300])
-                    if self.stop_at_end and r.started and self.state == "live":
-                        return None
-                    raise _Lost("remote follower ended")
+                    self._stream_ended(reader, bytes(err[-65536:]))
+                    return None
                 last_frame = time.monotonic()
                 self.bytes_received += len(chunk)
-                buf += chunk
-                pos = 0
-                items: list[Item] = []
-                pairs: list[Any] = []
-                n = len(buf)
-                while n - pos >= 5:
-                    kind = buf[pos:pos + 1]
-                    (size,) = struct.unpack_from(">I", buf, pos + 1)
-                    if n - pos - 5 < size:
-                        break
-                    payload = bytes(buf[pos + 5:pos + 5 + size])
-                    pos += 5 + size
-                    if kind in (b"Z", b"D"):
-                        data = unz.decompress(payload) if kind == b"Z" else payload
-                        if data and r.splitter is not None:
-                            pairs.extend(r.splitter.feed(data))
-                            self.last_data = last_frame
-                        continue
-                    # a control frame: emit the lines before it first, in order
-                    if pairs:
-                        self._emit_lines(emit, pairs, items)
-                        pairs, items = [], []
-                    if kind == b"H":
-                        h = json.loads(payload)
-                        # same file: keep the splitter (its carry is the stream's current
-                        # partial line; on a resume it was already reset at the start)
-                        if r.splitter is None or h["ino"] != r.ino or h["dev"] != r.dev:
-                            r.splitter = self._splitter(h["offset"])
-                        r.ino, r.dev = h["ino"], h["dev"]
-                        r.head_len, r.head = h["head_len"], h["head"]
-                        if not r.started:
-                            r.started = True
-                            self._notice(emit, "loading", f"reading {self.target.value}")
-                        elif resumed:
-                            resumed = False
-                            self._notice(emit, "live",
-                                         f"reconnected; resumed at byte {r.splitter.consumed}")
-                        progressed = True
-                    elif kind == b"E":
-                        self._notice(emit, "live", f"following {self.target.value}")
-                        if self.stop_at_end:
-                            self._flush_tail(emit)
-                            return None
-                        self._maybe_inspect(conn, emit)
-                    elif kind == b"N":
-                        note = json.loads(payload)
-                        state = note.get("state", "info")
-                        if state == "error":
-                            raise _Fatal(note.get("message", "remote follower failed"))
-                        if state in ("rotated", "truncated") and self.spool is not None:
-                            self.spool_broken = True
-                        if state in ("rotated", "truncated") and r.splitter is not None:
-                            tail = r.splitter.flush() if state == "rotated" else []
-                            if tail:
-                                self._emit_lines(emit, tail, [])
-                            if state == "truncated":
-                                r.splitter = self._splitter(0)
-                            if state == "rotated":
-                                r.ino = None  # the next H frame names the new file
-                        emit([SourceNotice(self.name, state, note.get("message", ""))])
-                        if state in ("rotated", "truncated") and self.state == "live":
-                            # the event is said inline; the connection itself is still live
-                            emit([SourceNotice(self.name, "live",
-                                               f"following {self.target.value}")])
-                    elif kind == b"K":
-                        pass
-                del buf[:pos]
-                if pairs:
-                    self._emit_lines(emit, pairs, items)
-                elif items:
-                    emit(items)
-                if self.state == "live" and self.model_path != self._inspected:
-                    self._maybe_inspect(conn, emit)
+                try:
+                    done = self._frames(reader.feed(chunk), deliver, reader)
+                except (StreamError, zlib.error) as exc:
+                    raise _Fatal(inert(str(exc), 400)) from None
+                if done:
+                    return None
+                if self.state == "live":
+                    self._session_progress()
+                    self._maybe_inspect(conn, deliver)
                 self._watchdog(conn, last_frame)
             return None
         finally:
+            beat.stop()
             with contextlib.suppress(Exception):
                 chan.close()
 
-    def _flush_tail(self, emit: Emit) -> None:
-        """At the end of a --check read, a last line without newline still counts."""
-        if self._r.splitter is not None:
-            tail = self._r.splitter.flush()
-            if tail:
-                self._emit_lines(emit, tail, [])
+    def _frames(self, frames: Any, deliver: Deliver, reader: FrameReader) -> bool:
+        """The frames of one received chunk, handed on as they come; True at the read's end."""
+        out: list[Delivered] = []
+        for kind, payload in frames:
+            if reader.banner and not self._banner_said:
+                self._banner_said = True
+                out.append(SourceNotice(self.name, "info", "the login shell printed this on "
+                                        "stdout before the follower started (skipped): "
+                                        f"{_clip(reader.banner)!r}"))
+            if kind == b"D":
+                cur = self._r.cursor
+                if cur is not None:
+                    self._take(*cur.feed(payload), out)
+                    self.last_data = time.monotonic()
+                    # handed on per frame: the first (small) one holds the start-up, and its
+                    # consumer can fold and show it before the next arrives
+                    self._close_block(out)
+                    if out:
+                        deliver(out)
+                        out = []
+                continue
+            self._close_block(out)
+            if self._control(kind, payload, out):
+                deliver(out)
+                return True
+        self._close_block(out)
+        if out:
+            deliver(out)
+        return False
 
-    # -- docker / journal / cmd: plain output streams ----------------------------------------
+    def _stream_ended(self, reader: FrameReader, err: bytes) -> None:
+        """The channel closed without an end frame: say why as exactly as we can."""
+        msg = _clip(err.splitlines()[-1] if err.strip() else b"")
+        if not reader.synced:
+            if ("not found" in msg or "No such file" in msg) and "python" in msg.lower():
+                raise _Fatal(f"{self.target.python} is not available on the host: {msg}")
+            said = f"stdout {_clip(reader.banner or reader.pending_text())!r}" \
+                if reader.banner or reader.pending_text() else "nothing on stdout"
+            raise _Lost(f"the remote follower did not start: the host sent {said}"
+                        + (f" and on stderr: {msg}" if msg else ""))
+        raise _Lost(msg or "remote follower ended")
 
-    def _command_argv(self) -> list[str]:
-        t, r = self.target, self._r
-        follow = not self.stop_at_end
-        if t.kind == "docker":
-            argv = ["docker", "logs", "--timestamps"]
-            if follow:
-                argv.append("--follow")
-            if r.last_ts is not None:
-                argv += ["--since", r.extra["since"]]
-            elif self.lines is not None:
-                argv += ["--tail", str(self.lines)]
-            # the container's stdout and stderr as one stream, in docker's order: read as two
-            # channels they interleave arbitrarily
-            return ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv, t.value]
-        if t.kind == "journal":
-            argv = ["journalctl", "--no-pager", "-o", "json", "-u", t.value]
-            if follow:
-                argv.append("--follow")
-            if r.cursor is not None:
-                argv += ["--after-cursor", r.cursor]
-            elif self.lines is not None:
-                argv += ["--lines", str(self.lines)]
-            elif follow:
-                argv += ["--lines", "all"]
-            return argv
-        return ["sh", "-c", t.value]
+    def _control(self, kind: bytes, payload: bytes, out: list[Delivered]) -> bool:
+        """One control frame; True when the read is complete (stop-at-end)."""
+        if kind == b"H":
+            self._hello(json.loads(payload), out)
+        elif kind == b"E":
+            if self.stop_at_end:
+                self._flush_cursor(out)
+                out.append(SourceNotice(self.name, "live", f"following {self.target.value}"))
+                self.state = "live"
+                return True
+            self.state = "live"
+            out.append(SourceNotice(self.name, "live", f"following {self.target.value}"))
+        elif kind == b"V":
+            self.codec = str(json.loads(payload).get("codec", "?"))
+        elif kind == b"N":
+            self._host_note(json.loads(payload), out)
+        elif kind == b"C":
+            self._r.chain = json.loads(payload)
+        elif kind == b"P":
+            out.append(self._prelude(payload))
+        return False
 
-    def _stream_command(self, conn: Connection, emit: Emit,
+    def _prelude(self, payload: bytes) -> LineBlock:
+        """The read-ahead start-up region as a block of its own (bounded like any frame)."""
+        offset, line_no = struct.unpack_from(">QQ", payload)
+        raw = zlib.decompressobj().decompress(payload[16:], self.prelude_bytes + 1)
+        cursor = Cursor(offset, offsets=self._offsets)
+        _, texts, offs = cursor.feed(raw[:self.prelude_bytes])
+        return LineBlock(self.name, line_no, offset, texts, offs, prelude=True)
+
+    def _hello(self, h: dict[str, Any], out: list[Delivered]) -> None:
+        r = self._r
+        resumed, self._resuming = self._resuming, False
+        why = h.get("why")
+        old = r.cursor
+        if why == "start":
+            keep = old is not None and h["offset"] == old.consumed and h["offset"] > 0
+            r.cursor = Cursor(h["offset"], offsets=self._offsets,
+                              window=old.window if keep and old is not None else b"")
+        elif why == "next":
+            self._flush_cursor(out)
+            r.cursor = Cursor(h["offset"], offsets=self._offsets)
+        elif r.cursor is None:  # "copy" / "head" keep the byte stream going
+            r.cursor = Cursor(h["offset"], offsets=self._offsets)
+        if why != "head":
+            r.ino, r.dev = h["ino"], h["dev"]
+            r.chain = h.get("chain")
+        r.head_len, r.head = h["head_len"], h["head"]
+        self._session_progress()
+        if not r.started:
+            r.started = True
+            self.state = "loading"
+            out.append(SourceNotice(self.name, "loading", f"reading {self.target.value}"))
+        elif resumed and why == "start":
+            self.state = "live"
+            at = r.cursor.consumed if r.cursor is not None else 0
+            out.append(SourceNotice(self.name, "live", f"reconnected; resumed at byte {at}"))
+        elif self._waiting and why in ("start", "next"):
+            self.state = "live"
+            out.append(SourceNotice(self.name, "live", f"following {self.target.value} again"))
+        self._waiting = False
+
+    def _host_note(self, note: dict[str, Any], out: list[Delivered]) -> None:
+        state = str(note.get("state", "info"))
+        message = inert(str(note.get("message", "")), 600)
+        if state == "error":
+            raise _Fatal(message or "remote follower failed")
+        was_live = self.state == "live"
+        if state in ("missing", "stale"):
+            self._waiting = True
+        if state not in ("info", "checkpoint"):
+            self.state = state
+        out.append(SourceNotice(self.name, state, message))
+        if state in ("rotated", "truncated") and was_live:
+            # the event is said inline; the connection itself is still live
+            self.state = "live"
+            out.append(SourceNotice(self.name, "live", f"following {self.target.value}"))
+
+    # -- docker / kubectl / journal / cmd: plain output streams ------------------------------
+
+    def _stream_command(self, conn: Connection, deliver: Deliver,
                         stop: threading.Event) -> bool | None:
         r = self._r
-        if r.started and self.target.kind == "cmd":
-            self._notice(emit, "info", "command restarted after reconnect; output may repeat")
-        chan = self._open_channel(conn, dies_with_channel(self._command_argv()))
-        out, err = LineSplitter(), LineSplitter()
-        self._begin_command_stream()
-        r.started = True
-        self._notice(emit, "live", f"following {self.target.label}")
-        time.monotonic()
+        client = self.client
+        if client is not None:
+            self._before_client(conn, client, deliver)
+            argv = client_argv(client, self.reader.resume if self.reader else None)
+        else:
+            if r.started:
+                self._notice(deliver, "info",
+                             "command restarted after reconnect; output may repeat")
+            argv = ["sh", "-c", self.target.value]
+        chan = self._open_channel(conn, dies_with_channel(argv, self.idle_exit))
+        beat = _Heartbeat(chan, self.beat)
+        out_lines, err_lines = LineSplitter(), LineSplitter()
+        gates = MarkerGate(), MarkerGate()
+        self._messages = []
+        live = False
         try:
             while not stop.is_set():
                 got = False
-                pairs: list[tuple[int, str]] = []
                 while chan.recv_stderr_ready():
-                    pairs.extend(err.feed(chan.recv_stderr(65536)))
+                    self._client_words(deliver, gates[1].pass_lines(
+                        err_lines.feed_texts(chan.recv_stderr(65536))))
                     got = True
                 try:
                     chunk = chan.recv(RECV_SIZE)
                 except TimeoutError:
                     chunk = None
+                texts: list[str] = []
                 if chunk:
                     got = True
-                    pairs.extend(out.feed(chunk))
+                    texts = gates[0].pass_lines(out_lines.feed_texts(chunk))
+                if gates[0].open and not live:
+                    live = r.started = True
+                    self._client_starts += 1
+                    self._notice(deliver, "live", f"following {self.target.label}")
                 if got:
                     self.last_data = time.monotonic()
-                texts = self._filter_command_lines(pairs)
-                if texts:
-                    self._emit_lines(emit, [(-1, t) for t in texts], [])
-                elif self.model_path != self._inspected:
-                    self._maybe_inspect(conn, emit)  # when the output pauses
+                    self._session_progress()
+                self._deliver_command_lines(deliver, texts)
+                if not texts and live:
+                    self._maybe_inspect(conn, deliver)  # when the output pauses
                 if chunk == b"":
-                    while chan.recv_stderr_ready():
-                        texts = self._filter_command_lines(err.feed(chan.recv_stderr(65536)))
-                        self._emit_lines(emit, [(-1, t) for t in texts], [])
-                    rest = self._filter_command_lines(out.flush() + err.flush())
-                    self._emit_lines(emit, [(-1, t) for t in rest], [])
-                    end = time.monotonic() + 2
-                    while not chan.exit_status_ready() and time.monotonic() < end:
-                        time.sleep(0.02)
-                    rc = chan.recv_exit_status() if chan.exit_status_ready() else None
-                    if not conn.is_active():
-                        raise _Lost("connection closed")
-                    self._notice(emit, "closed" if rc == 0 else "error",
-                                 f"{self.target.label} ended (exit status {rc})")
+                    self._command_ended(conn, chan, deliver, (out_lines, err_lines), gates)
                     return None
                 if not got:
                     # command output has no heartbeat, so only the keepalive decides liveness
                     if not conn.is_active():
-                        raise _Lost("connection closed")
+                        raise _Lost(conn.failure() or "connection closed")
                     if conn.unanswered_for() > self.dead_after:
                         raise _Lost(f"host silent for {conn.unanswered_for():.0f} s")
             return None
         finally:
+            beat.stop()
             with contextlib.suppress(Exception):
                 chan.close()
 
-    def _filter_command_lines(self, pairs: list[tuple[int, str]]) -> list[str]:
-        kind = self.target.kind
-        if kind == "docker":
-            return self._docker_lines([t for _, t in pairs])
-        if kind == "journal":
-            return self._journal_lines([t for _, t in pairs])
-        return [t for _, t in pairs]
+    def _command_ended(self, conn: Connection, chan: paramiko.Channel, deliver: Deliver,
+                       splitters: tuple[LineSplitter, LineSplitter],
+                       gates: tuple[MarkerGate, MarkerGate]) -> None:
+        out_lines, err_lines = splitters
+        while chan.recv_stderr_ready():
+            self._client_words(deliver, gates[1].pass_lines(
+                err_lines.feed_texts(chan.recv_stderr(65536))))
+        self._deliver_command_lines(deliver, gates[0].pass_lines(
+            [t for _, t in out_lines.flush()]))
+        self._client_words(deliver, gates[1].pass_lines([t for _, t in err_lines.flush()]))
+        end = time.monotonic() + 2
+        while not chan.exit_status_ready() and time.monotonic() < end:
+            time.sleep(0.02)
+        rc = chan.recv_exit_status() if chan.exit_status_ready() else None
+        if not conn.is_active():
+            raise _Lost(conn.failure() or "connection closed")
+        if not gates[0].open:
+            got = " | ".join(_clip(t.encode(), 120) for t in gates[0].dropped + gates[1].dropped)
+            raise _Lost(f"the command did not start (exit status {rc}); the host sent: "
+                        f"{got or 'nothing'}")
+        client = self.client
+        if client is None:
+            self._notice(deliver, "closed" if rc == 0 else "error",
+                         f"{self.target.label} ended (exit status {rc})")
+            return None
+        if rc == 0 and not client.follow:
+            self._notice(deliver, "at_end", "end of the log (the client is done)")
+            return None
+        self._note_instance(conn, client, deliver)  # a stopped container says how it ended
+        failure = launch_failure(client, rc, self.connector.spec.label) or (
+            client.failure(rc, self._messages) if rc else None)
+        if failure is not None and failure.fatal:
+            raise _Fatal(failure.message)
+        # a client that ended or died is started again from the last timestamp it gave
+        raise _Lost(client.ended() if failure is None else failure.message)
 
-    def _begin_command_stream(self) -> None:
-        """A (re)started command stream: docker's `--since` repeats what was already seen."""
-        self._r.ts_boundary = self._r.last_ts
-
-    def _docker_lines(self, texts: list[str]) -> list[str]:
-        """Strip docker's --timestamps prefix, dropping lines already seen before a reconnect.
-
-        Only the overlap at a resume is dropped: lines at or before the newest timestamp of the
-        previous stream, until the first newer line. After that every line is kept, whatever its
-        timestamp (stdout and stderr, or a clock step, need not be monotonic).
-        """
-        r = self._r
-        out = []
+    def _deliver_command_lines(self, deliver: Deliver, texts: list[str]) -> None:
+        """Output lines as blocks; a client's through the local source's reader: envelope
+        stripped, a resume's repeats dropped, its markers and own words made notices, each
+        where it came between the lines."""
+        client, reader = self.client, self.reader
+        if client is None or reader is None:
+            self._deliver_block(deliver, texts)
+            return
+        lines: list[str] = []
         for text in texts:
-            m = _DOCKER_TS.match(text)
-            if not m:
-                out.append(text)
+            got = reader.feed(text)
+            if got is None:
                 continue
-            key = (m.group(1) + m.group(3), int((m.group(2) or "0").ljust(9, "0")))
-            if r.ts_boundary is not None:
-                if key <= r.ts_boundary:
+            what, body = got
+            if what == "line":
+                lines.append(body)
+                continue
+            self._deliver_block(deliver, lines)
+            lines = []
+            if what == "marker":
+                said = _clip(body.strip(" -").encode())
+                self._notice(deliver, "info", f"{client.program}: {said}")
+            else:
+                self._client_words(deliver, [body])
+        self._deliver_block(deliver, lines)
+
+    def _deliver_block(self, deliver: Deliver, texts: list[str]) -> None:
+        if texts:
+            block = LineBlock(self.name, self._r.line_no + 1, -1, texts,
+                              [-1] * len(texts) if self._offsets else None)
+            self._r.line_no += len(texts)
+            deliver([block])
+
+    # -- log clients (docker, kubectl, journalctl) on the host -------------------------------
+
+    def _client_words(self, deliver: Deliver, texts: list[str]) -> None:
+        """What the command wrote about itself (its stderr): kept to explain its exit, shown
+        as it comes; a plain command's stderr is its output too."""
+        texts = [t for t in texts if t.strip()]
+        if not texts:
+            return
+        if self.client is None:
+            self._deliver_command_lines(deliver, texts)
+            return
+        self._messages.extend(texts)
+        del self._messages[:-MESSAGES_KEPT]
+        for text in texts[-3:]:
+            self._notice(deliver, "info", _clip(client_note(self.client, text).encode(), 600))
+        if self.state == "live":
+            self._notice(deliver, "live", f"following {self.target.label}")
+
+    def _before_client(self, conn: Connection, client: Client, deliver: Deliver) -> None:
+        """Before the first start: the client's own check (systemd knows a unit journalctl
+        would follow in silence) and the instance it reads; on a restart: a new instance is
+        a new server start, said before its lines."""
+        if not self._client_checked:
+            self._client_checked = True
+            argv = client.check_argv()
+            answer = self._ask(conn, argv) if argv else None
+            refused = client.checked(*answer) if answer is not None else None
+            if refused is not None:
+                raise _Fatal(refused.message)
+            if client.follow:
+                self._instance = self._probe(conn, client)
+        elif self._client_starts:
+            self._note_instance(conn, client, deliver)
+        if self._client_starts and self.reader is not None:
+            self.reader.restart()
+
+    def _ask(self, conn: Connection, argv: list[str]) -> tuple[int, str] | None:
+        """One question to the host (the recipe's probe or check): exit status and stdout,
+        or None when it could not be asked or took longer than PROBE_TIMEOUT."""
+        try:
+            chan = self._open_channel(conn, dies_with_channel(argv))
+        except (paramiko.SSHException, OSError, EOFError):
+            return None
+        out = LineSplitter()
+        gate = MarkerGate()
+        texts: list[str] = []
+        end = time.monotonic() + PROBE_TIMEOUT
+        try:
+            while time.monotonic() < end:
+                while chan.recv_stderr_ready():
+                    chan.recv_stderr(65536)
+                try:
+                    chunk = chan.recv(65536)
+                except TimeoutError:
                     continue
-                r.ts_boundary = None
-            if r.last_ts is None or key > r.last_ts:
-                r.last_ts = key
-                r.extra["since"] = text[:m.end() - 1]
-            out.append(text[m.end():])
-        return out
+                if not chunk:
+                    break
+                texts += gate.pass_lines(out.feed_texts(chunk))
+            else:
+                return None
+            texts += gate.pass_lines([t for _, t in out.flush()])
+            deadline = time.monotonic() + 2
+            while not chan.exit_status_ready() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            if not gate.open or not chan.exit_status_ready():
+                return None
+            return chan.recv_exit_status(), "\n".join(texts)
+        finally:
+            with contextlib.suppress(Exception):
+                chan.close()
 
-    def _journal_lines(self, texts: list[str]) -> list[str]:
-        r = self._r
-        out = []
-        for text in texts:
-            try:
-                rec = json.loads(text)
-            except ValueError:
-                out.append(text)
-                continue
-            cursor = rec.get("__CURSOR")
-            if isinstance(cursor, str):
-                r.cursor = cursor
-            msg = rec.get("MESSAGE")
-            if isinstance(msg, list):
-                msg = bytes(b & 0xFF for b in msg if isinstance(b, int)).decode("utf-8",
-                                                                                "replace")
-            if isinstance(msg, str):
-                out.extend(msg.splitlines() or [""])
-        return out
+    def _probe(self, conn: Connection, client: Client) -> Instance | None:
+        argv = client.probe_argv()
+        answer = self._ask(conn, argv) if argv else None
+        if answer is None or answer[0] != 0:
+            return None
+        return client.instance(answer[1])
+
+    def _note_instance(self, conn: Connection, client: Client, deliver: Deliver) -> None:
+        """A container started again is a new server start: say so before its lines."""
+        with contextlib.suppress(paramiko.SSHException, OSError, EOFError):
+            now = self._probe(conn, client)
+            if now is None:
+                return
+            before, self._instance = self._instance, now
+            if before is not None and before.key != now.key:
+                end = now.previous_end or before.ended
+                how = f"; the previous instance ended: {end}" if end else ""
+                count = f" (restart {now.restarts})" if now.restarts is not None else ""
+                self._notice(deliver, "restarted", f"container started again{count}{how}; "
+                             "what follows is a new server start")

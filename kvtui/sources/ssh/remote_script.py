@@ -1,70 +1,598 @@
-"""The follower that runs on the remote host (`python3 -c FOLLOWER ARGS...`), as text.
+"""The follower that runs on the remote host (`python3 -c BOOT kvtui-follow PATH OPTIONS`), as text.
 
 Why not `tail -F`: tail announces truncation and replacement on stderr while the data goes to
 stdout, and sshd forwards the two pipes independently, so the client cannot tell which bytes came
 before the event; exact offsets across rotations are then impossible. This follower puts data and
-events in one framed stdout stream (type byte + 4-byte length + payload), so ordering is exact:
+events in one framed stdout stream (type byte + 4-byte length + payload), so ordering is exact.
+The stream starts with MAGIC: whatever a login script printed on stdout before it is skipped.
 
-  H  json {ino, dev, offset, size, head_len, head}  the file now being read (after every open)
-  D  raw bytes / Z  zlib-compressed bytes (one stream per run, sync-flushed per frame)
-  N  json {state, message}     rotated / truncated / missing / error, in stream order
+  V  json {version, codec}         first frame
+  H  json {ino, dev, offset, size, head_len, head, name, why}  the file now being read:
+       why "start" (first file of this session), "next" (a new file from its offset: a rotation
+       successor, or the same file after a truncation), "copy" (the same byte stream goes on in
+       a copy of the file: copytruncate), "head" (the file's identity grew, nothing else)
+  D  raw bytes / Z  zlib-compressed bytes (one stream per run, sync-flushed per frame) /
+  Y  one complete zstd frame (level 1) of at most 8 MiB: Python 3.14's compression.zstd per
+     read, or the `zstd` binary per 8 MiB of backlog; the client decompresses with `zstandard`
+  N  json {state, message}         rotated / truncated / missing / stale / info / error
   E  caught up with the end of the file (sent once; with stop_at_end the follower then exits)
   K  heartbeat while idle, so the client's watchdog can tell "quiet log" from "dead peer"
+  C  json: the state of a chain of rotated files being read (also in H), handed back on resume
+  P  read ahead, once: offset and line number (2 x 8 bytes) + zlib-compressed complete lines
+     of the start-up region of the last server start (the line holding the last of the
+     client's markers), when the stream would reach it only later (a big file, --lines N)
 
-It watches its stdin and exits on EOF, so closing the channel or losing the connection ends it:
-no orphaned process is left on the host. Python 3.6+, stdlib only (any host running SGLang has
-a python3). Its stderr is reserved for real failures (tracebacks, a missing python3).
+A file is known by its identity: inode and device plus a hash of its first bytes (inodes are
+reused). Rotations are followed by identity, oldest first: the renamed file is read until it has
+been quiet for `quiet` s (writers keep appending to it until they reopen), then every rotated
+sibling newer than it (two rotations during one disconnect), then the new file. A truncation in
+place is noticed by size, first bytes or the bytes before the read position; after copytruncate
+the rest is read from the copy when one is found, and the possible loss is always said.
+
+The client sends a byte on stdin every few seconds; the follower exits on stdin EOF and when
+nothing has come for `idle_exit` s (a network drop that never heals gives no EOF for many
+minutes), and it never blocks in a write: no process is left on the host. Files are opened
+non-blocking after a stat, and anything but a regular file is refused (a FIFO would block
+`open` forever). Python 3.6+, stdlib only. Its stderr is reserved for real failures.
 """
 
+MAGIC = b"\x00KVTUI-FOLLOW-2\x00"
+
 FOLLOWER = r'''
-import hashlib, json, os, select, signal, struct, sys, time, zlib
+import hashlib, json, os, select, signal, stat, struct, sys, time, zlib
 signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-a = sys.argv[1:]
-path, offset, nlines = a[1], int(a[2]), int(a[3])
-exp_ino, exp_dev = (int(a[4]), int(a[5])) if a[4] else (None, None)
-exp_head_len, exp_head = int(a[6]), a[7]
-stop_at_end, hb, compress = a[8] == "1", float(a[9]), a[10] == "1"
-CHUNK = 1 << 20
-HEAD = 1024
-zc = zlib.compressobj(1) if compress else None
+MAGIC = b"\x00KVTUI-FOLLOW-2\x00"
+path = sys.argv[2]
+o = json.loads(sys.argv[3])
+STOP, HB, IDLE_EXIT, QUIET = o["stop_at_end"], o["hb"], o["idle_exit"], o["quiet"]
+CHUNK, HEAD, POLL, FIRST = 1 << 20, 1024, 0.1, 256 << 10
+sent_any = False
+D = os.path.dirname(path) or "."
+BASE = os.path.basename(path)
+STEM, EXT = os.path.splitext(BASE)
+PACKED = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".lzma", ".Z", ".zip")
+KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+         (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+         (stat.S_ISDIR, "a directory"))
+CODECS = o["codecs"]  # what the client can decode, best first
+BLOCK = 8 << 20  # raw bytes per frame of the zstd binary (the client's bound per frame)
+zpy = zbin = None
+if "zstd" in CODECS:
+    try:
+        from compression import zstd as zpy  # Python 3.14+
+    except ImportError:
+        import shutil
+        zbin = shutil.which("zstd")
+zc = zlib.compressobj(1) if "zlib" in CODECS else None
+CODEC = "zstd" if zpy else "zstd+zlib" if zbin and zc else "zlib" if zc else "none"
+last_in = last_out = time.monotonic()
+
+
+class NotRegular(Exception):
+    pass
+
+
+def pump(timeout, want_write=False):
+    """Wait up to `timeout` s for the client's heartbeat bytes (or stdout room); exit on EOF
+    or when the client has been silent for IDLE_EXIT s."""
+    global last_in
+    r, wr, _ = select.select([0], [1] if want_write else [], [], timeout)
+    if r:
+        b = os.read(0, 65536)
+        if not b:
+            sys.exit(0)
+        last_in = time.monotonic()
+    if IDLE_EXIT and time.monotonic() - last_in > IDLE_EXIT:
+        sys.exit(0)
+    return bool(wr)
+
 
 def w(kind, payload=b""):
-    data = kind + struct.pack(">I", len(payload)) + payload
-    view = memoryview(data)
+    global last_out
+    view = memoryview(kind + struct.pack(">I", len(payload)) + payload)
     while view:
-        n = os.write(1, view)
-        view = view[n:]
+        try:
+            view = view[os.write(1, view):]
+        except BlockingIOError:
+            pump(0.5, True)
+    last_out = time.monotonic()
+
 
 def wj(kind, obj):
     w(kind, json.dumps(obj).encode())
 
-def data(chunk):
-    if zc is not None:
-        w(b"Z", zc.compress(chunk) + zc.flush(zlib.Z_SYNC_FLUSH))
-    else:
-        w(b"D", chunk)
 
 def note(state, message):
     wj(b"N", {"state": state, "message": message})
+
+
+def idle(timeout):
+    if time.monotonic() - last_out >= HB:
+        w(b"K")
+    pump(timeout)
+
+
+def ident(st):
+    return (st.st_ino, st.st_dev)
+
+
+def kind_of(mode):
+    for test, name in KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_reg(p):
+    st = os.stat(p)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegular(kind_of(st.st_mode))
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise NotRegular(kind_of(st.st_mode))
+    return fd
+
+
+def refuse(p, e):
+    note("error", "%s is %s, not a regular file: kvtui follows regular log files only "
+         "(read anything else with --cmd)" % (p, e))
+    sys.exit(3)
+
+
+def wait_open():
+    """The path opened, waiting while it is missing or unreadable (said once per episode)."""
+    said = None
+    while True:
+        try:
+            return open_reg(path)
+        except NotRegular as e:
+            refuse(path, e)
+        except FileNotFoundError:
+            why = "missing"
+        except PermissionError:
+            why = "denied"
+        except OSError as e:
+            note("error", "%s: %s" % (path, e.strerror or e))
+            sys.exit(3)
+        if STOP:
+            note("error", "%s: %s" % (path, "no such file" if why == "missing"
+                                      else "permission denied"))
+            sys.exit(3)
+        if why != said:
+            said = why
+            if why == "missing":
+                note("missing", "%s does not exist (yet); waiting for it" % path)
+            else:
+                note("stale", "%s: permission denied; retrying until it is readable" % path)
+        idle(0.25)
+
 
 def head_of(fd):
     h = os.pread(fd, HEAD, 0)
     return len(h), hashlib.sha1(h).hexdigest()
 
-def stdin_closed(timeout):
-    r = select.select([0], [], [], timeout)[0]
-    return bool(r) and os.read(0, 65536) == b""
 
-def tail_offset(fd, size, n):
+def same_head(fd, hl, hh):
+    h = os.pread(fd, hl, 0)
+    return len(h) == hl and hashlib.sha1(h).hexdigest() == hh
+
+
+def bytes_before(fd, off, n):
+    n = min(n, off)
+    return os.pread(fd, n, off - n)
+
+
+def window_ok(fd, off, wl, wh):
+    if wl == 0:
+        return True
+    b = bytes_before(fd, off, wl)
+    return len(b) == wl and hashlib.sha1(b).hexdigest() == wh
+
+
+fd = -1
+pos = 0
+cur = None
+cur_head = (0, "")
+first64 = tail64 = b""
+seen = set()
+
+
+def start_file(nfd, npos, why, name=None):
+    """Read `nfd` from `npos` on, and tell the client (H)."""
+    global fd, pos, cur, cur_head, first64, tail64
+    fd, pos = nfd, npos
+    os.lseek(fd, pos, 0)
+    st = os.fstat(fd)
+    cur = ident(st)
+    seen.add(cur)
+    cur_head = head_of(fd)
+    first64 = os.pread(fd, 64, 0)
+    tail64 = bytes_before(fd, pos, 64)
+    wj(b"H", {"ino": st.st_ino, "dev": st.st_dev, "offset": pos, "size": st.st_size,
+              "head_len": cur_head[0], "head": cur_head[1], "name": name or path, "why": why,
+              "chain": chain_state()})
+
+
+chaining = {"newest": None, "late": [], "cut": 0}
+
+
+def chain_state():
+    """While rotated files are read: what the next session needs to finish the watch on the
+    new file (its identity, largest size and first bytes seen, whether it shrank), the files
+    that appeared meanwhile, and how many copytruncates were seen."""
+    newest = chaining["newest"]
+    if newest is None:
+        return None
+    mine = watch["ident"] == newest
+    return {"newest": list(newest), "max": watch["max"] if mine else 0,
+            "shrunk": mine and watch["shrunk"], "head": list(watch["head"]) if mine else [0, ""],
+            "late": list(chaining["late"]), "cut": chaining["cut"]}
+
+
+def zstd_cli(block):
+    """One zstd frame of `block` from the zstd binary (level 1), or None if it failed."""
+    global zbin
+    import subprocess
+    try:
+        done = subprocess.run([zbin, "-1", "-q", "-c"], input=block, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    except OSError:
+        done = None
+    if done is None or done.returncode != 0 or not done.stdout:
+        zbin = None  # broken: zlib from now on
+        return None
+    return done.stdout
+
+
+def read_block():
+    """A backlog of at least BLOCK bytes read in one piece (for the zstd binary), else b""."""
+    if zbin is None or os.fstat(fd).st_size - pos < BLOCK:
+        return b""
+    parts, got = [], 0
+    while got < BLOCK:
+        part = os.read(fd, BLOCK - got)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
+def send(chunk):
+    """Raw bytes of the file, framed in the best codec at hand."""
+    if zpy is not None:
+        w(b"Y", zpy.compress(chunk, 1))  # a complete frame per chunk: bounded to decode
+        return
+    if zbin is not None and len(chunk) >= BLOCK:
+        frame = zstd_cli(chunk)
+        if frame is not None:
+            w(b"Y", frame)
+            return
+    if zc is not None:
+        w(b"Z", zc.compress(chunk) + zc.flush(zlib.Z_SYNC_FLUSH))
+    else:
+        w(b"D", chunk)
+
+
+def read_some():
+    """One read at `pos`, sent; its length (0 at the end of the file). A big backlog goes in
+    8 MiB blocks when the zstd binary compresses (spawning it per 1 MiB read would cost more
+    than it saves); live reads stay small and go as zlib."""
+    global pos, tail64, first64, cur_head, sent_any
+    if not sent_any:  # the start-up first, small: the client can fold it and show it at once
+        chunk = os.read(fd, FIRST)
+        sent_any = bool(chunk)
+    else:
+        chunk = read_block() or os.read(fd, CHUNK)
+    if not chunk:
+        return 0
+    send(chunk)
+    pos += len(chunk)
+    tail64 = chunk[-64:] if len(chunk) >= 64 else (tail64 + chunk)[-64:]
+    if len(first64) < 64 and pos > len(first64):
+        first64 = os.pread(fd, 64, 0)
+    if cur_head[0] < HEAD and pos > cur_head[0]:
+        cur_head = head_of(fd)
+        wj(b"H", {"ino": cur[0], "dev": cur[1], "offset": pos, "size": pos,
+                  "head_len": cur_head[0], "head": cur_head[1], "name": path, "why": "head"})
+    pump(0)
+    return len(chunk)
+
+
+watch = {"ident": None, "max": 0, "shrunk": False, "head": (0, "")}
+
+
+def watch_path():
+    """While rotated files are read, the current file is watched: did it shrink (copytruncate
+    of a file not read yet)? Its size and first bytes before that are kept, to find the copy."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    if ident(st) != watch["ident"]:
+        watch.update(ident=ident(st), max=0, shrunk=False, head=(0, ""))
+    if st.st_size < watch["max"]:
+        if not watch["shrunk"]:
+            watch["shrunk"] = True
+            chaining["cut"] += 1
+            if chaining["newest"] is not None:
+                wj(b"C", chain_state())  # for a session that has to finish this chain
+        return
+    if watch["shrunk"] or st.st_size <= watch["max"]:
+        return
+    watch["max"] = st.st_size
+    if watch["head"][0] < HEAD:
+        try:
+            f = open_reg(path)
+        except (OSError, NotRegular):
+            return
+        watch["head"] = head_of(f)
+        os.close(f)
+
+
+def read_copy_of_newest():
+    """The new file shrank while older ones were read: read its copy (same first bytes), if
+    there is one, before the file itself from 0. The copy's name, or None."""
+    hl, hh = watch["head"]
+    if not hl:
+        return None
+    cands = []
+    for p, name, st in siblings():
+        if rotation_name(name) and ident(st) not in seen and ident(st) != watch["ident"]:
+            cands.append((st.st_mtime_ns, p))
+    for _, p in sorted(cands):
+        try:
+            f = open_reg(p)
+        except (OSError, NotRegular):
+            continue
+        if same_head(f, hl, hh):
+            start_file(f, 0, "next", p)
+            drain_quiet(0)
+            os.close(f)
+            return os.path.basename(p)
+        os.close(f)
+    return None
+
+
+def drain_quiet(q):
+    """Read to the end, and on until the file has not changed for `q` s (its mtime says so at
+    once for a file nobody writes to any more; the monotonic clock bounds the wait anyway)."""
+    last = time.monotonic()
+    while True:
+        watch_path()
+        if read_some():
+            last = time.monotonic()
+        elif time.monotonic() - last >= q or time.time() - os.fstat(fd).st_mtime >= q:
+            return
+        else:
+            idle(POLL)
+
+
+def rotation_name(name):
+    """A sibling named like a rotation of the log (server.log.1, server.log-20260101,
+    server-20260101.log), not compressed: only such files can be chain members."""
+    if name == BASE or name.endswith(PACKED):
+        return False
+    if name.startswith(BASE) and name[len(BASE)] in ".-_":
+        rest = name[len(BASE):]
+    elif EXT and STEM and name.startswith(STEM) and name.endswith(EXT) and \
+            len(name) > len(BASE) and name[len(STEM)] in ".-_":
+        rest = name[len(STEM):-len(EXT)]
+    else:
+        return False
+    return any(c.isdigit() for c in rest)
+
+
+def siblings():
+    try:
+        entries = list(os.scandir(D))
+    except OSError:
+        return
+    for e in entries:
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            yield e.path, e.name, st
+
+
+def locate(want, hl, hh):
+    """Where the file with identity `want` is now: (path, fd, first bytes still hl/hh), the
+    path itself first; None when it is gone. The same inode with other first bytes is the
+    same file rewritten (or a new file that reused the inode: read from the start either way).
+    """
+    try:
+        cands = [path] if ident(os.stat(path)) == want else []
+    except OSError:
+        cands = []
+    cands += [p for p, _, st in siblings() if ident(st) == want and p != path]
+    found = None
+    for p in cands:
+        try:
+            f = open_reg(p)
+        except (OSError, NotRegular):
+            continue
+        if same_head(f, hl, hh):
+            if found is not None:
+                os.close(found[1])
+            return p, f, True
+        if found is None:
+            found = (p, f, False)
+        else:
+            os.close(f)
+    return found
+
+
+def path_ident():
+    try:
+        return ident(os.stat(path))
+    except OSError:
+        return None
+
+
+def successors(m):
+    """Rotated siblings written after mtime `m`, not read yet, oldest first."""
+    now = path_ident()
+    out = []
+    for p, name, st in siblings():
+        if not rotation_name(name) or ident(st) in seen or ident(st) == now:
+            continue
+        if st.st_mtime_ns >= m and st.st_size > 0:
+            out.append((st.st_mtime_ns, st.st_ino, p))
+    return [p for _, _, p in sorted(out)]
+
+
+def find_copy(hl, hh, off, check):
+    """A copy of the current file (copytruncate): same first bytes, at least `off` long, and
+    the same bytes before `off` (`check`)."""
+    for p, name, st in siblings():
+        if ident(st) == cur or ident(st) in seen or st.st_size < off:
+            continue
+        if not rotation_name(name):
+            continue
+        try:
+            f = open_reg(p)
+        except (OSError, NotRegular):
+            continue
+        if same_head(f, hl, hh) and check(f):
+            return p, f
+        os.close(f)
+    return None
+
+
+def read_chain(m):
+    """Every rotated sibling newer than mtime `m`, oldest first: (their names, the names of
+    those that appeared meanwhile). Asked again after each file: while one is read, the
+    current file may be rotated too, or copied and truncated (its copy is then the next
+    member, and the current file holds the rest)."""
+    names, first, late = [], None, chaining["late"]
+    while True:
+        todo = successors(m)
+        if first is None:
+            first = set(todo)
+        if not todo:
+            return names, late
+        p = todo[0]
+        if p not in first:
+            late.append(os.path.basename(p))
+        try:
+            f = open_reg(p)
+        except (OSError, NotRegular):  # unreadable: skip it (once)
+            try:
+                seen.add(ident(os.stat(p)))
+            except OSError:
+                pass
+            continue
+        start_file(f, 0, "next", p)
+        drain_quiet(0 if STOP else QUIET)  # the newest may still get late writes
+        os.close(f)
+        names.append(os.path.basename(p))
+
+
+def follow_rotation(where, disconnected, carried=None):
+    """The file being read was renamed (to `where`): finish it, the chain, then the new file.
+    `carried`: the chain state of the session that was reading the chain when it was lost."""
+    if carried:
+        newest = tuple(carried["newest"])
+        watch.update(ident=newest, max=carried["max"], shrunk=carried["shrunk"],
+                     head=tuple(carried["head"]))
+        chaining.update(newest=newest, late=list(carried["late"]), cut=carried["cut"])
+    else:
+        newest = path_ident()
+        chaining.update(newest=newest, late=[], cut=0)
+        watch.update(ident=None)
+        watch_path()
+    drain_quiet(0 if STOP else QUIET)
+    m = os.fstat(fd).st_mtime_ns
+    now = where
+    if now is None:
+        found = locate(cur, cur_head[0], cur_head[1])
+        if found is not None:
+            now = found[0]
+            os.close(found[1])
+    os.close(fd)
+    chain, late = read_chain(m)
+    what = "was rotated while disconnected" if disconnected else "was rotated"
+    msg = "%s %s (%s); read it to its end" % (
+        path, what, "now " + os.path.basename(now) if now else "since deleted")
+    if chain:
+        msg += ", then the newer rotated file%s %s" % ("s" if len(chain) > 1 else "",
+                                                     ", ".join(chain))
+    watch_path()
+    same = newest is not None and path_ident() == newest
+    if same and not watch["shrunk"] and watch["head"][0] and watch["ident"] == newest:
+        # grown past its old size again (a long disconnect), but its first bytes changed
+        try:
+            f = open_reg(path)
+            if not same_head(f, watch["head"][0], watch["head"][1]):
+                watch["shrunk"] = True
+                chaining["cut"] += 1
+            os.close(f)
+        except (OSError, NotRegular):
+            pass
+    if same and watch["shrunk"]:
+        copy = read_copy_of_newest()
+        if copy is not None and copy not in late:
+            late.append(copy)
+    note("rotated", msg + "; now following the new file")
+    cut = chaining["cut"] or (1 if same and late else 0)
+    chaining["newest"] = None
+    if cut:
+        # the log shrank while rotated files were read, or a file appeared meanwhile while the
+        # new file stayed the same one: copied and truncated in place (copytruncate)
+        note("truncated", "%s was copied and truncated %s while rotated files were read "
+             "(copytruncate); the copies were read in order with the rotated files; lines "
+             "written between a copy and its truncation, if any, are lost"
+             % (path, "once" if cut == 1 else "%d times" % cut))
+    if STOP and path_ident() is None:
+        w(b"E")  # a snapshot read: nothing newer to read
+        sys.exit(0)
+    start_file(wait_open(), 0, "next")
+
+
+def follow_truncation():
+    """The file was truncated in place: the rest from a copy if there is one, then from 0."""
+    old = pos
+    lost = "lines written after byte %d before the truncation are lost" % old
+    copy = find_copy(cur_head[0], cur_head[1], old,
+                     lambda f: bytes_before(f, old, len(tail64)) == tail64)
+    keep_fd = fd
+    if copy is not None:
+        p, f = copy
+        start_file(f, old, "copy", p)
+        drain_quiet(0)
+        os.close(f)
+        note("truncated", "%s was truncated in place (copytruncate); read its last lines from "
+             "the copy %s; lines written between the copy and the truncation, if any, are "
+             "lost" % (path, os.path.basename(p)))
+    else:
+        note("truncated", "%s was truncated; reading it from the start (%s, if any)"
+             % (path, lost))
+    start_file(keep_fd, 0, "next")
+
+
+def changed_in_place():
+    size = os.fstat(fd).st_size
+    if size < pos:
+        return True
+    if first64 and os.pread(fd, len(first64), 0) != first64:
+        return True
+    return bool(tail64) and bytes_before(fd, pos, len(tail64)) != tail64
+
+
+def tail_offset(f, size, n):
     if n < 0:
         return 0
     if n == 0:
         return size
-    pos, count, first = size, 0, True
-    while pos > 0:
-        step = min(65536, pos)
-        pos -= step
-        buf = os.pread(fd, step, pos)
+    at, count, first = size, 0, True
+    while at > 0:
+        step = min(65536, at)
+        at -= step
+        buf = os.pread(f, step, at)
         if first and buf.endswith(b"\n"):
             buf = buf[:-1]
         first = False
@@ -75,149 +603,168 @@ def tail_offset(fd, size, n):
                 break
             count += 1
             if count >= n:
-                return pos + i + 1
+                return at + i + 1
     return 0
 
-def open_path(wait_note=True):
-    noted = False
-    while True:
-        try:
-            return os.open(path, os.O_RDONLY)
-        except FileNotFoundError:
-            if stop_at_end:
-                note("error", "%s: no such file" % path)
-                sys.exit(3)
-            if not noted and wait_note:
-                note("missing", "%s does not exist (yet); waiting for it" % path)
-                noted = True
-        except OSError as e:
-            note("error", "%s: %s" % (path, e.strerror or e))
-            sys.exit(3)
-        if stdin_closed(0.25):
-            sys.exit(0)
 
-first64 = b""
-
-def hello(fd, pos):
-    global first64
-    first64 = os.pread(fd, 64, 0)
-    st = os.fstat(fd)
-    hl, hh = head_of(fd)
-    wj(b"H", {"ino": st.st_ino, "dev": st.st_dev, "offset": pos, "size": st.st_size,
-             "head_len": hl, "head": hh})
-    return st, hl
-
-def find_inode(ino, dev):
-    d = os.path.dirname(path) or "."
-    try:
-        for e in os.scandir(d):
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if st.st_ino == ino and st.st_dev == dev:
-                return e.path
-    except OSError:
-        pass
-    return None
-
-def drain(fd):
-    while True:
-        chunk = os.read(fd, CHUNK)
-        if not chunk:
-            return
-        data(chunk)
-
-fd = open_path()
-st = os.fstat(fd)
-pos = 0
-if exp_ino is not None:
-    if st.st_ino == exp_ino and st.st_dev == exp_dev:
-        same_head = exp_head_len == 0 or (
-            hashlib.sha1(os.pread(fd, exp_head_len, 0)).hexdigest() == exp_head)
-        if st.st_size < offset or not same_head:
-            note("truncated", "%s was truncated while disconnected; reading it from the start"
-                 % path)
-        else:
-            pos = offset
+def resume():
+    """Back after a disconnect: find the file we were reading, by identity."""
+    global cur
+    want = (o["ino"], o["dev"])
+    off, hl, hh = o["offset"], o["head_len"], o["head"]
+    found = locate(want, hl, hh)
+    if found is None:
+        note("rotated", "%s was replaced while disconnected and the old file is gone; lines "
+             "written to it after the disconnect are lost" % path)
+        start_file(wait_open(), 0, "start")
+        return
+    where, f, head_ok = found
+    if head_ok and os.fstat(f).st_size >= off and window_ok(f, off, o["win_len"], o["win"]):
+        start_file(f, off, "start", where)
+        if where != path:
+            follow_rotation(where, True, o.get("chain"))
+        return
+    cur = ident(os.fstat(f))
+    copy = find_copy(hl, hh, off, lambda c: window_ok(c, off, o["win_len"], o["win"]))
+    if copy is not None:
+        p, c = copy
+        start_file(c, off, "start", p)
+        drain_quiet(0)
+        os.close(c)
+        note("truncated", "%s was truncated in place while disconnected (copytruncate); read "
+             "its last lines from the copy %s; lines written between the copy and the "
+             "truncation, if any, are lost" % (path, os.path.basename(p)))
+        start_file(f, 0, "next", where)
     else:
-        old = find_inode(exp_ino, exp_dev)
-        if old is not None:
-            ofd = os.open(old, os.O_RDONLY)
-            wj(b"H", {"ino": exp_ino, "dev": exp_dev, "offset": offset, "size": -1,
-                      "head_len": exp_head_len, "head": exp_head})
-            os.lseek(ofd, offset, 0)
-            drain(ofd)
-            os.close(ofd)
-            note("rotated", "%s was rotated to %s while disconnected; read the rest of it, "
-                 "now following the new file" % (path, old))
-        else:
-            note("rotated", "%s was replaced while disconnected and the old file is gone; "
-                 "lines written to it after the disconnect are lost" % path)
-elif offset >= 0:
-    pos = min(offset, st.st_size)
-else:
-    pos = tail_offset(fd, st.st_size, nlines)
-os.lseek(fd, pos, 0)
-st, head_len = hello(fd, pos)
-ino, dev = st.st_ino, st.st_dev
-sent_end = False
-missing = False
-idle = True  # check for rotation/truncation before reading after every pause
-last_out = last_check = time.monotonic()
-while True:
-    now = time.monotonic()
-    if idle or now - last_check >= 0.1:
-        last_check = now
-        if not idle and stdin_closed(0):
-            sys.exit(0)
-        try:
-            cur = os.stat(path)
-        except FileNotFoundError:
-            cur = None
-            if not missing:
-                note("missing", "%s disappeared; still reading the old file, waiting for a "
-                     "new one" % path)
-                missing = True
-        if cur is not None and (cur.st_ino != ino or cur.st_dev != dev):
-            drain(fd)
-            os.close(fd)
-            fd = open_path()
-            note("rotated", "%s was replaced (rotated); following the new file" % path)
-            missing = False
-            pos = 0
-            st, head_len = hello(fd, 0)
-            ino, dev = st.st_ino, st.st_dev
+        note("truncated", "%s was truncated or rewritten while disconnected; reading it from "
+             "the start (lines written after byte %d before that are lost)" % (path, off))
+        start_file(f, 0, "start", where)
+
+
+def marker_line(f, marks, lo, end, last):
+    """The line start of the last (or first) line in [lo, end) holding a marker, or None."""
+    longest = max(len(m) for m in marks)
+    buf = os.pread(f, end - lo + longest - 1, lo)  # a marker may straddle `end`
+    lim = end - lo + longest - 1
+    hits = [h for h in ((buf.rfind(m, 0, lim) if last else buf.find(m, 0, lim)) for m in marks)
+            if 0 <= h < end - lo]
+    if not hits:
+        return None
+    at = lo + (max(hits) if last else min(hits))
+    back = os.pread(f, min(at, 1 << 16), at - min(at, 1 << 16))
+    nl = back.rfind(b"\n")
+    if nl >= 0:
+        return at - len(back) + nl + 1
+    return 0 if at == len(back) else None
+
+
+def last_marker(f, size):
+    """The line start of the last server start: the last line holding one of the client's
+    markers, moved back to the first marker line of the same start (an engine prints several,
+    a few lines apart: vLLM's version, args and engine-config lines), or None."""
+    marks = [m.encode("utf-8", "surrogateescape") for m in o["prelude"]["markers"]]
+    end, found = size, None
+    while end > 0 and found is None:
+        lo = max(0, end - (4 << 20))
+        found = marker_line(f, marks, lo, end, True)
+        end = lo
+    if found is None:
+        return None
+    first = found
+    while first > 0 and found - first < o["prelude"]["bytes"] // 2:
+        earlier = marker_line(f, marks, max(0, first - (64 << 10)), first, False)
+        if earlier is None or earlier >= first:
+            break
+        first = earlier
+    return first
+
+
+def prelude(f, at, size):
+    """Read ahead: the start-up region of the last server start, sent before the lines from
+    `at` on, when the stream itself would take a while to get there (P)."""
+    pre = o.get("prelude")
+    if not pre or not pre["markers"] or size - at < pre["min_gap"]:
+        return
+    ls = last_marker(f, size)
+    if ls is None or at <= ls < at + pre["min_gap"]:
+        return
+    raw = os.pread(f, pre["bytes"], ls)
+    cut = raw.rfind(b"\n")
+    if cut < 0:
+        return
+    raw = raw[:cut + 1]
+    line_no, off = 1, 0
+    while off < ls:  # its line number: the newlines before it
+        step = os.pread(f, min(4 << 20, ls - off), off)
+        line_no += step.count(b"\n")
+        off += len(step)
+        pump(0)
+    w(b"P", struct.pack(">QQ", ls, line_no) + zlib.compress(raw, 1))
+
+
+def begin():
+    if o["ino"] is not None:
+        resume()
+        return
+    f = wait_open()
+    size = os.fstat(f).st_size
+    at = min(o["offset"], size) if o["offset"] >= 0 else tail_offset(f, size, o["lines"])
+    start_file(f, at, "start")
+    prelude(f, at, size)
+
+
+def checks(state):
+    """Rotation or truncation handled (True), else False; `state` remembers "missing"."""
+    pump(0)
+    now_ident = path_ident()
+    if now_ident is None:
+        if not state["missing"] and not STOP:
+            note("missing", "%s disappeared; still reading the old file, waiting for a new "
+                 "one" % path)
+        state["missing"] = True
+    else:
+        state["missing"] = False
+        if now_ident != cur:
+            follow_rotation(None, False)
+            return True
+    if changed_in_place():
+        follow_truncation()
+        return True
+    return False
+
+
+def main():
+    os.write(1, MAGIC)
+    os.set_blocking(1, False)
+    wj(b"V", {"version": 2, "codec": CODEC})
+    begin()
+    state = {"missing": False}
+    sent_end = False
+    last_check = time.monotonic()
+    while True:
+        if time.monotonic() - last_check >= POLL:
+            last_check = time.monotonic()
+            if checks(state):
+                continue
+        if read_some():
             continue
-        if cur is not None:
-            missing = False
-        size = os.fstat(fd).st_size
-        if len(first64) < 64 and size >= 64 and pos >= 64:
-            first64 = os.pread(fd, 64, 0)
-        if size < pos or (len(first64) == 64 and os.pread(fd, 64, 0) != first64):
-            note("truncated", "%s was truncated; reading it from the start" % path)
-            os.lseek(fd, 0, 0)
-            pos = 0
-            st, head_len = hello(fd, 0)
+        # at the end: one more look (a rotation or truncation just now?) before idling
+        last_check = time.monotonic()
+        if checks(state) or read_some():
             continue
-    chunk = os.read(fd, CHUNK)
-    if chunk:
-        idle = False
-        data(chunk)
-        pos += len(chunk)
-        last_out = now
-        if head_len < HEAD and pos >= HEAD:
-            st, head_len = hello(fd, pos)
-        continue
-    idle = True
-    if not sent_end:
-        w(b"E")
-        sent_end = True
-        if stop_at_end:
-            sys.exit(0)
-    if now - last_out >= hb:
-        w(b"K")
-        last_out = now
-    if stdin_closed(0.1):
-        sys.exit(0)
+        if not sent_end:
+            w(b"E")
+            sent_end = True
+            if STOP:
+                return
+        idle(POLL)
+
+
+try:
+    main()
+except NotRegular as e:
+    refuse(path, e)
+except OSError as e:
+    note("error", "%s: %s" % (path, e.strerror or e))
+    sys.exit(3)
 '''
