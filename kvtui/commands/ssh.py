@@ -202,7 +202,7 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
         _err(str(exc))
         return 2
     report = analyzer.report()
-    path = model_path or (report.get("model") or {}).get("path")
+    path = model_path or report.model.path
     if path and not args.no_checkpoint:
         analyzer.configure(checkpoint=_inspect_after_read(connector, conn, path, host, python))
         report = analyzer.report()

@@ -29,6 +29,7 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Static
 
 from kvtui.core.pipeline import Session
+from kvtui.core.report_types import Report
 from kvtui.sources.base import LineSource, SourceNotice
 from kvtui.ui import report_view as rv
 from kvtui.ui.export import export_path
@@ -164,7 +165,7 @@ class KvApp(App[int]):
         self.log_window = log_window
         self.export_dir = Path(export_dir) if export_dir is not None else None
         self.tick_hz = tick_hz
-        self.report: dict[str, Any] | None = None
+        self.report: rv.Shown = None
         self.shown_pane = "alerts"
         self._seek_alert_keys: set[tuple[Any, ...]] | None = None
         self.ticks = 0
@@ -332,7 +333,7 @@ class KvApp(App[int]):
         elif n.state == "paused" and self._seek_alert_keys is not None:
             self._check_alert_seek(self._seek_alert_keys, final=False)
 
-    def _apply_report(self, report: dict[str, Any], timeline: list[Any] | None) -> None:
+    def _apply_report(self, report: rv.Shown, timeline: list[Any] | None) -> None:
         self.report = report
         self.header_bar.report = report
         self.alerts_pane.show(report)
@@ -390,25 +391,25 @@ class KvApp(App[int]):
     def _open_alert(self, event: AlertsPane.Open) -> None:
         alert = event.alert
         ev = rv.evidence(alert)
-        context = self._context_lines(ev.get("source"), ev.get("line"))
+        context = self._context_lines(ev.source, ev.line) if ev is not None else []
 
         def done(result: str | None) -> None:
             if result == "goto":
                 self._goto_evidence(alert)
             elif result == "copy":
-                self.copy_to_clipboard(str(ev.get("text") or ""))
+                self.copy_to_clipboard(str(ev.text or "") if ev is not None else "")
                 self.notify("copied the evidence line", markup=False)
 
         self.push_screen(AlertDetailScreen(alert, context), done)
 
-    def _goto_evidence(self, alert: dict[str, Any]) -> None:
+    def _goto_evidence(self, alert: rv.Alert) -> None:
         ev = rv.evidence(alert)
-        line = ev.get("line")
-        if not line:
+        line = ev.line if ev is not None else None
+        if ev is None or not line:
             self.notify("this alert has no evidence line", markup=False)
             return
         log = self.log_view
-        if log.jump_to(ev.get("source"), int(line)):
+        if log.jump_to(ev.source, int(line)):
             log.focus()
         else:
             self.notify(f"line {line} is older than the {self.log_window:,} lines kept; "
@@ -550,7 +551,7 @@ class KvApp(App[int]):
         src.seek(trigger)
 
     @staticmethod
-    def _alert_keys(report: dict[str, Any] | None) -> set[tuple[Any, ...]]:
+    def _alert_keys(report: rv.Shown) -> set[tuple[Any, ...]]:
         return {rv.alert_key(a) for a in rv.alerts(report)}
 
     @work(thread=True, exclusive=True, group="seek", exit_on_error=False)
@@ -558,7 +559,7 @@ class KvApp(App[int]):
         """After a trigger line (or the end): build the report off the event loop, under the
         ingest's lock, then let the event loop decide whether the alerts changed. A failing
         rule ends the search with a warning; it never takes the app down."""
-        report: dict[str, Any] | None = None
+        report: rv.Shown = None
         error: str | None = None
         try:
             with self.ingest.report_lock:
@@ -568,7 +569,7 @@ class KvApp(App[int]):
         with contextlib.suppress(Exception):  # the app may be shutting down
             self.call_from_thread(self._alert_seek_checked, before, report, error, final)
 
-    def _alert_seek_checked(self, before: set[tuple[Any, ...]], report: dict[str, Any] | None,
+    def _alert_seek_checked(self, before: set[tuple[Any, ...]], report: rv.Shown,
                             error: str | None, final: bool) -> None:
         """Event loop side of `_check_alert_seek`: select a new alert, or seek on."""
         current = self._seek_alert_keys is before  # False: the search was ended or replaced
@@ -656,7 +657,7 @@ class KvApp(App[int]):
         self.ingest.close(timeout=1.0)
 
 
-def render_export(report: dict[str, Any], fmt: str) -> str:
+def render_export(report: Report, fmt: str) -> str:
     """The same document `kvtui check` prints: its Markdown renderer, or its JSON."""
     if fmt == "md":
         try:
@@ -665,7 +666,7 @@ def render_export(report: dict[str, Any], fmt: str) -> str:
             return render_markdown(report)
         except ImportError:
             pass
-    return json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n"
+    return json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def run_app(source: LineSource, title: str, **opts: Any) -> int:
