@@ -30,7 +30,7 @@ from textual.widgets import Footer, Static
 
 from kvtui.core.pipeline import Session
 from kvtui.core.report_types import Report
-from kvtui.sources.base import LineSource, SourceNotice
+from kvtui.sources.base import LineSource, ReplayControls, SourceNotice, replay_controls
 from kvtui.ui import report_view as rv
 from kvtui.ui.export import export_path
 from kvtui.ui.ingest import Ingest, LogEntry
@@ -160,6 +160,7 @@ class KvApp(App[int]):
                  tick_hz: float = TICK_HZ, **_ignored: Any) -> None:
         super().__init__()
         self.source = source
+        self.controls = replay_controls(source)  # None: a live source (no play/pause/seek)
         self.source_title = title
         self.ingest = Ingest(source, session=session, ring=log_window)
         self.log_window = log_window
@@ -198,7 +199,7 @@ class KvApp(App[int]):
 
     @property
     def is_replay(self) -> bool:
-        return hasattr(self.source, "toggle_pause")
+        return self.controls is not None
 
     def on_mount(self) -> None:
         # The source thread parses flat out; a short switch interval keeps keys snappy.
@@ -303,14 +304,11 @@ class KvApp(App[int]):
             self.whatif_pane.show(d.calc)
         header.lines = d.lines
         header.load = d.load
-        src = self.source
-        progress = getattr(src, "progress", None)
-        header.progress = progress if isinstance(progress, float) else None
-        pace = getattr(src, "pace", None)
-        header.speed = pace if isinstance(pace, str) else None
-        log_time = getattr(src, "log_time", None)
-        header.log_time = log_time if isinstance(log_time, str) else rv.last_log_time(
-            self.report)
+        status = self.controls.status() if self.controls is not None else None
+        header.progress = status.progress if status is not None else None
+        header.speed = status.pace if status is not None else None
+        header.log_time = (status.log_time if status is not None and status.log_time
+                           else rv.last_log_time(self.report))
         header.redraw()
         self.ticks += 1
         self.last_tick_ms = (time.perf_counter() - t0) * 1000
@@ -458,7 +456,7 @@ class KvApp(App[int]):
                     "shows; press f until the filter says 'all' to search every kept line")
         older = self.ingest.lines - log.kept
         if older > 0:
-            where = getattr(self.source, "name", "the log file")
+            where = self.source.name or "the log file"
             return (f"no match in the newest {log.kept:,} lines (the pane keeps "
                     f"{self.log_window:,}; {older:,} older lines are not kept). To search the "
                     f"whole file: grep -n 'PATTERN' {where}, or reopen with --log-window N")
@@ -501,11 +499,10 @@ class KvApp(App[int]):
         self.push_screen(HelpScreen())
 
     # -- actions: replay -----------------------------------------------------------------------
-    def _replay(self) -> Any:
-        if not self.is_replay:
+    def _replay(self) -> ReplayControls | None:
+        if self.controls is None:
             self.notify("only a replay can be paused or stepped", markup=False)
-            return None
-        return self.source
+        return self.controls
 
     def action_toggle_pause(self) -> None:
         src = self._replay()
@@ -539,7 +536,7 @@ class KvApp(App[int]):
         self._seek_alert_keys = self._alert_keys(self.report)
         self._seek_trigger(src)
 
-    def _seek_trigger(self, src: Any) -> None:
+    def _seek_trigger(self, src: ReplayControls) -> None:
         session = self.ingest.session
         parse = session.parse
         with self.ingest.report_lock:
@@ -592,8 +589,8 @@ class KvApp(App[int]):
             self._seek_alert_keys = None
             self._select_alert(new[0])
             return
-        src = self.source
-        if getattr(src, "state", "") == "at_end":
+        src = self.controls
+        if src is None or src.status().state == "at_end":
             self._seek_alert_keys = None
             return
         self._seek_trigger(src)
@@ -622,7 +619,7 @@ class KvApp(App[int]):
         src = self._replay()
         if src is not None:
             src.set_speed(src.speed * factor)
-            self.notify(f"replay speed {src.pace}", markup=False)
+            self.notify(f"replay speed {src.status().pace}", markup=False)
 
     def action_restart(self) -> None:
         src = self._replay()
