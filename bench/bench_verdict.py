@@ -32,10 +32,12 @@ from kvtui.ui.app import KvApp
 first = {}
 real = KvApp._apply_report
 def spy(self, report, timeline):
-    rules = [a["rule"] for a in report.get("alerts") or []]
-    if "kv-fp8-unscaled" in rules and "verdict" not in first:
+    alerts = getattr(report, "alerts", ())  # a Report (a build that failed has none)
+    if "kv-fp8-unscaled" in [a.rule for a in alerts] and "verdict" not in first:
         first["verdict"] = time.time() - t0
-    if not report.get("partial") and report.get("runtime", {}).get("decode_batches", 0) > 10**5:
+    runtime = getattr(report, "runtime", None)
+    if not getattr(report, "partial", True) and runtime is not None \
+            and runtime.decode_batches > 10**5:
         first.setdefault("full", time.time() - t0)
     return real(self, report, timeline)
 KvApp._apply_report = spy

@@ -86,7 +86,13 @@ def test_check_and_whatif_write_lengths_the_same_way() -> None:
         assert label in whatif and label in check
     assert "x262144" not in whatif
     # A context length that is round in decimal is written in full, never as "250K".
-    report = {"whatif": {"current": {"dtype": "bf16"}, "scenarios": [
-        {"dtype": "bf16", "tokens": 1, "concurrency": {"256000": 1.0}}]}}
-    text = render_text(report)
+    from dataclasses import replace
+
+    from kvtui.core.pipeline import Session
+    from kvtui.core.report_types import Current, Scenario, WhatIf
+
+    whatif = WhatIf(current=Current.of(dtype="bf16"), scenarios=(
+        Scenario.of(dtype="bf16", tokens=1, concurrency={"256000": 1.0}),),
+        model=None, model_reason="", version={}, explanation=())
+    text = render_text(replace(Session().report(), whatif=whatif))
     assert "@256,000" in text and "250K" not in text

@@ -28,8 +28,8 @@ def test_rendered_reports_never_show_none_or_nan():
     for path in logs():
         report = analyse_files([path])[0].report()
         texts = {"text": render_text(report), "markdown": render_markdown(report)}
-        if report.get("whatif"):
-            texts["whatif"] = render_whatif_text(report["whatif"])
+        if report.whatif is not None:
+            texts["whatif"] = render_whatif_text(report.whatif)
         for what, text in texts.items():
             quoted = False
             for line in text.splitlines():

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import kvtui.ui.app as app_mod
 from kvtui.commands import replay
+from kvtui.core.report_types import Report
 from kvtui.ui.ingest import Ingest
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_logs" / "llama31-70b-tp8.log"
@@ -34,7 +35,8 @@ def test_replay_model_option_reaches_the_calculator(monkeypatch):
     args = p.parse_args(["--instant", "--model", "meta-llama/Llama-3.1-8B", str(SAMPLE)])
     assert replay.run(args) == 0
     report = seen["drained"].report
-    assert "error" not in report
+    assert isinstance(report, Report)  # not a failed snapshot
     # The 8B spec on a 70B log: the calculator used the given model, and says it does not fit.
-    assert report["whatif"]["model"]["name"] == "meta-llama/Llama-3.1-8B"
-    assert "calibration-mismatch" in {a["rule"] for a in report["alerts"]}
+    assert report.whatif is not None and report.whatif.model is not None
+    assert report.whatif.model["name"] == "meta-llama/Llama-3.1-8B"
+    assert "calibration-mismatch" in {a.rule for a in report.alerts}

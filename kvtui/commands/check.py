@@ -11,7 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvtui.core.report_types import Report
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -42,29 +45,23 @@ def configure(p: argparse.ArgumentParser) -> None:
 EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED = 1, 2, 3
 
 
-def exit_code(report: dict[str, Any], fail_on: str) -> int:
+def exit_code(report: Report, fail_on: str) -> int:
     if fail_on == "never":
         return 0
     from kvtui.core import severity
 
-    return int(any(severity.at_least(a.get("severity"), fail_on)
-                   for a in report.get("alerts") or []))
+    return int(any(severity.at_least(a.severity, fail_on) for a in report.alerts))
 
 
-def unrecognised(report: dict[str, Any]) -> bool:
-    """No line of any engine was recognised in this report's input."""
-    return report.get("engine") is None and bool(report.get("sources"))
-
-
-def gate(reports: list[dict[str, Any]], fail_on: str) -> int:
+def gate(reports: list[Report], fail_on: str) -> int:
     """The exit code of a check over several files: an alert anywhere wins, then a file that
     was not an LLM-server log at all."""
     if any(exit_code(r, fail_on) for r in reports):
         return EXIT_ALERT
-    return EXIT_UNRECOGNISED if any(map(unrecognised, reports)) else 0
+    return EXIT_UNRECOGNISED if any(r.unrecognised for r in reports) else 0
 
 
-def render_all(reports: list[dict[str, Any]], *, as_json: bool, fail_on: str) -> int:
+def render_all(reports: list[Report], *, as_json: bool, fail_on: str) -> int:
     """Print one report per file (one JSON object with `files` for several) and return the
     gate's exit code."""
     if len(reports) == 1:
@@ -74,7 +71,8 @@ def render_all(reports: list[dict[str, Any]], *, as_json: bool, fail_on: str) ->
     if as_json:
         from kvtui import __version__
 
-        doc = {"kvtui_version": __version__, "files": reports, "exit_code": code}
+        doc = {"kvtui_version": __version__, "files": [r.to_json() for r in reports],
+               "exit_code": code}
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
         return code
     from kvtui.core.render import render_gate, render_text
@@ -87,10 +85,11 @@ def render_all(reports: list[dict[str, Any]], *, as_json: bool, fail_on: str) ->
     return code
 
 
-def render_and_exit(report: dict[str, Any], *, as_json: bool, fail_on: str) -> int:
+def render_and_exit(report: Report, *, as_json: bool, fail_on: str) -> int:
     """Print the report (JSON or human) and return the exit code (`kvtui ssh --check` too)."""
     if as_json:
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False, default=str))
+        sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False,
+                                    default=str))
         sys.stdout.write("\n")
     else:
         from kvtui.core.render import render_text
@@ -131,8 +130,8 @@ def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = N
                        progress=progress if bar.enabled else None)
 
 
-def _json_line(report: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(report, ensure_ascii=False, default=str) + "\n")
+def _json_line(report: Report) -> None:
+    sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
 
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvtui.core.report_types import Report
 
 # Files below this size finish before a progress line would help.
 MIN_BYTES = 32 << 20
@@ -45,11 +48,11 @@ class StderrProgress:
         if self._bar is not None:
             self._bar.__exit__(exc_type, exc, tb)
 
-    def verdict(self, report: dict[str, Any]) -> None:
+    def verdict(self, report: Report) -> None:
         """Name the start-up verdict (the most severe alert) in the line."""
-        alerts = report.get("alerts") or []
-        self._verdict = (f" - start-up: {str(alerts[0].get('severity')).upper()} "
-                         f"{alerts[0].get('rule')}" if alerts else " - start-up: no alert")
+        alerts = report.alerts
+        self._verdict = (f" - start-up: {alerts[0].severity.upper()} {alerts[0].rule}"
+                         if alerts else " - start-up: no alert")
         for name, task in self._tasks.items():
             self._bar.update(task, description=self._label(name))
 

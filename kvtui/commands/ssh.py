@@ -10,7 +10,10 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvtui.core.report_types import Report
 
 
 def _positive_int(text: str) -> int:
@@ -287,19 +290,18 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
         _err(str(exc))
         return 2
     report = session.report()
-    path = model_path or (report.get("model") or {}).get("path")
+    path = model_path or report.model.path
     if path and not args.no_checkpoint:
         session.configure(checkpoint=_inspect_after_read(connector, conn, path, host, python))
         report = session.report()
     return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
 
 
-def _say_verdict(block: Any, report: dict[str, Any]) -> None:
+def _say_verdict(block: Any, report: Report) -> None:
     """The running server's start-up verdict, on stderr, while the rest of the log arrives."""
-    alerts = [a for a in report.get("alerts") or [] if isinstance(a, dict)]
-    worst = [a for a in alerts if a.get("severity") == "critical"] or alerts
-    what = "; ".join(f"{a.get('severity')}: {_inert(str(a.get('title')), 160)}"
-                     for a in worst[:3]) or "no alert"
+    alerts = list(report.alerts)
+    worst = [a for a in alerts if a.severity == "critical"] or alerts
+    what = "; ".join(f"{a.severity}: {_inert(a.title, 160)}" for a in worst[:3]) or "no alert"
     _err(f"read ahead: the start-up at line {block.first_line_no:,} says {what} "
          f"(the full report follows once the whole log is read)")
 

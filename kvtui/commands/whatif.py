@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from typing import Any
 
 
@@ -176,16 +177,22 @@ def run(args: argparse.Namespace) -> int:
     report = calc.report(wanted, contexts)
     mf, tp = opt["mem_fraction_static"], opt["target_tp"]
     if mf is not None or tp is not None:
-        report["budget_scenarios"] = [
+        report = replace(report, budget_scenarios=tuple(
             calc.scenario(d, tp=tp, mem_fraction_static=mf, context_lengths=contexts)
-            for d in (wanted or [calc.current_dtype])]
+            for d in (wanted or [calc.current_dtype])))
+    appended = False
     if opt["target_concurrency"] is not None and calc.context_len:
         from kvtui.core.capacity import inverse
 
-        report["inverse"] = inverse(calc, (wanted or [calc.current_dtype])[0], calc.context_len,
-                                    opt["target_concurrency"])
+        appended = report.inverse is None
+        report = replace(report, inverse=inverse(
+            calc, (wanted or [calc.current_dtype])[0], calc.context_len,
+            opt["target_concurrency"]))
     if args.json:
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n")
+        doc = report.to_json()
+        if appended:  # an inverse the calculator did not give comes last, as it always did
+            doc["inverse"] = doc.pop("inverse")
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n")
         return 0
     from kvtui.core.capacity.render import render_whatif_text
 

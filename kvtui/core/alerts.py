@@ -18,6 +18,7 @@ from typing import Any
 
 from kvtui.core import dtypes, severity
 from kvtui.core.evidence import Evidence
+from kvtui.core.report_types import Alert, Inverse, WhatIf
 from kvtui.core.runtime import SATURATION
 from kvtui.core.state import Run, State
 from parsers import BATCH_KINDS, Event
@@ -30,29 +31,6 @@ class AlertOptions:
     saturation_batches: int = 5  # pool-saturated after this many consecutive batches >= 0.95
     queue_growth_batches: int = 20  # ... or a queue growing on this many decode lines, no drop
     calibration_tolerance: float = 0.02
-
-
-@dataclass
-class Alert:
-    rule: str
-    severity: str  # critical | warning | info
-    title: str
-    detail: str
-    evidence: Evidence | None
-    fix: str
-    confidence: str = "high"  # high | medium | low
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "rule": self.rule, "severity": self.severity, "title": self.title,
-            "detail": self.detail,
-            "evidence": self.evidence.to_dict() if self.evidence else None,
-            "fix": self.fix, "confidence": self.confidence,
-        }
-        if self.extra:
-            out["extra"] = self.extra
-        return out
 
 
 # ------------------------------------------------------------------------------------------
@@ -364,10 +342,10 @@ def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     wi = ctx.whatif
     if not wi or not dtypes.is_low_precision(ctx.effective):
         return None
-    scen = next((s for s in wi.get("scenarios") or [] if s.get("dtype") == "bf16"), None)
+    scen = wi.scenario("bf16")
     if scen is None:
         return None
-    conc = scen.get("concurrency") or {}
+    conc = scen.concurrency
     cap = run.primary_capacity() or {}
     context = cap.get("context_len")
     key = str(context) if context else None
@@ -377,8 +355,8 @@ def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     target = ctx.options.target_concurrency or 1.0
     if value >= target:
         return None
-    fits = _inverse_summary(wi.get("inverse"), ctx)
-    detail = (f"With the same KV byte budget, BF16 would hold {scen.get('tokens'):,} tokens: "
+    fits = _inverse_summary(wi.inverse, ctx)
+    detail = (f"With the same KV byte budget, BF16 would hold {scen.tokens:,} tokens: "
               f"{value:.2f} concurrent requests at context_len {context:,} (target "
               f"{target:g}).{fits}")
     fix = (f"Before switching to BF16, add KV memory (higher "
@@ -391,23 +369,21 @@ def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
                  extra={"bf16_concurrency": value})
 
 
-def _inverse_summary(inv: Any, ctx: _Ctx) -> str:
+def _inverse_summary(inv: Inverse | None, ctx: _Ctx) -> str:
     """The calculator's inverse answer in one sentence ("what would fit")."""
-    if not isinstance(inv, dict) or inv.get("dtype") is None:
+    if inv is None or not inv.dtype or inv.fits_now:
         return ""
-    if inv.get("fits_now"):
-        return ""
-    parts = [f" {inv.get('dtype')} for {inv.get('concurrency')} x {inv.get('context_len'):,}-token "
-             f"requests needs {inv.get('kv_gib_needed')} GiB of KV per GPU "
-             f"({inv.get('missing_gib_per_gpu')} GiB missing)"]
+    parts = [f" {inv.dtype} for {inv.concurrency} x {inv.context_len:,}-token "
+             f"requests needs {inv.kv_gib_needed} GiB of KV per GPU "
+             f"({inv.missing_gib_per_gpu} GiB missing)"]
     options = []
     mem = _flag(ctx, "mem_fraction", "--mem-fraction-static")
-    if inv.get("mem_fraction_static_needed") and inv.get("mem_fraction_static_feasible"):
-        options.append(f"{mem} {inv['mem_fraction_static_needed']}")
-    elif inv.get("gpu_memory_utilization_needed") and inv.get("gpu_memory_utilization_feasible"):
-        options.append(f"{mem} {inv['gpu_memory_utilization_needed']}")
-    if inv.get("tp_needed"):
-        options.append(f"TP {inv['tp_needed']}")
+    if inv.mem_fraction_static_needed and inv.mem_fraction_static_feasible:
+        options.append(f"{mem} {inv.mem_fraction_static_needed}")
+    elif inv.gpu_memory_utilization_needed and inv.gpu_memory_utilization_feasible:
+        options.append(f"{mem} {inv.gpu_memory_utilization_needed}")
+    if inv.tp_needed:
+        options.append(f"TP {inv.tp_needed}")
     if options:
         parts.append(": that fits with " + " or ".join(options))
     return "".join(parts) + "."
@@ -475,14 +451,15 @@ def _rule_unbalanced(st: State, run: Run, ctx: _Ctx) -> Alert | None:
 
 
 def _rule_calibration(st: State, run: Run, ctx: _Ctx) -> Alert | None:
-    wi = ctx.whatif
-    cur = (wi or {}).get("current") or {}
-    ratio = cur.get("calibration_ratio")
-    if not isinstance(ratio, (int, float)) or abs(ratio - 1.0) <= ctx.options.calibration_tolerance:
+    if ctx.whatif is None:
         return None
-    why = cur.get("calibration_note") or (wi or {}).get("calibration_note") or ""
-    detail = (f"Measured {cur.get('bytes_per_token')} B/token in the logged pool vs "
-              f"{cur.get('theoretical_bytes_per_token')} computed from the model spec (ratio "
+    cur = ctx.whatif.current
+    ratio = cur.calibration_ratio
+    if ratio is None or abs(ratio - 1.0) <= ctx.options.calibration_tolerance:
+        return None
+    why = cur.calibration_note or ""
+    detail = (f"Measured {cur.bytes_per_token} B/token in the logged pool vs "
+              f"{cur.theoretical_bytes_per_token} computed from the model spec (ratio "
               f"{ratio:.3f}). The spec may not match the served model. {why}").strip()
     fix = "Pass the served model's config.json with --model so the calculator uses it."
     pool = run.primary_kv_pool()
@@ -648,7 +625,7 @@ def _rule_checkpoint_scales(st: State, run: Run, ctx: _Ctx) -> Alert | None:
 @dataclass
 class _Ctx:
     options: AlertOptions
-    whatif: dict[str, Any] | None
+    whatif: WhatIf | None
     checkpoint: Any
     engine: Any  # kvtui.core.engine.Engine, or None when no line named the engine
     effective: str | None
@@ -698,7 +675,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
 )
 
 
-def evaluate(state: State, *, whatif: dict[str, Any] | None = None,
+def evaluate(state: State, *, whatif: WhatIf | None = None,
              options: AlertOptions | None = None, checkpoint: Any = None,
              engine: Any = None, release: str | None = None) -> list[Alert]:
     """All alerts for the current run, most severe first, then by evidence line. `release`:

@@ -1,4 +1,4 @@
-"""Plain-text and Markdown renderings of the report dict.
+"""Plain-text and Markdown renderings of the report (kvtui.core.report_types.Report).
 
 Plain text (no Rich) on purpose: `kvtui check` runs in CI logs and pipes, and the same text is
 what a tired engineer pastes into a ticket. Every log-derived string goes through `inert`.
@@ -10,6 +10,8 @@ import textwrap
 from typing import Any
 
 from kvtui.core import severity
+from kvtui.core.evidence import Evidence
+from kvtui.core.report_types import Alert, PoolFacts, Report, WhatIf
 from kvtui.core.text import inert
 from kvtui.core.units import fmt_length
 
@@ -37,122 +39,126 @@ def _fmt_num(v: Any, digits: int = 2) -> str:
     return inert(str(v), 200)
 
 
-def sorted_alerts(report: dict[str, Any]) -> list[dict[str, Any]]:
-    alerts = list(report.get("alerts") or [])
-    alerts.sort(key=lambda a: (severity.rank(a.get("severity")),
-                               (a.get("evidence") or {}).get("line") or 0))
-    return alerts
+def sorted_alerts(report: Report) -> list[Alert]:
+    """Most severe first, then by evidence line (the order every reader shows them in)."""
+    return sorted(report.alerts, key=lambda a: (severity.rank(a.severity),
+                                                a.evidence.line if a.evidence else 0))
 
 
-def _evidence_line(ev: dict[str, Any] | None) -> str:
-    if not ev:
+def _evidence_line(ev: Evidence | None) -> str:
+    if ev is None:
         return ""
-    where = f"{ev.get('source')}:{ev.get('line')}"
-    rank = f" [{inert(str(ev['rank']), 40)}]" if ev.get("rank") else ""
-    rep = f" (x{ev['count']})" if (ev.get("count") or 1) > 1 else ""
-    return f"{inert(where, 200)}{rank}{rep}: {inert(ev.get('text') or '', 300)}"
+    where = f"{ev.source}:{ev.line}"
+    rank = f" [{inert(str(ev.rank), 40)}]" if ev.rank else ""
+    rep = f" (x{ev.count})" if (ev.count or 1) > 1 else ""
+    return f"{inert(where, 200)}{rank}{rep}: {inert(ev.text or '', 300)}"
 
 
-def render_text(report: dict[str, Any]) -> str:
+def render_text(report: Report) -> str:
     out: list[str] = []
     w = out.append
-    model = report.get("model") or {}
-    par = report.get("parallel") or {}
-    kv = report.get("kv_cache") or {}
-    sources = ", ".join(f"{inert(s['name'], 200)} ({s['lines']:,} lines)"
-                        for s in report.get("sources") or [])
-    w(f"kvtui {report.get('kvtui_version', '')} - {sources or 'no input'}")
-    if report.get("engine") is None and report.get("sources"):
+    model, par, kv = report.model, report.parallel, report.kv_cache
+    sources = ", ".join(f"{inert(s.name, 200)} ({s.lines:,} lines)" for s in report.sources)
+    w(f"kvtui {report.kvtui_version} - {sources or 'no input'}")
+    if report.unrecognised:
         from kvtui.core.engine import ENGINE_MODULES
 
         w(f"Engine     none recognised: no line of {' or '.join(ENGINE_MODULES)} was found; "
           "this does not look like an LLM-server log")
-    name = model.get("served_name") or model.get("path") or model.get("model_class") or "unknown"
-    w(f"Model      {inert(str(name), 200)}"
-      + (f"  ({inert(str(model['model_class']), 80)})" if model.get("model_class") else ""))
-    sizes = "  ".join(f"{k.upper()}={_fmt_num(par.get(k))}" for k in ("tp", "dp", "pp", "ep")
-                      if par.get(k) is not None)
+    w(f"Model      {inert(str(model.name or 'unknown'), 200)}"
+      + (f"  ({inert(str(model.model_class), 80)})" if model.model_class else ""))
+    degrees = {"tp": par.tp, "dp": par.dp, "pp": par.pp, "ep": par.ep}
+    sizes = "  ".join(f"{k.upper()}={_fmt_num(v)}" for k, v in degrees.items() if v is not None)
     w(f"Parallel   {sizes or 'unknown'}")
-    conf = kv.get("configured_dtype") or "?"
-    eff = kv.get("effective_dtype") or "?"
-    w(f"KV cache   configured {conf} -> effective {eff}"
-      f"  (from {kv.get('effective_basis', 'unknown')}); scales: {kv.get('scales', 'unknown')}")
-    alerts = sorted_alerts(report)
+    w(f"KV cache   configured {kv.configured_dtype or '?'} -> effective "
+      f"{kv.effective_dtype or '?'}  (from {kv.effective_basis}); scales: {kv.scales}")
     w("")
-    if alerts:
-        w(f"Alerts ({len(alerts)})")
-        for a in alerts:
-            sev = a.get("severity", "info")
-            w(f"  {severity.MARK.get(sev, sev)} {a.get('rule')}: {inert(a.get('title') or '')}")
-            if a.get("detail"):
-                for para in str(a["detail"]).split("\n"):
-                    out.extend(_para(inert(para, 1200), "      "))
-            if a.get("evidence"):
-                w(f"      evidence: {_evidence_line(a.get('evidence'))}")
-            if a.get("fix"):
-                out.extend(_para(inert(str(a["fix"]), 1200), "      ", "fix: "))
-            if a.get("confidence"):
-                w(f"      confidence: {a['confidence']}")
-    else:
-        w("Alerts     none")
+    out.extend(_render_alerts(sorted_alerts(report)))
     w("")
-    pools = report.get("pools") or []
-    if pools:
+    if report.pools:
         w("Pools (per rank)")
-        for ranks, p in group_pools(pools):
+        for ranks, p in group_pools(report.pools):
             w(f"  {ranks:<16} {describe_pool(p)}")
-    cap = report.get("capacity")
-    sizes = ", ".join(f"{k}={_fmt_num(cap.get(k))}" for k in (
-        "max_total_num_tokens", "context_len", "max_concurrency", "max_running_requests",
-        "chunked_prefill_size", "available_gpu_mem_gib") if cap and cap.get(k) is not None)
-    if sizes:
-        w(f"Capacity   {sizes}")
-    wt = report.get("weights")
-    if wt:
-        usage = (f", {_fmt_num(wt.get('usage_gib'))} GiB per GPU"
-                 if wt.get("usage_gib") is not None else "")
-        w(f"Weights    {inert(str(wt.get('model_class') or '?'), 80)}"
-          + (f" ({inert(str(wt['quant']), 80)})" if wt.get("quant") else "")
-          + usage + (f", {_fmt_num(wt.get('avail_gib'))} GiB free after load"
-                     if wt.get("avail_gib") is not None else ""))
-    rt = report.get("runtime") or {}
-    if rt.get("decode_batches") or rt.get("prefill_batches"):
-        w(f"Runtime    {rt.get('prefill_batches', 0):,} prefill / {rt.get('decode_batches', 0):,}"
-          f" decode batches; token usage last {_fmt_num(rt.get('last_token_usage'))}"
-          f" peak {_fmt_num(rt.get('peak_token_usage'))}; running peak"
-          f" {_fmt_num(rt.get('peak_running_req'))}, queue peak"
-          f" {_fmt_num(rt.get('peak_queue_req'))}; gen throughput last"
-          f" {_fmt_num(rt.get('last_gen_throughput'))} mean"
-          f" {_fmt_num(rt.get('mean_gen_throughput'))} tok/s; retractions"
-          f" {rt.get('retractions', 0)}")
-    wi = report.get("whatif")
-    if wi:
-        out.extend(_render_whatif(wi))
-    if report.get("checkpoint"):
-        out.extend(_render_checkpoint(report["checkpoint"]))
-    runs = report.get("runs") or []
+    out.extend(_render_deployment(report))
+    if report.whatif is not None:
+        out.extend(_render_whatif(report.whatif))
+    if report.checkpoint:
+        out.extend(_render_checkpoint(report.checkpoint))
+    runs = report.runs
     if len(runs) > 1:
         w("")
         w(f"Runs ({len(runs)} server starts; the last one is reported above)")
         for r in runs:
-            start = r.get("start") or {}
-            w(f"  #{r['index']} line {start.get('line', '-')}: {r.get('configured_dtype') or '?'}"
-              f" -> {r.get('effective_dtype') or '?'}, pool {_fmt_num(r.get('pool_tokens'))}"
-              f" tokens, {r.get('decode_batches', 0):,} decode batches")
+            line = r.start.line if r.start is not None else "-"
+            w(f"  #{r.index} line {line}: {r.configured_dtype or '?'}"
+              f" -> {r.effective_dtype or '?'}, pool {_fmt_num(r.pool_tokens)}"
+              f" tokens, {r.decode_batches:,} decode batches")
     return "\n".join(out) + "\n"
 
 
-def render_gate(reports: list[dict[str, Any]], fail_on: str, code: int) -> str:
+def _render_alerts(alerts: list[Alert]) -> list[str]:
+    if not alerts:
+        return ["Alerts     none"]
+    out = [f"Alerts ({len(alerts)})"]
+    for a in alerts:
+        out.append(f"  {severity.MARK.get(a.severity, a.severity)} {a.rule}: "
+                   f"{inert(a.title or '')}")
+        if a.detail:
+            for para in str(a.detail).split("\n"):
+                out.extend(_para(inert(para, 1200), "      "))
+        if a.evidence is not None:
+            out.append(f"      evidence: {_evidence_line(a.evidence)}")
+        if a.fix:
+            out.extend(_para(inert(str(a.fix), 1200), "      ", "fix: "))
+        if a.confidence:
+            out.append(f"      confidence: {a.confidence}")
+    return out
+
+
+def _render_deployment(report: Report) -> list[str]:
+    """The capacity, weights and runtime lines."""
+    out = []
+    cap = report.capacity
+    if cap is not None:
+        figures = (("max_total_num_tokens", cap.max_total_num_tokens),
+                   ("context_len", cap.context_len), ("max_concurrency", cap.max_concurrency),
+                   ("max_running_requests", cap.max_running_requests),
+                   ("chunked_prefill_size", cap.chunked_prefill_size),
+                   ("available_gpu_mem_gib", cap.available_gpu_mem_gib))
+        sizes = ", ".join(f"{k}={_fmt_num(v)}" for k, v in figures if v is not None)
+        if sizes:
+            out.append(f"Capacity   {sizes}")
+    wt = report.weights
+    if wt is not None:
+        usage = f", {_fmt_num(wt.usage_gib)} GiB per GPU" if wt.usage_gib is not None else ""
+        out.append(f"Weights    {inert(str(wt.model_class or '?'), 80)}"
+                   + (f" ({inert(str(wt.quant), 80)})" if wt.quant else "")
+                   + usage + (f", {_fmt_num(wt.avail_gib)} GiB free after load"
+                              if wt.avail_gib is not None else ""))
+    rt = report.runtime
+    if rt.decode_batches or rt.prefill_batches:
+        out.append(
+            f"Runtime    {rt.prefill_batches:,} prefill / {rt.decode_batches:,}"
+            f" decode batches; token usage last {_fmt_num(rt.last_token_usage)}"
+            f" peak {_fmt_num(rt.peak_token_usage)}; running peak"
+            f" {_fmt_num(rt.peak_running_req)}, queue peak"
+            f" {_fmt_num(rt.peak_queue_req)}; gen throughput last"
+            f" {_fmt_num(rt.last_gen_throughput)} mean"
+            f" {_fmt_num(rt.mean_gen_throughput)} tok/s; retractions"
+            f" {rt.retractions}")
+    return out
+
+
+def render_gate(reports: list[Report], fail_on: str, code: int) -> str:
     """The last lines of a check over several files: each file's verdict and the exit code."""
     out = ["Gate"]
     for report in reports:
-        name = ", ".join(inert(s["name"], 200) for s in report.get("sources") or []) or "-"
+        name = ", ".join(inert(s.name, 200) for s in report.sources) or "-"
         alerts = sorted_alerts(report)
-        if report.get("engine") is None and report.get("sources"):
+        if report.unrecognised:
             verdict = "no LLM-server line recognised"
         elif alerts:
-            verdict = ", ".join(f"{str(a.get('severity')).upper()} {a.get('rule')}"
-                                for a in alerts)
+            verdict = ", ".join(f"{a.severity.upper()} {a.rule}" for a in alerts)
         else:
             verdict = "no alerts"
         out.append(f"  {name}: {verdict}")
@@ -160,66 +166,60 @@ def render_gate(reports: list[dict[str, Any]], fail_on: str, code: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def group_pools(pools: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+def group_pools(pools: tuple[PoolFacts, ...]) -> list[tuple[str, PoolFacts]]:
     """Collapse pools that are identical on every rank ("TP0-TP7") so TP=8 reads as one line."""
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    groups: dict[tuple[Any, ...], list[PoolFacts]] = {}
     for p in pools:
-        key = tuple((k, p.get(k)) for k in ("label", "kind", "dtype", "tokens", "k_gib", "v_gib",
-                                            "kv_gib", "slots", "conv_gib", "ssm_gib"))
-        groups.setdefault(key, []).append(p)
+        groups.setdefault(p.shape(), []).append(p)
     out = []
     for members in groups.values():
-        names = [m.get("rank") or "-" for m in members]
+        names = [m.rank or "-" for m in members]
         label = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]} ({len(names)} ranks)"
         out.append((inert(label, 60), members[0]))
     return out
 
 
-def describe_pool(p: dict[str, Any]) -> str:
-    label = f" {p['label']}" if p.get("label") else ""
-    if p.get("kind") == "mamba":
-        return (f"mamba{label}: {_fmt_num(p.get('slots'))} slots, conv "
-                f"{_fmt_num(p.get('conv_gib'))} GiB, ssm {_fmt_num(p.get('ssm_gib'))} GiB")
-    if p.get("kind") == "kv":  # a whole-cache budget (vLLM), not one pool line
-        return (f"kv cache {p.get('dtype') or '?'}: {_fmt_num(p.get('kv_gib'))} GiB for every "
-                "KV layer")
-    size = (f"KV {_fmt_num(p.get('kv_gib'))} GiB" if p.get("kind") == "mla"
-            else f"K {_fmt_num(p.get('k_gib'))} GiB + V {_fmt_num(p.get('v_gib'))} GiB")
-    return (f"{p.get('kind')}{label} {p.get('dtype') or '?'}: {_fmt_num(p.get('tokens'))} tokens,"
-            f" {size}, {_fmt_num(p.get('bytes_per_token'), 0)} B/token measured")
+def describe_pool(p: PoolFacts) -> str:
+    label = f" {p.label}" if p.label else ""
+    if p.kind == "mamba":
+        return (f"mamba{label}: {_fmt_num(p.slots)} slots, conv "
+                f"{_fmt_num(p.conv_gib)} GiB, ssm {_fmt_num(p.ssm_gib)} GiB")
+    if p.kind == "kv":  # a whole-cache budget (vLLM), not one pool line
+        return f"kv cache {p.dtype or '?'}: {_fmt_num(p.kv_gib)} GiB for every KV layer"
+    size = (f"KV {_fmt_num(p.kv_gib)} GiB" if p.kind == "mla"
+            else f"K {_fmt_num(p.k_gib)} GiB + V {_fmt_num(p.v_gib)} GiB")
+    return (f"{p.kind}{label} {p.dtype or '?'}: {_fmt_num(p.tokens)} tokens,"
+            f" {size}, {_fmt_num(p.bytes_per_token, 0)} B/token measured")
 
 
-def _render_whatif(wi: dict[str, Any]) -> list[str]:
-    cur = wi.get("current") or {}
-    scen = wi.get("scenarios") or []
-    if cur.get("tokens") is None and not any(s.get("tokens") is not None for s in scen):
+def _render_whatif(wi: WhatIf) -> list[str]:
+    cur = wi.current
+    if cur.tokens is None and not any(s.tokens is not None for s in wi.scenarios):
         # A table of dashes answers nothing: say what the what-if is waiting for.
         return ["", "What-if    needs the KV cache size: no pool or capacity line in the log "
                 "(kvtui whatif --tokens N or --pool-gib G sizes it by hand)"]
     out = ["", "What-if (same KV byte budget per GPU)"]
     ctx_keys: list[str] = []
-    for s in scen:
-        for k in (s.get("concurrency") or {}):
+    for s in wi.scenarios:
+        for k in s.concurrency:
             if k not in ctx_keys:
                 ctx_keys.append(k)
     head = f"  {'dtype':<16}{'tokens':>12}{'B/token':>10}" + "".join(
         f"{'@' + _short_ctx(k):>10}" for k in ctx_keys) + f"{'max_run':>9}  flag"
     out.append(head)
-    for s in scen:
-        marker = "*" if s.get("dtype") == cur.get("dtype") else " "
-        conc = s.get("concurrency") or {}
+    for s in wi.scenarios:
+        marker = "*" if s.dtype == cur.dtype else " "
         out.append(
-            f" {marker}{s.get('dtype')!s:<16}{_fmt_num(s.get('tokens')):>12}"
-            f"{_fmt_num(s.get('bytes_per_token'), 0):>10}"
-            + "".join(f"{_fmt_num(conc.get(k)):>10}" for k in ctx_keys)
-            + f"{_fmt_num(s.get('max_running_requests')):>9}  {s.get('flag') or '(not available)'}")
-    if cur:
-        ratio = cur.get("calibration_ratio")
-        out.append(f"  current: {cur.get('dtype')} {_fmt_num(cur.get('tokens'))} tokens, measured"
-                   f" {_fmt_num(cur.get('bytes_per_token'), 0)} B/token vs computed"
-                   f" {_fmt_num(cur.get('theoretical_bytes_per_token'), 0)}"
-                   + (f" (ratio {ratio:.3f})" if isinstance(ratio, float) else ""))
-    for line in wi.get("explanation") or []:
+            f" {marker}{s.dtype!s:<16}{_fmt_num(s.tokens):>12}"
+            f"{_fmt_num(s.bytes_per_token, 0):>10}"
+            + "".join(f"{_fmt_num(s.concurrency.get(k)):>10}" for k in ctx_keys)
+            + f"{_fmt_num(s.max_running_requests):>9}  {s.flag or '(not available)'}")
+    ratio = cur.calibration_ratio
+    out.append(f"  current: {cur.dtype} {_fmt_num(cur.tokens)} tokens, measured"
+               f" {_fmt_num(cur.bytes_per_token, 0)} B/token vs computed"
+               f" {_fmt_num(cur.theoretical_bytes_per_token, 0)}"
+               + (f" (ratio {ratio:.3f})" if isinstance(ratio, float) else ""))
+    for line in wi.explanation:
         out.append(f"  {inert(str(line), 300)}")
     return out
 
@@ -251,7 +251,7 @@ def _short_ctx(k: str) -> str:
         return k
 
 
-def render_markdown(report: dict[str, Any]) -> str:
+def render_markdown(report: Report) -> str:
     """The same analysis as Markdown, for tickets and the TUI export."""
     text = render_text(report)
     alerts = sorted_alerts(report)
@@ -260,22 +260,21 @@ def render_markdown(report: dict[str, Any]) -> str:
         md.append("## Alerts")
         md.append("")
         for a in alerts:
-            md.append(f"### {a.get('severity', '').upper()} `{a.get('rule')}`: "
-                      f"{_md_escape(inert(a.get('title') or ''))}")
+            md.append(f"### {a.severity.upper()} `{a.rule}`: {_md_escape(inert(a.title or ''))}")
             md.append("")
-            if a.get("detail"):
-                md.append(_md_escape(inert(str(a["detail"]), 2000)))
+            if a.detail:
+                md.append(_md_escape(inert(str(a.detail), 2000)))
                 md.append("")
-            ev = a.get("evidence")
-            if ev:
-                md.append(f"Evidence ({inert(str(ev.get('source')), 200)} line {ev.get('line')}):")
+            ev = a.evidence
+            if ev is not None:
+                md.append(f"Evidence ({inert(str(ev.source), 200)} line {ev.line}):")
                 md.append("")
                 md.append("```")
-                md.append(inert(ev.get("text") or "", 400).replace("```", "'''"))
+                md.append(inert(ev.text or "", 400).replace("```", "'''"))
                 md.append("```")
                 md.append("")
-            if a.get("fix"):
-                md.append(f"**Fix:** {_md_escape(inert(str(a['fix']), 1000))}")
+            if a.fix:
+                md.append(f"**Fix:** {_md_escape(inert(str(a.fix), 1000))}")
                 md.append("")
     md.append("## Report")
     md.append("")

@@ -1,8 +1,8 @@
-"""The analysis as one JSON-able dict, and its human (terminal) and Markdown renderings.
+"""The analysis of one stream as a typed `Report` (kvtui.core.report_types), built from the fold.
 
-`kvtui check --json`, the TUI's export and `kvtui ssh --check` all print this object, so its keys
-are a contract: engine, model, parallel, kv_cache, pools, capacity, weights, runtime, runs,
-alerts, whatif.
+`kvtui check --json`, the TUI's export and `kvtui ssh --check` all print `Report.to_json()`, so
+its keys are a contract: engine, model, parallel, kv_cache, pools, capacity, weights, runtime,
+runs, alerts, whatif.
 """
 
 from __future__ import annotations
@@ -11,6 +11,19 @@ from typing import Any
 
 from kvtui import __version__
 from kvtui.core.deployment import layout
+from kvtui.core.report_types import (
+    CapacityFacts,
+    KVCacheFacts,
+    ModelFacts,
+    ParallelFacts,
+    PoolFacts,
+    Report,
+    RunSummary,
+    RuntimeFacts,
+    Source,
+    WeightFacts,
+    snapshot,
+)
 from kvtui.core.state import Run, State, _rank_sort_key
 
 
@@ -32,130 +45,149 @@ def quant_text(weights: dict[str, Any]) -> str | None:
     return ", ".join(parts)
 
 
-def run_facts(run: Run, engine: Any = None) -> dict[str, Any]:
+def _weights(run: Run) -> WeightFacts | None:
+    if not run.weights:
+        return None
     sa = run.server_args
-    weights = None
-    if run.weights:
-        rank = sorted(run.weights, key=_rank_sort_key)[0]
-        w = run.weights[rank]
-        usages: list[float] = [v["usage_gib"] for v in run.weights.values()
-                               if v.get("usage_gib") is not None]
-        avails: list[float] = [v["avail_gib"] for v in run.weights.values()
-                               if v.get("avail_gib") is not None]
-        weights = {
-            "rank": rank,
-            "model_class": w.get("model_class") or sa.get("architecture"),
-            "dtype": w.get("dtype"),
-            "quant": quant_text(w),
-            "usage_gib": w.get("usage_gib"),
-            "avail_gib": w.get("avail_gib"),
-            "avail_before_gib": run.weights_begin.get(rank),
-            "max_usage_gib": max(usages) if usages else None,
-            "min_avail_gib": min(avails) if avails else None,
-            "min_avail_before_gib": min(run.weights_begin.values()) if run.weights_begin else None,
-            "ranks": len(run.weights),
-            "elapsed_s": w.get("elapsed_s"),
-        }
+    rank = sorted(run.weights, key=_rank_sort_key)[0]
+    w = run.weights[rank]
+    usages: list[float] = [v["usage_gib"] for v in run.weights.values()
+                           if v.get("usage_gib") is not None]
+    avails: list[float] = [v["avail_gib"] for v in run.weights.values()
+                           if v.get("avail_gib") is not None]
+    return WeightFacts(
+        rank=rank,
+        model_class=w.get("model_class") or sa.get("architecture"),
+        dtype=w.get("dtype"),
+        quant=quant_text(w),
+        usage_gib=w.get("usage_gib"),
+        avail_gib=w.get("avail_gib"),
+        avail_before_gib=run.weights_begin.get(rank),
+        max_usage_gib=max(usages) if usages else None,
+        min_avail_gib=min(avails) if avails else None,
+        min_avail_before_gib=min(run.weights_begin.values()) if run.weights_begin else None,
+        ranks=len(run.weights),
+        elapsed_s=w.get("elapsed_s"),
+    )
+
+
+def _capacity(run: Run) -> CapacityFacts | None:
     cap = run.primary_capacity()
-    capacity = None
-    if cap is not None:
-        capacity = {k: cap.get(k) for k in (
-            "max_total_num_tokens", "chunked_prefill_size", "max_prefill_tokens",
-            "max_running_requests", "context_len", "available_gpu_mem_gib")}
-        if cap.get("max_concurrency") is not None:  # an engine that prints its own (vLLM)
-            capacity["max_concurrency"] = cap["max_concurrency"]
-        capacity["rank"] = run.capacity_evidence.rank if run.capacity_evidence else None
-        capacity["memory_pool_end_avail_gib"] = (
-            min(run.memory_pool_end.values()) if run.memory_pool_end else None)
-        if run.swa_split:
-            capacity["swa_split"] = run.swa_split
-    eff, basis, eff_ev = run.effective
-    scales_ev = run.scales_loaded or run.scales_missing
-    model_class = (weights["model_class"] if weights else None) or sa.get("architecture")
-    par = layout(run)
+    if cap is None:
+        return None
+    return CapacityFacts(
+        max_total_num_tokens=cap.get("max_total_num_tokens"),
+        chunked_prefill_size=cap.get("chunked_prefill_size"),
+        max_prefill_tokens=cap.get("max_prefill_tokens"),
+        max_running_requests=cap.get("max_running_requests"),
+        context_len=cap.get("context_len"),
+        available_gpu_mem_gib=cap.get("available_gpu_mem_gib"),
+        max_concurrency=cap.get("max_concurrency"),  # an engine that prints its own (vLLM)
+        rank=run.capacity_evidence.rank if run.capacity_evidence else None,
+        memory_pool_end_avail_gib=(min(run.memory_pool_end.values())
+                                   if run.memory_pool_end else None),
+        swa_split=run.swa_split or None,
+    )
+
+
+def _pools(run: Run) -> tuple[PoolFacts, ...]:
+    eff, basis, _ = run.effective
     pools = sorted(run.pools.values(), key=lambda p: (_rank_sort_key(p.rank), p.kind != "mha",
                                                        p.label or ""))
-    pool_dicts = []
+    out = []
     for p in pools:
-        d = p.to_dict()
         # Pool lines print their dtype only from 0.5.13; before that the run's effective dtype
         # is the pool's dtype, and the report says where it came from.
-        d["dtype_basis"] = "pool_line" if p.dtype else None
+        dtype, dtype_basis = p.dtype, ("pool_line" if p.dtype else None)
         if p.kind != "mamba" and not p.dtype and eff:
-            d["dtype"], d["dtype_basis"] = eff, basis
-        pool_dicts.append(d)
-    return {
-        "engine": engine.name if engine is not None else None,
-        "model": {
-            "path": sa.get("model_path"),
-            "served_name": sa.get("served_model_name"),
-            "model_class": model_class,
-            "quantization": sa.get("quantization"),
-        },
-        "parallel": {
-            "tp": par.tp,
-            "dp": par.dp,
-            "pp": par.pp,
-            "ep": par.ep,
-            "attn_dp": par.attn_dp,
-            "enable_dp_attention": par.enable_dp_attention,
-            "ranks_seen": sorted(run.ranks, key=_rank_sort_key),
-            **({"basis": par.basis} if any(b != "server_args" for b in par.basis.values())
-               else {}),
-        },
-        "kv_cache": {
-            "configured_dtype": run.configured_kv_dtype,
-            "effective_dtype": eff,
-            "effective_basis": basis,
-            "effective_evidence": eff_ev.to_dict() if eff_ev else None,
-            "scales": run.scales,
-            "scales_evidence": scales_ev.to_dict() if scales_ev is not None else None,
-            "quantization_param_path": sa.get("quantization_param_path"),
-            "page_size": sa.get("page_size"),
-        },
-        "pools": pool_dicts,
-        "capacity": capacity,
-        "weights": weights,
-        "runtime": run.runtime.to_dict(),
-        "server_args": dict(sa) if sa else None,
-        "errors": [e.to_dict() for e in run.ooms],
-    }
+            dtype, dtype_basis = eff, basis
+        bpt = p.bytes_per_token
+        out.append(PoolFacts(
+            rank=p.rank, label=p.label, kind=p.kind, dtype=dtype, dtype_raw=p.dtype_raw,
+            tokens=p.tokens, k_gib=p.k_gib, v_gib=p.v_gib, kv_gib=p.kv_gib, slots=p.slots,
+            conv_gib=p.conv_gib, ssm_gib=p.ssm_gib, role=p.role,
+            bytes_per_token=round(bpt, 1) if bpt is not None else None,
+            evidence=snapshot(p.evidence), dtype_basis=dtype_basis))
+    return tuple(out)
 
 
-def run_summary(run: Run) -> dict[str, Any]:
+def _parallel(run: Run) -> ParallelFacts:
+    par = layout(run)
+    return ParallelFacts(
+        tp=par.tp, dp=par.dp, pp=par.pp, ep=par.ep, attn_dp=par.attn_dp,
+        enable_dp_attention=par.enable_dp_attention,
+        ranks_seen=tuple(sorted(run.ranks, key=_rank_sort_key)),
+        basis=(dict(par.basis) if any(b != "server_args" for b in par.basis.values())
+               else None))
+
+
+def _kv_cache(run: Run) -> KVCacheFacts:
+    sa = run.server_args
+    eff, basis, eff_ev = run.effective
+    return KVCacheFacts(
+        configured_dtype=run.configured_kv_dtype,
+        effective_dtype=eff,
+        effective_basis=basis,
+        effective_evidence=snapshot(eff_ev),
+        scales=run.scales,
+        scales_evidence=snapshot(run.scales_loaded or run.scales_missing),
+        quantization_param_path=sa.get("quantization_param_path"),
+        page_size=sa.get("page_size"),
+    )
+
+
+def run_summary(run: Run) -> RunSummary:
     eff, _, _ = run.effective
     pool = run.primary_kv_pool()
     cap = run.primary_capacity()
-    return {
-        "index": run.index,
-        "start": run.start.to_dict() if run.start else None,
-        "model_path": run.server_args.get("model_path"),
-        "configured_dtype": run.configured_kv_dtype,
-        "effective_dtype": eff,
-        "scales": run.scales,
-        "pool_tokens": pool.tokens if pool else None,
-        "max_total_num_tokens": cap.get("max_total_num_tokens") if cap else None,
-        "decode_batches": run.runtime.decode_batches,
-    }
+    return RunSummary(
+        index=run.index,
+        start=snapshot(run.start),
+        model_path=run.server_args.get("model_path"),
+        configured_dtype=run.configured_kv_dtype,
+        effective_dtype=eff,
+        scales=run.scales,
+        pool_tokens=pool.tokens if pool else None,
+        max_total_num_tokens=cap.get("max_total_num_tokens") if cap else None,
+        decode_batches=run.runtime.decode_batches,
+    )
 
 
 def build_report(state: State, *, engine: Any = None, model: Any = None,
                  alert_options: Any = None, checkpoint: Any = None,
-                 release: str | None = None) -> dict[str, Any]:
+                 release: str | None = None, partial: bool = False) -> Report:
     from kvtui.core import alerts as alerts_mod
 
     run = state.current
-    report: dict[str, Any] = {"kvtui_version": __version__}
-    report["sources"] = [{"name": n, "lines": c} for n, c in state.sources.items()]
-    report.update(run_facts(run, engine))
-    report["runs"] = [run_summary(r) for r in state.runs]
+    sa = run.server_args
+    weights = _weights(run)
     calc = (engine.calculator(run, model, checkpoint, release=release)
             if engine is not None else None)
     whatif = calc.report() if calc is not None else None
-    report["whatif"] = whatif
     found = alerts_mod.evaluate(state, whatif=whatif, options=alert_options,
                                 checkpoint=checkpoint, engine=engine, release=release)
-    report["alerts"] = [a.to_dict() for a in found]
-    if checkpoint is not None and hasattr(checkpoint, "to_dict"):  # tests pass bare stand-ins
-        report["checkpoint"] = checkpoint.to_dict()
-    return report
+    return Report(
+        kvtui_version=__version__,
+        sources=tuple(Source(n, c) for n, c in state.sources.items()),
+        engine=engine.name if engine is not None else None,
+        model=ModelFacts(
+            path=sa.get("model_path"),
+            served_name=sa.get("served_model_name"),
+            model_class=(weights.model_class if weights else None) or sa.get("architecture"),
+            quantization=sa.get("quantization")),
+        parallel=_parallel(run),
+        kv_cache=_kv_cache(run),
+        pools=_pools(run),
+        capacity=_capacity(run),
+        weights=weights,
+        runtime=RuntimeFacts(**run.runtime.to_dict()),
+        server_args=dict(sa) if sa else None,
+        errors=tuple(e.to_dict() for e in run.ooms),
+        runs=tuple(run_summary(r) for r in state.runs),
+        whatif=whatif,
+        alerts=tuple(a.frozen() for a in found),
+        # tests pass bare stand-ins without to_dict
+        checkpoint=(checkpoint.to_dict() if checkpoint is not None
+                    and hasattr(checkpoint, "to_dict") else None),
+        partial=partial,
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from kvtui.core.pipeline.inputs import RangedFile
 
@@ -81,3 +81,49 @@ class LineSource(Protocol):
     def history(self) -> History | None: ...
 
     def skip_to(self, offset: int, lines: int) -> None: ...
+
+
+Predicate = Callable[[SourceLine], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayStatus:
+    """What the header shows of a replay, read at once: how far, how fast, the log's clock."""
+
+    state: str  # a notice state (STATES): replaying, paused, at_end, ...
+    progress: float  # 0..1 of the bytes read
+    pace: str  # "instant" or "x50"
+    log_time: str | None  # the newest line's timestamp, as the log prints it
+
+
+@runtime_checkable
+class ReplayControls(Protocol):
+    """The optional capability of a source over saved files: play, pause, step, seek.
+
+    A source that has it implements these methods on itself; `replay_controls` is the one
+    place that asks, so the UI holds a typed handle (or None) instead of probing attributes.
+    """
+
+    speed: float
+
+    def status(self) -> ReplayStatus: ...
+
+    def toggle_pause(self) -> bool: ...
+
+    def step(self, n: int = 1) -> None: ...
+
+    def seek(self, predicate: Predicate) -> None: ...
+
+    def seek_time(self, when: str) -> bool: ...
+
+    def set_speed(self, speed: float) -> None: ...
+
+    def restart(self) -> None: ...
+
+
+def replay_controls(source: LineSource) -> ReplayControls | None:
+    """The source's replay controls, or None for a live source (tail, pipe, client, SSH).
+
+    A structural check on purpose: LineSource is a protocol that sources (and the tests'
+    stand-ins) satisfy by shape, so the capability is asked for here once, not per attribute."""
+    return source if isinstance(source, ReplayControls) else None

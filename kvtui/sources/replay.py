@@ -28,7 +28,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO
 
-from kvtui.sources.base import Emit, History, Item, SourceLine, SourceNotice
+from kvtui.sources.base import (
+    Emit,
+    History,
+    Item,
+    Predicate,
+    ReplayStatus,
+    SourceLine,
+    SourceNotice,
+)
 from kvtui.sources.lines import MAX_LINE_CHARS, decode_line
 from kvtui.sources.readers import ranged_file
 from parsers.prefix import line_timestamp, ts_day, ts_seconds
@@ -127,8 +135,6 @@ class _FileReader:
             pass
 
 
-Predicate = Callable[[SourceLine], bool]
-
 
 class ReplaySource:
     """A `LineSource` over saved files, with live controls callable from any thread.
@@ -203,6 +209,9 @@ class ReplaySource:
     def pace(self) -> str:
         """The replay's speed as the header shows it: "instant" or "x50"."""
         return "instant" if self.instant else f"x{self.speed:g}"
+
+    def status(self) -> ReplayStatus:
+        return ReplayStatus(self.state, self.progress, self.pace, self.log_time)
 
     def step(self, n: int = 1) -> None:
         """While paused, emit the next n lines (a running seek is cancelled)."""

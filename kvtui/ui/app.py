@@ -29,7 +29,8 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Static
 
 from kvtui.core.pipeline import Session
-from kvtui.sources.base import LineSource, SourceNotice
+from kvtui.core.report_types import Report
+from kvtui.sources.base import LineSource, ReplayControls, SourceNotice, replay_controls
 from kvtui.ui import report_view as rv
 from kvtui.ui.export import export_path
 from kvtui.ui.ingest import Ingest, LogEntry
@@ -159,12 +160,13 @@ class KvApp(App[int]):
                  tick_hz: float = TICK_HZ, **_ignored: Any) -> None:
         super().__init__()
         self.source = source
+        self.controls = replay_controls(source)  # None: a live source (no play/pause/seek)
         self.source_title = title
         self.ingest = Ingest(source, session=session, ring=log_window)
         self.log_window = log_window
         self.export_dir = Path(export_dir) if export_dir is not None else None
         self.tick_hz = tick_hz
-        self.report: dict[str, Any] | None = None
+        self.report: rv.Shown = None
         self.shown_pane = "alerts"
         self._seek_alert_keys: set[tuple[Any, ...]] | None = None
         self.ticks = 0
@@ -197,7 +199,7 @@ class KvApp(App[int]):
 
     @property
     def is_replay(self) -> bool:
-        return hasattr(self.source, "toggle_pause")
+        return self.controls is not None
 
     def on_mount(self) -> None:
         # The source thread parses flat out; a short switch interval keeps keys snappy.
@@ -302,14 +304,11 @@ class KvApp(App[int]):
             self.whatif_pane.show(d.calc)
         header.lines = d.lines
         header.load = d.load
-        src = self.source
-        progress = getattr(src, "progress", None)
-        header.progress = progress if isinstance(progress, float) else None
-        pace = getattr(src, "pace", None)
-        header.speed = pace if isinstance(pace, str) else None
-        log_time = getattr(src, "log_time", None)
-        header.log_time = log_time if isinstance(log_time, str) else rv.last_log_time(
-            self.report)
+        status = self.controls.status() if self.controls is not None else None
+        header.progress = status.progress if status is not None else None
+        header.speed = status.pace if status is not None else None
+        header.log_time = (status.log_time if status is not None and status.log_time
+                           else rv.last_log_time(self.report))
         header.redraw()
         self.ticks += 1
         self.last_tick_ms = (time.perf_counter() - t0) * 1000
@@ -332,7 +331,7 @@ class KvApp(App[int]):
         elif n.state == "paused" and self._seek_alert_keys is not None:
             self._check_alert_seek(self._seek_alert_keys, final=False)
 
-    def _apply_report(self, report: dict[str, Any], timeline: list[Any] | None) -> None:
+    def _apply_report(self, report: rv.Shown, timeline: list[Any] | None) -> None:
         self.report = report
         self.header_bar.report = report
         self.alerts_pane.show(report)
@@ -390,25 +389,25 @@ class KvApp(App[int]):
     def _open_alert(self, event: AlertsPane.Open) -> None:
         alert = event.alert
         ev = rv.evidence(alert)
-        context = self._context_lines(ev.get("source"), ev.get("line"))
+        context = self._context_lines(ev.source, ev.line) if ev is not None else []
 
         def done(result: str | None) -> None:
             if result == "goto":
                 self._goto_evidence(alert)
             elif result == "copy":
-                self.copy_to_clipboard(str(ev.get("text") or ""))
+                self.copy_to_clipboard(str(ev.text or "") if ev is not None else "")
                 self.notify("copied the evidence line", markup=False)
 
         self.push_screen(AlertDetailScreen(alert, context), done)
 
-    def _goto_evidence(self, alert: dict[str, Any]) -> None:
+    def _goto_evidence(self, alert: rv.Alert) -> None:
         ev = rv.evidence(alert)
-        line = ev.get("line")
-        if not line:
+        line = ev.line if ev is not None else None
+        if ev is None or not line:
             self.notify("this alert has no evidence line", markup=False)
             return
         log = self.log_view
-        if log.jump_to(ev.get("source"), int(line)):
+        if log.jump_to(ev.source, int(line)):
             log.focus()
         else:
             self.notify(f"line {line} is older than the {self.log_window:,} lines kept; "
@@ -457,7 +456,7 @@ class KvApp(App[int]):
                     "shows; press f until the filter says 'all' to search every kept line")
         older = self.ingest.lines - log.kept
         if older > 0:
-            where = getattr(self.source, "name", "the log file")
+            where = self.source.name or "the log file"
             return (f"no match in the newest {log.kept:,} lines (the pane keeps "
                     f"{self.log_window:,}; {older:,} older lines are not kept). To search the "
                     f"whole file: grep -n 'PATTERN' {where}, or reopen with --log-window N")
@@ -500,11 +499,10 @@ class KvApp(App[int]):
         self.push_screen(HelpScreen())
 
     # -- actions: replay -----------------------------------------------------------------------
-    def _replay(self) -> Any:
-        if not self.is_replay:
+    def _replay(self) -> ReplayControls | None:
+        if self.controls is None:
             self.notify("only a replay can be paused or stepped", markup=False)
-            return None
-        return self.source
+        return self.controls
 
     def action_toggle_pause(self) -> None:
         src = self._replay()
@@ -538,7 +536,7 @@ class KvApp(App[int]):
         self._seek_alert_keys = self._alert_keys(self.report)
         self._seek_trigger(src)
 
-    def _seek_trigger(self, src: Any) -> None:
+    def _seek_trigger(self, src: ReplayControls) -> None:
         session = self.ingest.session
         parse = session.parse
         with self.ingest.report_lock:
@@ -550,7 +548,7 @@ class KvApp(App[int]):
         src.seek(trigger)
 
     @staticmethod
-    def _alert_keys(report: dict[str, Any] | None) -> set[tuple[Any, ...]]:
+    def _alert_keys(report: rv.Shown) -> set[tuple[Any, ...]]:
         return {rv.alert_key(a) for a in rv.alerts(report)}
 
     @work(thread=True, exclusive=True, group="seek", exit_on_error=False)
@@ -558,7 +556,7 @@ class KvApp(App[int]):
         """After a trigger line (or the end): build the report off the event loop, under the
         ingest's lock, then let the event loop decide whether the alerts changed. A failing
         rule ends the search with a warning; it never takes the app down."""
-        report: dict[str, Any] | None = None
+        report: rv.Shown = None
         error: str | None = None
         try:
             with self.ingest.report_lock:
@@ -568,7 +566,7 @@ class KvApp(App[int]):
         with contextlib.suppress(Exception):  # the app may be shutting down
             self.call_from_thread(self._alert_seek_checked, before, report, error, final)
 
-    def _alert_seek_checked(self, before: set[tuple[Any, ...]], report: dict[str, Any] | None,
+    def _alert_seek_checked(self, before: set[tuple[Any, ...]], report: rv.Shown,
                             error: str | None, final: bool) -> None:
         """Event loop side of `_check_alert_seek`: select a new alert, or seek on."""
         current = self._seek_alert_keys is before  # False: the search was ended or replaced
@@ -591,8 +589,8 @@ class KvApp(App[int]):
             self._seek_alert_keys = None
             self._select_alert(new[0])
             return
-        src = self.source
-        if getattr(src, "state", "") == "at_end":
+        src = self.controls
+        if src is None or src.status().state == "at_end":
             self._seek_alert_keys = None
             return
         self._seek_trigger(src)
@@ -621,7 +619,7 @@ class KvApp(App[int]):
         src = self._replay()
         if src is not None:
             src.set_speed(src.speed * factor)
-            self.notify(f"replay speed {src.pace}", markup=False)
+            self.notify(f"replay speed {src.status().pace}", markup=False)
 
     def action_restart(self) -> None:
         src = self._replay()
@@ -656,7 +654,7 @@ class KvApp(App[int]):
         self.ingest.close(timeout=1.0)
 
 
-def render_export(report: dict[str, Any], fmt: str) -> str:
+def render_export(report: Report, fmt: str) -> str:
     """The same document `kvtui check` prints: its Markdown renderer, or its JSON."""
     if fmt == "md":
         try:
@@ -665,7 +663,7 @@ def render_export(report: dict[str, Any], fmt: str) -> str:
             return render_markdown(report)
         except ImportError:
             pass
-    return json.dumps(report, indent=2, ensure_ascii=False, default=str) + "\n"
+    return json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def run_app(source: LineSource, title: str, **opts: Any) -> int:

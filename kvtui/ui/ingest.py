@@ -18,6 +18,7 @@ from typing import Any
 
 from kvtui.core.pipeline import Progress, Session
 from kvtui.sources.base import INLINE, LineSource, SourceLine, SourceNotice
+from kvtui.ui import report_view as rv
 
 REPORT_INTERVAL = 0.25  # seconds between report snapshots while lines keep coming
 
@@ -43,7 +44,7 @@ class Drained:
     entries: list[LogEntry] = field(default_factory=list)
     dropped: int = 0  # lines that went past while the UI was not draining (ring overflow)
     notices: list[SourceNotice] = field(default_factory=list)
-    report: dict[str, Any] | None = None
+    report: rv.Shown = None
     timeline: list[Any] | None = None
     calc: Any = None  # kvtui.core.capacity.Calculator for the current run, or None
     lines: int = 0
@@ -88,7 +89,7 @@ class Ingest:
         self._ring: deque[LogEntry] = deque(maxlen=ring)
         self._ring_added = 0
         self._notices: list[SourceNotice] = []
-        self._report: dict[str, Any] | None = None
+        self._report: rv.Shown = None
         self._timeline: list[Any] | None = None
         self._calc: Any = None
         self._report_dirty = False
@@ -253,13 +254,14 @@ class Ingest:
         if not force and not self._report_dirty:
             return
         t0 = time.perf_counter()
+        report: rv.Shown
         try:
             with self.report_lock:
                 report = self.session.report()
                 timeline = list(self.session.state.current.runtime.timeline)
                 calc = self._calculator()
         except Exception as exc:  # a bug in a rule must not stop ingestion
-            report = {"error": f"report failed: {type(exc).__name__}: {exc}"}
+            report = rv.Failed(f"report failed: {type(exc).__name__}: {exc}")
             timeline = []
             calc = None
         with self._lock:

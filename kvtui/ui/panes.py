@@ -1,8 +1,9 @@
 """The read-only panes of the main screen: header verdict, alerts, facts, timeline.
 
-Each pane renders from the latest report snapshot (a plain dict built off the event loop) into
-`Text` objects. Values that come from the log (model paths, evidence lines, alert details that
-quote the log) are passed through `kvtui.ui.text.clean`, never through markup.
+Each pane renders from the latest report snapshot (built off the event loop, read through
+`kvtui.ui.report_view`) into `Text` objects. Values that come from the log (model paths,
+evidence lines, alert details that quote the log) are passed through `kvtui.ui.text.clean`,
+never through markup.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ sorted_alerts = rv.alerts
 worst_severity = rv.worst_severity
 
 
-def model_name(report: dict[str, Any] | None) -> str:
+def model_name(report: rv.Shown) -> str:
     return clean(rv.model_name(report), 80)
 
 
@@ -76,7 +77,7 @@ class HeaderBar(Static):
         self.state_message = ""
         self.progress: float | None = None
         self.load: Any = None  # kvtui.core.pipeline.Progress while a big file is folded
-        self.report: dict[str, Any] | None = None
+        self.report: rv.Shown = None
         self.lines = 0
         self.speed: str | None = None  # a replay's pace: "x50", "instant"
         self.log_time: str | None = None  # the newest timestamp the log has reached
@@ -107,7 +108,7 @@ class HeaderBar(Static):
         """Most important first, so a narrow terminal cuts the least important: the KV verdict,
         the source state (with a replay's speed and the log's time), the deployment, then
         which source and how many lines."""
-        r = self.report or {}
+        r = rv.report_of(self.report)
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(" kvtui ", style="bold reverse")
         t.append(" ")
@@ -154,20 +155,19 @@ class AlertsPane(OptionList):
     # g (jump to the evidence) is the app's key: it works from any pane.
 
     class Open(Message):
-        def __init__(self, alert: dict[str, Any]) -> None:
+        def __init__(self, alert: rv.Alert) -> None:
             super().__init__()
             self.alert = alert
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(markup=False, **kwargs)
-        self.alerts: list[dict[str, Any]] = []
+        self.alerts: list[rv.Alert] = []
         self._key: tuple[Any, ...] = ()
 
-    def show(self, report: dict[str, Any] | None) -> None:
+    def show(self, report: rv.Shown) -> None:
         alerts = sorted_alerts(report)
-        key = tuple((a.get("rule"), a.get("severity"), a.get("title"),
-                     (a.get("evidence") or {}).get("line"),
-                     (a.get("evidence") or {}).get("count"), a.get("fix")) for a in alerts)
+        key = tuple((a.rule, a.severity, a.title, a.evidence.line if a.evidence else None,
+                     a.evidence.count if a.evidence else None, a.fix) for a in alerts)
         if key == self._key:
             self.alerts = alerts  # the detail view reads the newest wording
             return
@@ -185,16 +185,16 @@ class AlertsPane(OptionList):
             self.highlighted = 0
 
     @staticmethod
-    def _prompt(a: dict[str, Any]) -> Text:
-        sev = str(a.get("severity") or "info")
+    def _prompt(a: rv.Alert) -> Text:
+        sev = str(a.severity or "info")
         t = Text()
         t.append(f"{sev.upper():<8} ", style=severity_style(sev))
-        t.append(clean(str(a.get("title") or a.get("rule") or "?"), 200), style="bold")
+        t.append(clean(str(a.title or a.rule or "?"), 200), style="bold")
         ev = rv.evidence(a)
-        if ev.get("line"):
-            seen = f", seen {ev['count']} times" if (ev.get("count") or 1) > 1 else ""
-            t.append(f"\n  evidence: line {ev['line']}{seen}", style="dim")
-        fix = a.get("fix")
+        if ev is not None and ev.line:
+            seen = f", seen {ev.count} times" if (ev.count or 1) > 1 else ""
+            t.append(f"\n  evidence: line {ev.line}{seen}", style="dim")
+        fix = a.fix
         if fix:
             t.append("\n  fix: ", style="dim")
             fix_text = clean(str(fix), 400)
@@ -202,7 +202,7 @@ class AlertsPane(OptionList):
             t.append(fix_text[:cut + 1] if 0 < cut < 160 else fix_text[:160], style="green")
         return t
 
-    def current(self) -> dict[str, Any] | None:
+    def current(self) -> rv.Alert | None:
         if self.highlighted is None or self.highlighted >= len(self.alerts):
             return None
         return self.alerts[self.highlighted]
@@ -213,99 +213,97 @@ class AlertsPane(OptionList):
             self.post_message(self.Open(self.alerts[event.option_index]))
 
 
-def facts_text(r: dict[str, Any] | None) -> Text:
+def facts_text(r: rv.Shown) -> Text:
     """Pools per rank, capacity, weights and bytes/token, as inert text."""
     t = Text()
-    if not r:
-        t.append("waiting for startup lines…", style="dim")
-        return t
     failed = rv.failure(r)
     if failed is not None:
         t.append(clean(failed, 300), style="bold red")
         return t
-    kv = r.get("kv_cache") or {}
+    kv = rv.kv_cache(r)
+    if kv is None:
+        t.append("waiting for startup lines…", style="dim")
+        return t
     t.append("KV cache  ", style="bold")
-    t.append(f"configured {clean(str(kv.get('configured_dtype') or '?'), 20)}  ")
-    t.append(f"effective {clean(str(kv.get('effective_dtype') or '?'), 20)}")
-    basis = kv.get("effective_basis")
-    if basis:
-        t.append(f" (from {clean(str(basis), 30)})", style="dim")
-    t.append(f"  scales {clean(str(kv.get('scales') or '?'), 20)}\n")
+    t.append(f"configured {clean(str(kv.configured_dtype or '?'), 20)}  ")
+    t.append(f"effective {clean(str(kv.effective_dtype or '?'), 20)}")
+    if kv.effective_basis:
+        t.append(f" (from {clean(str(kv.effective_basis), 30)})", style="dim")
+    t.append(f"  scales {clean(str(kv.scales or '?'), 20)}\n")
 
-    cap = r.get("capacity") or {}
+    cap = rv.capacity(r)
     t.append("Capacity  ", style="bold")
-    if cap:
-        t.append(f"max_total_num_tokens={fmt_int(cap.get('max_total_num_tokens'))}  "
-                 f"max_running_requests={fmt_int(cap.get('max_running_requests'))}  "
-                 f"context_len={fmt_int(cap.get('context_len'))}")
-        if cap.get("available_gpu_mem_gib") is not None:
-            t.append(f"  avail {fmt_gib(cap.get('available_gpu_mem_gib'))}")
+    if cap is not None:
+        t.append(f"max_total_num_tokens={fmt_int(cap.max_total_num_tokens)}  "
+                 f"max_running_requests={fmt_int(cap.max_running_requests)}  "
+                 f"context_len={fmt_int(cap.context_len)}")
+        if cap.available_gpu_mem_gib is not None:
+            t.append(f"  avail {fmt_gib(cap.available_gpu_mem_gib)}")
         t.append("\n")
     else:
         t.append("—\n", style="dim")
 
-    w = r.get("weights") or {}
+    w = rv.weights(r)
     t.append("Weights   ", style="bold")
-    if w:
-        t.append(f"{clean(str(w.get('model_class') or '?'), 60)}  ")
-        if w.get("quant"):
-            t.append(f"{clean(str(w.get('quant')), 60)}  ")
-        t.append(f"usage {fmt_gib(w.get('usage_gib'))}/GPU  avail after "
-                 f"{fmt_gib(w.get('avail_gib'))}  ranks {fmt_int(w.get('ranks'))}\n")
+    if w is not None:
+        t.append(f"{clean(str(w.model_class or '?'), 60)}  ")
+        if w.quant:
+            t.append(f"{clean(str(w.quant), 60)}  ")
+        t.append(f"usage {fmt_gib(w.usage_gib)}/GPU  avail after "
+                 f"{fmt_gib(w.avail_gib)}  ranks {fmt_int(w.ranks)}\n")
     else:
         t.append("—\n", style="dim")
+    _pools_text(t, r)
+    rt = rv.runtime(r)
+    if rt is not None and rt.decode_batches:
+        t.append("Runtime   ", style="bold")
+        t.append(f"decode batches {fmt_int(rt.decode_batches)}  peak usage "
+                 f"{fmt_num(rt.peak_token_usage)}  peak running "
+                 f"{fmt_int(rt.peak_running_req)}  peak queue "
+                 f"{fmt_int(rt.peak_queue_req)}  retractions "
+                 f"{fmt_int(rt.retractions)}\n")
+    return t
 
-    pools = r.get("pools") or []
+
+def _pools_text(t: Text, r: rv.Shown) -> None:
+    pools = rv.pools(r)
     computed = rv.computed_bytes_per_token(r)
-    t.append(f"Pools ({len(pools)} on {len({p.get('rank') for p in pools})} ranks)",
-             style="bold")
+    t.append(f"Pools ({len(pools)} on {len({p.rank for p in pools})} ranks)", style="bold")
     if computed is not None:
         t.append(f"  computed {computed:,.0f} B/token", style="dim")
     t.append("\n")
     for ranks, p in _group_pools(pools)[:32]:
-        label = clean(str(p.get("label") or ""), 24)
+        label = clean(str(p.label or ""), 24)
         t.append(f"  {clean(ranks, 24):<8}", style="cyan")
         if label:
             t.append(f"{label} ")
-        t.append(f"{p.get('kind') or '?'} ")
-        if p.get("kind") == "mamba":
-            t.append(f"slots {fmt_int(p.get('slots'))}  conv {fmt_gib(p.get('conv_gib'))}"
-                     f"  ssm {fmt_gib(p.get('ssm_gib'))}\n")
+        t.append(f"{p.kind or '?'} ")
+        if p.kind == "mamba":
+            t.append(f"slots {fmt_int(p.slots)}  conv {fmt_gib(p.conv_gib)}"
+                     f"  ssm {fmt_gib(p.ssm_gib)}\n")
             continue
-        t.append(f"{clean(str(p.get('dtype') or '?'), 16)}  {fmt_int(p.get('tokens'))} tok")
-        size = p.get("kv_gib")
-        if size is None and (p.get("k_gib") is not None or p.get("v_gib") is not None):
-            size = (p.get("k_gib") or 0.0) + (p.get("v_gib") or 0.0)
+        t.append(f"{clean(str(p.dtype or '?'), 16)}  {fmt_int(p.tokens)} tok")
+        size = p.kv_gib
+        if size is None and (p.k_gib is not None or p.v_gib is not None):
+            size = (p.k_gib or 0.0) + (p.v_gib or 0.0)
         t.append(f"  {fmt_gib(size)}")
-        bpt = p.get("bytes_per_token")
+        bpt = p.bytes_per_token
         if bpt is not None:
             t.append(f"  measured {fmt_num(bpt, 0)} B/tok")
             if computed:
                 dev = (bpt - computed) / computed * 100
                 t.append(f" ({dev:+.1f}%)", style="green" if abs(dev) < 2 else "yellow")
         t.append("\n")
-    rt = r.get("runtime") or {}
-    if rt.get("decode_batches"):
-        t.append("Runtime   ", style="bold")
-        t.append(f"decode batches {fmt_int(rt.get('decode_batches'))}  peak usage "
-                 f"{fmt_num(rt.get('peak_token_usage'))}  peak running "
-                 f"{fmt_int(rt.get('peak_running_req'))}  peak queue "
-                 f"{fmt_int(rt.get('peak_queue_req'))}  retractions "
-                 f"{fmt_int(rt.get('retractions'))}\n")
-    return t
 
 
-def _group_pools(pools: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+def _group_pools(pools: tuple[rv.PoolFacts, ...]) -> list[tuple[str, rv.PoolFacts]]:
     """Identical pools on several ranks collapse into one row ("TP0-7")."""
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    groups: dict[tuple[Any, ...], list[rv.PoolFacts]] = {}
     for p in pools:
-        key = (p.get("label"), p.get("kind"), p.get("dtype"), p.get("tokens"), p.get("k_gib"),
-               p.get("v_gib"), p.get("kv_gib"), p.get("slots"), p.get("conv_gib"),
-               p.get("ssm_gib"))
-        groups.setdefault(key, []).append(p)
+        groups.setdefault(p.shape(), []).append(p)
     out = []
     for members in groups.values():
-        ranks = [str(m.get("rank") or "-") for m in members]
+        ranks = [str(m.rank or "-") for m in members]
         out.append((_rank_span(ranks), members[0]))
     return out
 
@@ -336,7 +334,7 @@ class FactsPane(VerticalScroll):
 
     _last: Text | None = None
 
-    def show(self, report: dict[str, Any] | None) -> None:
+    def show(self, report: rv.Shown) -> None:
         """Repaint only when the text changed, and lay out only when it can change height:
         a running server changes a few figures per report, not the shape of the text. The body
         is held, not queried: a report may arrive before it is mounted."""

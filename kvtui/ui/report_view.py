@@ -1,105 +1,148 @@
 """The UI's reads of the report, in one place.
 
-Why a module of small accessors: the report is a plain dict today and will become typed
-dataclasses; every widget that reaches into it goes through these functions, so that change
-touches this file and not every pane. Each accessor is total: a missing or odd field gives
-None (or an empty value), never an exception, because a report can be partial while a log
-streams in.
+Why one module: every widget that shows the analysis reads it through these functions, so a
+change to the report (kvtui.core.report_types) touches this file and not every pane. What the
+UI holds is a `Shown`: a typed `Report`, a `Failed` snapshot (a rule raised; the facts pane says
+so instead of the app stopping), or None before the first report. Each accessor is total over
+that: no report gives None (or an empty value), never an exception, because a report can be
+partial while a log streams in.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from kvtui.core import severity
+from kvtui.core.evidence import Evidence
+from kvtui.core.report_types import (
+    Alert,
+    CapacityFacts,
+    KVCacheFacts,
+    PoolFacts,
+    Report,
+    RuntimeFacts,
+    WeightFacts,
+)
 
-Report = dict[str, Any] | None
-Alert = dict[str, Any]
+__all__ = ["Alert", "Failed", "PoolFacts", "Shown", "alert_key", "alerts", "capacity",
+           "computed_bytes_per_token", "context_len", "evidence", "evidence_lines", "failure",
+           "kv_cache", "kv_verdict", "last_log_time", "model_name", "pools", "report_of",
+           "runtime", "tp", "weights", "worst_severity"]
 
 
-def _section(report: Report, name: str) -> dict[str, Any]:
-    value = (report or {}).get(name)
-    return value if isinstance(value, dict) else {}
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A report that could not be built: the message the facts pane shows instead."""
+
+    message: str
 
 
-def _num(value: Any) -> int | float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return value
+Shown = Report | Failed | None
 
 
-def failure(report: Report) -> str | None:
-    """The message of a report that could not be built (only an "error" key), else None."""
-    if report and "error" in report and len(report) == 1:
-        return str(report["error"])
-    return None
+def report_of(shown: Shown) -> Report | None:
+    return shown if isinstance(shown, Report) else None
+
+
+def failure(shown: Shown) -> str | None:
+    """The message of a report that could not be built, else None."""
+    return shown.message if isinstance(shown, Failed) else None
 
 
 # -- alerts ------------------------------------------------------------------------------------
-def alerts(report: Report) -> list[Alert]:
+def alerts(shown: Shown) -> list[Alert]:
     """Alerts, most severe first, then by evidence line."""
-    items = [a for a in (report or {}).get("alerts") or [] if isinstance(a, dict)]
-    return sorted(items, key=lambda a: (severity.rank(a.get("severity")),
-                                        evidence(a).get("line") or 0))
+    report = report_of(shown)
+    if report is None:
+        return []
+    return sorted(report.alerts, key=lambda a: (severity.rank(a.severity),
+                                                a.evidence.line if a.evidence else 0))
 
 
-def worst_severity(report: Report) -> str | None:
-    found = alerts(report)
-    return found[0].get("severity") if found else None
+def worst_severity(shown: Shown) -> str | None:
+    found = alerts(shown)
+    return found[0].severity if found else None
 
 
-def evidence(alert: Alert) -> dict[str, Any]:
-    ev = alert.get("evidence")
-    return ev if isinstance(ev, dict) else {}
+def evidence(alert: Alert | None) -> Evidence | None:
+    return alert.evidence if alert is not None else None
 
 
-def evidence_lines(report: Report) -> set[tuple[str, int]]:
+def evidence_lines(shown: Shown) -> set[tuple[str, int]]:
     """(source, line) of every alert's evidence: the log pane marks and filters on them."""
     out = set()
-    for a in alerts(report):
-        ev = evidence(a)
-        line = ev.get("line")
-        if isinstance(line, int) and line > 0:
-            out.add((str(ev.get("source")), line))
+    for a in alerts(shown):
+        ev = a.evidence
+        if ev is not None and ev.line > 0:
+            out.add((str(ev.source), ev.line))
     return out
 
 
-def alert_key(alert: Alert) -> tuple[Any, ...]:
+def alert_key(alert: Alert) -> tuple[str, str]:
     """What makes an alert "new" for the next-alert search: its rule and severity."""
-    return (alert.get("rule"), alert.get("severity"))
+    return (alert.rule, alert.severity)
 
 
 # -- deployment --------------------------------------------------------------------------------
-def kv_verdict(report: Report) -> tuple[str, str, str | None]:
+def kv_cache(shown: Shown) -> KVCacheFacts | None:
+    report = report_of(shown)
+    return report.kv_cache if report is not None else None
+
+
+def kv_verdict(shown: Shown) -> tuple[str, str, str | None]:
     """(configured dtype, effective dtype, scales state) of the KV cache; "?" when unknown."""
-    kv = _section(report, "kv_cache")
-    return (str(kv.get("configured_dtype") or "?"), str(kv.get("effective_dtype") or "?"),
-            kv.get("scales"))
+    kv = kv_cache(shown)
+    if kv is None:
+        return "?", "?", None
+    return str(kv.configured_dtype or "?"), str(kv.effective_dtype or "?"), kv.scales
 
 
-def model_name(report: Report) -> str:
-    model = _section(report, "model")
-    return str(model.get("served_name") or model.get("path") or model.get("model_class") or "?")
+def model_name(shown: Shown) -> str:
+    report = report_of(shown)
+    return str((report.model.name if report is not None else None) or "?")
 
 
-def tp(report: Report) -> int | None:
-    value = _section(report, "parallel").get("tp")
-    return value if isinstance(value, int) else None
+def tp(shown: Shown) -> int | None:
+    report = report_of(shown)
+    return report.parallel.tp if report is not None else None
 
 
-def context_len(report: Report) -> int | None:
-    value = _section(report, "capacity").get("context_len")
+def capacity(shown: Shown) -> CapacityFacts | None:
+    report = report_of(shown)
+    return report.capacity if report is not None else None
+
+
+def context_len(shown: Shown) -> int | None:
+    cap = capacity(shown)
+    value = cap.context_len if cap is not None else None
     return value if isinstance(value, int) and value > 0 else None
 
 
-def last_log_time(report: Report) -> str | None:
+def weights(shown: Shown) -> WeightFacts | None:
+    report = report_of(shown)
+    return report.weights if report is not None else None
+
+
+def pools(shown: Shown) -> tuple[PoolFacts, ...]:
+    report = report_of(shown)
+    return report.pools if report is not None else ()
+
+
+def runtime(shown: Shown) -> RuntimeFacts | None:
+    report = report_of(shown)
+    return report.runtime if report is not None else None
+
+
+def last_log_time(shown: Shown) -> str | None:
     """The timestamp of the newest runtime line the report has folded."""
-    ts = _section(report, "runtime").get("last_ts")
-    return str(ts) if ts else None
+    rt = runtime(shown)
+    return str(rt.last_ts) if rt is not None and rt.last_ts else None
 
 
-def computed_bytes_per_token(report: Report) -> float | None:
+def computed_bytes_per_token(shown: Shown) -> float | None:
     """Bytes/token the calculator derives from the model spec (the what-if's current row)."""
-    cur = _section(report, "whatif").get("current")
-    value = _num(cur.get("theoretical_bytes_per_token")) if isinstance(cur, dict) else None
+    report = report_of(shown)
+    if report is None or report.whatif is None:
+        return None
+    value = report.whatif.current.theoretical_bytes_per_token
     return float(value) if value is not None else None

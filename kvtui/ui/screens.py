@@ -5,7 +5,7 @@ All log-derived content is shown as `Text` built by `kvtui.ui.text`, never as ma
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,6 +14,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from kvtui.ui import report_view as rv
 from kvtui.ui.ingest import LogEntry
 from kvtui.ui.text import clean, severity_style
 
@@ -37,7 +38,7 @@ class AlertDetailScreen(ModalScreen[str | None]):
         Binding("c", "dismiss('copy')", "Copy evidence"),
     ]
 
-    def __init__(self, alert: dict[str, Any], context: list[LogEntry]) -> None:
+    def __init__(self, alert: rv.Alert, context: list[LogEntry]) -> None:
         super().__init__()
         self.alert = alert
         self.context = context
@@ -50,36 +51,35 @@ class AlertDetailScreen(ModalScreen[str | None]):
 
     def build(self) -> Text:
         a = self.alert
-        sev = str(a.get("severity") or "info")
+        sev = str(a.severity or "info")
         t = Text()
         t.append(f" {sev.upper()} ", style=severity_style(sev) + " reverse")
         t.append("  ")
-        t.append(clean(str(a.get("title") or a.get("rule") or "?"), 300), style="bold")
-        t.append(f"\nrule {clean(str(a.get('rule') or '?'), 60)}", style="dim")
-        sure = CERTAINTY.get(str(a.get("confidence")))
+        t.append(clean(str(a.title or a.rule or "?"), 300), style="bold")
+        t.append(f"\nrule {clean(str(a.rule or '?'), 60)}", style="dim")
+        sure = CERTAINTY.get(str(a.confidence))
         if sure:
             t.append(f" · {sure}", style="dim")
         t.append("\n\n")
-        t.append("\n".join(clean(p, 4000) for p in str(a.get("detail") or "").split("\n")))
-        fix = a.get("fix")
-        if fix:
+        t.append("\n".join(clean(p, 4000) for p in str(a.detail or "").split("\n")))
+        if a.fix:
             t.append("\n\nFix\n", style="bold green")
-            t.append(clean(str(fix), 2000), style="green")
-        ev = a.get("evidence") or {}
+            t.append(clean(str(a.fix), 2000), style="green")
+        ev = rv.evidence(a)
         t.append("\n\nEvidence\n", style="bold")
-        if ev:
-            where = f"{clean(str(ev.get('source') or '?'), 120)}:{ev.get('line')}"
-            if ev.get("rank"):
-                where += f" {clean(str(ev['rank']), 30)}"
-            if (ev.get("count") or 1) > 1:
-                where += f" (seen {ev['count']} times)"
+        if ev is not None:
+            where = f"{clean(str(ev.source or '?'), 120)}:{ev.line}"
+            if ev.rank:
+                where += f" {clean(str(ev.rank), 30)}"
+            if (ev.count or 1) > 1:
+                where += f" (seen {ev.count} times)"
             t.append(where + "\n", style="cyan")
-            t.append(clean(str(ev.get("text") or ""), 2000), style="bold")
+            t.append(clean(str(ev.text or ""), 2000), style="bold")
         else:
             t.append("no evidence line", style="dim")
         if self.context:
             t.append("\n\nIn the log\n", style="bold")
-            line = ev.get("line")
+            line = ev.line if ev is not None else None
             for e in self.context:
                 mark = "▶" if e.line_no == line else " "
                 t.append(f"{mark}{e.line_no:>8} ", style="dim")

@@ -215,8 +215,7 @@ class WhatIfPane(VerticalScroll, can_focus=False):
             current = calc.current()
         except Exception:
             return None
-        cap_now = current.get("max_running_requests_logged") or \
-            current.get("max_running_requests_sglang")
+        cap_now = current.max_running_requests
         return {"target": target, "tokens_now": calc.tokens, "cap_now": cap_now,
                 "changed_tp": tp, "changed_mf": mf}
 
@@ -248,8 +247,8 @@ class WhatIfPane(VerticalScroll, can_focus=False):
             self._row(t, shown, cur, tgt, style)
         if numbers is not None:
             target = numbers["target"]
-            cap_t = target.get("max_running_requests")
-            for key, fit_t in (target.get("concurrency") or {}).items():
+            cap_t = target.max_running_requests
+            for key, fit_t in target.concurrency.items():
                 n = int(key)
                 now = numbers["tokens_now"] / n if numbers["tokens_now"] else None
                 cur_text, _ = concurrency_cell(now, numbers["cap_now"])
@@ -272,7 +271,7 @@ class WhatIfPane(VerticalScroll, can_focus=False):
 
     @staticmethod
     def _flag(t: Text, res: WhatIfResult, numbers: dict[str, Any] | None) -> None:
-        available = numbers is None or numbers["target"].get("flag") is not None
+        available = numbers is None or numbers["target"].flag is not None
         t.append("flag: ", style="dim")
         if available:
             t.append(clean(res.flag, 200), style="bold green")

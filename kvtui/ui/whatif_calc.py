@@ -68,9 +68,33 @@ def compute(calc: Any, inputs: WhatIfInputs) -> WhatIfResult:
         return res
 
 
-def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult:
+def _inverse_rows(calc: Any, dtype: str, concurrency: float, ctx: int, changed: bool,
+                  tgt_tokens: int | None) -> list[tuple[str, str, str]]:
+    """Does the target concurrency fit (today, or in `tgt_tokens` when TP or the memory
+    fraction `changed`), and if not, what is missing."""
     from kvtui.core.capacity import inverse
 
+    inv = inverse(calc, dtype, ctx, concurrency)
+    fits = inv.fits_now if not changed else (
+        isinstance(tgt_tokens, int) and tgt_tokens >= (inv.tokens_needed or 0))
+    rows = [(f"{concurrency} reqs @ {fmt_length(ctx)}", f"needs {_i(inv.tokens_needed)} tok",
+             "fits" if fits else "does NOT fit")]
+    if fits:
+        return rows
+    if inv.missing_gib_per_gpu is not None:
+        rows.append(("missing per GPU", "", f"{inv.missing_gib_per_gpu:.2f} GiB"))
+    knob = calc.memory_knob().name  # the engine's memory setting: a field of Inverse
+    mf_need = getattr(inv, f"{knob}_needed")
+    if mf_need is not None:
+        ok = getattr(inv, f"{knob}_feasible")
+        rows.append((f"{knob} needed", "",
+                     f"{mf_need:.3f}" + ("" if ok else " (not feasible)")))
+    if inv.tp_needed:
+        rows.append(("TP that fits", "", str(inv.tp_needed)))
+    return rows
+
+
+def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult:
     cur = calc.current()
     cur_tp = calc.parallel.tp
     knob = calc.memory_knob()
@@ -86,7 +110,7 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     res.model = (f"{spec.name} ({calc.spec_reason})" if spec is not None
                  else "no model spec: bytes/token measured from the log")
     cur_tokens = calc.tokens
-    tgt_tokens = row.get("tokens")
+    tgt_tokens = row.tokens
     res.current_tokens = cur_tokens
     res.target_tokens = tgt_tokens
     rows = res.rows
@@ -95,61 +119,46 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     mf_now = f"{cur_mf:.3f}" if isinstance(cur_mf, float) else "—"
     rows.append((knob.name, mf_now,
                  f"{tgt_mf:.3f}" if tgt_mf is not None else mf_now))
-    rows.append(("bytes/token/GPU", _i(cur.get("bytes_per_token")),
-                 _i(row.get("bytes_per_token"))))
+    rows.append(("bytes/token/GPU", _i(cur.bytes_per_token), _i(row.bytes_per_token)))
     tgt_text = _i(tgt_tokens)
     if isinstance(tgt_tokens, int) and cur_tokens:
         tgt_text += f" ({(tgt_tokens - cur_tokens) / cur_tokens * 100:+.0f}%)"
-    elif row.get("does_not_fit"):
+    elif row.does_not_fit:
         tgt_text = "does not fit"
-    elif row.get("cannot_model"):
+    elif row.cannot_model:
         tgt_text = "cannot model"
     rows.append(("tokens", _i(cur_tokens), tgt_text))
-    mrr_cur = cur.get("max_running_requests_logged") or cur.get("max_running_requests_sglang")
-    rows.append(("max_running_requests", _i(mrr_cur), _i(row.get("max_running_requests"))))
-    conc = row.get("concurrency") or {}
+    rows.append(("max_running_requests", _i(cur.max_running_requests),
+                 _i(row.max_running_requests)))
+    conc = row.concurrency
     for c in ctxs:
         now = cur_tokens / c if cur_tokens else None
         rows.append((f"concurrent @ {fmt_length(c)}", _conc(now), _conc(conc.get(str(c)))))
     if inputs.concurrency and ctxs:
-        ctx = max(ctxs)
-        inv = inverse(calc, inputs.dtype, ctx, inputs.concurrency)
-        fits = bool(inv.get("fits_now")) if tgt_tp is None and tgt_mf is None else (
-            isinstance(tgt_tokens, int) and tgt_tokens >= inv.get("tokens_needed", 0))
-        rows.append((f"{inputs.concurrency} reqs @ {fmt_length(ctx)}",
-                     f"needs {_i(inv.get('tokens_needed'))} tok",
-                     "fits" if fits else "does NOT fit"))
-        if not fits:
-            missing = inv.get("missing_gib_per_gpu")
-            if missing is not None:
-                rows.append(("missing per GPU", "", f"{missing:.2f} GiB"))
-            mf_need = inv.get(f"{knob.name}_needed")
-            if mf_need is not None:
-                ok = inv.get(f"{knob.name}_feasible")
-                rows.append((f"{knob.name} needed", "",
-                             f"{mf_need:.3f}" + ("" if ok else " (not feasible)")))
-            if inv.get("tp_needed"):
-                rows.append(("TP that fits", "", str(inv["tp_needed"])))
+        changed = tgt_tp is not None or tgt_mf is not None
+        rows.extend(_inverse_rows(calc, inputs.dtype, inputs.concurrency, max(ctxs), changed,
+                                  tgt_tokens))
     # Never a flag the engine would refuse: without one, the advice says why (flag_advice).
-    flags = [str(row["flag"])] if row.get("flag") else []
+    flags = [str(row.flag)] if row.flag else []
     if tgt_tp is not None:
         flags.append(f"--tp-size {tgt_tp}")
     if tgt_mf is not None:
         flags.append(f"{knob.flag} {tgt_mf:g}")
     res.flag = " ".join(flags) or "(no flag for this dtype: see the note)"
     notes = []
-    for key in ("does_not_fit", "cannot_model"):
-        if row.get(key):
-            notes.append(str(row[key]) if key == "does_not_fit" else f"cannot model: {row[key]}")
-    if row.get("flag_advice"):  # next to the flag line it explains
-        notes.append(str(row["flag_advice"]))
-    if row.get("mamba_slots") is not None:
-        notes.append(f"{row['mamba_slots']:,} Mamba state slots at these settings "
+    if row.does_not_fit:
+        notes.append(str(row.does_not_fit))
+    if row.cannot_model:
+        notes.append(f"cannot model: {row.cannot_model}")
+    if row.flag_advice:  # next to the flag line it explains
+        notes.append(str(row.flag_advice))
+    if row.mamba_slots is not None:
+        notes.append(f"{row.mamba_slots:,} Mamba state slots at these settings "
                      f"({calc.engine_label} "
                      f"{'.'.join(map(str, calc.rules_version))} rules)")
-    if row.get("estimate") and row.get("basis"):
-        notes.append("estimate: " + str(row["basis"]))
-    if row.get("approximate"):
+    if row.estimate and row.basis:
+        notes.append("estimate: " + str(row.basis))
+    if row.approximate:
         notes.append("approximate cell size for this dtype")
     res.notes = notes
     return res

@@ -33,7 +33,7 @@ def test_qwen35_cell_replicates_kv_heads_at_tp8():
 
 
 def test_qwen35_whatif_from_the_log():
-    w = whatif_for_run(qwen35_run())
+    w = whatif_for_run(qwen35_run()).to_json()
     assert w is not None
     cur = w["current"]
     assert cur["dtype"] == "fp8_e4m3"
@@ -99,7 +99,7 @@ def test_reference_worked_example_8_8():
     # The same from the logged pool alone (tokens held, dtype changed):
     calc2 = Calculator(current_dtype="bf16", tokens=423698, spec=spec, context_len=131072)
     assert calc2.tokens_for("fp8_e4m3")[0] == 847396
-    assert calc2.scenario("bf16")["max_running_requests"] == 2048
+    assert calc2.scenario("bf16").to_json()["max_running_requests"] == 2048
 
 
 def test_max_running_requests_reference_check():

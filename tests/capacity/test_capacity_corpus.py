@@ -74,7 +74,7 @@ def test_computed_cell_matches_logged_pool(name):
 
     preset, overrides = IDENTIFIED[name]
     run = _run(name)
-    w = whatif_for_run(run, preset, **overrides)
+    w = whatif_for_run(run, preset, **overrides).to_json()
     assert w is not None
     cal = w["current"]["calibration"]
     lo, hi = cal["ratio_interval"]
@@ -110,7 +110,7 @@ def test_mimo_swa_split_follows_the_ratio_rule():
 def test_unidentified_logs_still_get_a_log_only_whatif():
     from kvtui.core.capacity import whatif_for_run
 
-    w = whatif_for_run(_run("sglang-pr-11716.log"))
+    w = whatif_for_run(_run("sglang-pr-11716.log")).to_json()
     assert w is not None and w["model"] is None
     rows = {r["dtype"]: r for r in w["scenarios"]}
     assert rows["fp8_e4m3"]["tokens"] == 2 * 2795207  # same bytes, half the value size
@@ -129,7 +129,7 @@ def test_version_of_bench_log_ignores_the_bare_capacity_print():
 def test_mimo_swa_pool_and_split_reproduced():
     from kvtui.core.capacity import whatif_for_run
 
-    w = whatif_for_run(_run("sglang-pr-18039.log"), "mimo-v2-flash")
+    w = whatif_for_run(_run("sglang-pr-18039.log"), "mimo-v2-flash").to_json()
     assert w is not None
     cur = w["current"]
     assert cur["swa_split"]["full_tokens"] == 375_360

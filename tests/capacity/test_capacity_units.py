@@ -156,7 +156,7 @@ def test_diagnose_names_dtype_and_layers():
 
 def test_calibration_flags_a_wrong_preset():
     run = qwen35_run()
-    w = whatif_for_run(run, "meta-llama/Llama-3.1-8B")
+    w = whatif_for_run(run, "meta-llama/Llama-3.1-8B").to_json()
     cal = w["current"]["calibration"]
     assert not cal["ok"] and cal["likely_cause"]
 
@@ -168,7 +168,7 @@ def test_no_pool_and_no_capacity_gives_none():
 def test_log_only_whatif_without_model():
     run = qwen35_run()
     run.server_args["model_path"] = "/models/secret-model"
-    w = whatif_for_run(run)
+    w = whatif_for_run(run).to_json()
     assert w["model"] is None and "matches no preset" in w["model_reason"]
     rows = {r["dtype"]: r for r in w["scenarios"]}
     assert rows["bf16"]["tokens"] == 304087
@@ -179,7 +179,7 @@ def test_mla_pool_and_dp_attention_from_rank_tags():
     run = FakeRun(ranks={"DP0 TP0", "DP1 TP1"}, kv_dtype="bf16")
     run.pools[("DP0 TP0", None, "mla")] = FakePool(rank="DP0 TP0", kind="mla", tokens=10000,
                                                     kv_gib=0.65)
-    w = whatif_for_run(run, "deepseek-v3")
+    w = whatif_for_run(run, "deepseek-v3").to_json()
     assert w["current"]["parallel"]["attn_dp"] == 2
     assert w["current"]["calibration"]["within_rounding"]
 
@@ -212,7 +212,7 @@ def test_inverse_and_budget_changes():
                       weights_gib=15.0, tp=1)
     calc = Calculator(current_dtype="bf16", tokens=423698, spec=spec, memory=mem,
                       context_len=131072)
-    inv = inverse(calc, "bf16", 131072, 3.5)
+    inv = inverse(calc, "bf16", 131072, 3.5).to_json()
     assert inv["fits_now"] is False
     assert inv["missing_gib_per_gpu"] == pytest.approx((3.5 * 131072 - 423698) * 131072 / 2**30,
                                                        abs=0.01)
@@ -223,12 +223,13 @@ def test_inverse_and_budget_changes():
     n, _ = calc.tokens_for("bf16", mem_fraction_static=m)
     assert n >= 3.5 * 131072 > calc.tokens_for("bf16", mem_fraction_static=m - 0.0001)[0]
     assert inv["tp_needed"] == 2
-    four = inverse(calc, "bf16", 131072, 4)  # 64 GiB of KV: no mem_fraction_static below 1
+    # 64 GiB of KV: no mem_fraction_static below 1
+    four = inverse(calc, "bf16", 131072, 4).to_json()
     assert four["mem_fraction_static_needed"] is None and four["tp_needed"] == 2
-    row = calc.scenario("bf16", mem_fraction_static=0.9)
+    row = calc.scenario("bf16", mem_fraction_static=0.9).to_json()
     assert row["estimate"] and row["tokens"] > 423698
     nolog = Calculator(current_dtype="bf16", tokens=423698, spec=spec, context_len=131072)
-    assert nolog.scenario("bf16", mem_fraction_static=0.9)["tokens"] is None
+    assert nolog.scenario("bf16", mem_fraction_static=0.9).tokens is None
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -268,7 +269,7 @@ def test_cli_json_equals_report_object(tmp_path):
     assert p.returncode == 0, p.stderr
     a = Session()
     a.feed_lines(str(log), log.read_text().splitlines())
-    expected = json.loads(json.dumps(whatif_for_run(a.state.current), default=str))
+    expected = json.loads(json.dumps(whatif_for_run(a.state.current).to_json(), default=str))
     assert json.loads(p.stdout) == expected
     rows = {r["dtype"]: r for r in expected["scenarios"]}
     assert rows["bf16"]["tokens"] == 304087

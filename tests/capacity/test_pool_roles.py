@@ -43,7 +43,7 @@ def test_target_pool_stays_primary():
 
 
 def test_whatif_reports_both_pools_by_role():
-    w = whatif_for_run(_run())
+    w = whatif_for_run(_run()).to_json()
     assert w is not None
     assert [p["role"] for p in w["pools"]] == ["target", "draft"]
     assert w["current"]["calibration"]["within_rounding"]
@@ -55,5 +55,5 @@ def test_whatif_reports_both_pools_by_role():
 def test_report_pools_carry_their_role():
     a = Session()
     a.feed_lines("spec.log", LINES)
-    report = a.report()
+    report = a.report().to_json()
     assert sorted(p["role"] for p in report["pools"]) == ["draft", "target"]

@@ -55,7 +55,7 @@ def test_deepseek_v4_refuses_bf16_until_0_5_14():
 def test_refused_dtype_gets_no_flag():
     calc = Calculator(current_dtype="bf16", tokens=100_000, spec=preset_spec("deepseek-v3.2"),
                       parallel=Parallel(tp=8), version=VersionRange((0, 5, 23), (0, 5, 23)))
-    row = calc.scenario("fp8_e5m2")
+    row = calc.scenario("fp8_e5m2").to_json()
     assert row["flag"] is None and "refuses" in row["flag_advice"]
 
 

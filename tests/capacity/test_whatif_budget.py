@@ -44,13 +44,13 @@ def test_rest_memory_is_kv_plus_logged_state(calc):
 
 
 def test_dtype_only_whatif_keeps_the_split(calc):
-    row = calc.scenario("bf16")
+    row = calc.scenario("bf16").to_json()
     assert (row["tokens"], row["mamba_slots"], row["max_running_requests"]) == (304_087, 174, 58)
     assert row["estimate"] is False
 
 
 def test_mem_fraction_whatif_gives_the_state_its_share(calc):
-    row = calc.scenario("bf16", mem_fraction_static=0.90)
+    row = calc.scenario("bf16", mem_fraction_static=0.90).to_json()
     assert (row["tokens"], row["mamba_slots"], row["max_running_requests"]) == (441_778, 254, 84)
     assert row["estimate"] is True
 
@@ -58,25 +58,26 @@ def test_mem_fraction_whatif_gives_the_state_its_share(calc):
 def test_inverse_mem_fraction_accounts_for_the_split(calc):
     """By hand: at 0.9474 the KV holds (rest - 301 x PER) // 15,360 = 523,985 < 524,288
     BF16 tokens; at 0.9475 it holds 524,313 (the old answer, 0.8871, ignored the split)."""
-    inv = inverse(calc, "bf16", 262_144, 2)
+    inv = inverse(calc, "bf16", 262_144, 2).to_json()
     assert inv["mem_fraction_static_needed"] == 0.9475
     assert calc.tokens_for("bf16", mem_fraction_static=0.9474)[0] == 523_985
     assert calc.tokens_for("bf16", mem_fraction_static=0.9475)[0] == 524_313
 
 
 def test_weights_that_no_longer_fit(calc):
-    row = calc.scenario("bf16", mem_fraction_static=0.3)
+    row = calc.scenario("bf16", mem_fraction_static=0.3).to_json()
     assert row["tokens"] is None
     # pre - avail = 46.98 - 16.68 = 30.30 GiB > 0.3 x 46.98 = 14.09 GiB
     assert row["does_not_fit"].startswith("does not fit: weights 30.30 GiB > 14.09 GiB")
-    half = calc.scenario("bf16", tp=4)  # the weights double per GPU: 60.60 GiB > 38.52 GiB
+    # the weights double per GPU: 60.60 GiB > 38.52 GiB
+    half = calc.scenario("bf16", tp=4).to_json()
     assert half["does_not_fit"].startswith("does not fit: weights 60.60 GiB > 38.52 GiB")
 
 
 def test_tp_whatif_reshards_the_state(calc):
     """TP 16: state (768 x 3 x 2 + 4 x 128 x 128 x 4) x 45 = 12,003,840 B per slot; the weights
     shed 30.30 x (1 - 8/16) GiB (mem usage 30.30 GiB logged on TP2/TP5)."""
-    row = calc.scenario("bf16", tp=16)
+    row = calc.scenario("bf16", tp=16).to_json()
     st = calc.mamba(16)
     assert st is not None and st.per_slot == (768 * 3 * 2 + 4 * 128 * 128 * 4) * 45
     rest = 8_848_112_640 + int(30.30 * 0.5 * 2**30)
@@ -95,7 +96,7 @@ def test_sglang_version_changes_the_rules(calc):
     # 0.5.17: padding slot -> the logged 174 slots take 175 x PER; strategy auto ->
     # extra_buffer (0.5.14+), 3 + 2 slots per request: 174 // 5 = 34
     assert c17.rest_now().bytes == 608_174 * 7680 + 175 * PER
-    assert c17.scenario("bf16")["max_running_requests"] == 34
+    assert c17.scenario("bf16").to_json()["max_running_requests"] == 34
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -32,6 +32,6 @@ def test_random_server_args_never_raise():
         run.weights["TP0"] = {"avail_gib": rng.choice([16.68, 0.0, 100.0]), "usage_gib": 30.3}
         for model in (None, "Qwen/Qwen3.5-397B-A17B", "mimo-v2-flash", "deepseek-v3.2",
                       "deepseek-v4"):
-            w = whatif_for_run(run, model)
+            w = whatif_for_run(run, model).to_json()
             assert w is not None
             assert w["scenarios"]

@@ -12,7 +12,7 @@ from tests.conftest import SAMPLES
 
 
 def rules(session: Session) -> set[tuple[str, str]]:
-    return {(a["rule"], a["severity"]) for a in session.report()["alerts"]}
+    return {(a["rule"], a["severity"]) for a in session.report().to_json()["alerts"]}
 
 
 def decode(i: int, usage: float, queue: int) -> str:

@@ -42,11 +42,11 @@ def analyse(*names: str, lines: list[str] | None = None, **kw) -> Session:
 
 
 def rules_of(a: Session, options: AlertOptions | None = None) -> set[str]:
-    report = a.report() if options is None else None
+    report = a.report().to_json() if options is None else None
     if report is not None:
         return {x["rule"] for x in report["alerts"]}
     a.configure(alert_options=options)
-    return {x["rule"] for x in a.report()["alerts"]}
+    return {x["rule"] for x in a.report().to_json()["alerts"]}
 
 
 def test_every_sample_has_an_expectation():
@@ -70,7 +70,7 @@ def test_every_rule_is_exercised_somewhere():
 
 
 def test_fp8_unscaled_carries_evidence_count_and_fix():
-    alerts = analyse("qwen35-397b-nvfp4-tp8-fp8.log").report()["alerts"]
+    alerts = analyse("qwen35-397b-nvfp4-tp8-fp8.log").report().to_json()["alerts"]
     (a,) = [x for x in alerts if x["rule"] == "kv-fp8-unscaled"]
     assert a["severity"] == "critical"
     ev = a["evidence"]
@@ -100,7 +100,7 @@ def test_bf16_does_not_fit_against_a_target():
     a = analyse("qwen35-397b-nvfp4-tp8-fp8.log")
     assert "bf16-does-not-fit" not in rules_of(a)  # BF16 still fits 1.16 full-context requests
     assert "bf16-does-not-fit" in rules_of(a, AlertOptions(target_concurrency=2))
-    alert = next(x for x in a.report()["alerts"] if x["rule"] == "bf16-does-not-fit")
+    alert = next(x for x in a.report().to_json()["alerts"] if x["rule"] == "bf16-does-not-fit")
     assert "1.16" in alert["title"]
 
 
@@ -113,7 +113,7 @@ def test_low_context_concurrency_threshold_is_configurable():
 def test_oom_in_the_current_run():
     lines = list(iter_lines(str(SAMPLES / "gpt-oss-120b-tp4-e5m2-restart.log")))
     first_run = lines[: next(i for i, ln in enumerate(lines) if "sigquit" in ln) + 1]
-    alerts = analyse(lines=first_run).report()["alerts"]
+    alerts = analyse(lines=first_run).report().to_json()["alerts"]
     oom = next(x for x in alerts if x["rule"] == "oom")
     assert oom["severity"] == "critical"
     assert "Capture cuda graph failed" in oom["evidence"]["text"]
@@ -132,7 +132,7 @@ Q_UNCALIBRATED = ("(EngineCore pid=100) WARNING 07-06 23:16:53 [kv_cache.py:187]
 @pytest.mark.parametrize(("lines", "severity"), [
     ([Q_FROM_K], "info"), ([Q_FROM_K, Q_UNCALIBRATED], "warning"), ([Q_UNCALIBRATED], "warning")])
 def test_attention_scales_by_what_the_engine_said(lines: list[str], severity: str) -> None:
-    alerts = analyse(lines=lines).report()["alerts"]
+    alerts = analyse(lines=lines).report().to_json()["alerts"]
     (a,) = [x for x in alerts if x["rule"] == "fp8-attention-scales"]
     assert a["severity"] == severity and a["confidence"] == "medium"
     assert a["evidence"]["line"] == 1 and "bfloat16" in a["fix"]
@@ -143,7 +143,7 @@ def test_calibration_mismatch_with_the_wrong_model():
 
     wrong, _ = capacity.resolve_model("meta-llama/Llama-3.1-8B")
     a = analyse("llama31-70b-tp8.log", model=wrong)
-    alerts = {x["rule"]: x for x in a.report()["alerts"]}
+    alerts = {x["rule"]: x for x in a.report().to_json()["alerts"]}
     assert "calibration-mismatch" in alerts
     assert alerts["calibration-mismatch"]["severity"] == "info"
 
@@ -161,10 +161,10 @@ def test_checkpoint_with_scales_softens_the_unscaled_alert():
     a = analyse("qwen35-397b-nvfp4-tp8-fp8.log")
     with_scales = SimpleNamespace(has_k_scale=True, kv_cache_quant_algo="FP8", sglang_version=None)
     a.configure(checkpoint=with_scales)
-    alert = next(x for x in a.report()["alerts"] if x["rule"] == "kv-fp8-unscaled")
+    alert = next(x for x in a.report().to_json()["alerts"] if x["rule"] == "kv-fp8-unscaled")
     assert alert["severity"] == "warning" and "carries" in alert["title"]
     a.configure(checkpoint=SimpleNamespace(has_k_scale=False, kv_cache_quant_algo="FP8",
                                            sglang_version=None))
-    alert = next(x for x in a.report()["alerts"] if x["rule"] == "kv-fp8-unscaled")
+    alert = next(x for x in a.report().to_json()["alerts"] if x["rule"] == "kv-fp8-unscaled")
     assert alert["severity"] == "critical" and alert["confidence"] == "high"
     assert "no k_scale/v_scale" in alert["detail"]

@@ -21,7 +21,7 @@ START = [
 def alerts(*lines: str) -> dict[str, dict]:
     s = Session()
     s.feed_lines("inline", [*START, *lines])
-    return {a["rule"]: a for a in s.report()["alerts"]}
+    return {a["rule"]: a for a in s.report().to_json()["alerts"]}
 
 
 def test_quiet_without_the_lines():
@@ -98,7 +98,7 @@ def test_the_fp4_warning_proves_the_kv_dtype_when_nothing_else_does():
     s = Session()
     s.feed_lines("inline", [*START, "[2026-08-14 21:03:09] NVFP4 KV Cache might lead to an "
                             "accuracy drop!"])
-    report = s.report()
+    report = s.report().to_json()
     assert report["kv_cache"]["effective_dtype"] == "nvfp4"
     assert report["kv_cache"]["effective_basis"] == "accuracy_warning"
     assert "kv-fp4" in {a["rule"] for a in report["alerts"]}

@@ -370,7 +370,7 @@ def test_check_refines_auto_fp8_and_kv_fp8(tmp_path):
             a = Session(Options(checkpoint=ck))
             a.feed_lines("log", feed)
             rule = "kv-auto-fp8" if mode == "auto" else "kv-fp8"
-            results[(label, mode)] = _alert(a.report(), rule)
+            results[(label, mode)] = _alert(a.report().to_json(), rule)
     assert results[("none", "auto")]["severity"] == "critical"
     assert results[("good", "auto")]["severity"] == "warning"
     assert results[("bad", "auto")]["severity"] == "critical"

@@ -42,7 +42,7 @@ lines = st.one_of(
 def test_any_mix_of_lines_gives_a_report(batch):
     a = Session()
     a.feed_lines("fuzz", batch)
-    report = a.report()
+    report = a.report().to_json()
     json.dumps(report)
     assert isinstance(report["alerts"], list)
 
@@ -56,10 +56,10 @@ def test_non_finite_numbers_are_dropped_not_fatal():
     a = Session()
     a.feed_lines("x", [DECODE.format(i=1, g="100.00"), DECODE.format(i=2, g="9" * 400 + ".0"),
                       DECODE.format(i=3, g="nan"), DECODE.format(i=4, g="300.00")])
-    rt = a.report()["runtime"]
+    rt = a.report().to_json()["runtime"]
     assert rt["decode_batches"] >= 3
     assert rt["mean_gen_throughput"] == 200.0
-    json.dumps(a.report(), allow_nan=False)
+    json.dumps(a.report().to_json(), allow_nan=False)
 
 
 def test_a_kv_dtype_the_calculator_does_not_model():
@@ -70,7 +70,7 @@ def test_a_kv_dtype_the_calculator_does_not_model():
     for lines in ([pool], [dump, pool]):
         a = Session()
         a.feed_lines("x", lines)
-        report = a.report()
+        report = a.report().to_json()
         json.dumps(report)
         assert report["whatif"] is None  # not modelled, rather than modelled wrongly
 
@@ -93,4 +93,4 @@ def test_odd_checkpoint_config_values_do_not_break_the_report():
         kv_cache_quant_algo=None, sglang_version=None, to_dict=lambda: {})))
     a.feed_lines("x", ["[2026-01-01 10:00:00 TP0] KV Cache is allocated. #tokens: 1000, "
                       "K size: 1.00 GB, V size: 1.00 GB"])
-    json.dumps(a.report())
+    json.dumps(a.report().to_json())

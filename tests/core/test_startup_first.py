@@ -34,9 +34,10 @@ def big_log(tmp_path: Path, *names: str, runtime_copies: int = 40) -> Path:
 def preview_and_full(path: Path) -> tuple[dict, dict]:
     seen: list[dict] = []
     full = Session(Options(preview_bytes=0, min_parallel_bytes=0, workers=2))
-    full.fold_file(ranged_file(str(path)), preview=lambda s: seen.append(s.report()))
+    full.fold_file(ranged_file(str(path)),
+                   preview=lambda s: seen.append(s.report().to_json()))
     assert len(seen) == 1
-    return seen[0], full.report()
+    return seen[0], full.report().to_json()
 
 
 @pytest.mark.parametrize("names", [
@@ -61,7 +62,7 @@ def test_the_final_report_is_the_same_with_or_without_a_preview(tmp_path):
     path = big_log(tmp_path, "qwen35-397b-nvfp4-tp8-fp8.log", "llama31-70b-tp8.log")
     plain = Session(Options(min_parallel_bytes=0, workers=2))
     plain.fold_file(ranged_file(str(path)))
-    assert preview_and_full(path)[1] == plain.report()
+    assert preview_and_full(path)[1] == plain.report().to_json()
 
 
 def test_starts_are_found_by_their_markers(tmp_path):

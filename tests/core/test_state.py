@@ -180,7 +180,7 @@ def test_a_draft_model_never_becomes_the_model():
     assert len(a.state.runs) == 1
     assert run.weights["TP0"]["model_class"] == "LlamaForCausalLM"
     assert run.draft_weights["TP0"]["model_class"] == "LlamaForCausalLMEagle3"
-    report = a.report()
+    report = a.report().to_json()
     assert report["model"]["model_class"] == "LlamaForCausalLM"
     assert report["weights"]["usage_gib"] == 15.0
     assert report["weights"]["avail_before_gib"] == 78.0  # the target's baseline

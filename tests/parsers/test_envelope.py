@@ -173,8 +173,8 @@ def test_saved_client_output_checks_like_the_bare_log(tmp_path: Path, client: st
         got = _lines(saved)
         assert len(got) == len(lines)
         assert got != lines and [envelope.strip(g) for g in got] == lines
-        bare = analyse_files([str(sample)])[0].report()
-        wrapped = analyse_files([str(saved)])[0].report()
+        bare = analyse_files([str(sample)])[0].report().to_json()
+        wrapped = analyse_files([str(saved)])[0].report().to_json()
         assert _facts(wrapped) == _facts(bare), sample.name
         alerts += len(wrapped["alerts"])
     assert alerts >= len(SAMPLES) // 2  # the comparison is not between two empty reports

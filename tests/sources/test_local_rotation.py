@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kvtui.sources.base import SourceLine, SourceNotice
 from kvtui.sources.local import LocalFollower
+from kvtui.ui import report_view as rv
 from kvtui.ui.ingest import Ingest
 from tests.sources.test_local_follow import append, finish, start
 
@@ -63,14 +64,14 @@ def test_rotation_moves_the_evidence_to_the_rotated_file(tmp_path: Path) -> None
         p.write_text("".join(DECODE.format(i) for i in range(3, 6)))
         _wait(lambda: ingest.lines == 8)
         ingest.refresh_report()
-        report = ingest.drain().report
+        report = rv.report_of(ingest.drain().report)
     finally:
         ingest.close()
     assert report is not None
-    (alert,) = [a for a in report["alerts"] if a["rule"] == "kv-fp8-unscaled"]
-    ev = alert["evidence"]
-    assert (ev["source"], ev["line"]) == (str(tmp_path / "server.log.1"), 2)
-    assert {s["name"]: s["lines"] for s in report["sources"]} == {
+    (alert,) = [a for a in report.alerts if a.rule == "kv-fp8-unscaled"]
+    ev = alert.evidence
+    assert ev is not None and (ev.source, ev.line) == (str(tmp_path / "server.log.1"), 2)
+    assert {s.name: s.lines for s in report.sources} == {
         str(tmp_path / "server.log.1"): 5, str(p): 3}
 
 
@@ -130,11 +131,12 @@ async def test_tui_goes_to_the_evidence_in_the_rotated_file(tmp_path: Path) -> N
         p.write_text("".join(DECODE.format(i) for i in range(3, 6)))
         for _ in range(200):
             await pilot.pause(0.05)
-            ev = next((a["evidence"] for a in (app.report or {}).get("alerts", [])
-                       if a["rule"] == "kv-fp8-unscaled"), {})
-            if app.ingest.lines == 8 and ev.get("source", "").endswith(".1"):
+            ev = next((a.evidence for a in rv.alerts(app.report)
+                       if a.rule == "kv-fp8-unscaled"), None)
+            if app.ingest.lines == 8 and ev is not None and ev.source.endswith(".1"):
                 break
-        assert ev["source"] == str(tmp_path / "server.log.1") and ev["line"] == 2
-        assert app.log_view.jump_to(ev["source"], ev["line"])
+        assert ev is not None
+        assert ev.source == str(tmp_path / "server.log.1") and ev.line == 2
+        assert app.log_view.jump_to(ev.source, ev.line)
         selected = app.log_view.selected
         assert selected is not None and selected.text == FP8.rstrip("\n")

@@ -63,7 +63,7 @@ async def test_tui_on_a_pipe_keeps_keys_and_shows_the_end() -> None:
         await pilot.pause(0.2)
         assert app.header_bar.state == "at_end"
         assert app.ingest.lines == data.count(b"\n")
-        rules = [a["rule"] for a in app.alerts_pane.alerts]
+        rules = [a.rule for a in app.alerts_pane.alerts]
         assert "kv-fp8-unscaled" in rules
 
 

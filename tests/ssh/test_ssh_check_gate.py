@@ -157,7 +157,7 @@ def test_a_200_mb_line_costs_bounded_memory_in_check(ssh_env, tmp_path):
 
     plain = tmp_path / "plain.log"
     plain.write_text(sample)
-    local = analyse_files([str(plain)])[0].report()
+    local = analyse_files([str(plain)])[0].report().to_json()
     assert report["kv_cache"] == json.loads(json.dumps(local["kv_cache"]).replace(
         str(plain), f"gpu:{log}"))
 
@@ -225,7 +225,7 @@ def test_check_says_the_read_ahead_verdict_first(ssh_env, tmp_path, capsys):
     out, err = capsys.readouterr()
     assert f"read ahead: the start-up at line {restart:,} says critical: FP8 KV cache" in err
     report = json.loads(out)
-    local = analyse_files([str(log)])[0].report()
+    local = analyse_files([str(log)])[0].report().to_json()
     for key in ("kv_cache", "alerts", "runs"):
         assert report[key] == json.loads(json.dumps(local[key]).replace(str(log),
                                                                         f"gpu:{log}")), key

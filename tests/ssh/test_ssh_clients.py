@@ -192,7 +192,7 @@ def test_ssh_check_on_a_container_equals_the_local_check(make_sshd, ssh_env, doc
     assert not any("follow" in r for r in store.requests if "/logs" in r)
     plain = tmp_path / "plain.log"
     plain.write_text("\n".join(lines) + "\n")
-    local = analyse_files([str(plain)])[0].report()
+    local = analyse_files([str(plain)])[0].report().to_json()
     assert remote["sources"] == [{"name": "gpu:docker:sgl", "lines": len(lines)}]
     # the evidence names its source: the same lines, named as the remote read names them
     local = json.loads(json.dumps(local).replace(json.dumps(str(plain))[1:-1],

@@ -209,7 +209,7 @@ def test_ssh_check_json_with_checkpoint(ssh_env, ssh_root, tmp_path, capsys):
 def _local_report(path: Path) -> dict:
     from kvtui.commands.check import analyse_files
 
-    return analyse_files([str(path)])[0].report()
+    return analyse_files([str(path)])[0].report().to_json()
 
 
 def _rename_sources(obj, old: str, new: str):
@@ -217,11 +217,11 @@ def _rename_sources(obj, old: str, new: str):
 
 
 def test_ssh_check_exit_code_matches_kvtui_check(ssh_env, tmp_path, capsys):
-    from kvtui.commands.check import exit_code
+    from kvtui.commands.check import analyse_files, exit_code
 
     log = tmp_path / "server.log"
     shutil.copy(SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log", log)
-    expected = exit_code(_local_report(log), "warning")
+    expected = exit_code(analyse_files([str(log)])[0].report(), "warning")
     rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log), "--check", "--fail-on", "warning",
                            "--no-checkpoint"))
     capsys.readouterr()

@@ -215,7 +215,7 @@ def test_check_through_a_banner(ssh_env, banner_sshd, tmp_path, capsys):
                          "--no-checkpoint"])
     assert ssh_cmd.run(args) == 0
     report = json.loads(capsys.readouterr().out)
-    local = analyse_files([str(log)])[0].report()
+    local = analyse_files([str(log)])[0].report().to_json()
     assert report["kv_cache"] == json.loads(json.dumps(local["kv_cache"]).replace(
         str(log), f"gpu:{log}"))
     assert report["sources"][0]["lines"] == len(log.read_text().splitlines())

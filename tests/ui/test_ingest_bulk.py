@@ -85,8 +85,8 @@ def test_tail_from_the_end_still_knows_the_startup_facts(tmp_path):
         assert wait(lambda: ingest.last_state == "live")
         with ingest.report_lock:
             report = ingest.session.report()
-        assert [a["rule"] for a in report["alerts"]] == ["kv-fp8-unscaled"]
-        assert report["pools"][0]["tokens"] == 608174
+        assert [a.rule for a in report.alerts] == ["kv-fp8-unscaled"]
+        assert report.pools[0].tokens == 608174
         shown = ingest.drain().entries
         assert 0 < len(shown) < len(lines) // 4  # only the context window is shown
         for e in shown:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from kvtui.sources.base import SourceLine
+from kvtui.ui import report_view as rv
 from kvtui.ui.ingest import Ingest
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "qwen35-397b-nvfp4-tp8-fp8.log"
@@ -44,7 +45,7 @@ def test_the_verdict_of_a_burst_shows_while_the_source_is_quiet():
         while time.monotonic() < end:
             d = ingest.drain()
             if d.report is not None:
-                seen = [a["rule"] for a in d.report.get("alerts") or []]
+                seen = [a.rule for a in rv.alerts(d.report)]
                 if "kv-fp8-unscaled" in seen:
                     break
             time.sleep(0.05)

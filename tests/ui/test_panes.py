@@ -20,8 +20,8 @@ async def test_header_alerts_facts_timeline_log() -> None:
         assert "at end" in header and "TP=8" in header
         assert "fp8_e4m3 -> fp8_e4m3" in header and "qwen3.5-397b" in header
         alerts = app.query_one(AlertsPane).alerts
-        assert alerts and alerts[0]["severity"] == "critical"
-        assert alerts[0]["evidence"]["line"] == 27
+        assert alerts and alerts[0].severity == "critical"
+        assert alerts[0].evidence is not None and alerts[0].evidence.line == 27
         facts = str(app.query_one("#facts-body").render())
         assert "608,174" in facts and "TP0-7" in facts and "measured 7,698 B/tok" in facts
         timeline = app.query_one(TimelinePane)

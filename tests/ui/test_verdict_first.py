@@ -21,13 +21,13 @@ async def test_the_verdict_comes_first(tmp_path: Path, monkeypatch) -> None:
     runtime = [ln for ln in lines if "Decode batch" in ln]
     path = tmp_path / "big.log"
     path.write_text("\n".join(lines + runtime * 200) + "\n")
-    applied: list[dict] = []
+    applied: list = []
     shown = threading.Event()
     real = KvApp._apply_report
 
     def spy(self, report, timeline):
         applied.append(report)
-        if report.get("partial"):
+        if report.partial:
             shown.set()
         return real(self, report, timeline)
 
@@ -45,9 +45,8 @@ async def test_the_verdict_comes_first(tmp_path: Path, monkeypatch) -> None:
     app = KvApp(ReplaySource([str(path)], instant=True), "big", session=session)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        assert applied[0].get("partial") is True
-        assert applied[0]["alerts"][0]["rule"] == "kv-fp8-unscaled"
-        assert "partial" not in applied[-1]
-        assert applied[-1]["runtime"]["decode_batches"] > applied[0]["runtime"][
-            "decode_batches"]
+        assert applied[0].partial is True
+        assert applied[0].alerts[0].rule == "kv-fp8-unscaled"
+        assert applied[-1].partial is False
+        assert applied[-1].runtime.decode_batches > applied[0].runtime.decode_batches
         await pilot.press("q")

@@ -93,7 +93,7 @@ def test_each_file_reads_as_its_own_engine(name):
 
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_facts(name):
-    report = _session(name).report()
+    report = _session(name).report().to_json()
     conf, eff, scales, tokens, ctx, conc, alerts = FACTS[name]
     kv = report["kv_cache"]
     cap = report["capacity"] or {}
@@ -107,7 +107,7 @@ def test_facts(name):
 def test_qwen3_06b_pool_is_reproduced_from_its_memory_line():
     """vLLM PR 24577 (Qwen/Qwen3-0.6B, BF16): 69.66 GiB -> 652,144 tokens, within the 0.01 GiB
     rounding; the same blocks in FP8 hold exactly twice the tokens."""
-    report = _session("vllm-pr-24577.log", model=QWEN3_06B).report()
+    report = _session("vllm-pr-24577.log", model=QWEN3_06B).report().to_json()
     w = report["whatif"]
     cal = w["current"]["calibration"]
     assert cal["within_rounding"] and cal["computed_interval"][0] <= 652_144
@@ -134,7 +134,7 @@ def test_one_worker_memory_only_bounds_the_pool(tmp_path: Path):
         "178,880 tokens\n")
     s = Session()
     s.feed_lines(str(log), iter_lines(str(log)))
-    w = s.report()["whatif"]
+    w = s.report().to_json()["whatif"]
     cal = w["current"]["calibration"]
     assert w["model"]["name"] == "Qwen/Qwen3-235B-A22B"
     assert cal["bound"] == "upper" and cal["ok"] and not cal["within_rounding"]

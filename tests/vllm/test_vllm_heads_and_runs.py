@@ -79,7 +79,7 @@ def test_auto_resolved_by_the_engine_is_the_effective_dtype():
     run = s.state.current
     assert run.configured_kv_dtype == "auto"
     assert run.effective[:2] == ("fp8_e4m3", "kv_dtype_line")
-    assert "kv-auto-fp8" in {a["rule"] for a in s.report()["alerts"]}
+    assert "kv-auto-fp8" in {a["rule"] for a in s.report().to_json()["alerts"]}
 
 
 def test_v0_pool_in_blocks_gets_its_tokens_from_the_printed_concurrency():

@@ -345,4 +345,4 @@ def test_v1_preemptions_count_as_retractions():
     rt = s.state.current.runtime
     assert (rt.retractions, rt.retracted_reqs) == (3, 9)
     assert rt.retraction_evidence is not None and rt.retraction_evidence.line == 2
-    assert "kv-retraction" in {a["rule"] for a in s.report()["alerts"]}
+    assert "kv-retraction" in {a["rule"] for a in s.report().to_json()["alerts"]}

@@ -21,9 +21,10 @@ async def test_vllm_log_shows_the_critical_alert_and_a_working_what_if() -> None
         header = app.query_one(HeaderBar).build().plain
         assert "TP=2" in header and "fp8_e4m3" in header
         alerts = app.query_one(AlertsPane).alerts
-        assert alerts[0]["severity"] == "critical" and alerts[0]["rule"] == "kv-fp8-unscaled"
-        assert "Using KV cache scaling factor 1.0" in alerts[0]["evidence"]["text"]
-        assert alerts[0]["evidence"]["line"] == 8
+        assert alerts[0].severity == "critical" and alerts[0].rule == "kv-fp8-unscaled"
+        ev = alerts[0].evidence
+        assert ev is not None and "Using KV cache scaling factor 1.0" in ev.text
+        assert ev.line == 8
         pane = app.query_one(WhatIfPane)
         rows = {label: (cur, tgt) for label, cur, tgt in pane.result.rows}
         # BF16 (the default target) halves the FP8 pool: the same 61,950 blocks of pages twice

@@ -27,7 +27,7 @@ def session(path: Path) -> Session:
 
 
 def test_fp8_sample_what_if_and_inverse():
-    report = session(FP8).report()
+    report = session(FP8).report().to_json()
     assert report["engine"] == "vllm"
     w = report["whatif"]
     rows = {r["dtype"]: r for r in w["scenarios"]}
@@ -52,7 +52,7 @@ def test_fp8_sample_what_if_and_inverse():
 
 
 def test_hybrid_sample_keeps_the_state_pages_and_moves_the_block():
-    w = session(HYBRID).report()["whatif"]
+    w = session(HYBRID).report().to_json()["whatif"]
     cur = w["current"]
     assert cur["cell"]["block_size"] == 272 and cur["cell"]["groups"]["mamba"] == 3
     rows = {r["dtype"]: r for r in w["scenarios"]}
@@ -67,7 +67,7 @@ def test_hybrid_sample_keeps_the_state_pages_and_moves_the_block():
 
 
 def test_alert_texts_name_vllm_flags():
-    report = session(FP8).report()
+    report = session(FP8).report().to_json()
     texts = " ".join(a["detail"] + " " + a["fix"] for a in report["alerts"])
     assert "--gpu-memory-utilization" in texts and "vLLM printed" in texts
     for sglang_only in ("--mem-fraction-static", "--quantization-param-path", "SGLang",

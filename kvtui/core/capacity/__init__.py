@@ -10,20 +10,21 @@ budget fixed to answer the what-if to the token. Method: docs/calculator.md.
 
 API for the report and the TUI
 ------------------------------
-- ``whatif_for_run(run, model=None, checkpoint=None) -> dict | None``: the report's ``whatif``
-  object (``current``, ``scenarios``, ``model``, ``version``, ``explanation``, ``memory_budget``,
-  ``mamba``, ``inverse``); None when the run has no KV pool and no capacity line.
+- ``whatif_for_run(run, model=None, checkpoint=None) -> WhatIf | None``: the report's
+  ``whatif`` (kvtui.core.report_types: ``current``, ``scenarios``, ``model``, ``version``,
+  ``explanation``, ``memory_budget``, ``mamba``, ``inverse``); None when the run has no KV pool
+  and no capacity line.
 - ``calculator_for_run(run, model=None, checkpoint=None) -> Calculator | None``: the same inputs
   as an object for interactive use. On it:
 
   - ``calc.scenario(dtype, tp=None, mem_fraction_static=None, context_lengths=None,
-    target_concurrency=None) -> dict``: one row (tokens, bytes_per_token, concurrency per
+    target_concurrency=None) -> Scenario``: one row (tokens, bytes_per_token, concurrency per
     context length, max_running_requests, flag, flag_advice, estimate, basis, fits_target).
     Changing ``tp`` or ``mem_fraction_static`` uses the memory lines of the log
     (``memory_budget``) and is marked ``estimate``; without them ``mem_fraction_static`` gives
     ``tokens: None`` and the reason in ``basis``.
   - ``calc.scenarios(dtypes=None, context_lengths=None)``: rows for the default dtypes.
-  - ``inverse(calc, dtype, context_len, concurrency) -> dict``: tokens and GiB needed, GiB per
+  - ``inverse(calc, dtype, context_len, concurrency) -> Inverse``: tokens and GiB needed, GiB per
     GPU missing, the mem_fraction_static and TP that would fit.
   - ``calc.report(dtypes, context_lengths)``: what ``whatif_for_run`` returns.
 - ``Calculator(current_dtype=..., tokens=..., pool_bytes=..., spec=..., parallel=Parallel(tp=..))``
@@ -49,6 +50,7 @@ from kvtui.core.capacity.whatif import (
     MemoryFacts,
     sglang_max_running_requests,
 )
+from kvtui.core.report_types import WhatIf
 
 __all__ = [
     "DEFAULT_CONTEXTS", "DEFAULT_DTYPES", "Calculator", "Cell", "MemoryFacts", "ModelSpec",
@@ -70,7 +72,7 @@ def calculator_for_run(run: Any, model: Any = None, checkpoint: Any = None,
 def whatif_for_run(run: Any, model: Any = None, checkpoint: Any = None,
                    dtypes: list[str] | None = None,
                    context_lengths: list[int] | None = None,
-                   **overrides: Any) -> dict[str, Any] | None:
+                   **overrides: Any) -> WhatIf | None:
     """The `whatif` object of the report for one run, or None when the log has no KV pool."""
     calc = calculator_from_run(run, model, checkpoint, **overrides)
     if calc is None:

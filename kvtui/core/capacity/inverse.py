@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvtui.core.capacity.cell import GIB
 from kvtui.core.capacity.sglang.families import CannotModel
+from kvtui.core.report_types import Inverse
 
 if TYPE_CHECKING:
     from kvtui.core.capacity.whatif import Calculator
@@ -48,7 +49,7 @@ def _fraction_needed(calc: Calculator, dtype: str, need: int) -> float | None:
     return lo / _STEP
 
 
-def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float) -> dict[str, Any]:
+def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float) -> Inverse:
     """Tokens, bytes, missing GiB per GPU, and the mem_fraction_static / TP that would fit."""
     page = max(1, calc.page_size)
     need_tokens = math.ceil(context_len * concurrency / page) * page
@@ -60,7 +61,7 @@ def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float) 
     out["fits_now"] = have_tokens is not None and have_tokens >= need_tokens
     if cost is None:
         out["note"] = "no pool sizes and no model spec: bytes per token unknown, tokens only"
-        return out
+        return Inverse.of(**out)
     need_bytes = int(need_tokens * cost)
     kv_now, _, estimate = calc.budget_bytes()
     out["bytes_per_token"] = round(cost, 1)
@@ -104,4 +105,4 @@ def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float) 
     if tp_fit is not None and tp_fit != calc.parallel.tp:
         out["tp_note"] = ("estimate: weights per GPU rescaled by TP" if mem is not None else
                           "estimate: assumes the same rest memory per GPU (no memory lines)")
-    return out
+    return Inverse.of(**out)

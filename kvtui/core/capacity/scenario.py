@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvtui.core.capacity.cell import GIB
 from kvtui.core.capacity.sglang.families import CannotModel
+from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 
 if TYPE_CHECKING:
     from kvtui.core.capacity.whatif import Calculator
@@ -22,8 +23,11 @@ APPROX_DTYPES = frozenset({"mxfp8", "nvfp4", "fp4_mx_block16", "fp4_e2m1"})
 def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
               mem_fraction_static: float | None = None,
               context_lengths: list[int] | tuple[int, ...] | None = None,
-              target_concurrency: float | None = None) -> dict[str, Any]:
-    """One what-if row: tokens, bytes/token, concurrency, max_running_requests, flag."""
+              target_concurrency: float | None = None) -> Scenario:
+    """One what-if row: tokens, bytes/token, concurrency, max_running_requests, flag.
+
+    Built as a dict first: its key order is the JSON contract (tests/golden), kept by
+    `Scenario.of`."""
     mem = calc.memory
     cur_mf = mem.mem_fraction_static if mem is not None else None
     current = dtype == calc.current_dtype and tp in (None, calc.parallel.tp) and (
@@ -39,7 +43,7 @@ def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
                    concurrency={str(c): None for c in ctxs}, estimate=False, approximate=False,
                    basis=f"cannot model: {unsupported}", cannot_model=unsupported,
                    vs_current=None)
-        return row
+        return Scenario.of(**row)
     swa_tokens = None
     mrr: int | None = None
     slots = None
@@ -89,7 +93,7 @@ def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
         row["mem_fraction_static"] = mem_fraction_static
     if target_concurrency is not None and calc.context_len and tokens is not None:
         row["fits_target"] = tokens >= calc.context_len * target_concurrency
-    return row
+    return Scenario.of(**row)
 
 
 def calc_mrr_log_only(calc: Calculator, tokens: int) -> int | None:
@@ -105,7 +109,7 @@ def calc_mrr_log_only(calc: Calculator, tokens: int) -> int | None:
                                        mamba_cap=cap)
 
 
-def current(calc: Calculator) -> dict[str, Any]:
+def current(calc: Calculator) -> Current:
     cell = calc.cell(calc.current_dtype)
     meas = calc.measured()
     cal = calc.calibration() if cell is not None else None
@@ -121,7 +125,7 @@ def current(calc: Calculator) -> dict[str, Any]:
         "page_size": calc.page_size,
         "parallel": calc.parallel.to_dict(),
         "max_running_requests_logged": calc.mrr_logged,
-        "max_running_requests_sglang": now.get("max_running_requests") if calc.tokens else None,
+        "max_running_requests_sglang": now.max_running_requests if calc.tokens else None,
         "sglang_rules": ".".join(map(str, calc.rules_version)),
     }
     if calc.context_len and calc.tokens:
@@ -135,7 +139,7 @@ def current(calc: Calculator) -> dict[str, Any]:
     why = calc.supported() or calc.cell_error(calc.current_dtype)
     if why:
         out["cannot_model"] = why
-    return out
+    return Current.of(**out)
 
 
 def mamba_budget(calc: Calculator) -> dict[str, Any] | None:
@@ -215,38 +219,35 @@ def explanation(calc: Calculator) -> list[str]:
 
 
 def build_report(calc: Calculator, dtypes: list[str] | tuple[str, ...] | None,
-                 context_lengths: list[int] | tuple[int, ...] | None) -> dict[str, Any]:
-    """The `whatif` object of `kvtui check --json` / `kvtui whatif --json`."""
-    out: dict[str, Any] = {
-        "current": current(calc),
-        "scenarios": calc.scenarios(dtypes, context_lengths),
-        "model": calc.spec.to_dict() if calc.spec else None,
-        "model_reason": calc.spec_reason,
-        "version": calc.version.to_dict(),
-        "explanation": explanation(calc),
-        "sizing_args": calc.sargs.to_dict(),
-    }
+                 context_lengths: list[int] | tuple[int, ...] | None) -> WhatIf:
+    """The report's what-if (`kvtui check --json`'s `whatif`, `kvtui whatif --json`)."""
     pools = [{"role": "target", "tokens": calc.tokens, **(calc.pool_gib or {})}] \
         if calc.pool_gib else []
     pools.extend(calc.draft_pools)
-    if pools:
-        out["pools"] = pools
-    mb = mamba_budget(calc)
-    if mb is not None:
-        out["mamba"] = mb
-    mc = calc.memory_check()
-    if mc is not None:
-        out["memory_budget"] = mc
-    if calc.context_len and calc.tokens and not (calc.supported()
-                                                 or calc.cell_error(calc.current_dtype)):
-        from kvtui.core.capacity.inverse import inverse
+    return WhatIf(
+        current=current(calc),
+        scenarios=tuple(calc.scenarios(dtypes, context_lengths)),
+        model=calc.spec.to_dict() if calc.spec else None,
+        model_reason=calc.spec_reason,
+        version=calc.version.to_dict(),
+        explanation=tuple(explanation(calc)),
+        sizing_args=calc.sargs.to_dict(),
+        pools=tuple(pools) or None,
+        mamba=mamba_budget(calc),
+        memory_budget=calc.memory_check(),
+        inverse=_inverse(calc),
+    )
 
-        # The question people ask after a precision alert: what would it take to keep today's
-        # full-context concurrency in BF16 (or, when already BF16, to double it)?
-        conc = calc.tokens / calc.context_len
-        if calc.current_dtype != "bf16":
-            out["inverse"] = inverse(calc, "bf16", calc.context_len, max(1, math.floor(conc)))
-        else:
-            out["inverse"] = inverse(calc, "bf16", calc.context_len,
-                                     max(1, math.ceil(conc)) * 2)
-    return out
+
+def _inverse(calc: Calculator) -> Inverse | None:
+    """The question people ask after a precision alert: what would it take to keep today's
+    full-context concurrency in BF16 (or, when already BF16, to double it)?"""
+    if not (calc.context_len and calc.tokens) or calc.supported() \
+            or calc.cell_error(calc.current_dtype):
+        return None
+    from kvtui.core.capacity.inverse import inverse
+
+    conc = calc.tokens / calc.context_len
+    if calc.current_dtype != "bf16":
+        return inverse(calc, "bf16", calc.context_len, max(1, math.floor(conc)))
+    return inverse(calc, "bf16", calc.context_len, max(1, math.ceil(conc)) * 2)

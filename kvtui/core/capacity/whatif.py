@@ -36,6 +36,7 @@ from kvtui.core.capacity.sglang.families import (
     linear_kind,
 )
 from kvtui.core.capacity.sglang.rules import version_notes
+from kvtui.core.report_types import Current, Scenario, WhatIf
 from kvtui.core.version import NEWEST, VersionRange, kv_dtype_flag
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4")
@@ -509,7 +510,7 @@ class Calculator:
     def scenario(self, dtype: str, *, tp: int | None = None,
                  mem_fraction_static: float | None = None,
                  context_lengths: list[int] | tuple[int, ...] | None = None,
-                 target_concurrency: float | None = None) -> dict[str, Any]:
+                 target_concurrency: float | None = None) -> Scenario:
         """One what-if row: tokens, bytes/token, concurrency, max_running_requests, flag."""
         from kvtui.core.capacity.scenario import build_row
 
@@ -518,7 +519,7 @@ class Calculator:
 
     def scenarios(self, dtypes: list[str] | tuple[str, ...] | None = None,
                   context_lengths: list[int] | tuple[int, ...] | None = None,
-                  **kw: Any) -> list[dict[str, Any]]:
+                  **kw: Any) -> list[Scenario]:
         wanted = list(dtypes) if dtypes else list(DEFAULT_DTYPES)
         if self.version.hi < (0, 5, 16):
             wanted = ["fp4_e2m1" if d == "nvfp4" else d for d in wanted]
@@ -528,13 +529,13 @@ class Calculator:
                 if d in ELEM_BYTES and d != "fp32"]
 
     def report(self, dtypes: list[str] | tuple[str, ...] | None = None,
-               context_lengths: list[int] | tuple[int, ...] | None = None) -> dict[str, Any]:
-        """The `whatif` object of `kvtui check --json` / `kvtui whatif --json`."""
+               context_lengths: list[int] | tuple[int, ...] | None = None) -> WhatIf:
+        """The report's what-if (`whatif` of `kvtui check --json`, `kvtui whatif --json`)."""
         from kvtui.core.capacity.scenario import build_report
 
         return build_report(self, dtypes, context_lengths)
 
-    def current(self) -> dict[str, Any]:
+    def current(self) -> Current:
         from kvtui.core.capacity.scenario import current
 
         return current(self)

@@ -22,6 +22,7 @@ from kvtui.core.pipeline.events import events_jsonl
 from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import Input, RangedFile
 from kvtui.core.pipeline.startup import fold_startups
+from kvtui.core.report_types import Report
 from kvtui.core.state import State
 from parsers import Event
 
@@ -179,16 +180,14 @@ class Session:
         return workers > 1 and size >= self.options.min_parallel_bytes
 
     # -- what it says ----------------------------------------------------------------------
-    def report(self) -> dict[str, Any]:
+    def report(self) -> Report:
+        """The analysis so far (`partial`: start-up lines only, the runtime not folded yet)."""
         from kvtui.core.report import build_report
 
         o = self.options
-        report = build_report(self.fold.state, engine=self.fold.engine, model=o.model,
-                              alert_options=o.alert_options, checkpoint=o.checkpoint,
-                              release=o.release(self.fold.engine))
-        if self.partial:
-            report["partial"] = True  # start-up lines only: the runtime is not folded yet
-        return report
+        return build_report(self.fold.state, engine=self.fold.engine, model=o.model,
+                            alert_options=o.alert_options, checkpoint=o.checkpoint,
+                            release=o.release(self.fold.engine), partial=self.partial)
 
     def alert_watch(self) -> Callable[[Event], bool]:
         """A predicate: may an event that comes next change the alerts? (a replay's "next

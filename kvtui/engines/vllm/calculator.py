@@ -17,11 +17,12 @@ for vLLM is `--gpu-memory-utilization`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvtui.core.capacity import ModelSpec, Parallel
 from kvtui.core.capacity.whatif import MemoryKnob
+from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
 from kvtui.engines.vllm.version import VersionRange, kv_dtype_flag
 
@@ -348,8 +349,11 @@ class Calculator:
     def scenario(self, dtype: str, *, tp: int | None = None,
                  mem_fraction_static: float | None = None,
                  context_lengths: list[int] | tuple[int, ...] | None = None,
-                 target_concurrency: float | None = None) -> dict[str, Any]:
-        """One what-if row: tokens, bytes/token, concurrency, max_running_requests, flag."""
+                 target_concurrency: float | None = None) -> Scenario:
+        """One what-if row: tokens, bytes/token, concurrency, max_running_requests, flag.
+
+        Built as a dict first: its key order is vLLM's JSON contract (tests/golden), kept by
+        `Scenario.of`."""
         tokens, _ = self.tokens_for(dtype, tp, mem_fraction_static)
         budget, basis, estimate = self.budget_bytes(tp, mem_fraction_static)
         lay = self.layout(dtype, tp)
@@ -390,18 +394,18 @@ class Calculator:
             row["gpu_memory_utilization"] = mem_fraction_static
         if target_concurrency is not None and self.context_len and tokens is not None:
             row["fits_target"] = tokens >= self.context_len * target_concurrency
-        return row
+        return Scenario.of(**row)
 
     def scenarios(self, dtypes: list[str] | tuple[str, ...] | None = None,
                   context_lengths: list[int] | tuple[int, ...] | None = None,
-                  **kw: Any) -> list[dict[str, Any]]:
+                  **kw: Any) -> list[Scenario]:
         wanted = list(dtypes) if dtypes else list(DEFAULT_DTYPES)
         if self.current_dtype not in wanted:
             wanted.insert(0, self.current_dtype)
         return [self.scenario(d, context_lengths=context_lengths, **kw) for d in wanted
                 if d in VALUE_COST and d != "fp32"]
 
-    def current(self) -> dict[str, Any]:
+    def current(self) -> Current:
         lay = self.layout(self.current_dtype)
         cal = self.calibration()
         measured = self.measured_bytes_per_token()
@@ -435,7 +439,7 @@ class Calculator:
                 out["calibration_note"] = (
                     f"the spec and {cal['rules']} give {cal['computed_tokens']:,} tokens from "
                     f"{self.available_gib} GiB, the log {self.tokens:,}")
-        return out
+        return Current.of(**out)
 
     def explanation(self) -> list[str]:
         """Show-your-work lines, in the order a reader checks them."""
@@ -468,7 +472,7 @@ class Calculator:
                          f"({basis}{', estimate' if est else ''})")
         return lines
 
-    def inverse(self, dtype: str, context_len: int, concurrency: float) -> dict[str, Any]:
+    def inverse(self, dtype: str, context_len: int, concurrency: float) -> Inverse:
         """What `concurrency` requests of `context_len` tokens in `dtype` would take: blocks,
         GiB per GPU, the --gpu-memory-utilization or the TP that fits them."""
         lay = self.layout(dtype)
@@ -482,7 +486,7 @@ class Calculator:
             out["tokens_needed"] = need
             out["fits_now"] = have is not None and have >= need
             out["note"] = "no model spec or no pool size: tokens only"
-            return out
+            return Inverse.of(**out)
         blocks = math.ceil(concurrency * lay.blocks_per_request(context_len, self.max_batched))
         need_bytes = blocks * lay.block_bytes
         out["blocks_needed"] = blocks
@@ -511,7 +515,7 @@ class Calculator:
         if out["tp_needed"] not in (None, self.parallel.tp):
             out["tp_note"] = ("estimate: weights per GPU re-sharded by TP" if self.weights_gib
                               is not None else "estimate: the same KV bytes per GPU")
-        return out
+        return Inverse.of(**out)
 
     def _tp_that_fits(self, dtype: str, concurrency: float, context_len: int) -> int | None:
         if self.spec is None:
@@ -529,22 +533,18 @@ class Calculator:
         return None
 
     def report(self, dtypes: list[str] | tuple[str, ...] | None = None,
-               context_lengths: list[int] | tuple[int, ...] | None = None) -> dict[str, Any]:
-        """The `whatif` object of `kvtui check --json` / `kvtui whatif --json`."""
-        out: dict[str, Any] = {
-            "engine": "vllm",
-            "current": self.current(),
-            "scenarios": self.scenarios(dtypes, context_lengths),
-            "model": self.spec.to_dict() if self.spec else None,
-            "model_reason": self.spec_reason,
-            "version": self.version.to_dict(),
-            "explanation": self.explanation(),
-        }
-        if self.context_len and self.tokens:
-            conc = self.concurrency_logged or self.tokens / self.context_len
-            if self.current_dtype != "bf16":
-                out["inverse"] = self.inverse("bf16", self.context_len, max(1, math.floor(conc)))
-            else:
-                out["inverse"] = self.inverse("bf16", self.context_len,
-                                              max(1, math.ceil(conc)) * 2)
-        return out
+               context_lengths: list[int] | tuple[int, ...] | None = None) -> WhatIf:
+        """The report's what-if (`whatif` of `kvtui check --json`, `kvtui whatif --json`)."""
+        out = WhatIf(engine="vllm", current=self.current(),
+                     scenarios=tuple(self.scenarios(dtypes, context_lengths)),
+                     model=self.spec.to_dict() if self.spec else None,
+                     model_reason=self.spec_reason, version=self.version.to_dict(),
+                     explanation=tuple(self.explanation()))
+        if not (self.context_len and self.tokens):
+            return out
+        conc = self.concurrency_logged or self.tokens / self.context_len
+        if self.current_dtype != "bf16":
+            inverse = self.inverse("bf16", self.context_len, max(1, math.floor(conc)))
+        else:
+            inverse = self.inverse("bf16", self.context_len, max(1, math.ceil(conc)) * 2)
+        return replace(out, inverse=inverse)

@@ -1,0 +1,437 @@
+"""The analysis report as typed values: `Report`, its sections, `WhatIf`, `Scenario`, `Alert`.
+
+Why typed: the report is built in the core and read by the text/Markdown renderers, the check
+gate, the progress line, the TUI and the alert rules; a dict read back with `.get("...")` chains
+hides a renamed or missing field until a user sees a dash. Every reader uses these attributes,
+and JSON exists only at the edges (`--json`, `--stream`, the TUI's JSON export), through one
+`to_json()` per type that produces the JSON contract byte for byte (tests/golden/*.json).
+
+Engine-neutral: nothing here names an engine. Where two engines' what-if rows carry different
+keys in a different order (SGLang's and vLLM's goldens differ), a `Scenario` / `Current` records
+the keys its producer emitted (`of(**values)` keeps the order given), so the JSON stays what each
+engine printed before these types existed. Nested detail objects that no reader interprets
+beyond printing (server_args, a cell's arithmetic, the model spec, the checkpoint's own JSON) stay
+plain JSON values inside the typed fields.
+
+Each value is a snapshot: the report of a live log is read on the UI thread while the fold goes
+on, so the builder copies what the fold keeps changing (evidence counts) into these frozen values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
+
+from kvtui.core.evidence import Evidence
+
+Json = dict[str, Any]
+
+# Field metadata: leave the key out of the JSON when its value is None (or empty / False).
+OMIT_NONE = {"omit": "none"}
+OMIT_EMPTY = {"omit": "empty"}
+
+
+def _plain(value: Any) -> Any:
+    """A field's value as JSON: typed values through their own `to_json`, sequences as lists."""
+    if isinstance(value, Evidence):
+        return value.to_dict()
+    to_json = getattr(value, "to_json", None)
+    if to_json is not None:
+        return to_json()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _fields_json(obj: Any) -> Json:
+    """The dataclass's fields in declaration order (the contract's key order), each as JSON,
+    with the keys the metadata marks optional left out when they hold nothing."""
+    out: Json = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        omit = f.metadata.get("omit")
+        if (omit == "none" and value is None) or (omit == "empty" and not value):
+            continue
+        out[f.name] = _plain(value)
+    return out
+
+
+def _keyed_json(obj: Any, keys: tuple[str, ...]) -> Json:
+    return {k: _plain(getattr(obj, k)) for k in keys}
+
+
+def snapshot(ev: Evidence | None) -> Evidence | None:
+    """A copy of a fold's evidence that later lines (its repeat count) cannot change."""
+    return dataclasses.replace(ev) if ev is not None else None
+
+
+# -- alerts ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """One rule's finding: what happened, the line that shows it, and what to type."""
+
+    rule: str
+    severity: str  # kvtui.core.severity: critical | warning | info
+    title: str
+    detail: str
+    evidence: Evidence | None
+    fix: str
+    confidence: str = "high"  # high | medium | low
+    extra: Json = field(default_factory=dict, metadata=OMIT_EMPTY)
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+    def frozen(self) -> Alert:
+        """This alert with its evidence copied out of the fold (see `snapshot`)."""
+        return dataclasses.replace(self, evidence=snapshot(self.evidence))
+
+
+# -- what-if -----------------------------------------------------------------------------------
+class _Keyed:
+    """Values whose JSON keys (presence and order) are the producer's, recorded in `keys`."""
+
+    __slots__ = ()
+    keys: tuple[str, ...]
+
+    @classmethod
+    def of(cls, **values: Any) -> Self:
+        """Built from the producer's values in the order the JSON must show them; a key that
+        is not a field is a TypeError here, not a silent extra."""
+        return cls(keys=tuple(values), **values)  # type: ignore[call-arg]  # subclasses' fields
+
+    def has(self, key: str) -> bool:
+        """Did the producer state this field (a JSON key, even if its value is null)?"""
+        return key in self.keys
+
+    def to_json(self) -> Json:
+        return _keyed_json(self, self.keys)
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario(_Keyed):
+    """One what-if row: a KV dtype (at a TP / memory fraction) and what the engine would
+    allocate for it."""
+
+    keys: tuple[str, ...] = field(repr=False)
+    dtype: str = ""
+    flag: str | None = None
+    flag_advice: str = ""
+    current: bool = False
+    tokens: int | None = None
+    bytes_per_token: float | None = None
+    concurrency: dict[str, float | None] = field(default_factory=dict)  # context -> requests
+    max_running_requests: int | None = None
+    vs_current: float | None = None
+    approximate: bool = False
+    estimate: bool = False
+    basis: str | None = None
+    cannot_model: str | None = None
+    does_not_fit: str | None = None
+    swa_tokens: int | None = None
+    mamba_slots: int | None = None
+    block_size: int | None = None
+    tp: int | None = None
+    mem_fraction_static: float | None = None
+    gpu_memory_utilization: float | None = None
+    fits_target: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Current(_Keyed):
+    """The logged setting the what-if starts from, and how well the model spec explains it."""
+
+    keys: tuple[str, ...] = field(repr=False)
+    dtype: str = ""
+    tokens: int | None = None
+    bytes_per_token: float | None = None  # measured from the pool line when there is one
+    theoretical_bytes_per_token: float | None = None
+    calibration_ratio: float | None = None
+    context_len: int | None = None
+    page_size: int | None = None
+    parallel: Json = field(default_factory=dict)
+    max_running_requests_logged: int | None = None
+    max_running_requests_sglang: int | None = None
+    sglang_rules: str | None = None
+    max_concurrency_logged: float | None = None
+    concurrency_at_context_len: float | None = None
+    cell: Json | None = None
+    calibration: Json | None = None
+    calibration_note: str | None = None
+    swa_split: Json | None = None
+    cannot_model: str | None = None
+
+    @property
+    def max_running_requests(self) -> int | None:
+        """The logged cap, else the one the engine's rule computes."""
+        return self.max_running_requests_logged or self.max_running_requests_sglang
+
+
+@dataclass(frozen=True, slots=True)
+class Inverse(_Keyed):
+    """The inverse question: what would `concurrency` requests of `context_len` tokens in
+    `dtype` take (GiB per GPU missing, the memory fraction or the TP that fits them)?"""
+
+    keys: tuple[str, ...] = field(repr=False)
+    dtype: str = ""
+    context_len: int = 0
+    concurrency: float = 0.0
+    tokens_needed: int | None = None
+    tokens_available: int | None = None
+    fits_now: bool = False
+    note: str | None = None
+    blocks_needed: int | None = None
+    bytes_per_token: float | None = None
+    kv_gib_needed: float | None = None
+    kv_gib_available: float | None = None
+    missing_gib_per_gpu: float | None = None
+    missing_rest_gib_per_gpu: float | None = None
+    estimate: bool = False
+    mem_fraction_static_current: float | None = None
+    mem_fraction_static_needed: float | None = None
+    mem_fraction_static_feasible: bool | None = None
+    mem_fraction_static_note: str | None = None
+    gpu_memory_utilization_current: float | None = None
+    gpu_memory_utilization_needed: float | None = None
+    gpu_memory_utilization_feasible: bool | None = None
+    gpu_memory_utilization_note: str | None = None
+    total_gpu_gib: float | None = None
+    total_gpu_basis: str | None = None
+    tp_needed: int | None = None
+    tp_note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    """The what-if: the current setting, one row per KV dtype, and the work shown."""
+
+    current: Current
+    scenarios: tuple[Scenario, ...]
+    model: Json | None  # the model spec the cells were sized from
+    model_reason: str
+    version: Json  # the engine release range the rules follow
+    explanation: tuple[str, ...]
+    engine: str | None = field(default=None, metadata=OMIT_NONE)
+    sizing_args: Json | None = field(default=None, metadata=OMIT_NONE)
+    pools: tuple[Json, ...] | None = field(default=None, metadata=OMIT_NONE)
+    mamba: Json | None = field(default=None, metadata=OMIT_NONE)
+    memory_budget: Json | None = field(default=None, metadata=OMIT_NONE)
+    inverse: Inverse | None = field(default=None, metadata=OMIT_NONE)
+    budget_scenarios: tuple[Scenario, ...] | None = field(default=None, metadata=OMIT_NONE)
+
+    # `engine` leads the JSON when it is given (vLLM's what-if names itself first).
+    ORDER: ClassVar[tuple[str, ...]] = (
+        "engine", "current", "scenarios", "model", "model_reason", "version", "explanation",
+        "sizing_args", "pools", "mamba", "memory_budget", "inverse", "budget_scenarios")
+
+    def scenario(self, dtype: str) -> Scenario | None:
+        return next((s for s in self.scenarios if s.dtype == dtype), None)
+
+    def to_json(self) -> Json:
+        fields = _fields_json(self)
+        return {k: fields[k] for k in self.ORDER if k in fields}
+
+
+# -- the deployment ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Source:
+    name: str
+    lines: int
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFacts:
+    path: str | None
+    served_name: str | None
+    model_class: str | None
+    quantization: str | None
+
+    @property
+    def name(self) -> str | None:
+        """What a reader calls the model: its served name, else its path, else its class."""
+        return self.served_name or self.path or self.model_class
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
+class ParallelFacts:
+    tp: int | None
+    dp: int | None
+    pp: int | None
+    ep: int | None
+    attn_dp: int | None
+    enable_dp_attention: bool | None
+    ranks_seen: tuple[str, ...]
+    # Where a degree came from, only when one was not in the server_args dump.
+    basis: dict[str, str] | None = field(default=None, metadata=OMIT_NONE)
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
+class KVCacheFacts:
+    configured_dtype: str | None
+    effective_dtype: str | None
+    effective_basis: str | None
+    effective_evidence: Evidence | None
+    scales: str | None  # loaded | missing | ... (kvtui.core.state)
+    scales_evidence: Evidence | None
+    quantization_param_path: str | None
+    page_size: int | None
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolFacts:
+    """One pool line on one rank (or a whole-cache budget, kind "kv"), with the dtype it holds
+    and where that dtype was read (`dtype_basis`)."""
+
+    rank: str | None
+    label: str | None
+    kind: str  # mha | mla | mamba | kv
+    dtype: str | None
+    dtype_raw: str | None
+    tokens: int | None
+    k_gib: float | None
+    v_gib: float | None
+    kv_gib: float | None
+    slots: int | None
+    conv_gib: float | None
+    ssm_gib: float | None
+    role: str
+    bytes_per_token: float | None
+    evidence: Evidence | None
+    dtype_basis: str | None
+
+    def shape(self) -> tuple[Any, ...]:
+        """What two ranks' pools must share to read as one line ("TP0..TP7 (8 ranks)")."""
+        return (self.label, self.kind, self.dtype, self.tokens, self.k_gib, self.v_gib,
+                self.kv_gib, self.slots, self.conv_gib, self.ssm_gib)
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityFacts:
+    max_total_num_tokens: int | None
+    chunked_prefill_size: int | None
+    max_prefill_tokens: int | None
+    max_running_requests: int | None
+    context_len: int | None
+    available_gpu_mem_gib: float | None
+    max_concurrency: float | None = field(default=None, metadata=OMIT_NONE)  # vLLM prints it
+    rank: str | None = None
+    memory_pool_end_avail_gib: float | None = None
+    swa_split: Json | None = field(default=None, metadata=OMIT_EMPTY)
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
+class WeightFacts:
+    rank: str | None
+    model_class: str | None
+    dtype: str | None
+    quant: str | None
+    usage_gib: float | None
+    avail_gib: float | None
+    avail_before_gib: float | None
+    max_usage_gib: float | None
+    min_avail_gib: float | None
+    min_avail_before_gib: float | None
+    ranks: int
+    elapsed_s: float | None
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeFacts:
+    """The runtime fold's summary (kvtui.core.runtime.Runtime.to_dict, field for field)."""
+
+    prefill_batches: int = 0
+    decode_batches: int = 0
+    last_token_usage: float | None = None
+    peak_token_usage: float | None = None
+    last_running_req: int | None = None
+    peak_running_req: int | None = None
+    last_queue_req: int | None = None
+    peak_queue_req: int | None = None
+    last_gen_throughput: float | None = None
+    mean_gen_throughput: float | None = None
+    retractions: int = 0
+    retracted_reqs: int = 0
+    new_token_ratio_first: float | None = None
+    new_token_ratio_last: float | None = None
+    saturated_longest: int = 0
+    queue_growth_longest: int = 0
+    last_ts: str | None = None
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """One server start in the log (the report's facts are the last one's)."""
+
+    index: int
+    start: Evidence | None
+    model_path: str | None
+    configured_dtype: str | None
+    effective_dtype: str | None
+    scales: str | None
+    pool_tokens: int | None
+    max_total_num_tokens: int | None
+    decode_batches: int
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Everything `kvtui check` says about one stream; `to_json()` is `kvtui check --json`."""
+
+    kvtui_version: str
+    sources: tuple[Source, ...]
+    engine: str | None  # the engine detected (kvtui.core.engine), None: no line recognised
+    model: ModelFacts
+    parallel: ParallelFacts
+    kv_cache: KVCacheFacts
+    pools: tuple[PoolFacts, ...]
+    capacity: CapacityFacts | None
+    weights: WeightFacts | None
+    runtime: RuntimeFacts
+    server_args: Json | None
+    errors: tuple[Json, ...]  # OOM lines (kvtui.core.state)
+    runs: tuple[RunSummary, ...]
+    whatif: WhatIf | None
+    alerts: tuple[Alert, ...]
+    checkpoint: Json | None = field(default=None, metadata=OMIT_NONE)  # its own JSON
+    partial: bool = field(default=False, metadata=OMIT_EMPTY)  # start-up lines only
+
+    @property
+    def unrecognised(self) -> bool:
+        """Input was read but no line of any engine was recognised in it."""
+        return self.engine is None and bool(self.sources)
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+__all__ = ["Alert", "CapacityFacts", "Current", "Inverse", "KVCacheFacts", "ModelFacts",
+           "ParallelFacts", "PoolFacts", "Report", "RunSummary", "RuntimeFacts", "Scenario",
+           "Source", "WeightFacts", "WhatIf", "snapshot"]
