@@ -31,13 +31,19 @@ def big_log(tmp_path: Path, *names: str, runtime_copies: int = 40) -> Path:
     return path
 
 
-def preview_and_full(path: Path) -> tuple[dict, dict]:
+def previews_and_full(path: Path) -> tuple[list[dict], dict]:
     seen: list[dict] = []
     full = Session(Options(preview_bytes=0, min_parallel_bytes=0, workers=2))
     full.fold_file(ranged_file(str(path)),
                    preview=lambda s: seen.append(s.report().to_json()))
-    assert len(seen) == 1
-    return seen[0], full.report().to_json()
+    return seen, full.report().to_json()
+
+
+def preview_and_full(path: Path) -> tuple[dict, dict]:
+    """The last preview (every start's start-up) and the full report."""
+    seen, full = previews_and_full(path)
+    assert 1 <= len(seen) <= 2
+    return seen[-1], full
 
 
 @pytest.mark.parametrize("names", [
@@ -91,3 +97,23 @@ def test_check_stream_prints_the_verdict_first(tmp_path):
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert lines[1] == json.loads(full.stdout)
     assert out.stderr == ""  # no progress line without a terminal
+
+
+
+@pytest.mark.parametrize("names", [
+    ("qwen35-397b-nvfp4-tp8-fp8.log",),
+    ("qwen35-397b-nvfp4-tp8-fp8.log", "qwen35-397b-nvfp4-tp8-bf16.log"),
+])
+def test_the_top_start_up_is_published_before_the_scan_for_later_starts(tmp_path, names):
+    """The first preview needs no scan of the file (its time does not grow with the size): the
+    top start-up alone, the first server's verdict. A file with later starts then gets a
+    second preview with every start's start-up."""
+    seen, full = previews_and_full(big_log(tmp_path, *names))
+    assert len(seen) == len(names)
+    first = seen[0]
+    assert first["partial"] is True and [r["start"]["line"] for r in first["runs"]] == [1]
+    alone = Session()
+    alone.feed_lines("x", (SAMPLES / names[0]).read_text().splitlines())
+    assert first["kv_cache"]["effective_dtype"] == \
+        alone.report().to_json()["kv_cache"]["effective_dtype"]
+    assert [r["start"] for r in seen[-1]["runs"]] == [r["start"] for r in full["runs"]]

@@ -21,7 +21,7 @@ from kvtui.core.pipeline.chunks import MIN_PARALLEL_BYTES, block_bytes, fold_ran
 from kvtui.core.pipeline.events import events_jsonl
 from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import Input, RangedFile
-from kvtui.core.pipeline.startup import fold_startups
+from kvtui.core.pipeline.startup import fold_startups, fold_top, start_offsets
 from kvtui.core.report_types import Report
 from kvtui.core.state import State
 from parsers import Event
@@ -155,10 +155,7 @@ class Session:
 
         if preview is not None and self.fold.lines == 0 and \
                 ranged.size >= self.options.preview_bytes:
-            early = Session(self.options)
-            fold_startups(ranged, name, early.fold)
-            early.partial = True
-            preview(early)
+            self._preview(ranged, name, preview)
         if self.fold.lines == 0 and self.is_big(ranged.size):
             workers = self.options.workers or min(os.cpu_count() or 1, 8)
             cuts = ranged.cuts(ranged.path, workers, ranged.size)
@@ -173,6 +170,22 @@ class Session:
             if progress is not None:
                 done += block_bytes(block)
                 tell(done)
+
+    def _preview(self, ranged: RangedFile, name: str, preview: Callable[[Session], None]) -> None:
+        """The verdict before the runtime lines: the top start-up at once, then (when the file
+        holds later server starts) every start's start-up, found by a byte scan for the markers
+        of the engine the top names."""
+        top = Session(self.options)
+        fold_top(ranged, name, top.fold)
+        top.partial = True
+        preview(top)
+        engine = top.engine
+        starts = start_offsets(ranged, [engine] if engine is not None else top.fold.engines)
+        if len(starts) > 1:
+            early = Session(self.options)
+            fold_startups(ranged, name, early.fold, starts)
+            early.partial = True
+            preview(early)
 
     def is_big(self, size: int) -> bool:
         """Is a file of `size` bytes worth folding on every core?"""

@@ -29,10 +29,19 @@ def start_offsets(ranged: RangedFile, engines: Sequence[Engine]) -> list[int]:
     return sorted({0, *ranged.scan(ranged.path, markers, ranged.size)})
 
 
-def fold_startups(ranged: RangedFile, source: str, fold: Fold) -> None:
+def fold_top(ranged: RangedFile, source: str, fold: Fold) -> None:
+    """Fold the start-up at the top of the file alone, before any scan: the first verdict, in a
+    time that does not grow with the file (the scan for later starts does)."""
+    _fold_region(ranged, source, fold, 0, ranged.size, 1)
+
+
+def fold_startups(ranged: RangedFile, source: str, fold: Fold,
+                  starts: list[int] | None = None) -> None:
     """Fold only the start-up regions of `ranged` into the (fresh) `fold`, each with its true
-    line numbers; the runtime lines between them are skipped."""
-    starts = start_offsets(ranged, fold.engines)
+    line numbers; the runtime lines between them are skipped. `starts`: their offsets, when
+    already scanned."""
+    if starts is None:
+        starts = start_offsets(ranged, fold.engines)
     bounds = list(zip(starts, [*starts[1:], ranged.size], strict=True))
     before, at = 0, 0
     for start, end in bounds:
