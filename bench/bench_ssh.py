@@ -279,36 +279,48 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
             report = analyse_files([str(log)])[0].report()
             return time.perf_counter() - t0, report
 
-        def ssh_check(zstd: bool) -> tuple[float, int, dict, str]:
-            """Exactly `kvtui ssh --check`'s read (analyse_remote), zstd or zlib framing."""
+        def ssh_check(zstd: bool) -> tuple[float, int, dict, str, RssPeaks]:
+            """Exactly `kvtui ssh --check`'s read (analyse_remote), zstd or zlib framing; also
+            the peak RSS (MB) of this process and of its largest worker during the read."""
             real = follow_mod.zstd_available
             follow_mod.zstd_available = real if zstd else (lambda: False)  # type: ignore
+            peaks = RssPeaks()
             try:
                 before = link.wire_bytes()
                 t0 = time.perf_counter()
-                analyzer = link.in_client(analyse_remote, connector, None, target, None,
-                                          "bench")
+                with peaks:
+                    analyzer = link.in_client(analyse_remote, connector, None, target, None,
+                                              "bench")
                 took = time.perf_counter() - t0
                 return took, link.wire_bytes() - before, analyzer.report(), \
-                    "zstd" if zstd and real() else "zlib"
+                    "zstd" if zstd and real() else "zlib", peaks
             finally:
                 follow_mod.zstd_available = real
 
         def check_verdict(want: set[str]) -> float:
-            """When the --check fold first holds the start-up's critical alert."""
+            """When the --check session, fed as `analyse_remote` feeds it (`Session.stream`:
+            the first block in place, the rest on every core), first holds the start-up's
+            critical alert."""
             analyzer = Session()
             t0 = time.perf_counter()
             when: list[float] = []
+            feed: list[Any] = []
 
             def deliver(batch: list) -> None:
                 for b in batch:
                     if isinstance(b, LineBlock) and not b.prelude:
-                        analyzer.feed_lines(b.source, b.texts, b.first_line_no)
+                        if not feed:
+                            feed.append(analyzer.stream(src.expected_bytes))
+                        feed[0].feed(b.source, b.texts, b.first_line_no)
                         if not when and want <= _critical_rules(analyzer.report()):
                             when.append(time.perf_counter() - t0)
 
             src = RemoteFollower(connector, target, stop_at_end=True)
-            link.in_client(src.run_blocks, deliver, threading.Event())
+            try:
+                link.in_client(src.run_blocks, deliver, threading.Event())
+                feed[0].close()
+            finally:
+                feed[0].abort()
             return when[0] if when else float("nan")
 
         def tui(want: set[str]) -> tuple[float, float]:
@@ -331,15 +343,17 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
 
         best: dict[str, float] = {}
         wire: dict[str, int] = {}
+        rss: dict[str, RssPeaks] = {}
         same = True
         for _ in range(repeat):
             took, local_report = local()
             best["local"] = min(best.get("local", took), took)
             want = _critical_rules(local_report)
             for zstd in (True, False):
-                took, nbytes, report, codec = ssh_check(zstd)
+                took, nbytes, report, codec, peaks = ssh_check(zstd)
                 best[codec] = min(best.get(codec, took), took)
                 wire[codec] = nbytes
+                rss[codec] = peaks
                 same = same and report["runtime"] == local_report["runtime"] \
                     and report["kv_cache"] == json_rename(local_report["kv_cache"], str(log),
                                                           f"bench:{log}")
@@ -363,7 +377,8 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
         if c in best:
             print(f"      `kvtui ssh --check`, {c}-1 framing: {best[c]:.2f} s "
                   f"({best[c] / best['local']:.2f}x local), {wire[c] / 1e6:.1f} MB on the "
-                  f"wire ({size / wire[c]:.1f}:1)")
+                  f"wire ({size / wire[c]:.1f}:1), peak RSS {rss[c].main:.0f} MB here, "
+                  f"{rss[c].worker:.0f} MB per worker (goal <= 150 MB)")
     def when(t: float) -> str:  # nan: no report snapshot held it before the last line came
         return f"{t:.2f} s" if t == t else "not before the last line"
 
@@ -373,6 +388,57 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
     print(f"      same report as local: {same}; ratio {ratio:.2f}x (goal <= 1.3x)  ->  "
           f"{'PASS' if ratio <= 1.3 and same else 'FAIL'}")
     return ratio <= 1.3 and same
+
+
+class RssPeaks:
+    """The peak resident memory (MB) of this process and of its largest new child (a fold
+    worker; sshd, started before, is left out) while in the `with` block, sampled every 20 ms
+    from /proc."""
+
+    def __init__(self) -> None:
+        self.main = 0.0
+        self.worker = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._before = set(self._children())
+
+    @staticmethod
+    def _rss(pid: int | str) -> float:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            self.main = max(self.main, self._rss("self"))
+            for pid in set(self._children()) - self._before:
+                self.worker = max(self.worker, self._rss(pid))
+
+    @staticmethod
+    def _children() -> list[str]:
+        """The children of every thread of this process (the workers are forked by the thread
+        that reads)."""
+        out = []
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{tid}/children") as f:
+                    out += f.read().split()
+            except OSError:
+                continue
+        return out
+
+    def __enter__(self) -> RssPeaks:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 def _serving(address: str, port: int) -> bool:

@@ -177,3 +177,12 @@ def test_abort_ends_the_workers():
     assert multiprocessing.active_children()
     feed.abort()
     assert not multiprocessing.active_children()
+
+
+def test_a_line_holding_a_newline_still_reaches_the_worker_whole():
+    """Pieces cross to the workers as one newline-joined string; a feeder whose lines hold
+    newlines gets the same fold as feeding them in place."""
+    lines = sample_lines("llama31-8b-retraction.log")
+    odd = [x + "\nnot a line of its own" if i % 97 == 5 else x for i, x in enumerate(lines)]
+    feed = agree(odd * 3, 40, 2048)
+    assert feed.joined > 5

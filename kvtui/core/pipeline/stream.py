@@ -32,15 +32,23 @@ from kvtui.core.pipeline.fold import Fold
 
 PIECE_BYTES = 4 << 20  # lines handed to a worker at once (about 20,000 log lines)
 
-# (source, engine names, texts): a piece for a worker
-PieceJob = tuple[str, tuple[str, ...], list[str]]
+# (source, engine names, the piece's lines joined by newlines, how many): a piece for a worker.
+# One string crosses the pipe at memory speed, where a list of 20,000 strings costs the reader
+# (the process that also decrypts and decompresses the stream) a pickling step per line. The
+# readers split at newlines, so no line holds one and splitting gives the same lines back; the
+# worker checks the count, and a piece with a line that does hold one (another feeder) comes
+# back unfolded, to be folded in place.
+PieceJob = tuple[str, tuple[str, ...], str, int]
 
 
-def _fold_piece(job: PieceJob) -> Result:
+def _fold_piece(job: PieceJob) -> Result | None:
     """A worker: one piece of the stream folded from scratch (its lines numbered from 1)."""
-    source, engine_names, texts = job
+    source, engine_names, text, count = job
+    lines = text.split("\n")
+    if len(lines) != count:
+        return None
     fold = Fold([load(name) for name in engine_names])
-    fold.feed_lines(source, texts, 1)
+    fold.feed_lines(source, lines, 1)
     return fold.state, fold.lines, fold.engine.name if fold.engine else None
 
 
@@ -147,13 +155,13 @@ class StreamFold:
         if self._pool is None:
             ctx = multiprocessing.get_context("fork")
             self._pool = ctx.Pool(self.workers, initializer=_worker_signals)
-        job: PieceJob = (piece.source, self._names(), piece.texts)
+        job: PieceJob = (piece.source, self._names(), "\n".join(piece.texts), len(piece.texts))
         self._pending.append((self._pool.apply_async(_fold_piece, (job,)), piece))
 
     def _join_oldest(self) -> None:
         pending, piece = self._pending.popleft()
         result = pending.get()
-        if join_result(self.fold, result, piece.first - 1):
+        if result is not None and join_result(self.fold, result, piece.first - 1):
             self.joined += 1
         else:  # only a sequential read can tell: it stands here with the lines before
             self.declined += 1
