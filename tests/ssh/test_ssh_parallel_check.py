@@ -117,3 +117,59 @@ def test_kvtui_ssh_check_on_a_log_past_the_parallel_threshold(ssh_env, tmp_path)
     local = _renamed(_local(log), str(log), f"gpu:{log}")
     for key in ("kv_cache", "alerts", "runs", "runtime", "sources"):
         assert report[key] == local[key], key
+
+
+def _wait(cond, timeout: float = 60.0) -> bool:
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+def test_the_tui_ingest_loads_the_remote_history_on_every_core(make_connector, tmp_path,
+                                                               monkeypatch):
+    """The TUI's initial SSH load takes the same stream fold as --check (the ingest takes the
+    follower's blocks): the session equals the local check, the log pane gets the last lines
+    with their kinds, and lines written afterwards still arrive one by one."""
+    from kvtui.sources.ssh.follow import RemoteFollower, Target
+    from kvtui.ui.ingest import Ingest
+
+    log = tmp_path / "restarted.log"
+    total, _ = _restarted(log)
+    lines = log.read_text().splitlines()
+    joins: list[int] = []
+    real_join = stream_mod.join_result
+
+    def join(fold, result, line_offset):
+        joins.append(line_offset)
+        return real_join(fold, result, line_offset)
+
+    monkeypatch.setattr(stream_mod, "join_result", join)
+    session = Session(Options(workers=2, piece_bytes=256 << 10, min_parallel_bytes=1 << 20))
+    follower = RemoteFollower(make_connector("gpu"), Target("file", str(log)), keepalive=1.0)
+    ingest = Ingest(follower, session=session, ring=500)
+    ingest.start()
+    try:
+        assert _wait(lambda: ingest.last_state == "live" and ingest.lines == total)
+        assert len(joins) >= 3  # the workers folded it
+        with ingest.report_lock:
+            report = session.report()
+        local = _renamed(_local(log), str(log), f"gpu:{log}")
+        for key in ("kv_cache", "alerts", "runs", "runtime"):
+            assert report[key] == local[key], key
+        shown = [e for e in ingest.drain().entries if not e.notice]
+        assert [e.line_no for e in shown] == list(range(total - 499, total + 1))
+        assert [e.text for e in shown] == lines[-500:]
+        assert {e.kind for e in shown} >= {"decode_batch"}
+        with log.open("a") as f:
+            f.write(lines[-1] + "\n")
+        assert _wait(lambda: ingest.lines == total + 1)
+        new = [e for e in ingest.drain().entries if not e.notice]
+        assert [(e.line_no, e.kind) for e in new] == [(total + 1, shown[-1].kind)]
+        assert session.lines == total + 1
+    finally:
+        ingest.close(10)
