@@ -279,21 +279,18 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
             report = analyse_files([str(log)])[0].report()
             return time.perf_counter() - t0, report
 
-        def ssh_check(zstd: bool) -> tuple[float, int, dict, str, RssPeaks]:
-            """Exactly `kvtui ssh --check`'s read (analyse_remote), zstd or zlib framing; also
-            the peak RSS (MB) of this process and of its largest worker during the read."""
+        def ssh_check(zstd: bool) -> tuple[float, int, dict, str]:
+            """Exactly `kvtui ssh --check`'s read (analyse_remote), zstd or zlib framing."""
             real = follow_mod.zstd_available
             follow_mod.zstd_available = real if zstd else (lambda: False)  # type: ignore
-            peaks = RssPeaks()
             try:
                 before = link.wire_bytes()
                 t0 = time.perf_counter()
-                with peaks:
-                    analyzer = link.in_client(analyse_remote, connector, None, target, None,
-                                              "bench")
+                analyzer = link.in_client(analyse_remote, connector, None, target, None,
+                                          "bench")
                 took = time.perf_counter() - t0
                 return took, link.wire_bytes() - before, analyzer.report(), \
-                    "zstd" if zstd and real() else "zlib", peaks
+                    "zstd" if zstd and real() else "zlib"
             finally:
                 follow_mod.zstd_available = real
 
@@ -332,7 +329,9 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
             t0 = time.perf_counter()
             link.in_client(ingest.start)  # its thread is born in the client's namespace
             verdict = float("nan")
-            while ingest.lines < n_lines and time.perf_counter() - t0 < 600:
+            # all lines in: the history joined (the "live" notice follows the load's end)
+            while not (ingest.lines >= n_lines and ingest.last_state == "live") and \
+                    time.perf_counter() - t0 < 600:
                 d = ingest.drain()  # what the UI does at 15 Hz
                 if verdict != verdict and d.report and want <= _critical_rules(d.report):
                     verdict = time.perf_counter() - t0
@@ -343,17 +342,15 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
 
         best: dict[str, float] = {}
         wire: dict[str, int] = {}
-        rss: dict[str, RssPeaks] = {}
         same = True
         for _ in range(repeat):
             took, local_report = local()
             best["local"] = min(best.get("local", took), took)
             want = _critical_rules(local_report)
             for zstd in (True, False):
-                took, nbytes, report, codec, peaks = ssh_check(zstd)
+                took, nbytes, report, codec = ssh_check(zstd)
                 best[codec] = min(best.get(codec, took), took)
                 wire[codec] = nbytes
-                rss[codec] = peaks
                 same = same and report["runtime"] == local_report["runtime"] \
                     and report["kv_cache"] == json_rename(local_report["kv_cache"], str(log),
                                                           f"bench:{log}")
@@ -362,6 +359,7 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
             verdict, done = tui(want)
             best["tui_verdict"] = min(best.get("tui_verdict", verdict), verdict)
             best["tui_done"] = min(best.get("tui_done", done), done)
+        rss = rss_of_check(link, spec, log)
     finally:
         if proc is not None:
             proc.kill()
@@ -377,8 +375,10 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
         if c in best:
             print(f"      `kvtui ssh --check`, {c}-1 framing: {best[c]:.2f} s "
                   f"({best[c] / best['local']:.2f}x local), {wire[c] / 1e6:.1f} MB on the "
-                  f"wire ({size / wire[c]:.1f}:1), peak RSS {rss[c].main:.0f} MB here, "
-                  f"{rss[c].worker:.0f} MB per worker (goal <= 150 MB)")
+                  f"wire ({size / wire[c]:.1f}:1)")
+    print(f"      peak RSS of `kvtui ssh --check` (zstd-1) in a process of its own: "
+          f"{rss[0]:.0f} MB, its largest fold worker {rss[1]:.0f} MB (goal <= 150 MB flat)")
+
     def when(t: float) -> str:  # nan: no report snapshot held it before the last line came
         return f"{t:.2f} s" if t == t else "not before the last line"
 
@@ -390,55 +390,32 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
     return ratio <= 1.3 and same
 
 
-class RssPeaks:
-    """The peak resident memory (MB) of this process and of its largest new child (a fold
-    worker; sshd, started before, is left out) while in the `with` block, sampled every 20 ms
-    from /proc."""
+RSS_RUN = """
+import resource, sys
+sys.path.insert(0, {root!r})
+from kvtui.commands.ssh import analyse_remote
+from kvtui.sources.ssh.config import HostSpec
+from kvtui.sources.ssh.connect import Connector, load_identities
+from kvtui.sources.ssh.follow import Target
+spec = HostSpec(alias="bench", hostname={host!r}, port={port}, user={user!r},
+                identity_files={keys!r}, identities_only=True, known_hosts_files={known!r})
+analyse_remote(Connector(spec, load_identities(spec, None)), None, Target("file", {log!r}), None,
+               "bench").report()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
 
-    def __init__(self) -> None:
-        self.main = 0.0
-        self.worker = 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._before = set(self._children())
 
-    @staticmethod
-    def _rss(pid: int | str) -> float:
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.02):
-            self.main = max(self.main, self._rss("self"))
-            for pid in set(self._children()) - self._before:
-                self.worker = max(self.worker, self._rss(pid))
-
-    @staticmethod
-    def _children() -> list[str]:
-        """The children of every thread of this process (the workers are forked by the thread
-        that reads)."""
-        out = []
-        for tid in os.listdir("/proc/self/task"):
-            try:
-                with open(f"/proc/self/task/{tid}/children") as f:
-                    out += f.read().split()
-            except OSError:
-                continue
-        return out
-
-    def __enter__(self) -> RssPeaks:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
+def rss_of_check(link: ShapedLink, spec: HostSpec, log: Path) -> tuple[float, float]:
+    """Peak RSS (MB) of a `kvtui ssh --check` read in a process of its own (in the client's
+    namespace), and of its largest child (a fold worker)."""
+    code = RSS_RUN.format(root=str(ROOT), host=spec.hostname, port=spec.port, user=spec.user,
+                          keys=list(spec.identity_files), known=list(spec.known_hosts_files),
+                          log=str(log))
+    out = subprocess.run(["ip", "netns", "exec", link.client, sys.executable, "-c", code],
+                         check=True, capture_output=True, text=True, timeout=600).stdout
+    main, child = out.split()[-2:]
+    return int(main) / 1024, int(child) / 1024
 
 
 def _serving(address: str, port: int) -> bool:

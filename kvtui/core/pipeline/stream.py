@@ -90,7 +90,7 @@ class StreamFold:
         self.fold = fold
         self.workers = workers
         self.piece_bytes = piece_bytes
-        self.ahead = ahead or 2 * workers  # pieces in flight: one folding, one queued, each
+        self.ahead = ahead or workers + 1  # pieces in flight: one folding per worker, one queued
         self.start_after = start_after
         self.fed = 0  # bytes of lines fed so far
         self.joined = 0  # pieces folded by a worker and joined
