@@ -61,16 +61,20 @@ def _worker_signals() -> None:
 
 
 class _Piece:
-    __slots__ = ("bytes", "first", "source", "texts")
+    __slots__ = ("bytes", "first", "source", "text", "texts")
 
     def __init__(self, source: str, first: int) -> None:
         self.source = source
         self.first = first
         self.texts: list[str] = []
+        self.text: str | None = None  # once sent: the lines joined (when no line holds "\n")
         self.bytes = 0
 
     def follows(self, source: str, first: int) -> bool:
         return source == self.source and first == self.first + len(self.texts)
+
+    def lines(self) -> list[str]:
+        return self.text.split("\n") if self.text is not None else self.texts
 
 
 class StreamFold:
@@ -155,7 +159,13 @@ class StreamFold:
         if self._pool is None:
             ctx = multiprocessing.get_context("fork")
             self._pool = ctx.Pool(self.workers, initializer=_worker_signals)
-        job: PieceJob = (piece.source, self._names(), "\n".join(piece.texts), len(piece.texts))
+        text, count = "\n".join(piece.texts), len(piece.texts)
+        if text.count("\n") == count - 1:
+            # One string is all this process keeps of the piece (a declined join splits it
+            # again): its memory goes back to the system when it is freed, where 20,000 small
+            # strings would leave the allocator's arenas fragmented.
+            piece.text, piece.texts = text, []
+        job: PieceJob = (piece.source, self._names(), text, count)
         self._pending.append((self._pool.apply_async(_fold_piece, (job,)), piece))
 
     def _join_oldest(self) -> None:
@@ -165,7 +175,7 @@ class StreamFold:
             self.joined += 1
         else:  # only a sequential read can tell: it stands here with the lines before
             self.declined += 1
-            self.fold.feed_lines(piece.source, piece.texts, piece.first)
+            self.fold.feed_lines(piece.source, piece.lines(), piece.first)
 
     def _stop(self, *, terminate: bool) -> None:
         pool, self._pool = self._pool, None
