@@ -276,7 +276,7 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
 
         def local() -> tuple[float, dict]:
             t0 = time.perf_counter()
-            report = analyse_files([str(log)])[0].report()
+            report = analyse_files([str(log)])[0].report().to_json()
             return time.perf_counter() - t0, report
 
         def ssh_check(zstd: bool) -> tuple[float, int, dict, str]:
@@ -289,26 +289,35 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
                 analyzer = link.in_client(analyse_remote, connector, None, target, None,
                                           "bench")
                 took = time.perf_counter() - t0
-                return took, link.wire_bytes() - before, analyzer.report(), \
+                return took, link.wire_bytes() - before, analyzer.report().to_json(), \
                     "zstd" if zstd and real() else "zlib"
             finally:
                 follow_mod.zstd_available = real
 
         def check_verdict(want: set[str]) -> float:
-            """When the --check fold first holds the start-up's critical alert."""
+            """When the --check session, fed as `analyse_remote` feeds it (`Session.stream`:
+            the first block in place, the rest on every core), first holds the start-up's
+            critical alert."""
             analyzer = Session()
             t0 = time.perf_counter()
             when: list[float] = []
+            feed: list[Any] = []
 
             def deliver(batch: list) -> None:
                 for b in batch:
                     if isinstance(b, LineBlock) and not b.prelude:
-                        analyzer.feed_lines(b.source, b.texts, b.first_line_no)
-                        if not when and want <= _critical_rules(analyzer.report()):
+                        if not feed:
+                            feed.append(analyzer.stream(src.expected_bytes))
+                        feed[0].feed(b.source, b.texts, b.first_line_no)
+                        if not when and want <= _critical_rules(analyzer.report().to_json()):
                             when.append(time.perf_counter() - t0)
 
             src = RemoteFollower(connector, target, stop_at_end=True)
-            link.in_client(src.run_blocks, deliver, threading.Event())
+            try:
+                link.in_client(src.run_blocks, deliver, threading.Event())
+                feed[0].close()
+            finally:
+                feed[0].abort()
             return when[0] if when else float("nan")
 
         def tui(want: set[str]) -> tuple[float, float]:
@@ -320,7 +329,9 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
             t0 = time.perf_counter()
             link.in_client(ingest.start)  # its thread is born in the client's namespace
             verdict = float("nan")
-            while ingest.lines < n_lines and time.perf_counter() - t0 < 600:
+            # all lines in: the history joined (the "live" notice follows the load's end)
+            while not (ingest.lines >= n_lines and ingest.last_state == "live") and \
+                    time.perf_counter() - t0 < 600:
                 d = ingest.drain()  # what the UI does at 15 Hz
                 if verdict != verdict and d.report and want <= _critical_rules(d.report):
                     verdict = time.perf_counter() - t0
@@ -348,6 +359,7 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
             verdict, done = tui(want)
             best["tui_verdict"] = min(best.get("tui_verdict", verdict), verdict)
             best["tui_done"] = min(best.get("tui_done", done), done)
+        rss = rss_of_check(link, spec, log)
     finally:
         if proc is not None:
             proc.kill()
@@ -364,6 +376,9 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
             print(f"      `kvtui ssh --check`, {c}-1 framing: {best[c]:.2f} s "
                   f"({best[c] / best['local']:.2f}x local), {wire[c] / 1e6:.1f} MB on the "
                   f"wire ({size / wire[c]:.1f}:1)")
+    print(f"      peak RSS of `kvtui ssh --check` (zstd-1) in a process of its own: "
+          f"{rss[0]:.0f} MB, its largest fold worker {rss[1]:.0f} MB (goal <= 150 MB flat)")
+
     def when(t: float) -> str:  # nan: no report snapshot held it before the last line came
         return f"{t:.2f} s" if t == t else "not before the last line"
 
@@ -373,6 +388,34 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
     print(f"      same report as local: {same}; ratio {ratio:.2f}x (goal <= 1.3x)  ->  "
           f"{'PASS' if ratio <= 1.3 and same else 'FAIL'}")
     return ratio <= 1.3 and same
+
+
+RSS_RUN = """
+import resource, sys
+sys.path.insert(0, {root!r})
+from kvtui.commands.ssh import analyse_remote
+from kvtui.sources.ssh.config import HostSpec
+from kvtui.sources.ssh.connect import Connector, load_identities
+from kvtui.sources.ssh.follow import Target
+spec = HostSpec(alias="bench", hostname={host!r}, port={port}, user={user!r},
+                identity_files={keys!r}, identities_only=True, known_hosts_files={known!r})
+analyse_remote(Connector(spec, load_identities(spec, None)), None, Target("file", {log!r}), None,
+               "bench").report()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def rss_of_check(link: ShapedLink, spec: HostSpec, log: Path) -> tuple[float, float]:
+    """Peak RSS (MB) of a `kvtui ssh --check` read in a process of its own (in the client's
+    namespace), and of its largest child (a fold worker)."""
+    code = RSS_RUN.format(root=str(ROOT), host=spec.hostname, port=spec.port, user=spec.user,
+                          keys=list(spec.identity_files), known=list(spec.known_hosts_files),
+                          log=str(log))
+    out = subprocess.run(["ip", "netns", "exec", link.client, sys.executable, "-c", code],
+                         check=True, capture_output=True, text=True, timeout=600).stdout
+    main, child = out.split()[-2:]
+    return int(main) / 1024, int(child) / 1024
 
 
 def _serving(address: str, port: int) -> bool:

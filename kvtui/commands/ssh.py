@@ -373,23 +373,26 @@ def startup_markers() -> tuple[str, ...]:
 
 def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, host: str,
                    model_path: str | None = None, *, give_up_after: float = 30.0,
-                   say: Any = None, on_verdict: Any = None) -> Any:
+                   say: Any = None, on_verdict: Any = None, options: Any = None) -> Any:
     """What has been logged so far, analysed as it arrives: the `--check` read (also used by
-    bench_ssh.py). Blocks of lines are folded while the next ones are on the wire; nothing is
-    copied to disk. The start-up region of the last server start, read ahead by the host,
-    is folded on its own first and `on_verdict(block, report)` sees its report (the full
-    read still folds those lines in their place). Raises _CheckError with a one-line message
-    when the log cannot be read.
+    bench_ssh.py). Blocks of lines are folded while the next ones are on the wire, on every
+    core when the log is big (`Session.stream`: the size the host announced decides, as
+    `Session.is_big` decides for a local file); nothing is copied to disk. The start-up region
+    of the last server start, read ahead by the host, is folded on its own first and
+    `on_verdict(block, report)` sees its report (the full read still folds those lines in their
+    place). `options`: the pipeline's (kvtui.core.pipeline.Options; tests make small logs
+    big). Raises _CheckError with a one-line message when the log cannot be read.
     """
     import threading
 
-    from kvtui.core.pipeline import Session
+    from kvtui.core.pipeline import Session, StreamFold
     from kvtui.sources.base import SourceNotice
     from kvtui.sources.ssh.blocks import LineBlock
     from kvtui.sources.ssh.follow import RemoteFollower
 
-    session = Session()
+    session = Session(options) if options is not None else Session()
     errors: list[str] = []
+    feed: list[StreamFold] = []  # opened at the first block, once the host said the size
 
     def deliver(batch: list[Any]) -> None:
         for item in batch:
@@ -399,7 +402,9 @@ def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, ho
                     early.feed_lines(item.source, item.texts, item.first_line_no)
                     on_verdict(item, early.report())
             elif isinstance(item, LineBlock):
-                session.feed_lines(item.source, item.texts, item.first_line_no)
+                if not feed:
+                    feed.append(session.stream(follower.expected_bytes))
+                feed[0].feed(item.source, item.texts, item.first_line_no)
             elif isinstance(item, SourceNotice):
                 if item.state == "error":
                     errors.append(item.message)
@@ -411,7 +416,13 @@ def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, ho
                               host_label=host, model_path=model_path,
                               give_up_after=give_up_after,
                               prelude_markers=startup_markers() if on_verdict is not None else ())
-    follower.run_blocks(deliver, threading.Event())
+    try:
+        follower.run_blocks(deliver, threading.Event())
+        if feed and not errors:
+            feed.pop().close()
+    finally:
+        for unfinished in feed:  # an error, a signal: the workers end with the read
+            unfinished.abort()
     if errors:
         raise _CheckError(_inert(errors[-1], 1000))
     return session

@@ -14,11 +14,16 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from itertools import count, repeat
 from typing import Any
 
-from kvtui.core.pipeline import Progress, Session
+from kvtui.core.pipeline import Progress, Session, StreamFold
 from kvtui.sources.base import INLINE, LineSource, SourceLine, SourceNotice
+from kvtui.sources.ssh.blocks import LineBlock, as_items
 from kvtui.ui import report_view as rv
+
+# Notices that do not end the initial load of a block source (what follows is still history).
+LOADING_STATES = frozenset({"connecting", "loading", "info", "checkpoint"})
 
 REPORT_INTERVAL = 0.25  # seconds between report snapshots while lines keep coming
 
@@ -105,6 +110,12 @@ class Ingest:
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
         self.report_lock = threading.Lock()  # held while the session is read or written
+        # A block source (the SSH follower) while it delivers what is logged so far: its
+        # blocks go to the pipeline's stream fold, the last `ring` lines are kept unparsed.
+        self._loading = True
+        self._load: StreamFold | None = None
+        self._load_started = 0.0
+        self._tail: deque[tuple[int, str, str]] = deque(maxlen=ring)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -134,7 +145,17 @@ class Ingest:
             # A file that moved under the bulk fold: the source reads it and says so.
             with contextlib.suppress(Exception):
                 self._bulk_prefix()
-            self.source.run(self._emit, self.stop)
+            blocks = getattr(self.source, "run_blocks", None)
+            if blocks is None:
+                self.source.run(self._emit, self.stop)
+            else:
+                try:
+                    blocks(self._blocks, self.stop)
+                    if not self.stop.is_set():
+                        self._end_load()
+                finally:
+                    if self._load is not None:
+                        self._load.abort()
         except Exception as exc:  # the UI shows it; the app must not die with the source
             self.error = f"{type(exc).__name__}: {exc}"
             with self._lock:
@@ -197,6 +218,63 @@ class Ingest:
         self._snapshot(force=True)
 
     # -- source thread side --------------------------------------------------------------------
+    def _blocks(self, batch: list[Any]) -> None:
+        """A block source's batch (`run_blocks`: the SSH follower, whose history streams too).
+        Until its first notice that the history is over (live, at end, a rotation, a loss),
+        blocks are folded by the pipeline's stream fold, on every core when the log is big
+        (the `kvtui ssh --check` path), and only the lines the log pane can hold are kept;
+        after it, lines go one by one as `_emit` takes them."""
+        rest: list[Any] = []
+        for item in batch:
+            if not self._loading:
+                rest.append(item)
+            elif isinstance(item, LineBlock):
+                if not item.prelude:  # the read-ahead: its lines come again in their place
+                    self._load_block(item)
+            elif item.state in LOADING_STATES:
+                self._emit([item])
+            else:
+                self._end_load()
+                rest.append(item)
+        if rest:
+            self._emit(as_items(rest))
+
+    def _load_block(self, block: LineBlock) -> None:
+        if self._load is None:
+            self._load = self.session.stream(getattr(self.source, "expected_bytes", None))
+            self._load_started = time.monotonic()
+        texts, first = block.texts, block.first_line_no
+        with self.report_lock:
+            self._load.feed(block.source, texts, first)
+        self._tail.extend(zip(count(first), repeat(block.source), texts))
+        self.lines = first + len(texts) - 1
+        total = getattr(self.source, "expected_bytes", None)
+        if total:
+            self.load = Progress(self._load.fed, total, time.monotonic() - self._load_started)
+        with self._lock:
+            self._report_dirty = True
+
+    def _end_load(self) -> None:
+        """The history is in: every piece joined, the log pane gets its last lines."""
+        self._loading = False
+        load, self._load = self._load, None
+        if load is None:
+            return
+        s = self.session
+        with self.report_lock:
+            load.close()
+            entries = []
+            for n, source, text in self._tail:
+                ev = s.parse(text)
+                entries.append(LogEntry(n, source, text, ev.kind if ev is not None else None))
+        self._tail.clear()
+        self.load = None
+        with self._lock:
+            self._ring.extend(entries)
+            self._ring_added += self.lines  # the rest went past without being kept
+            self._report_dirty = True
+        self._wake.set()
+
     def _emit(self, batch: list[Any]) -> None:
         feed = self.session.feed_line
         entries: list[LogEntry] = []

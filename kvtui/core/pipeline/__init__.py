@@ -3,8 +3,9 @@
 Headless commands (`check`, `whatif`, `events`, `ssh --check`) call `analyse(inputs)` once; live
 views (the TUI's replay, tail and ssh) hold a `Session` and feed it as lines arrive. How lines are
 folded is the pipeline's private business, chosen from what the input offers
-(`kvtui.core.pipeline.inputs`): a big plain file is folded on every core (`chunks`), a block of
-lines column-wise, a single line through the line route (`fold`). Every strategy gives the same
+(`kvtui.core.pipeline.inputs`): a big plain file is folded on every core (`chunks`), a big
+stream of line blocks too, as they arrive (`stream`), a block of lines column-wise, a single line
+through the line route (`fold`). Every strategy gives the same
 state, which tests hold equal, so the same file gives the same report whichever way it came.
 """
 
@@ -22,12 +23,13 @@ from kvtui.core.pipeline.events import events_jsonl
 from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import Input, RangedFile
 from kvtui.core.pipeline.startup import fold_startups, fold_top, start_offsets
+from kvtui.core.pipeline.stream import PIECE_BYTES, StreamFold
 from kvtui.core.report_types import Report
 from kvtui.core.state import State
 from parsers import Event
 
 __all__ = ["MIN_PARALLEL_BYTES", "Input", "Options", "Progress", "RangedFile", "Session",
-           "analyse", "events"]
+           "StreamFold", "analyse", "events"]
 
 PREVIEW_BYTES = 8 << 20
 
@@ -44,6 +46,7 @@ class Options:
     releases: tuple[tuple[str, str], ...] = ()
     workers: int | None = None  # cores for a big file (None: all, at most 8)
     min_parallel_bytes: int = MIN_PARALLEL_BYTES
+    piece_bytes: int = PIECE_BYTES  # lines a worker folds at once from a stream
     # Files from this size get a start-up preview before the full fold (when one is asked for).
     preview_bytes: int = PREVIEW_BYTES
     columns: bool = True  # the column route (tests turn it off to compare)
@@ -157,7 +160,7 @@ class Session:
                 ranged.size >= self.options.preview_bytes:
             self._preview(ranged, name, preview)
         if self.fold.lines == 0 and self.is_big(ranged.size):
-            workers = self.options.workers or min(os.cpu_count() or 1, 8)
+            workers = self._workers()
             cuts = ranged.cuts(ranged.path, workers, ranged.size)
             if fold_ranges(ranged, name, self.fold, cuts, workers, tell):
                 tell(ranged.size)
@@ -187,10 +190,25 @@ class Session:
             early.partial = True
             preview(early)
 
+    def stream(self, size: int | None = None) -> StreamFold:
+        """A feed for a stream of line blocks in order (a remote log), `size` bytes of lines
+        to come (None: unknown). A big one is folded on every core as it arrives: from its
+        first block when `size` says it is big, else once it has proved big by what came
+        (`min_parallel_bytes`); a small one in place. Call `close()` at its end (`abort()` when
+        the read failed); the session then holds exactly what `feed_lines` of every block in
+        order would have made."""
+        workers = self._workers()
+        if size is not None and not self.is_big(size):
+            workers = 1
+        return StreamFold(self.fold, workers, piece_bytes=self.options.piece_bytes,
+                          start_after=0 if size is not None else self.options.min_parallel_bytes)
+
     def is_big(self, size: int) -> bool:
         """Is a file of `size` bytes worth folding on every core?"""
-        workers = self.options.workers or min(os.cpu_count() or 1, 8)
-        return workers > 1 and size >= self.options.min_parallel_bytes
+        return self._workers() > 1 and size >= self.options.min_parallel_bytes
+
+    def _workers(self) -> int:
+        return self.options.workers or min(os.cpu_count() or 1, 8)
 
     # -- what it says ----------------------------------------------------------------------
     def report(self) -> Report:

@@ -91,6 +91,39 @@ def _join_run(a: Run, b: Run) -> None:
     a.runtime.join(b.runtime)
 
 
+# A chunk of lines folded from scratch (numbered from 1): its state, line count, engine name.
+Result = tuple[State, int, str | None]
+
+
+def join_result(fold: Fold, result: Result, line_offset: int) -> bool:
+    """Join a chunk folded from scratch onto `fold`, which holds every line before it, exactly
+    as a sequential read would have gone on; `line_offset`: the line number before the chunk's
+    first. False (and `fold` untouched) when only a sequential read can tell: the chunk cannot
+    be joined (`can_join`), or it names another engine than the lines before it did.
+
+    The one join of the pipeline: byte ranges of a file (`fold_ranges`) and blocks of a stream
+    (`kvtui.core.pipeline.stream`) are both joined here.
+    """
+    later, count, name = result
+    if name is not None and fold.engine is not None and name != fold.engine.name:
+        return False
+    if fold.lines == 0:  # a fresh fold: the chunk's state is what a sequential read makes
+        shift_lines(later.runs, line_offset)
+        for k, v in fold.state.sources.items():  # an empty input is still reported
+            later.sources[k] = later.sources.get(k, 0) + v
+        fold.state = later
+    elif can_join(fold.state, later):
+        merge_into(fold.state, later, line_offset)
+    else:
+        return False
+    fold.lines += count
+    if fold.engine is None and name is not None:
+        fold.engine = load(name)
+    if fold.engine is not None:
+        fold.state.hinter = fold.engine.hints
+    return True
+
+
 Job = tuple[RangedFile, str, tuple[str, ...], int, int | None]
 # Bytes folded so far by the workers of this process's fold (shared memory, set per fold).
 _done: Any = None
@@ -101,7 +134,7 @@ def block_bytes(block: list[str]) -> int:
     return sum(map(len, block)) + len(block)
 
 
-def _fold_range(job: Job) -> tuple[State, int, str | None]:
+def _fold_range(job: Job) -> Result:
     """A worker: one byte range folded from scratch (its lines numbered from 1)."""
     ranged, source, engine_names, start, end = job
     fold = Fold([load(name) for name in engine_names])
@@ -122,7 +155,8 @@ def _share(counter: Any) -> None:
 def fold_ranges(ranged: RangedFile, source: str, fold: Fold, cuts: list[int], workers: int,
                 progress: Callable[[int], None] | None = None) -> bool:
     """Fold `ranged` cut at `cuts` (byte offsets at line starts, the first 0) into `fold`,
-    which must be fresh; False (and `fold` untouched) when the chunks cannot be joined.
+    which must be fresh; False when the chunks cannot be joined (`fold` then holds part of the
+    file: reset it and read sequentially).
     `progress(bytes_done)` is called a few times a second while the workers run."""
     names = (fold.engine.name,) if fold.engine is not None else tuple(e.name
                                                                       for e in fold.engines)
@@ -141,18 +175,4 @@ def fold_ranges(ranged: RangedFile, source: str, fold: Fold, cuts: list[int], wo
                 if progress is not None:
                     progress(counter.value)
             results = pending.get()
-    detected = {engine for _, _, engine in results if engine is not None}
-    if len(detected) > 1:
-        return False  # chunks disagree on the engine: only a sequential read can tell
-    state, lines, _ = results[0]
-    for later, count, _ in results[1:]:
-        if not can_join(state, later):
-            return False
-        merge_into(state, later, lines)
-        lines += count
-    if detected:
-        engine = load(detected.pop())
-        fold.engine = engine
-        state.hinter = engine.hints
-    fold.state, fold.lines = state, lines
-    return True
+    return all(join_result(fold, result, fold.lines) for result in results)

@@ -187,6 +187,9 @@ class RemoteFollower:
         self.reconnects = 0
         self.bytes_received = 0
         self.codec: str | None = None  # what the host's follower compresses with
+        # what the file held past the read position when the first session began (None: not
+        # known, a command's output): how big the read of what is logged so far will be
+        self.expected_bytes: int | None = None
         self.last_data = time.monotonic()
         self.last_delay: float | None = None  # the latest reconnect delay chosen (before jitter)
         self._r = _Resume()
@@ -564,6 +567,8 @@ class RemoteFollower:
         self._session_progress()
         if not r.started:
             r.started = True
+            if why == "start":
+                self.expected_bytes = max(0, int(h.get("size", 0)) - int(h["offset"]))
             self.state = "loading"
             out.append(SourceNotice(self.name, "loading", f"reading {self.target.value}"))
         elif resumed and why == "start":

@@ -1,0 +1,188 @@
+"""Folding a stream of line blocks on every core as it arrives (a remote log read over SSH).
+
+Why: a stream offers no byte ranges (nothing of it is kept on disk), so `fold_ranges` cannot cut
+it; but consecutive blocks of its lines can be cut into pieces as they come. Each piece (a few
+MiB of lines, with the number of its first line) goes to a worker process, which folds it from
+scratch, and the results are joined in stream order by the one join of the pipeline
+(`chunks.join_result`, the join `fold_ranges` uses). A piece whose join is declined (a server
+start cut in the middle, another engine) is folded in place onto the state of every line before
+it, which is where a sequential read stands there: the result is always the sequential fold's,
+which tests hold equal.
+
+Memory stays bounded: at most `ahead` pieces are in flight; a new one waits until the oldest
+result has been joined (the source's reader then waits too, and the transport's window fills).
+The lines of a piece are kept only until its result has been joined (a declined join needs them).
+
+The workers are forked (as `fold_ranges`' are) when the first piece is full. They only fold: no
+lock another thread of this process (an SSH transport) may hold is used in them, and they ignore
+the signals the parent handles, so a SIGINT, SIGTERM or SIGHUP ends the parent's read, which
+terminates them quietly.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+from collections import deque
+from typing import Any
+
+from kvtui.core.engine import load
+from kvtui.core.pipeline.chunks import Result, block_bytes, join_result
+from kvtui.core.pipeline.fold import Fold
+
+PIECE_BYTES = 4 << 20  # lines handed to a worker at once (about 20,000 log lines)
+
+# (source, engine names, the piece's lines joined by newlines, how many): a piece for a worker.
+# One string crosses the pipe at memory speed, where a list of 20,000 strings costs the reader
+# (the process that also decrypts and decompresses the stream) a pickling step per line. The
+# readers split at newlines, so no line holds one and splitting gives the same lines back; the
+# worker checks the count, and a piece with a line that does hold one (another feeder) comes
+# back unfolded, to be folded in place.
+PieceJob = tuple[str, tuple[str, ...], str, int]
+
+
+def _fold_piece(job: PieceJob) -> Result | None:
+    """A worker: one piece of the stream folded from scratch (its lines numbered from 1)."""
+    source, engine_names, text, count = job
+    lines = text.split("\n")
+    if len(lines) != count:
+        return None
+    fold = Fold([load(name) for name in engine_names])
+    fold.feed_lines(source, lines, 1)
+    return fold.state, fold.lines, fold.engine.name if fold.engine else None
+
+
+def _worker_signals() -> None:
+    """The parent decides how a read ends: the worker ignores what the terminal sends and dies
+    at once (no handler, no traceback) when the parent terminates it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+class _Piece:
+    __slots__ = ("bytes", "first", "source", "text", "texts")
+
+    def __init__(self, source: str, first: int) -> None:
+        self.source = source
+        self.first = first
+        self.texts: list[str] = []
+        self.text: str | None = None  # once sent: the lines joined (when no line holds "\n")
+        self.bytes = 0
+
+    def follows(self, source: str, first: int) -> bool:
+        return source == self.source and first == self.first + len(self.texts)
+
+    def lines(self) -> list[str]:
+        return self.text.split("\n") if self.text is not None else self.texts
+
+
+class StreamFold:
+    """Feed blocks of consecutive lines as they arrive, then `close()`: `fold` then holds
+    exactly what feeding them to `fold.feed_lines` in order would have made.
+
+    `workers` <= 1: every block is fed in place. The first block is always fed in place: a
+    stream's first block holds its start-up (the SSH follower sends it small on purpose), so
+    the verdict is in `fold` at once, and no worker could have it sooner. `start_after`: bytes
+    fed in place before the workers start (a stream of unknown size proves it is big first).
+    `abort()` (on any exit path that is not `close()`) ends the workers; `fold` is then
+    incomplete.
+    """
+
+    def __init__(self, fold: Fold, workers: int, *, piece_bytes: int = PIECE_BYTES,
+                 ahead: int | None = None, start_after: int = 0) -> None:
+        self.fold = fold
+        self.workers = workers
+        self.piece_bytes = piece_bytes
+        self.ahead = ahead or workers + 1  # pieces in flight: one folding per worker, one queued
+        self.start_after = start_after
+        self.fed = 0  # bytes of lines fed so far
+        self.joined = 0  # pieces folded by a worker and joined
+        self.declined = 0  # pieces whose join was declined (folded in place instead)
+        self._pool: Any = None
+        self._piece: _Piece | None = None
+        self._pending: deque[tuple[Any, _Piece]] = deque()
+
+    @property
+    def parallel(self) -> bool:
+        """Are blocks going to the workers (now, or from the next one)?"""
+        return self.workers > 1 and self.fed > 0 and self.fed >= self.start_after
+
+    def feed(self, source: str, texts: list[str], first_line_no: int) -> None:
+        """One block: `texts` numbered from `first_line_no`, after every block fed before."""
+        if not texts:
+            return
+        if not self.parallel:
+            self.fed += block_bytes(texts)
+            self.fold.feed_lines(source, texts, first_line_no)
+            return
+        piece = self._piece
+        if piece is not None and not piece.follows(source, first_line_no):
+            self._submit()
+            piece = None
+        if piece is None:
+            piece = self._piece = _Piece(source, first_line_no)
+        piece.texts.extend(texts)
+        size = block_bytes(texts)
+        piece.bytes += size
+        self.fed += size
+        if piece.bytes >= self.piece_bytes:
+            self._submit()
+
+    def close(self) -> None:
+        """Every piece folded and joined, in order; the workers end."""
+        try:
+            self._submit()
+            while self._pending:
+                self._join_oldest()
+        finally:
+            self._stop(terminate=False)
+
+    def abort(self) -> None:
+        """Stop at once (an error or a signal ended the read): the workers are terminated."""
+        self._pending.clear()
+        self._piece = None
+        self._stop(terminate=True)
+
+    # -- inside -----------------------------------------------------------------------------
+    def _names(self) -> tuple[str, ...]:
+        fold = self.fold
+        return (fold.engine.name,) if fold.engine is not None else tuple(
+            e.name for e in fold.engines)
+
+    def _submit(self) -> None:
+        piece, self._piece = self._piece, None
+        if piece is None:
+            return
+        while len(self._pending) >= self.ahead:
+            self._join_oldest()
+        if self._pool is None:
+            ctx = multiprocessing.get_context("fork")
+            self._pool = ctx.Pool(self.workers, initializer=_worker_signals)
+        text, count = "\n".join(piece.texts), len(piece.texts)
+        if text.count("\n") == count - 1:
+            # One string is all this process keeps of the piece (a declined join splits it
+            # again): its memory goes back to the system when it is freed, where 20,000 small
+            # strings would leave the allocator's arenas fragmented.
+            piece.text, piece.texts = text, []
+        job: PieceJob = (piece.source, self._names(), text, count)
+        self._pending.append((self._pool.apply_async(_fold_piece, (job,)), piece))
+
+    def _join_oldest(self) -> None:
+        pending, piece = self._pending.popleft()
+        result = pending.get()
+        if result is not None and join_result(self.fold, result, piece.first - 1):
+            self.joined += 1
+        else:  # only a sequential read can tell: it stands here with the lines before
+            self.declined += 1
+            self.fold.feed_lines(piece.source, piece.lines(), piece.first)
+
+    def _stop(self, *, terminate: bool) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if terminate:
+            pool.terminate()
+        else:
+            pool.close()
+        pool.join()
