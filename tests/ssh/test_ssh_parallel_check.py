@@ -66,7 +66,7 @@ def test_a_big_remote_log_is_folded_by_the_workers_and_equals_the_local_check(
     def verdict(block, report):
         order.append("verdict")
         assert block.first_line_no == restart
-        assert any(a["severity"] == "critical" for a in report["alerts"])
+        assert any(a.severity == "critical" for a in report.alerts)
 
     monkeypatch.setattr(Fold, "feed_lines", feed)
     monkeypatch.setattr(stream_mod, "join_result", join)
