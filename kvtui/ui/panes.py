@@ -162,7 +162,7 @@ class AlertsPane(OptionList):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(markup=False, **kwargs)
         self.alerts: list[rv.Alert] = []
-        self._key: tuple[Any, ...] = ()
+        self._key: tuple[Any, ...] | None = None  # None: nothing shown yet
 
     def show(self, report: rv.Shown) -> None:
         alerts = sorted_alerts(report)

@@ -289,3 +289,16 @@ async def test_a_header_too_long_for_the_terminal_ends_in_an_ellipsis() -> None:
         await settle(pilot)
         first = screen_text(app).splitlines()[0].rstrip()
         assert first.endswith("…") and "qwen35-397b" in first.rsplit("│", 1)[1]
+
+
+async def test_a_log_without_alerts_says_so() -> None:
+    """The first report with no alerts still fills the pane with its placeholder (its key equals
+    the empty start key, which once skipped the redraw and left a blank pane)."""
+    from ui_helpers import ROOT
+
+    app = replay_app(ROOT / "sample_logs" / "llama31-70b-tp8.log")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(AlertsPane)
+        assert not pane.alerts and pane.option_count == 1
+        assert "no alerts" in str(pane.get_option_at_index(0).prompt)
