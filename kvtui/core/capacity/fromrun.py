@@ -16,28 +16,9 @@ from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
 from kvtui.core.capacity.sglang.args import SizingArgs
 from kvtui.core.capacity.whatif import Calculator, MemoryFacts
 from kvtui.core.deployment import layout
+from kvtui.core.values import as_float as _float
+from kvtui.core.values import as_int as _int
 from kvtui.core.version import VersionRange, infer_version
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and v.strip().isdigit():
-        return int(v)
-    return None
-
-
-def _float(v: Any) -> float | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)):
-        return float(v)
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
 
 
 def resolve_model(model: Any) -> tuple[ModelSpec, str]:

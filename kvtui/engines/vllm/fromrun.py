@@ -12,30 +12,13 @@ from typing import Any
 from kvtui.core import dtypes
 from kvtui.core.capacity import ModelSpec, Parallel, from_hf_config, match_preset, preset_spec
 from kvtui.core.capacity import resolve_model as resolve_preset
+from kvtui.core.values import as_float as _float
+from kvtui.core.values import as_int as _int
 from kvtui.engines.vllm.calculator import VALUE_COST, Calculator
 from kvtui.engines.vllm.sizing import rules_for
 from kvtui.engines.vllm.version import infer_version
 
 _V0_HINTS = frozenset({"engine:v0", "capacity:cpu_blocks", "stats:v0"})
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and v.strip().isdigit():
-        return int(v)
-    return None
-
-
-def _float(v: Any) -> float | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
 
 
 def _model_dtype(run: Any, spec: ModelSpec | None) -> str:

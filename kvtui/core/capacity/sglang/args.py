@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvtui.core.values import as_float as _float
+from kvtui.core.values import as_int as _int
+
 # server_args.py defaults (0.5.23 arg_groups/fields; the same values in every release that has
 # the argument): --mamba-full-memory-ratio 0.9 (from 0.5.4, server_args.py:382 in 0.5.4),
 # --swa-full-tokens-ratio 0.8 (from 0.4.10; fields/schedule.py:150-161 in 0.5.23 keeps 0.8 as
@@ -21,25 +24,6 @@ DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
 
 def _bool(v: Any) -> bool:
     return v in (True, "True", "true", 1)
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and v.strip().isdigit():
-        return int(v)
-    return None
-
-
-def _float(v: Any) -> float | None:
-    if isinstance(v, bool) or v is None:
-        return None
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
 
 
 def _str(v: Any) -> str | None:
