@@ -15,25 +15,20 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import peak  # noqa: E402
 from biglog import write_big_log  # noqa: E402
 
 
 def timed(cmd: list[str]) -> tuple[float, int, bytes]:
-    """(wall seconds, peak RSS in KiB of the child, stdout)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    out = proc.stdout.read() if proc.stdout else b""
-    _, status, rusage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, rusage.ru_maxrss, out
+    """(wall seconds, peak RSS in KiB of the command alone, stdout): see bench/peak.py."""
+    wall, rss, out, _ = peak.run(cmd)
+    return wall, rss, out
 
 
 def main() -> int:

@@ -401,8 +401,9 @@ spec = HostSpec(alias="bench", hostname={host!r}, port={port}, user={user!r},
                 identity_files={keys!r}, identities_only=True, known_hosts_files={known!r})
 analyse_remote(Connector(spec, load_identities(spec, None)), None, Target("file", {log!r}), None,
                "bench").report()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+# VmHWM, not RUSAGE_SELF: ru_maxrss would start at this bench's own peak (bench/peak.py).
+hwm = next(int(ln.split()[1]) for ln in open("/proc/self/status") if ln.startswith("VmHWM:"))
+print(hwm, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 
 

@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -84,7 +83,9 @@ async def tui_child(path: str, with_keys: bool) -> dict[str, float]:
         await pilot.pause(0.2)
         shown = app.log_view.kept
         await pilot.press("q")
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    from peak import peak_rss_kib
+
+    rss_mb = peak_rss_kib() / 1024
     return {"ingest_s": ingest, "lines": app.ingest.lines, "kept_in_log_pane": shown,
             "key_presses": len(latencies),
             "key_ms_median": statistics.median(latencies) if latencies else 0.0,
