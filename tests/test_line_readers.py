@@ -1,14 +1,17 @@
 """Every reader splits a file into the same lines with the same numbers: the block reader
 behind `check` and bulk folds, and the byte splitter behind `tail` and SSH, whatever the
-chunking, with NUL holes, CRLF, invalid UTF-8 and lines far longer than the bound."""
+chunking, with NUL holes, CRLF, invalid UTF-8 and lines far longer than the bound; and the
+byte scan for server starts and the line count, read in pieces, give the whole-file answer."""
 
 from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kvtui.sources import readers
 from kvtui.sources.lines import MAX_LINE_CHARS, LineSplitter
 from kvtui.sources.readers import iter_byte_range
 
@@ -60,3 +63,43 @@ def test_an_endless_line_costs_bounded_memory_and_counts_once():
     out = sp.feed(b"zz\nnext\n")
     assert len(out) == 2 and out[1][1] == "next"
     assert len(out[0][1]) == MAX_LINE_CHARS
+
+
+MARKERS = (b"server_args=", b"Setting KV cache dtype to ", b"v(")
+SCAN_PIECES = [b"[2026-01-01 10:00:00] server_args=ServerArgs(model='m')\n",
+               b"Setting KV cache dtype to fp8_e4m3\n", b"server_", b"args=", b"v(", b"\n",
+               b"Decode batch, #running-req: 1\n", b"x" * 300, b"\r\n", b"\xff", b"v"]
+
+
+def scan_whole(data: bytes, markers: tuple[bytes, ...], end: int) -> list[int]:
+    """What the scan must give: the start of every line holding a marker that lies wholly in
+    the first `end` bytes, searched in the whole file at once."""
+    found = set()
+    for m in markers:
+        at = data.find(m, 0, end)
+        while at >= 0:
+            found.add(data.rfind(b"\n", 0, at) + 1)
+            at = data.find(m, at + len(m), end)
+    return sorted(found)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(SCAN_PIECES), max_size=30), st.integers(1, 64),
+       st.integers(0, 10**6), st.integers(0, 10**6))
+def test_the_scan_in_pieces_finds_what_a_whole_file_search_finds(tmp_path_factory, pieces,
+                                                                  piece, at, end):
+    """The scan for server starts and the line count read the file in pieces of at most
+    SCAN_PIECE bytes (a C call holds the GIL; one over a whole big file froze the TUI's event
+    loop for the scan's length): a marker cut by a piece boundary, a line longer than a piece,
+    an end inside a marker or a line, all give the whole-file answer."""
+    data = b"".join(pieces)
+    path = tmp_path_factory.mktemp("s") / "log"
+    path.write_bytes(data)
+    end %= len(data) + 1
+    start = min(at % (len(data) + 1), end)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(readers, "SCAN_PIECE", piece)
+        assert readers.scan_lines(str(path), MARKERS, end) == scan_whole(data, MARKERS, end)
+        assert readers.count_lines(str(path), start, end) == data[start:end].count(b"\n")
+        got = list(readers.read_pieces(str(path), start, end))
+    assert b"".join(got) == data[start:end] and all(0 < len(p) <= piece for p in got)

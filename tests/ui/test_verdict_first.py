@@ -10,6 +10,7 @@ from ui_helpers import settle
 
 from kvtui.core import pipeline
 from kvtui.core.pipeline import Options, Session
+from kvtui.sources import readers
 from kvtui.sources.replay import ReplaySource
 from kvtui.ui.app import KvApp
 
@@ -49,4 +50,44 @@ async def test_the_verdict_comes_first(tmp_path: Path, monkeypatch) -> None:
         assert applied[0].alerts[0].rule == "kv-fp8-unscaled"
         assert applied[-1].partial is False
         assert applied[-1].runtime.decode_batches > applied[0].runtime.decode_batches
+        await pilot.press("q")
+
+
+async def test_the_verdict_is_on_screen_while_the_file_is_scanned(tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    """The scan for later server starts runs right after the first verdict is published, on
+    the ingest thread. It reads the file in pieces, so between them the event loop gets the
+    GIL and draws that verdict: here the scan is held after its first piece until the verdict
+    is on screen. (A search of a memory map of the whole file was one C call: it held the GIL
+    to its end, so the verdict waited for a scan whose time grows with the file.)"""
+    lines = (SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log").read_text().splitlines()
+    runtime = [ln for ln in lines if "Decode batch" in ln]
+    path = tmp_path / "big.log"
+    path.write_text("\n".join(lines + runtime * 200) + "\n")
+    shown = threading.Event()
+    held: list[bool] = []
+    real = KvApp._apply_report
+
+    def spy(self, report, timeline):
+        if report.partial and "kv-fp8-unscaled" in [a.rule for a in report.alerts]:
+            shown.set()
+        return real(self, report, timeline)
+
+    real_pieces = readers.read_pieces
+
+    def held_pieces(path: str, start: int, end: int):
+        for i, piece in enumerate(real_pieces(path, start, end)):
+            if i == 1:
+                held.append(shown.wait(30))
+            yield piece
+
+    monkeypatch.setattr(KvApp, "_apply_report", spy)
+    monkeypatch.setattr(readers, "SCAN_PIECE", 1 << 14)
+    monkeypatch.setattr(readers, "read_pieces", held_pieces, raising=False)
+    session = Session(Options(preview_bytes=0, min_parallel_bytes=0, workers=2))
+    app = KvApp(ReplaySource([str(path)], instant=True), "big", session=session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert held == [True], "the verdict did not reach the screen during the scan"
+        assert app.report is not None and app.report.partial is False
         await pilot.press("q")
