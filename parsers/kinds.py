@@ -116,12 +116,13 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
         # line names; `resolved` the values are the engine's resolved configuration rather
         # than what was asked; `partial` one resolved setting (never a server start);
         # `resolved_kv_dtype` the KV dtype the engine resolved (its config line's
-        # kv_cache_dtype, `auto` read as the model dtype it prints beside it).
-        "version", "resolved", "partial", "resolved_kv_dtype", "architecture",
+        # kv_cache_dtype, `auto` read as the model dtype it prints beside it); `complete` the
+        # dump lists every argument the operator gave (an absent one is the default).
+        "version", "resolved", "partial", "resolved_kv_dtype", "complete", "architecture",
         "gpu_memory_utilization", "max_num_batched_tokens", "enable_prefix_caching",
         "enable_expert_parallel", "enforce_eager", "dcp_size", "kv_cache_memory_bytes",
         "num_gpu_blocks_override", "mamba_ssm_cache_dtype", "calculate_kv_scales",
-        "speculative_method", "num_speculative_tokens",
+        "speculative_method", "num_speculative_tokens", "performance_mode",
     ),
     "load_weight_begin": (),
     # overlap: the --startup-weight-load-mode overlap line; the rest split the checkpoint's

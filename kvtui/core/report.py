@@ -18,6 +18,7 @@ from kvtui.core.report_types import (
     ParallelFacts,
     PoolFacts,
     Report,
+    RunningLimit,
     RunSummary,
     RuntimeFacts,
     Source,
@@ -71,7 +72,7 @@ def _weights(run: Run) -> WeightFacts | None:
     )
 
 
-def _capacity(run: Run) -> CapacityFacts | None:
+def _capacity(run: Run, limit: RunningLimit | None) -> CapacityFacts | None:
     cap = run.primary_capacity()
     if cap is None:
         return None
@@ -87,6 +88,7 @@ def _capacity(run: Run) -> CapacityFacts | None:
         memory_pool_end_avail_gib=(min(run.memory_pool_end.values())
                                    if run.memory_pool_end else None),
         swa_split=run.swa_split or None,
+        running_limit=limit,
     )
 
 
@@ -178,7 +180,8 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
         parallel=_parallel(run),
         kv_cache=_kv_cache(run),
         pools=_pools(run),
-        capacity=_capacity(run),
+        capacity=_capacity(run, engine.running_limit(run, checkpoint, release=release)
+                           if engine is not None else None),
         weights=weights,
         runtime=RuntimeFacts(**run.runtime.to_dict()),
         server_args=dict(sa) if sa else None,
