@@ -7,7 +7,7 @@ runs, alerts, whatif.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvtui import __version__
 from kvtui.core.deployment import layout
@@ -26,6 +26,9 @@ from kvtui.core.report_types import (
     snapshot,
 )
 from kvtui.core.state import Run, State, _rank_sort_key
+
+if TYPE_CHECKING:  # the package reads checkpoints; a report only prints their facts
+    from kvtui.core.checkpoint.facts import CheckpointFacts
 
 
 def _int_or_none(v: Any) -> int | None:
@@ -156,7 +159,7 @@ def run_summary(run: Run) -> RunSummary:
 
 
 def build_report(state: State, *, engine: Any = None, model: Any = None,
-                 alert_options: Any = None, checkpoint: Any = None,
+                 alert_options: Any = None, checkpoint: CheckpointFacts | None = None,
                  release: str | None = None, partial: bool = False) -> Report:
     from kvtui.core import alerts as alerts_mod
 
@@ -189,8 +192,6 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
         runs=tuple(run_summary(r) for r in state.runs),
         whatif=whatif,
         alerts=tuple(a.frozen() for a in found),
-        # tests pass bare stand-ins without to_dict
-        checkpoint=(checkpoint.to_dict() if checkpoint is not None
-                    and hasattr(checkpoint, "to_dict") else None),
+        checkpoint=checkpoint.to_dict() if checkpoint is not None else None,
         partial=partial,
     )
