@@ -17,19 +17,14 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
         # (`args: Namespace(...)`, <=0.9), "args" (`non-default args: {...}`, 0.10+), "config"
         # (the engine's `Initializing ... engine (vX) with config: ...`), "resolved" (one
         # resolved setting: `Using max model len N`, `Chunked prefill is enabled with ...`).
+        # The settings every engine states, under one name each (a vLLM name is mapped to it,
+        # parsers/vllm/args.py `_SHARED`). What only one engine has is its own optional field
+        # (OPTIONAL_FIELDS), so a report carries each engine's own arguments and never the other
+        # engine's names as nulls.
         "form",
         "model_path", "served_model_name", "dtype", "kv_cache_dtype", "quantization",
-        "quantization_param_path", "tp_size", "dp_size", "pp_size", "ep_size", "attn_dp_size",
-        "enable_dp_attention", "context_length", "mem_fraction_static", "max_total_tokens",
-        "chunked_prefill_size", "max_prefill_tokens", "max_running_requests", "page_size",
-        "attention_backend", "disable_radix_cache",
-        # read by the capacity calculator's SGLang sizing rules (kvtui.core.capacity.sglang.args)
-        "prefill_attention_backend", "decode_attention_backend", "max_mamba_cache_size",
-        "mamba_ssm_dtype", "mamba_full_memory_ratio", "mamba_scheduler_strategy",
-        "mamba_radix_cache_strategy", "linear_attn_backend", "disable_overlap_schedule",
-        "swa_full_tokens_ratio", "disable_hybrid_swa_memory", "hybrid_kvcache_ratio",
-        "speculative_algorithm", "speculative_draft_model_path", "speculative_num_draft_tokens",
-        "nsa_prefill_backend", "nsa_decode_backend", "dsa_prefill_backend", "dsa_decode_backend",
+        "quantization_param_path", "tp_size", "dp_size", "pp_size", "context_length",
+        "max_running_requests", "page_size", "attention_backend",
     ),
     "load_weight_begin": ("avail_gib",),
     "load_weight_end": ("model_class", "dtype", "quant", "avail_gib", "usage_gib", "elapsed_s"),
@@ -106,15 +101,28 @@ KINDS: tuple[str, ...] = tuple(KIND_FIELDS)
 # listed so consumers and tests can tell a known extra from a typo; none shadows RESERVED_KEYS.
 OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "server_args": (
-        # vLLM: the release the config line names; `resolved` the values are the engine's
-        # resolved configuration rather than what was asked; `partial` one resolved setting
-        # (never a server start); `resolved_kv_dtype` the KV dtype the engine resolved (its
-        # config line's kv_cache_dtype, `auto` read as the model dtype it prints beside it).
-        "version", "resolved", "partial", "resolved_kv_dtype", "architecture",
+        # SGLang's own, which its dump always carries (None when absent, in the order of
+        # `parsers.sglang.server_args.SERVER_ARG_FIELDS`); from prefill_attention_backend on,
+        # read by the capacity calculator's SGLang sizing rules (kvtui.core.capacity.sglang.args).
+        "ep_size", "attn_dp_size", "enable_dp_attention", "mem_fraction_static",
+        "max_total_tokens", "chunked_prefill_size", "max_prefill_tokens", "disable_radix_cache",
+        "prefill_attention_backend", "decode_attention_backend", "max_mamba_cache_size",
+        "mamba_ssm_dtype", "mamba_full_memory_ratio", "mamba_scheduler_strategy",
+        "mamba_radix_cache_strategy", "linear_attn_backend", "disable_overlap_schedule",
+        "swa_full_tokens_ratio", "disable_hybrid_swa_memory", "hybrid_kvcache_ratio",
+        "speculative_algorithm", "speculative_draft_model_path", "speculative_num_draft_tokens",
+        "nsa_prefill_backend", "nsa_decode_backend", "dsa_prefill_backend", "dsa_decode_backend",
+        # vLLM's own, present only when its line prints them: `version` the release the config
+        # line names; `resolved` the values are the engine's resolved configuration rather
+        # than what was asked; `partial` one resolved setting (never a server start);
+        # `resolved_kv_dtype` the KV dtype the engine resolved (its config line's
+        # kv_cache_dtype, `auto` read as the model dtype it prints beside it); `complete` the
+        # dump lists every argument the operator gave (an absent one is the default).
+        "version", "resolved", "partial", "resolved_kv_dtype", "complete", "architecture",
         "gpu_memory_utilization", "max_num_batched_tokens", "enable_prefix_caching",
         "enable_expert_parallel", "enforce_eager", "dcp_size", "kv_cache_memory_bytes",
         "num_gpu_blocks_override", "mamba_ssm_cache_dtype", "calculate_kv_scales",
-        "speculative_method", "num_speculative_tokens",
+        "speculative_method", "num_speculative_tokens", "performance_mode",
     ),
     "load_weight_begin": (),
     # overlap: the --startup-weight-load-mode overlap line; the rest split the checkpoint's

@@ -124,7 +124,7 @@ def validate(args: argparse.Namespace) -> dict[str, Any]:
 def _calculator(args: argparse.Namespace, opt: dict[str, Any]) -> Any:
     from kvtui.core import capacity
     from kvtui.core.capacity import Calculator, Parallel
-    from kvtui.core.version import VersionRange, parse_version
+    from kvtui.core.version import SGLANG_LINE, check_release
 
     overrides = {k: opt[k] for k in ("tp", "attn_dp", "page_size", "context_len") if opt[k]}
     if args.from_log:
@@ -150,10 +150,10 @@ def _calculator(args: argparse.Namespace, opt: dict[str, Any]) -> Any:
     par = Parallel(tp=opt["tp"] or 1, attn_dp=opt["attn_dp"] or 1)
     ctx = opt["context_len"] or (spec.max_position_embeddings if spec else None)
     if opt["sglang_version"]:
-        v = parse_version(opt["sglang_version"])
-        version = VersionRange(v, v, (f"--sglang-version {opt['sglang_version']}",))
+        v = check_release(opt["sglang_version"])
+        version = SGLANG_LINE.between(v, v, (f"--sglang-version {opt['sglang_version']}",))
     else:
-        version = VersionRange()
+        version = SGLANG_LINE.any()
     calc = Calculator(current_dtype=cur, tokens=opt["tokens"], context_len=ctx, parallel=par,
                       page_size=opt["page_size"] or 1, spec=spec, spec_reason=reason,
                       pool_bytes=int(opt["pool_gib"] * (1 << 30)) if opt["pool_gib"] else None,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Protocol
 
+from kvtui.core.report_types import RunningLimit
 from parsers import Event
 
 # Engine name -> the module that holds its `ENGINE` object. Detection tries them in this order.
@@ -89,6 +90,11 @@ class Engine(Protocol):
     def calculator(self, run: Any, model: Any = None, checkpoint: Any = None, *,
                    release: str | None = None, **overrides: Any) -> Any:
         """The what-if calculator for a run, or None when the run has no pool facts."""
+
+    def running_limit(self, run: Any, checkpoint: Any = None, *,
+                      release: str | None = None) -> RunningLimit | None:
+        """The cap on requests running at once under the engine's own name, when its capacity
+        line does not state it (None: the capacity line's max_running_requests is the cap)."""
 
 
 @cache

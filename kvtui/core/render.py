@@ -126,6 +126,9 @@ def _render_deployment(report: Report) -> list[str]:
                    ("chunked_prefill_size", cap.chunked_prefill_size),
                    ("available_gpu_mem_gib", cap.available_gpu_mem_gib))
         sizes = ", ".join(f"{k}={_fmt_num(v)}" for k, v in figures if v is not None)
+        lim = cap.running_limit
+        if lim is not None:  # the engine's own cap, where its capacity line states none
+            sizes += (", " if sizes else "") + f"{lim.name}={lim.describe(_fmt_num)}"
         if sizes:
             out.append(f"Capacity   {sizes}")
     wt = report.weights

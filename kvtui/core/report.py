@@ -7,7 +7,7 @@ runs, alerts, whatif.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvtui import __version__
 from kvtui.core.deployment import layout
@@ -18,6 +18,7 @@ from kvtui.core.report_types import (
     ParallelFacts,
     PoolFacts,
     Report,
+    RunningLimit,
     RunSummary,
     RuntimeFacts,
     Source,
@@ -25,6 +26,9 @@ from kvtui.core.report_types import (
     snapshot,
 )
 from kvtui.core.state import Run, State, _rank_sort_key
+
+if TYPE_CHECKING:  # the package reads checkpoints; a report only prints their facts
+    from kvtui.core.checkpoint.facts import CheckpointFacts
 
 
 def _int_or_none(v: Any) -> int | None:
@@ -71,7 +75,7 @@ def _weights(run: Run) -> WeightFacts | None:
     )
 
 
-def _capacity(run: Run) -> CapacityFacts | None:
+def _capacity(run: Run, limit: RunningLimit | None) -> CapacityFacts | None:
     cap = run.primary_capacity()
     if cap is None:
         return None
@@ -87,6 +91,7 @@ def _capacity(run: Run) -> CapacityFacts | None:
         memory_pool_end_avail_gib=(min(run.memory_pool_end.values())
                                    if run.memory_pool_end else None),
         swa_split=run.swa_split or None,
+        running_limit=limit,
     )
 
 
@@ -154,7 +159,7 @@ def run_summary(run: Run) -> RunSummary:
 
 
 def build_report(state: State, *, engine: Any = None, model: Any = None,
-                 alert_options: Any = None, checkpoint: Any = None,
+                 alert_options: Any = None, checkpoint: CheckpointFacts | None = None,
                  release: str | None = None, partial: bool = False) -> Report:
     from kvtui.core import alerts as alerts_mod
 
@@ -178,7 +183,8 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
         parallel=_parallel(run),
         kv_cache=_kv_cache(run),
         pools=_pools(run),
-        capacity=_capacity(run),
+        capacity=_capacity(run, engine.running_limit(run, checkpoint, release=release)
+                           if engine is not None else None),
         weights=weights,
         runtime=RuntimeFacts(**run.runtime.to_dict()),
         server_args=dict(sa) if sa else None,
@@ -186,8 +192,6 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
         runs=tuple(run_summary(r) for r in state.runs),
         whatif=whatif,
         alerts=tuple(a.frozen() for a in found),
-        # tests pass bare stand-ins without to_dict
-        checkpoint=(checkpoint.to_dict() if checkpoint is not None
-                    and hasattr(checkpoint, "to_dict") else None),
+        checkpoint=checkpoint.to_dict() if checkpoint is not None else None,
         partial=partial,
     )

@@ -20,6 +20,7 @@ on, so the builder copies what the fold keeps changing (evidence counts) into th
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
@@ -322,6 +323,34 @@ class PoolFacts:
 
 
 @dataclass(frozen=True, slots=True)
+class RunningLimit:
+    """An engine's cap on the requests running at once, under the engine's own argument name.
+
+    Why beside `CapacityFacts.max_running_requests`: that is the figure SGLang's capacity line
+    prints. An engine that prints none (vLLM) states its cap here instead, from the log's
+    arguments or the engine's default, so no reader shows SGLang's name with a dash for it."""
+
+    name: str  # the engine's argument, e.g. "max_num_seqs"
+    value: int | None  # None: the log does not say, or the default depends on the hardware
+    basis: str  # "logged" | "default" | "not logged" (no complete argument list in the log)
+    defaults: tuple[int, ...] = field(default=(), metadata=OMIT_EMPTY)  # possible defaults
+    rule: str | None = field(default=None, metadata=OMIT_NONE)  # how the default is chosen
+
+    def describe(self, number: Callable[[int], str] = "{:,}".format,
+                 unknown: str = "not logged") -> str:
+        """The value as readers show it: "96", "256 (default)", "256 or 1,024 (default)",
+        "default" (a release whose default was not read), else `unknown`."""
+        if self.value is not None:
+            return number(self.value) + (" (default)" if self.basis == "default" else "")
+        if self.defaults:
+            return " or ".join(number(v) for v in self.defaults) + " (default)"
+        return "default" if self.basis == "default" else unknown
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
 class CapacityFacts:
     max_total_num_tokens: int | None
     chunked_prefill_size: int | None
@@ -333,6 +362,8 @@ class CapacityFacts:
     rank: str | None = None
     memory_pool_end_avail_gib: float | None = None
     swa_split: Json | None = field(default=None, metadata=OMIT_EMPTY)
+    # The engine's own cap when its capacity line states none (vLLM's max_num_seqs).
+    running_limit: RunningLimit | None = field(default=None, metadata=OMIT_NONE)
 
     def to_json(self) -> Json:
         return _fields_json(self)
@@ -433,5 +464,5 @@ class Report:
 
 
 __all__ = ["Alert", "CapacityFacts", "Current", "Inverse", "KVCacheFacts", "ModelFacts",
-           "ParallelFacts", "PoolFacts", "Report", "RunSummary", "RuntimeFacts", "Scenario",
-           "Source", "WeightFacts", "WhatIf", "snapshot"]
+           "ParallelFacts", "PoolFacts", "Report", "RunSummary", "RunningLimit", "RuntimeFacts",
+           "Scenario", "Source", "WeightFacts", "WhatIf", "snapshot"]

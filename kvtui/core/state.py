@@ -107,6 +107,9 @@ class Run:
     # resolved parts stated (the operator's own arguments override those).
     dump_parts: set[tuple[str | None, str | None]] = field(default_factory=set)
     resolved_keys: set[str] = field(default_factory=set)
+    # A part listed every argument the operator gave (vLLM's whole `non-default args` dict or
+    # Namespace), so an argument absent from `server_args` is the engine's default.
+    args_complete: bool = False
     kv_dtype_lines: list[tuple[str, str, Evidence]] = field(default_factory=list)
     engine_version: str | None = None
     scales_missing: Evidence | None = None
@@ -359,7 +362,7 @@ def _bump(existing: Evidence | None, ev: Event, source: str, line_no: int, text:
     return existing
 
 
-_DUMP_META = frozenset({"form", "partial", "resolved", "resolved_kv_dtype"})
+_DUMP_META = frozenset({"form", "partial", "resolved", "resolved_kv_dtype", "complete"})
 
 
 def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -385,6 +388,8 @@ def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str)
                     run.resolved_keys.add(k)
                 else:
                     run.resolved_keys.discard(k)
+    if ev.get("complete"):
+        run.args_complete = True
     if not partial:
         run.dump_parts.add((ev.get("form"), ev.rank))
         if run.server_args_evidence is None:

@@ -3,72 +3,20 @@
 Why infer a range instead of asking: logs rarely print the version, but almost every line format
 changed at some release (sglang-log-lines.md sections 1-7). Each format feature the state records
 in `Run.hints` narrows the range; advice that depends on the version (`--kv-cache-dtype bf16` only
-exists from 0.5.4) is then given for the whole range the log allows, not for a guess.
+exists from 0.5.4) is then given for the whole range the log allows, not for a guess. The range
+itself is the engine-neutral `kvtui.core.releases.VersionRange` over `SGLANG_LINE`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from kvtui.core.releases import ReleaseLine, Version, VersionRange, fmt, parse_version
 from parsers.sglang import catalog
-
-Version = tuple[int, int, int]
 
 OLDEST: Version = (0, 2, 15)
 NEWEST: Version = (0, 5, 23)
-
-
-def parse_version(text: str) -> Version:
-    parts = [int(p) for p in text.strip().lstrip("v").split(".")[:3]]
-    while len(parts) < 3:
-        parts.append(0)
-    return (parts[0], parts[1], parts[2])
-
-
-def fmt(v: Version) -> str:
-    return ".".join(str(p) for p in v)
-
-
-@dataclass(frozen=True, slots=True)
-class VersionRange:
-    """Inclusive range of SGLang releases, plus the clues that set each bound."""
-
-    lo: Version = OLDEST
-    hi: Version = NEWEST
-    reasons: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return self.lo > self.hi
-
-    def contains(self, v: Version) -> bool:
-        return self.lo <= v <= self.hi
-
-    def narrow(self, lo: Version | None, hi: Version | None, reason: str) -> VersionRange:
-        new_lo = max(self.lo, lo) if lo else self.lo
-        new_hi = min(self.hi, hi) if hi else self.hi
-        if (new_lo, new_hi) == (self.lo, self.hi):
-            return self
-        if new_lo > new_hi:
-            # Contradicting clues (a patched build, a copy-pasted mix): keep the earlier range.
-            return VersionRange(self.lo, self.hi, (*self.reasons, f"ignored: {reason}"))
-        return VersionRange(new_lo, new_hi, (*self.reasons, reason))
-
-    def label(self) -> str:
-        if self.lo == OLDEST and self.hi == NEWEST:
-            return "any (no dating clue)"
-        if self.lo == self.hi:
-            return fmt(self.lo)
-        if self.hi == NEWEST:
-            return f">= {fmt(self.lo)}"
-        if self.lo == OLDEST:
-            return f"<= {fmt(self.hi)}"
-        return f"{fmt(self.lo)} - {fmt(self.hi)}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"min": fmt(self.lo), "max": fmt(self.hi), "label": self.label(),
-                "reasons": list(self.reasons)}
+SGLANG_LINE = ReleaseLine("sglang", OLDEST, NEWEST)
 
 
 # hint -> (spans of releases that print it, why, weak). The line formats' ranges are declared
@@ -126,14 +74,15 @@ def infer_version(run: Any, known: str | None = None) -> VersionRange:
     release is scored by the weight of the clues it contradicts and the releases with the lowest
     score are kept, so one odd line (a benchmark script's bare `max_total_num_tokens=` print, a
     line cut by the paste) cannot empty or skew the range; the clues that lost are listed as
-    ignored. `known` (e.g. from the checkpoint host's installed sglang) pins the range.
+    ignored. `known` (e.g. from the checkpoint host's installed sglang) pins the range; a
+    text that names no release (a remote host's odd metadata) pins nothing.
     """
-    if known:
-        v = parse_version(known)
-        return VersionRange(v, v, (f"sglang {known} reported by the host",))
+    pinned = parse_version(known) if known else None
+    if pinned is not None:
+        return SGLANG_LINE.between(pinned, pinned, (f"sglang {known} reported by the host",))
     clues = _clues(run)
     if not clues:
-        return VersionRange()
+        return SGLANG_LINE.any()
 
     def violated(v: Version) -> float:
         return sum(w for spans, _, w in clues if not _in(spans, v))
@@ -146,7 +95,7 @@ def infer_version(run: Any, known: str | None = None) -> VersionRange:
     for spans, why, _ in clues:
         fits_some = any(_in(spans, v) for v in keep)
         reasons.append(why if fits_some else f"ignored (contradicts the rest): {why}")
-    return VersionRange(lo, hi, tuple(reasons))
+    return SGLANG_LINE.between(lo, hi, tuple(reasons))
 
 
 # --kv-cache-dtype values each release accepts, read from the argparse choices of each wheel:
@@ -178,7 +127,7 @@ def check_release(text: str) -> Version:
     if len(parts) != 3 or not all(p.isdigit() for p in parts):
         raise ValueError(f"--sglang-version {raw!r}: not a release number such as 0.5.23")
     v = parse_version(core)
-    if v not in RELEASES:
+    if v is None or v not in RELEASES:
         raise ValueError(f"--sglang-version {raw!r}: kvtui knows SGLang {fmt(OLDEST)} .. "
                          f"{fmt(NEWEST)}")
     return v
@@ -220,8 +169,8 @@ def kv_dtype_flag(target_dtype: str, version_range: VersionRange | None = None,
     FP8, so BF16 needs the explicit `bf16` choice that only exists from 0.5.4. The flag is None
     when no release in the range can do it; the advice then says what to do instead.
     """
-    vr = version_range or VersionRange()
-    where = f"SGLang {vr.label()}" if vr.label() != "any (no dating clue)" else "SGLang"
+    vr = version_range or SGLANG_LINE.any()
+    where = "SGLang" if vr.undated else f"SGLang {vr.label()}"
     if target_dtype == "fp16" and model_dtype != "fp16":
         return None, "SGLang has no fp16 KV choice; `auto` gives the model dtype."
     if target_dtype in ("bf16", "fp16") and target_dtype == model_dtype:
@@ -272,7 +221,7 @@ def kv_dtype_flag(target_dtype: str, version_range: VersionRange | None = None,
 
 
 def _range_caveat(vr: VersionRange) -> str:
-    if vr.lo == OLDEST and vr.hi == NEWEST:
+    if vr.undated:
         return ("the log does not date the SGLang version, so check it "
                 "(python -c 'import sglang; print(sglang.__version__)')")
     return f"the log implies {vr.label()}, which includes older releases, so check the version"

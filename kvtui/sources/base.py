@@ -121,6 +121,20 @@ class ReplayControls(Protocol):
     def restart(self) -> None: ...
 
 
+@runtime_checkable
+class LocalFiles(Protocol):
+    """The optional capability of a source that reads files on this machine (a replay, a
+    local tail): their paths, in reading order. The TUI's export goes next to the first."""
+
+    def local_paths(self) -> tuple[str, ...]: ...
+
+
+def local_files(source: LineSource) -> tuple[str, ...]:
+    """The local files a source reads; none for a pipe, a log client or SSH (a structural
+    check, as `replay_controls` is, for the same reason)."""
+    return source.local_paths() if isinstance(source, LocalFiles) else ()
+
+
 def replay_controls(source: LineSource) -> ReplayControls | None:
     """The source's replay controls, or None for a live source (tail, pipe, client, SSH).
 

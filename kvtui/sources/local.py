@@ -162,6 +162,10 @@ class LocalFollower:
             self._vanished = True
             emit([SourceNotice(self.name, "error", f"{self.path}: {why}")])
 
+    def local_paths(self) -> tuple[str, ...]:
+        """The followed file (`LocalFiles`)."""
+        return (self.path,)
+
     def history(self) -> History | None:
         """Starting at the end, the bytes before the context window still hold the start-up
         lines (server args, KV dtype, pools) every fact comes from: offer them for a bulk fold."""

@@ -259,6 +259,10 @@ class ReplaySource:
             self._cond.notify_all()
         return True
 
+    def local_paths(self) -> tuple[str, ...]:
+        """The saved files, in replay order (`LocalFiles`)."""
+        return tuple(self.paths)
+
     def history(self) -> History | None:
         """What a consumer may fold in bulk before the replay starts (then `skip_to`): the
         whole file, for an instant, unpaused replay of one plain file; big files only."""

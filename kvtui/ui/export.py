@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+
+from kvtui.sources.base import LineSource, local_files
 
 
 def xdg_export_dir() -> Path:
@@ -20,17 +21,15 @@ def xdg_export_dir() -> Path:
     return root / "kvtui" / "exports"
 
 
-def local_log_path(source: Any) -> Path | None:
+def local_log_path(source: LineSource) -> Path | None:
     """The local file a source reads (the first of a replay's files), if it is one."""
-    paths = getattr(source, "paths", None)
-    path = paths[0] if isinstance(paths, list | tuple) and paths else getattr(source, "path",
-                                                                               None)
-    if not isinstance(path, str) or path == "-" or not os.path.isfile(path):
+    paths = local_files(source)
+    if not paths or paths[0] == "-" or not os.path.isfile(paths[0]):
         return None
-    return Path(path).resolve()
+    return Path(paths[0]).resolve()
 
 
-def export_dir_for(source: Any, export_dir: Path | None) -> Path:
+def export_dir_for(source: LineSource, export_dir: Path | None) -> Path:
     if export_dir is not None:
         return export_dir.expanduser().resolve()
     log = local_log_path(source)
@@ -39,9 +38,9 @@ def export_dir_for(source: Any, export_dir: Path | None) -> Path:
     return xdg_export_dir()
 
 
-def export_path(source: Any, export_dir: Path | None, fmt: str) -> Path:
+def export_path(source: LineSource, export_dir: Path | None, fmt: str) -> Path:
     log = local_log_path(source)
-    stem = log.name if log is not None else Path(str(getattr(source, "name", "kvtui"))).name
+    stem = log.name if log is not None else Path(source.name).name
     stem = stem.split(" ")[0] or "log"
     for suffix in (".gz", ".log", ".txt"):
         stem = stem.removesuffix(suffix)

@@ -234,8 +234,9 @@ def facts_text(r: rv.Shown) -> Text:
     cap = rv.capacity(r)
     t.append("Capacity  ", style="bold")
     if cap is not None:
-        t.append(f"max_total_num_tokens={fmt_int(cap.max_total_num_tokens)}  "
-                 f"max_running_requests={fmt_int(cap.max_running_requests)}  "
+        lim = rv.running_limit(r)
+        limit = f"  {lim.name}={lim.describe(fmt_int, unknown='—')}" if lim is not None else ""
+        t.append(f"max_total_num_tokens={fmt_int(cap.max_total_num_tokens)}{limit}  "
                  f"context_len={fmt_int(cap.context_len)}")
         if cap.available_gpu_mem_gib is not None:
             t.append(f"  avail {fmt_gib(cap.available_gpu_mem_gib)}")

@@ -20,6 +20,7 @@ from kvtui.core.report_types import (
     KVCacheFacts,
     PoolFacts,
     Report,
+    RunningLimit,
     RuntimeFacts,
     WeightFacts,
 )
@@ -27,7 +28,7 @@ from kvtui.core.report_types import (
 __all__ = ["Alert", "Failed", "PoolFacts", "Shown", "alert_key", "alerts", "capacity",
            "computed_bytes_per_token", "context_len", "evidence", "evidence_lines", "failure",
            "kv_cache", "kv_verdict", "last_log_time", "model_name", "pools", "report_of",
-           "runtime", "tp", "weights", "worst_severity"]
+           "running_limit", "runtime", "tp", "weights", "worst_severity"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,18 @@ def tp(shown: Shown) -> int | None:
 def capacity(shown: Shown) -> CapacityFacts | None:
     report = report_of(shown)
     return report.capacity if report is not None else None
+
+
+def running_limit(shown: Shown) -> RunningLimit | None:
+    """The engine's cap on requests running at once, under the engine's name: its own when the
+    report carries one (vLLM's max_num_seqs, logged or its default), else the capacity line's
+    max_running_requests (SGLang's). None before a capacity line."""
+    cap = capacity(shown)
+    if cap is None:
+        return None
+    if cap.running_limit is not None:
+        return cap.running_limit
+    return RunningLimit("max_running_requests", cap.max_running_requests, "logged")
 
 
 def context_len(shown: Shown) -> int | None:

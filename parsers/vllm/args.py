@@ -45,6 +45,7 @@ _OWN: dict[str, str] = {
     "decode_context_parallel_size": "dcp_size", "kv_cache_memory_bytes": "kv_cache_memory_bytes",
     "num_gpu_blocks_override": "num_gpu_blocks_override",
     "mamba_ssm_cache_dtype": "mamba_ssm_cache_dtype", "calculate_kv_scales": "calculate_kv_scales",
+    "performance_mode": "performance_mode",
 }
 _WANTED = {**_SHARED, **_OWN, "model_tag": "model_tag", "speculative_config": "speculative_config"}
 # Inside a speculative config (a dict in the args, a SpeculativeConfig(...) in the engine's line).
@@ -151,6 +152,7 @@ def parse_non_default(msg: str) -> dict[str, Any] | None:
         for name, value in _DEFAULTS.items():
             if name not in seen:
                 fields[name] = value
+        fields["complete"] = True  # every argument the operator gave: absent means default
     fields["form"] = "args"
     return fields
 
@@ -159,9 +161,11 @@ def parse_namespace(msg: str) -> dict[str, Any] | None:
     """`args: Namespace(...)` (the OpenAI server up to 0.9: every argument)."""
     if not msg.startswith("args: Namespace("):
         return None
-    pairs, _ = _kv_pairs(msg, len("args: Namespace("), "=")
+    pairs, closed = _kv_pairs(msg, len("args: Namespace("), "=")
     fields, _ = _collect(iter(pairs))
     fields["form"] = "namespace"
+    if closed:
+        fields["complete"] = True  # every argument, a default one as `None` or its value
     return fields
 
 

@@ -22,7 +22,7 @@ from kvtui.core.capacity import (
     whatif_for_run,
 )
 from kvtui.core.capacity.calibrate import diagnose, measured
-from kvtui.core.version import VersionRange, infer_version, kv_dtype_flag
+from kvtui.core.version import SGLANG_LINE, infer_version, kv_dtype_flag
 
 REQUIRED = ["Qwen/Qwen3.5-397B-A17B", "Qwen/Qwen3-Next-80B-A3B-Instruct", "deepseek-ai/DeepSeek-V3",
             "moonshotai/Kimi-K2-Instruct", "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B",
@@ -190,16 +190,16 @@ def test_version_inference_and_flags():
     assert (vr.lo, vr.hi) == ((0, 5, 9), (0, 5, 12))
     flag, advice = kv_dtype_flag("bf16", vr)
     assert flag == "--kv-cache-dtype bf16"
-    old = VersionRange((0, 5, 3), (0, 5, 3))
+    old = SGLANG_LINE.between((0, 5, 3), (0, 5, 3))
     flag, advice = kv_dtype_flag("bf16", old, checkpoint_kv_fp8=True)
     assert flag is None and "0.5.4" in advice
-    flag, _ = kv_dtype_flag("bf16", VersionRange((0, 4, 0), (0, 5, 2)))
+    flag, _ = kv_dtype_flag("bf16", SGLANG_LINE.between((0, 4, 0), (0, 5, 2)))
     assert flag == "--kv-cache-dtype auto"
-    flag, advice = kv_dtype_flag("fp8_e4m3", VersionRange((0, 3, 0), (0, 4, 1)))
+    flag, advice = kv_dtype_flag("fp8_e4m3", SGLANG_LINE.between((0, 3, 0), (0, 4, 1)))
     assert flag is None and "0.4.2" in advice
-    assert kv_dtype_flag("nvfp4", VersionRange((0, 5, 5), (0, 5, 15)))[0] == \
+    assert kv_dtype_flag("nvfp4", SGLANG_LINE.between((0, 5, 5), (0, 5, 15)))[0] == \
         "--kv-cache-dtype fp4_e2m1"
-    assert kv_dtype_flag("nvfp4", VersionRange((0, 5, 16), (0, 5, 23)))[0] == \
+    assert kv_dtype_flag("nvfp4", SGLANG_LINE.between((0, 5, 16), (0, 5, 23)))[0] == \
         "--kv-cache-dtype nvfp4"
     assert infer_version(run, known="0.5.21").label() == "0.5.21"
 

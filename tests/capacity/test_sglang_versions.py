@@ -8,7 +8,7 @@ import pytest
 from kvtui.core.capacity import Calculator, Parallel, preset_spec
 from kvtui.core.capacity.modelspec import from_hf_config
 from kvtui.core.capacity.sglang.families import dtype_refusal
-from kvtui.core.version import VersionRange, check_release, first_version_with, kv_dtype_flag
+from kvtui.core.version import SGLANG_LINE, check_release, first_version_with, kv_dtype_flag
 
 
 @pytest.mark.parametrize(("value", "first"), [
@@ -21,13 +21,13 @@ def test_first_release_accepting(value, first):
 
 
 def test_bf16_on_0_5_4_and_fp4_e2m1_gone_from_0_5_16():
-    assert kv_dtype_flag("bf16", VersionRange((0, 5, 4), (0, 5, 4)),
+    assert kv_dtype_flag("bf16", SGLANG_LINE.between((0, 5, 4), (0, 5, 4)),
                          checkpoint_kv_fp8=True)[0] == "--kv-cache-dtype bf16"
-    flag, advice = kv_dtype_flag("bf16", VersionRange((0, 5, 3), (0, 5, 3)),
+    flag, advice = kv_dtype_flag("bf16", SGLANG_LINE.between((0, 5, 3), (0, 5, 3)),
                                  checkpoint_kv_fp8=True)
     assert flag is None and "0.5.4" in advice
     # fp4_e2m1 is refused at start-up from 0.5.16 (mem_cache/kv_cache_dtype.py:57-61)
-    flag, _ = kv_dtype_flag("fp4_e2m1", VersionRange((0, 5, 16), (0, 5, 20)))
+    flag, _ = kv_dtype_flag("fp4_e2m1", SGLANG_LINE.between((0, 5, 16), (0, 5, 20)))
     assert flag == "--kv-cache-dtype fp4_mx_block16"
 
 
@@ -54,7 +54,7 @@ def test_deepseek_v4_refuses_bf16_until_0_5_14():
 
 def test_refused_dtype_gets_no_flag():
     calc = Calculator(current_dtype="bf16", tokens=100_000, spec=preset_spec("deepseek-v3.2"),
-                      parallel=Parallel(tp=8), version=VersionRange((0, 5, 23), (0, 5, 23)))
+                      parallel=Parallel(tp=8), version=SGLANG_LINE.between((0, 5, 23), (0, 5, 23)))
     row = calc.scenario("fp8_e5m2").to_json()
     assert row["flag"] is None and "refuses" in row["flag_advice"]
 

@@ -155,12 +155,12 @@ def test_max_total_tokens_cap_is_not_the_memory():
     applied again to every dtype."""
     from kvtui.core.capacity import Calculator, MemoryFacts, preset_spec
     from kvtui.core.capacity.sglang.args import SizingArgs
-    from kvtui.core.version import VersionRange
+    from kvtui.core.version import SGLANG_LINE
 
     mem = MemoryFacts(pre_gib=78.66, avail_gib=63.52, mem_fraction_static=0.85, tp=1)
     calc = Calculator(current_dtype="fp8_e4m3", tokens=100_000, spec=preset_spec("llama-3.1-8b"),
                       memory=mem, context_len=131072, args=SizingArgs(max_total_tokens=100_000),
-                      version=VersionRange((0, 5, 10), (0, 5, 10)))
+                      version=SGLANG_LINE.between((0, 5, 10), (0, 5, 10)))
     kv, basis, est = calc.budget_bytes()
     assert kv == int(mem.rest_gib() * 2**30) and est and "max-total-tokens" in basis
     assert calc.tokens_for("bf16")[0] == 100_000  # 423,698 fit, the cap keeps 100,000

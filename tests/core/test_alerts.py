@@ -156,15 +156,14 @@ def test_alerts_are_sorted_most_severe_first():
 
 
 def test_checkpoint_with_scales_softens_the_unscaled_alert():
-    from types import SimpleNamespace
+    from kvtui.core.checkpoint import CheckpointFacts
 
     a = analyse("qwen35-397b-nvfp4-tp8-fp8.log")
-    with_scales = SimpleNamespace(has_k_scale=True, kv_cache_quant_algo="FP8", sglang_version=None)
+    with_scales = CheckpointFacts(has_k_scale=True, kv_cache_quant_algo="FP8")
     a.configure(checkpoint=with_scales)
     alert = next(x for x in a.report().to_json()["alerts"] if x["rule"] == "kv-fp8-unscaled")
     assert alert["severity"] == "warning" and "carries" in alert["title"]
-    a.configure(checkpoint=SimpleNamespace(has_k_scale=False, kv_cache_quant_algo="FP8",
-                                           sglang_version=None))
+    a.configure(checkpoint=CheckpointFacts(has_k_scale=False, kv_cache_quant_algo="FP8"))
     alert = next(x for x in a.report().to_json()["alerts"] if x["rule"] == "kv-fp8-unscaled")
     assert alert["severity"] == "critical" and alert["confidence"] == "high"
     assert "no k_scale/v_scale" in alert["detail"]

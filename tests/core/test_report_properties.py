@@ -76,9 +76,8 @@ def test_a_kv_dtype_the_calculator_does_not_model():
 
 
 def test_odd_checkpoint_config_values_do_not_break_the_report():
-    from types import SimpleNamespace
-
     from kvtui.core.capacity.modelspec import from_hf_config
+    from kvtui.core.checkpoint import CheckpointFacts
 
     bad = {"num_hidden_layers": 32, "num_attention_heads": 0, "hidden_size": 4096,
            "max_position_embeddings": "x"}
@@ -88,9 +87,8 @@ def test_odd_checkpoint_config_values_do_not_break_the_report():
         pass
     else:
         raise AssertionError("a zero head count must be refused")
-    a = Session(Options(checkpoint=SimpleNamespace(
-        model_config=bad, model_path="/m", source="gpu", has_k_scale=None,
-        kv_cache_quant_algo=None, sglang_version=None, to_dict=lambda: {})))
+    a = Session(Options(checkpoint=CheckpointFacts(model_config=bad, model_path="/m",
+                                                   source="gpu")))
     a.feed_lines("x", ["[2026-01-01 10:00:00 TP0] KV Cache is allocated. #tokens: 1000, "
                       "K size: 1.00 GB, V size: 1.00 GB"])
     json.dumps(a.report().to_json())

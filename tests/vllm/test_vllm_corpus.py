@@ -16,6 +16,7 @@ from kvtui.core.pipeline import Options, Session
 from kvtui.core.pipeline.fold import Fold
 from kvtui.sources.readers import iter_lines
 from tests.conftest import corpus_dir
+from tests.vllm.test_vllm_server_args import SGLANG_OWN
 from tests.vllm.test_vllm_sizing import QWEN3_06B
 
 CORPUS = corpus_dir()
@@ -102,6 +103,8 @@ def test_facts(name):
     assert (cap.get("max_total_num_tokens"), cap.get("context_len"),
             cap.get("max_concurrency")) == (tokens, ctx, conc)
     assert {a["rule"] for a in report["alerts"]} == alerts
+    # its own arguments only: no SGLang argument name (tests/vllm/test_vllm_server_args.py)
+    assert not (report["server_args"] or {}).keys() & SGLANG_OWN
 
 
 def test_qwen3_06b_pool_is_reproduced_from_its_memory_line():

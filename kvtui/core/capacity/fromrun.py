@@ -18,7 +18,7 @@ from kvtui.core.capacity.whatif import Calculator, MemoryFacts
 from kvtui.core.deployment import layout
 from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
-from kvtui.core.version import VersionRange, infer_version
+from kvtui.core.version import SGLANG_LINE, infer_version
 
 
 def resolve_model(model: Any) -> tuple[ModelSpec, str]:
@@ -208,7 +208,8 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
     known = sglang_version or getattr(checkpoint, "sglang_version", None)
     version = infer_version(run, known)
     if sglang_version:
-        version = VersionRange(version.lo, version.hi, (f"--sglang-version {sglang_version}",))
+        version = SGLANG_LINE.between(version.lo, version.hi,
+                                      (f"--sglang-version {sglang_version}",))
     return Calculator(
         current_dtype=dtype, tokens=tokens, context_len=ctx, parallel=par, page_size=page,
         spec=spec, spec_reason=reason, pool_gib=pool_gib, version=version,

@@ -37,7 +37,7 @@ from kvtui.core.capacity.sglang.families import (
 )
 from kvtui.core.capacity.sglang.rules import version_notes
 from kvtui.core.report_types import Current, Scenario, WhatIf
-from kvtui.core.version import NEWEST, VersionRange, kv_dtype_flag
+from kvtui.core.version import NEWEST, SGLANG_LINE, VersionRange, kv_dtype_flag
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4")
 DEFAULT_CONTEXTS: tuple[int, ...] = (32768, 131072)
@@ -126,7 +126,7 @@ class Calculator:
     spec_reason: str = ""
     pool_gib: dict[str, float | None] | None = None  # logged k_gib, v_gib, kv_gib
     pool_bytes: int | None = None  # an explicit KV byte budget per GPU (--pool-gib)
-    version: VersionRange = field(default_factory=VersionRange)
+    version: VersionRange = field(default_factory=SGLANG_LINE.any)
     memory: MemoryFacts | None = None
     mrr_user: int | None = None
     mrr_logged: int | None = None

@@ -9,6 +9,7 @@ from typing import Any
 import parsers.sglang as grammar
 from kvtui.core import capacity, version
 from kvtui.core.engine import Flags
+from kvtui.core.report_types import RunningLimit
 from parsers import Event
 
 FLAGS = Flags(
@@ -74,6 +75,11 @@ class SGLang:
                    release: str | None = None, **overrides: Any) -> Any:
         return capacity.calculator_for_run(run, model, checkpoint, sglang_version=release,
                                            **overrides)
+
+    def running_limit(self, run: Any, checkpoint: Any = None, *,
+                      release: str | None = None) -> RunningLimit | None:
+        # SGLang's capacity line prints its cap under its own name (max_running_requests=).
+        return None
 
 
 ENGINE = SGLang()

@@ -8,7 +8,8 @@ from typing import Any
 import parsers.vllm as grammar
 from kvtui.core import dtypes
 from kvtui.core.engine import Flags
-from kvtui.engines.vllm import fromrun
+from kvtui.core.report_types import RunningLimit
+from kvtui.engines.vllm import fromrun, limits
 from kvtui.engines.vllm.version import VersionRange, infer_version, kv_dtype_flag
 from parsers import Event
 
@@ -104,6 +105,14 @@ class VLLM:
                    release: str | None = None, **overrides: Any) -> Any:
         return fromrun.calculator_from_run(run, model, checkpoint, release=release,
                                            **overrides)
+
+    def running_limit(self, run: Any, checkpoint: Any = None, *,
+                      release: str | None = None) -> RunningLimit | None:
+        """max_num_seqs: logged, or vLLM's default for the releases the log (or the user's
+        pinned `release`, or the checkpoint host's vllm) allows."""
+        known = release or (getattr(checkpoint, "vllm_version", None)
+                            if checkpoint is not None else None)
+        return limits.running_limit(run, self.version_range(run, known))
 
 
 ENGINE = VLLM()

@@ -24,7 +24,7 @@ from kvtui.core.capacity import ModelSpec, Parallel
 from kvtui.core.capacity.whatif import MemoryKnob
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
-from kvtui.engines.vllm.version import VersionRange, kv_dtype_flag
+from kvtui.engines.vllm.version import VLLM_LINE, VersionRange, kv_dtype_flag
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4")
 DEFAULT_CONTEXTS: tuple[int, ...] = (32768, 131072)
@@ -62,7 +62,7 @@ class Calculator:
     utilization: float | None = None
     total_gib: float | None = None
     total_basis: str = ""
-    version: VersionRange = field(default_factory=VersionRange)
+    version: VersionRange = field(default_factory=VLLM_LINE.any)
     candidates: list[Rules] = field(default_factory=list)
     checkpoint_kv_fp8: bool | None = None
     notes: list[str] = field(default_factory=list)

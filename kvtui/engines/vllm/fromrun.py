@@ -21,6 +21,13 @@ from kvtui.engines.vllm.version import infer_version
 _V0_HINTS = frozenset({"engine:v0", "capacity:cpu_blocks", "stats:v0"})
 
 
+def v0_engine(run: Any) -> bool:
+    """Does the run show vLLM's V0 engine (its config, block or stats lines, or the total GPU
+    memory only V0's profiler prints)?"""
+    return bool(run.hints & _V0_HINTS) or any(p.get("total_gib") for p in
+                                              run.memory_profile.values())
+
+
 def _model_dtype(run: Any, spec: ModelSpec | None) -> str:
     """The model dtype vLLM's `auto` KV cache follows: the config line's `dtype=torch.bfloat16`,
     else the checkpoint's torch_dtype, else bf16."""
@@ -139,8 +146,7 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
     known = release or (getattr(checkpoint, "vllm_version", None)
                         if checkpoint is not None else None)
     vr = infer_version(run.hints, known or run.engine_version)
-    v0 = bool(run.hints & _V0_HINTS) or any(p.get("total_gib") for p in
-                                           run.memory_profile.values())
+    v0 = v0_engine(run)
     util = _float(sa.get("gpu_memory_utilization")) or next(
         (p["gpu_memory_utilization"] for p in run.memory_profile.values()
          if p.get("gpu_memory_utilization")), None)

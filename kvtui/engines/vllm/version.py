@@ -4,77 +4,17 @@ Logs print the release more often than SGLang's do (the engine config line carri
 server prints it), and when they do not, format features narrow it: each hint the grammar
 records (`parsers.vllm.hints`) maps to the releases that print it, read from the wheels named
 beside each entry. Boundaries between two downloaded releases are given conservatively (the
-range stays wide where the change happened between them).
+range stays wide where the change happened between them). The range itself is the
+engine-neutral `kvtui.core.releases.VersionRange` over `VLLM_LINE`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-Version = tuple[int, int, int]
+from kvtui.core.releases import ReleaseLine, Version, VersionRange, fmt, parse_version
 
 OLDEST: Version = (0, 5, 0)
 NEWEST: Version = (0, 33, 0)
-
-
-def parse_version(text: str) -> Version | None:
-    """(major, minor, patch) of a printed release ("0.10.2.dev378+g4d7fe40fc" -> (0, 10, 2))."""
-    parts: list[int] = []
-    for piece in text.strip().lstrip("v").split(".")[:3]:
-        digits = ""
-        for ch in piece:
-            if not ch.isdigit():
-                break
-            digits += ch
-        if not digits:
-            break
-        parts.append(int(digits))
-    if len(parts) < 2:
-        return None
-    while len(parts) < 3:
-        parts.append(0)
-    return (parts[0], parts[1], parts[2])
-
-
-def fmt(v: Version) -> str:
-    return ".".join(str(p) for p in v)
-
-
-@dataclass(frozen=True, slots=True)
-class VersionRange:
-    """Inclusive range of vLLM releases, plus the clues that set each bound."""
-
-    lo: Version = OLDEST
-    hi: Version = NEWEST
-    reasons: tuple[str, ...] = ()
-
-    def contains(self, v: Version) -> bool:
-        return self.lo <= v <= self.hi
-
-    def narrow(self, lo: Version | None, hi: Version | None, reason: str) -> VersionRange:
-        new_lo = max(self.lo, lo) if lo else self.lo
-        new_hi = min(self.hi, hi) if hi else self.hi
-        if (new_lo, new_hi) == (self.lo, self.hi):
-            return self
-        if new_lo > new_hi:
-            return VersionRange(self.lo, self.hi, (*self.reasons, f"ignored: {reason}"))
-        return VersionRange(new_lo, new_hi, (*self.reasons, reason))
-
-    def label(self) -> str:
-        if self.lo == OLDEST and self.hi == NEWEST:
-            return "any (no dating clue)"
-        if self.lo == self.hi:
-            return fmt(self.lo)
-        if self.hi == NEWEST:
-            return f">= {fmt(self.lo)}"
-        if self.lo == OLDEST:
-            return f"<= {fmt(self.hi)}"
-        return f"{fmt(self.lo)} - {fmt(self.hi)}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"engine": "vllm", "min": fmt(self.lo), "max": fmt(self.hi),
-                "label": self.label(), "reasons": list(self.reasons)}
+VLLM_LINE = ReleaseLine("vllm", OLDEST, NEWEST, json_names_engine=True)
 
 
 # hint -> (lowest release that prints it, highest release that prints it, why)
@@ -124,7 +64,7 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
 
 def infer_version(hints: set[str], known: str | None = None) -> VersionRange:
     """The range a run's hints allow; `known` (a printed release) pins it."""
-    vr = VersionRange()
+    vr = VLLM_LINE.any()
     printed = [h.split(":", 1)[1] for h in hints if h.startswith("version:")]
     for text in ([known] if known else []) + sorted(printed):
         v = parse_version(text)

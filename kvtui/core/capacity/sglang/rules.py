@@ -55,9 +55,9 @@ def version_notes(calc: Calculator) -> list[str]:
     if vr.lo == vr.hi and any(r.startswith(("--sglang-version", "sglang ")) for r in vr.reasons):
         return [f"SGLang rules of {fmt(calc.rules_version)} ({vr.reasons[0]})"]
     out = [f"SGLang rules of {fmt(calc.rules_version)} (the newest release "
-           + ("the log allows)" if vr.label() != "any (no dating clue)" else
-              "kvtui knows: no log or no dating clue; pass --sglang-version to choose)")]
-    if vr.label() == "any (no dating clue)":
+           + ("kvtui knows: no log or no dating clue; pass --sglang-version to choose)"
+              if vr.undated else "the log allows)")]
+    if vr.undated:
         return out
     for rule, (changes, what) in BOUNDARIES.items():
         inside = [v for v in changes if vr.lo < v <= vr.hi]

@@ -1,0 +1,56 @@
+"""A report's `server_args` carries its own engine's arguments, never the other engine's names.
+
+The shared names (parsers.kinds KIND_FIELDS["server_args"]) are the settings both engines state;
+what only SGLang has (its dump's `parsers.sglang.server_args.SERVER_ARG_FIELDS` beyond them)
+and what only vLLM has are optional fields of the kind. A vLLM report once listed SGLang's 27
+own names as nulls.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvtui.core.pipeline import Session
+from parsers import KIND_FIELDS, OPTIONAL_FIELDS
+from parsers.sglang.server_args import SERVER_ARG_FIELDS
+from parsers.vllm import args as vllm_args
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+SHARED = tuple(k for k in KIND_FIELDS["server_args"] if k != "form")
+# What SGLang's dump names and no vLLM argument maps to (parsers/vllm/args.py `_SHARED`).
+SGLANG_OWN = set(SERVER_ARG_FIELDS) - set(vllm_args._SHARED.values())
+
+
+def _server_args(name: str) -> tuple[str, dict]:
+    s = Session()
+    s.feed_lines(name, (SAMPLES / name).read_text().splitlines())
+    report = s.report().to_json()
+    return report["engine"], report["server_args"]
+
+
+def test_the_key_sets_agree():
+    assert set(SHARED) <= set(SERVER_ARG_FIELDS), "SGLang's dump states every shared name"
+    assert not SGLANG_OWN & set(SHARED), "a name only SGLang fills is not a shared field"
+    assert SGLANG_OWN.issubset(OPTIONAL_FIELDS["server_args"])
+    assert set(vllm_args._SHARED.values()) <= set(SHARED)
+    assert set(vllm_args._OWN.values()) <= set(OPTIONAL_FIELDS["server_args"])
+    assert not set(vllm_args._OWN.values()) & SGLANG_OWN
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("vllm-*.log")))
+def test_a_vllm_report_names_no_sglang_argument(name):
+    engine, sa = _server_args(name)
+    assert engine == "vllm"
+    assert not sa.keys() & SGLANG_OWN, sorted(sa.keys() & SGLANG_OWN)
+    assert list(sa)[: len(SHARED)] == list(SHARED)  # the shared names first, in one order
+    assert sa["tp_size"] and sa["context_length"]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.log")
+                                        if not p.name.startswith("vllm-")))
+def test_an_sglang_report_keeps_its_whole_dump(name):
+    engine, sa = _server_args(name)
+    assert engine == "sglang"
+    assert list(sa) == list(SERVER_ARG_FIELDS)
