@@ -452,9 +452,11 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
         return path if isinstance(path, str) and path else None
 
     # The follower borrows `conn` for its first session (and closes nothing it was lent);
-    # later sessions use fresh connections from the connector.
+    # later sessions use fresh connections from the connector. The host reads ahead the
+    # running server's start-up, whose verdict the TUI's ingest shows before the rest arrives.
     follower = RemoteFollower(connector, target, lines=lines, connection=conn, host_label=host,
                               model_path=model_path, model_path_probe=model_path_probe,
-                              on_checkpoint=None if args.no_checkpoint else on_checkpoint)
+                              on_checkpoint=None if args.no_checkpoint else on_checkpoint,
+                              prelude_markers=startup_markers())
     return run_app(follower, f"{host}:{target.label}", session=session,
                    log_window=args.log_window)

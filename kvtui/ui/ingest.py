@@ -116,6 +116,11 @@ class Ingest:
         self._load: StreamFold | None = None
         self._load_started = 0.0
         self._tail: deque[tuple[int, str, str]] = deque(maxlen=ring)
+        # The read-ahead start-up of the running server (a `prelude` block), folded on its
+        # own: the panes show its report until the load has folded past its last line.
+        self._early: Session | None = None
+        self._early_at = -1  # its byte offset in the file
+        self._early_end: int | None = 0  # its last line (None: shown until the load ends)
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> None:
@@ -229,7 +234,9 @@ class Ingest:
             if not self._loading:
                 rest.append(item)
             elif isinstance(item, LineBlock):
-                if not item.prelude:  # the read-ahead: its lines come again in their place
+                if item.prelude:  # the read-ahead: its lines come again in their place
+                    self._read_ahead(item)
+                else:
                     self._load_block(item)
             elif item.state in LOADING_STATES:
                 self._emit([item])
@@ -239,10 +246,39 @@ class Ingest:
         if rest:
             self._emit(as_items(rest))
 
+    def _read_ahead(self, block: LineBlock) -> None:
+        """The start-up region of the last server start, sent by the host before the lines
+        before it: folded alone (a partial session, with the live session's options), its
+        report is on screen at once. The stream's own report takes over once the load has
+        folded past the region's last line (it then knows all the region says, and what came
+        before); the full report at the load's end is the sequential fold's as ever."""
+        early = Session(self.session.options, partial=True)
+        early.feed_lines(block.source, block.texts, block.first_line_no)
+        with self.report_lock:
+            self._early, self._early_at = early, block.offset
+            self._early_end = block.first_line_no + len(block.texts) - 1
+        self._snapshot(force=True)
+
+    def _shown_session(self) -> Session:
+        """The session the panes show: the read-ahead one while the fold is behind its end
+        (also across a reconnect that ended the load early). The caller holds report_lock."""
+        early, end = self._early, self._early_end
+        if early is None:
+            return self.session
+        if (not self._loading) if end is None else self.session.lines >= end:
+            self._early = None
+            return self.session
+        early.options = self.session.options  # a model chosen, a checkpoint read meanwhile
+        return early
+
     def _load_block(self, block: LineBlock) -> None:
         if self._load is None:
             self._load = self.session.stream(getattr(self.source, "expected_bytes", None))
             self._load_started = time.monotonic()
+            if self._early is not None and 0 <= self._early_at < block.offset:
+                # `--lines N` left that start-up out: the stream, numbered from its own first
+                # line, never folds it, so its verdict stands for the load only
+                self._early_end = None
         texts, first = block.texts, block.first_line_no
         with self.report_lock:
             self._load.feed(block.source, texts, first)
@@ -288,6 +324,8 @@ class Ingest:
                     entries.append(LogEntry(item.line_no, item.source, item.text,
                                             ev.kind if ev is not None else None))
                 elif isinstance(item, SourceNotice):
+                    if item.state in ("restart", "truncated"):
+                        self._early = None  # what it read ahead is no longer the log
                     if item.state == "restart":
                         self.session.reset()
                         entries.clear()
@@ -335,9 +373,10 @@ class Ingest:
         report: rv.Shown
         try:
             with self.report_lock:
-                report = self.session.report()
-                timeline = list(self.session.state.current.runtime.timeline)
-                calc = self._calculator()
+                shown = self._shown_session()
+                report = shown.report()
+                timeline = list(shown.state.current.runtime.timeline)
+                calc = self._calculator(shown)
         except Exception as exc:  # a bug in a rule must not stop ingestion
             report = rv.Failed(f"report failed: {type(exc).__name__}: {exc}")
             timeline = []
@@ -350,9 +389,10 @@ class Ingest:
         self._last_report = time.monotonic()
         self._report_cost = time.perf_counter() - t0
 
-    def _calculator(self) -> Any:
+    @staticmethod
+    def _calculator(session: Session) -> Any:
         try:
-            return self.session.calculator()
+            return session.calculator()
         except Exception:
             return None
 

@@ -47,6 +47,37 @@ while True:
 """
 
 
+# A ProxyCommand that forwards until LIMIT bytes came from the server, then freezes: the host is
+# gone mid-read, the TCP connection stays up and nothing more arrives (a cut network, a frozen
+# host). Once frozen, every new relay (a reconnect) hangs before the SSH banner.
+STALL_RELAY = """
+import os, socket, sys, threading, time
+host, port, limit, flag = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+if os.path.exists(flag):
+    time.sleep(3600)
+s = socket.create_connection((host, port))
+def up():
+    while True:
+        b = os.read(0, 65536)
+        if not b:
+            s.shutdown(socket.SHUT_WR)
+            return
+        s.sendall(b)
+threading.Thread(target=up, daemon=True).start()
+sent = 0
+while True:
+    b = s.recv(65536)
+    if not b:
+        break
+    if sent + len(b) >= limit:
+        os.write(1, b[:limit - sent])
+        open(flag, "w").close()
+        time.sleep(3600)
+    os.write(1, b)
+    sent += len(b)
+"""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -297,6 +328,40 @@ def make_connector(ssh_env):
         return Connector(spec, load_identities(spec, None), **kw)
 
     return make
+
+
+@pytest.fixture
+def make_stall_host(ssh_env, sshd, user_key, tmp_path):
+    """make_stall_host(limit) -> {"config", "flag"}: an ssh config with the alias `gpu-stall`,
+    whose link freezes once `limit` bytes came from the server (`flag` then exists)."""
+    import textwrap
+
+    from _sshutil import pids_matching
+
+    relays: list[Path] = []
+
+    def make(limit: int) -> dict[str, Path]:
+        relay = tmp_path / f"stall_relay{len(relays)}.py"
+        relay.write_text(STALL_RELAY)
+        relays.append(relay)
+        flag = tmp_path / f"stalled{len(relays)}"
+        cfg = tmp_path / f"ssh_config_stall{len(relays)}"
+        cfg.write_text(textwrap.dedent(f"""\
+            Host gpu-stall
+              HostName 127.0.0.1
+              Port {sshd.port}
+              IdentityFile {user_key}
+              IdentitiesOnly yes
+              ServerAliveInterval 1
+              ProxyCommand {sys.executable} {relay} %h %p {limit} {flag}
+            """) + ssh_env["config"].read_text())
+        return {"config": cfg, "flag": flag}
+
+    yield make
+    for relay in relays:
+        for pid in pids_matching(str(relay)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture

@@ -4,72 +4,22 @@ the same bounded line handling as the TUI for a 200 MB line. Runs the real CLI i
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from _sshutil import pids_matching
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 
-# A ProxyCommand that forwards until LIMIT bytes came from the server, then freezes: the host is
-# gone mid-read, the TCP connection stays up and nothing more arrives (a cut network, a frozen
-# host). Once frozen, every new relay (a reconnect) hangs before the SSH banner.
-STALL_RELAY = """
-import os, socket, sys, threading, time
-host, port, limit, flag = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-if os.path.exists(flag):
-    time.sleep(3600)
-s = socket.create_connection((host, port))
-def up():
-    while True:
-        b = os.read(0, 65536)
-        if not b:
-            s.shutdown(socket.SHUT_WR)
-            return
-        s.sendall(b)
-threading.Thread(target=up, daemon=True).start()
-sent = 0
-while True:
-    b = s.recv(65536)
-    if not b:
-        break
-    if sent + len(b) >= limit:
-        os.write(1, b[:limit - sent])
-        open(flag, "w").close()
-        time.sleep(3600)
-    os.write(1, b)
-    sent += len(b)
-"""
-
-
 @pytest.fixture
-def stall_host(ssh_env, sshd, user_key, tmp_path):
+def stall_host(make_stall_host):
     """An ssh config alias `gpu-stall` whose link freezes after 256 KiB from the server."""
-    relay = tmp_path / "stall_relay.py"
-    relay.write_text(STALL_RELAY)
-    flag = tmp_path / "stalled"
-    cfg = tmp_path / "ssh_config_stall"
-    cfg.write_text(textwrap.dedent(f"""\
-        Host gpu-stall
-          HostName 127.0.0.1
-          Port {sshd.port}
-          IdentityFile {user_key}
-          IdentitiesOnly yes
-          ServerAliveInterval 1
-          ProxyCommand {sys.executable} {relay} %h %p {256 << 10} {flag}
-        """) + ssh_env["config"].read_text())
-    yield {"config": cfg, "flag": flag}
-    for pid in pids_matching(str(relay)):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+    return make_stall_host(256 << 10)
 
 
 def _random_log(path: Path, mbytes: int) -> None:

@@ -80,6 +80,9 @@ async def test_pause_during_alert_seek_ends_it(tmp_path: Path) -> None:
     app = KvApp(src, "alerts", export_dir=tmp_path)
     async with app.run_test(size=(160, 45)) as pilot:
         await wait_for(pilot, lambda: app.ingest.last_state == "paused", "the start-up pause")
+        # Taken by the app first: the start-up "paused" notice, handled during a search, would
+        # continue it (`seek` unpauses), and the two presses then ended unpaused.
+        await drained(pilot, app)
         app._seek_alert_keys = set()
         await pilot.press("space")  # play
         await pilot.press("space")  # pause

@@ -43,8 +43,8 @@ def as_items(batch: list[Delivered]) -> list[Item]:
     """The `LineSource` form of a batch: one `SourceLine` per line.
 
     A read-ahead block is left out: `SourceLine`s are folded in order, and its lines arrive
-    again in their place. (The TUI can show its verdict early once its ingest folds such a
-    block on the side; until then only `run_blocks` consumers see it.)
+    again in their place. Only `run_blocks` consumers see it (`ssh --check`, and the TUI's
+    ingest, which folds it on the side to show its verdict first).
     """
     items: list[Item] = []
     for d in batch:
