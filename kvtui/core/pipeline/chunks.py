@@ -10,15 +10,16 @@ the file was cut. Tests compare joined and sequential states over every sample c
 
 from __future__ import annotations
 
-import multiprocessing
+import mmap
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from functools import partial
 
 from kvtui.core.engine import load
 from kvtui.core.evidence import evidence_in
 from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import RangedFile
+from kvtui.core.pipeline.workers import Workers
 from kvtui.core.state import Run, State
 from parsers.kinds import JOINABLE_KINDS
 
@@ -125,8 +126,6 @@ def join_result(fold: Fold, result: Result, line_offset: int) -> bool:
 
 
 Job = tuple[RangedFile, str, tuple[str, ...], int, int | None]
-# Bytes folded so far by the workers of this process's fold (shared memory, set per fold).
-_done: Any = None
 
 
 def block_bytes(block: list[str]) -> int:
@@ -134,22 +133,36 @@ def block_bytes(block: list[str]) -> int:
     return sum(map(len, block)) + len(block)
 
 
-def _fold_range(job: Job) -> Result:
-    """A worker: one byte range folded from scratch (its lines numbered from 1)."""
-    ranged, source, engine_names, start, end = job
+class _Counts:
+    """Bytes folded so far per job, in memory shared with the forked workers: each job's slot
+    is written only by whoever folds that job, so no lock is needed (a lock held by a worker
+    that died would stop the progress reads for ever)."""
+
+    def __init__(self, n: int) -> None:
+        self._map = mmap.mmap(-1, 8 * n)  # anonymous and shared: the forks see the same pages
+        self.slots = memoryview(self._map).cast("q")
+
+    def total(self) -> int:
+        return sum(self.slots)
+
+    def close(self) -> None:
+        self.slots.release()
+        self._map.close()
+
+
+def _fold_range(counts: memoryview | None, indexed: tuple[int, Job]) -> Result:
+    """One byte range folded from scratch (its lines numbered from 1), by a worker or, when its
+    worker was lost, here; `counts[i]` follows its progress."""
+    i, (ranged, source, engine_names, start, end) = indexed
     fold = Fold([load(name) for name in engine_names])
     n = 1
+    if counts is not None:
+        counts[i] = 0
     for block in ranged.read(ranged.path, start, end):
         n = fold.feed_lines(source, block, n)
-        if _done is not None:
-            with _done.get_lock():
-                _done.value += block_bytes(block)
+        if counts is not None:
+            counts[i] += block_bytes(block)
     return fold.state, fold.lines, fold.engine.name if fold.engine else None
-
-
-def _share(counter: Any) -> None:
-    global _done
-    _done = counter
 
 
 def fold_ranges(ranged: RangedFile, source: str, fold: Fold, cuts: list[int], workers: int,
@@ -157,22 +170,29 @@ def fold_ranges(ranged: RangedFile, source: str, fold: Fold, cuts: list[int], wo
     """Fold `ranged` cut at `cuts` (byte offsets at line starts, the first 0) into `fold`,
     which must be fresh; False when the chunks cannot be joined (`fold` then holds part of the
     file: reset it and read sequentially).
-    `progress(bytes_done)` is called a few times a second while the workers run."""
+    `progress(bytes_done)` is called a few times a second while the workers run. A range whose
+    worker died or was stuck is folded here afterwards: the answer is the same."""
     names = (fold.engine.name,) if fold.engine is not None else tuple(e.name
                                                                       for e in fold.engines)
     bounds = list(zip(cuts, [*cuts[1:], ranged.size], strict=True))
-    jobs: list[Job] = [(ranged, source, names, a, b) for a, b in bounds]
+    jobs: list[tuple[int, Job]] = list(enumerate((ranged, source, names, a, b)
+                                                 for a, b in bounds))
     if workers <= 1 or len(jobs) == 1:
-        results = [_fold_range(j) for j in jobs]
+        results = [_fold_range(None, j) for j in jobs]
     else:
-        ctx = multiprocessing.get_context("fork")
-        counter = ctx.Value("q", 0)
-        with ctx.Pool(min(workers, len(jobs)), initializer=_share,
-                      initargs=(counter,)) as pool:
-            pending = pool.map_async(_fold_range, jobs, chunksize=1)
-            while not pending.ready():
-                pending.wait(0.1)
-                if progress is not None:
-                    progress(counter.value)
-            results = pending.get()
+        results = _fold_on_workers(jobs, min(workers, len(jobs)), progress)
     return all(join_result(fold, result, fold.lines) for result in results)
+
+
+def _fold_on_workers(jobs: list[tuple[int, Job]], workers: int,
+                     progress: Callable[[int], None] | None) -> list[Result]:
+    counts = _Counts(len(jobs))
+    try:
+        with Workers(workers, partial(_fold_range, counts.slots)) as pool:
+            tasks = [pool.submit(j) for j in jobs]
+            while not pool.wait(tasks, 0.1):
+                if progress is not None:
+                    progress(counts.total())
+            return [pool.value(task) for task in tasks]  # a lost range is folded here
+    finally:
+        counts.close()

@@ -3,19 +3,21 @@
 Why its own strategy: the output is as long as the log, so the cost is parsing and serialising
 each line, which a fold's column route cannot skip. A big plain file is cut at line starts; each
 chunk's lines are first counted (so every chunk knows its first line number), then parsed and
-serialised by a worker into one text block, which the parent writes in order.
+serialised by a worker into one text block, which the parent writes in order. A chunk whose
+worker died or was stuck is done here (`kvtui.core.pipeline.workers`): the text is the same.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from kvtui.core.engine import load
 from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import Input, RangedFile
+from kvtui.core.pipeline.workers import Workers
 
 Job = tuple[RangedFile, str, tuple[str, ...], int, int, int]
 
@@ -48,6 +50,11 @@ def _chunk(job: Job) -> str:
     return "".join(parts)
 
 
+def _task(job: Any) -> Any:
+    """A worker's task: a chunk's line count, or its text once every first line is known."""
+    return _count(job) if len(job) == 3 else _chunk(job)
+
+
 def events_jsonl(inp: Input, names: tuple[str, ...], workers: int, min_bytes: int
                  ) -> Iterator[str]:
     """The JSON Lines text of one stream, in blocks, in line order."""
@@ -61,12 +68,11 @@ def events_jsonl(inp: Input, names: tuple[str, ...], workers: int, min_bytes: in
         return
     cuts = ranged.cuts(ranged.path, workers * 4, ranged.size)
     bounds = list(zip(cuts, [*cuts[1:], ranged.size], strict=True))
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(min(workers, os.cpu_count() or 1)) as pool:
-        counts = pool.map(_count, [(ranged, a, b) for a, b in bounds])
+    with Workers(min(workers, os.cpu_count() or 1), _task) as pool:
+        counts = list(pool.map((ranged, a, b) for a, b in bounds))
         firsts = [1]
         for c in counts[:-1]:
             firsts.append(firsts[-1] + c)
         jobs: list[Job] = [(ranged, inp.name, names, a, b, f)
                            for (a, b), f in zip(bounds, firsts, strict=True)]
-        yield from pool.imap(_chunk, jobs)
+        yield from pool.map(jobs)

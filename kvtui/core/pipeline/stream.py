@@ -13,22 +13,21 @@ Memory stays bounded: at most `ahead` pieces are in flight; a new one waits unti
 result has been joined (the source's reader then waits too, and the transport's window fills).
 The lines of a piece are kept only until its result has been joined (a declined join needs them).
 
-The workers are forked (as `fold_ranges`' are) when the first piece is full. They only fold: no
-lock another thread of this process (an SSH transport) may hold is used in them, and they ignore
-the signals the parent handles, so a SIGINT, SIGTERM or SIGHUP ends the parent's read, which
-terminates them quietly.
+The workers (`kvtui.core.pipeline.workers`, as `fold_ranges`' are) are forked when the first
+piece is full. They only fold, and ignore the signals the parent handles, so a SIGINT, SIGTERM or
+SIGHUP ends the parent's read, which ends them. A piece whose worker died or was stuck is folded
+in place, as a declined one is: the result is still the sequential fold's.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import signal
 from collections import deque
 from typing import Any
 
 from kvtui.core.engine import load
 from kvtui.core.pipeline.chunks import Result, block_bytes, join_result
 from kvtui.core.pipeline.fold import Fold
+from kvtui.core.pipeline.workers import Lost, Workers
 
 PIECE_BYTES = 4 << 20  # lines handed to a worker at once (about 20,000 log lines)
 
@@ -50,14 +49,6 @@ def _fold_piece(job: PieceJob) -> Result | None:
     fold = Fold([load(name) for name in engine_names])
     fold.feed_lines(source, lines, 1)
     return fold.state, fold.lines, fold.engine.name if fold.engine else None
-
-
-def _worker_signals() -> None:
-    """The parent decides how a read ends: the worker ignores what the terminal sends and dies
-    at once (no handler, no traceback) when the parent terminates it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
 
 
 class _Piece:
@@ -99,6 +90,7 @@ class StreamFold:
         self.fed = 0  # bytes of lines fed so far
         self.joined = 0  # pieces folded by a worker and joined
         self.declined = 0  # pieces whose join was declined (folded in place instead)
+        self.lost = 0  # pieces whose worker died or was stuck (folded in place too)
         self._pool: Any = None
         self._piece: _Piece | None = None
         self._pending: deque[tuple[Any, _Piece]] = deque()
@@ -128,6 +120,8 @@ class StreamFold:
         self.fed += size
         if piece.bytes >= self.piece_bytes:
             self._submit()
+        elif self._pool is not None:
+            self._pool.poll()  # a worker that is done takes the queued piece now
 
     def close(self) -> None:
         """Every piece folded and joined, in order; the workers end."""
@@ -136,13 +130,13 @@ class StreamFold:
             while self._pending:
                 self._join_oldest()
         finally:
-            self._stop(terminate=False)
+            self._stop()
 
     def abort(self) -> None:
         """Stop at once (an error or a signal ended the read): the workers are terminated."""
         self._pending.clear()
         self._piece = None
-        self._stop(terminate=True)
+        self._stop()
 
     # -- inside -----------------------------------------------------------------------------
     def _names(self) -> tuple[str, ...]:
@@ -157,8 +151,7 @@ class StreamFold:
         while len(self._pending) >= self.ahead:
             self._join_oldest()
         if self._pool is None:
-            ctx = multiprocessing.get_context("fork")
-            self._pool = ctx.Pool(self.workers, initializer=_worker_signals)
+            self._pool = Workers(self.workers, _fold_piece)
         text, count = "\n".join(piece.texts), len(piece.texts)
         if text.count("\n") == count - 1:
             # One string is all this process keeps of the piece (a declined join splits it
@@ -166,23 +159,23 @@ class StreamFold:
             # strings would leave the allocator's arenas fragmented.
             piece.text, piece.texts = text, []
         job: PieceJob = (piece.source, self._names(), text, count)
-        self._pending.append((self._pool.apply_async(_fold_piece, (job,)), piece))
+        self._pending.append((self._pool.submit(job), piece))
 
     def _join_oldest(self) -> None:
         pending, piece = self._pending.popleft()
-        result = pending.get()
+        try:
+            result = self._pool.result(pending)
+        except Lost:  # its worker died or was stuck
+            self.lost += 1
+            self.fold.feed_lines(piece.source, piece.lines(), piece.first)
+            return
         if result is not None and join_result(self.fold, result, piece.first - 1):
             self.joined += 1
         else:  # only a sequential read can tell: it stands here with the lines before
             self.declined += 1
             self.fold.feed_lines(piece.source, piece.lines(), piece.first)
 
-    def _stop(self, *, terminate: bool) -> None:
+    def _stop(self) -> None:
         pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        if terminate:
-            pool.terminate()
-        else:
-            pool.close()
-        pool.join()
+        if pool is not None:
+            pool.close()  # idle after close(), busy after abort(): ended and reaped either way
