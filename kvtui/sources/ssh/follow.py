@@ -387,6 +387,17 @@ class RemoteFollower:
         if len(self._pending) >= BLOCK_LINES:
             self._close_block(out)
 
+    def _take_raw(self, at: int, got: bytes | list[str], out: list[Delivered]) -> None:
+        """Lines as `Cursor.feed_raw` gives them: their bytes make a block of their own (a
+        frame's worth)."""
+        if isinstance(got, list):
+            self._take(at, got, None, out)
+        elif got:
+            self._close_block(out)
+            block = LineBlock(self.name, self._r.line_no + 1, at, raw=got)
+            self._r.line_no += block.count
+            out.append(block)
+
     def _close_block(self, out: list[Delivered]) -> None:
         if not self._pending:
             return
@@ -486,7 +497,10 @@ class RemoteFollower:
             if kind == b"D":
                 cur = self._r.cursor
                 if cur is not None:
-                    self._take(*cur.feed(payload), out)
+                    if self._offsets:
+                        self._take(*cur.feed(payload), out)
+                    else:
+                        self._take_raw(*cur.feed_raw(payload), out)
                     self.last_data = time.monotonic()
                     # handed on per frame: the first (small) one holds the start-up, and its
                     # consumer can fold and show it before the next arrives
