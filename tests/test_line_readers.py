@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvtui.sources import readers
-from kvtui.sources.lines import MAX_LINE_CHARS, LineSplitter
+from kvtui.sources.lines import MAX_LINE_CHARS, LineSplitter, lines_of
 from kvtui.sources.readers import iter_byte_range
 
 PIECES = [b"[2026-01-01 10:00:00 TP0] Decode batch, #running-req: 1\n", b"\n", b"\r\n",
@@ -44,6 +44,28 @@ def test_block_reader_and_byte_splitter_agree(tmp_path_factory, pieces, cuts):
     # Offsets are exact: each line starts where the file says.
     starts = [0] + [i + 1 for i, b in enumerate(data) if b == 0x0A]
     assert [o for o, _ in lines] == starts[: len(lines)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=12), st.lists(st.integers(0, 10**6),
+                                                                 max_size=8))
+def test_raw_lines_decoded_elsewhere_are_the_splitters_lines(pieces, cuts):
+    """`feed_raw` (what the SSH follower hands a stream fold, decoded by a worker with
+    `lines_of`) gives the lines `feed` gives, chunk by chunk, in the same numbers."""
+    data = b"".join(pieces)
+    bounds = [*sorted(c % (len(data) + 1) for c in cuts), len(data)]
+    by_line, raw = LineSplitter(), LineSplitter()
+    prev = 0
+    for c in bounds:
+        want = [t for _, t in by_line.feed(data[prev:c])]
+        got = raw.feed_raw(data[prev:c])
+        if isinstance(got, bytes):
+            assert got.count(b"\n") == len(want)  # the count a block says without decoding
+            got = lines_of(got)
+        assert got == want
+        assert raw.consumed == by_line.consumed
+        prev = c
+    assert raw.flush() == by_line.flush()
 
 
 def test_line_after_a_nul_hole_survives():

@@ -404,7 +404,7 @@ def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, ho
             elif isinstance(item, LineBlock):
                 if not feed:
                     feed.append(session.stream(follower.expected_bytes))
-                feed[0].feed(item.source, item.texts, item.first_line_no)
+                item.fold_into(feed[0])
             elif isinstance(item, SourceNotice):
                 if item.state == "error":
                     errors.append(item.message)

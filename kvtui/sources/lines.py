@@ -42,6 +42,17 @@ def clean_lines(lines: list[str], has_cr: bool) -> list[str]:
     return lines
 
 
+def lines_of(raw: bytes) -> list[str]:
+    """The texts of complete lines given as their bytes, each ending in "\n" (what
+    `LineSplitter.feed_raw` returns): one decode for them all, then split and cleaned. Equal to
+    decoding them one by one: "\n" never occurs inside a UTF-8 sequence, and a replacement
+    character is never a newline."""
+    if not raw:
+        return []
+    text = str(memoryview(raw)[:-1], "utf-8", "replace")
+    return clean_lines(text.split("\n"), "\r" in text)
+
+
 class LineSplitter:
     """Feed byte chunks, get complete lines as (offset, text).
 
@@ -90,23 +101,30 @@ class LineSplitter:
         For readers that only need the text (a headless check): several times cheaper than a
         decode and a tuple per line, and bounded exactly like `feed` (the carry is capped and an
         over-long line still counts once), so a 200 MB line costs a few chunks of memory on
-        every path. The texts equal `feed`'s: "\n" never occurs inside a UTF-8 sequence, so one
-        decode of whole lines equals decoding them one by one.
+        every path. The texts equal `feed`'s (see `lines_of`).
         """
+        got = self.feed_raw(chunk)
+        return lines_of(got) if isinstance(got, bytes) else got
+
+    def feed_raw(self, chunk: bytes) -> bytes | list[str]:
+        """`feed_texts` with the decoding left to whoever folds the lines (`lines_of`, maybe in
+        another process): the completed lines' bytes, each ending in "\n", on the fast path;
+        their texts when the chunk needs the line-by-line path (a NUL byte, an over-long line
+        being dropped). The reader of a remote stream then spends no time on lines a worker
+        decodes anyway."""
         if not chunk:
-            return []
+            return b""
         if self._over or self._carry_len != len(self._carry) or b"\x00" in chunk:
             return [text for _, text in self._feed_slow(chunk)]
         data = self._carry + chunk if self._carry else chunk
         last_nl = data.rfind(b"\n")
         if last_nl < 0:
             self._keep(data)
-            return []
-        text = str(memoryview(data)[:last_nl], "utf-8", "replace")
+            return b""
         self.consumed += last_nl + 1
         self._carry, self._carry_len = b"", 0
         self._keep(data[last_nl + 1 :])
-        return clean_lines(text.split("\n"), "\r" in text)
+        return data if last_nl + 1 == len(data) else data[: last_nl + 1]
 
     def _keep(self, data: bytes) -> None:
         """`data` is the whole partial line so far (no newline in it)."""

@@ -14,7 +14,6 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from itertools import count, repeat
 from typing import Any
 
 from kvtui.core.pipeline import Progress, Session, StreamFold
@@ -115,11 +114,13 @@ class Ingest:
         self._loading = True
         self._load: StreamFold | None = None
         self._load_started = 0.0
-        self._tail: deque[tuple[int, str, str]] = deque(maxlen=ring)
+        self._tail: deque[LineBlock] = deque()
+        self._tail_count = 0
         # The read-ahead start-up of the running server (a `prelude` block), folded on its
         # own: the panes show its report until the load has folded past its last line.
         self._early: Session | None = None
         self._early_at = -1  # its byte offset in the file
+        self._load_at = -1  # the byte offset of the load's first line (-1: not begun)
         self._early_end: int | None = 0  # its last line (None: shown until the load ends)
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -257,7 +258,14 @@ class Ingest:
         with self.report_lock:
             self._early, self._early_at = early, block.offset
             self._early_end = block.first_line_no + len(block.texts) - 1
+            self._early_before_load()
         self._snapshot(force=True)
+
+    def _early_before_load(self) -> None:
+        """`--lines N` left the read-ahead start-up out: the stream, numbered from its own first
+        line, never folds it, so its verdict stands for the load only."""
+        if self._early is not None and 0 <= self._early_at < self._load_at:
+            self._early_end = None
 
     def _shown_session(self) -> Session:
         """The session the panes show: the read-ahead one while the fold is behind its end
@@ -275,15 +283,18 @@ class Ingest:
         if self._load is None:
             self._load = self.session.stream(getattr(self.source, "expected_bytes", None))
             self._load_started = time.monotonic()
-            if self._early is not None and 0 <= self._early_at < block.offset:
-                # `--lines N` left that start-up out: the stream, numbered from its own first
-                # line, never folds it, so its verdict stands for the load only
-                self._early_end = None
-        texts, first = block.texts, block.first_line_no
+            self._load_at = block.offset
+            self._early_before_load()
         with self.report_lock:
-            self._load.feed(block.source, texts, first)
-        self._tail.extend(zip(count(first), repeat(block.source), texts))
-        self.lines = first + len(texts) - 1
+            block.fold_into(self._load)
+        # The blocks that hold the last `ring` lines, kept as they came (their lines are
+        # decoded for the log pane once, at the load's end).
+        tail = self._tail
+        tail.append(block)
+        self._tail_count += block.count
+        while tail and self._tail_count - tail[0].count >= (self._ring.maxlen or 0):
+            self._tail_count -= tail.popleft().count
+        self.lines = block.first_line_no + block.count - 1
         total = getattr(self.source, "expected_bytes", None)
         if total:
             self.load = Progress(self._load.fed, total, time.monotonic() - self._load_started)
@@ -299,11 +310,15 @@ class Ingest:
         s = self.session
         with self.report_lock:
             load.close()
+            kept = [(n, block.source, text) for block in self._tail
+                    for n, text in enumerate(block.texts, block.first_line_no)]
+            del kept[:-(self._ring.maxlen or 1)]
             entries = []
-            for n, source, text in self._tail:
+            for n, source, text in kept:
                 ev = s.parse(text)
                 entries.append(LogEntry(n, source, text, ev.kind if ev is not None else None))
         self._tail.clear()
+        self._tail_count = 0
         self.load = None
         with self._lock:
             self._ring.extend(entries)

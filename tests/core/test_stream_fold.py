@@ -10,6 +10,7 @@ import pytest
 
 from kvtui.core.pipeline import Options, Session
 from kvtui.core.pipeline.fold import Fold
+from kvtui.sources.lines import lines_of
 from tests.conftest import SAMPLES, corpus_dir
 from tests.core.procs import children, finishes
 from tests.core.test_bulk_fold import snapshot
@@ -32,19 +33,25 @@ def sequential(lines: list[str], size: int) -> Session:
 
 
 def streamed(lines: list[str], size: int, piece_bytes: int, *, expected: int | None = BIG,
-             min_parallel: int = 0):
+             min_parallel: int = 0, raw: str = "never"):
+    """`raw`: which blocks come as received bytes (the SSH follower's form), decoded by
+    `lines_of` where they are folded: "never", "always", or "odd" (every other block)."""
     s = Session(Options(workers=2, min_parallel_bytes=min_parallel, piece_bytes=piece_bytes))
     feed = s.stream(expected)
     try:
-        for first, texts in blocks_of(lines, size):
-            feed.feed("remote", texts, first)
+        for i, (first, texts) in enumerate(blocks_of(lines, size)):
+            if raw == "always" or (raw == "odd" and i % 2):
+                data = "".join(x + "\n" for x in texts).encode()
+                feed.feed_raw("remote", data, len(texts), first, lines_of)
+            else:
+                feed.feed("remote", texts, first)
         feed.close()
     finally:
         feed.abort()
     return s, feed
 
 
-def agree(lines: list[str], size: int, piece_bytes: int, **kw):
+def agree(lines: list[str], size: int, piece_bytes: int, **kw: object):
     s, feed = streamed(lines, size, piece_bytes, **kw)
     ref = sequential(lines, size)
     assert s.lines == ref.lines
@@ -68,11 +75,30 @@ def test_every_sample_cut_into_pieces_at_every_line(name):
         assert feed.declined > 0  # a cut inside a start-up is declined, and still exact
 
 
+@pytest.mark.parametrize("raw", ["never", "always", "odd"])
 @pytest.mark.parametrize("size,piece", [(7, 300), (64, 4096), (500, 1 << 16)])
-def test_two_servers_in_one_stream(size, piece):
+def test_two_servers_in_one_stream(size, piece, raw):
     lines = sample_lines("qwen35-397b-nvfp4-tp8-fp8.log") + sample_lines(
         "llama31-8b-retraction.log") + sample_lines("qwen35-397b-nvfp4-tp8-bf16.log")
-    agree(lines, size, piece)
+    agree(lines, size, piece, raw=raw)
+
+
+@pytest.mark.parametrize("name", ["qwen35-397b-nvfp4-tp8-fp8.log", "llama31-8b-retraction.log"])
+def test_raw_blocks_cut_at_every_line(name):
+    """Received bytes decoded by the workers: a join tried at every line, as for texts."""
+    lines = sample_lines(name)
+    feed = agree(lines, 1, 1, raw="always")
+    assert feed.joined > len(lines) // 2 and feed.declined > 0
+
+
+def test_blocks_of_about_a_piece_make_a_piece_each(tmp_path):
+    """The host's frames are about `piece_bytes` of lines: each is a piece of its own, never
+    two joined into one twice as big (the pieces in flight are what the reader holds)."""
+    lines = write_big_log(tmp_path / "big.log", 20_000).read_text().splitlines()
+    blocks = blocks_of(lines, 300)  # about 60 KiB each
+    size = max(len("".join(x + "\n" for x in texts)) for _, texts in blocks)
+    feed = agree(lines, 300, size + 1, raw="always")  # every block just under a piece
+    assert feed.joined + feed.declined == len(blocks) - 1  # the first block is folded here
 
 
 def test_a_declined_join_is_folded_in_place_onto_the_lines_before():
@@ -124,10 +150,11 @@ def test_corpus():
         agree(lines, 50, 2048)
 
 
-def test_generated_big_log(tmp_path):
+@pytest.mark.parametrize("raw", ["never", "always"])
+def test_generated_big_log(tmp_path, raw):
     path = write_big_log(tmp_path / "big.log", 60_000)
     lines = path.read_text().splitlines()
-    feed = agree(lines, 2000, 1 << 20)
+    feed = agree(lines, 2000, 1 << 20, raw=raw)
     assert feed.joined >= 8 and feed.declined == 0
 
 

@@ -22,6 +22,7 @@ in place, as a declined one is: the result is still the sequential fold's.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from kvtui.core.engine import load
@@ -31,19 +32,27 @@ from kvtui.core.pipeline.workers import Lost, Workers
 
 PIECE_BYTES = 4 << 20  # lines handed to a worker at once (about 20,000 log lines)
 
-# (source, engine names, the piece's lines joined by newlines, how many): a piece for a worker.
-# One string crosses the pipe at memory speed, where a list of 20,000 strings costs the reader
-# (the process that also decrypts and decompresses the stream) a pickling step per line. The
-# readers split at newlines, so no line holds one and splitting gives the same lines back; the
-# worker checks the count, and a piece with a line that does hold one (another feeder) comes
-# back unfolded, to be folded in place.
-PieceJob = tuple[str, tuple[str, ...], str, int]
+# bytes -> lines: how the source decodes the lines it hands on as received bytes (each line
+# ending in "\n"); called where they are folded (a function of the sources layer, passed in).
+Decode = Callable[[bytes], list[str]]
+
+# (source, engine names, the piece's lines, how many, decode): a piece for a worker. The lines
+# cross the pipe as one object, where a list of 20,000 strings costs the reader (the process that
+# also decrypts and decompresses the stream) a pickling step per line: either the bytes as they
+# came (`decode` set: the worker decodes them, so the reader never does) or the texts joined by
+# newlines (`decode` None). The readers split at newlines, so no text holds one and splitting
+# gives the same lines back; the worker checks the count, and a piece whose count differs (a
+# line that did hold one: another feeder) comes back unfolded, to be folded in place.
+PieceJob = tuple[str, tuple[str, ...], str | bytes, int, Decode | None]
 
 
 def _fold_piece(job: PieceJob) -> Result | None:
     """A worker: one piece of the stream folded from scratch (its lines numbered from 1)."""
-    source, engine_names, text, count = job
-    lines = text.split("\n")
+    source, engine_names, payload, count, decode = job
+    if isinstance(payload, str):
+        lines = payload.split("\n")
+    else:
+        lines = decode(payload) if decode is not None else []
     if len(lines) != count:
         return None
     fold = Fold([load(name) for name in engine_names])
@@ -52,20 +61,30 @@ def _fold_piece(job: PieceJob) -> Result | None:
 
 
 class _Piece:
-    __slots__ = ("bytes", "first", "source", "text", "texts")
+    """Consecutive lines for one worker: texts, or received bytes (`raws`, with `decode`)."""
 
-    def __init__(self, source: str, first: int) -> None:
+    __slots__ = ("bytes", "count", "decode", "first", "payload", "raws", "source", "texts")
+
+    def __init__(self, source: str, first: int, decode: Decode | None = None) -> None:
         self.source = source
         self.first = first
+        self.decode = decode
         self.texts: list[str] = []
-        self.text: str | None = None  # once sent: the lines joined (when no line holds "\n")
+        self.raws: list[bytes] = []
+        self.count = 0
+        self.payload: str | bytes | None = None  # once sent: the lines as one object
         self.bytes = 0
 
-    def follows(self, source: str, first: int) -> bool:
-        return source == self.source and first == self.first + len(self.texts)
+    def follows(self, source: str, first: int, decode: Decode | None) -> bool:
+        return source == self.source and first == self.first + self.count and \
+            decode is self.decode
 
     def lines(self) -> list[str]:
-        return self.text.split("\n") if self.text is not None else self.texts
+        if isinstance(self.payload, bytes) and self.decode is not None:
+            return self.decode(self.payload)
+        if isinstance(self.payload, str):
+            return self.payload.split("\n")
+        return self.texts
 
 
 class StreamFold:
@@ -108,14 +127,42 @@ class StreamFold:
             self.fed += block_bytes(texts)
             self.fold.feed_lines(source, texts, first_line_no)
             return
+        size = block_bytes(texts)
+        piece = self._piece_for(source, first_line_no, None, size)
+        piece.texts.extend(texts)
+        self._grown(piece, len(texts), size)
+
+    def feed_raw(self, source: str, raw: bytes, count: int, first_line_no: int,
+                 decode: Decode) -> None:
+        """`feed` of `count` lines given as the bytes received, each ending in "\n" (`decode`
+        makes their texts). Folded by a worker, they are decoded there and only there: the
+        reader of a remote stream (also decrypting and decompressing it) skips decoding,
+        splitting and joining the lines it only passes on."""
+        if not count:
+            return
+        if not self.parallel:
+            self.fed += len(raw)
+            self.fold.feed_lines(source, decode(raw), first_line_no)
+            return
+        piece = self._piece_for(source, first_line_no, decode, len(raw))
+        piece.raws.append(raw)
+        self._grown(piece, count, len(raw))
+
+    def _piece_for(self, source: str, first: int, decode: Decode | None, size: int) -> _Piece:
+        """The piece a block of `size` bytes joins: the current one, unless the block does not
+        follow it or would make it pass 1.5 x `piece_bytes` (blocks of about `piece_bytes`,
+        the host's frames, then make a piece each instead of two)."""
         piece = self._piece
-        if piece is not None and not piece.follows(source, first_line_no):
+        if piece is not None and (not piece.follows(source, first, decode) or
+                                  piece.bytes + size > self.piece_bytes * 3 // 2):
             self._submit()
             piece = None
         if piece is None:
-            piece = self._piece = _Piece(source, first_line_no)
-        piece.texts.extend(texts)
-        size = block_bytes(texts)
+            piece = self._piece = _Piece(source, first, decode)
+        return piece
+
+    def _grown(self, piece: _Piece, count: int, size: int) -> None:
+        piece.count += count
         piece.bytes += size
         self.fed += size
         if piece.bytes >= self.piece_bytes:
@@ -152,13 +199,18 @@ class StreamFold:
             self._join_oldest()
         if self._pool is None:
             self._pool = Workers(self.workers, _fold_piece)
-        text, count = "\n".join(piece.texts), len(piece.texts)
-        if text.count("\n") == count - 1:
-            # One string is all this process keeps of the piece (a declined join splits it
-            # again): its memory goes back to the system when it is freed, where 20,000 small
-            # strings would leave the allocator's arenas fragmented.
-            piece.text, piece.texts = text, []
-        job: PieceJob = (piece.source, self._names(), text, count)
+        payload: str | bytes
+        if piece.decode is not None:
+            payload = piece.raws[0] if len(piece.raws) == 1 else b"".join(piece.raws)
+            piece.payload, piece.raws = payload, []
+        else:
+            payload = "\n".join(piece.texts)
+            if payload.count("\n") == piece.count - 1:
+                # One string is all this process keeps of the piece (a declined join splits
+                # it again): its memory goes back to the system when it is freed, where 20,000
+                # small strings would leave the allocator's arenas fragmented.
+                piece.payload, piece.texts = payload, []
+        job: PieceJob = (piece.source, self._names(), payload, piece.count, piece.decode)
         self._pending.append((self._pool.submit(job), piece))
 
     def _join_oldest(self) -> None:

@@ -3,8 +3,10 @@
 One delivery path for every consumer: a `LineBlock` holds consecutive lines of one file with the
 line number of the first and the byte offset where it starts (per-line offsets when the consumer
 asked for them), so a headless check folds a block with one call and the TUI turns it into
-`SourceLine`s (`as_items`). The follower itself never looks inside a line: the read-ahead block
-(`prelude`) is found on the host by markers the consumer names.
+`SourceLine`s (`as_items`). A consumer that needs no offsets gets the lines of most blocks as the
+bytes received (`raw`), which a stream fold hands to its workers undecoded. The follower itself
+never looks inside a line: the read-ahead block (`prelude`) is found on the host by markers the
+consumer names.
 
 `Cursor` is the read position in the file being followed: a bounded `LineSplitter` plus the last
 bytes before the resume point, whose hash lets the host tell "same file, same bytes" from a file
@@ -15,24 +17,59 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kvtui.sources.base import Item, SourceLine, SourceNotice
-from kvtui.sources.lines import LineSplitter
+from kvtui.sources.lines import LineSplitter, lines_of
+
+if TYPE_CHECKING:
+    from kvtui.core.pipeline import StreamFold
 
 WINDOW = 4096  # bytes before the resume offset that must be unchanged to resume there
 
 
-@dataclass(slots=True, frozen=True)
 class LineBlock:
-    source: str
-    first_line_no: int  # 1-based, counted across rotations of the same logical source
-    offset: int  # byte offset of the first line in its file (-1 for command output)
-    texts: list[str]  # decoded, newline stripped, length bounded (kvtui.sources.lines)
-    offsets: list[int] | None = None  # per line, when the follower was asked for them
-    # read ahead: the start-up region of the last server start, sent before the lines before
-    # it (its lines come again, in order, with the rest); not a continuation of the stream
-    prelude: bool = False
+    """Consecutive lines of one file. Either their texts, or (`raw`) their bytes as received,
+    each line ending in "\n": the texts are then decoded only if someone reads them (a
+    stream fold hands the bytes to a worker process, which decodes them itself)."""
+
+    __slots__ = ("_texts", "count", "first_line_no", "offset", "offsets", "prelude", "raw",
+                 "source")
+
+    def __init__(self, source: str, first_line_no: int, offset: int,
+                 texts: list[str] | None = None, offsets: list[int] | None = None,
+                 prelude: bool = False, *, raw: bytes | None = None) -> None:
+        if (texts is None) == (raw is None):
+            raise ValueError("a LineBlock holds texts or raw bytes")
+        self.source = source
+        self.first_line_no = first_line_no  # 1-based, counted across rotations of the source
+        self.offset = offset  # byte offset of the first line in its file (-1: command output)
+        self._texts = texts  # decoded, newline stripped, length bounded (kvtui.sources.lines)
+        self.raw = raw
+        self.count = len(texts) if texts is not None else raw.count(b"\n")  # type: ignore
+        self.offsets = offsets  # per line, when the follower was asked for them
+        # read ahead: the start-up region of the last server start, sent before the lines
+        # before it (its lines come again, in order, with the rest); not a continuation
+        self.prelude = prelude
+
+    @property
+    def texts(self) -> list[str]:
+        if self._texts is None:
+            self._texts = lines_of(self.raw or b"")
+        return self._texts
+
+    def fold_into(self, feed: StreamFold) -> None:
+        """Hand the block to a stream fold: the bytes when it has them (decoded where they are
+        folded), else the texts."""
+        if self.raw is not None:
+            feed.feed_raw(self.source, self.raw, self.count, self.first_line_no, lines_of)
+        else:
+            feed.feed(self.source, self.texts, self.first_line_no)
+
+    def __repr__(self) -> str:
+        return (f"LineBlock({self.source!r}, {self.first_line_no}, {self.offset}, "
+                f"{self.count} lines{', raw' if self.raw is not None else ''}"
+                f"{', prelude' if self.prelude else ''})")
 
 
 Delivered = LineBlock | SourceNotice
@@ -85,7 +122,19 @@ class Cursor:
             offs: list[int] | None = [o for o, _ in pairs]
         else:
             texts, offs = self.splitter.feed_texts(data), None
-        if texts:
+        self._seen(data, bool(texts))
+        return start, texts, offs
+
+    def feed_raw(self, data: bytes) -> tuple[int, bytes | list[str]]:
+        """(offset of the first completed line, their bytes or texts: `LineSplitter.feed_raw`),
+        for a consumer that needs no offsets."""
+        start = self.splitter.consumed
+        got = self.splitter.feed_raw(data)
+        self._seen(data, bool(got))
+        return start, got
+
+    def _seen(self, data: bytes, completed: bool) -> None:
+        if completed:
             end = data.rfind(b"\n") + 1  # `consumed` now sits just past this byte of `data`
             if end >= WINDOW:
                 self.window = data[end - WINDOW:end]
@@ -93,7 +142,6 @@ class Cursor:
                 self.window = (self._recent + data[:end])[-WINDOW:]
         self._recent = data[-WINDOW:] if len(data) >= WINDOW else \
             (self._recent + data)[-WINDOW:]
-        return start, texts, offs
 
     def flush(self) -> tuple[int, list[str], list[int] | None]:
         """The unterminated last line, as a line (its file has ended)."""

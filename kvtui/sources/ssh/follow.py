@@ -52,7 +52,10 @@ from kvtui.sources.ssh.remote_script import FOLLOWER
 _BOOT = ("import base64,zlib;exec(zlib.decompress(base64.b64decode('"
          + base64.b64encode(zlib.compress(FOLLOWER.encode(), 9)).decode() + "')))")
 RECV_SIZE = 4 << 20
-WINDOW = 16 << 20
+# The channel's window: what the host may send ahead of what was read. It bounds the received
+# bytes this process buffers (a big log's host sends faster than the fold reads); 4 MiB of
+# compressed lines per round trip is more than a fold takes even at 100 ms.
+WINDOW = 4 << 20
 BLOCK_LINES = 20000  # a block is handed on once it holds this many lines
 QUIET = 2.0  # s a renamed log must stay unchanged before the follower moves to the new file
 HEALTHY_AFTER = 30.0  # s of a working session after which the reconnect backoff starts over
@@ -387,6 +390,17 @@ class RemoteFollower:
         if len(self._pending) >= BLOCK_LINES:
             self._close_block(out)
 
+    def _take_raw(self, at: int, got: bytes | list[str], out: list[Delivered]) -> None:
+        """Lines as `Cursor.feed_raw` gives them: their bytes make a block of their own (a
+        frame's worth: the host's zstd frames hold 4 MiB, its zlib frames 1 MiB)."""
+        if isinstance(got, list):
+            self._take(at, got, None, out)
+        elif got:
+            self._close_block(out)
+            block = LineBlock(self.name, self._r.line_no + 1, at, raw=got)
+            self._r.line_no += block.count
+            out.append(block)
+
     def _close_block(self, out: list[Delivered]) -> None:
         if not self._pending:
             return
@@ -486,7 +500,10 @@ class RemoteFollower:
             if kind == b"D":
                 cur = self._r.cursor
                 if cur is not None:
-                    self._take(*cur.feed(payload), out)
+                    if self._offsets:
+                        self._take(*cur.feed(payload), out)
+                    else:
+                        self._take_raw(*cur.feed_raw(payload), out)
                     self.last_data = time.monotonic()
                     # handed on per frame: the first (small) one holds the start-up, and its
                     # consumer can fold and show it before the next arrives

@@ -18,7 +18,7 @@ from kvtui.sources.ssh.remote_script import MAGIC
 
 BANNER_MAX = 64 << 10  # bytes accepted before MAGIC
 PIECE = 4 << 20  # largest decompressed piece handed on at once
-YMAX = 8 << 20  # a zstd frame holds at most this much (the follower's BLOCK)
+YMAX = 8 << 20  # a zstd frame holds at most this much (the follower's BLOCK is 4 MiB)
 
 
 def zstd_available() -> bool:

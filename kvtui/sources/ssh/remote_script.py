@@ -13,14 +13,15 @@ The stream starts with MAGIC: whatever a login script printed on stdout before i
        a copy of the file: copytruncate), "head" (the file's identity grew, nothing else)
   D  raw bytes / Z  zlib-compressed bytes (one stream per run, sync-flushed per frame) /
   Y  one complete zstd frame (level 1) of at most 8 MiB: Python 3.14's compression.zstd per
-     read, or the `zstd` binary per 8 MiB of backlog; the client decompresses with `zstandard`
+     read, or the `zstd` binary per 4 MiB of backlog; the client decompresses with `zstandard`
   N  json {state, message}         rotated / truncated / missing / stale / info / error
   E  caught up with the end of the file (sent once; with stop_at_end the follower then exits)
   K  heartbeat while idle, so the client's watchdog can tell "quiet log" from "dead peer"
   C  json: the state of a chain of rotated files being read (also in H), handed back on resume
-  P  read ahead, once: offset and line number (2 x 8 bytes) + zlib-compressed complete lines
-     of the start-up region of the last server start (the line holding the last of the
-     client's markers), when the stream would reach it only later (a big file, --lines N)
+  P  read ahead, once, right after the first data frame: offset and line number (2 x 8 bytes)
+     + zlib-compressed complete lines of the start-up region of the last server start (the
+     line holding the last of the client's markers), when the stream would reach it only
+     later (a big file, --lines N)
 
 A file is known by its identity: inode and device plus a hash of its first bytes (inodes are
 reused). Rotations are followed by identity, oldest first: the renamed file is read until it has
@@ -47,6 +48,7 @@ o = json.loads(sys.argv[3])
 STOP, HB, IDLE_EXIT, QUIET = o["stop_at_end"], o["hb"], o["idle_exit"], o["quiet"]
 CHUNK, HEAD, POLL, FIRST = 1 << 20, 1024, 0.1, 256 << 10
 sent_any = False
+ahead = None  # (fd, offset, size): the read-ahead still to send, after the first chunk
 D = os.path.dirname(path) or "."
 BASE = os.path.basename(path)
 STEM, EXT = os.path.splitext(BASE)
@@ -55,7 +57,9 @@ KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
          (stat.S_ISDIR, "a directory"))
 CODECS = o["codecs"]  # what the client can decode, best first
-BLOCK = 8 << 20  # raw bytes per frame of the zstd binary (the client's bound per frame)
+# raw bytes per frame of the zstd binary: at most the client's bound per frame (8 MiB); 4 MiB
+# keeps what the client holds of a frame (decompressed, split, in flight to a worker) small
+BLOCK = 4 << 20
 zpy = zbin = None
 if "zstd" in CODECS:
     try:
@@ -232,18 +236,38 @@ def chain_state():
 
 
 def zstd_cli(block):
-    """One zstd frame of `block` from the zstd binary (level 1), or None if it failed."""
+    """One zstd frame of `block` from the zstd binary (level 1), or None if it failed. Its
+    stdin is fed by a thread in one write (`subprocess.run(input=)` feeds it 4 KiB per select
+    round, which cost this process a third of what zstd itself spends)."""
     global zbin
-    import subprocess
+    import subprocess, threading
     try:
-        done = subprocess.run([zbin, "-1", "-q", "-c"], input=block, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen([zbin, "-1", "-q", "-c"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
-        done = None
-    if done is None or done.returncode != 0 or not done.stdout:
         zbin = None  # broken: zlib from now on
         return None
-    return done.stdout
+
+    def feed():
+        try:
+            proc.stdin.write(block)
+        except OSError:
+            pass
+        finally:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+
+    feeder = threading.Thread(target=feed)
+    feeder.daemon = True
+    feeder.start()
+    out = proc.stdout.read()
+    feeder.join()
+    if proc.wait() != 0 or not out:
+        zbin = None
+        return None
+    return out
 
 
 def read_block():
@@ -278,9 +302,9 @@ def send(chunk):
 
 def read_some():
     """One read at `pos`, sent; its length (0 at the end of the file). A big backlog goes in
-    8 MiB blocks when the zstd binary compresses (spawning it per 1 MiB read would cost more
+    4 MiB blocks when the zstd binary compresses (spawning it per 1 MiB read would cost more
     than it saves); live reads stay small and go as zlib."""
-    global pos, tail64, first64, cur_head, sent_any
+    global pos, tail64, first64, cur_head, sent_any, ahead
     if not sent_any:  # the start-up first, small: the client can fold it and show it at once
         chunk = os.read(fd, FIRST)
         sent_any = bool(chunk)
@@ -290,6 +314,11 @@ def read_some():
         return 0
     send(chunk)
     pos += len(chunk)
+    if ahead is not None:
+        # After the first chunk (the top start-up, which the client folds meanwhile): the scan
+        # for the last server start reads the file from its end, and must not delay it.
+        prelude(*ahead)
+        ahead = None
     tail64 = chunk[-64:] if len(chunk) >= 64 else (tail64 + chunk)[-64:]
     if len(first64) < 64 and pos > len(first64):
         first64 = os.pread(fd, 64, 0)
@@ -680,8 +709,8 @@ def last_marker(f, size):
 
 
 def prelude(f, at, size):
-    """Read ahead: the start-up region of the last server start, sent before the lines from
-    `at` on, when the stream itself would take a while to get there (P)."""
+    """Read ahead: the start-up region of the last server start, sent before the stream gets
+    there (right after its first chunk), when the stream from `at` would take a while (P)."""
     pre = o.get("prelude")
     if not pre or not pre["markers"] or size - at < pre["min_gap"]:
         return
@@ -703,6 +732,7 @@ def prelude(f, at, size):
 
 
 def begin():
+    global ahead
     if o["ino"] is not None:
         resume()
         return
@@ -710,7 +740,7 @@ def begin():
     size = os.fstat(f).st_size
     at = min(o["offset"], size) if o["offset"] >= 0 else tail_offset(f, size, o["lines"])
     start_file(f, at, "start")
-    prelude(f, at, size)
+    ahead = (f, at, size)
 
 
 def checks(state):
