@@ -163,6 +163,7 @@ class KvApp(App[int]):
         self.controls = replay_controls(source)  # None: a live source (no play/pause/seek)
         self.source_title = title
         self.ingest = Ingest(source, session=session, ring=log_window)
+        self._switch_interval = sys.getswitchinterval()
         self.log_window = log_window
         self.export_dir = Path(export_dir) if export_dir is not None else None
         self.tick_hz = tick_hz
@@ -202,7 +203,9 @@ class KvApp(App[int]):
         return self.controls is not None
 
     def on_mount(self) -> None:
-        # The source thread parses flat out; a short switch interval keeps keys snappy.
+        # The source thread parses flat out; a short switch interval keeps keys snappy. It is
+        # the process's setting, so on_unmount gives back the one of __init__ (a host process,
+        # such as a test run, keeps its own).
         sys.setswitchinterval(0.001)
         # Held once: the tick must reach the panes even while a modal screen is on top.
         self.log_view = self.query_one(LogView)
@@ -652,6 +655,7 @@ class KvApp(App[int]):
 
     def on_unmount(self) -> None:
         self.ingest.close(timeout=1.0)
+        sys.setswitchinterval(self._switch_interval)
 
 
 def render_export(report: Report, fmt: str) -> str:

@@ -14,6 +14,8 @@ from kvtui.ui.app import KvApp
 from kvtui.ui.logview import WRAP_MAX, LogView
 from kvtui.ui.panes import HeaderBar
 
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 NASTY = [
@@ -106,3 +108,14 @@ async def test_rotation_is_shown_in_header_and_log(tmp_path: Path) -> None:
         await pilot.press("q")
     assert app.return_value == 0
     assert not app.ingest._thread.is_alive()  # type: ignore[union-attr]
+
+
+async def test_the_app_gives_back_the_switch_interval() -> None:
+    """The app shortens the interpreter's thread switch interval while it runs (snappy keys);
+    that is the whole process's setting, so a process that hosts the app (a test run, an
+    embedding tool) must get its own back when the app ends."""
+    before = sys.getswitchinterval()
+    app = replay_app(SAMPLES / "llama31-70b-tp8.log")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: sys.getswitchinterval() != before, "the app's interval")
+    assert sys.getswitchinterval() == before
