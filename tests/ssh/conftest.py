@@ -28,9 +28,9 @@ if not os.path.exists(SSHD):
 
 
 # A stand-in for `nc %h %p` (not installed everywhere): stdin/stdout <-> TCP.
-RELAY = """
-import os, socket, sys, threading
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+# Both relays: connect, and forward stdin to the server in a thread (its half of `nc`).
+_UPLINK = """
+s = socket.create_connection((host, port))
 def up():
     while True:
         b = os.read(0, 65536)
@@ -39,6 +39,11 @@ def up():
             return
         s.sendall(b)
 threading.Thread(target=up, daemon=True).start()
+"""
+RELAY = """
+import os, socket, sys, threading
+host, port = sys.argv[1], int(sys.argv[2])
+""" + _UPLINK + """
 while True:
     b = s.recv(65536)
     if not b:
@@ -55,15 +60,7 @@ import os, socket, sys, threading, time
 host, port, limit, flag = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 if os.path.exists(flag):
     time.sleep(3600)
-s = socket.create_connection((host, port))
-def up():
-    while True:
-        b = os.read(0, 65536)
-        if not b:
-            s.shutdown(socket.SHUT_WR)
-            return
-        s.sendall(b)
-threading.Thread(target=up, daemon=True).start()
+""" + _UPLINK + """
 sent = 0
 while True:
     b = s.recv(65536)
