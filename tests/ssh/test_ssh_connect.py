@@ -24,6 +24,21 @@ def _whoami(connector: Connector) -> str:
         conn.close()
 
 
+def test_the_tcp_connection_sends_small_requests_at_once(make_connector):
+    """Nagle's algorithm off on a direct connection (as OpenSSH's client sets it): each small
+    request (a channel, the follower's command) otherwise waits out a delayed ACK."""
+    import socket
+
+    conn = make_connector("gpu").connect()
+    try:
+        sock = conn.transport.sock
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        rc, out, _ = conn.exec("echo ok", timeout=10)
+        assert (rc, out) == (0, b"ok\n")
+    finally:
+        conn.close()
+
+
 def test_alias_from_config(ssh_env, sshd, make_connector):
     spec = resolve_host("gpu", config_path=str(ssh_env["config"]))
     assert (spec.hostname, spec.port) == ("127.0.0.1", sshd.port)
