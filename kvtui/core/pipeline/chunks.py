@@ -11,7 +11,6 @@ the file was cut. Tests compare joined and sequential states over every sample c
 from __future__ import annotations
 
 import mmap
-from collections import deque
 from collections.abc import Callable
 from functools import partial
 
@@ -20,6 +19,7 @@ from kvtui.core.evidence import evidence_in
 from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import RangedFile
 from kvtui.core.pipeline.workers import Workers
+from kvtui.core.runtime import shifted_timeline
 from kvtui.core.state import Run, State
 from parsers.kinds import JOINABLE_KINDS
 
@@ -49,9 +49,7 @@ def shift_lines(runs: list[Run], offset: int) -> None:
     for ev in evidence_in(runs):
         ev.line += offset
     for run in runs:
-        tl = run.runtime.timeline
-        run.runtime.timeline = deque((p._replace(line=p.line + offset) for p in tl),
-                                     maxlen=tl.maxlen)
+        run.runtime.timeline = shifted_timeline(run.runtime.timeline, offset)
 
 
 def merge_into(earlier: State, later: State, line_offset: int) -> None:
