@@ -298,7 +298,7 @@ def _critical_rules(report: dict) -> set[str]:
 def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
     """The initial load of a big remote log through a `mbit` Mbit/s link, vs local."""
     from kvtui.commands.check import analyse_files
-    from kvtui.commands.ssh import analyse_remote, startup_markers
+    from kvtui.commands.ssh import analyse_remote, startup_anchors, startup_markers
     from kvtui.sources.ssh import follow as follow_mod
     from kvtui.sources.ssh.blocks import LineBlock
 
@@ -365,7 +365,8 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
                             when.append(time.perf_counter() - t0)
 
             src = RemoteFollower(connector, target, stop_at_end=True,
-                                 prelude_markers=startup_markers())
+                                 prelude_markers=startup_markers(),
+                                 prelude_anchors=startup_anchors())
             try:
                 link.in_client(src.run_blocks, deliver, threading.Event())
                 feed[0].close()
@@ -378,7 +379,8 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
             from kvtui.ui import report_view as rv
             from kvtui.ui.ingest import Ingest
 
-            src = RemoteFollower(connector, target, prelude_markers=startup_markers())
+            src = RemoteFollower(connector, target, prelude_markers=startup_markers(),
+                                 prelude_anchors=startup_anchors())
             ingest = Ingest(src)
             t0 = time.perf_counter()
             link.in_client(ingest.start)  # its thread is born in the client's namespace

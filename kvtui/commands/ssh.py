@@ -371,6 +371,15 @@ def startup_markers() -> tuple[str, ...]:
     return tuple(dict.fromkeys(marks))
 
 
+def startup_anchors() -> tuple[str, ...]:
+    """The markers every server start prints, for every engine (the seam's `start_anchors`):
+    the host searches a whole big file only for these."""
+    from kvtui.core.engine import all_engines
+
+    marks = (m.decode("utf-8") for e in all_engines() for m in e.start_anchors)
+    return tuple(dict.fromkeys(marks))
+
+
 def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, host: str,
                    model_path: str | None = None, *, give_up_after: float = 30.0,
                    say: Any = None, on_verdict: Any = None, options: Any = None) -> Any:
@@ -415,7 +424,8 @@ def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, ho
     follower = RemoteFollower(connector, target, lines=lines, stop_at_end=True, connection=live,
                               host_label=host, model_path=model_path,
                               give_up_after=give_up_after,
-                              prelude_markers=startup_markers() if on_verdict is not None else ())
+                              prelude_markers=startup_markers() if on_verdict is not None else (),
+                              prelude_anchors=startup_anchors())
     try:
         follower.run_blocks(deliver, threading.Event())
         if feed and not errors:
@@ -457,6 +467,7 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
     follower = RemoteFollower(connector, target, lines=lines, connection=conn, host_label=host,
                               model_path=model_path, model_path_probe=model_path_probe,
                               on_checkpoint=None if args.no_checkpoint else on_checkpoint,
-                              prelude_markers=startup_markers())
+                              prelude_markers=startup_markers(),
+                              prelude_anchors=startup_anchors())
     return run_app(follower, f"{host}:{target.label}", session=session,
                    log_window=args.log_window)

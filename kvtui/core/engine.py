@@ -69,6 +69,9 @@ class Engine(Protocol):
     # Byte strings found in the lines that begin a server start (a fast scan finds them in a
     # big file without parsing it).
     start_markers: tuple[bytes, ...]
+    # The markers every server start of this engine prints (a subset of start_markers): a
+    # search over a whole big file looks for these only, then for the others near them.
+    start_anchors: tuple[bytes, ...]
 
     def parse_line(self, text: str) -> Event | None:
         """One line of this engine's log as an event of the shared vocabulary, or None."""

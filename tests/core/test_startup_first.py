@@ -83,6 +83,23 @@ def test_starts_are_found_by_their_markers(tmp_path):
     assert sum(1 for off in offsets if b"server_args=" in data[off:off + 400]) == 2
 
 
+def test_every_sample_start_prints_its_engines_anchor():
+    """The host searches a big remote file only for each engine's anchors (`kvtui ssh`'s read
+    ahead): an anchor is one of the engine's markers, and every sample log that holds a marker
+    of an engine holds that engine's anchor too (each start prints it: the citations at
+    `start_anchors`)."""
+    checked = 0
+    for engine in all_engines():
+        assert engine.start_anchors and set(engine.start_anchors) <= set(engine.start_markers)
+        for path in sorted(SAMPLES.glob("*.log")):
+            data = path.read_bytes()
+            starts = sum(data.count(m) for m in engine.start_markers)
+            if starts:
+                checked += 1
+                assert any(a in data for a in engine.start_anchors), (path.name, engine.name)
+    assert checked >= 10
+
+
 def test_check_stream_prints_the_verdict_first(tmp_path):
     path = big_log(tmp_path, "qwen35-397b-nvfp4-tp8-fp8.log", runtime_copies=1500)
     assert path.stat().st_size > 8 << 20  # past the preview threshold

@@ -44,6 +44,9 @@ class SGLang:
     # The args dump, and the model-specific KV dtype overrides logged just before it
     # (parsers/sglang/startup.py `_KV_SETTING`, `_KV_MUSE`).
     start_markers = (b"server_args=", b"Setting KV cache dtype to ", b" KV cache by default for ")
+    # every launch logs its args: sglang 0.4.6 srt/entrypoints/engine.py:116 (and :496),
+    # 0.5.23 srt/entrypoints/engine.py:311 (and :1185)
+    start_anchors = (b"server_args=",)
 
     def parse_line(self, text: str) -> Event | None:
         return grammar.parse_line(text)

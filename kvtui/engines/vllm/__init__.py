@@ -71,6 +71,10 @@ class VLLM:
     # server's release line (parsers/vllm/args.py, startup.py).
     start_markers = (b"non-default args: {", b"args: Namespace(", b" LLM engine (v",
                      b"vLLM API server version ")
+    # every engine logs its config line: "Initializing an LLM engine (v%s) with config" in
+    # vllm 0.6.3 engine/llm_engine.py:238, "Initializing a V1 LLM engine (v%s) ..." in
+    # 0.33.0 v1/engine/core.py:140
+    start_anchors = (b" LLM engine (v",)
 
     def parse_line(self, text: str) -> Event | None:
         return grammar.parse_line(text)

@@ -161,7 +161,8 @@ class RemoteFollower:
                  model_path_probe: Callable[[], str | None] | None = None,
                  healthy_after: float = HEALTHY_AFTER, give_up_after: float = GIVE_UP_AFTER,
                  quiet: float = QUIET, prelude_markers: tuple[str, ...] = (),
-                 prelude_bytes: int = PRELUDE_BYTES, prelude_gap: int = PRELUDE_GAP) -> None:
+                 prelude_anchors: tuple[str, ...] = (), prelude_bytes: int = PRELUDE_BYTES,
+                 prelude_gap: int = PRELUDE_GAP) -> None:
         self.connector = connector
         self.target = target
         self.lines = lines  # None: the whole log so far
@@ -178,8 +179,10 @@ class RemoteFollower:
         self.quiet = quiet
         # read ahead (first session only): the host finds the last line holding one of these
         # strings (the consumer knows what starts a server) and sends `prelude_bytes` from
-        # there first, when the stream would reach it only `prelude_gap` bytes or more later
+        # there first, when the stream would reach it only `prelude_gap` bytes or more later;
+        # it searches the whole file only for the anchors (markers every start prints), if any
         self.prelude_markers = prelude_markers
+        self.prelude_anchors = prelude_anchors
         self.prelude_bytes = prelude_bytes
         self.prelude_gap = prelude_gap
         self.compress = compress
@@ -428,13 +431,14 @@ class RemoteFollower:
             "quiet": self.quiet, "codecs": self._codecs()}
         if self.prelude_markers and not r.started:
             opts["prelude"] = {"markers": list(self.prelude_markers),
+                               "anchors": list(self.prelude_anchors),
                                "bytes": self.prelude_bytes, "min_gap": self.prelude_gap}
         if r.cursor is not None and r.ino is not None:
             win_len, win = r.cursor.resume_window()
             opts.update(offset=r.cursor.consumed, ino=r.ino, dev=r.dev, head_len=r.head_len,
                         head=r.head, win_len=win_len, win=win, chain=r.chain)
         args = ["kvtui-follow", self.target.value, json.dumps(opts, separators=(",", ":"))]
-        return " ".join(shlex.quote(a) for a in [self.target.python, "-c", _BOOT, *args])
+        return " ".join(shlex.quote(a) for a in [self.target.python, "-S", "-c", _BOOT, *args])
 
     def _codecs(self) -> list[str]:
         """What the follower may use, best first: zstd-1 (a third smaller than zlib-1 on

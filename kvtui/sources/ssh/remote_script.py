@@ -689,13 +689,17 @@ def marker_line(f, marks, lo, end, last):
 
 def last_marker(f, size):
     """The line start of the last server start: the last line holding one of the client's
-    markers, moved back to the first marker line of the same start (an engine prints several,
-    a few lines apart: vLLM's version, args and engine-config lines), or None."""
-    marks = [m.encode("utf-8", "surrogateescape") for m in o["prelude"]["markers"]]
+    anchors (a line every start of an engine prints; the markers when none are given), moved
+    back to the first marker line of the same start (an engine prints several, a few lines
+    apart: vLLM's version, args and engine-config lines), or None. Only anchors are searched
+    for over what may be the whole file: each string is one more pass over it."""
+    pre = o["prelude"]
+    marks = [m.encode("utf-8", "surrogateescape") for m in pre["markers"]]
+    look = [m.encode("utf-8", "surrogateescape") for m in pre.get("anchors") or ()] or marks
     end, found = size, None
     while end > 0 and found is None:
         lo = max(0, end - (4 << 20))
-        found = marker_line(f, marks, lo, end, True)
+        found = marker_line(f, look, lo, end, True)
         end = lo
     if found is None:
         return None
