@@ -406,23 +406,133 @@ def test_history_goes_as_zstd_where_the_host_has_it(make_connector, tmp_path, zs
     assert src.bytes_received < log.stat().st_size / 4
 
 
-def test_a_zstd_frame_is_decoded_within_its_bound():
+def _frame(kind: bytes, payload: bytes) -> bytes:
+    return kind + len(payload).to_bytes(4, "big") + payload
+
+
+def test_zstd_frames_cut_anywhere_decode_exactly():
+    """Issue 14: one zstd frame per burst of backlog, cut into Y frames anywhere (inside a
+    block header too); frames with and without checksums and content sizes, back to back."""
+    import random
+
     import zstandard
 
-    from kvtui.sources.ssh.frames import YMAX, FrameReader, StreamError
+    from kvtui.sources.ssh.frames import FrameReader
     from kvtui.sources.ssh.remote_script import MAGIC
 
-    def frame(kind: bytes, payload: bytes) -> bytes:
-        return kind + len(payload).to_bytes(4, "big") + payload
-
-    data = b"line\n" * 100000
-    ok = zstandard.ZstdCompressor(level=1, write_content_size=False).compress(data)
+    rng = random.Random(3)
+    data = b"".join(b"line %d %s\n" % (i, b"x" * rng.randint(0, 300)) for i in range(60000))
+    co = zstandard.ZstdCompressor(level=1, write_checksum=True).compressobj()
+    stream = co.compress(data[:5 << 20]) + co.flush()  # no content size: as from a pipe
+    stream += zstandard.ZstdCompressor(level=1).compress(data[5 << 20:])  # one of 3.14's
+    cuts = sorted(rng.sample(range(1, len(stream)), 400))
+    wire = MAGIC + b"".join(_frame(b"Y", stream[a:b])
+                            for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True))
     r = FrameReader()
-    assert list(r.feed(MAGIC + frame(b"Y", ok))) == [(b"D", data)]
-    bomb = zstandard.ZstdCompressor(level=1, write_content_size=False).compress(
-        b"\0" * (YMAX + 1))
+    got = [p for i in range(0, len(wire), 7777) for k, p in r.feed(wire[i:i + 7777])
+           if k == b"D"]
+    assert b"".join(got) == data
+
+
+def test_a_zstd_bomb_is_decoded_in_bounded_pieces():
+    """A few KB of zstd can make a GiB (RLE blocks): it is decoded a few blocks at a time,
+    never more than PIECE at once, and the consumer takes each piece before the next is made."""
+    import zstandard
+
+    from kvtui.sources.ssh.frames import PIECE, FrameReader, StreamError
+    from kvtui.sources.ssh.remote_script import MAGIC
+
+    co = zstandard.ZstdCompressor(level=1).compressobj()
+    bomb = b"".join(co.compress(b"\0" * (64 << 20)) for _ in range(16)) + co.flush()
+    assert len(bomb) < 1 << 20
+    frames = FrameReader().feed(MAGIC + _frame(b"Y", bomb))
+    total = 0
+    for kind, piece in frames:
+        assert kind == b"D" and 0 < len(piece) <= PIECE
+        total += len(piece)
+    assert total == 1 << 30
+    with pytest.raises(StreamError, match="no frame"):
+        list(FrameReader().feed(MAGIC + _frame(b"Y", b"not zstd at all")))
+    # a frame asking for a 1 GiB window: refused, not allocated
+    huge = zstandard.ZstdCompressor(
+        compression_params=zstandard.ZstdCompressionParameters(window_log=30)
+    ).compressobj()
+    big_window = huge.compress(b"y" * 1000) + huge.flush()
     with pytest.raises(StreamError):
-        list(FrameReader().feed(MAGIC + frame(b"Y", bomb)))
+        list(FrameReader().feed(MAGIC + _frame(b"Y", big_window)))
+
+
+def _python_with_zstd(tmp_path, script: str):
+    """A `python` for the host whose PATH finds a `zstd` of the test's own first."""
+    import sys
+
+    bindir = tmp_path / "zbin"
+    bindir.mkdir(parents=True)
+    (bindir / "zstd").write_text("#!/bin/sh\n" + script)
+    (bindir / "zstd").chmod(0o755)
+    python = tmp_path / "python-with-test-zstd"
+    python.write_text(f"#!/bin/sh\nPATH={bindir}:$PATH exec {sys.executable} \"$@\"\n")
+    python.chmod(0o755)
+    return str(python)
+
+
+def test_a_backlog_goes_through_one_zstd_per_burst(make_connector, tmp_path):
+    """Issue 14 (SSH load): the host's zstd binary compresses a burst of backlog (up to
+    64 MiB) as one process; one per 4 MiB spent about as much CPU again on its start-ups."""
+    import shutil
+
+    from kvtui.sources.ssh.follow import RemoteFollower, Target
+
+    real = shutil.which("zstd")
+    if not real:
+        pytest.skip("no zstd binary on this host")
+    log = tmp_path / "history.log"
+    lines = _history(log, 20)
+    runs = tmp_path / "runs"
+    python = _python_with_zstd(tmp_path, f'echo run >> {runs}\nexec {real} "$@"\n')
+    src = RemoteFollower(make_connector("gpu"), Target("file", str(log), python=python),
+                         stop_at_end=True, keepalive=1.0)
+    c = Collector(src, blocks=True)
+    c.thread.start()
+    c.thread.join(120)
+    assert not c.thread.is_alive()
+    assert c.texts() == lines
+    assert src.codec == "zstd+zlib"
+    assert runs.read_text().count("run") == 1  # 20 MB: one burst (it was 5 processes)
+    assert src.bytes_received < log.stat().st_size / 4
+
+
+def test_a_zstd_that_fails_mid_burst_is_said(make_connector, tmp_path):
+    """A zstd that dies after part of its frame went out: the read ends with the reason, and
+    no line is made up. One that fails before any output: zlib from then on, nothing lost."""
+    import shutil
+
+    from kvtui.sources.ssh.follow import RemoteFollower, Target
+
+    real = shutil.which("zstd")
+    if not real:
+        pytest.skip("no zstd binary on this host")
+    log = tmp_path / "history.log"
+    lines = _history(log, 20)
+
+    def read(script: str) -> Collector:
+        python = _python_with_zstd(tmp_path / script[:4], script)
+        src = RemoteFollower(make_connector("gpu"), Target("file", str(log), python=python),
+                             stop_at_end=True, keepalive=1.0)
+        c = Collector(src, blocks=True)
+        c.thread.start()
+        c.thread.join(120)
+        assert not c.thread.is_alive()
+        return c
+
+    c = read(f"head -c 3000000 | {real} -1 -q -c\nexit 1\n")
+    errors = c.notices("error")
+    assert errors and "zstd failed (exit 1)" in errors[-1].message
+    got = c.texts()
+    assert got == lines[:len(got)] and 10000 < len(got) < len(lines)
+    c = read("exit 1\n")
+    assert not c.notices("error")
+    assert c.texts() == lines
 
 
 def test_frames_are_decoded_one_at_a_time():

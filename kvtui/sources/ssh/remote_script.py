@@ -12,8 +12,9 @@ The stream starts with MAGIC: whatever a login script printed on stdout before i
        successor, or the same file after a truncation), "copy" (the same byte stream goes on in
        a copy of the file: copytruncate), "head" (the file's identity grew, nothing else)
   D  raw bytes / Z  zlib-compressed bytes (one stream per run, sync-flushed per frame) /
-  Y  one complete zstd frame (level 1) of at most 8 MiB: Python 3.14's compression.zstd per
-     read, or the `zstd` binary per 4 MiB of backlog; the client decompresses with `zstandard`
+  Y  zstd-compressed bytes (level 1), frames cut anywhere: Python 3.14's compression.zstd, a
+     frame per read, or the `zstd` binary, one frame per burst of backlog (up to 64 MiB); the
+     client decompresses with `zstandard`, whole blocks at a time (bounded)
   N  json {state, message}         rotated / truncated / missing / stale / info / error
   E  caught up with the end of the file (sent once; with stop_at_end the follower then exits)
   K  heartbeat while idle, so the client's watchdog can tell "quiet log" from "dead peer"
@@ -57,9 +58,10 @@ KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
          (stat.S_ISDIR, "a directory"))
 CODECS = o["codecs"]  # what the client can decode, best first
-# raw bytes per frame of the zstd binary: at most the client's bound per frame (8 MiB); 4 MiB
-# keeps what the client holds of a frame (decompressed, split, in flight to a worker) small
-BLOCK = 4 << 20
+# a backlog of BLOCK bytes or more goes through the zstd binary, in bursts of at most BURST
+# (each one zstd process and frame; the file's rotations are looked for between bursts);
+# smaller reads (live following) go as zlib
+BLOCK, BURST = 4 << 20, 64 << 20
 zpy = zbin = None
 if "zstd" in CODECS:
     try:
@@ -99,6 +101,8 @@ def w(kind, payload=b""):
             view = view[os.write(1, view):]
         except BlockingIOError:
             pump(0.5, True)
+        except BrokenPipeError:  # the client is gone (SIGPIPE ignored during a burst)
+            sys.exit(0)
     last_out = time.monotonic()
 
 
@@ -235,81 +239,92 @@ def chain_state():
             "late": list(chaining["late"]), "cut": chaining["cut"]}
 
 
-def zstd_cli(block):
-    """One zstd frame of `block` from the zstd binary (level 1), or None if it failed. Its
-    stdin is fed by a thread in one write (`subprocess.run(input=)` feeds it 4 KiB per select
-    round, which cost this process a third of what zstd itself spends)."""
-    global zbin
-    import subprocess, threading
+def burst(n):
+    """`n` bytes of backlog from `pos` through one `zstd` process (level 1), its output sent as
+    it comes (Y frames cut anywhere in one zstd frame): one process per burst of up to BURST
+    bytes, fed and drained here (a process per 4 MiB cost zstd its start-up and table set-up
+    each time: about as much CPU again as compressing). The bytes sent, 0 if zstd would not
+    start or failed before its first output (zlib from now on: the burst is read again). A
+    zstd that fails after that ends the follower: what it sent of the frame cannot be
+    completed. SIGPIPE is ignored meanwhile: a zstd that died must fail a write to it, not end
+    this process without a word."""
+    global zbin, pos, tail64
+    import subprocess
     try:
         proc = subprocess.Popen([zbin, "-1", "-q", "-c"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError:
-        zbin = None  # broken: zlib from now on
-        return None
-
-    def feed():
-        try:
-            proc.stdin.write(block)
-        except OSError:
-            pass
-        finally:
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
-
-    feeder = threading.Thread(target=feed)
-    feeder.daemon = True
-    feeder.start()
-    out = proc.stdout.read()
-    feeder.join()
-    if proc.wait() != 0 or not out:
         zbin = None
-        return None
-    return out
-
-
-def read_block():
-    """A backlog of at least BLOCK bytes read in one piece (for the zstd binary), else b""."""
-    if zbin is None or os.fstat(fd).st_size - pos < BLOCK:
-        return b""
-    parts, got = [], 0
-    while got < BLOCK:
-        part = os.read(fd, BLOCK - got)
-        if not part:
-            break
-        parts.append(part)
-        got += len(part)
-    return b"".join(parts)
+        return 0
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    zin, zout = proc.stdin.fileno(), proc.stdout.fileno()
+    os.set_blocking(zin, False)
+    left, todo, fed, last, sent = n, b"", 0, tail64, False
+    while True:
+        r, wr, _ = select.select([zout, 0], [zin] if zin >= 0 else [], [], 1.0)
+        if 0 in r:
+            pump(0)
+        if wr:
+            if not todo and left:
+                part = os.read(fd, min(CHUNK, left))
+                left = left - len(part) if part else 0  # shorter now: checks() will tell
+                fed += len(part)
+                last = part[-64:] if len(part) >= 64 else (last + part)[-64:]
+                todo = memoryview(part)
+            try:
+                todo = todo[os.write(zin, todo):] if todo else todo
+            except BlockingIOError:
+                pass
+            except BrokenPipeError:  # zstd is gone: its exit status tells
+                todo, left = b"", 0
+            if not todo and not left:
+                proc.stdin.close()
+                zin = -1
+        if zout in r:
+            out = os.read(zout, CHUNK)
+            if not out:
+                break
+            w(b"Y", out)
+            sent = True
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if proc.wait() != 0 and not sent:
+        zbin = None
+        os.lseek(fd, pos, 0)
+        return 0
+    if proc.returncode != 0:
+        note("error", "zstd failed (exit %s) on the host while compressing %s; the read "
+             "cannot go on from the middle of its frame" % (proc.returncode, path))
+        sys.exit(3)
+    pos += fed
+    tail64 = last
+    return fed
 
 
 def send(chunk):
     """Raw bytes of the file, framed in the best codec at hand."""
     if zpy is not None:
         w(b"Y", zpy.compress(chunk, 1))  # a complete frame per chunk: bounded to decode
-        return
-    if zbin is not None and len(chunk) >= BLOCK:
-        frame = zstd_cli(chunk)
-        if frame is not None:
-            w(b"Y", frame)
-            return
-    if zc is not None:
+    elif zc is not None:
         w(b"Z", zc.compress(chunk) + zc.flush(zlib.Z_SYNC_FLUSH))
     else:
         w(b"D", chunk)
 
 
 def read_some():
-    """One read at `pos`, sent; its length (0 at the end of the file). A big backlog goes in
-    4 MiB blocks when the zstd binary compresses (spawning it per 1 MiB read would cost more
-    than it saves); live reads stay small and go as zlib."""
+    """One read at `pos`, sent; its length (0 at the end of the file). A big backlog goes as
+    a burst through the zstd binary when there is one; live reads stay small and go as zlib."""
     global pos, tail64, first64, cur_head, sent_any, ahead
     if not sent_any:  # the start-up first, small: the client can fold it and show it at once
         chunk = os.read(fd, FIRST)
         sent_any = bool(chunk)
     else:
-        chunk = read_block() or os.read(fd, CHUNK)
+        backlog = os.fstat(fd).st_size - pos
+        if zbin is not None and backlog >= BLOCK:
+            done = burst(min(backlog, BURST))
+            if done:
+                pump(0)
+                return done
+        chunk = os.read(fd, CHUNK)
     if not chunk:
         return 0
     send(chunk)
