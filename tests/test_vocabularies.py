@@ -66,3 +66,16 @@ def test_alert_rules_are_named_once():
 def test_every_notice_state_has_a_header_label():
     assert set(STATE_LABELS) >= STATES, "a notice state the header cannot name"
     assert STATES >= INLINE and not STATES & MESSAGES
+
+
+def test_sglangs_server_args_are_listed_once_in_the_same_order():
+    """parsers/kinds.py (engine-neutral, so it cannot import SGLang's module) names SGLang's
+    server args again: the shared ones in KIND_FIELDS, SGLang's own at the head of
+    OPTIONAL_FIELDS. Both must stay SERVER_ARG_FIELDS, in its order (the goldens' key order)."""
+    from parsers.sglang.server_args import SERVER_ARG_FIELDS
+
+    shared = set(KIND_FIELDS["server_args"])
+    own = tuple(f for f in SERVER_ARG_FIELDS if f not in shared)
+    assert OPTIONAL_FIELDS["server_args"][:len(own)] == own
+    assert [f for f in SERVER_ARG_FIELDS if f in shared] == \
+        [f for f in KIND_FIELDS["server_args"] if f != "form"]
