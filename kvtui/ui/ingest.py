@@ -78,6 +78,11 @@ def _tail_lines(path: str, size: int, count: int) -> list[str]:
     return [decode_line(r) for r in raws[-count:]]
 
 
+class _Closed(Exception):
+    """`close()` was called while a bulk fold ran: without it, the fold (and its workers) went
+    on for seconds after the app had gone, in the process that hosted it."""
+
+
 class Ingest:
     """Runs a LineSource in a daemon thread and folds its batches into a pipeline Session."""
 
@@ -196,10 +201,16 @@ class Ingest:
 
         def progress(p: Progress) -> None:
             self.load = p
+            if self.stop.is_set():
+                raise _Closed  # the app is closing: end the fold and its workers now
 
         try:
             with self.report_lock:
                 s.fold_file(history.file, name, preview=preview, progress=progress)
+        except _Closed:
+            with self.report_lock:
+                s.reset()
+            return
         except (OSError, ValueError):
             with self.report_lock:
                 s.reset()

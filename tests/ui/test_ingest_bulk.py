@@ -102,3 +102,24 @@ def test_tail_from_the_end_still_knows_the_startup_facts(tmp_path):
                     == ref.state.current.runtime.decode_batches)
     finally:
         ingest.close()
+
+
+def test_closing_during_a_bulk_fold_ends_it_and_its_workers(tmp_path):
+    """The app closed while a big file is folded on every core: the fold ends with the ingest,
+    workers and all; before, it ran on for seconds in the process that hosted the app (a test
+    run's next tests shared the CPU with it)."""
+    from tests.core.procs import children
+
+    body = (SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log").read_text().splitlines()
+    runtime = [ln for ln in body if "Decode batch" in ln or "Prefill batch" in ln]
+    path = tmp_path / "huge.log"
+    path.write_text("\n".join(body + runtime * 3000) + "\n")  # 148 MB: seconds of folding
+    before = children()
+    src = ReplaySource([str(path)], instant=True)
+    ingest = Ingest(src, ring=500, session=Session(Options(min_parallel_bytes=0)))
+    ingest.start()
+    assert wait(lambda: ingest.load is not None and children() - before)  # workers folding
+    ingest.close(timeout=60)  # a bound on a hang, not a timing: it returns once the thread ends
+    assert ingest.done.is_set()
+    assert not children() - before
+    assert ingest.load is not None and ingest.load.done < path.stat().st_size  # cut short
