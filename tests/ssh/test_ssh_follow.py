@@ -476,12 +476,25 @@ def _python_with_zstd(tmp_path, script: str):
     return str(python)
 
 
+def _read_with_zstd(make_connector, tmp_path, log, script: str):
+    """`log` read to its end (`--check`'s way) by a follower whose host runs `script` as its
+    `zstd`: (the follower, what it delivered)."""
+    from kvtui.sources.ssh.follow import RemoteFollower, Target
+
+    python = _python_with_zstd(tmp_path, script)
+    src = RemoteFollower(make_connector("gpu"), Target("file", str(log), python=python),
+                         stop_at_end=True, keepalive=1.0)
+    c = Collector(src, blocks=True)
+    c.thread.start()
+    c.thread.join(120)
+    assert not c.thread.is_alive()
+    return src, c
+
+
 def test_a_backlog_goes_through_one_zstd_per_burst(make_connector, tmp_path):
     """Issue 14 (SSH load): the host's zstd binary compresses a burst of backlog (up to
     64 MiB) as one process; one per 4 MiB spent about as much CPU again on its start-ups."""
     import shutil
-
-    from kvtui.sources.ssh.follow import RemoteFollower, Target
 
     real = shutil.which("zstd")
     if not real:
@@ -489,13 +502,8 @@ def test_a_backlog_goes_through_one_zstd_per_burst(make_connector, tmp_path):
     log = tmp_path / "history.log"
     lines = _history(log, 20)
     runs = tmp_path / "runs"
-    python = _python_with_zstd(tmp_path, f'echo run >> {runs}\nexec {real} "$@"\n')
-    src = RemoteFollower(make_connector("gpu"), Target("file", str(log), python=python),
-                         stop_at_end=True, keepalive=1.0)
-    c = Collector(src, blocks=True)
-    c.thread.start()
-    c.thread.join(120)
-    assert not c.thread.is_alive()
+    src, c = _read_with_zstd(make_connector, tmp_path, log,
+                             f'echo run >> {runs}\nexec {real} "$@"\n')
     assert c.texts() == lines
     assert src.codec == "zstd+zlib"
     assert runs.read_text().count("run") == 1  # 20 MB: one burst (it was 5 processes)
@@ -507,8 +515,6 @@ def test_a_zstd_that_fails_mid_burst_is_said(make_connector, tmp_path):
     no line is made up. One that fails before any output: zlib from then on, nothing lost."""
     import shutil
 
-    from kvtui.sources.ssh.follow import RemoteFollower, Target
-
     real = shutil.which("zstd")
     if not real:
         pytest.skip("no zstd binary on this host")
@@ -516,14 +522,7 @@ def test_a_zstd_that_fails_mid_burst_is_said(make_connector, tmp_path):
     lines = _history(log, 20)
 
     def read(script: str) -> Collector:
-        python = _python_with_zstd(tmp_path / script[:4], script)
-        src = RemoteFollower(make_connector("gpu"), Target("file", str(log), python=python),
-                             stop_at_end=True, keepalive=1.0)
-        c = Collector(src, blocks=True)
-        c.thread.start()
-        c.thread.join(120)
-        assert not c.thread.is_alive()
-        return c
+        return _read_with_zstd(make_connector, tmp_path / script[:4], log, script)[1]
 
     c = read(f"head -c 3000000 | {real} -1 -q -c\nexit 1\n")
     errors = c.notices("error")
