@@ -99,19 +99,25 @@ KINDS: tuple[str, ...] = tuple(KIND_FIELDS)
 
 # Extra keys a kind may carry when the line's variant prints them (absent otherwise). They are
 # listed so consumers and tests can tell a known extra from a typo; none shadows RESERVED_KEYS.
+# SGLang's server args read by the capacity calculator's SGLang sizing rules
+# (kvtui.core.capacity.sglang.args): listed once, here; SGLang's parser ends its
+# `parsers.sglang.server_args.SERVER_ARG_FIELDS` with them.
+SGLANG_SIZING_ARGS: tuple[str, ...] = (
+    "prefill_attention_backend", "decode_attention_backend", "max_mamba_cache_size",
+    "mamba_ssm_dtype", "mamba_full_memory_ratio", "mamba_scheduler_strategy",
+    "mamba_radix_cache_strategy", "linear_attn_backend", "disable_overlap_schedule",
+    "swa_full_tokens_ratio", "disable_hybrid_swa_memory", "hybrid_kvcache_ratio",
+    "speculative_algorithm", "speculative_draft_model_path", "speculative_num_draft_tokens",
+    "nsa_prefill_backend", "nsa_decode_backend", "dsa_prefill_backend", "dsa_decode_backend",
+)
+
 OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "server_args": (
         # SGLang's own, which its dump always carries (None when absent, in the order of
-        # `parsers.sglang.server_args.SERVER_ARG_FIELDS`); from prefill_attention_backend on,
-        # read by the capacity calculator's SGLang sizing rules (kvtui.core.capacity.sglang.args).
+        # `parsers.sglang.server_args.SERVER_ARG_FIELDS`), the sizing rules' last.
         "ep_size", "attn_dp_size", "enable_dp_attention", "mem_fraction_static",
         "max_total_tokens", "chunked_prefill_size", "max_prefill_tokens", "disable_radix_cache",
-        "prefill_attention_backend", "decode_attention_backend", "max_mamba_cache_size",
-        "mamba_ssm_dtype", "mamba_full_memory_ratio", "mamba_scheduler_strategy",
-        "mamba_radix_cache_strategy", "linear_attn_backend", "disable_overlap_schedule",
-        "swa_full_tokens_ratio", "disable_hybrid_swa_memory", "hybrid_kvcache_ratio",
-        "speculative_algorithm", "speculative_draft_model_path", "speculative_num_draft_tokens",
-        "nsa_prefill_backend", "nsa_decode_backend", "dsa_prefill_backend", "dsa_decode_backend",
+        *SGLANG_SIZING_ARGS,
         # vLLM's own, present only when its line prints them: `version` the release the config
         # line names; `resolved` the values are the engine's resolved configuration rather
         # than what was asked; `partial` one resolved setting (never a server start);

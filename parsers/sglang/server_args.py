@@ -14,19 +14,15 @@ from typing import Any
 
 import regex
 
+from parsers.kinds import SGLANG_SIZING_ARGS
+
 SERVER_ARG_FIELDS: tuple[str, ...] = (
     "model_path", "served_model_name", "dtype", "kv_cache_dtype", "quantization",
     "quantization_param_path", "tp_size", "dp_size", "pp_size", "ep_size", "attn_dp_size",
     "enable_dp_attention", "context_length", "mem_fraction_static", "max_total_tokens",
     "chunked_prefill_size", "max_prefill_tokens", "max_running_requests", "page_size",
     "attention_backend", "disable_radix_cache",
-    # read by the capacity calculator's SGLang sizing rules (kvtui.core.capacity.sglang.args)
-    "prefill_attention_backend", "decode_attention_backend", "max_mamba_cache_size",
-    "mamba_ssm_dtype", "mamba_full_memory_ratio", "mamba_scheduler_strategy",
-    "mamba_radix_cache_strategy", "linear_attn_backend", "disable_overlap_schedule",
-    "swa_full_tokens_ratio", "disable_hybrid_swa_memory", "hybrid_kvcache_ratio",
-    "speculative_algorithm", "speculative_draft_model_path", "speculative_num_draft_tokens",
-    "nsa_prefill_backend", "nsa_decode_backend", "dsa_prefill_backend", "dsa_decode_backend",
+    *SGLANG_SIZING_ARGS,  # read by the capacity calculator's SGLang sizing rules
 )
 _WANTED = frozenset(SERVER_ARG_FIELDS)
 
