@@ -46,13 +46,17 @@ Decode = Callable[[bytes], list[str]]
 PieceJob = tuple[str, tuple[str, ...], str | bytes, int, Decode | None]
 
 
+def _payload_lines(payload: str | bytes, decode: Decode | None) -> list[str]:
+    """A piece's lines from the one object it crossed the pipe as (see PieceJob)."""
+    if isinstance(payload, str):
+        return payload.split("\n")
+    return decode(payload) if decode is not None else []
+
+
 def _fold_piece(job: PieceJob) -> Result | None:
     """A worker: one piece of the stream folded from scratch (its lines numbered from 1)."""
     source, engine_names, payload, count, decode = job
-    if isinstance(payload, str):
-        lines = payload.split("\n")
-    else:
-        lines = decode(payload) if decode is not None else []
+    lines = _payload_lines(payload, decode)
     if len(lines) != count:
         return None
     fold = Fold([load(name) for name in engine_names])
@@ -80,11 +84,7 @@ class _Piece:
             decode is self.decode
 
     def lines(self) -> list[str]:
-        if isinstance(self.payload, bytes) and self.decode is not None:
-            return self.decode(self.payload)
-        if isinstance(self.payload, str):
-            return self.payload.split("\n")
-        return self.texts
+        return self.texts if self.payload is None else _payload_lines(self.payload, self.decode)
 
 
 class StreamFold:
