@@ -362,22 +362,19 @@ class _CheckError(Exception):
     pass
 
 
-def startup_markers() -> tuple[str, ...]:
+def startup_markers(*, anchors: bool = False) -> tuple[str, ...]:
     """What starts a server, for every engine (the seam's `start_markers`): what the follower
     reads ahead, so the verdict of the running server comes before the rest of a big log."""
     from kvtui.core.engine import all_engines
+    from kvtui.core.pipeline.startup import start_markers
 
-    marks = (m.decode("utf-8") for e in all_engines() for m in e.start_markers)
-    return tuple(dict.fromkeys(marks))
+    return tuple(m.decode("utf-8") for m in start_markers(all_engines(), anchors=anchors))
 
 
 def startup_anchors() -> tuple[str, ...]:
-    """The markers every server start prints, for every engine (the seam's `start_anchors`):
-    the host searches a whole big file only for these."""
-    from kvtui.core.engine import all_engines
-
-    marks = (m.decode("utf-8") for e in all_engines() for m in e.start_anchors)
-    return tuple(dict.fromkeys(marks))
+    """The markers every server start prints (the seam's `start_anchors`): the host searches a
+    whole big file only for these."""
+    return startup_markers(anchors=True)
 
 
 def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, host: str,

@@ -23,10 +23,16 @@ REGION_BATCHES = 64
 REGION_MAX_LINES = 50_000
 
 
+def start_markers(engines: Sequence[Engine], *, anchors: bool = False) -> tuple[bytes, ...]:
+    """The strings that begin a server start of any of `engines`, each once (with `anchors`,
+    only those every start prints: `Engine.start_anchors`)."""
+    return tuple(dict.fromkeys(m for e in engines
+                               for m in (e.start_anchors if anchors else e.start_markers)))
+
+
 def start_offsets(ranged: RangedFile, engines: Sequence[Engine]) -> list[int]:
     """Byte offsets where start-up regions begin: the top of the file and every server start."""
-    markers = tuple(dict.fromkeys(m for e in engines for m in e.start_markers))
-    return sorted({0, *ranged.scan(ranged.path, markers, ranged.size)})
+    return sorted({0, *ranged.scan(ranged.path, start_markers(engines), ranged.size)})
 
 
 def fold_top(ranged: RangedFile, source: str, fold: Fold) -> None:
