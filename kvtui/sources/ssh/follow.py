@@ -395,7 +395,7 @@ class RemoteFollower:
 
     def _take_raw(self, at: int, got: bytes | list[str], out: list[Delivered]) -> None:
         """Lines as `Cursor.feed_raw` gives them: their bytes make a block of their own (a
-        frame's worth: the host's zstd frames hold 4 MiB, its zlib frames 1 MiB)."""
+        decoded piece's worth: at most `frames.PIECE`, 4 MiB)."""
         if isinstance(got, list):
             self._take(at, got, None, out)
         elif got:

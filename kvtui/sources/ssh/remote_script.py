@@ -239,6 +239,11 @@ def chain_state():
             "late": list(chaining["late"]), "cut": chaining["cut"]}
 
 
+def last64(before, data):
+    """The last 64 bytes sent once `data` followed `before` (the last 64 sent before it)."""
+    return data[-64:] if len(data) >= 64 else (before + data)[-64:]
+
+
 def burst(n):
     """`n` bytes of backlog from `pos` through one `zstd` process (level 1), its output sent as
     it comes (Y frames cut anywhere in one zstd frame): one process per burst of up to BURST
@@ -269,7 +274,7 @@ def burst(n):
                 part = os.read(fd, min(CHUNK, left))
                 left = left - len(part) if part else 0  # shorter now: checks() will tell
                 fed += len(part)
-                last = part[-64:] if len(part) >= 64 else (last + part)[-64:]
+                last = last64(last, part)
                 todo = memoryview(part)
             try:
                 todo = todo[os.write(zin, todo):] if todo else todo
@@ -334,7 +339,7 @@ def read_some():
         # for the last server start reads the file from its end, and must not delay it.
         prelude(*ahead)
         ahead = None
-    tail64 = chunk[-64:] if len(chunk) >= 64 else (tail64 + chunk)[-64:]
+    tail64 = last64(tail64, chunk)
     if len(first64) < 64 and pos > len(first64):
         first64 = os.pread(fd, 64, 0)
     if cur_head[0] < HEAD and pos > cur_head[0]:
