@@ -90,7 +90,8 @@ def _join_run(a: Run, b: Run) -> None:
     a.runtime.join(b.runtime)
 
 
-# A chunk of lines folded from scratch (numbered from 1): its state, line count, engine name.
+# A chunk of lines folded from scratch (numbered from 1, or as in its stream: then joined at
+# line offset 0): its state, line count, engine name.
 Result = tuple[State, int, str | None]
 
 
