@@ -551,3 +551,53 @@ def test_frames_are_decoded_one_at_a_time():
     assert first == (b"D", chunk)
     assert frames.gi_frame is not None  # a generator: the other 299 MiB are still compressed
     assert sum(len(p) for _, p in frames) == 299 << 20
+
+
+def _follower_output(command: str, path_env: str) -> bytes:
+    """What the host's follower writes when the user's login shell runs `command` with PATH
+    `path_env` (sshd runs `$SHELL -c command`)."""
+    import subprocess
+
+    proc = subprocess.Popen(["/bin/bash", "-c", command], env={"PATH": path_env},
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    out, err = proc.communicate(timeout=60)  # stop-at-end: it exits after its end frame
+    assert proc.returncode == 0, err
+    return out
+
+
+def test_the_default_python3_is_not_a_version_managers_shim(make_connector, tmp_path):
+    """A pyenv or asdf shim works out which python the user meant, in 70 ms of shell per
+    start (the interpreter itself takes 10): the follower needs only the standard library, so
+    with the default `python3` the first python3 on PATH outside a `*/shims` directory runs
+    it; the shim only when there is no other; `--python EXE` exactly as given."""
+    import sys
+
+    from kvtui.sources.ssh.remote_script import MAGIC
+
+    shims, real = tmp_path / "shims", tmp_path / "venv bin"
+    shims.mkdir()
+    real.mkdir()
+    called = tmp_path / "shim-ran"
+    (shims / "python3").write_text(f"#!/bin/sh\necho shim >> '{called}'\n"
+                                   f"exec '{sys.executable}' \"$@\"\n")
+    (shims / "python3").chmod(0o755)
+    (real / "python3").mkdir()  # a directory of that name is no interpreter
+    (real / "python3" / "x").write_text("")
+    other = tmp_path / "bin"
+    other.mkdir()
+    (other / "python3").symlink_to(sys.executable)
+    log = tmp_path / "server.log"
+    log.write_text("one\ntwo\n")
+
+    def command(**kw) -> str:
+        src = _follower(make_connector("gpu"), log, stop_at_end=True, compress=False)
+        src.target = Target("file", str(log), **kw)
+        return src._file_command()
+
+    out = _follower_output(command(), f"{shims}:{real}:{other}")
+    assert out.startswith(MAGIC) and b"one\ntwo\n" in out
+    assert not called.exists()  # the python3 after the shim's directory ran it
+    out = _follower_output(command(), str(shims))
+    assert out.startswith(MAGIC) and called.read_text() == "shim\n"  # no other: the shim
+    assert shlex.split(command(python=str(other / "python3")))[0] == str(other / "python3")
