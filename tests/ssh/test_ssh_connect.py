@@ -39,6 +39,19 @@ def test_the_tcp_connection_sends_small_requests_at_once(make_connector):
         conn.close()
 
 
+def test_the_cipher_is_aes_gcm_where_the_server_offers_it(make_connector):
+    """paramiko ranks AES-GCM after CTR with a separate HMAC, which costs its reader about
+    twice the CPU per byte received (issue 14's SSH load): kvtui asks for GCM first."""
+    conn = make_connector("gpu").connect()
+    try:
+        t = conn.transport
+        assert (t.remote_cipher, t.local_cipher) == ("aes128-gcm@openssh.com",) * 2
+        rc, out, _ = conn.exec("echo ok", timeout=10)
+        assert (rc, out) == (0, b"ok\n")
+    finally:
+        conn.close()
+
+
 def test_alias_from_config(ssh_env, sshd, make_connector):
     spec = resolve_host("gpu", config_path=str(ssh_env["config"]))
     assert (spec.hostname, spec.port) == ("127.0.0.1", sshd.port)
