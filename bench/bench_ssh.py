@@ -346,19 +346,22 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
             finally:
                 follow_mod.zstd_available = real
 
-        def check_verdict(want: set[str]) -> float:
+        def check_verdict(want: set[str]) -> tuple[float, float]:
             """When the --check session, fed as `analyse_remote` feeds it (`Session.stream`:
             the first block in place, the rest on every core), first holds the start-up's
-            critical alert."""
+            critical alert; and when the first block of lines came (connecting, the login
+            shell and the follower's start on the host: what nothing on the client shortens)."""
             analyzer = Session()
             t0 = time.perf_counter()
             when: list[float] = []
+            first: list[float] = []
             feed: list[Any] = []
 
             def deliver(batch: list) -> None:
                 for b in batch:
                     if isinstance(b, LineBlock) and not b.prelude:
                         if not feed:
+                            first.append(time.perf_counter() - t0)
                             feed.append(analyzer.stream(src.expected_bytes))
                         b.fold_into(feed[0])
                         if not when and want <= _critical_rules(analyzer.report().to_json()):
@@ -372,7 +375,7 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
                 feed[0].close()
             finally:
                 feed[0].abort()
-            return when[0] if when else float("nan")
+            return (when[0] if when else float("nan")), first[0]
 
         def tui(want: set[str]) -> tuple[float, float]:
             """The TUI's ingest (no Textual): time to the verdict on screen, and to all lines."""
@@ -414,8 +417,9 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
                 same = same and report["runtime"] == local_report["runtime"] \
                     and report["kv_cache"] == json_rename(local_report["kv_cache"], str(log),
                                                           f"bench:{log}")
-            took = check_verdict(want)
+            took, came = check_verdict(want)
             best["verdict"] = min(best.get("verdict", took), took)
+            best["first"] = min(best.get("first", came), came)
             verdict, done = tui(want)
             best["tui_verdict"] = min(best.get("tui_verdict", verdict), verdict)
             best["tui_done"] = min(best.get("tui_done", done), done)
@@ -447,6 +451,16 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
     print(f"      verdict (the start-up's critical alert): --check fold {when(best['verdict'])}, "
           f"TUI ingest {when(best['tui_verdict'])} (all lines in the TUI: "
           f"{best['tui_done']:.2f} s)")
+    # What the host's side alone leaves of the goal, here where it shares the client's cores
+    # (on a deployment it runs on the GPU host's own): a client that cost nothing beyond the
+    # local check's fold would still wait for the first lines, then share the cores with the
+    # host's sshd, login shell, follower and zstd.
+    cores = os.cpu_count() or 1
+    floor = best["first"] + (cpu["local"].main + cpu["local"].workers + cpu[codec].host) / cores
+    print(f"      floor for a client that cost nothing but the fold: first lines at "
+          f"{best['first']:.2f} s + (local CPU {cpu['local'].main + cpu['local'].workers:.2f} + "
+          f"host side {cpu[codec].host:.2f}) / {cores} cores = {floor:.2f} s = "
+          f"{floor / best['local']:.2f}x local")
     print(f"      same report as local: {same}; ratio {ratio:.2f}x (goal <= 1.3x)  ->  "
           f"{'PASS' if ratio <= 1.3 and same else 'FAIL'}")
     return ratio <= 1.3 and same
