@@ -60,7 +60,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-checkpoint", action="store_true",
                    help="do not read the model's config/index files over SFTP")
     p.add_argument("--python", default="python3", metavar="EXE",
-                   help="python interpreter on the host for the log follower (default python3)")
+                   help="python interpreter on the host for the log follower (default: the "
+                   "first python3 on the host's PATH outside a */shims directory)")
     p.add_argument("--connect-timeout", type=float, default=None, metavar="S",
                    help="seconds to wait for the connection (default ConnectTimeout or 10)")
     p.add_argument("--log-window", type=_positive_int, default=20000, metavar="N",
