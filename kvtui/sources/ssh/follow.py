@@ -129,6 +129,11 @@ class _Fatal(Exception):
     """The stream cannot work (e.g. no python3 on the host); no point retrying."""
 
 
+class _CodecFailed(Exception):
+    """The host's zstd failed in the middle of a burst: its frame cannot be completed, so the
+    read goes on from the last whole line in a new session that does not use it."""
+
+
 class _Heartbeat:
     """Sends a byte up the channel every `period` s, so the remote side can tell a live client
     from a connection that died without an EOF (it exits after `idle_exit` s of silence)."""
@@ -202,6 +207,7 @@ class RemoteFollower:
         self.reconnects = 0
         self.bytes_received = 0
         self.codec: str | None = None  # what the host's follower compresses with
+        self.zstd_failed = False  # the host's zstd failed mid-burst: zlib from then on
         # what the file held past the read position when the first session began (None: not
         # known, a command's output): how big the read of what is logged so far will be
         self.expected_bytes: int | None = None
@@ -355,9 +361,16 @@ class RemoteFollower:
             raise _Lost(f"no data or heartbeat for {time.monotonic() - last_frame:.0f} s")
 
     def _stream(self, conn: Connection, deliver: Deliver, stop: threading.Event) -> bool | None:
-        if self.target.kind == "file":
-            return self._stream_file(conn, deliver, stop)
-        return self._stream_command(conn, deliver, stop)
+        if self.target.kind != "file":
+            return self._stream_command(conn, deliver, stop)
+        while True:
+            try:
+                return self._stream_file(conn, deliver, stop)
+            except _CodecFailed as exc:  # on the same connection, at once, without zstd
+                self.zstd_failed = True
+                cur = self._r.cursor
+                where = f" from byte {cur.consumed:,}" if cur is not None else ""
+                self._notice(deliver, "info", f"{exc}; reading on{where} with zlib")
 
     def _session_progress(self) -> None:
         now = time.monotonic()
@@ -456,7 +469,7 @@ class RemoteFollower:
         SGLang logs and several times faster to decode) when `zstandard` is here."""
         if not self.compress:
             return ["none"]
-        return ["zstd", "zlib"] if zstd_available() else ["zlib"]
+        return ["zstd", "zlib"] if zstd_available() and not self.zstd_failed else ["zlib"]
 
     def _stream_file(self, conn: Connection, deliver: Deliver,
                      stop: threading.Event) -> bool | None:
@@ -528,9 +541,14 @@ class RemoteFollower:
                         out = []
                 continue
             self._close_block(out)
-            if self._control(kind, payload, out):
-                deliver(out)
-                return True
+            try:
+                if self._control(kind, payload, out):
+                    deliver(out)
+                    return True
+            except _CodecFailed:
+                if out:  # every whole line before the failure, handed on before the new session
+                    deliver(out)
+                raise
         self._close_block(out)
         if out:
             deliver(out)
@@ -617,6 +635,8 @@ class RemoteFollower:
         message = inert(str(note.get("message", "")), 600)
         if state == "error":
             raise _Fatal(message or "remote follower failed")
+        if state == "codec":
+            raise _CodecFailed(message or "the host's compressor failed")
         was_live = self.state == "live"
         if state in ("missing", "stale"):
             self._waiting = True

@@ -15,7 +15,8 @@ The stream starts with MAGIC: whatever a login script printed on stdout before i
   Y  zstd-compressed bytes (level 1), frames cut anywhere: Python 3.14's compression.zstd, a
      frame per read, or the `zstd` binary, one frame per burst of backlog (up to 64 MiB); the
      client decompresses with `zstandard`, whole blocks at a time (bounded)
-  N  json {state, message}         rotated / truncated / missing / stale / info / error
+  N  json {state, message}         rotated / truncated / missing / stale / info / error /
+                                   codec (zstd failed mid-burst: the client reads on with zlib)
   E  caught up with the end of the file (sent once; with stop_at_end the follower then exits)
   K  heartbeat while idle, so the client's watchdog can tell "quiet log" from "dead peer"
   C  json: the state of a chain of rotated files being read (also in H), handed back on resume
@@ -250,9 +251,10 @@ def burst(n):
     bytes, fed and drained here (a process per 4 MiB cost zstd its start-up and table set-up
     each time: about as much CPU again as compressing). The bytes sent, 0 if zstd would not
     start or failed before its first output (zlib from now on: the burst is read again). A
-    zstd that fails after that ends the follower: what it sent of the frame cannot be
-    completed. SIGPIPE is ignored meanwhile: a zstd that died must fail a write to it, not end
-    this process without a word."""
+    zstd that fails after that ends the follower (N codec): what it sent of the frame cannot
+    be completed, and the client reads on from its last whole line without zstd. SIGPIPE is
+    ignored meanwhile: a zstd that died must fail a write to it, not end this process without
+    a word."""
     global zbin, pos, tail64
     import subprocess
     try:
@@ -296,9 +298,10 @@ def burst(n):
         zbin = None
         os.lseek(fd, pos, 0)
         return 0
-    if proc.returncode != 0:
-        note("error", "zstd failed (exit %s) on the host while compressing %s; the read "
-             "cannot go on from the middle of its frame" % (proc.returncode, path))
+    if proc.returncode != 0:  # what it sent of its frame cannot be completed: the client
+        # goes on from its last whole line in a new session without zstd
+        note("codec", "zstd failed (exit %s) on the host while compressing %s"
+             % (proc.returncode, path))
         sys.exit(3)
     pos += fed
     tail64 = last
