@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kvtui.core import dtypes, severity
 from kvtui.core.evidence import Evidence
@@ -22,6 +22,10 @@ from kvtui.core.report_types import Alert, Inverse, WhatIf
 from kvtui.core.runtime import SATURATION
 from kvtui.core.state import Run, State
 from parsers import BATCH_KINDS, Event
+
+if TYPE_CHECKING:
+    from kvtui.core.checkpoint import CheckpointFacts, KVScaleVerdict
+    from kvtui.core.engine import Engine
 
 
 @dataclass(frozen=True)
@@ -34,15 +38,15 @@ class AlertOptions:
 
 
 # ------------------------------------------------------------------------------------------
-def _scale_verdict(checkpoint: Any, engine: str = "sglang") -> Any:
-    """The checkpoint's KV-scale verdict (kvtui.core.checkpoint.KVScaleVerdict) for the engine,
-    or None when its tensors were not read (or a stand-in object has no such method). An
-    "incomplete" verdict is returned too; the rules treat it as a hint, not as proof."""
-    get = getattr(checkpoint, "kv_scale_verdict", None) if checkpoint is not None else None
-    return get(engine) if callable(get) else None
+def _scale_verdict(checkpoint: CheckpointFacts | None,
+                   engine: str = "sglang") -> KVScaleVerdict | None:
+    """The checkpoint's KV-scale verdict for the engine, or None when its tensors were not
+    read. An "incomplete" verdict is returned too; the rules treat it as a hint, not as
+    proof."""
+    return checkpoint.kv_scale_verdict(engine) if checkpoint is not None else None
 
 
-def _read_scales_text(verdict: Any) -> str:
+def _read_scales_text(verdict: KVScaleVerdict) -> str:
     return f"\nThe checkpoint was read ({verdict.engine} rules): {verdict.summary()}."
 
 
@@ -80,14 +84,13 @@ WORDING: dict[str, str] = {
 
 def say(ctx: _Ctx, key: str) -> str:
     """The engine's sentence for `key`, else the core's."""
-    own = getattr(ctx.engine, "wording", None) or {}
+    own = ctx.engine.wording if ctx.engine is not None else {}
     return str(own.get(key) or WORDING[key])
 
 
 def _flag(ctx: _Ctx, name: str, default: str) -> str:
     """One of the engine's flags (`kvtui.core.engine.Flags`), or SGLang's spelling."""
-    flags = getattr(ctx.engine, "flags", None)
-    value = getattr(flags, name, default) if flags is not None else default
+    value = getattr(ctx.engine.flags, name) if ctx.engine is not None else default
     return str(value) if value else ""
 
 
@@ -104,7 +107,7 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     if ev is None or run.scales_loaded is not None:
         return None
     ck = ctx.checkpoint
-    ck_scales = getattr(ck, "has_k_scale", None) if ck is not None else None
+    ck_scales = ck.has_k_scale if ck is not None else None
     ranks = f" on {ev.count} rank lines" if ev.count > 1 else ""
     detail = (
         f"{say(ctx, 'scales_missing.said')}{ranks}: the FP8 E4M3 KV cache stores "
@@ -117,7 +120,7 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     sev, confidence = "critical", "high"
     title = "FP8 KV cache running with scaling factors of 1.0"
     verdict = _scale_verdict(ck, ctx.engine_name)
-    if getattr(ctx.engine, "scale_warning_after_load", False):
+    if ctx.after_load:
         # The warning itself proves the loaded scales are 1.0: what the checkpoint holds only
         # explains why (all ones, or names this model class does not map).
         if verdict is not None:
@@ -160,17 +163,16 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     conf = run.configured_kv_dtype
     if conf != "auto":
         return None  # an explicit FP8 choice, or no dump seen (kv-fp8 covers that)
-    if run.scales_missing is not None and not getattr(ctx.engine, "scale_warning_after_load",
-                                                      False):
+    if run.scales_missing is not None and not ctx.after_load:
         return None  # SGLang's warning only fires for a literal fp8_e4m3 setting
     confidence = "high"
     ck = ctx.checkpoint
-    algo = getattr(ck, "kv_cache_quant_algo", None) if ck is not None else None
+    algo = ck.kv_cache_quant_algo if ck is not None else None
     _, basis, ev = run.effective
     where = BASIS_WORDS.get(basis, "the log")
     if ev is not None:
         where += f" (line {ev.line})"
-    label = getattr(ctx.engine, "label", "SGLang")
+    label = ctx.engine.label if ctx.engine is not None else "SGLang"
     since = say(ctx, "auto_fp8.since")
     kv_flag = _flag(ctx, "kv_cache_dtype", "--kv-cache-dtype")
     if algo:
@@ -603,9 +605,10 @@ def _rule_checkpoint_scales(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     declares an FP8 KV cache but carries no usable scales will be served with scaling factors
     of 1.0. Silent once a log shows the KV cache: the FP8 rules then say it with evidence."""
     ck = ctx.checkpoint
-    algo = str(getattr(ck, "kv_cache_quant_algo", None) or "").upper()
-    scheme = getattr(ck, "kv_cache_scheme", None)
-    if ck is None or ctx.effective is not None or not (algo == "FP8" or scheme):
+    if ck is None or ctx.effective is not None:
+        return None
+    algo, scheme = str(ck.kv_cache_quant_algo or "").upper(), ck.kv_cache_scheme
+    if not (algo == "FP8" or scheme):
         return None
     verdict = _scale_verdict(ck, ctx.engine_name)
     if verdict is None or verdict.usable or verdict.verdict == "incomplete":
@@ -626,8 +629,8 @@ def _rule_checkpoint_scales(st: State, run: Run, ctx: _Ctx) -> Alert | None:
 class _Ctx:
     options: AlertOptions
     whatif: WhatIf | None
-    checkpoint: Any
-    engine: Any  # kvtui.core.engine.Engine, or None when no line named the engine
+    checkpoint: CheckpointFacts | None
+    engine: Engine | None  # None when no line named the engine
     effective: str | None
     effective_evidence: Evidence | None
     fired: set[str] = field(default_factory=set)
@@ -644,7 +647,12 @@ class _Ctx:
     @property
     def engine_name(self) -> str:
         """Whose loading rules decide what the checkpoint's scales are worth."""
-        return str(getattr(self.engine, "name", None) or "sglang")
+        return self.engine.name if self.engine is not None else "sglang"
+
+    @property
+    def after_load(self) -> bool:
+        """Does the engine's "scales are 1.0" warning prove the loaded scales are 1.0?"""
+        return self.engine is not None and self.engine.scale_warning_after_load
 
 
 Rule = Callable[[State, Run, _Ctx], Alert | None]
@@ -676,8 +684,8 @@ RULES: tuple[tuple[str, Rule], ...] = (
 
 
 def evaluate(state: State, *, whatif: WhatIf | None = None,
-             options: AlertOptions | None = None, checkpoint: Any = None,
-             engine: Any = None, release: str | None = None) -> list[Alert]:
+             options: AlertOptions | None = None, checkpoint: CheckpointFacts | None = None,
+             engine: Engine | None = None, release: str | None = None) -> list[Alert]:
     """All alerts for the current run, most severe first, then by evidence line. `release`:
     the engine release pinned by the user (advice then follows it, not the log's dating)."""
     run = state.current

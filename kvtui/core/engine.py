@@ -17,10 +17,13 @@ import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kvtui.core.report_types import RunningLimit
 from parsers import Event
+
+if TYPE_CHECKING:
+    from kvtui.core.checkpoint import CheckpointFacts
 
 # Engine name -> the module that holds its `ENGINE` object. Detection tries them in this order.
 ENGINE_MODULES: dict[str, str] = {
@@ -85,16 +88,18 @@ class Engine(Protocol):
     def version_range(self, run: Any, known: str | None = None) -> Any:
         """The releases a run's lines are consistent with (a VersionRange)."""
 
-    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: Any = None, *,
+    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: CheckpointFacts | None = None,
+                        *,
                         release: str | None = None) -> str:
         """The flag (with its caveats) that gives a `dtype` KV cache on this run's releases
         (`release`: the one the user pinned)."""
 
-    def calculator(self, run: Any, model: Any = None, checkpoint: Any = None, *,
+    def calculator(self, run: Any, model: Any = None,
+                   checkpoint: CheckpointFacts | None = None, *,
                    release: str | None = None, **overrides: Any) -> Any:
         """The what-if calculator for a run, or None when the run has no pool facts."""
 
-    def running_limit(self, run: Any, checkpoint: Any = None, *,
+    def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:
         """The cap on requests running at once under the engine's own name, when its capacity
         line does not state it (None: the capacity line's max_running_requests is the cap)."""

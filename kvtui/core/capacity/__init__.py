@@ -36,7 +36,7 @@ API for the report and the TUI
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvtui.core.capacity.cell import Cell, Parallel, kv_cell, mamba_state, pool_gib, pool_gib_line
 from kvtui.core.capacity.fromrun import calculator_from_run, resolve_model
@@ -52,6 +52,9 @@ from kvtui.core.capacity.whatif import (
 )
 from kvtui.core.report_types import WhatIf
 
+if TYPE_CHECKING:
+    from kvtui.core.checkpoint import CheckpointFacts
+
 __all__ = [
     "DEFAULT_CONTEXTS", "DEFAULT_DTYPES", "Calculator", "Cell", "MemoryFacts", "ModelSpec",
     "Parallel", "calculator_for_run", "from_hf_config", "from_path", "inverse", "kv_cell",
@@ -60,7 +63,7 @@ __all__ = [
 ]
 
 
-def calculator_for_run(run: Any, model: Any = None, checkpoint: Any = None,
+def calculator_for_run(run: Any, model: Any = None, checkpoint: CheckpointFacts | None = None,
                        **overrides: Any) -> Calculator | None:
     """The interactive calculator for a run (see the module docstring).
 
@@ -69,7 +72,7 @@ def calculator_for_run(run: Any, model: Any = None, checkpoint: Any = None,
     return calculator_from_run(run, model, checkpoint, **overrides)
 
 
-def whatif_for_run(run: Any, model: Any = None, checkpoint: Any = None,
+def whatif_for_run(run: Any, model: Any = None, checkpoint: CheckpointFacts | None = None,
                    dtypes: list[str] | None = None,
                    context_lengths: list[int] | None = None,
                    **overrides: Any) -> WhatIf | None:

@@ -7,7 +7,7 @@ is written into the calculator's notes, so the report says what was assumed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes
 from kvtui.core.capacity.cell import Parallel
@@ -19,6 +19,9 @@ from kvtui.core.deployment import layout
 from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
 from kvtui.core.version import SGLANG_LINE, infer_version
+
+if TYPE_CHECKING:
+    from kvtui.core.checkpoint import CheckpointFacts
 
 
 def resolve_model(model: Any) -> tuple[ModelSpec, str]:
@@ -63,17 +66,16 @@ def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
     return 1, None
 
 
-def _model_spec(run: Any, model: Any, checkpoint: Any,
+def _model_spec(run: Any, model: Any, checkpoint: CheckpointFacts | None,
                 notes: list[str]) -> tuple[ModelSpec | None, str]:
     """(spec, why): the checkpoint's config.json, else the given model, else a preset the log's
     model path names."""
     sa = run.server_args or {}
-    ckpt_cfg = getattr(checkpoint, "model_config", None) if checkpoint is not None else None
-    if model is None and isinstance(ckpt_cfg, dict) and ckpt_cfg:
+    if model is None and checkpoint is not None and checkpoint.model_config:
         try:
-            spec = from_hf_config(ckpt_cfg, name=str(getattr(checkpoint, "model_path", None)
-                                                     or "checkpoint"),
-                                  source=f"config.json on {getattr(checkpoint, 'source', '?')}")
+            spec = from_hf_config(checkpoint.model_config,
+                                  name=str(checkpoint.model_path or "checkpoint"),
+                                  source=f"config.json on {checkpoint.source or '?'}")
             return spec, f"read from the checkpoint's config.json ({spec.source})"
         except (ValueError, TypeError, ZeroDivisionError) as exc:
             notes.append(f"checkpoint config.json not usable: {exc}")
@@ -97,7 +99,8 @@ def _unmodelled_dtype(run: Any, pool: Any) -> bool:
     return any(d and d not in dtypes.CANONICAL for d in (eff, pool.dtype if pool else None))
 
 
-def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None, checkpoint: Any,
+def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None,
+                   checkpoint: CheckpointFacts | None,
                    notes: list[str]) -> tuple[str, str, bool | None]:
     """(KV dtype in effect, model dtype, does the checkpoint declare an FP8 KV cache)."""
     eff, basis, _ = run.effective
@@ -119,7 +122,7 @@ def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None, checkpoint: Any,
         notes.append("`auto` resolved to FP8: from 0.5.3 SGLang does so when the checkpoint "
                      "declares kv_cache_quant_algo FP8, so the checkpoint most likely does (it "
                      "was not read)")
-    ckpt_algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint else None
+    ckpt_algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
     if isinstance(ckpt_algo, str):
         kv_fp8 = ckpt_algo.upper() == "FP8"
     return dtype, model_dtype, kv_fp8
@@ -141,13 +144,14 @@ def _memory(run: Any, sa: dict[str, Any], par: Parallel, notes: list[str]) -> Me
     return None
 
 
-def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
+def calculator_from_run(run: Any, model: Any = None,
+                        checkpoint: CheckpointFacts | None = None, *,
                         tp: int | None = None, page_size: int | None = None,
                         attn_dp: int | None = None, context_len: int | None = None,
                         sglang_version: str | None = None) -> Calculator | None:
     """Calculator inputs from a run; None when the run has no KV pool and no capacity line.
 
-    `checkpoint` is duck-typed (kvtui.core.checkpoint.CheckpointFacts): its `model_config` is used
+    `checkpoint` (what was read of the checkpoint itself): its `model_config` is used
     as the model spec when no `model` is given, its `kv_cache_quant_algo` decides what `auto`
     means, and its `sglang_version` pins the version range. The keyword overrides replace what the
     log says (or fails to say) about the layout.
@@ -205,7 +209,7 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
     if pool is not None:
         pool_gib = {"k_gib": pool.k_gib, "v_gib": pool.v_gib, "kv_gib": pool.kv_gib}
     args = SizingArgs.from_server_args(sa)
-    known = sglang_version or getattr(checkpoint, "sglang_version", None)
+    known = sglang_version or (checkpoint.sglang_version if checkpoint is not None else None)
     version = infer_version(run, known)
     if sglang_version:
         version = SGLANG_LINE.between(version.lo, version.hi,

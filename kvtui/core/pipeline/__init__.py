@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvtui.core.engine import Engine, all_engines, load
 from kvtui.core.pipeline.chunks import MIN_PARALLEL_BYTES, block_bytes, fold_ranges
@@ -27,6 +27,9 @@ from kvtui.core.pipeline.stream import PIECE_BYTES, StreamFold
 from kvtui.core.report_types import Report
 from kvtui.core.state import State
 from parsers import Event
+
+if TYPE_CHECKING:
+    from kvtui.core.checkpoint import CheckpointFacts
 
 __all__ = ["MIN_PARALLEL_BYTES", "Input", "Options", "Progress", "RangedFile", "Session",
            "StreamFold", "analyse", "events"]
@@ -40,7 +43,7 @@ class Options:
 
     model: Any = None  # a ModelSpec, a preset name, a config path; None: from the log
     alert_options: Any = None  # kvtui.core.alerts.AlertOptions; None: the defaults
-    checkpoint: Any = None  # facts read from the checkpoint itself (kvtui.core.checkpoint)
+    checkpoint: CheckpointFacts | None = None  # facts read from the checkpoint itself
     engine: str | None = None  # an engine name to use instead of detecting it
     # The release to assume per engine ({"sglang": "0.5.12"}), instead of the log's dating.
     releases: tuple[tuple[str, str], ...] = ()

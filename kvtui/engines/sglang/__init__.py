@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import parsers.sglang as grammar
 from kvtui.core import capacity, version
 from kvtui.core.engine import Flags
 from kvtui.core.report_types import RunningLimit
 from parsers import Event
+
+if TYPE_CHECKING:
+    from kvtui.core.checkpoint import CheckpointFacts
 
 FLAGS = Flags(
     kv_cache_dtype="--kv-cache-dtype",
@@ -61,25 +64,25 @@ class SGLang:
     def version_range(self, run: Any, known: str | None = None) -> version.VersionRange:
         return version.infer_version(run, known=known)
 
-    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: Any = None, *,
+    def kv_dtype_advice(self, dtype: str, run: Any,
+                        checkpoint: CheckpointFacts | None = None, *,
                         release: str | None = None) -> str:
         """The flag that gives a `dtype` KV cache on the SGLang versions this log (or the host,
         or the user's pin) implies, with the advice that goes with it."""
-        known = release or (getattr(checkpoint, "sglang_version", None)
-                            if checkpoint is not None else None)
-        algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint is not None \
-            else None
+        known = release or (checkpoint.sglang_version if checkpoint is not None else None)
+        algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
         vr = version.infer_version(run, known=known)
         flag, advice = version.kv_dtype_flag(
             dtype, vr, checkpoint_kv_fp8=(str(algo).upper() == "FP8") if algo else None)
         return f"{flag}; {advice.rstrip('.')}" if flag else advice.rstrip(".")
 
-    def calculator(self, run: Any, model: Any = None, checkpoint: Any = None, *,
+    def calculator(self, run: Any, model: Any = None,
+                   checkpoint: CheckpointFacts | None = None, *,
                    release: str | None = None, **overrides: Any) -> Any:
         return capacity.calculator_for_run(run, model, checkpoint, sglang_version=release,
                                            **overrides)
 
-    def running_limit(self, run: Any, checkpoint: Any = None, *,
+    def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:
         # SGLang's capacity line prints its cap under its own name (max_running_requests=).
         return None

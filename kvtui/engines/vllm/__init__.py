@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import parsers.vllm as grammar
 from kvtui.core import dtypes
@@ -12,6 +12,9 @@ from kvtui.core.report_types import RunningLimit
 from kvtui.engines.vllm import fromrun, limits
 from kvtui.engines.vllm.version import VersionRange, infer_version, kv_dtype_flag
 from parsers import Event
+
+if TYPE_CHECKING:
+    from kvtui.core.checkpoint import CheckpointFacts
 
 FLAGS = Flags(
     kv_cache_dtype="--kv-cache-dtype",
@@ -90,32 +93,31 @@ class VLLM:
     def version_range(self, run: Any, known: str | None = None) -> VersionRange:
         return infer_version(run.hints, known or run.engine_version)
 
-    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: Any = None, *,
+    def kv_dtype_advice(self, dtype: str, run: Any,
+                        checkpoint: CheckpointFacts | None = None, *,
                         release: str | None = None) -> str:
         """The flag that gives a `dtype` KV cache on the vLLM releases this log implies (or
         the user's pinned `release`)."""
-        known = release or (getattr(checkpoint, "vllm_version", None)
-                            if checkpoint is not None else None)
+        known = release or (checkpoint.vllm_version if checkpoint is not None else None)
         vr = self.version_range(run, known)
         model = dtypes.normalize((run.server_args or {}).get("dtype"))
-        algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint is not None \
-            else None
+        algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
         flag, advice = kv_dtype_flag(
             dtype, vr, model_dtype=model if model in ("bf16", "fp16") else "bf16",
             checkpoint_kv_fp8=(str(algo).upper() == "FP8") if algo else None)
         return f"{flag}; {advice.rstrip('.')}" if flag else advice.rstrip(".")
 
-    def calculator(self, run: Any, model: Any = None, checkpoint: Any = None, *,
+    def calculator(self, run: Any, model: Any = None,
+                   checkpoint: CheckpointFacts | None = None, *,
                    release: str | None = None, **overrides: Any) -> Any:
         return fromrun.calculator_from_run(run, model, checkpoint, release=release,
                                            **overrides)
 
-    def running_limit(self, run: Any, checkpoint: Any = None, *,
+    def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:
         """max_num_seqs: logged, or vLLM's default for the releases the log (or the user's
         pinned `release`, or the checkpoint host's vllm) allows."""
-        known = release or (getattr(checkpoint, "vllm_version", None)
-                            if checkpoint is not None else None)
+        known = release or (checkpoint.vllm_version if checkpoint is not None else None)
         return limits.running_limit(run, self.version_range(run, known))
 
 

@@ -7,7 +7,7 @@ model dtype read from the engine's config line.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes
 from kvtui.core.capacity import ModelSpec, Parallel, from_hf_config, match_preset, preset_spec
@@ -17,6 +17,9 @@ from kvtui.core.values import as_int as _int
 from kvtui.engines.vllm.calculator import VALUE_COST, Calculator
 from kvtui.engines.vllm.sizing import rules_for
 from kvtui.engines.vllm.version import infer_version
+
+if TYPE_CHECKING:
+    from kvtui.core.checkpoint import CheckpointFacts
 
 _V0_HINTS = frozenset({"engine:v0", "capacity:cpu_blocks", "stats:v0"})
 
@@ -40,13 +43,13 @@ def _model_dtype(run: Any, spec: ModelSpec | None) -> str:
     return "bf16"
 
 
-def _spec(run: Any, model: Any, checkpoint: Any, notes: list[str]) -> tuple[ModelSpec | None, str]:
-    cfg = getattr(checkpoint, "model_config", None) if checkpoint is not None else None
-    if model is None and isinstance(cfg, dict) and cfg:
+def _spec(run: Any, model: Any, checkpoint: CheckpointFacts | None,
+          notes: list[str]) -> tuple[ModelSpec | None, str]:
+    if model is None and checkpoint is not None and checkpoint.model_config:
         try:
-            spec = from_hf_config(cfg, name=str(getattr(checkpoint, "model_path", None)
-                                                or "checkpoint"),
-                                  source=f"config.json on {getattr(checkpoint, 'source', '?')}")
+            spec = from_hf_config(checkpoint.model_config,
+                                  name=str(checkpoint.model_path or "checkpoint"),
+                                  source=f"config.json on {checkpoint.source or '?'}")
             return spec, f"read from the checkpoint's config.json ({spec.source})"
         except (ValueError, TypeError, ZeroDivisionError) as exc:
             notes.append(f"checkpoint config.json not usable: {exc}")
@@ -104,7 +107,8 @@ def _total_memory(run: Any, util: float | None) -> tuple[float | None, str]:
     return None, ""
 
 
-def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
+def calculator_from_run(run: Any, model: Any = None,
+                        checkpoint: CheckpointFacts | None = None, *,
                         tp: int | None = None, page_size: int | None = None,
                         attn_dp: int | None = None, context_len: int | None = None,
                         release: str | None = None) -> Calculator | None:
@@ -143,8 +147,7 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
     if not ctx and spec is not None and _int(spec.max_position_embeddings):
         ctx = _int(spec.max_position_embeddings)
         notes.append(f"max_model_len not logged: the model's max_position_embeddings {ctx}")
-    known = release or (getattr(checkpoint, "vllm_version", None)
-                        if checkpoint is not None else None)
+    known = release or (checkpoint.vllm_version if checkpoint is not None else None)
     vr = infer_version(run.hints, known or run.engine_version)
     v0 = v0_engine(run)
     util = _float(sa.get("gpu_memory_utilization")) or next(
@@ -152,7 +155,7 @@ def calculator_from_run(run: Any, model: Any = None, checkpoint: Any = None, *,
          if p.get("gpu_memory_utilization")), None)
     total, total_basis = _total_memory(run, util)
     usages = [w["usage_gib"] for w in run.weights.values() if w.get("usage_gib") is not None]
-    algo = getattr(checkpoint, "kv_cache_quant_algo", None) if checkpoint is not None else None
+    algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
     kv_fp8 = (str(algo).upper() == "FP8") if isinstance(algo, str) else (
         (spec.kv_cache_quant_algo or "").upper() == "FP8" if spec is not None
         and spec.kv_cache_quant_algo else None)
