@@ -513,7 +513,9 @@ def test_a_backlog_goes_through_one_zstd_per_burst(make_connector, tmp_path):
 def test_a_zstd_that_fails_mid_burst_is_said_and_the_read_goes_on(make_connector, tmp_path):
     """A zstd that dies after part of its frame went out: what it sent cannot be completed, so
     the read goes on from the last whole line in a new session with zlib, and says so; every
-    line once. One that fails before any output: zlib from then on in the same session."""
+    line once, and the read stays a load (no "reconnected", no "live" before its end: the TUI
+    ends its fast load on "live"). One that fails before any output: zlib from then on in the
+    same session."""
     import shutil
 
     real = shutil.which("zstd")
@@ -522,17 +524,52 @@ def test_a_zstd_that_fails_mid_burst_is_said_and_the_read_goes_on(make_connector
     log = tmp_path / "history.log"
     lines = _history(log, 20)
 
-    def read(script: str) -> Collector:
-        return _read_with_zstd(make_connector, tmp_path / script[:4], log, script)[1]
+    def read(name: str, script: str) -> tuple[RemoteFollower, Collector]:
+        return _read_with_zstd(make_connector, tmp_path / name, log, script)
 
-    c = read(f"head -c 3000000 | {real} -1 -q -c\nexit 1\n")
-    assert not c.notices("error")
-    said = [n.message for n in c.notices("info") if "zstd failed" in n.message]
-    assert len(said) == 1 and "(exit 1)" in said[0] and "with zlib" in said[0], said
-    assert c.texts() == lines  # every line once: none lost or repeated at the failure
-    c = read("exit 1\n")
+    for name, script, how in (
+            ("whole", f"head -c 3000000 | {real} -1 -q -c\nexit 1\n", "(exit 1)"),  # a frame, then
+            ("cut", f"{real} -1 -q -c | head -c 700000\nexit 2\n", "(exit 2)"),  # half a frame
+            ("kill", f"{real} -1 -q -c | head -c 900000\nkill -9 $$\n", "killed by signal 9")):
+        src, c = read(name, script)
+        assert not c.notices("error"), name
+        said = [n.message for n in c.notices("info") if "zstd failed" in n.message]
+        assert len(said) == 1 and how in said[0] and "with zlib" in said[0], (name, said)
+        assert c.texts() == lines, name  # every line once: none lost or repeated at the failure
+        assert src.codec == "zlib" and src.reconnects == 0, name  # same connection, zlib
+        states = [n.state for n in c.notices() if n.state not in ("info", "connecting")]
+        assert states == ["loading", "live"], (name, states)  # live only at the end
+    src, c = read("none", "exit 1\n")
     assert not c.notices("error")
     assert c.texts() == lines
+
+
+def test_a_host_that_says_its_codec_failed_twice_is_not_retried(make_connector, tmp_path):
+    """zstd is offered once: a host that reports a failed codec again (it was not offered)
+    ends the read with an error, instead of a new session at once, for ever."""
+    import sys
+
+    log = tmp_path / "x.log"
+    log.write_text("a\n")
+    runs = tmp_path / "runs"
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "import json, struct, sys\n"
+        f"open({str(runs)!r}, 'a').write('run\\n')\n"
+        "p = json.dumps({'state': 'codec', 'message': 'zstd failed (exit 1)'}).encode()\n"
+        "sys.stdout.buffer.write(b'\\x00KVTUI-FOLLOW-2\\x00N' + struct.pack('>I', len(p)) + p)\n")
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} {fake}\n")
+    python.chmod(0o755)
+    src = RemoteFollower(make_connector("gpu"), Target("file", str(log), python=str(python)),
+                         stop_at_end=True, keepalive=1.0)
+    c = Collector(src, blocks=True)
+    c.thread.start()
+    c.thread.join(60)
+    assert not c.thread.is_alive()
+    assert runs.read_text().count("run") == 2  # zstd offered, then zlib only: then no more
+    errors = c.notices("error")
+    assert errors and "failed again" in errors[-1].message
 
 
 def test_frames_are_decoded_one_at_a_time():
@@ -556,38 +593,54 @@ def test_frames_are_decoded_one_at_a_time():
 
 def _follower_output(command: str, path_env: str) -> bytes:
     """What the host's follower writes when the user's login shell runs `command` with PATH
-    `path_env` (sshd runs `$SHELL -c command`)."""
+    `path_env` (sshd runs `$SHELL -c command`), read to its end frame (stop-at-end) before its
+    stdin closes (it would end at once on that EOF)."""
     import subprocess
+
+    from kvtui.sources.ssh.frames import FrameReader
 
     proc = subprocess.Popen(["/bin/bash", "-c", command], env={"PATH": path_env},
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
-    out, err = proc.communicate(timeout=60)  # stop-at-end: it exits after its end frame
-    assert proc.returncode == 0, err
+    assert proc.stdout is not None and proc.stdin is not None
+    out, reader, kinds = b"", FrameReader(), []
+    while b"E" not in kinds:
+        chunk = proc.stdout.read1(1 << 16)
+        if not chunk:
+            break
+        out += chunk
+        kinds += [kind for kind, _ in reader.feed(chunk)]
+    proc.stdin.close()
+    proc.wait(60)
+    err = proc.stderr.read() if proc.stderr is not None else b""
+    assert proc.returncode == 0 and b"E" in kinds, (kinds, err)
     return out
 
 
 def test_the_default_python3_is_not_a_version_managers_shim(make_connector, tmp_path):
     """A pyenv or asdf shim works out which python the user meant, in 70 ms of shell per
     start (the interpreter itself takes 10): the follower needs only the standard library, so
-    with the default `python3` the first python3 on PATH outside a `*/shims` directory runs
-    it; the shim only when there is no other; `--python EXE` exactly as given."""
+    with the default `python3` the first python3 on PATH outside a `*/shims` directory that is
+    Python 3.6 or later runs it; the shim only when there is no other; `--python EXE` exactly
+    as given."""
     import sys
 
     from kvtui.sources.ssh.remote_script import MAGIC
 
-    shims, real = tmp_path / "shims", tmp_path / "venv bin"
-    shims.mkdir()
-    real.mkdir()
-    called = tmp_path / "shim-ran"
-    (shims / "python3").write_text(f"#!/bin/sh\necho shim >> '{called}'\n"
-                                   f"exec '{sys.executable}' \"$@\"\n")
-    (shims / "python3").chmod(0o755)
-    (real / "python3").mkdir()  # a directory of that name is no interpreter
-    (real / "python3" / "x").write_text("")
-    other = tmp_path / "bin"
-    other.mkdir()
-    (other / "python3").symlink_to(sys.executable)
+    def script(path, body: str) -> None:
+        path.write_text("#!/bin/sh\n" + body)
+        path.chmod(0o755)
+
+    shims, empty, old, real, tools = (tmp_path / d for d in ("shims", "venv bin", "old", "bin",
+                                                              "tools"))
+    for d in (shims, empty, old, real, tools):
+        d.mkdir()
+    called = tmp_path / "ran"
+    script(shims / "python3", f"echo shim >> '{called}'\nexec '{sys.executable}' \"$@\"\n")
+    (empty / "python3").mkdir()  # a directory of that name is no interpreter
+    script(old / "python3", f"echo old >> '{called}'\nexit 1\n")  # says it is older than 3.6
+    (real / "python3").symlink_to(sys.executable)
+    (tools / "sh").symlink_to("/bin/sh")  # the login shell finds sh on PATH
     log = tmp_path / "server.log"
     log.write_text("one\ntwo\n")
 
@@ -596,9 +649,10 @@ def test_the_default_python3_is_not_a_version_managers_shim(make_connector, tmp_
         src.target = Target("file", str(log), **kw)
         return src._file_command()
 
-    out = _follower_output(command(), f"{shims}:{real}:{other}")
+    out = _follower_output(command(), f"{tools}:{shims}/:{empty}:{old}:{real}")
     assert out.startswith(MAGIC) and b"one\ntwo\n" in out
-    assert not called.exists()  # the python3 after the shim's directory ran it
-    out = _follower_output(command(), str(shims))
-    assert out.startswith(MAGIC) and called.read_text() == "shim\n"  # no other: the shim
-    assert shlex.split(command(python=str(other / "python3")))[0] == str(other / "python3")
+    assert called.read_text() == "old\n"  # asked its version, passed over; no shim
+    called.unlink()
+    out = _follower_output(command(), f"{tools}:{shims}:{old}")
+    assert out.startswith(MAGIC) and called.read_text() == "old\nshim\n"  # no other: the shim
+    assert shlex.split(command(python=str(real / "python3")))[0] == str(real / "python3")

@@ -55,10 +55,13 @@ _BOOT = ("import base64,zlib;exec(zlib.decompress(base64.b64decode('"
 # version manager's shim (pyenv's, asdf's: a shell script that works out which interpreter the
 # user meant) costs more than the interpreter's own start (70 ms against 10 here, per start).
 # So with the default `python3` a POSIX sh runs the first python3 on the host's PATH outside a
-# `*/shims` directory, and the shim only when there is no other. The user's login shell (any
-# family) runs just `/bin/sh -c SCRIPT python3 ARGS...`.
-_PYTHON3 = ('set -f; IFS=:; for d in $PATH; do case $d in */shims) continue;; esac; '
-            '[ -f "$d/python3" ] && [ -x "$d/python3" ] && exec "$d/python3" "$@"; done; '
+# `*/shims` directory that is Python 3.6 or later (one more start of 10 ms to ask it: an old
+# system python or macOS's Xcode stub is passed over), and the shim only when there is no
+# other. The user's login shell (any family) runs just `sh -c SCRIPT python3 ARGS...`: `sh`
+# found on PATH, as a restricted shell (rbash) allows.
+_PYTHON3 = ('set -f; IFS=:; for d in $PATH; do case $d in */shims|*/shims/) continue;; esac; '
+            'p="$d/python3"; [ -f "$p" ] && [ -x "$p" ] && "$p" -S -c "import sys; '
+            'sys.exit(sys.version_info < (3, 6))" 2>/dev/null && exec "$p" "$@"; done; '
             'exec python3 "$@"')
 RECV_SIZE = 4 << 20
 # The channel's window: what the host may send ahead of what was read. It bounds the received
@@ -208,6 +211,7 @@ class RemoteFollower:
         self.bytes_received = 0
         self.codec: str | None = None  # what the host's follower compresses with
         self.zstd_failed = False  # the host's zstd failed mid-burst: zlib from then on
+        self._codec_restart = False  # this session only changes the codec of the one before
         # what the file held past the read position when the first session began (None: not
         # known, a command's output): how big the read of what is logged so far will be
         self.expected_bytes: int | None = None
@@ -367,7 +371,9 @@ class RemoteFollower:
             try:
                 return self._stream_file(conn, deliver, stop)
             except _CodecFailed as exc:  # on the same connection, at once, without zstd
-                self.zstd_failed = True
+                if self.zstd_failed:  # zstd was not offered: no honest host says this
+                    raise _Fatal(f"the host's follower failed again: {exc}") from None
+                self.zstd_failed = self._codec_restart = True
                 cur = self._r.cursor
                 where = f" from byte {cur.consumed:,}" if cur is not None else ""
                 self._notice(deliver, "info", f"{exc}; reading on{where} with zlib")
@@ -460,7 +466,7 @@ class RemoteFollower:
             opts.update(offset=r.cursor.consumed, ino=r.ino, dev=r.dev, head_len=r.head_len,
                         head=r.head, win_len=win_len, win=win, chain=r.chain)
         args = ["kvtui-follow", self.target.value, json.dumps(opts, separators=(",", ":"))]
-        python = ["/bin/sh", "-c", _PYTHON3, "python3"] if self.target.python == "python3" else [
+        python = ["sh", "-c", _PYTHON3, "python3"] if self.target.python == "python3" else [
             self.target.python]
         return " ".join(shlex.quote(a) for a in [*python, "-S", "-c", _BOOT, *args])
 
@@ -599,6 +605,7 @@ class RemoteFollower:
     def _hello(self, h: dict[str, Any], out: list[Delivered]) -> None:
         r = self._r
         resumed, self._resuming = self._resuming, False
+        same_read, self._codec_restart = self._codec_restart, False
         why = h.get("why")
         old = r.cursor
         if why == "start":
@@ -621,6 +628,8 @@ class RemoteFollower:
                 self.expected_bytes = max(0, int(h.get("size", 0)) - int(h["offset"]))
             self.state = "loading"
             out.append(SourceNotice(self.name, "loading", f"reading {self.target.value}"))
+        elif resumed and why == "start" and same_read:
+            pass  # the read goes on where it was (loading, or live), only the codec changed
         elif resumed and why == "start":
             self.state = "live"
             at = r.cursor.consumed if r.cursor is not None else 0

@@ -202,6 +202,7 @@ def window_ok(fd, off, wl, wh):
 
 fd = -1
 pos = 0
+cur_name = path  # the file read now (a rotated one while a chain is read)
 cur = None
 cur_head = (0, "")
 first64 = tail64 = b""
@@ -210,8 +211,8 @@ seen = set()
 
 def start_file(nfd, npos, why, name=None):
     """Read `nfd` from `npos` on, and tell the client (H)."""
-    global fd, pos, cur, cur_head, first64, tail64
-    fd, pos = nfd, npos
+    global fd, pos, cur, cur_head, first64, tail64, cur_name
+    fd, pos, cur_name = nfd, npos, name or path
     os.lseek(fd, pos, 0)
     st = os.fstat(fd)
     cur = ident(st)
@@ -300,8 +301,9 @@ def burst(n):
         return 0
     if proc.returncode != 0:  # what it sent of its frame cannot be completed: the client
         # goes on from its last whole line in a new session without zstd
-        note("codec", "zstd failed (exit %s) on the host while compressing %s"
-             % (proc.returncode, path))
+        how = "exit %d" % proc.returncode if proc.returncode > 0 else \
+            "killed by signal %d" % -proc.returncode
+        note("codec", "zstd failed (%s) on the host while compressing %s" % (how, cur_name))
         sys.exit(3)
     pos += fed
     tail64 = last
