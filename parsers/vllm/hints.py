@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from parsers.envelope import payload_start
 from parsers.event import Event
+from parsers.prefix import UNTIMED, vllm_head
 
 
 def hints(ev: Event, text: str) -> list[str]:
@@ -21,6 +22,10 @@ def hints(ev: Event, text: str) -> list[str]:
         at = text.find(ev.ts)
         after = text[at + len(ev.ts) + 1: at + len(ev.ts) + 2] if at >= 0 else ""
         h.append("head:bracket" if after == "[" else "head:bare")
+    elif ev.ts is None:
+        head_ = vllm_head(text)
+        if head_ is not None and head_[1] == UNTIMED:
+            h.append("head:bracket")  # `LEVEL [file.py:N]` with the time cut out
     # The process name heads the server's own line, after any client envelope (a saved
     # `kubectl logs --timestamps` puts 31 characters before it).
     start = payload_start(text)

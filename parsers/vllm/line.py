@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from parsers.event import Event
-from parsers.prefix import vllm_head
+from parsers.prefix import UNTIMED, vllm_head
 from parsers.text import normalize
 from parsers.vllm.args import (
     parse_engine_config,
@@ -189,11 +189,14 @@ def parse_unchecked(text: str) -> Event | None:
         start, ts, rank = 0, None, None
     else:
         start, ts, rank = head
+    headed = ts is not None
+    if ts == UNTIMED:
+        ts = None  # a level-and-file head whose time the paste cut out: vLLM's all the same
     msg = text[start:] if start else text
     hit: _Result
     if msg[:5] == "INFO:":
         return None  # a uvicorn access line of the API server, the other bulk of a log
-    if head is None or ts is None:
+    if not headed:
         # No level-and-time head: a traceback tail, a quoted fragment, a paste that lost its
         # head. Only vLLM's own wordings are read then.
         if not msg.startswith(_BARE_OK) and "Error" not in msg[:40]:

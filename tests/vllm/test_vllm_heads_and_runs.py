@@ -143,3 +143,39 @@ def test_replay_times_and_seeks_a_vllm_log(tmp_path: Path):
     assert got[3].ts == got[2].ts == "05-01 10:00:01"
     sought = _replay(path, "10:00:06")  # a bare time is completed with the log's first day
     assert sought[-1].text.endswith("n6") and len(sought) == 13
+
+
+# Pastes in threads often cut the time out of vLLM's head and keep `LEVEL [file.py:N]`:
+# vllm-project/vllm#54623 (v0.27.1) quotes its warning so, and so do many bench threads
+# (`INFO [gpu_worker.py:462] Available KV cache memory: ...`).
+UNTIMED_54623 = ("WARNING [kv_cache.py:151] Using KV cache scaling factor 1.0 for fp8_e4m3. If "
+                 "this is unintended, verify that k/v_scale scaling factors are properly set in "
+                 "the checkpoint.")
+
+
+def test_a_head_without_its_time_is_still_a_vllm_head():
+    from parsers.vllm import parse_line
+
+    ev = parse_line(UNTIMED_54623)
+    assert ev is not None and (ev.kind, ev.ts) == ("fp8_scales_missing", None)
+    # Any of vLLM's lines, not only the wordings a headless line is read by:
+    ev = parse_line("(Worker_TP1 pid=612) INFO [model_runner.py:329] Model loading took "
+                    "30.59 GiB and 20.456472 seconds")
+    assert ev is not None and (ev.kind, ev.rank, ev.get("usage_gib")) == (
+        "load_weight_end", "TP1", 30.59)
+    assert line_timestamp(UNTIMED_54623) is None
+    # SGLang's logging-config head (`ts LEVEL [file.py:N]`) stays SGLang's.
+    assert parse_line("2026-01-01 10:00:00 INFO [model_runner.py:329] Model loading took "
+                      "30.59 GiB and 20.456472 seconds") is None
+
+
+def test_an_untimed_paste_folds_into_a_start_and_dates_by_its_bracket():
+    s = fold([UNTIMED_54623,
+              "INFO [gpu_worker.py:456] Available KV cache memory: 57.09 GiB",
+              "INFO [kv_cache_utils.py:1316] GPU KV cache size: 124,704 tokens"])
+    report = s.report().to_json()
+    assert report["engine"] == "vllm"
+    assert report["kv_cache"]["scales"] == "missing"
+    assert "kv-fp8-unscaled" in {a["rule"] for a in report["alerts"]}
+    assert report["capacity"]["max_total_num_tokens"] == 124_704
+    assert "head:bracket" in s.state.current.hints
