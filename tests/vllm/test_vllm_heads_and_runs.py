@@ -179,3 +179,16 @@ def test_an_untimed_paste_folds_into_a_start_and_dates_by_its_bracket():
     assert "kv-fp8-unscaled" in {a["rule"] for a in report["alerts"]}
     assert report["capacity"]["max_total_num_tokens"] == 124_704
     assert "head:bracket" in s.state.current.hints
+
+
+def test_the_weights_line_quoted_without_a_head_is_read():
+    """A headless "Model loading took ..." is vLLM's own wording (gpu_model_runner.py; SGLang
+    prints "Load weight end."): quoted so in https://myoceane.fr/index.php/ai-vllm-a100-gemma-4/
+    (vLLM 0.19) and in vllm-project/vllm#25350."""
+    from parsers.vllm import parse_line
+
+    ev = parse_line("Model loading took 13.72 GiB memory and 62.336108 seconds")
+    assert ev is not None and (ev.kind, ev.get("usage_gib"), ev.get("elapsed_s")) == (
+        "load_weight_end", 13.72, 62.336108)
+    ev = parse_line("Loading model weights took 13.9476 GB")
+    assert ev is not None and ev.get("usage_gib") == 13.9476
