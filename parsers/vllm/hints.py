@@ -53,7 +53,7 @@ def hints(ev: Event, text: str) -> list[str]:
         elif ev.get("max_total_num_tokens") is not None:
             h.append("capacity:merged" if ev.get("max_concurrency") is not None
                      else "capacity:tokens")
-    elif k == "kv_pool":
+    elif k == "kv_pool" and "Available KV cache memory: " in text:
         # format_gib drops trailing zeros (0.14+); "%.2f" keeps two digits (0.9.2-0.13).
         gib = text.rsplit("memory: ", 1)[-1].split(" ", 1)[0]
         if "." in gib and len(gib.split(".")[1]) != 2:

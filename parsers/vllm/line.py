@@ -34,6 +34,7 @@ from parsers.vllm.startup import (
     parse_kv_dtype,
     parse_layout,
     parse_memory_profile,
+    parse_reserved,
     parse_scales,
     parse_version,
     parse_weights,
@@ -48,7 +49,10 @@ def _kind(kind: str, fields: dict[str, Any] | None) -> _Result:
 
 
 def _h_init(msg: str) -> _Result:
-    return _kind("server_args", parse_engine_config(msg))
+    fields = parse_engine_config(msg)
+    if fields is not None:
+        return "server_args", fields
+    return _kind("kv_pool", parse_reserved(msg))  # "Initial free memory ..., reserved ..."
 
 
 def _h_non_default(msg: str) -> _Result:

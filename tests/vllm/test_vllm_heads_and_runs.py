@@ -192,3 +192,33 @@ def test_the_weights_line_quoted_without_a_head_is_read():
         "load_weight_end", 13.72, 62.336108)
     ev = parse_line("Loading model weights took 13.9476 GB")
     assert ev is not None and ev.get("usage_gib") == 13.9476
+
+
+# vllm-project/vllm#49878 (0.26, Gemma4 with --kv-cache-memory-bytes): no "Available KV cache
+# memory" line is printed then; the reserved budget is the pool's (v1/worker/gpu_worker.py:495
+# in 0.28.0; "%.2fGiB" without a space in 0.10.2-0.11, gpu_worker.py:241 in 0.11.0).
+RESERVED = ("(EngineCore pid=83) INFO 07-26 12:29:34 [gpu_worker.py:479] Initial free memory "
+            "93.88 GiB, reserved 49.0 GiB memory for KV Cache as specified by "
+            "kv_cache_memory_bytes config and skipped memory profiling. This does not respect "
+            "the gpu_memory_utilization config. Only use kv_cache_memory_bytes config when you "
+            "want manual control of KV cache memory size. If OOM'ed, check the difference of "
+            "initial free memory between the current run and the previous run where "
+            "kv_cache_memory_bytes is suggested and update it correspondingly.")
+
+
+def test_the_kv_budget_reserved_by_kv_cache_memory_bytes_is_the_pool():
+    from parsers.vllm import parse_line
+
+    ev = parse_line(RESERVED)
+    assert ev is not None and (ev.kind, ev.get("kv_gib"), ev.get("scope")) == (
+        "kv_pool", 49.0, "all")
+    old = parse_line("INFO 09-01 10:00:00 [gpu_worker.py:241] Initial free memory "
+                     "93.87628173828125 GiB, reserved 49.00GiB memory for KV Cache as specified "
+                     "by kv_cache_memory_bytes config and skipped memory profiling. This does "
+                     "does not respect the gpu_memory_utilization config.")
+    assert old is not None and old.get("kv_gib") == 49.0
+    s = fold([RESERVED, SIZE])
+    whatif = s.report().to_json()["whatif"]
+    assert whatif["current"]["bytes_per_token"] == round(49.0 * 2**30 / 991_200, 1)
+    assert any("49.00 GiB per GPU" in line for line in whatif["explanation"])
+    assert not any(h.startswith("avail:") for h in s.state.current.hints)
