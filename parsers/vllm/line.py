@@ -173,7 +173,9 @@ _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_s
             "Initializing a V1 LLM engine", "Initializing an LLM engine", "non-default args:",
             # the weights line as prose quotes it (a blog on vLLM 0.19 quotes "Model loading
             # took 13.72 GiB memory and 62.336108 seconds"); SGLang says "Load weight end."
-            "Model loading took ", "Loading model weights took ")
+            "Model loading took ", "Loading model weights took ",
+            # V0's pool and profile lines, pasted without heads (vllm-project/vllm#10517)
+            "# GPU blocks: ", "Memory profiling results: ")
 
 
 def _fallback(msg: str) -> _Result:

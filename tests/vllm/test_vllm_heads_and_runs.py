@@ -222,3 +222,31 @@ def test_the_kv_budget_reserved_by_kv_cache_memory_bytes_is_the_pool():
     assert whatif["current"]["bytes_per_token"] == round(49.0 * 2**30 / 991_200, 1)
     assert any("49.00 GiB per GPU" in line for line in whatif["explanation"])
     assert not any(h.startswith("avail:") for h in s.state.current.hints)
+
+
+# vllm-project/vllm#10517 (a user on 0.6.4, Llama-3.1-8B on an RTX 3090) pasted V0's start-up
+# lines without heads; 0.6.4 prints the profile's pairs separated by spaces (worker.py:233 in
+# 0.6.4.post1), later releases by commas.
+V0_HEADLESS = [
+    "Loading model weights took 14.9888 GB",
+    "Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB "
+    "peak_torch_memory=17.98GiB memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB "
+    "kv_cache_size=2.89GiB gpu_memory_utilization=0.90",
+    "# GPU blocks: 1478, # CPU blocks: 2048",
+    "Maximum concurrency for 29000 tokens per request: 0.82x",
+]
+
+
+def test_v0_start_up_lines_pasted_without_heads():
+    from parsers.vllm import parse_line
+
+    events = [parse_line(line) for line in V0_HEADLESS]
+    assert [e.kind if e else None for e in events] == [
+        "load_weight_end", "memory_profile", "capacity", "capacity"]
+    profile = events[1]
+    assert profile is not None
+    assert (profile.get("total_gib"), profile.get("non_torch_gib"), profile.get("kv_gib"),
+            profile.get("gpu_memory_utilization")) == (23.58, 0.35, 2.89, 0.9)
+    blocks = events[2]
+    assert blocks is not None and (blocks.get("gpu_blocks"), blocks.get("cpu_blocks")) == (
+        1478, 2048)
