@@ -109,7 +109,7 @@ def line_timestamp(text: str) -> str | None:
         if m is not None:
             return m.group(1)
     head = vllm_head(text)
-    return head[1] if head is not None else None
+    return (head[1] or None) if head is not None else None  # an UNTIMED head: no time
 
 def ts_day(ts: str) -> str | None:
     """The date part of a timestamp of this grammar ("2026-01-01", or vLLM's "05-01"), or None
@@ -153,6 +153,12 @@ _V_LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
 _V_TS = r"(?:\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"
 # `[file.py:N]` (0.8+; a relative path under VLLM_LOGGING_LEVEL=DEBUG) or `file.py:N]` (<=0.7).
 _V_HEAD = regex.compile(rf"({_V_LEVEL}) ({_V_TS}) \[?[\w.\-/]+:\d+\]\Z")
+# The same head with the time cut out, as pastes in threads often show it (`INFO
+# [gpu_worker.py:462] Available KV cache memory: ...`, vllm-project/vllm#54623): vLLM itself
+# always prints the time (0.33.0 vllm/logger.py:28 `%(levelname)s %(asctime)s [%(fileinfo)s`),
+# so only the line start or a process prefix may stand before it (SGLang's logging-config form
+# `ts LEVEL [file.py:N]` puts its stamp there).
+_V_UNTIMED = regex.compile(rf"({_V_LEVEL}) \[[\w.\-/]+\.py:\d+\]\Z")
 # The process prefix: `(EngineCore_DP0 pid=241)`, `(Worker_PP1_TP3 pid=9)`, `(APIServer pid=1)`,
 # `(VllmWorkerProcess pid=6499)` (V0), `(VllmWorker rank=0 pid=12)` (0.9).
 _V_PROC = regex.compile(r"\(([\w.\-]+)(?: rank=(\d+))? pid=\d+\) ")
@@ -165,6 +171,8 @@ _V_RANK_TOKEN = regex.compile(r"(?:DP|PP|PCP|TP|DCP|EP)\d+")
 MAX_VLLM_PREFIX = 260
 
 VLLM_CACHE: dict[str, tuple[str | None, str | None]] = {}
+# A head that has a level and a `[file.py:N]` but no time: memoised as (UNTIMED, rank).
+UNTIMED = ""
 
 
 def vllm_rank(name: str, rank: str | None = None) -> str | None:
@@ -185,20 +193,15 @@ def vllm_head(text: str) -> tuple[int, str | None, str | None] | None:
     """(message start, ts, rank) of a vLLM line head, or None when the line has none.
 
     A line with only a process prefix (a traceback line, a uvicorn access line of the API
-    server) gives its rank and no ts; a bare `[file.py:N] ` head gives neither.
+    server) gives its rank and no ts; a bare `[file.py:N] ` head gives neither; a head whose
+    time a paste cut out (`INFO [file.py:N] `) gives the empty string `UNTIMED` as its ts.
     """
     end = text.find("] ", 0, MAX_VLLM_PREFIX)
     while end > 0:
         head = text[: end + 1]
         hit = VLLM_CACHE.get(head)
         if hit is None:
-            m = _V_HEAD.search(head)
-            if m is None:
-                hit = _NO_PREFIX
-            else:
-                before = head[: m.start()]
-                p = _V_PROC_TAIL.search(before) if before.endswith(") ") else None
-                hit = (m.group(2), vllm_rank(p.group(1), p.group(2)) if p else None)
+            hit = _vllm_head_of(head)
             if hit is not _NO_PREFIX:
                 if len(VLLM_CACHE) >= _CACHE_MAX:
                     VLLM_CACHE.clear()
@@ -218,3 +221,19 @@ def vllm_head(text: str) -> tuple[int, str | None, str | None] | None:
         if b is not None:
             return b.end(), None, None
     return None
+
+
+def _vllm_head_of(head: str) -> tuple[str | None, str | None]:
+    """(ts, rank) of a candidate head `...]` (ts `UNTIMED` for a head without its time), or
+    `_NO_PREFIX`."""
+    m = _V_HEAD.search(head)
+    timed = m is not None
+    if m is None:
+        m = _V_UNTIMED.search(head)
+        if m is None:
+            return _NO_PREFIX
+    before = head[: m.start()]
+    p = _V_PROC_TAIL.search(before) if before.endswith(") ") else None
+    if not timed and (p.start() != 0 if p is not None else before != ""):
+        return _NO_PREFIX  # only a process prefix may stand before an untimed head
+    return (m.group(2) if timed else UNTIMED), vllm_rank(p.group(1), p.group(2)) if p else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from parsers.envelope import payload_start
 from parsers.event import Event
+from parsers.prefix import UNTIMED, vllm_head
 
 
 def hints(ev: Event, text: str) -> list[str]:
@@ -21,6 +22,10 @@ def hints(ev: Event, text: str) -> list[str]:
         at = text.find(ev.ts)
         after = text[at + len(ev.ts) + 1: at + len(ev.ts) + 2] if at >= 0 else ""
         h.append("head:bracket" if after == "[" else "head:bare")
+    elif ev.ts is None:
+        head_ = vllm_head(text)
+        if head_ is not None and head_[1] == UNTIMED:
+            h.append("head:bracket")  # `LEVEL [file.py:N]` with the time cut out
     # The process name heads the server's own line, after any client envelope (a saved
     # `kubectl logs --timestamps` puts 31 characters before it).
     start = payload_start(text)
@@ -48,7 +53,7 @@ def hints(ev: Event, text: str) -> list[str]:
         elif ev.get("max_total_num_tokens") is not None:
             h.append("capacity:merged" if ev.get("max_concurrency") is not None
                      else "capacity:tokens")
-    elif k == "kv_pool":
+    elif k == "kv_pool" and "Available KV cache memory: " in text:
         # format_gib drops trailing zeros (0.14+); "%.2f" keeps two digits (0.9.2-0.13).
         gib = text.rsplit("memory: ", 1)[-1].split(" ", 1)[0]
         if "." in gib and len(gib.split(".")[1]) != 2:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from parsers.event import Event
-from parsers.prefix import vllm_head
+from parsers.prefix import UNTIMED, vllm_head
 from parsers.text import normalize
 from parsers.vllm.args import (
     parse_engine_config,
@@ -34,6 +34,7 @@ from parsers.vllm.startup import (
     parse_kv_dtype,
     parse_layout,
     parse_memory_profile,
+    parse_reserved,
     parse_scales,
     parse_version,
     parse_weights,
@@ -48,7 +49,10 @@ def _kind(kind: str, fields: dict[str, Any] | None) -> _Result:
 
 
 def _h_init(msg: str) -> _Result:
-    return _kind("server_args", parse_engine_config(msg))
+    fields = parse_engine_config(msg)
+    if fields is not None:
+        return "server_args", fields
+    return _kind("kv_pool", parse_reserved(msg))  # "Initial free memory ..., reserved ..."
 
 
 def _h_non_default(msg: str) -> _Result:
@@ -166,7 +170,12 @@ _HANDLERS: dict[str, _Handler] = {
 _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_scale",
             "Checkpoint does not provide a q scaling factor", "Available KV cache memory:",
             "GPU KV cache size:", "Maximum concurrency for ", "Add ", "Engine ",
-            "Initializing a V1 LLM engine", "Initializing an LLM engine", "non-default args:")
+            "Initializing a V1 LLM engine", "Initializing an LLM engine", "non-default args:",
+            # the weights line as prose quotes it (a blog on vLLM 0.19 quotes "Model loading
+            # took 13.72 GiB memory and 62.336108 seconds"); SGLang says "Load weight end."
+            "Model loading took ", "Loading model weights took ",
+            # V0's pool and profile lines, pasted without heads (vllm-project/vllm#10517)
+            "# GPU blocks: ", "Memory profiling results: ")
 
 
 def _fallback(msg: str) -> _Result:
@@ -189,11 +198,14 @@ def parse_unchecked(text: str) -> Event | None:
         start, ts, rank = 0, None, None
     else:
         start, ts, rank = head
+    headed = ts is not None
+    if ts == UNTIMED:
+        ts = None  # a level-and-file head whose time the paste cut out: vLLM's all the same
     msg = text[start:] if start else text
     hit: _Result
     if msg[:5] == "INFO:":
         return None  # a uvicorn access line of the API server, the other bulk of a log
-    if head is None or ts is None:
+    if not headed:
         # No level-and-time head: a traceback tail, a quoted fragment, a paste that lost its
         # head. Only vLLM's own wordings are read then.
         if not msg.startswith(_BARE_OK) and "Error" not in msg[:40]:

@@ -125,8 +125,29 @@ def parse_available(msg: str) -> dict[str, Any] | None:
     return _blank("kv_pool", kv_gib=_f(m.group(1)), scope="all")
 
 
-# V0 worker.py (0.6.4-0.8): "Memory profiling results: duration=..., total_gpu_memory=79.15GiB,
-# ..., non_torch_memory=1.96GiB, kv_cache_size=34.96GiB, gpu_memory_utilization=0.90." and the
+# With --kv-cache-memory-bytes the worker skips memory profiling and prints no "Available KV
+# cache memory" line; the budget it sizes the pool by is on "Initial free memory %s GiB, reserved
+# %.2fGiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory
+# profiling. ..." (v1/worker/gpu_worker.py:241 in 0.10.2 and 0.11.0, the free memory an
+# unrounded float) / "... reserved %s GiB memory for ..." (format_gib: gpu_worker.py:301 in
+# 0.14.0, :495 in 0.28.0, :665 in 0.33.0). Seen in vllm-project/vllm#49878 (0.26).
+_RESERVED = regex.compile(
+    rf"Initial free memory {_NUM} GiB, reserved ({_NUM}) ?GiB memory for KV Cache as specified "
+    r"by kv_cache_memory_bytes")
+
+
+def parse_reserved(msg: str) -> dict[str, Any] | None:
+    m = _RESERVED.match(msg)
+    if m is None:
+        return None
+    return _blank("kv_pool", kv_gib=_f(m.group(1)), scope="all")
+
+
+# V0 worker.py (0.6.5-0.8): "Memory profiling results: duration=..., total_gpu_memory=79.15GiB,
+# ..., non_torch_memory=1.96GiB, kv_cache_size=34.96GiB, gpu_memory_utilization=0.90."; 0.6.4
+# separates the pairs by spaces, not commas ("Memory profiling results: total_gpu_memory=%.2fGiB
+# initial_memory_usage=%.2fGiB ... kv_cache_size=%.2fGiB gpu_memory_utilization=%.2f",
+# worker.py:233 in 0.6.4.post1; pasted in vllm-project/vllm#10517); and the
 # 0.7-0.8 three-line form (worker.py:271 in 0.8.5): "the current vLLM instance can use
 # total_gpu_memory (23.58GiB) x gpu_memory_utilization (0.99) = 23.35GiB" / "model weights take
 # 21.21GiB; non_torch_memory takes 0.20GiB; PyTorch activation peak memory takes 0.37GiB; the
@@ -136,7 +157,7 @@ _PROFILE_KEYS = {
     "kv_cache_size": "kv_gib", "gpu_memory_utilization": "gpu_memory_utilization",
     "peak_torch_memory": None,
 }
-_PROFILE_PAIR = regex.compile(rf"(\w+)=({_NUM})(?:GiB)?(?=[,.]|$)")
+_PROFILE_PAIR = regex.compile(rf"(\w+)=({_NUM})(?:GiB)?(?=[,. ]|$)")
 _INSTANCE = regex.compile(
     rf"the current vLLM instance can use total_gpu_memory \(({_NUM})GiB\) x "
     rf"gpu_memory_utilization \(({_NUM})\) = ({_NUM})GiB")

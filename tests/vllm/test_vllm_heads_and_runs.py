@@ -143,3 +143,110 @@ def test_replay_times_and_seeks_a_vllm_log(tmp_path: Path):
     assert got[3].ts == got[2].ts == "05-01 10:00:01"
     sought = _replay(path, "10:00:06")  # a bare time is completed with the log's first day
     assert sought[-1].text.endswith("n6") and len(sought) == 13
+
+
+# Pastes in threads often cut the time out of vLLM's head and keep `LEVEL [file.py:N]`:
+# vllm-project/vllm#54623 (v0.27.1) quotes its warning so, and so do many bench threads
+# (`INFO [gpu_worker.py:462] Available KV cache memory: ...`).
+UNTIMED_54623 = ("WARNING [kv_cache.py:151] Using KV cache scaling factor 1.0 for fp8_e4m3. If "
+                 "this is unintended, verify that k/v_scale scaling factors are properly set in "
+                 "the checkpoint.")
+
+
+def test_a_head_without_its_time_is_still_a_vllm_head():
+    from parsers.vllm import parse_line
+
+    ev = parse_line(UNTIMED_54623)
+    assert ev is not None and (ev.kind, ev.ts) == ("fp8_scales_missing", None)
+    # Any of vLLM's lines, not only the wordings a headless line is read by:
+    ev = parse_line("(Worker_TP1 pid=612) INFO [model_runner.py:329] Model loading took "
+                    "30.59 GiB and 20.456472 seconds")
+    assert ev is not None and (ev.kind, ev.rank, ev.get("usage_gib")) == (
+        "load_weight_end", "TP1", 30.59)
+    assert line_timestamp(UNTIMED_54623) is None
+    # SGLang's logging-config head (`ts LEVEL [file.py:N]`) stays SGLang's.
+    assert parse_line("2026-01-01 10:00:00 INFO [model_runner.py:329] Model loading took "
+                      "30.59 GiB and 20.456472 seconds") is None
+
+
+def test_an_untimed_paste_folds_into_a_start_and_dates_by_its_bracket():
+    s = fold([UNTIMED_54623,
+              "INFO [gpu_worker.py:456] Available KV cache memory: 57.09 GiB",
+              "INFO [kv_cache_utils.py:1316] GPU KV cache size: 124,704 tokens"])
+    report = s.report().to_json()
+    assert report["engine"] == "vllm"
+    assert report["kv_cache"]["scales"] == "missing"
+    assert "kv-fp8-unscaled" in {a["rule"] for a in report["alerts"]}
+    assert report["capacity"]["max_total_num_tokens"] == 124_704
+    assert "head:bracket" in s.state.current.hints
+
+
+def test_the_weights_line_quoted_without_a_head_is_read():
+    """A headless "Model loading took ..." is vLLM's own wording (gpu_model_runner.py; SGLang
+    prints "Load weight end."): quoted so in https://myoceane.fr/index.php/ai-vllm-a100-gemma-4/
+    (vLLM 0.19) and in vllm-project/vllm#25350."""
+    from parsers.vllm import parse_line
+
+    ev = parse_line("Model loading took 13.72 GiB memory and 62.336108 seconds")
+    assert ev is not None and (ev.kind, ev.get("usage_gib"), ev.get("elapsed_s")) == (
+        "load_weight_end", 13.72, 62.336108)
+    ev = parse_line("Loading model weights took 13.9476 GB")
+    assert ev is not None and ev.get("usage_gib") == 13.9476
+
+
+# vllm-project/vllm#49878 (0.26, Gemma4 with --kv-cache-memory-bytes): no "Available KV cache
+# memory" line is printed then; the reserved budget is the pool's (v1/worker/gpu_worker.py:495
+# in 0.28.0; "%.2fGiB" without a space in 0.10.2-0.11, gpu_worker.py:241 in 0.11.0).
+RESERVED = ("(EngineCore pid=83) INFO 07-26 12:29:34 [gpu_worker.py:479] Initial free memory "
+            "93.88 GiB, reserved 49.0 GiB memory for KV Cache as specified by "
+            "kv_cache_memory_bytes config and skipped memory profiling. This does not respect "
+            "the gpu_memory_utilization config. Only use kv_cache_memory_bytes config when you "
+            "want manual control of KV cache memory size. If OOM'ed, check the difference of "
+            "initial free memory between the current run and the previous run where "
+            "kv_cache_memory_bytes is suggested and update it correspondingly.")
+
+
+def test_the_kv_budget_reserved_by_kv_cache_memory_bytes_is_the_pool():
+    from parsers.vllm import parse_line
+
+    ev = parse_line(RESERVED)
+    assert ev is not None and (ev.kind, ev.get("kv_gib"), ev.get("scope")) == (
+        "kv_pool", 49.0, "all")
+    old = parse_line("INFO 09-01 10:00:00 [gpu_worker.py:241] Initial free memory "
+                     "93.87628173828125 GiB, reserved 49.00GiB memory for KV Cache as specified "
+                     "by kv_cache_memory_bytes config and skipped memory profiling. This does "
+                     "does not respect the gpu_memory_utilization config.")
+    assert old is not None and old.get("kv_gib") == 49.0
+    s = fold([RESERVED, SIZE])
+    whatif = s.report().to_json()["whatif"]
+    assert whatif["current"]["bytes_per_token"] == round(49.0 * 2**30 / 991_200, 1)
+    assert any("49.00 GiB per GPU" in line for line in whatif["explanation"])
+    assert not any(h.startswith("avail:") for h in s.state.current.hints)
+
+
+# vllm-project/vllm#10517 (a user on 0.6.4, Llama-3.1-8B on an RTX 3090) pasted V0's start-up
+# lines without heads; 0.6.4 prints the profile's pairs separated by spaces (worker.py:233 in
+# 0.6.4.post1), later releases by commas.
+V0_HEADLESS = [
+    "Loading model weights took 14.9888 GB",
+    "Memory profiling results: total_gpu_memory=23.58GiB initial_memory_usage=15.34GiB "
+    "peak_torch_memory=17.98GiB memory_usage_post_profile=15.35GiB non_torch_memory=0.35GiB "
+    "kv_cache_size=2.89GiB gpu_memory_utilization=0.90",
+    "# GPU blocks: 1478, # CPU blocks: 2048",
+    "Maximum concurrency for 29000 tokens per request: 0.82x",
+]
+
+
+def test_v0_start_up_lines_pasted_without_heads():
+    from parsers.vllm import parse_line
+
+    events = [parse_line(line) for line in V0_HEADLESS]
+    assert [e.kind if e else None for e in events] == [
+        "load_weight_end", "memory_profile", "capacity", "capacity"]
+    profile = events[1]
+    assert profile is not None
+    assert (profile.get("total_gib"), profile.get("non_torch_gib"), profile.get("kv_gib"),
+            profile.get("gpu_memory_utilization")) == (23.58, 0.35, 2.89, 0.9)
+    blocks = events[2]
+    assert blocks is not None and (blocks.get("gpu_blocks"), blocks.get("cpu_blocks")) == (
+        1478, 2048)
