@@ -375,9 +375,17 @@ def _inverse_summary(inv: Inverse | None, ctx: _Ctx) -> str:
     """The calculator's inverse answer in one sentence ("what would fit")."""
     if inv is None or not inv.dtype or inv.fits_now:
         return ""
-    parts = [f" {inv.dtype} for {inv.concurrency} x {inv.context_len:,}-token "
-             f"requests needs {inv.kv_gib_needed} GiB of KV per GPU "
-             f"({inv.missing_gib_per_gpu} GiB missing)"]
+    need = f"{inv.concurrency} x {inv.context_len:,}-token requests"
+    if inv.kv_gib_needed is not None:  # a calculator without the pool's layout says tokens
+        missing = (f" ({inv.missing_gib_per_gpu} GiB missing)"
+                   if inv.missing_gib_per_gpu is not None else "")
+        parts = [f" {inv.dtype} for {need} needs {inv.kv_gib_needed} GiB of KV per GPU{missing}"]
+    elif inv.tokens_needed is not None:
+        held = (f" (the pool holds {inv.tokens_available:,})"
+                if inv.tokens_available is not None else "")
+        parts = [f" {inv.dtype} for {need} needs {inv.tokens_needed:,} tokens of KV{held}"]
+    else:
+        parts = [f" {inv.dtype} does not hold {need}"]
     options = []
     mem = _flag(ctx, "mem_fraction", "--mem-fraction-static")
     if inv.mem_fraction_static_needed and inv.mem_fraction_static_feasible:

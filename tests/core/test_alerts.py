@@ -167,3 +167,21 @@ def test_checkpoint_with_scales_softens_the_unscaled_alert():
     alert = next(x for x in a.report().to_json()["alerts"] if x["rule"] == "kv-fp8-unscaled")
     assert alert["severity"] == "critical" and alert["confidence"] == "high"
     assert "no k_scale/v_scale" in alert["detail"]
+
+
+def test_the_inverse_sentence_without_the_pools_layout_says_tokens_not_none():
+    """vLLM's calculator answers the inverse in tokens when the pool's layout is not known
+    (vllm#49011, an NVFP4 run): the alert said "needs None GiB of KV per GPU (None GiB
+    missing)"."""
+    from kvtui.core.alerts import AlertOptions, _Ctx, _inverse_summary
+    from kvtui.core.report_types import Inverse
+
+    ctx = _Ctx(AlertOptions(), None, None, None, None, None)
+    tokens = Inverse(keys=(), dtype="bf16", context_len=1_048_576, concurrency=1,
+                     tokens_needed=1_048_576, tokens_available=512_823)
+    text = _inverse_summary(tokens, ctx)
+    assert "None" not in text
+    assert "needs 1,048,576 tokens of KV (the pool holds 512,823)" in text
+    gib = Inverse(keys=(), dtype="bf16", context_len=131_072, concurrency=2,
+                  tokens_needed=262_144, kv_gib_needed=32.0, missing_gib_per_gpu=4.5)
+    assert "needs 32.0 GiB of KV per GPU (4.5 GiB missing)" in _inverse_summary(gib, ctx)
