@@ -31,6 +31,25 @@ def _tag_index(rank: str, prefix: str) -> int | None:
     return None
 
 
+def proven(ranks: Any, prefix: str) -> int | None:
+    """The least size a degree can have given the rank tags seen: tag `TP5` proves TP >= 6
+    (None: no tag of that kind)."""
+    seen = [i for r in ranks if (i := _tag_index(r, prefix)) is not None]
+    return max(seen) + 1 if seen else None
+
+
+def degree_label(name: str, value: int | None, basis: str | None, ranks: Any) -> str:
+    """A degree as a reader should see it: `TP=8` when stated, `TP>=6` when only rank tags
+    imply it (the tags of a pasted excerpt prove a lower bound, not the size), `TP=?` when
+    unknown. `name`: TP, DP, PP or EP, also the prefix of its rank tags."""
+    if value is None:
+        return f"{name}=?"
+    if basis == "rank tags":
+        least = proven(ranks, name)
+        return f"{name}>={least if least is not None else value}"
+    return f"{name}={value}"
+
+
 @dataclass(frozen=True, slots=True)
 class Layout:
     """TP / DP / PP / EP sizes and attention DP; `basis` says where each came from."""
@@ -62,17 +81,16 @@ def layout(run: Any) -> Layout:
     for name, value in (("tp", tp), ("dp", dp), ("pp", pp), ("ep", ep)):
         if value is not None:
             basis[name] = "server_args"
-    tps = [i for r in ranks if (i := _tag_index(r, "TP")) is not None]
-    if tp is None and tps:
-        seen = max(tps) + 1
+    seen = proven(ranks, "TP")
+    if tp is None and seen is not None:
         tp = _pow2_at_least(seen)
         basis["tp"] = "rank tags"
         notes.append(f"tp_size not in the log: rank tag TP{seen - 1} proves TP >= {seen}"
                      + (f", taken as {tp} (the next power of two)" if tp != seen else "")
                      + "; pass --tp to override")
-    dps = [i for r in ranks if (i := _tag_index(r, "DP")) is not None]
-    if dp is None and dps:
-        dp = max(dps) + 1
+    dps = proven(ranks, "DP")
+    if dp is None and dps is not None:
+        dp = dps
         basis["dp"] = "rank tags"
     attn_dp = _int(sa.get("attn_dp_size"))
     if attn_dp is not None:
@@ -92,11 +110,9 @@ def layout(run: Any) -> Layout:
             basis["attn_dp"] = "rank tags"
             notes.append(f"DP-attention inferred from the rank tags: attention DP {attn_dp}"
                          + (f", attention TP {max(1, tp // attn_dp)}" if tp else ""))
-    if pp is None and any(_tag_index(r, "PP") is not None for r in ranks):
-        pp = max(i for r in ranks if (i := _tag_index(r, "PP")) is not None) + 1
+    if pp is None and (pp := proven(ranks, "PP")) is not None:
         basis["pp"] = "rank tags"
-    if ep is None and any(_tag_index(r, "EP") is not None for r in ranks):
-        ep = max(i for r in ranks if (i := _tag_index(r, "EP")) is not None) + 1
+    if ep is None and (ep := proven(ranks, "EP")) is not None:
         basis["ep"] = "rank tags"
     return Layout(tp=tp, dp=dp, pp=pp, ep=ep, attn_dp=attn_dp,
                   enable_dp_attention=sa.get("enable_dp_attention"), basis=basis,

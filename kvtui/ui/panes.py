@@ -137,8 +137,7 @@ class HeaderBar(Static):
         if r:
             t.append_text(_sep())
             t.append(model_name(r), style="bold")
-            tp = rv.tp(r)
-            t.append(f" · TP={tp if tp is not None else '?'}")
+            t.append(f" · {rv.tp(r)}")
         if self.log_time:
             t.append_text(_sep())
             t.append("log time ", style="dim")

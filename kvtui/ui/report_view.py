@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtui.core import severity
+from kvtui.core.deployment import degree_label
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import (
     Alert,
@@ -103,9 +104,14 @@ def model_name(shown: Shown) -> str:
     return str((report.model.name if report is not None else None) or "?")
 
 
-def tp(shown: Shown) -> int | None:
+def tp(shown: Shown) -> str:
+    """The TP size as the header shows it: `TP=8`, `TP>=6` (only rank tags imply it) or
+    `TP=?`."""
     report = report_of(shown)
-    return report.parallel.tp if report is not None else None
+    if report is None:
+        return "TP=?"
+    par = report.parallel
+    return degree_label("TP", par.tp, (par.basis or {}).get("tp"), par.ranks_seen)
 
 
 def capacity(shown: Shown) -> CapacityFacts | None:
