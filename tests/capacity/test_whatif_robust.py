@@ -35,3 +35,21 @@ def test_random_server_args_never_raise():
             w = whatif_for_run(run, model).to_json()
             assert w is not None
             assert w["scenarios"]
+
+
+def test_an_fp8_pool_without_the_args_dump_does_not_claim_auto():
+    """Pool lines alone (a paste with no server_args, club-3090#1261): the cache is FP8, but
+    whether by --kv-cache-dtype fp8_e4m3 or by `auto` is not in the log; the note said
+    "`auto` resolved to FP8" as if it were."""
+    from kvtui.core.pipeline import Session
+
+    session = Session()
+    session.feed_lines("paste", [
+        "[2026-09-12 00:22:48 TP0] KV Cache is allocated. dtype: torch.float8_e4m3fn, "
+        "#tokens: 454112, K size: 3.46 GB, V size: 3.46 GB",
+        "[2026-09-12 00:22:48 TP0] Memory pool end. avail mem=8.40 GB"], 1)
+    whatif = session.report().whatif
+    assert whatif is not None
+    notes = " ".join(whatif.explanation)
+    assert "`auto` resolved to FP8" not in notes
+    assert "the KV dtype setting is not in the log" in notes

@@ -117,11 +117,17 @@ def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None,
     kv_fp8: bool | None = None
     if spec is not None and spec.kv_cache_quant_algo:
         kv_fp8 = spec.kv_cache_quant_algo.upper() == "FP8"
-    if run.configured_kv_dtype in (None, "auto") and dtype == "fp8_e4m3" and kv_fp8 is None:
+    if run.configured_kv_dtype == "auto" and dtype == "fp8_e4m3" and kv_fp8 is None:
         kv_fp8 = True
         notes.append("`auto` resolved to FP8: from 0.5.3 SGLang does so when the checkpoint "
                      "declares kv_cache_quant_algo FP8, so the checkpoint most likely does (it "
                      "was not read)")
+    elif run.configured_kv_dtype is None and dtype == "fp8_e4m3" and kv_fp8 is None:
+        # no args dump: an explicit fp8_e4m3 and `auto` on an FP8-declaring checkpoint
+        # (from 0.5.3) read the same in the pool's line
+        notes.append("the KV dtype setting is not in the log: FP8 either by --kv-cache-dtype "
+                     "fp8_e4m3, or by `auto` on a checkpoint that declares kv_cache_quant_algo "
+                     "FP8 (from 0.5.3)")
     ckpt_algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
     if isinstance(ckpt_algo, str):
         kv_fp8 = ckpt_algo.upper() == "FP8"
