@@ -23,6 +23,7 @@ sys.path.insert(0, str(HERE))
 
 import peak  # noqa: E402
 from biglog import write_big_log  # noqa: E402
+from installed import as_installed  # noqa: E402
 
 
 def timed(cmd: list[str]) -> tuple[float, int, bytes]:
@@ -37,6 +38,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the generated logs")
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    as_installed()
     out_dir = HERE / "out"
     out_dir.mkdir(exist_ok=True)
     big = out_dir / f"big-{args.lines}.log"

@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from biglog import write_big_log  # noqa: E402
+from installed import as_installed  # noqa: E402
 
 TUI = r"""
 import asyncio, sys, time
@@ -76,6 +77,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="500000,1000000,2000000")
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    as_installed()
     out_dir = HERE / "out"
     out_dir.mkdir(exist_ok=True)
     print(f"{'lines':>9} {'MB':>6}  {'check verdict':>13} {'check full':>10}  "
