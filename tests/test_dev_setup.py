@@ -22,6 +22,8 @@ def test_kvtui_is_compiled_where_the_environment_forbids_bytecode(monkeypatch) -
         sys.path.remove(str(ROOT))
     if not dev._bin("python").exists():
         pytest.skip("no .venv (dev.py creates it)")
+    if Path(sys.prefix).resolve() != (ROOT / ".venv").resolve():
+        pytest.skip("not run by the .venv's python (the .pyc names carry the interpreter's tag)")
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
     sources = [ROOT / "kvtui" / "core" / "units.py", ROOT / "parsers" / "kinds.py"]
     cached = [Path(importlib.util.cache_from_source(str(s))) for s in sources]
