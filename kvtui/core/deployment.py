@@ -10,7 +10,10 @@ index and its global TP index), while plain DP replicas each restart at TP0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvtui.core.report_types import ParallelFacts
 
 
 def _int(v: Any) -> int | None:
@@ -48,6 +51,12 @@ def degree_label(name: str, value: int | None, basis: str | None, ranks: Any) ->
         least = proven(ranks, name)
         return f"{name}>={least if least is not None else value}"
     return f"{name}={value}"
+
+
+def parallel_label(par: ParallelFacts, name: str) -> str:
+    """`degree_label` of the report's degree `name` (tp, dp, pp or ep)."""
+    return degree_label(name.upper(), getattr(par, name), (par.basis or {}).get(name),
+                        par.ranks_seen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +97,9 @@ def layout(run: Any) -> Layout:
         notes.append(f"tp_size not in the log: rank tag TP{seen - 1} proves TP >= {seen}"
                      + (f", taken as {tp} (the next power of two)" if tp != seen else "")
                      + "; pass --tp to override")
-    dps = proven(ranks, "DP")
-    if dp is None and dps is not None:
-        dp = dps
+    dp_tags = proven(ranks, "DP")
+    if dp is None and dp_tags is not None:
+        dp = dp_tags
         basis["dp"] = "rank tags"
     attn_dp = _int(sa.get("attn_dp_size"))
     if attn_dp is not None:
@@ -98,7 +107,7 @@ def layout(run: Any) -> Layout:
     elif sa.get("enable_dp_attention") in (True, "True", "true") and _int(sa.get("dp_size")):
         attn_dp = _int(sa.get("dp_size"))
         basis["attn_dp"] = "server_args (dp_size with enable_dp_attention)"
-    elif "enable_dp_attention" not in sa and dps:
+    elif "enable_dp_attention" not in sa and dp_tags:
         groups: dict[int, set[int]] = {}
         for r in ranks:
             d, t = _tag_index(r, "DP"), _tag_index(r, "TP")

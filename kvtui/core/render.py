@@ -10,7 +10,7 @@ import textwrap
 from typing import Any
 
 from kvtui.core import severity
-from kvtui.core.deployment import degree_label
+from kvtui.core.deployment import parallel_label
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import Alert, PoolFacts, Report, WhatIf
 from kvtui.core.text import inert
@@ -68,9 +68,8 @@ def render_text(report: Report) -> str:
           "this does not look like an LLM-server log")
     w(f"Model      {inert(str(model.name or 'unknown'), 200)}"
       + (f"  ({inert(str(model.model_class), 80)})" if model.model_class else ""))
-    degrees = {"tp": par.tp, "dp": par.dp, "pp": par.pp, "ep": par.ep}
-    sizes = "  ".join(degree_label(k.upper(), v, (par.basis or {}).get(k), par.ranks_seen)
-                      for k, v in degrees.items() if v is not None)
+    sizes = "  ".join(parallel_label(par, k) for k in ("tp", "dp", "pp", "ep")
+                      if getattr(par, k) is not None)
     w(f"Parallel   {sizes or 'unknown'}")
     w(f"KV cache   configured {kv.configured_dtype or '?'} -> effective "
       f"{kv.effective_dtype or '?'}  (from {kv.effective_basis}); scales: {kv.scales}")

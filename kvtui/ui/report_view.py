@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtui.core import severity
-from kvtui.core.deployment import degree_label
+from kvtui.core.deployment import parallel_label
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import (
     Alert,
@@ -108,10 +108,7 @@ def tp(shown: Shown) -> str:
     """The TP size as the header shows it: `TP=8`, `TP>=6` (only rank tags imply it) or
     `TP=?`."""
     report = report_of(shown)
-    if report is None:
-        return "TP=?"
-    par = report.parallel
-    return degree_label("TP", par.tp, (par.basis or {}).get("tp"), par.ranks_seen)
+    return parallel_label(report.parallel, "tp") if report is not None else "TP=?"
 
 
 def capacity(shown: Shown) -> CapacityFacts | None:

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from kvtui.core.capacity.cell import Cell, Parallel, kv_cell, mamba_state, pool_gib, pool_gib_line
 from kvtui.core.capacity.fromrun import calculator_from_run, resolve_model
 from kvtui.core.capacity.inverse import inverse
-from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config, from_path
+from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint, from_hf_config, from_path
 from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
 from kvtui.core.capacity.whatif import (
     DEFAULT_CONTEXTS,
@@ -57,9 +57,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CONTEXTS", "DEFAULT_DTYPES", "Calculator", "Cell", "MemoryFacts", "ModelSpec",
-    "Parallel", "calculator_for_run", "from_hf_config", "from_path", "inverse", "kv_cell",
-    "mamba_state", "match_preset", "pool_gib", "pool_gib_line", "preset_names", "preset_spec",
-    "resolve_model", "sglang_max_running_requests", "whatif_for_run",
+    "Parallel", "calculator_for_run", "from_checkpoint", "from_hf_config", "from_path", "inverse",
+    "kv_cell", "mamba_state", "match_preset", "pool_gib", "pool_gib_line", "preset_names",
+    "preset_spec", "resolve_model", "sglang_max_running_requests", "whatif_for_run",
 ]
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes
 from kvtui.core.capacity.cell import Parallel
-from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config, from_path
+from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint, from_path
 from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
 from kvtui.core.capacity.sglang.args import SizingArgs
 from kvtui.core.capacity.whatif import Calculator, MemoryFacts
@@ -71,14 +71,9 @@ def _model_spec(run: Any, model: Any, checkpoint: CheckpointFacts | None,
     """(spec, why): the checkpoint's config.json, else the given model, else a preset the log's
     model path names."""
     sa = run.server_args or {}
-    if model is None and checkpoint is not None and checkpoint.model_config:
-        try:
-            spec = from_hf_config(checkpoint.model_config,
-                                  name=str(checkpoint.model_path or "checkpoint"),
-                                  source=f"config.json on {checkpoint.source or '?'}")
-            return spec, f"read from the checkpoint's config.json ({spec.source})"
-        except (ValueError, TypeError, ZeroDivisionError) as exc:
-            notes.append(f"checkpoint config.json not usable: {exc}")
+    read = from_checkpoint(checkpoint, notes) if model is None else None
+    if read is not None:
+        return read
     if model is not None:
         return resolve_model(model)
     for key in ("model_path", "served_model_name"):

@@ -16,7 +16,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvtui.core.checkpoint import CheckpointFacts
 
 # Layer kinds used in `ModelSpec.layer_kinds`.
 FULL = "full"
@@ -482,3 +485,19 @@ def from_path(path: str | os.PathLike[str]) -> ModelSpec:
         return from_hf_config(cfg, quant_cfg=quant, name=str(name), source=str(cfg_path))
     except (TypeError, KeyError, ZeroDivisionError) as exc:
         raise ValueError(f"{cfg_path}: not a model config SGLang could read ({exc})") from None
+
+
+def from_checkpoint(checkpoint: CheckpointFacts | None,
+                    notes: list[str]) -> tuple[ModelSpec, str] | None:
+    """The spec of the checkpoint's own config.json and why, for either engine's calculator;
+    None when none was read, or when it is not usable (a note then says why)."""
+    if checkpoint is None or not checkpoint.model_config:
+        return None
+    try:
+        spec = from_hf_config(checkpoint.model_config,
+                              name=str(checkpoint.model_path or "checkpoint"),
+                              source=f"config.json on {checkpoint.source or '?'}")
+    except (ValueError, TypeError, ZeroDivisionError) as exc:
+        notes.append(f"checkpoint config.json not usable: {exc}")
+        return None
+    return spec, f"read from the checkpoint's config.json ({spec.source})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes
-from kvtui.core.capacity import ModelSpec, Parallel, from_hf_config, match_preset, preset_spec
+from kvtui.core.capacity import ModelSpec, Parallel, from_checkpoint, match_preset, preset_spec
 from kvtui.core.capacity import resolve_model as resolve_preset
 from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
@@ -45,14 +45,9 @@ def _model_dtype(run: Any, spec: ModelSpec | None) -> str:
 
 def _spec(run: Any, model: Any, checkpoint: CheckpointFacts | None,
           notes: list[str]) -> tuple[ModelSpec | None, str]:
-    if model is None and checkpoint is not None and checkpoint.model_config:
-        try:
-            spec = from_hf_config(checkpoint.model_config,
-                                  name=str(checkpoint.model_path or "checkpoint"),
-                                  source=f"config.json on {checkpoint.source or '?'}")
-            return spec, f"read from the checkpoint's config.json ({spec.source})"
-        except (ValueError, TypeError, ZeroDivisionError) as exc:
-            notes.append(f"checkpoint config.json not usable: {exc}")
+    read = from_checkpoint(checkpoint, notes) if model is None else None
+    if read is not None:
+        return read
     if model is not None:
         return resolve_preset(model)
     sa = run.server_args or {}

@@ -221,7 +221,7 @@ def start_file(nfd, npos, why, name=None):
     first64 = os.pread(fd, 64, 0)
     tail64 = bytes_before(fd, pos, 64)
     wj(b"H", {"ino": st.st_ino, "dev": st.st_dev, "offset": pos, "size": st.st_size,
-              "head_len": cur_head[0], "head": cur_head[1], "name": name or path, "why": why,
+              "head_len": cur_head[0], "head": cur_head[1], "name": cur_name, "why": why,
               "chain": chain_state()})
 
 
