@@ -510,6 +510,35 @@ def test_a_backlog_goes_through_one_zstd_per_burst(make_connector, tmp_path):
     assert src.bytes_received < log.stat().st_size / 4
 
 
+def test_a_burst_without_sendfile_reads_the_same_lines(make_connector, tmp_path):
+    """The follower hands a burst's bytes to zstd by the kernel (sendfile into its pipe) where
+    it can; on a host where it cannot (no os.sendfile, or a kernel that refuses a pipe) the
+    follower copies them itself: every line once, in order, all the same."""
+    import shutil
+    import sys
+
+    from kvtui.sources.ssh.follow import RemoteFollower, Target
+
+    if not shutil.which("zstd"):
+        pytest.skip("no zstd binary on this host")
+    log = tmp_path / "history.log"
+    lines = _history(log, 20)
+    python = tmp_path / "python-without-sendfile"
+    # run as `python -S -c BOOT ARGS...`: drop os.sendfile, then run BOOT with ARGS
+    python.write_text(f"#!{sys.executable} -S\nimport os, sys\ndel os.sendfile\n"
+                      "code, sys.argv = sys.argv[3], ['-c'] + sys.argv[4:]\nexec(code)\n")
+    python.chmod(0o755)
+    src = RemoteFollower(make_connector("gpu"), Target("file", str(log), python=str(python)),
+                         stop_at_end=True, keepalive=1.0)
+    c = Collector(src, blocks=True)
+    c.thread.start()
+    c.thread.join(120)
+    assert not c.thread.is_alive()
+    assert c.texts() == lines
+    assert src.codec == "zstd+zlib"
+    assert src.bytes_received < log.stat().st_size / 4
+
+
 def test_a_zstd_that_fails_mid_burst_is_said_and_the_read_goes_on(make_connector, tmp_path):
     """A zstd that dies after part of its frame went out: what it sent cannot be completed, so
     the read goes on from the last whole line in a new session with zlib, and says so; every
