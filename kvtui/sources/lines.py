@@ -42,7 +42,7 @@ def clean_lines(lines: list[str], has_cr: bool) -> list[str]:
     return lines
 
 
-def lines_of(raw: bytes) -> list[str]:
+def lines_of(raw: bytes | memoryview) -> list[str]:
     """The texts of complete lines given as their bytes, each ending in "\n" (what
     `LineSplitter.feed_raw` returns): one decode for them all, then split and cleaned. Equal to
     decoding them one by one: "\n" never occurs inside a UTF-8 sequence, and a replacement
@@ -116,15 +116,20 @@ class LineSplitter:
             return b""
         if self._over or self._carry_len != len(self._carry) or b"\x00" in chunk:
             return [text for _, text in self._feed_slow(chunk)]
-        data = self._carry + chunk if self._carry else chunk
-        last_nl = data.rfind(b"\n")
+        last_nl = chunk.rfind(b"\n")  # the carry holds none
+        carry = self._carry
         if last_nl < 0:
-            self._keep(data)
+            self._keep(carry + chunk if carry else chunk)
             return b""
-        self.consumed += last_nl + 1
+        end = last_nl + 1
+        self.consumed += len(carry) + end
+        if carry:  # one copy of the lines (a slice and then a concatenation were two)
+            done = b"".join((carry, memoryview(chunk)[:end]))
+        else:
+            done = chunk if end == len(chunk) else chunk[:end]
         self._carry, self._carry_len = b"", 0
-        self._keep(data[last_nl + 1 :])
-        return data if last_nl + 1 == len(data) else data[: last_nl + 1]
+        self._keep(chunk[end:])
+        return done
 
     def _keep(self, data: bytes) -> None:
         """`data` is the whole partial line so far (no newline in it)."""

@@ -58,3 +58,21 @@ def test_with_every_worker_gone_the_tasks_are_done_here():
         assert pool.pids == []  # each dead worker was found when it was given a task
         assert list(pool.map([5, 6])) == [25, 36]
     assert not children() - before
+
+
+def describe(arg):
+    """What a worker received: the kind and the bytes of each part."""
+    return [(type(p).__name__, bytes(p)) for p in arg]
+
+
+def test_pickle_buffers_cross_out_of_band_and_arrive_whole():
+    """A stream piece's received bytes go as `PickleBuffer`s: written from where they lie and
+    handed to the worker as views of what it read (no copy by either process), several of
+    them, large ones (each far more than the pipe holds: the writes stop part-way through a
+    buffer), empty ones, beside ordinary objects."""
+    import pickle
+
+    parts = [os.urandom(BIG // 3), b"", b"line\n", os.urandom(BIG // 2)]
+    with Workers(1, describe) as pool:
+        got = pool.result(pool.submit([pickle.PickleBuffer(p) for p in parts] + [b"inline"]))
+    assert got == [("memoryview", p) for p in parts] + [("bytes", b"inline")]

@@ -21,6 +21,7 @@ in place, as a declined one is: the result is still the sequential fold's.
 
 from __future__ import annotations
 
+import pickle
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -34,27 +35,37 @@ PIECE_BYTES = 4 << 20  # lines handed to a worker at once (about 20,000 log line
 
 # bytes -> lines: how the source decodes the lines it hands on as received bytes (each line
 # ending in "\n"); called where they are folded (a function of the sources layer, passed in).
-Decode = Callable[[bytes], list[str]]
+Decode = Callable[[bytes | memoryview], list[str]]
 
 # (source, engine names, the piece's lines, how many, the number of its first line, decode): a
 # piece for a worker. The worker numbers the lines as they are numbered in the stream, so its
 # result joins with no line shift (a stream's pieces, unlike a file's byte ranges, know where
 # they start: shifting every timeline point and piece of evidence of ~50 results cost the reader
 # 0.15 s of a 199 MB load). The lines
-# cross the pipe as one object, where a list of 20,000 strings costs the reader (the process that
-# also decrypts and decompresses the stream) a pickling step per line: either the bytes as they
-# came (`decode` set: the worker decodes them, so the reader never does) or the texts joined by
-# newlines (`decode` None). The readers split at newlines, so no text holds one and splitting
-# gives the same lines back; the worker checks the count, and a piece whose count differs (a
-# line that did hold one: another feeder) comes back unfolded, to be folded in place.
-PieceJob = tuple[str, tuple[str, ...], str | bytes, int, int, Decode | None]
+# cross the pipe as few objects, where a list of 20,000 strings costs the reader (the process
+# that also decrypts and decompresses the stream) a pickling step per line: either the bytes as
+# they came, a tuple of `PickleBuffer`s of whole lines (`decode` set: the worker decodes them,
+# so the reader never does; out of band, so neither process copies them: workers._message) or
+# the texts joined by newlines (`decode` None). The readers split at newlines, so no text holds
+# one and splitting gives the same lines back; the worker checks the count, and a piece whose
+# count differs (a line that did hold one: another feeder) comes back unfolded, to be folded in
+# place.
+Parts = tuple[bytes | memoryview | pickle.PickleBuffer, ...]
+PieceJob = tuple[str, tuple[str, ...], str | Parts, int, int, Decode | None]
+# A piece of more received blocks than this crosses as one (joined): each part costs a pickle
+# entry and a buffer of the write (a live trickle makes blocks of a line or two).
+_PARTS_MAX = 64
 
 
-def _payload_lines(payload: str | bytes, decode: Decode | None) -> list[str]:
-    """A piece's lines from the one object it crossed the pipe as (see PieceJob)."""
+def _payload_lines(payload: str | Parts, decode: Decode | None) -> list[str]:
+    """A piece's lines from what it crossed the pipe as (see PieceJob)."""
     if isinstance(payload, str):
         return payload.split("\n")
-    return decode(payload) if decode is not None else []
+    lines: list[str] = []
+    if decode is not None:
+        for part in payload:  # each is whole lines
+            lines += decode(memoryview(part))
+    return lines
 
 
 def _fold_piece(job: PieceJob) -> Result | None:
@@ -81,7 +92,7 @@ class _Piece:
         self.texts: list[str] = []
         self.raws: list[bytes] = []
         self.count = 0
-        self.payload: str | bytes | None = None  # once sent: the lines as one object
+        self.payload: str | Parts | None = None  # once sent: the lines as sent
         self.bytes = 0
 
     def follows(self, source: str, first: int, decode: Decode | None) -> bool:
@@ -204,10 +215,11 @@ class StreamFold:
             self._join_oldest()
         if self._pool is None:
             self._pool = Workers(self.workers, _fold_piece)
-        payload: str | bytes
+        payload: str | Parts
         if piece.decode is not None:
-            payload = piece.raws[0] if len(piece.raws) == 1 else b"".join(piece.raws)
-            piece.payload, piece.raws = payload, []
+            raws = piece.raws if len(piece.raws) <= _PARTS_MAX else [b"".join(piece.raws)]
+            piece.payload, piece.raws = tuple(raws), []
+            payload = tuple(pickle.PickleBuffer(r) for r in raws)
         else:
             payload = "\n".join(piece.texts)
             if payload.count("\n") == piece.count - 1:

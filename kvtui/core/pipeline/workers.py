@@ -51,7 +51,8 @@ from typing import Any
 # A busy worker that has used no CPU and moved no byte for this long is taken as stuck.
 STALL_SECONDS = 30.0
 TICK = 0.2  # seconds between the liveness checks of busy workers while a result is awaited
-_HEADER = struct.Struct("<Q")  # a message: its length, then its pickle
+_HEADER = struct.Struct("<Q")  # a message: its length, then its body (see _message)
+_IOV = 256  # buffers per writev (the system's limit, IOV_MAX, is 1024 on Linux)
 _PIPE_BYTES = 1 << 20  # asked of the kernel (Linux), so a piece crosses in a few writes
 try:
     import fcntl
@@ -92,7 +93,7 @@ class _Worker:
         self.task_fd = task_fd  # the parent writes tasks here (non-blocking)
         self.result_fd = result_fd  # and reads results here (non-blocking)
         self.task: Task | None = None
-        self.out: memoryview | None = None  # what is left to write of the task
+        self.out: list[memoryview] | None = None  # what is left to write of the task
         self.head = b""  # the result's header as read so far
         self.body: bytearray | None = None  # the result's pickle, once its length is known
         self.got = 0
@@ -268,8 +269,7 @@ class Workers:
         assert w.out is not None
         try:
             while w.out:
-                n = os.write(w.task_fd, w.out)
-                w.out = w.out[n:]
+                _written(w.out, os.writev(w.task_fd, w.out[:_IOV]))
                 w.moved = True
         except BlockingIOError:
             return True
@@ -311,7 +311,7 @@ class Workers:
         assert w.task is not None and w.body is not None
         task, body = w.task, w.body
         w.task, w.body, w.head, w.got = None, None, b"", 0
-        ok, value, text = pickle.loads(body)
+        ok, value, text = _loads(body)
         if ok:
             task.value = value
         else:
@@ -371,14 +371,45 @@ class Workers:
             os.waitpid(w.pid, 0)
 
 
-def _message(obj: Any) -> memoryview:
-    """`obj` pickled behind its length, in one buffer (a piece of a stream is not copied)."""
+def _message(obj: Any) -> list[memoryview]:
+    """`obj` as buffers to write in order: the length of the body, then the body: how many
+    out-of-band buffers and their lengths, the pickle's length, the pickle, those buffers.
+
+    A `pickle.PickleBuffer` in `obj` (a stream piece's received bytes) goes out of band: the
+    pipe takes it from where it is, and the reader's body holds it where `_loads` hands it on
+    as a view, so neither process copies it (pickling 199 MB of pieces into the message, and
+    out of it again in the workers, were two copies of every byte of an SSH load)."""
+    out: list[pickle.PickleBuffer] = []
     buf = io.BytesIO()
-    buf.write(bytes(_HEADER.size))
-    pickle.dump(obj, buf, pickle.HIGHEST_PROTOCOL)
-    view = buf.getbuffer()
-    _HEADER.pack_into(view, 0, len(view) - _HEADER.size)
-    return view
+    pickle.dump(obj, buf, 5, buffer_callback=out.append)
+    pk = buf.getbuffer()
+    views = [b.raw() for b in out]
+    lens = [len(pk), *(v.nbytes for v in views)]
+    table = struct.pack(f"<I{len(lens)}Q", len(views), *lens)
+    head = _HEADER.pack(len(table) + sum(lens)) + table
+    return [memoryview(head), pk, *views]
+
+
+def _loads(body: bytearray) -> Any:
+    """What `_message` pickled, read from its body; out-of-band buffers are views of `body`."""
+    (count,) = struct.unpack_from("<I", body, 0)
+    lens = struct.unpack_from(f"<{count + 1}Q", body, 4)
+    view = memoryview(body)
+    at = 4 + 8 * (count + 1)
+    parts = []
+    for n in lens:
+        parts.append(view[at:at + n])
+        at += n
+    return pickle.loads(parts[0], buffers=parts[1:])
+
+
+def _written(out: list[memoryview], n: int) -> None:
+    """Drop the `n` bytes a write took from the front of `out` (and any empty buffer there)."""
+    while out and n >= out[0].nbytes:
+        n -= out[0].nbytes
+        del out[0]
+    if n:
+        out[0] = out[0][n:]
 
 
 def _widen(fd: int) -> None:
@@ -423,7 +454,7 @@ def _child(func: Callable[[Any], Any], task_fd: int, result_fd: int, others: lis
         if data is None:
             return
         try:
-            reply: tuple[bool, Any, str] = (True, func(pickle.loads(data)), "")
+            reply: tuple[bool, Any, str] = (True, func(_loads(data)), "")
         except BaseException as exc:  # the parent raises it again
             reply = (False, exc, traceback.format_exc())
         try:
@@ -466,6 +497,6 @@ def _read_exact(fd: int, n: int) -> bytearray | None:
     return buf
 
 
-def _write_all(fd: int, view: memoryview) -> None:
-    while view:
-        view = view[os.write(fd, view):]
+def _write_all(fd: int, out: list[memoryview]) -> None:
+    while out:
+        _written(out, os.writev(fd, out[:_IOV]))
