@@ -317,3 +317,45 @@ def test_the_head_window_is_read_in_one_pass(monkeypatch):
         assert scanned[0] <= 4 * prefix.MAX_VLLM_PREFIX, (line, scanned[0])
         assert head is None or head[1] is not None
     assert prefix.vllm_head("INFO [gpu_worker.py:456] " + "[1:2] " * 40) == (25, "", None)
+
+
+def _range(lines: list[str]) -> tuple[str, str]:
+    from kvtui.engines.vllm.version import infer_version
+
+    run = fold(lines).state.current
+    vr = infer_version(run.hints)
+    return ".".join(map(str, vr.lo)), ".".join(map(str, vr.hi))
+
+
+def test_v0_pool_named_by_the_device_folds_and_dates():
+    """0.7-0.10's V0 executor prints the platform's device_name ("# cuda blocks: ...",
+    executor_base.py:111 in 0.8.0); <= 0.6 printed "# GPU blocks" (gpu_executor.py:76 in
+    0.6.6.post1). Both are V0's pool with its CPU blocks."""
+    lines = ["INFO 03-14 18:57:59 [executor_base.py:111] # cuda blocks: 4739, # CPU blocks: 859",
+             "INFO 03-14 18:57:59 [executor_base.py:116] Maximum concurrency for 163840 tokens "
+             "per request: 1.85x"]
+    run = fold(lines).state.current
+    cap = run.primary_capacity()
+    assert cap is not None
+    assert (cap["gpu_blocks"], cap["page_size"], cap["max_total_num_tokens"]) == (
+        4739, 64, 4739 * 64)
+    assert {"capacity:cpu_blocks", "capacity:device_name"} <= run.hints
+    assert _range(lines) == ("0.8.0", "0.10.2")
+    assert _range(["INFO 08-19 07:51:08 distributed_gpu_executor.py:56] # GPU blocks: 22982, "
+                   "# CPU blocks: 6241"])[1] == "0.6.6"
+    from parsers.vllm import parse_line
+
+    ev = parse_line("# cuda blocks: 41345, # CPU blocks: 21845")  # pasted without its head
+    assert ev is not None and ev.get("gpu_blocks") == 41345
+
+
+def test_the_xpu_weights_line_dates_by_its_unit():
+    """xpu_model_runner.py prints "Loading model weights took %.4f GB" up to 0.8.0 (:425) and
+    "... GiB" from 0.8.5 (:414) to 0.9.2 (:415); V0's XPU runner is gone in 0.10.2. The CUDA
+    runner's "... GB" line stays <= 0.7."""
+    assert _range(["INFO 05-01 16:27:56 [xpu_model_runner.py:414] Loading model weights took "
+                   "7.4800 GiB"]) == ("0.8.1", "0.10.1")
+    assert _range(["INFO 05-01 16:27:56 [xpu_model_runner.py:425] Loading model weights took "
+                   "7.4800 GB"]) == ("0.8.0", "0.8.4")
+    assert _range(["INFO 10-17 08:00:08 model_runner.py:1071] Loading model weights took "
+                   "14.9888 GB"])[1] == "0.7.3"
