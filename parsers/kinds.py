@@ -37,6 +37,10 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "mamba_pool": ("slots", "conv_gib", "ssm_gib"),
     "swa_split": ("full_tokens", "swa_tokens"),
     "memory_pool_end": ("avail_gib",),
+    # Memory the engine takes out of the KV budget before it sizes the pool, for what it
+    # allocates after (SGLang 0.5.18+: the multimodal embedding cache and feature-transport
+    # pools, purpose "multimodal").
+    "kv_budget_reserved": ("reserved_gib", "purpose"),
     "cuda_graph_end": ("elapsed_s", "usage_gib", "avail_gib"),
     "capacity": (
         "max_total_num_tokens", "chunked_prefill_size", "max_prefill_tokens",
@@ -144,6 +148,7 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "mamba_pool": ("intermediate_ssm_gib", "intermediate_conv_gib"),
     "swa_split": (),
     "memory_pool_end": (),
+    "kv_budget_reserved": (),
     "cuda_graph_end": ("graph",),  # what was captured, e.g. "target verify CUDA graph"
     # vLLM: the pool in blocks (`# GPU blocks: N`; tokens = blocks x page_size), the
     # concurrency it prints for `context_len`-token requests, a forced block count.
@@ -223,6 +228,7 @@ KIND_TRAITS: dict[str, KindTraits] = {
     "mamba_pool": KindTraits("startup", "memory"),
     "swa_split": KindTraits("startup", "memory"),
     "memory_pool_end": KindTraits("startup", "load"),
+    "kv_budget_reserved": KindTraits("startup", "memory"),
     "cuda_graph_end": KindTraits("startup", "load"),
     "capacity": KindTraits("startup", "capacity"),
     "prefill_batch": KindTraits("runtime", "prefill", batch=True, joinable=True),

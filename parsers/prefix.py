@@ -152,17 +152,19 @@ def ts_seconds(ts: str) -> float | None:
 _V_LEVEL = r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)"
 _V_TS = r"(?:\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"
 # `[file.py:N]` (0.8+; a relative path under VLLM_LOGGING_LEVEL=DEBUG) or `file.py:N]` (<=0.7).
-_V_HEAD = regex.compile(rf"({_V_LEVEL}) ({_V_TS}) \[?[\w.\-/]+:\d+\]\Z")
+# Whatever wraps the line may stand before it (an envelope, a launcher's own head).
+_V_HEAD = regex.compile(rf"({_V_LEVEL}) ({_V_TS}) \[?[\w.\-/]+:\d+\] ")
+# The process prefix: `(EngineCore_DP0 pid=241)`, `(Worker_PP1_TP3 pid=9)`, `(APIServer pid=1)`,
+# `(VllmWorkerProcess pid=6499)` (V0), `(VllmWorker rank=0 pid=12)` (0.9).
+_PROC = r"\(([\w.\-]+)(?: rank=(\d+))? pid=\d+\) "
+_V_PROC = regex.compile(_PROC)
+_V_PROC_TAIL = regex.compile(_PROC + r"\Z")
 # The same head with the time cut out, as pastes in threads often show it (`INFO
 # [gpu_worker.py:462] Available KV cache memory: ...`, vllm-project/vllm#54623): vLLM itself
 # always prints the time (0.33.0 vllm/logger.py:28 `%(levelname)s %(asctime)s [%(fileinfo)s`),
-# so only the line start or a process prefix may stand before it (SGLang's logging-config form
+# so only a process prefix may stand before it (SGLang's logging-config form
 # `ts LEVEL [file.py:N]` puts its stamp there).
-_V_UNTIMED = regex.compile(rf"({_V_LEVEL}) \[[\w.\-/]+\.py:\d+\]\Z")
-# The process prefix: `(EngineCore_DP0 pid=241)`, `(Worker_PP1_TP3 pid=9)`, `(APIServer pid=1)`,
-# `(VllmWorkerProcess pid=6499)` (V0), `(VllmWorker rank=0 pid=12)` (0.9).
-_V_PROC = regex.compile(r"\(([\w.\-]+)(?: rank=(\d+))? pid=\d+\) ")
-_V_PROC_TAIL = regex.compile(r"\(([\w.\-]+)(?: rank=(\d+))? pid=\d+\) \Z")
+_V_UNTIMED = regex.compile(rf"(?:{_PROC})?{_V_LEVEL} \[[\w.\-/]+\.py:\d+\] ")
 # A bare `[file.py:N] ` head with neither level nor time (log fragments quoted in a thread).
 _V_BARE = regex.compile(r"\[[\w.\-/]+\.py:\d+\] ")
 _V_RANK_TOKEN = regex.compile(r"(?:DP|PP|PCP|TP|DCP|EP)\d+")
@@ -189,27 +191,60 @@ def vllm_rank(name: str, rank: str | None = None) -> str | None:
     return " ".join(tags) or None
 
 
+def _memo(head: str, value: tuple[str | None, str | None]) -> None:
+    if len(VLLM_CACHE) >= _CACHE_MAX:
+        VLLM_CACHE.clear()
+    VLLM_CACHE[head] = value
+
+
 def vllm_head(text: str) -> tuple[int, str | None, str | None] | None:
     """(message start, ts, rank) of a vLLM line head, or None when the line has none.
 
     A line with only a process prefix (a traceback line, a uvicorn access line of the API
     server) gives its rank and no ts; a bare `[file.py:N] ` head gives neither; a head whose
     time a paste cut out (`INFO [file.py:N] `) gives the empty string `UNTIMED` as its ts.
+
+    The first timed head in the window is the one, wherever it stands: an untimed head in front
+    of it is a launcher's or a supervisor's that re-logs vLLM's output (vLLM prints the time),
+    so an untimed head is taken only when no timed one follows, and its process prefix gives
+    the rank when vLLM's own head has none in front. One regex pass finds the timed head (the
+    head window read once, however many `] ` it holds: trying each `] ` with a search of the
+    whole head before it cost 400 us for a line of 45 of them); the usual line, whose first
+    (or, behind an envelope's stamp, second) `] ` ends a head seen before, costs a dict lookup.
     """
     end = text.find("] ", 0, MAX_VLLM_PREFIX)
-    while end > 0:
-        head = text[: end + 1]
-        hit = VLLM_CACHE.get(head)
-        if hit is None:
-            hit = _vllm_head_of(head)
-            if hit is not _NO_PREFIX:
-                if len(VLLM_CACHE) >= _CACHE_MAX:
-                    VLLM_CACHE.clear()
-                VLLM_CACHE[head] = hit
-        if hit is not _NO_PREFIX:
+    if end > 0:
+        first = text[: end + 1]
+        hit = VLLM_CACHE.get(first)
+        if hit is not None and hit[0] != UNTIMED:
             return end + 2, hit[0], hit[1]
-        # A `]` inside an envelope (`[2024-07-08 15:17:34] INFO ...`): look further.
-        end = text.find("] ", end + 2, MAX_VLLM_PREFIX)
+        nxt = text.find("] ", end + 2, MAX_VLLM_PREFIX)
+        if nxt > 0:
+            # a head behind an envelope's stamp (`[2024-07-08 15:17:34] INFO ...`) or behind
+            # an untimed wrapper head, seen before
+            second = VLLM_CACHE.get(text[: nxt + 1])
+            if second is not None and second[0] != UNTIMED:
+                return nxt + 2, second[0], second[1]
+        # (a head seen untimed before: only a later `] ` can end a timed head)
+        m = _V_HEAD.search(text, 0, MAX_VLLM_PREFIX) if hit is None else (
+            _V_HEAD.search(text, end + 2, MAX_VLLM_PREFIX) if nxt > 0 else None)
+        if m is not None:
+            at = m.start()
+            p = _V_PROC_TAIL.search(text, 0, at) if text[at - 2: at] == ") " else None
+            rank = vllm_rank(p.group(1), p.group(2)) if p is not None else None
+            if rank is None and m.end() > end + 2:
+                u = _V_UNTIMED.match(text, 0, MAX_VLLM_PREFIX)
+                if u is not None and u.group(1) is not None:
+                    rank = vllm_rank(u.group(1), u.group(2))
+            _memo(text[: m.end() - 1], (m.group(2), rank))
+            return m.end(), m.group(2), rank
+        if hit is not None:
+            return end + 2, UNTIMED, hit[1]
+        u = _V_UNTIMED.match(text, 0, MAX_VLLM_PREFIX)
+        if u is not None and u.end() == end + 2:
+            rank = vllm_rank(u.group(1), u.group(2)) if u.group(1) is not None else None
+            _memo(first, (UNTIMED, rank))
+            return u.end(), UNTIMED, rank
     if text[:1] == "(":
         p = _V_PROC.match(text)
         if p is not None:
@@ -221,19 +256,3 @@ def vllm_head(text: str) -> tuple[int, str | None, str | None] | None:
         if b is not None:
             return b.end(), None, None
     return None
-
-
-def _vllm_head_of(head: str) -> tuple[str | None, str | None]:
-    """(ts, rank) of a candidate head `...]` (ts `UNTIMED` for a head without its time), or
-    `_NO_PREFIX`."""
-    m = _V_HEAD.search(head)
-    timed = m is not None
-    if m is None:
-        m = _V_UNTIMED.search(head)
-        if m is None:
-            return _NO_PREFIX
-    before = head[: m.start()]
-    p = _V_PROC_TAIL.search(before) if before.endswith(") ") else None
-    if not timed and (p.start() != 0 if p is not None else before != ""):
-        return _NO_PREFIX  # only a process prefix may stand before an untimed head
-    return (m.group(2) if timed else UNTIMED), vllm_rank(p.group(1), p.group(2)) if p else None

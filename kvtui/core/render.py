@@ -125,7 +125,8 @@ def _render_deployment(report: Report) -> list[str]:
                    ("context_len", cap.context_len), ("max_concurrency", cap.max_concurrency),
                    ("max_running_requests", cap.max_running_requests),
                    ("chunked_prefill_size", cap.chunked_prefill_size),
-                   ("available_gpu_mem_gib", cap.available_gpu_mem_gib))
+                   ("available_gpu_mem_gib", cap.available_gpu_mem_gib),
+                   ("kv_budget_reserved_gib", cap.kv_budget_reserved_gib))
         sizes = ", ".join(f"{k}={_fmt_num(v)}" for k, v in figures if v is not None)
         lim = cap.running_limit
         if lim is not None:  # the engine's own cap, where its capacity line states none

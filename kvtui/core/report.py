@@ -92,6 +92,7 @@ def _capacity(run: Run, limit: RunningLimit | None) -> CapacityFacts | None:
                                    if run.memory_pool_end else None),
         swa_split=run.swa_split or None,
         running_limit=limit,
+        kv_budget_reserved_gib=max(run.kv_reserved.values()) if run.kv_reserved else None,
     )
 
 

@@ -364,6 +364,9 @@ class CapacityFacts:
     swa_split: Json | None = field(default=None, metadata=OMIT_EMPTY)
     # The engine's own cap when its capacity line states none (vLLM's max_num_seqs).
     running_limit: RunningLimit | None = field(default=None, metadata=OMIT_NONE)
+    # GiB the engine took out of the KV budget before sizing the pool, for memory it allocates
+    # after (the largest per rank; SGLang's multimodal reserve).
+    kv_budget_reserved_gib: float | None = field(default=None, metadata=OMIT_NONE)
 
     def to_json(self) -> Json:
         return _fields_json(self)

@@ -127,6 +127,9 @@ class Run:
     draft_weights: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     weights_begin: dict[str | None, float] = field(default_factory=dict)
     memory_pool_end: dict[str | None, float] = field(default_factory=dict)
+    # What the engine took out of the KV budget before sizing the pool, per rank (SGLang's
+    # multimodal reserve, GiB): the sizing arithmetic subtracts it from the rest memory.
+    kv_reserved: dict[str | None, float] = field(default_factory=dict)
     cuda_graph: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     memory_profile: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     kv_layout: dict[str, Any] = field(default_factory=dict)
@@ -610,6 +613,12 @@ def _on_swa_sizing(st: State, run: Run, ev: Event, src: str, n: int, text: str) 
     run.swa_sizing = {**ev.fields, "rank": ev.rank}
 
 
+def _on_kv_reserved(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    gib = ev.get("reserved_gib")
+    if isinstance(gib, (int, float)):
+        run.kv_reserved[ev.rank] = float(gib)  # the post-capture re-sizing repeats the figure
+
+
 def _on_dsv4_memory(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     run.dsv4_memory[ev.rank] = {**ev.fields, "evidence": _ev(ev, src, n, text)}
 
@@ -667,6 +676,7 @@ HANDLERS = {
     "load_weight_begin": _on_weight_begin,
     "load_weight_end": _on_weight_end,
     "memory_pool_end": _on_pool_end,
+    "kv_budget_reserved": _on_kv_reserved,
     "cuda_graph_end": _on_cuda_graph,
     "oom": _on_oom,
     "mem_unbalanced": _on_unbalanced,

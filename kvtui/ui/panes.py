@@ -239,6 +239,8 @@ def facts_text(r: rv.Shown) -> Text:
                  f"context_len={fmt_int(cap.context_len)}")
         if cap.available_gpu_mem_gib is not None:
             t.append(f"  avail {fmt_gib(cap.available_gpu_mem_gib)}")
+        if cap.kv_budget_reserved_gib:  # taken out of the KV budget before sizing
+            t.append(f"  reserved {fmt_gib(cap.kv_budget_reserved_gib)}")
         t.append("\n")
     else:
         t.append("—\n", style="dim")

@@ -420,6 +420,14 @@ CATALOG: tuple[Format, ...] = (
                 "c128_state_pool_size=846848 unified=False unified_fp8=False",
                 ("max_num_reqs", "unified", "unified_fp8")),
     )),
+    Format("kv_budget_reserved", ("Reserving ",), _cast(startup.parse_kv_reserved), (
+        Variant("kv_budget_reserved:multimodal", since("0.5.18"),
+                "Reserving {:.2f} GB of the KV budget for post-sizing multimodal allocations "
+                "(feature-transport pools + embedding cache).",
+                "0.5.18 mem_cache/kv_cache_configurator.py:143, 0.5.23 :215 (absent in 0.5.17)",
+                P + "Reserving 0.10 GB of the KV budget for post-sizing multimodal allocations "
+                "(feature-transport pools + embedding cache).", ("reserved_gib", "purpose")),
+    )),
     Format("memory_pool_end", ("Memory pool end.",), _cast(startup.parse_pool_end), (
         Variant("memory_pool_end:avail", EVERY, "Memory pool end. avail mem={:.2f} GB",
                 "sglang-log-lines.md 5.4 (0.5.23 model_runner_components/kv_pool_runtime.py"

@@ -246,6 +246,23 @@ def parse_pool_end(msg: str) -> Parsed | None:
     return fields, "memory_pool_end:avail"
 
 
+# The KV budget's share set aside for multimodal memory allocated after the pool is sized (the
+# embedding cache, the GPU feature-transport pools): "Reserving %.2f GB of the KV budget for
+# post-sizing multimodal allocations (feature-transport pools + embedding cache)." (0.5.18+:
+# mem_cache/kv_cache_configurator.py:143 in 0.5.18, :215 in 0.5.23; printed when the reserve is
+# above 0, once per sizing: again before the post-capture re-sizing).
+_RESERVED = regex.compile(r"Reserving (\d+(?:\.\d+)?) GB of the KV budget for post-sizing "
+                          r"multimodal allocations")
+
+
+def parse_kv_reserved(msg: str) -> Parsed | None:
+    m = _RESERVED.match(msg)
+    if m is None:
+        return None
+    return {"reserved_gib": _f(m.group(1)), "purpose": "multimodal"}, \
+        "kv_budget_reserved:multimodal"
+
+
 # Old: `Capture cuda graph end. Time elapsed: X s. mem usage=Y GB. avail mem=Z GB.`
 # New: `Capture target decode CUDA graph end. [bs=[..], ]elapsed=X s, mem usage=.., avail mem=..`
 _GRAPH_HEAD = regex.compile(r"Capture (?P<graph>.{1,80}?) end\.")

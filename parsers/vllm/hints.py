@@ -47,9 +47,17 @@ def hints(ev: Event, text: str) -> list[str]:
     elif k == "engine_version":
         pass
     elif k == "capacity":
-        if "# GPU blocks:" in text:
-            h.append("capacity:cpu_blocks" if ev.get("cpu_blocks") is not None
-                     else "capacity:gpu_blocks")
+        if ev.get("gpu_blocks") is not None and " blocks: " in text:
+            if ev.get("cpu_blocks") is not None:
+                h.append("capacity:cpu_blocks")  # V0's pool line
+                # "# GPU blocks" (<= 0.6) or the platform's lower-case device_name (0.7-0.10)
+                word = text.rsplit("# ", 2)[-2].split(" ", 1)[0]  # "# <word> blocks: N, # CPU"
+                if word in ("GPU", "HPU", "TPU"):
+                    h.append("capacity:gpu_word")
+                elif word.islower():
+                    h.append("capacity:device_name")
+            elif "# GPU blocks:" in text:
+                h.append("capacity:gpu_blocks")
         elif ev.get("max_total_num_tokens") is not None:
             h.append("capacity:merged" if ev.get("max_concurrency") is not None
                      else "capacity:tokens")
@@ -66,7 +74,11 @@ def hints(ev: Event, text: str) -> list[str]:
         h.append(f"kv_dtype:{ev.get('origin')}")
     elif k == "load_weight_end":
         if "Loading model weights took" in text:
-            h.append("weights:old")
+            # the XPU runner's (xpu_model_runner.py): "GB" to 0.8.0, "GiB" from 0.8.5
+            if " GiB" in text:
+                h.append("weights:xpu_gib")
+            else:
+                h.append("weights:xpu_gb" if "xpu_model_runner" in text else "weights:old")
         elif "GiB memory and" in text:
             h.append("weights:memory")
         else:

@@ -154,6 +154,8 @@ _HANDLERS: dict[str, _Handler] = {
     "CUDA": _h_graph,
     "Grap": _h_graph,
     "Esti": _h_memory,
+    "Befo": _h_memory,  # V1's XPU worker (xpu_worker.py)
+    "Afte": _h_memory,
     "Add ": _h_setting,
     "Sett": _h_setting,
     "Padd": _h_setting,
@@ -175,7 +177,10 @@ _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_s
             # took 13.72 GiB memory and 62.336108 seconds"); SGLang says "Load weight end."
             "Model loading took ", "Loading model weights took ",
             # V0's pool and profile lines, pasted without heads (vllm-project/vllm#10517)
-            "# GPU blocks: ", "Memory profiling results: ")
+            "# GPU blocks: ", "Memory profiling results: ",
+            # 0.7-0.10 names the device (executor_base.py): "# cuda blocks: N, # CPU blocks: M"
+            "# cuda blocks: ", "# rocm blocks: ", "# xpu blocks: ", "# hpu blocks: ",
+            "# tpu blocks: ", "# HPU blocks: ", "# TPU blocks: ")
 
 
 def _fallback(msg: str) -> _Result:
@@ -183,8 +188,9 @@ def _fallback(msg: str) -> _Result:
         return _kind("oom", parse_error(msg))
     if "version" in msg:
         return _kind("engine_version", parse_version(msg))
-    # Another device's pool: "XPU KV cache size: N tokens, ..." (0.30+)
-    if " KV cache size: " in msg[:24]:
+    # Another device's pool: "XPU KV cache size: N tokens, ..." (0.30+), and V0's "# cuda
+    # blocks: N, # CPU blocks: M" (0.7-0.10: the platform's device name)
+    if " KV cache size: " in msg[:24] or (msg[:2] == "# " and " blocks: " in msg[:24]):
         return _kind("capacity", parse_capacity(msg))
     return None
 

@@ -1,8 +1,9 @@
 """vLLM's start-up lines: weights, KV dtype and scales, memory, KV pool size, capacity, layout.
 
-Every format string is quoted from the releases named beside it (wheels of 0.6.3, 0.8.5,
-0.10.2, 0.11.0, 0.14.0, 0.22.0, 0.25.0, 0.28.0, 0.33.0). vLLM's "GB" in the older weight line
-is GiB too (`model_memory_usage / float(2**30)`, worker/model_runner.py in 0.6.3), hence `_gib`.
+Every format string is quoted from the releases named beside it (wheels of 0.6.3, 0.6.4,
+0.6.5, 0.7.0, 0.8.0, 0.8.5, 0.9.2, 0.10.2, 0.11.0, 0.14.0, 0.22.0, 0.25.0, 0.28.0, 0.33.0).
+vLLM's "GB" in the older weight line is GiB too (`model_memory_usage / float(2**30)`,
+worker/model_runner.py in 0.6.3), hence `_gib`.
 """
 
 from __future__ import annotations
@@ -37,9 +38,11 @@ def _blank(kind: str, **values: Any) -> dict[str, Any]:
 
 # -- weights ---------------------------------------------------------------------------------
 # "Loading model weights took %.4f GB" (V0 worker/model_runner.py, 0.5-0.6; V1 0.7
-# gpu_model_runner.py); "Model loading took %.4f GiB and %.6f seconds" (gpu_model_runner.py,
-# 0.8-0.1x); "Model loading took %s GiB memory and %.6f seconds" (0.2x-0.33).
-_WEIGHTS_OLD = regex.compile(rf"Loading model weights took ({_NUM}) GB")
+# gpu_model_runner.py; V0 worker/xpu_model_runner.py to 0.8.0, :425), "... %.4f GiB" (the XPU
+# runner, xpu_model_runner.py:414 in 0.8.5, :415 in 0.9.2); "Model loading took %.4f GiB and
+# %.6f seconds" (gpu_model_runner.py, 0.8-0.1x); "Model loading took %s GiB memory and %.6f
+# seconds" (0.2x-0.33).
+_WEIGHTS_OLD = regex.compile(rf"Loading model weights took ({_NUM}) Gi?B")
 _WEIGHTS = regex.compile(rf"Model loading took ({_NUM}) GiB(?: memory)? and ({_NUM}) seconds")
 
 
@@ -143,15 +146,19 @@ def parse_reserved(msg: str) -> dict[str, Any] | None:
     return _blank("kv_pool", kv_gib=_f(m.group(1)), scope="all")
 
 
-# V0 worker.py (0.6.5-0.8): "Memory profiling results: duration=..., total_gpu_memory=79.15GiB,
-# ..., non_torch_memory=1.96GiB, kv_cache_size=34.96GiB, gpu_memory_utilization=0.90."; 0.6.4
-# separates the pairs by spaces, not commas ("Memory profiling results: total_gpu_memory=%.2fGiB
-# initial_memory_usage=%.2fGiB ... kv_cache_size=%.2fGiB gpu_memory_utilization=%.2f",
-# worker.py:233 in 0.6.4.post1; pasted in vllm-project/vllm#10517); and the
-# 0.7-0.8 three-line form (worker.py:271 in 0.8.5): "the current vLLM instance can use
-# total_gpu_memory (23.58GiB) x gpu_memory_utilization (0.99) = 23.35GiB" / "model weights take
-# 21.21GiB; non_torch_memory takes 0.20GiB; PyTorch activation peak memory takes 0.37GiB; the
-# rest of the memory reserved for KV Cache is 1.57GiB."
+# V0 worker.py. 0.6.4 and 0.6.4.post1 print the pairs separated by spaces ("Memory profiling
+# results: total_gpu_memory=%.2fGiB initial_memory_usage=%.2fGiB ... kv_cache_size=%.2fGiB
+# gpu_memory_utilization=%.2f", worker.py:233; pasted in vllm-project/vllm#10517). The comma
+# form with a duration ("Memory profiling results: duration=71.88 seconds, total_gpu_memory=
+# 79.15GiB, ..., kv_cache_size=34.96GiB, gpu_memory_utilization=0.90.") is in no release wheel
+# (0.6.4.post1 has the space form, 0.6.5 the three-line form): it was printed by builds between
+# the two (vllm-project/vllm#10909, Dec 2024, worker.py:237; a 0.6.4.post2.dev258 build) and by
+# ROCm builds of that time. The three-line form, 0.6.5-0.10.2 (worker.py:225 in 0.6.5, :271 in
+# 0.8.5, :274 in 0.10.2; every line carries the head): "Memory profiling takes %.2f seconds" /
+# "the current vLLM instance can use total_gpu_memory (23.58GiB) x gpu_memory_utilization
+# (0.99) = 23.35GiB" / "model weights take 21.21GiB; non_torch_memory takes 0.20GiB; PyTorch
+# activation peak memory takes 0.37GiB; the rest of the memory reserved for KV Cache is
+# 1.57GiB."
 _PROFILE_KEYS = {
     "total_gpu_memory": "total_gib", "non_torch_memory": "non_torch_gib",
     "kv_cache_size": "kv_gib", "gpu_memory_utilization": "gpu_memory_utilization",
@@ -174,6 +181,16 @@ _CG_ON = regex.compile(
     rf"CUDA graph memory profiling is enabled .*?--gpu-memory-utilization=({_NUM}) is "
     rf"equivalent to --gpu-memory-utilization=({_NUM})(?:.*?increase --gpu-memory-utilization "
     rf"to ({_NUM}))?")
+# V1's XPU worker profiles in MB (v1/worker/xpu_worker.py:88/:122 in 0.9.2, :100/:134 in
+# 0.10.2, :84/:119 in 0.14.0; gone by 0.33.0): "Before memory profiling run, total GPU memory:
+# %.2f MB, model load takes %.2f MB, free gpu memory is %.2f MB." and "After memory profiling
+# run, peak memory usage is %.2f MB,torch mem is %.2f MB, non-torch mem is %.2f MB, free gpu
+# memory is %.2f MB." The total is not read as `total_gib`: the vLLM calculator takes that
+# field for V0's profiler (kvtui/engines/vllm/fromrun.py `v0_engine`).
+_XPU_BEFORE = regex.compile(rf"Before memory profiling run, total GPU memory: {_NUM} MB, model "
+                            rf"load takes ({_NUM}) MB")
+_XPU_AFTER = regex.compile(rf"After memory profiling run, peak memory usage is {_NUM} MB, ?torch "
+                           rf"mem is {_NUM} MB, non-torch mem is (-?{_NUM}) MB")
 _CG_SOON = regex.compile(rf"In v0\.\d+, CUDA graph memory profiling will be enabled .*?"
                          rf"increase --gpu-memory-utilization from ({_NUM}) to ({_NUM})")
 
@@ -209,17 +226,33 @@ def parse_memory_profile(msg: str) -> dict[str, Any] | None:
     m = _GRAPH_EST.match(msg)
     if m is not None:
         return _blank("memory_profile", cuda_graph_gib=_f(m.group(1)))
+    m = _XPU_BEFORE.match(msg)
+    if m is not None:
+        return _blank("memory_profile", weights_gib=_mib_gib(m.group(1)))
+    m = _XPU_AFTER.match(msg)
+    if m is not None:
+        return _blank("memory_profile", non_torch_gib=_mib_gib(m.group(1)))
     return None
 
 
+def _mib_gib(s: str) -> float | None:
+    """A `/ 1024**2` "MB" figure in GiB."""
+    x = _f(s)
+    return None if x is None else x / 1024
+
+
 # -- capacity --------------------------------------------------------------------------------
-# V0 executor/gpu_executor.py:122 (0.6.3): "# GPU blocks: %d, # CPU blocks: %d"; V1 0.7:
-# "# GPU blocks: %d" (v1/core/kv_cache_utils.py); then "Maximum concurrency for %s tokens per
-# request: %.2fx" (%s an int in V0, `{:,}` in V1). 0.8-0.27: "GPU KV cache size: %s tokens" and
-# the concurrency line apart; 0.28-0.29 one line; 0.30+ "%s KV cache size: ..." (the device:
-# GPU, XPU, ...) with " + host" under HiSparse (kv_cache_utils.py update_kv_cache_capacity,
-# 0.33.0).
-_BLOCKS = regex.compile(r"# GPU blocks: (\d+)(?:, # CPU blocks: (\d+))?")
+# V0 executor/gpu_executor.py:122 (0.6.3, :76 in 0.6.6.post1): "# GPU blocks: %d, # CPU
+# blocks: %d" ("# HPU/TPU blocks" on those platforms); 0.7-0.10 names the platform's
+# device_name, "# %s blocks: %d, # CPU blocks: %d" ("# cuda blocks", "# rocm blocks", "# xpu
+# blocks", ...: executor/executor_base.py:108 in 0.7.0, :111 in 0.8.0, :112 in 0.8.5, :114 in
+# 0.10.2); V1 0.7: "# GPU blocks: %d" (v1/core/kv_cache_utils.py); then "Maximum concurrency
+# for %s tokens per request: %.2fx" (%s an int in V0, `{:,}` in V1). 0.8-0.27: "GPU KV cache
+# size: %s tokens" and the concurrency line apart; 0.28-0.29 one line; 0.30+ "%s KV cache
+# size: ..." (the device: GPU, XPU, ...) with " + host" under HiSparse (kv_cache_utils.py
+# update_kv_cache_capacity, 0.33.0).
+_BLOCKS = regex.compile(r"# (?:GPU blocks: (\d+)(?:, # CPU blocks: (\d+))?|[A-Za-z]+ blocks: "
+                        r"(\d+), # CPU blocks: (\d+))")
 _SIZE = regex.compile(
     rf"(?:[A-Z]+(?: \+ host)? )?KV cache size: ({_INT}) tokens"
     rf"(?:, Maximum concurrency for ({_INT}) tokens per request: ({_NUM})x)?")
@@ -241,6 +274,8 @@ def parse_capacity(msg: str) -> dict[str, Any] | None:
         return _blank("capacity", context_len=_i(m.group(1)), max_concurrency=_f(m.group(2)))
     m = _BLOCKS.match(msg)
     if m is not None:
+        if m.group(1) is None:  # the device's name (0.7-0.10) or another platform's
+            return _blank("capacity", gpu_blocks=_i(m.group(3)), cpu_blocks=_i(m.group(4)))
         return _blank("capacity", gpu_blocks=_i(m.group(1)), cpu_blocks=_i(m.group(2)))
     m = _OVERRIDE.match(msg)
     if m is not None:

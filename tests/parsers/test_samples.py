@@ -204,6 +204,11 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      {"full_tokens": 10, "swa_tokens": 8}),
     # --- pool end / graphs ------------------------------------------------------------------
     (P + "Memory pool end. avail mem=14.61 GB", "memory_pool_end", {"avail_gib": 14.61}),
+    # 0.5.18+ kv_cache_configurator.py:143 (0.5.23 :215); as a DeepSeek-V4.1-Flash run report
+    # in a public repository shows it ("[2026-09-11 23:46:11 TP0 EP0] Reserving 0.10 GB ...")
+    ("[2026-09-11 23:46:11 TP0 EP0] Reserving 0.10 GB of the KV budget for post-sizing "
+     "multimodal allocations (feature-transport pools + embedding cache).",
+     "kv_budget_reserved", {"reserved_gib": 0.1, "purpose": "multimodal"}),
     (P + "Capture cuda graph end. Time elapsed: 5.37 s. mem usage=1.44 GB. avail mem=38.05 GB.",
      "cuda_graph_end", {"elapsed_s": 5.37, "usage_gib": 1.44, "avail_gib": 38.05}),
     (P + "Capture cpu graph end. Time elapsed: 2.00 s. mem usage=0.00 GB. avail mem=1.00 GB.",

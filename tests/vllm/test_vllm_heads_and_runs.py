@@ -250,3 +250,112 @@ def test_v0_start_up_lines_pasted_without_heads():
     blocks = events[2]
     assert blocks is not None and (blocks.get("gpu_blocks"), blocks.get("cpu_blocks")) == (
         1478, 2048)
+
+
+# A launcher or supervisor that re-logs vLLM's output puts its own head in front, and that head
+# can be vLLM's shape without the time (`INFO [file.py:N] `). vLLM itself always prints the time
+# (vllm/logger.py:28 in 0.33.0, `%(levelname)s %(asctime)s [%(fileinfo)s`), so the timed head
+# further on is vLLM's, and its message is the one to read.
+WRAPPED = [
+    "(APIServer pid=1) INFO [launcher.py:88] [engine] INFO 05-01 10:00:41 [gpu_worker.py:276] "
+    "Available KV cache memory: 30.25 GiB",
+    "INFO [supervisor.py:12] (Worker_TP1 pid=11) INFO 05-01 10:00:41 [gpu_worker.py:276] "
+    "Available KV cache memory: 30.25 GiB",
+]
+
+
+def test_a_timed_head_behind_an_untimed_one_is_the_one_read():
+    from parsers.vllm import parse_line
+
+    first, second = (parse_line(line) for line in WRAPPED)
+    assert first is not None and (first.kind, first.ts, first.rank, first.get("kv_gib")) == (
+        "kv_pool", "05-01 10:00:41", None, 30.25)
+    assert second is not None and (second.ts, second.rank) == ("05-01 10:00:41", "TP1")
+    assert line_timestamp(WRAPPED[0]) == "05-01 10:00:41"
+    # the wrapper's process prefix names the rank when vLLM's own head has none in front
+    ev = parse_line("(Worker_TP3 pid=12) INFO [relay.py:5] INFO 05-01 10:00:41 "
+                    "[gpu_worker.py:276] Available KV cache memory: 30.25 GiB")
+    assert ev is not None and (ev.ts, ev.rank) == ("05-01 10:00:41", "TP3")
+    # an untimed head alone is still read as before, whatever brackets its message holds
+    ev = parse_line("INFO [gpu_worker.py:456] Available KV cache memory: 57.09 GiB [note] x")
+    assert ev is not None and (ev.kind, ev.ts, ev.get("kv_gib")) == ("kv_pool", None, 57.09)
+
+
+def test_the_head_window_is_read_in_one_pass(monkeypatch):
+    """Each `] ` of the head window is checked where it stands: no regex is run over the whole
+    head again per candidate (which made a line full of `] ` cost 500 times a plain one)."""
+    import regex
+
+    from parsers import prefix
+
+    scanned = [0]
+
+    class Counting:
+        def __init__(self, pattern):
+            self.pattern = pattern
+
+        def __getattr__(self, name):
+            method = getattr(self.pattern, name)
+
+            def call(string, pos=0, endpos=None, *a, **kw):
+                scanned[0] += (len(string) if endpos is None else endpos) - pos
+                return method(string, pos, endpos if endpos is not None else len(string),
+                              *a, **kw)
+            return call
+
+    for name, value in list(vars(prefix).items()):
+        if isinstance(value, regex.Pattern):
+            monkeypatch.setattr(prefix, name, Counting(value))
+    for line in ("[1:2] " * 45 + "x",
+                 "INFO [gpu_worker.py:456] " + "[1:2] " * 40 + "Available KV cache memory: 1 GiB",
+                 "(APIServer pid=1) INFO [launcher.py:88] " + "[a.py:1] " * 20 +
+                 "INFO 05-01 10:00:41 [gpu_worker.py:276] Available KV cache memory: 1 GiB"):
+        prefix.VLLM_CACHE.clear()
+        scanned[0] = 0
+        head = prefix.vllm_head(line)
+        # a fixed number of passes over the window (11,537 characters for the first line before)
+        assert scanned[0] <= 4 * prefix.MAX_VLLM_PREFIX, (line, scanned[0])
+        assert head is None or head[1] is not None
+    assert prefix.vllm_head("INFO [gpu_worker.py:456] " + "[1:2] " * 40) == (25, "", None)
+
+
+def _range(lines: list[str]) -> tuple[str, str]:
+    from kvtui.engines.vllm.version import infer_version
+
+    run = fold(lines).state.current
+    vr = infer_version(run.hints)
+    return ".".join(map(str, vr.lo)), ".".join(map(str, vr.hi))
+
+
+def test_v0_pool_named_by_the_device_folds_and_dates():
+    """0.7-0.10's V0 executor prints the platform's device_name ("# cuda blocks: ...",
+    executor_base.py:111 in 0.8.0); <= 0.6 printed "# GPU blocks" (gpu_executor.py:76 in
+    0.6.6.post1). Both are V0's pool with its CPU blocks."""
+    lines = ["INFO 03-14 18:57:59 [executor_base.py:111] # cuda blocks: 4739, # CPU blocks: 859",
+             "INFO 03-14 18:57:59 [executor_base.py:116] Maximum concurrency for 163840 tokens "
+             "per request: 1.85x"]
+    run = fold(lines).state.current
+    cap = run.primary_capacity()
+    assert cap is not None
+    assert (cap["gpu_blocks"], cap["page_size"], cap["max_total_num_tokens"]) == (
+        4739, 64, 4739 * 64)
+    assert {"capacity:cpu_blocks", "capacity:device_name"} <= run.hints
+    assert _range(lines) == ("0.8.0", "0.10.2")
+    assert _range(["INFO 08-19 07:51:08 distributed_gpu_executor.py:56] # GPU blocks: 22982, "
+                   "# CPU blocks: 6241"])[1] == "0.6.6"
+    from parsers.vllm import parse_line
+
+    ev = parse_line("# cuda blocks: 41345, # CPU blocks: 21845")  # pasted without its head
+    assert ev is not None and ev.get("gpu_blocks") == 41345
+
+
+def test_the_xpu_weights_line_dates_by_its_unit():
+    """xpu_model_runner.py prints "Loading model weights took %.4f GB" up to 0.8.0 (:425) and
+    "... GiB" from 0.8.5 (:414) to 0.9.2 (:415); V0's XPU runner is gone in 0.10.2. The CUDA
+    runner's "... GB" line stays <= 0.7."""
+    assert _range(["INFO 05-01 16:27:56 [xpu_model_runner.py:414] Loading model weights took "
+                   "7.4800 GiB"]) == ("0.8.1", "0.10.1")
+    assert _range(["INFO 05-01 16:27:56 [xpu_model_runner.py:425] Loading model weights took "
+                   "7.4800 GB"]) == ("0.8.0", "0.8.4")
+    assert _range(["INFO 10-17 08:00:08 model_runner.py:1071] Loading model weights took "
+                   "14.9888 GB"])[1] == "0.7.3"

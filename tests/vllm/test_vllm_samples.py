@@ -1,9 +1,10 @@
 """One hand-rendered sample line per variant of every vLLM format kvtui reads.
 
 Lines are rendered from vLLM's format strings with made-up numbers; the release and file the
-string was read from are named beside each (wheels 0.6.3, 0.8.5, 0.10.2, 0.11.0, 0.14.0, 0.22.0,
-0.25.0, 0.28.0, 0.33.0). Each row checks the listed fields exactly, that the event carries every
-contract key, and that SGLang's grammar does not claim the line.
+string was read from are named beside each (wheels 0.6.3, 0.6.5, 0.7.0, 0.8.0, 0.8.5, 0.9.2,
+0.10.2, 0.11.0, 0.14.0, 0.22.0, 0.25.0, 0.28.0, 0.33.0). Each row checks the listed fields
+exactly, that the event carries every contract key, and that SGLang's grammar does not claim
+the line.
 """
 
 from __future__ import annotations
@@ -124,6 +125,10 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      {"usage_gib": 1.1201, "elapsed_s": 0.596228}),
     (E + "Model loading took 19.75 GiB memory and 6.356814 seconds", "load_weight_end",
      {"usage_gib": 19.75, "elapsed_s": 6.356814}),
+    # the XPU runner's V0 wording in GiB: xpu_model_runner.py:414 in 0.8.5, :415 in 0.9.2
+    # ("... %.4f GB" to 0.8.0, :425)
+    ("INFO 05-01 16:27:56 [xpu_model_runner.py:414] Loading model weights took 7.4800 GiB",
+     "load_weight_end", {"usage_gib": 7.48}),
     # --- memory: v1/worker/gpu_worker.py; V0 worker/worker.py ---------------------------------
     (E + "Available KV cache memory: 69.66 GiB", "kv_pool", {"kv_gib": 69.66, "scope": "all"}),
     (E + "Available KV cache memory: 11.5 GiB (process-scoped)", "kv_pool",
@@ -153,7 +158,28 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase --gpu-memory-utilization from "
      "0.9000 to 0.9690 to maintain the same effective KV cache size.", "memory_profile",
      {"gpu_memory_utilization": 0.9, "suggested_gpu_memory_utilization": 0.969}),
+    # V1's XPU worker, in MB (v1/worker/xpu_worker.py:88/:122 in 0.9.2, :100/:134 in 0.10.2,
+    # :84/:119 in 0.14.0). Its total GPU memory is not read as total_gib: that field tells V0's
+    # profiler to the vLLM calculator (kvtui/engines/vllm/fromrun.py v0_engine).
+    ("(EngineCore_0 pid=5) INFO 05-01 16:27:56 [xpu_worker.py:100] Before memory profiling run, "
+     "total GPU memory: 65536.00 MB, model load takes 15360.00 MB, free gpu memory is "
+     "49152.00 MB.", "memory_profile", {"weights_gib": 15.0, "total_gib": None}),
+    ("(EngineCore_0 pid=5) INFO 05-01 16:27:58 [xpu_worker.py:134] After memory profiling run, "
+     "peak memory usage is 20480.00 MB,torch mem is 15872.00 MB, non-torch mem is 512.00 MB, "
+     "free gpu memory is 40960.00 MB.", "memory_profile", {"non_torch_gib": 0.5}),
     # --- capacity: executor/gpu_executor.py:122 (0.6.3), v1/core/kv_cache_utils.py ------------
+    # V0 0.7-0.10 names the platform's device_name: "# %s blocks: %d, # CPU blocks: %d"
+    # (executor/executor_base.py:108 in 0.7.0, :111 in 0.8.0, :112 in 0.8.5, :114 in 0.10.2);
+    # the 0.8.0 line as pasted with DeepSeek-R1 (`[executor_base.py:111] # cuda blocks: 4739,
+    # # CPU blocks: 859`, a bench report in a public repository).
+    ("INFO 03-14 18:57:59 [executor_base.py:111] # cuda blocks: 4739, # CPU blocks: 859",
+     "capacity", {"gpu_blocks": 4739, "cpu_blocks": 859}),
+    ("INFO 05-01 16:27:56 [executor_base.py:112] # xpu blocks: 2048, # CPU blocks: 512",
+     "capacity", {"gpu_blocks": 2048, "cpu_blocks": 512}),
+    ("INFO 05-30 16:23:28 executor_base.py:110] # rocm blocks: 5519, # CPU blocks: 9362",
+     "capacity", {"gpu_blocks": 5519, "cpu_blocks": 9362}),
+    ("INFO 12-01 10:00:00 hpu_executor.py:76] # HPU blocks: 9000, # CPU blocks: 100",  # 0.6.5
+     "capacity", {"gpu_blocks": 9000, "cpu_blocks": 100}),
     ("INFO 08-19 07:51:08 distributed_gpu_executor.py:56] # GPU blocks: 22982, # CPU blocks: "
      "6241", "capacity", {"gpu_blocks": 22982, "cpu_blocks": 6241}),
     ("INFO 01-30 03:19:14 kv_cache_utils.py:395] # GPU blocks: 1381", "capacity",

@@ -141,10 +141,14 @@ def _memory(run: Any, sa: dict[str, Any], par: Parallel, notes: list[str]) -> Me
         notes.append(f"mem_fraction_static {mfs!r} in the dump makes no sense: memory lines unused")
         mfs = None
     pre_ok = run.weights_begin and min(run.weights_begin.values()) > 0
+    reserved = max(run.kv_reserved.values()) if run.kv_reserved else 0.0
+    if reserved:
+        notes.append(f"SGLang reserved {reserved:g} GiB of the KV budget for multimodal memory "
+                     "it allocates after sizing the pool: the rest memory is net of it")
     if pre_ok and avails and mfs is not None:
         return MemoryFacts(pre_gib=min(run.weights_begin.values()), avail_gib=min(avails),
                            mem_fraction_static=mfs, weights_gib=max(usages) if usages else None,
-                           tp=par.tp)
+                           tp=par.tp, reserved_gib=reserved)
     return None
 
 

@@ -68,8 +68,9 @@ def render_whatif_text(w: WhatIf, *, explain: bool = True) -> str:
         out.extend(f"  {x}" for x in w.explanation)
         mb = w.memory_budget
         if mb and mb.get("predicted_tokens") is not None:
+            reserved = f" - {mb['reserved_gib']} reserved" if mb.get("reserved_gib") else ""
             out.append(f"  memory lines: rest = {mb['avail_gib']} - {mb['pre_gib']} x (1 - "
-                       f"{mb['mem_fraction_static']}) = {mb['rest_gib']:.3f} GiB -> "
+                       f"{mb['mem_fraction_static']}){reserved} = {mb['rest_gib']:.3f} GiB -> "
                        f"{_n(mb['predicted_tokens'])} tokens (logged {_n(mb.get('logged_tokens'))}"
                        "; estimate, pre is a proxy)")
     return "\n".join(out) + "\n"

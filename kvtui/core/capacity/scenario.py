@@ -191,8 +191,9 @@ def explanation(calc: Calculator) -> list[str]:
                      "bytes/token scaled by the value size of each dtype")
     meas = calc.measured()
     if meas is not None and meas.get("from_memory_lines"):
+        reserved = " - reserved" if calc.memory is not None and calc.memory.reserved_gib else ""
         lines.append(f"no pool line: {meas['bytes_per_token']:,.0f} B/token estimated as the "
-                     "memory budget (avail - pre x (1 - mem_fraction_static)) / tokens")
+                     f"memory budget (avail - pre x (1 - mem_fraction_static){reserved}) / tokens")
     cal = calc.calibration()
     if cal is not None:
         lines.append(f"logged pool: {cal['measured_bytes_per_token']:,} B/token vs printed "

@@ -78,6 +78,12 @@ class MemoryFacts:
 
     `pre_gib` is a proxy: SGLang's `pre` is measured after distributed init, min over ranks, and
     not logged; "Load weight begin. avail mem" is the closest logged value.
+
+    `reserved_gib`: what SGLang takes out of the budget before sizing the pool for memory it
+    allocates after (0.5.18+, multimodal models: "Reserving X GB of the KV budget for
+    post-sizing multimodal allocations"): `rest_memory = available_gpu_memory - slack_gb -
+    mm_reservation_gb` (mem_cache/kv_cache_configurator.py:1789 in 0.5.18, :3038 in 0.5.23),
+    then the Mamba split and the token count.
     """
 
     pre_gib: float
@@ -85,10 +91,11 @@ class MemoryFacts:
     mem_fraction_static: float
     weights_gib: float | None = None
     tp: int = 1
+    reserved_gib: float = 0.0
 
     def rest_gib(self, mem_fraction_static: float | None = None, tp: int | None = None) -> float:
         m = self.mem_fraction_static if mem_fraction_static is None else mem_fraction_static
-        return self.avail_after(tp) - self.pre_gib * (1 - m)
+        return self.avail_after(tp) - self.pre_gib * (1 - m) - self.reserved_gib
 
     def avail_after(self, tp: int | None = None) -> float:
         """Free memory after the weights load; the weights shard across TP as tp_old / tp_new."""
@@ -97,10 +104,13 @@ class MemoryFacts:
         return self.avail_gib
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pre_gib": self.pre_gib, "avail_gib": self.avail_gib,
-                "mem_fraction_static": self.mem_fraction_static,
-                "weights_gib": self.weights_gib, "tp": self.tp,
-                "rest_gib": round(self.rest_gib(), 4)}
+        out: dict[str, Any] = {"pre_gib": self.pre_gib, "avail_gib": self.avail_gib,
+                               "mem_fraction_static": self.mem_fraction_static,
+                               "weights_gib": self.weights_gib, "tp": self.tp}
+        if self.reserved_gib:
+            out["reserved_gib"] = self.reserved_gib
+        out["rest_gib"] = round(self.rest_gib(), 4)
+        return out
 
 
 @dataclass

@@ -33,6 +33,12 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
     "engine:v0": (None, (0, 10, 2), "'Initializing an LLM engine' (the V0 engine, <= 0.10)"),
     "engine:v1": ((0, 7, 0), None, "'Initializing a V1 LLM engine' (0.7+)"),
     "capacity:cpu_blocks": (None, (0, 10, 2), "'# GPU blocks: N, # CPU blocks: M' (V0, <= 0.10)"),
+    # executor/gpu_executor.py:76 in 0.6.6.post1 "# GPU blocks: %d, # CPU blocks: %d";
+    # executor/executor_base.py:108 in 0.7.0 ... :114 in 0.10.2 "# %s blocks: ..." with the
+    # platform's device_name ("cuda", "rocm", "xpu", ...).
+    "capacity:gpu_word": (None, (0, 6, 6), "'# GPU blocks: N, # CPU blocks: M' (V0, <= 0.6)"),
+    "capacity:device_name": ((0, 7, 0), (0, 10, 2),
+                             "'# cuda blocks: N, # CPU blocks: M' (V0, 0.7-0.10)"),
     "capacity:gpu_blocks": ((0, 7, 0), (0, 7, 3), "'# GPU blocks: N' alone (V1 0.7)"),
     # v1/core/kv_cache_utils.py: "GPU KV cache size: %s tokens" from 0.8.0, one line with the
     # concurrency from 0.28.0 (0.25.0:2146 still two lines).
@@ -49,6 +55,11 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
     # "Loading model weights took %.4f GB" (0.6.3 model_runner.py:1071); "Model loading took
     # %.4f GiB and" (0.8.5-0.11.0 gpu_model_runner.py); "%s GiB memory and" (0.14.0+).
     "weights:old": (None, (0, 7, 3), "'Loading model weights took X GB' (<= 0.7)"),
+    # V0's XPU runner (worker/xpu_model_runner.py): "%.4f GB" to 0.8.0 (:425), "%.4f GiB" in
+    # 0.8.5 (:414) and 0.9.2 (:415); the runner is gone in 0.10.2.
+    "weights:xpu_gb": (None, (0, 8, 4), "'Loading model weights took X GB' (XPU, <= 0.8.0)"),
+    "weights:xpu_gib": ((0, 8, 1), (0, 10, 1),
+                        "'Loading model weights took X GiB' (XPU, 0.8.5-0.9)"),
     "weights:gib": ((0, 8, 0), (0, 13, 9), "'Model loading took X GiB and' (0.8-0.13)"),
     "weights:memory": ((0, 12, 0), None, "'Model loading took X GiB memory and' (0.12+)"),
     # gpu_worker.py: the "In v0.19 ... will be enabled by default" notice (absent in 0.14.0),
