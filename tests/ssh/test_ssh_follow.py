@@ -395,12 +395,7 @@ def test_history_goes_as_zstd_where_the_host_has_it(make_connector, tmp_path, zs
     python = tmp_path / "python-without-zstd"
     python.write_text(f"#!/bin/sh\nPATH=/nonexistent exec {sys.executable} \"$@\"\n")
     python.chmod(0o755)
-    target = Target("file", str(log), python=sys.executable if zstd_on_host else str(python))
-    src = RemoteFollower(make_connector("gpu"), target, stop_at_end=True, keepalive=1.0)
-    c = Collector(src, blocks=True)
-    c.thread.start()
-    c.thread.join(120)
-    assert not c.thread.is_alive()
+    src, c = _read_to_end(make_connector, log, sys.executable if zstd_on_host else str(python))
     assert c.texts() == lines
     assert src.codec == ("zstd+zlib" if zstd_on_host else "zlib")
     assert src.bytes_received < log.stat().st_size / 4
@@ -476,19 +471,21 @@ def _python_with_zstd(tmp_path, script: str):
     return str(python)
 
 
-def _read_with_zstd(make_connector, tmp_path, log, script: str):
-    """`log` read to its end (`--check`'s way) by a follower whose host runs `script` as its
-    `zstd`: (the follower, what it delivered)."""
-    from kvtui.sources.ssh.follow import RemoteFollower, Target
-
-    python = _python_with_zstd(tmp_path, script)
+def _read_to_end(make_connector, log, python: str, timeout: float = 120):
+    """`log` read to its end (`--check`'s way) by a follower the host runs with `python`:
+    (the follower, what it delivered)."""
     src = RemoteFollower(make_connector("gpu"), Target("file", str(log), python=python),
                          stop_at_end=True, keepalive=1.0)
     c = Collector(src, blocks=True)
     c.thread.start()
-    c.thread.join(120)
+    c.thread.join(timeout)
     assert not c.thread.is_alive()
     return src, c
+
+
+def _read_with_zstd(make_connector, tmp_path, log, script: str):
+    """`log` read to its end by a follower whose host runs `script` as its `zstd`."""
+    return _read_to_end(make_connector, log, _python_with_zstd(tmp_path, script))
 
 
 def test_a_backlog_goes_through_one_zstd_per_burst(make_connector, tmp_path):
@@ -517,8 +514,6 @@ def test_a_burst_without_sendfile_reads_the_same_lines(make_connector, tmp_path)
     import shutil
     import sys
 
-    from kvtui.sources.ssh.follow import RemoteFollower, Target
-
     if not shutil.which("zstd"):
         pytest.skip("no zstd binary on this host")
     log = tmp_path / "history.log"
@@ -528,12 +523,7 @@ def test_a_burst_without_sendfile_reads_the_same_lines(make_connector, tmp_path)
     python.write_text(f"#!{sys.executable} -S\nimport os, sys\ndel os.sendfile\n"
                       "code, sys.argv = sys.argv[3], ['-c'] + sys.argv[4:]\nexec(code)\n")
     python.chmod(0o755)
-    src = RemoteFollower(make_connector("gpu"), Target("file", str(log), python=str(python)),
-                         stop_at_end=True, keepalive=1.0)
-    c = Collector(src, blocks=True)
-    c.thread.start()
-    c.thread.join(120)
-    assert not c.thread.is_alive()
+    src, c = _read_to_end(make_connector, log, str(python))
     assert c.texts() == lines
     assert src.codec == "zstd+zlib"
     assert src.bytes_received < log.stat().st_size / 4
@@ -590,12 +580,7 @@ def test_a_host_that_says_its_codec_failed_twice_is_not_retried(make_connector, 
     python = tmp_path / "python"
     python.write_text(f"#!/bin/sh\nexec {sys.executable} {fake}\n")
     python.chmod(0o755)
-    src = RemoteFollower(make_connector("gpu"), Target("file", str(log), python=str(python)),
-                         stop_at_end=True, keepalive=1.0)
-    c = Collector(src, blocks=True)
-    c.thread.start()
-    c.thread.join(60)
-    assert not c.thread.is_alive()
+    _, c = _read_to_end(make_connector, log, str(python), timeout=60)
     assert runs.read_text().count("run") == 2  # zstd offered, then zlib only: then no more
     errors = c.notices("error")
     assert errors and "failed again" in errors[-1].message
