@@ -44,19 +44,20 @@ def vllm_tokens(budget: int, tp: int, dtype_bytes: int) -> int:
     return vllm_blocks(budget, tp, dtype_bytes) * BLOCK
 
 
-def args(tp: int, kv_bytes: int | None, util: float | None = None) -> str:
+def args(tp: int, kv_bytes: int | None, util: float | None = None, kv: str = "auto") -> str:
     extra = f", 'kv_cache_memory_bytes': {kv_bytes}" if kv_bytes is not None else ""
+    extra += f", 'kv_cache_dtype': '{kv}'" if kv != "auto" else ""
     extra += f", 'gpu_memory_utilization': {util}" if util is not None else ""
     return ("(APIServer pid=1) INFO 05-01 10:00:00 [utils.py:253] non-default args: "
             "{'model': 'meta-llama/Llama-3.1-8B-Instruct', 'max_model_len': 32768, "
             f"'tensor_parallel_size': {tp}{extra}}}")
 
 
-def config(tp: int) -> str:
+def config(tp: int, kv: str = "auto") -> str:
     return ("(EngineCore_DP0 pid=9) INFO 05-01 10:00:05 [core.py:93] Initializing a V1 LLM "
             "engine (v0.14.0) with config: model='meta-llama/Llama-3.1-8B-Instruct', "
             f"dtype=torch.bfloat16, max_seq_len=32768, tensor_parallel_size={tp}, "
-            "kv_cache_dtype=auto, enable_prefix_caching=True, compilation_config={}")
+            f"kv_cache_dtype={kv}, enable_prefix_caching=True, compilation_config={{}}")
 
 
 def reserved(worker: str, gib: float) -> str:
@@ -85,12 +86,14 @@ def size_lines(tokens: int, blocks: int, context: int = 32768) -> list[str]:
             f"concurrency for {context:,} tokens per request: {blocks / per_request:.2f}x"]
 
 
-def run(tp: int, budget: int, *, in_args: bool = True) -> list[str]:
-    """A bf16 run at `tp` started with --kv-cache-memory-bytes `budget`."""
+def run(tp: int, budget: int, *, in_args: bool = True, kv: str = "auto") -> list[str]:
+    """A run at `tp` started with --kv-cache-memory-bytes `budget`, its KV cache BF16 (`auto`)
+    or `fp8`."""
     workers = [f"Worker_TP{i}" for i in range(tp)] if tp > 1 else ["EngineCore_DP0"]
-    return [args(tp, budget if in_args else None), config(tp),
+    b = 1 if kv == "fp8" else 2
+    return [args(tp, budget if in_args else None, kv=kv), config(tp, kv),
             *(loaded(w, tp) for w in workers), *(reserved(w, budget / GIB) for w in workers),
-            *size_lines(vllm_tokens(budget, tp, 2), vllm_blocks(budget, tp, 2))]
+            *size_lines(vllm_tokens(budget, tp, b), vllm_blocks(budget, tp, b))]
 
 
 def session(lines: list[str]) -> Session:
@@ -230,3 +233,47 @@ def test_the_pane_shows_kv_bytes_and_the_flag():
     # 20 requests of 32,768 tokens: 20 x 2,048 blocks of 2 MiB, which 48 GiB does not hold
     need = rows["kv_cache_memory_bytes needed"][1]
     assert need == f"{20 * 2048 * 2 * BLOCK * 8 * HEAD * 2 * LAYERS / GIB:,.2f} GiB"
+
+
+BLOCK_BF16 = 2 * BLOCK * KV_HEADS * HEAD * 2 * LAYERS  # 2 MiB: one TP 1 block of 32 layers
+REQUEST = math.ceil(32768 / BLOCK)  # blocks one request of max_model_len takes
+
+
+def fixes(lines: list[str]) -> dict[str, str]:
+    return {a.rule: a.fix for a in session(lines).report().alerts}
+
+
+def test_alert_fixes_name_kv_cache_memory_bytes_with_the_bytes_that_fit():
+    # 2 GiB: 1,024 blocks, half a request of 32,768 tokens
+    small = fixes(run(1, 2 * GIB))
+    assert f"--kv-cache-memory-bytes to {REQUEST * BLOCK_BF16}" in small["context-exceeds-pool"]
+    # 6 GiB: 1.5 requests; the rule wants 2 (AlertOptions.min_context_concurrency)
+    low = fixes(run(1, 6 * GIB))
+    assert f"--kv-cache-memory-bytes to {2 * REQUEST * BLOCK_BF16}" in \
+        low["low-context-concurrency"]
+    for fix in (*small.values(), *low.values()):
+        assert "--gpu-memory-utilization" not in fix
+
+
+def test_bf16_does_not_fit_names_the_bytes_bf16_needs():
+    # FP8, 3 GiB: 3,072 blocks of 1 MiB (1.5 requests); in BF16 1,536 blocks of 2 MiB (0.75)
+    found = fixes(run(1, 3 * GIB, kv="fp8"))
+    assert f"--kv-cache-memory-bytes {REQUEST * BLOCK_BF16}" in found["bf16-does-not-fit"]
+    assert "--gpu-memory-utilization" not in " ".join(found.values())
+
+
+def test_a_profiled_run_keeps_gpu_memory_utilization_in_its_fixes():
+    lines = [args(1, None, 0.9), config(1),
+             "(EngineCore_DP0 pid=9) INFO 05-01 10:00:30 [gpu_worker.py:359] Available KV "
+             "cache memory: 6.0 GiB",
+             *size_lines(vllm_tokens(6 * GIB, 1, 2), vllm_blocks(6 * GIB, 1, 2))]
+    fix = fixes(lines)["low-context-concurrency"]
+    assert "--gpu-memory-utilization" in fix and "--kv-cache-memory-bytes" not in fix
+
+
+def test_an_oom_on_a_run_sized_by_bytes_says_the_budget_is_fixed():
+    oom = ("(EngineCore_DP0 pid=9) ERROR 05-01 10:00:50 [core.py:700] torch.OutOfMemoryError: "
+           "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+           "79.19 GiB of which 1.02 GiB is free.")
+    fix = fixes([*run(1, 70 * GIB), oom]).get("oom")
+    assert fix is not None and "--kv-cache-memory-bytes" in fix and str(70 * GIB) in fix
