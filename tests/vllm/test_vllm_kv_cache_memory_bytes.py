@@ -277,3 +277,16 @@ def test_an_oom_on_a_run_sized_by_bytes_says_the_budget_is_fixed():
            "79.19 GiB of which 1.02 GiB is free.")
     fix = fixes([*run(1, 70 * GIB), oom]).get("oom")
     assert fix is not None and "--kv-cache-memory-bytes" in fix and str(70 * GIB) in fix
+
+
+def test_a_pool_smaller_than_the_flag_keeps_the_logged_pool_and_its_shortfall():
+    """0.33 takes a multimodal frontend reservation out of the flag's value (reserve_mm_ipc_gpu_
+    memory, multimodal/gpu_ipc_memory.py:155): the arguments say 40 GiB, the pool is 38 GiB's."""
+    lines = run(1, N)
+    lines[-2:] = size_lines(vllm_tokens(38 * GIB, 1, 2), vllm_blocks(38 * GIB, 1, 2))
+    calc = session(lines).calculator()
+    budget, basis, _ = calc.budget_bytes()
+    assert budget == vllm_blocks(38 * GIB, 1, 2) * 2 * BLOCK * 8 * HEAD * 2 * LAYERS
+    assert "went elsewhere" in basis
+    row = calc.scenario("bf16", mem_fraction_static=48 * GIB)
+    assert row.tokens == vllm_tokens(46 * GIB, 1, 2) and row.estimate

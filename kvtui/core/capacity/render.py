@@ -125,7 +125,9 @@ def _inverse_parts(inv: Inverse) -> list[str]:
         parts.append(inv.gpu_memory_utilization_note)
     elif inv.mem_fraction_static_note:
         parts.append(inv.mem_fraction_static_note)
-    if inv.tp_needed:
+    if inv.tp_needed and inv.kv_cache_memory_bytes_needed is not None and inv.tp_note:
+        parts.append(f"or use TP {inv.tp_needed} ({inv.tp_note})")
+    elif inv.tp_needed:
         parts.append(f"or use TP {inv.tp_needed} (estimate)")
     return parts
 

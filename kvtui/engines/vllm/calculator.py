@@ -193,22 +193,35 @@ class Calculator:
     def _kv_bytes_budget(self, tp: int | None,
                          value: float | None) -> tuple[int | None, str, bool]:
         """The budget of a run sized by --kv-cache-memory-bytes: that value on every GPU, at any
-        TP (kvbytes.py); a what-if on the knob replaces it."""
+        TP (kvbytes.py); a what-if on the knob replaces it. When the run's value does not give
+        the logged pool (0.33 takes a multimodal frontend reservation out of it), the logged
+        pool is the budget, and a what-if keeps the shortfall (an estimate)."""
+        logged, logged_basis = self._logged_budget()
+        short = 0
+        if self.kv_bytes is not None and not self._reproduces(self.kv_bytes) and \
+                logged is not None:
+            short = max(0, self.kv_bytes - logged)
+        estimate = False
         if value is not None and value != self._knob_now():
-            base: int | None = int(value)
+            base: int | None = int(value) - short
             basis = f"{kvbytes.FLAG} {int(value):,} B per GPU (what-if)"
-        elif self.kv_bytes is not None and self._reproduces(self.kv_bytes):
+            if short:
+                basis += (f", less the {short / GIB:.2f} GiB the logged pool lacks against the "
+                          f"run's {self.kv_bytes:,} (a multimodal reservation, 0.33+?)")
+                estimate = True
+        elif self.kv_bytes is not None and not short and self._reproduces(self.kv_bytes):
             base = self.kv_bytes
             basis = f"{kvbytes.FLAG} {self.kv_bytes:,} B per GPU (the run's argument)"
         else:
-            base, basis = self._logged_budget()
-            if self.kv_bytes is not None:
-                basis += (f"; the run's {kvbytes.FLAG} {self.kv_bytes:,} does not give the "
-                          "logged pool (a multimodal reservation, 0.33+?)")
+            base, basis = logged, logged_basis
+            if short:
+                basis += (f"; the run's {kvbytes.FLAG} {self.kv_bytes:,} gives more: "
+                          f"{short / GIB:.2f} GiB went elsewhere (a multimodal reservation, "
+                          "0.33+?)")
         if tp not in (None, self.parallel.tp) and base is not None:
             basis += (f"; the same bytes per GPU at TP {tp} ({kvbytes.FLAG} is per GPU, "
                       "whatever the TP)")
-        return base, basis, False
+        return base, basis, estimate
 
     def _reproduces(self, budget: int) -> bool:
         """Does `budget` give the logged pool in the current layout (or is there none to check)?"""
