@@ -290,3 +290,27 @@ def test_a_pool_smaller_than_the_flag_keeps_the_logged_pool_and_its_shortfall():
     assert "went elsewhere" in basis
     row = calc.scenario("bf16", mem_fraction_static=48 * GIB)
     assert row.tokens == vllm_tokens(46 * GIB, 1, 2) and row.estimate
+
+
+def test_the_0_10_2_wording_and_the_parser_field():
+    """0.10.2 prints `reserved %.2fGiB` after an unrounded free memory (gpu_worker.py:241 in
+    0.10.2); the parser marks both wordings `configured`, the "Available" line not."""
+    from parsers.vllm import parse_line
+
+    old = ("(Worker_TP{w} pid=1{w}) INFO 09-01 10:00:00 [gpu_worker.py:252] Initial free "
+           "memory 78.5234375 GiB, reserved 40.00GiB memory for KV Cache as specified by "
+           "kv_cache_memory_bytes config and skipped memory profiling. This does does not "
+           "respect the gpu_memory_utilization config. Only use kv_cache_memory_bytes config "
+           "when you want manual control of KV cache memory size.")
+    ev = parse_line(old.format(w=0))
+    assert ev is not None and ev.get("configured") is True and ev.get("kv_gib") == 40.0
+    avail = parse_line("(Worker_TP0 pid=10) INFO 09-01 10:00:00 [gpu_worker.py:298] Available "
+                       "KV cache memory: 40.00 GiB")
+    assert avail is not None and not avail.get("configured")
+    cfg = config(2).replace("v0.14.0", "v0.10.2")
+    lines = [cfg, *(old.format(w=w) for w in range(2)),
+             *size_lines(vllm_tokens(N, 2, 2), vllm_blocks(N, 2, 2))]
+    calc = session(lines).calculator()
+    assert calc.memory_knob().name == "kv_cache_memory_bytes"
+    assert calc.tokens == vllm_tokens(N, 2, 2)
+    assert calc.scenario("bf16", tp=8).tokens == vllm_tokens(N, 8, 2)  # 1 KV head per GPU
