@@ -143,8 +143,10 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "fp8_scales_loaded": (),
     # post_capture: "VA upper bound"/post-capture; draft: the post-capture draft pool line.
     # scope "all": the size is every KV layer of the rank together, K and V (vLLM's "Available
-    # KV cache memory"), not one pool's.
-    "kv_pool": ("post_capture", "avail_gib", "draft", "scope"),
+    # KV cache memory"), not one pool's. configured: the size is the one the operator set, not
+    # what the engine measured (vLLM's --kv-cache-memory-bytes: the "reserved ... as specified
+    # by kv_cache_memory_bytes config" line).
+    "kv_pool": ("post_capture", "avail_gib", "draft", "scope", "configured"),
     "mamba_pool": ("intermediate_ssm_gib", "intermediate_conv_gib"),
     "swa_split": (),
     "memory_pool_end": (),

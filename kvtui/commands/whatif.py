@@ -37,6 +37,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mem-fraction-static", metavar="F",
                    help="what-if for another mem_fraction_static in (0, 1) (needs the log's "
                         "memory lines)")
+    p.add_argument("--kv-cache-memory-bytes", metavar="N",
+                   help="vLLM: what-if for a run started with --kv-cache-memory-bytes N (KV "
+                        "bytes per GPU, whatever the TP; vLLM's syntax: 52613349376, 49G = "
+                        "49 x 2^30, 52.6g = 52.6 x 10^9); on a profiled run N replaces the "
+                        "profiled budget")
     p.add_argument("--target-tp", metavar="N",
                    help="what-if for another TP with the log's memory lines (--tp re-reads the "
                         "log's layout instead)")
@@ -164,21 +169,49 @@ def _calculator(args: argparse.Namespace, opt: dict[str, Any]) -> Any:
     return calc
 
 
+def _memory_knob(args: argparse.Namespace, opt: dict[str, Any], calc: Any) -> tuple[Any, Any]:
+    """(the calculator of the budget what-if, the knob value it asks for): --mem-fraction-static
+    on a run sized by a fraction, --kv-cache-memory-bytes on a vLLM run (the run read as sized
+    by those bytes: vLLM reserves them on every GPU and profiles nothing). The report itself
+    stays the run's as logged."""
+    raw = getattr(args, "kv_cache_memory_bytes", None)
+    knob = calc.memory_knob()
+    if raw is None:
+        if opt["mem_fraction_static"] is not None and knob.unit != "fraction":
+            raise ValueError(f"this run's KV cache is sized by {knob.flag} (the engine ignores "
+                             f"the memory fraction then): give {knob.flag} instead")
+        return calc, opt["mem_fraction_static"]
+    if opt["mem_fraction_static"] is not None:
+        raise ValueError("give --mem-fraction-static or --kv-cache-memory-bytes, not both")
+    by_bytes = getattr(calc, "sized_by_kv_bytes", None)
+    if by_bytes is None:
+        raise ValueError("--kv-cache-memory-bytes is vLLM's flag: it needs a vLLM log "
+                         "(--from-log)")
+    calc = by_bytes()
+    value = calc.memory_knob().parse(str(raw))
+    if value is None:
+        raise ValueError(f"--kv-cache-memory-bytes {raw!r}: not a size vLLM takes (whole "
+                         "bytes, or a number with k/m/g/t = x1000 or K/M/G/T = x1024, no "
+                         "decimals with K/M/G/T)")
+    return calc, value
+
+
 def run(args: argparse.Namespace) -> int:
     from kvtui.sources.readers import LogOpenError
 
     try:
         opt = validate(args)
         calc = _calculator(args, opt)
+        sizer, mf = _memory_knob(args, opt, calc)
     except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
     wanted, contexts = opt["dtypes"], opt["contexts"]
     report = calc.report(wanted, contexts)
-    mf, tp = opt["mem_fraction_static"], opt["target_tp"]
+    tp = opt["target_tp"]
     if mf is not None or tp is not None:
         report = replace(report, budget_scenarios=tuple(
-            calc.scenario(d, tp=tp, mem_fraction_static=mf, context_lengths=contexts)
+            sizer.scenario(d, tp=tp, mem_fraction_static=mf, context_lengths=contexts)
             for d in (wanted or [calc.current_dtype])))
     appended = False
     if opt["target_concurrency"] is not None and calc.context_len:

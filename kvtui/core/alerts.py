@@ -12,9 +12,10 @@ what it costs, and what to type.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes, severity
 from kvtui.core.evidence import Evidence
@@ -79,6 +80,11 @@ WORDING: dict[str, str] = {
         "Lower --mem-fraction-static if CUDA graph capture or activations run out; raise it "
         "if the KV pool is too small (\"Not enough memory\"); lower --cuda-graph-max-bs or "
         "--chunked-prefill-size for activation peaks."),
+    # a run whose KV budget is a number of bytes the operator set (WhatIf.memory_knob)
+    "oom.fix.fixed_budget": (
+        "The KV budget is set by hand, and the engine does not profile around it: lower it if "
+        "CUDA graph capture or activations run out; raise it, or lower the context length, "
+        "when the KV cache cannot hold one request."),
 }
 
 
@@ -92,6 +98,37 @@ def _flag(ctx: _Ctx, name: str, default: str) -> str:
     """One of the engine's flags (`kvtui.core.engine.Flags`), or SGLang's spelling."""
     value = getattr(ctx.engine.flags, name) if ctx.engine is not None else default
     return str(value) if value else ""
+
+
+def _bytes_knob(ctx: _Ctx) -> dict[str, Any] | None:
+    """The what-if's memory knob when the run's KV budget is a number of bytes (vLLM's
+    --kv-cache-memory-bytes), else None: the engine's memory-fraction flag sizes it."""
+    knob = ctx.whatif.memory_knob if ctx.whatif is not None else None
+    return knob if knob and knob.get("unit") == "bytes" and knob.get("flag") else None
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):.2f} GiB"
+
+
+def _mem(ctx: _Ctx, requests: float | None = None) -> str:
+    """The flag that gives the KV cache more memory, as a fix names it. On a run sized by a
+    byte budget it is that flag with a value: the bytes `requests` requests of context_len
+    take (whole blocks), or the current value to go above."""
+    knob = _bytes_knob(ctx)
+    if knob is None:
+        return _flag(ctx, "mem_fraction", "--mem-fraction-static")
+    flag, per = knob["flag"], knob.get("request_bytes")
+    if requests is not None and isinstance(per, int) and per > 0:
+        n = max(1, math.ceil(requests))
+        need = n * per
+        what = "one" if n == 1 else f"{n:,}"
+        return (f"{flag} to {need} ({_gib(need)} per GPU: {what} request"
+                f"{'' if n == 1 else 's'} of {knob.get('context_len', 0):,} tokens)")
+    value = knob.get("value")
+    if isinstance(value, int):
+        return f"{flag} above its {value} ({_gib(value)} per GPU) now"
+    return str(flag)
 
 
 def _calibrated_scales(ctx: _Ctx) -> str:
@@ -297,7 +334,7 @@ def _rule_context_exceeds_pool(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     detail = (f"context_len is {context:,} tokens but the KV pool holds only {total:,} tokens "
               f"per GPU: a single request at full context cannot fit, and "
               f"{say(ctx, 'context.reject')}.")
-    mem = _flag(ctx, "mem_fraction", "--mem-fraction-static")
+    mem = _mem(ctx, 1)
     ctx_flag = _flag(ctx, "context_length", "--context-length")
     fix = (f"Give the KV cache more memory (raise {mem}, or more GPUs / higher "
            f"TP), or cap {ctx_flag} at {total:,} or less.")
@@ -330,7 +367,7 @@ def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     detail = (f"The pool holds {total:,} tokens per GPU; at context_len {context:,} that is "
               f"{conc:.2f} concurrent full-context requests. A few long agentic sessions will "
               "queue behind each other or be retracted.")
-    fix = (f"Raise {_flag(ctx, 'mem_fraction', '--mem-fraction-static')} or TP, lower "
+    fix = (f"Raise {_mem(ctx, ctx.options.min_context_concurrency)} or TP, lower "
            f"{_flag(ctx, 'context_length', '--context-length')}, or accept the queueing. "
            "See the what-if for what each KV dtype would give.")
     pool = run.primary_kv_pool()
@@ -361,8 +398,11 @@ def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     detail = (f"With the same KV byte budget, BF16 would hold {scen.tokens:,} tokens: "
               f"{value:.2f} concurrent requests at context_len {context:,} (target "
               f"{target:g}).{fits}")
-    fix = (f"Before switching to BF16, add KV memory (higher "
-           f"{_flag(ctx, 'mem_fraction', '--mem-fraction-static')}, higher TP "
+    need = wi.inverse.kv_cache_memory_bytes_needed if wi.inverse is not None else None
+    knob = _bytes_knob(ctx)
+    more = (f"{knob['flag']} {need} ({_gib(need)} per GPU, in BF16)"
+            if knob is not None and need else _mem(ctx))
+    fix = (f"Before switching to BF16, add KV memory (higher {more}, higher TP "
            f"or more GPUs) or lower {_flag(ctx, 'context_length', '--context-length')}; the "
            "what-if shows the numbers.")
     return Alert("bf16-does-not-fit", "warning",
@@ -387,8 +427,12 @@ def _inverse_summary(inv: Inverse | None, ctx: _Ctx) -> str:
     else:
         parts = [f" {inv.dtype} does not hold {need}"]
     options = []
-    mem = _flag(ctx, "mem_fraction", "--mem-fraction-static")
-    if inv.mem_fraction_static_needed and inv.mem_fraction_static_feasible:
+    knob = _bytes_knob(ctx)
+    mem = knob["flag"] if knob is not None else _flag(ctx, "mem_fraction",
+                                                      "--mem-fraction-static")
+    if inv.kv_cache_memory_bytes_needed:
+        options.append(f"{mem} {inv.kv_cache_memory_bytes_needed}")
+    elif inv.mem_fraction_static_needed and inv.mem_fraction_static_feasible:
         options.append(f"{mem} {inv.mem_fraction_static_needed}")
     elif inv.gpu_memory_utilization_needed and inv.gpu_memory_utilization_feasible:
         options.append(f"{mem} {inv.gpu_memory_utilization_needed}")
@@ -411,7 +455,7 @@ def _rule_retraction(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               f"requests were {say(ctx, 'retraction.verb')} (their KV freed, to be recomputed "
               f"later).{ratio} {say(ctx, 'retraction.Noun')} costs latency and throughput and "
               "signals the pool is too small for this load.")
-    fix = (f"Give the KV cache more room ({_flag(ctx, 'mem_fraction', '--mem-fraction-static')}, "
+    fix = (f"Give the KV cache more room ({_mem(ctx)}, "
            "TP, an FP8 KV cache with calibrated scales) or admit less work "
            f"({say(ctx, 'retraction.admit')}).")
     return Alert("kv-retraction", "warning", f"{rt.retractions:,} {say(ctx, 'retraction.nouns')} "
@@ -433,7 +477,7 @@ def _rule_saturated(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         ev = rt.queue_req.evidence
     else:
         return None
-    fix = (f"More KV capacity ({_flag(ctx, 'mem_fraction', '--mem-fraction-static')}, TP, "
+    fix = (f"More KV capacity ({_mem(ctx)}, TP, "
            "replicas) or less admitted load; check the timeline for when it started.")
     return Alert("pool-saturated", "warning", "KV pool saturated", detail, ev, fix)
 
@@ -445,7 +489,10 @@ def _rule_oom(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     total = sum(e.count for e in run.ooms)
     msgs = "; ".join(m[:120] for m in run.oom_messages[:3])
     detail = f"{total:,} out-of-memory error line(s): {msgs}"
-    return Alert("oom", "critical", "Out of memory", detail, first, say(ctx, "oom.fix"))
+    knob = _bytes_knob(ctx)
+    fix = say(ctx, "oom.fix") if knob is None else (
+        say(ctx, "oom.fix.fixed_budget") + f" ({knob['flag']} is {knob.get('value')} now.)")
+    return Alert("oom", "critical", "Out of memory", detail, first, fix)
 
 
 def _rule_unbalanced(st: State, run: Run, ctx: _Ctx) -> Alert | None:

@@ -136,6 +136,7 @@ class Scenario(_Keyed):
     tp: int | None = None
     mem_fraction_static: float | None = None
     gpu_memory_utilization: float | None = None
+    kv_cache_memory_bytes: int | None = None
     fits_target: bool | None = None
 
 
@@ -197,6 +198,11 @@ class Inverse(_Keyed):
     gpu_memory_utilization_needed: float | None = None
     gpu_memory_utilization_feasible: bool | None = None
     gpu_memory_utilization_note: str | None = None
+    # the knob of a run sized by a KV budget in bytes (vLLM's --kv-cache-memory-bytes)
+    kv_cache_memory_bytes_current: int | None = None
+    kv_cache_memory_bytes_needed: int | None = None
+    kv_cache_memory_bytes_feasible: bool | None = None
+    kv_cache_memory_bytes_note: str | None = None
     total_gpu_gib: float | None = None
     total_gpu_basis: str | None = None
     tp_needed: int | None = None
@@ -214,6 +220,10 @@ class WhatIf:
     version: Json  # the engine release range the rules follow
     explanation: tuple[str, ...]
     engine: str | None = field(default=None, metadata=OMIT_NONE)
+    # The memory setting the what-if moves, when it is not the engine's usual one (its flags'
+    # `mem_fraction`): name, flag, unit ("bytes"), value, and the bytes one request of
+    # context_len takes in the current dtype (`request_bytes`, whole blocks).
+    memory_knob: Json | None = field(default=None, metadata=OMIT_NONE)
     sizing_args: Json | None = field(default=None, metadata=OMIT_NONE)
     pools: tuple[Json, ...] | None = field(default=None, metadata=OMIT_NONE)
     mamba: Json | None = field(default=None, metadata=OMIT_NONE)
@@ -223,8 +233,9 @@ class WhatIf:
 
     # `engine` leads the JSON when it is given (vLLM's what-if names itself first).
     ORDER: ClassVar[tuple[str, ...]] = (
-        "engine", "current", "scenarios", "model", "model_reason", "version", "explanation",
-        "sizing_args", "pools", "mamba", "memory_budget", "inverse", "budget_scenarios")
+        "engine", "current", "memory_knob", "scenarios", "model", "model_reason", "version",
+        "explanation", "sizing_args", "pools", "mamba", "memory_budget", "inverse",
+        "budget_scenarios")
 
     def scenario(self, dtype: str) -> Scenario | None:
         return next((s for s in self.scenarios if s.dtype == dtype), None)

@@ -44,6 +44,7 @@ class Pool:
     # allocates after the target on the same rank, and must never pass for the target's pool.
     role: str = "target"
     post_capture: bool = False
+    configured: bool = False  # the operator set this size (the engine did not measure it)
 
     @property
     def total_gib(self) -> float | None:
@@ -464,6 +465,7 @@ def _on_kv_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> 
         dtype_raw=raw, tokens=ev.get("tokens"), k_gib=ev.get("k_gib"), v_gib=ev.get("v_gib"),
         kv_gib=ev.get("kv_gib"), evidence=_ev(ev, src, n, text),
         role="draft" if draft else "target", post_capture=post,
+        configured=bool(ev.get("configured")),
     )
     run.pools[(ev.rank, ev.get("label"), f"{kind}:draft") if draft else key] = pool
 

@@ -27,6 +27,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
 
+from kvtui.core.capacity.whatif import parse_fraction
 from kvtui.core.units import fmt_length, parse_lengths
 from kvtui.ui.text import clean
 from kvtui.ui.whatif_calc import DTYPES, WhatIfInputs, WhatIfResult, compute
@@ -41,6 +42,8 @@ SHORT_LABELS = {
     "max_running_requests": "max running",
     "missing per GPU": "missing/GPU",
     "mem_fraction_static needed": "mem frac needed",
+    "kv_cache_memory_bytes": "kv bytes",
+    "kv_cache_memory_bytes needed": "kv bytes needed",
 }
 LABEL_W = 15
 
@@ -177,7 +180,7 @@ class WhatIfPane(VerticalScroll, can_focus=False):
             label.update(knob.short)
         want = {
             "#wi-tp": f"{tp} (log)" if tp else "log",
-            "#wi-mf": f"{mf:.3f} (log)" if isinstance(mf, float) else "log",
+            "#wi-mf": f"{knob.show(mf)} (log)" if isinstance(mf, float) else "log",
             "#wi-ctx": " ".join(fmt_length(c) for c in default_lengths(calc)),
         }
         for sel, text in want.items():
@@ -306,14 +309,13 @@ class WhatIfPane(VerticalScroll, can_focus=False):
         elif iid == "wi-mf":
             if not value:
                 self.inputs.mem_fraction = None
-            else:
-                try:
-                    mf = float(value)
-                    ok = 0.05 <= mf < 1.0
-                    if ok:
-                        self.inputs.mem_fraction = mf
-                except ValueError:
-                    ok = False
+            else:  # in the knob's unit and syntax (a fraction, or vLLM's "48G" bytes)
+                parse = (self.calc.memory_knob().parse if self.calc is not None
+                         else parse_fraction)
+                mf = parse(value)
+                ok = mf is not None
+                if ok:
+                    self.inputs.mem_fraction = mf
         elif iid == "wi-conc":
             if not value:
                 self.inputs.concurrency = None

@@ -20,7 +20,7 @@ DTYPES = ("bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_block16")
 class WhatIfInputs:
     dtype: str = "bf16"
     tp: int | None = None
-    mem_fraction: float | None = None
+    mem_fraction: float | None = None  # the engine's memory knob, in its unit (memory_knob)
     contexts: list[int] = field(default_factory=lambda: [8192, 32768, 131072])
     concurrency: int | None = None
     preset: str | None = None  # preset id; None = the one matching the log's model
@@ -83,12 +83,12 @@ def _inverse_rows(calc: Any, dtype: str, concurrency: float, ctx: int, changed: 
         return rows
     if inv.missing_gib_per_gpu is not None:
         rows.append(("missing per GPU", "", f"{inv.missing_gib_per_gpu:.2f} GiB"))
-    knob = calc.memory_knob().name  # the engine's memory setting: a field of Inverse
-    mf_need = getattr(inv, f"{knob}_needed")
+    knob = calc.memory_knob()  # the engine's memory setting: a field of Inverse
+    mf_need = getattr(inv, f"{knob.name}_needed", None)
     if mf_need is not None:
-        ok = getattr(inv, f"{knob}_feasible")
-        rows.append((f"{knob} needed", "",
-                     f"{mf_need:.3f}" + ("" if ok else " (not feasible)")))
+        ok = getattr(inv, f"{knob.name}_feasible", None)
+        rows.append((f"{knob.name} needed", "",
+                     knob.show(mf_need) + (" (not feasible)" if ok is False else "")))
     if inv.tp_needed:
         rows.append(("TP that fits", "", str(inv.tp_needed)))
     return rows
@@ -116,9 +116,8 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     rows = res.rows
     rows.append(("KV dtype", str(calc.current_dtype), inputs.dtype))
     rows.append(("TP", str(cur_tp), str(tgt_tp or cur_tp)))
-    mf_now = f"{cur_mf:.3f}" if isinstance(cur_mf, float) else "—"
-    rows.append((knob.name, mf_now,
-                 f"{tgt_mf:.3f}" if tgt_mf is not None else mf_now))
+    mf_now = knob.show(cur_mf) if isinstance(cur_mf, float) else "—"
+    rows.append((knob.name, mf_now, knob.show(tgt_mf) if tgt_mf is not None else mf_now))
     rows.append(("bytes/token/GPU", _i(cur.bytes_per_token), _i(row.bytes_per_token)))
     tgt_text = _i(tgt_tokens)
     if isinstance(tgt_tokens, int) and cur_tokens:
@@ -143,7 +142,7 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     if tgt_tp is not None:
         flags.append(f"--tp-size {tgt_tp}")
     if tgt_mf is not None:
-        flags.append(f"{knob.flag} {tgt_mf:g}")
+        flags.append(f"{knob.flag} {knob.arg(tgt_mf)}")
     res.flag = " ".join(flags) or "(no flag for this dtype: see the note)"
     notes = []
     if row.does_not_fit:

@@ -143,7 +143,7 @@ def parse_reserved(msg: str) -> dict[str, Any] | None:
     m = _RESERVED.match(msg)
     if m is None:
         return None
-    return _blank("kv_pool", kv_gib=_f(m.group(1)), scope="all")
+    return _blank("kv_pool", kv_gib=_f(m.group(1)), scope="all", configured=True)
 
 
 # V0 worker.py. 0.6.4 and 0.6.4.post1 print the pairs separated by spaces ("Memory profiling

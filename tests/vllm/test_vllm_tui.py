@@ -38,3 +38,32 @@ async def test_vllm_log_shows_the_critical_alert_and_a_working_what_if() -> None
         assert "--kv-cache-dtype nvfp4" in pane.result.flag
         await pilot.press("q")
     assert app.return_value == 0
+
+
+async def test_a_run_sized_by_kv_cache_memory_bytes_moves_kv_bytes_in_the_pane(tmp_path) -> None:
+    """The memory field is vLLM's --kv-cache-memory-bytes on such a run: labelled "kv bytes",
+    its placeholder the run's 40 GiB, read in vLLM's syntax ("48G" = 48 x 2^30), and the flag
+    line names it with the bytes."""
+    from textual.widgets import Input, Label
+
+    from tests.ui.ui_helpers import wait_for
+    from tests.vllm.test_vllm_kv_cache_memory_bytes import GIB, run, vllm_tokens
+
+    log = tmp_path / "vllm-kv-bytes.log"
+    log.write_text("\n".join(run(2, 40 * GIB)) + "\n")
+    app = replay_app(log)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(WhatIfPane)
+        assert str(app.query_one("#wi-mf-label", Label).render()) == "kv bytes"
+        assert app.query_one("#wi-mf", Input).placeholder == "40.00 GiB (log)"
+        app.query_one("#wi-mf", Input).value = "48G"
+        await wait_for(pilot, lambda: "48.00 GiB" in pane.shown, "the typed budget")
+        assert f"--kv-cache-memory-bytes {48 * GIB}" in pane.shown
+        assert "kv bytes" in pane.shown and "gpu mem util" not in pane.shown
+        rows = {label: (cur, tgt) for label, cur, tgt in pane.result.rows}
+        assert rows["tokens"][1].startswith(f"{vllm_tokens(48 * GIB, 2, 2):,}")
+        app.query_one("#wi-mf", Input).value = "0.95"  # a fraction means nothing here
+        await pilot.pause()
+        assert app.query_one("#wi-mf", Input).has_class("-invalid")
+        await pilot.press("q")

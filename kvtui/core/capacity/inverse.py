@@ -50,7 +50,13 @@ def _fraction_needed(calc: Calculator, dtype: str, need: int) -> float | None:
 
 
 def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float) -> Inverse:
-    """Tokens, bytes, missing GiB per GPU, and the mem_fraction_static / TP that would fit."""
+    """Tokens, bytes, missing GiB per GPU, and the mem_fraction_static / TP that would fit.
+    A calculator with an inverse of its own (an engine's, `kvtui.engines.*.calculator`)
+    answers with it: its memory knob and its pool's blocks are its own."""
+    own = getattr(calc, "inverse", None)
+    if callable(own):
+        result: Inverse = own(dtype, context_len, concurrency)
+        return result
     page = max(1, calc.page_size)
     need_tokens = math.ceil(context_len * concurrency / page) * page
     out: dict[str, Any] = {"dtype": dtype, "context_len": context_len,

@@ -111,7 +111,10 @@ def _inverse_parts(inv: Inverse) -> list[str]:
         if rest is not None and rest > inv.missing_gib_per_gpu + 0.005:
             miss += f" ({rest} GiB more rest memory: the Mamba state takes its share)"
         parts.append(miss)
-    if inv.mem_fraction_static_needed is not None:
+    if inv.kv_cache_memory_bytes_needed is not None:
+        parts.append(f"--kv-cache-memory-bytes {inv.kv_cache_memory_bytes_needed} "
+                     f"({inv.kv_cache_memory_bytes_needed / (1 << 30):.2f} GiB per GPU)")
+    elif inv.mem_fraction_static_needed is not None:
         feas = "" if inv.mem_fraction_static_feasible else " (not feasible)"
         parts.append(f"raise mem_fraction_static to {inv.mem_fraction_static_needed}{feas}")
     elif inv.gpu_memory_utilization_needed is not None:
@@ -122,18 +125,30 @@ def _inverse_parts(inv: Inverse) -> list[str]:
         parts.append(inv.gpu_memory_utilization_note)
     elif inv.mem_fraction_static_note:
         parts.append(inv.mem_fraction_static_note)
-    if inv.tp_needed:
+    if inv.tp_needed and inv.kv_cache_memory_bytes_needed is not None and inv.tp_note:
+        parts.append(f"or use TP {inv.tp_needed} ({inv.tp_note})")
+    elif inv.tp_needed:
         parts.append(f"or use TP {inv.tp_needed} (estimate)")
     return parts
+
+
+# The memory settings a budget row may carry (the engines' knobs, `Calculator.memory_knob`).
+_KNOBS = ("mem_fraction_static", "gpu_memory_utilization", "kv_cache_memory_bytes")
 
 
 def _budget_lines(w: WhatIf) -> list[str]:
     """The --mem-fraction-static / --target-tp rows: tokens, max_running_requests, basis."""
     out: list[str] = []
     for row in w.budget_scenarios or ():
-        mf = row.mem_fraction_static if row.has("mem_fraction_static") else "-"
-        what = (f"budget what-if ({row.dtype}, TP {row.tp or '-'}, "
-                f"mem_fraction_static {mf}): ")
+        knob = next((k for k in _KNOBS if row.has(k)), None)
+        if knob == "kv_cache_memory_bytes" and row.kv_cache_memory_bytes is not None:
+            setting = (f"kv_cache_memory_bytes {row.kv_cache_memory_bytes} = "
+                       f"{row.kv_cache_memory_bytes / (1 << 30):.2f} GiB")
+        elif knob is not None:
+            setting = f"{knob} {getattr(row, knob)}"
+        else:
+            setting = "memory as logged"
+        what = f"budget what-if ({row.dtype}, TP {row.tp or '-'}, {setting}): "
         if row.does_not_fit:
             out.append(what + row.does_not_fit)
             continue

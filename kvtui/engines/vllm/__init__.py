@@ -57,6 +57,16 @@ WORDING: dict[str, str] = {
         "hold one request (\"KV cache is needed, which is larger than the available KV cache "
         "memory\"); lower --gpu-memory-utilization if CUDA graph capture or activations run "
         "out; lower --max-num-seqs or --max-num-batched-tokens for activation peaks."),
+    # a run started with --kv-cache-memory-bytes (kvbytes.py): the worker returns the value
+    # without profiling (v1/worker/gpu_worker.py:235-252 in 0.10.2), so nothing leaves room
+    # for activations or CUDA graphs but the operator's number
+    "oom.fix.fixed_budget": (
+        "This run's KV cache is sized by --kv-cache-memory-bytes, which vLLM reserves on every "
+        "GPU without profiling (--gpu-memory-utilization changes nothing then): lower it if "
+        "CUDA graph capture or activations run out (the reserved line's initial free memory, "
+        "less the weights, bounds it); raise it, or lower --max-model-len, when the KV cache "
+        "cannot hold one request; lower --max-num-seqs or --max-num-batched-tokens for "
+        "activation peaks."),
     "unbalanced": "",
 }
 

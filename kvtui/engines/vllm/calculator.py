@@ -10,8 +10,10 @@ tokens from the logged memory within its 0.01 GiB rounding.
 
 The object answers the same questions as the SGLang calculator (`report`, `scenario`,
 `current`, `inverse`, `tokens_for`, `budget_bytes`), so the report, `kvtui whatif` and the TUI's
-what-if pane use it unchanged; `mem_fraction_static` there is the engine's memory knob, which
-for vLLM is `--gpu-memory-utilization`.
+what-if pane use it unchanged; `mem_fraction_static` there is the engine's memory knob, in the
+knob's unit: for vLLM `--gpu-memory-utilization` (a fraction), or on a run started with
+`--kv-cache-memory-bytes` that flag (bytes per GPU, `kvbytes.py`): vLLM then reserves exactly
+that many bytes on every GPU whatever the TP, and the utilization sizes nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from kvtui.core.capacity import ModelSpec, Parallel
 from kvtui.core.capacity.whatif import MemoryKnob
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
+from kvtui.engines.vllm import kvbytes
 from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
 from kvtui.engines.vllm.version import VLLM_LINE, VersionRange, kv_dtype_flag
 
@@ -72,13 +75,36 @@ class Calculator:
     speculative_tokens: int | None = None
     prefix_caching: bool | None = None
     mamba_mode: str | None = None  # logged "Mamba cache mode is set to 'align'"
+    # --kv-cache-memory-bytes: the run's value (its arguments), and whether the run is sized by
+    # it (its arguments, or the "reserved ... as specified by kv_cache_memory_bytes" line)
+    kv_bytes: int | None = None
+    sized_by_bytes: bool = False
     _variant: tuple[Rules, int, int] | None = None
 
     engine_label = "vLLM"
 
     def memory_knob(self) -> MemoryKnob:
+        if self.sized_by_bytes:
+            return MemoryKnob(kvbytes.NAME, kvbytes.FLAG, self._bytes_now(), kvbytes.SHORT,
+                              unit="bytes", parse=kvbytes.parse_knob)
         return MemoryKnob("gpu_memory_utilization", "--gpu-memory-utilization", self.utilization,
                           "gpu util")
+
+    def sized_by_kv_bytes(self) -> Calculator:
+        """This run as if started with --kv-cache-memory-bytes (its knob is then the bytes, its
+        value the KV budget the run has): `kvtui whatif --kv-cache-memory-bytes N`."""
+        return replace(self, sized_by_bytes=True, notes=list(self.notes))
+
+    def _bytes_now(self) -> float | None:
+        """The run's KV budget per GPU in bytes: its --kv-cache-memory-bytes, else the logged
+        budget (the reserved or available GiB, to 0.01 GiB)."""
+        if self.kv_bytes is not None:
+            return float(self.kv_bytes)
+        base, _ = self._logged_budget()
+        return float(base) if base is not None else None
+
+    def _knob_now(self) -> float | None:
+        return self.memory_knob().value
 
     # -- the layout --------------------------------------------------------------------------
     @property
@@ -150,20 +176,69 @@ class Calculator:
                 return cand
         return None
 
-    def budget_bytes(self, tp: int | None = None,
-                     mem_fraction_static: float | None = None) -> tuple[int | None, str, bool]:
-        """(KV bytes per GPU, how it was derived, is it an estimate)."""
+    def _logged_budget(self) -> tuple[int | None, str]:
+        """The KV bytes per GPU the log shows: the logged pool's blocks in the current layout,
+        else the logged GiB."""
         lay = self.layout(self.current_dtype)
-        base: int | None = None
-        basis, estimate = "", False
         blocks = self._blocks_from_tokens(lay) if lay is not None else None
         if lay is not None and blocks is not None:
-            base = blocks * lay.block_bytes
-            basis = (f"{blocks:,} blocks x {lay.block_bytes:,} B (the logged pool in the "
-                     f"{self.current_dtype} layout)")
-        elif self.available_gib is not None:
-            base = int(self.available_gib * GIB)
-            basis = f"Available KV cache memory {self.available_gib} GiB (logged)"
+            return blocks * lay.block_bytes, (
+                f"{blocks:,} blocks x {lay.block_bytes:,} B (the logged pool in the "
+                f"{self.current_dtype} layout)")
+        if self.available_gib is not None:
+            what = "reserved" if self.sized_by_bytes else "Available KV cache memory"
+            return int(self.available_gib * GIB), f"{what} {self.available_gib} GiB (logged)"
+        return None, ""
+
+    def _kv_bytes_budget(self, tp: int | None,
+                         value: float | None) -> tuple[int | None, str, bool]:
+        """The budget of a run sized by --kv-cache-memory-bytes: that value on every GPU, at any
+        TP (kvbytes.py); a what-if on the knob replaces it. When the run's value does not give
+        the logged pool (0.33 takes a multimodal frontend reservation out of it), the logged
+        pool is the budget, and a what-if keeps the shortfall (an estimate)."""
+        logged, logged_basis = self._logged_budget()
+        short = 0
+        if self.kv_bytes is not None and not self._reproduces(self.kv_bytes) and \
+                logged is not None:
+            short = max(0, self.kv_bytes - logged)
+        estimate = False
+        if value is not None and value != self._knob_now():
+            base: int | None = int(value) - short
+            basis = f"{kvbytes.FLAG} {int(value):,} B per GPU (what-if)"
+            if short:
+                basis += (f", less the {short / GIB:.2f} GiB the logged pool lacks against the "
+                          f"run's {self.kv_bytes:,} (a multimodal reservation, 0.33+?)")
+                estimate = True
+        elif self.kv_bytes is not None and not short and self._reproduces(self.kv_bytes):
+            base = self.kv_bytes
+            basis = f"{kvbytes.FLAG} {self.kv_bytes:,} B per GPU (the run's argument)"
+        else:
+            base, basis = logged, logged_basis
+            if short:
+                basis += (f"; the run's {kvbytes.FLAG} {self.kv_bytes:,} gives more: "
+                          f"{short / GIB:.2f} GiB went elsewhere (a multimodal reservation, "
+                          "0.33+?)")
+        if tp not in (None, self.parallel.tp) and base is not None:
+            basis += (f"; the same bytes per GPU at TP {tp} ({kvbytes.FLAG} is per GPU, "
+                      "whatever the TP)")
+        return base, basis, estimate
+
+    def _reproduces(self, budget: int) -> bool:
+        """Does `budget` give the logged pool in the current layout (or is there none to check)?"""
+        lay = self.layout(self.current_dtype)
+        blocks = self._blocks_from_tokens(lay) if lay is not None else None
+        if lay is None or blocks is None:
+            return True
+        return lay.blocks(budget) == blocks
+
+    def budget_bytes(self, tp: int | None = None,
+                     mem_fraction_static: float | None = None) -> tuple[int | None, str, bool]:
+        """(KV bytes per GPU, how it was derived, is it an estimate). `mem_fraction_static` is
+        the memory knob's value (`memory_knob`): a utilization, or bytes per GPU."""
+        if self.sized_by_bytes:
+            return self._kv_bytes_budget(tp, mem_fraction_static)
+        base, basis = self._logged_budget()
+        estimate = False
         if tp not in (None, self.parallel.tp) and base is not None:
             if self.weights_gib is not None and tp:
                 extra = int(self.weights_gib * (1 - self.parallel.tp / tp) * GIB)
@@ -196,7 +271,7 @@ class Calculator:
                    mem_fraction_static: float | None = None) -> tuple[int | None, int | None]:
         """(GPU KV cache size vLLM would print, None)."""
         if dtype == self.current_dtype and tp in (None, self.parallel.tp) and \
-                mem_fraction_static in (None, self.utilization) and self.tokens:
+                mem_fraction_static in (None, self._knob_now()) and self.tokens:
             return self.tokens, None
         lay = self.layout(dtype, tp)
         if lay is None:
@@ -381,7 +456,7 @@ class Calculator:
             "vs_current": (round(tokens / self.tokens, 4)
                            if tokens is not None and self.tokens else None),
             "current": dtype == self.current_dtype and tp in (None, self.parallel.tp)
-            and mem_fraction_static in (None, self.utilization),
+            and mem_fraction_static in (None, self._knob_now()),
             "approximate": False,
             "estimate": estimate,
             "basis": basis,
@@ -391,7 +466,9 @@ class Calculator:
         if tp is not None:
             row["tp"] = tp
         if mem_fraction_static is not None:
-            row["gpu_memory_utilization"] = mem_fraction_static
+            knob = self.memory_knob()
+            row[knob.name] = (int(mem_fraction_static) if knob.bytes
+                              else mem_fraction_static)
         if target_concurrency is not None and self.context_len and tokens is not None:
             row["fits_target"] = tokens >= self.context_len * target_concurrency
         return Scenario.of(**row)
@@ -444,6 +521,15 @@ class Calculator:
     def explanation(self) -> list[str]:
         """Show-your-work lines, in the order a reader checks them."""
         lines = list(self.notes)
+        if self.sized_by_bytes:
+            now = self._knob_now()
+            said = ("the run's arguments" if self.kv_bytes is not None else
+                    "the worker's \"reserved ... as specified by kv_cache_memory_bytes\" line")
+            lines.append(
+                f"the KV cache is sized by {kvbytes.FLAG}"
+                + (f" ({int(now):,} B = {now / GIB:.2f} GiB per GPU)" if now is not None else "")
+                + f", from {said}: vLLM skips the memory profile and reserves that on every GPU "
+                "whatever the TP; --gpu-memory-utilization does not size it")
         if self.spec is not None:
             lines.append(f"model: {self.spec.summary()} ({self.spec_reason})")
             lay = self.layout(self.current_dtype)
@@ -498,6 +584,25 @@ class Calculator:
         out["missing_gib_per_gpu"] = round(missing / GIB, 2)
         out["fits_now"] = lay.blocks(budget) >= blocks
         out["estimate"] = estimate
+        if self.sized_by_bytes:
+            # vLLM makes num_blocks = budget // block bytes: the least budget that gives the
+            # blocks is their bytes (kv_cache_utils.py get_num_blocks)
+            now = self._knob_now()
+            out["kv_cache_memory_bytes_current"] = int(now) if now is not None else None
+            out["kv_cache_memory_bytes_needed"] = need_bytes
+            out["kv_cache_memory_bytes_note"] = (
+                "vLLM reserves it on every GPU without profiling: it must fit beside the "
+                "weights, activations and CUDA graphs (the log's initial free memory)")
+        else:
+            self._utilization_needed(out, missing)
+        out["tp_needed"] = self._tp_that_fits(dtype, concurrency, context_len)
+        if out["tp_needed"] not in (None, self.parallel.tp):
+            out["tp_note"] = (f"the same {kvbytes.FLAG} per GPU" if self.sized_by_bytes else
+                              "estimate: weights per GPU re-sharded by TP" if self.weights_gib
+                              is not None else "estimate: the same KV bytes per GPU")
+        return Inverse.of(**out)
+
+    def _utilization_needed(self, out: dict[str, Any], missing: int) -> None:
         out["gpu_memory_utilization_current"] = self.utilization
         if self.total_gib and self.utilization is not None:
             util = self.utilization + missing / (self.total_gib * GIB)
@@ -511,11 +616,6 @@ class Calculator:
             out["gpu_memory_utilization_note"] = (
                 f"raise --gpu-memory-utilization by {missing / GIB:.2f} GiB / the GPU's memory "
                 "(the log does not print the GPU's total memory)")
-        out["tp_needed"] = self._tp_that_fits(dtype, concurrency, context_len)
-        if out["tp_needed"] not in (None, self.parallel.tp):
-            out["tp_note"] = ("estimate: weights per GPU re-sharded by TP" if self.weights_gib
-                              is not None else "estimate: the same KV bytes per GPU")
-        return Inverse.of(**out)
 
     def _tp_that_fits(self, dtype: str, concurrency: float, context_len: int) -> int | None:
         if self.spec is None:
@@ -532,10 +632,24 @@ class Calculator:
                 return tp
         return None
 
+    def knob_facts(self) -> dict[str, Any]:
+        """The memory knob for the report (`WhatIf.memory_knob`): what the alerts name, with
+        the bytes one request of max_model_len takes in the current dtype (whole blocks: vLLM's
+        blocks_per_request x the block's bytes), so a fix can say how many bytes N requests
+        need."""
+        out = self.memory_knob().to_json()
+        lay = self.layout(self.current_dtype)
+        if lay is not None and self.context_len:
+            out["context_len"] = self.context_len
+            out["request_bytes"] = (lay.blocks_per_request(self.context_len, self.max_batched)
+                                    * lay.block_bytes)
+        return out
+
     def report(self, dtypes: list[str] | tuple[str, ...] | None = None,
                context_lengths: list[int] | tuple[int, ...] | None = None) -> WhatIf:
         """The report's what-if (`whatif` of `kvtui check --json`, `kvtui whatif --json`)."""
         out = WhatIf(engine="vllm", current=self.current(),
+                     memory_knob=self.knob_facts() if self.sized_by_bytes else None,
                      scenarios=tuple(self.scenarios(dtypes, context_lengths)),
                      model=self.spec.to_dict() if self.spec else None,
                      model_reason=self.spec_reason, version=self.version.to_dict(),

@@ -14,6 +14,7 @@ from kvtui.core.capacity import ModelSpec, Parallel, from_checkpoint, match_pres
 from kvtui.core.capacity import resolve_model as resolve_preset
 from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
+from kvtui.engines.vllm import kvbytes
 from kvtui.engines.vllm.calculator import VALUE_COST, Calculator
 from kvtui.engines.vllm.sizing import rules_for
 from kvtui.engines.vllm.version import infer_version
@@ -157,7 +158,16 @@ def calculator_from_run(run: Any, model: Any = None,
     workers = len({p.rank for p in run.pools.values() if p.kind == "kv"}) or 1
     mode = run.kv_layout.get("mamba_cache_mode")
     prefix = sa.get("enable_prefix_caching")
+    # --kv-cache-memory-bytes (0.10.2+): in the arguments, or said by the worker's "reserved ...
+    # as specified by kv_cache_memory_bytes config" line (kvbytes.py)
+    raw_bytes = sa.get("kv_cache_memory_bytes")
+    kv_bytes = (kvbytes.parse_bytes(raw_bytes) if isinstance(raw_bytes, str)
+                else _int(raw_bytes))
+    if kv_bytes is not None and kv_bytes <= 0:
+        kv_bytes = None
+    configured = any(p.configured for p in run.pools.values() if p.kind == "kv")
     return Calculator(
+        kv_bytes=kv_bytes, sized_by_bytes=kv_bytes is not None or configured,
         padding_logged=_int(run.kv_layout.get("padding_layers")),
         speculative_method=sa.get("speculative_method") if isinstance(
             sa.get("speculative_method"), str) else None,
