@@ -119,3 +119,38 @@ async def test_the_app_gives_back_the_switch_interval() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: sys.getswitchinterval() != before, "the app's interval")
     assert sys.getswitchinterval() == before
+
+
+async def test_the_app_freezes_its_heap_while_it_runs_and_gives_the_collector_back() -> None:
+    """While the app runs, what it held at start-up and when the history was in is out of the
+    cycle collector's walk (`gc.freeze`: each full collection then walks only what came later,
+    which kept a key press of a followed log under 100 ms, bench_tui); the process gets its
+    collector back when the app ends."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    app = replay_app(SAMPLES / "llama31-70b-tp8.log")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.header_bar.state == "at_end", "the end of the replay")
+        await settle(pilot)
+        assert gc.get_freeze_count() > 10_000  # the modules, Textual's DOM, the history
+        assert app._history_frozen
+    assert gc.get_freeze_count() == 0
+
+
+async def test_a_host_that_froze_its_own_objects_keeps_them_frozen() -> None:
+    import gc
+
+    gc.freeze()  # the host's own (a server that forks workers does this)
+    try:
+        held = gc.get_freeze_count()
+        app = replay_app(SAMPLES / "llama31-70b-tp8.log")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: app.header_bar.state == "at_end", "the replay's end")
+            await settle(pilot)
+            assert not app._frozen
+        # not unfrozen by the app (frozen objects that lose their last reference still go)
+        assert gc.get_freeze_count() > held // 2 > 0
+    finally:
+        gc.unfreeze()
+
