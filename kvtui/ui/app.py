@@ -226,14 +226,16 @@ class KvApp(App[int]):
         once the first screen is up, and again when the history is in.
 
         Why: Textual's strips cache themselves (a strip already of the length asked for is
-        stored in its own length cache: textual 8.2 strip.py:409), so every frame leaves garbage in cycles and, while a log is followed, the
-        collector runs a full collection every second or two. A full collection walks every
-        tracked object, about 100,000 after start-up (modules, Textual's DOM and styles, the
-        log pane): 60-115 ms on a 2-core VM, so a key pressed during one waited that long
-        (bench_tui's tail keys, max 145-171 ms). Frozen, the walk covers only what came
-        later: 11-47 ms. Objects frozen are still freed when nothing refers to them; only
-        cycles among them wait for `on_unmount`'s unfreeze, which gives a host process (a
-        test run) its collector back as it was; a host that froze objects itself is left alone."""
+        stored in its own length cache: textual 8.2 strip.py:409), so every frame leaves
+        garbage in cycles and, while a log is followed, the collector runs a full collection
+        every second or two. A full collection walks every tracked object, about 100,000
+        after start-up (modules, Textual's DOM and styles, the log pane): 60-115 ms on a
+        2-core VM, so a key pressed during one waited that long (bench_tui's tail keys, max
+        108-171 ms). Frozen (and with the log pane's smaller row cache), the walk covers only
+        what came later: 18-59 ms, keys max 64-89 ms. Objects frozen are still freed when
+        nothing refers to them; only cycles among them wait for `on_unmount`'s unfreeze,
+        which gives a host process (a test run) its collector back; a host that froze
+        objects of its own is left alone."""
         if not self._frozen and gc.get_freeze_count():
             self._history_frozen = True
             return  # the host process froze objects of its own: its collector is not ours
