@@ -193,7 +193,12 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "fp8_qscale_missing": (),
     # the CUDA graph memory the utilization figures account for (vLLM 0.1x-0.33)
     "memory_profile": ("equivalent_gpu_memory_utilization", "suggested_gpu_memory_utilization",
-                       "cuda_graph_gib"),
+                       "cuda_graph_gib",
+                       # V1's start-up summary (vLLM 0.10.2+): free memory then, what weights
+                       # and non-torch took together, and the two --kv-cache-memory values it
+                       # suggests (to fit the requested budget, to fill the free memory)
+                       "free_gib", "consumed_gib", "kv_cache_memory_bytes_to_fit",
+                       "kv_cache_memory_bytes_to_fill"),
     "kv_layout": ("mamba_cache_mode",),
 }
 

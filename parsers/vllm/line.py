@@ -154,6 +154,7 @@ _HANDLERS: dict[str, _Handler] = {
     "CUDA": _h_graph,
     "Grap": _h_graph,
     "Esti": _h_memory,
+    "Free": _h_memory,  # V1's start-up memory summary
     "Befo": _h_memory,  # V1's XPU worker (xpu_worker.py)
     "Afte": _h_memory,
     "Add ": _h_setting,

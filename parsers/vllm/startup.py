@@ -17,6 +17,7 @@ from parsers.kinds import KIND_FIELDS
 
 _NUM = r"\d+(?:\.\d+)?"
 _INT = r"\d[\d,]*"  # `{:,}` formatted from 0.8 on, plain `%d` before
+_GIB_BYTES = float(1 << 30)
 
 
 def _f(s: str | None) -> float | None:
@@ -195,7 +196,52 @@ _CG_SOON = regex.compile(rf"In v0\.\d+, CUDA graph memory profiling will be enab
                          rf"increase --gpu-memory-utilization from ({_NUM}) to ({_NUM})")
 
 
+# V1's start-up memory summary (v1/worker/gpu_worker.py, when the budget was profiled, i.e. no
+# --kv-cache-memory-bytes), in three wordings:
+#   0.10.2 :373 (logger.info): "Free memory on device (%F/%T GiB) on startup. Desired GPU memory
+#     utilization is (%U, %R GiB). Actual usage is %W GiB for weight, %P GiB for peak
+#     activation, %N GiB for non-torch memory, and %C GiB for CUDAGraph memory. Replace
+#     gpu_memory_utilization config with `--kv-cache-memory=%d` to fit into requested memory,
+#     or `--kv-cache-memory=%d` to fully utilize gpu memory. Current kv cache memory in use is
+#     %d bytes."
+#   0.14.0 :490 (logger.debug, so not in a default log): the same with "(%s GiB)" after each
+#     suggestion and "... in use is %s GiB."
+#   0.33.0 :1045 (logger.info): "Actual usage is %S GiB for consumed memory (weights +
+#     non-torch), %P GiB for peak activation, and %C GiB for CUDAGraph memory." (public builds
+#     also say "to fit into the configured static budget").
+# `free_gib` only this line gives: it tells V1's total apart from V0's profiler's (fromrun).
+_FREE = regex.compile(
+    rf"Free memory on device \(({_NUM})/({_NUM}) GiB\) on startup\. Desired GPU memory "
+    rf"utilization is \(({_NUM}), ({_NUM}) GiB\)\. Actual usage is (?:({_NUM}) GiB for weight, "
+    rf"({_NUM}) GiB for peak activation, ({_NUM}) GiB for non-torch memory|({_NUM}) GiB for "
+    rf"consumed memory \(weights \+ non-torch\), ({_NUM}) GiB for peak activation), and "
+    rf"({_NUM}) GiB for CUDAGraph memory\.")
+_FREE_KV = regex.compile(
+    rf"`--kv-cache-memory=(-?\d+)`.*?`--kv-cache-memory=(-?\d+)`.*?Current kv cache memory "
+    rf"in use is ({_NUM}) (GiB|bytes)")
+
+
+def _parse_free(msg: str) -> dict[str, Any] | None:
+    m = _FREE.match(msg)
+    if m is None:
+        return None
+    fields = _blank("memory_profile", free_gib=_f(m.group(1)), total_gib=_f(m.group(2)),
+                    gpu_memory_utilization=_f(m.group(3)), requested_gib=_f(m.group(4)),
+                    weights_gib=_f(m.group(5)), activation_gib=_f(m.group(6) or m.group(9)),
+                    non_torch_gib=_f(m.group(7)), consumed_gib=_f(m.group(8)),
+                    cuda_graph_gib=_f(m.group(10)))
+    k = _FREE_KV.search(msg, m.end())
+    if k is not None:
+        fields["kv_cache_memory_bytes_to_fit"] = int(k.group(1))
+        fields["kv_cache_memory_bytes_to_fill"] = int(k.group(2))
+        kv = _f(k.group(3))
+        fields["kv_gib"] = kv / _GIB_BYTES if kv is not None and k.group(4) == "bytes" else kv
+    return fields
+
+
 def parse_memory_profile(msg: str) -> dict[str, Any] | None:
+    if msg.startswith("Free memory on device "):
+        return _parse_free(msg)
     if msg.startswith("Memory profiling results:"):
         fields = _blank("memory_profile")
         for m in _PROFILE_PAIR.finditer(msg):

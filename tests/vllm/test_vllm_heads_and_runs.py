@@ -359,3 +359,36 @@ def test_the_xpu_weights_line_dates_by_its_unit():
                    "7.4800 GB"]) == ("0.8.0", "0.8.4")
     assert _range(["INFO 10-17 08:00:08 model_runner.py:1071] Loading model weights took "
                    "14.9888 GB"])[1] == "0.7.3"
+
+
+def test_the_start_up_memory_summary_in_its_wordings():
+    """V1's "Free memory on device" summary: 0.10.2's (gpu_worker.py:373: weight, non-torch, the
+    kv memory in bytes) and 0.33.0's (:1045: consumed memory, GiB), as public logs show them."""
+    from parsers.vllm import parse_line
+
+    old = parse_line(
+        "(Worker_TP0 pid=90) INFO 09-12 10:00:00 [gpu_worker.py:373] Free memory on device "
+        "(79.1/79.19 GiB) on startup. Desired GPU memory utilization is (0.9, 71.27 GiB). "
+        "Actual usage is 14.99 GiB for weight, 1.41 GiB for peak activation, 0.09 GiB for "
+        "non-torch memory, and 0.5 GiB for CUDAGraph memory. Replace gpu_memory_utilization "
+        "config with `--kv-cache-memory=57740052480` to fit into requested memory, or "
+        "`--kv-cache-memory=66177669120` to fully utilize gpu memory. Current kv cache memory "
+        "in use is 58322565120 bytes.")
+    assert old is not None and old.kind == "memory_profile" and old.rank == "TP0"
+    assert (old.get("free_gib"), old.get("total_gib"), old.get("requested_gib"),
+            old.get("weights_gib"), old.get("non_torch_gib"), old.get("consumed_gib"),
+            old.get("cuda_graph_gib")) == (79.1, 79.19, 71.27, 14.99, 0.09, None, 0.5)
+    assert old.get("kv_gib") == 58322565120 / 2**30
+    assert (old.get("kv_cache_memory_bytes_to_fit"), old.get("kv_cache_memory_bytes_to_fill")) \
+        == (57740052480, 66177669120)
+    new = parse_line(
+        "(Worker_TP1 pid=771) INFO 08-21 18:22:06 [gpu_worker.py:789] Free memory on device "
+        "(94.05/95.01 GiB) on startup. Desired GPU memory utilization is (0.9, 85.51 GiB). "
+        "Actual usage is 56.89 GiB for consumed memory (weights + non-torch), 0.76 GiB for peak "
+        "activation, and 0.32 GiB for CUDAGraph memory. Replace gpu_memory_utilization config "
+        "with `--kv-cache-memory=29407858586` (27.39 GiB) to fit into requested memory, or "
+        "`--kv-cache-memory=38581581312` (35.93 GiB) to fully utilize gpu memory. Current kv "
+        "cache memory in use is 27.85 GiB.")
+    assert new is not None and new.rank == "TP1"
+    assert (new.get("total_gib"), new.get("consumed_gib"), new.get("weights_gib"),
+            new.get("activation_gib"), new.get("kv_gib")) == (95.01, 56.89, None, 0.76, 27.85)

@@ -117,3 +117,40 @@ def test_vllm_preemptions_mark_the_timeline_like_retractions():
     assert run is not None
     marks = [p for p in run.runtime.timeline if p.retraction]
     assert run.runtime.retractions == len(marks) == 34
+
+
+# V1's start-up memory summary, as 0.33.0 prints it (v1/worker/gpu_worker.py:1045, logger.info;
+# the wording of public 0.2x-0.3x logs): the GPU's total memory is logged, not implied.
+SUMMARY = ("({w}) INFO 03-02 14:06:30 [gpu_worker.py:1045] Free memory on device (44.15/44.39 "
+           "GiB) on startup. Desired GPU memory utilization is (0.9, 39.95 GiB). Actual usage "
+           "is 8.24 GiB for consumed memory (weights + non-torch), 1.05 GiB for peak "
+           "activation, and 0.38 GiB for CUDAGraph memory. Replace gpu_memory_utilization "
+           "config with `--kv-cache-memory=32319458918` (30.1 GiB) to fit into requested "
+           "memory, or `--kv-cache-memory=36758994534` (34.23 GiB) to fully utilize gpu "
+           "memory. Current kv cache memory in use is 30.25 GiB.")
+
+
+def test_the_start_up_summary_gives_the_gpu_memory_the_utilization_moves():
+    lines = list(iter_lines(str(FP8)))
+    at = next(i for i, ln in enumerate(lines) if "Graph capturing finished" in ln) + 2
+    lines[at:at] = [SUMMARY.format(w=w) for w in ("Worker_TP0 pid=230", "Worker_TP1 pid=231")]
+    s = Session()
+    s.feed_lines("fp8.log", lines)
+    report = s.report().to_json()
+    from kvtui.engines.vllm.fromrun import v0_engine
+
+    assert not v0_engine(s.state.current)  # a total beside the free memory is V1's summary
+    inv = report["whatif"]["inverse"]
+    assert inv["total_gpu_gib"] == 44.39  # logged, where the CUDA graph estimate gave 43-46
+    calc = s.calculator()
+    base = compute(calc, WhatIfInputs(dtype="fp8_e4m3", contexts=[131072], concurrency=1))
+    more = compute(calc, WhatIfInputs(dtype="fp8_e4m3", mem_fraction=0.95, contexts=[131072],
+                                      concurrency=1))
+    tok = {label: (cur, tgt) for label, cur, tgt in more.rows}["tokens"]
+    now = int(tok[0].replace(",", ""))
+    then = int(tok[1].split()[0].replace(",", ""))
+    # 0.05 of 44.39 GiB more per GPU, in whole FP8 blocks of 16 x 4 x 256 x 32 B (TP 2)
+    block = 16 * 4 * 256 * 32
+    extra = int(0.05 * 44.39 * GIB) // block * 16
+    assert base.error is None and now == 991_200
+    assert abs(then - (now + extra)) <= 16

@@ -27,9 +27,10 @@ _V0_HINTS = frozenset({"engine:v0", "capacity:cpu_blocks", "stats:v0"})
 
 def v0_engine(run: Any) -> bool:
     """Does the run show vLLM's V0 engine (its config, block or stats lines, or the total GPU
-    memory only V0's profiler prints)?"""
-    return bool(run.hints & _V0_HINTS) or any(p.get("total_gib") for p in
-                                              run.memory_profile.values())
+    memory V0's profiler prints; V1's start-up summary prints it too, with the free memory
+    beside it: parsers/vllm/startup.py `_FREE`)?"""
+    return bool(run.hints & _V0_HINTS) or any(p.get("total_gib") and p.get("free_gib") is None
+                                              for p in run.memory_profile.values())
 
 
 def _model_dtype(run: Any, spec: ModelSpec | None) -> str:
@@ -85,11 +86,15 @@ def _parallel(run: Any, tp: int | None, notes: list[str]) -> Parallel:
 
 
 def _total_memory(run: Any, util: float | None) -> tuple[float | None, str]:
-    """The GPU's memory: V0 prints it; V1 0.1x-0.33 only implies it, as the CUDA graph estimate
-    over the utilization it is worth (gpu_worker.py: `cg_util_delta = estimate / total`)."""
+    """The GPU's memory: V0 prints it, and so does V1's start-up summary ("Free memory on
+    device (F/T GiB)", INFO in 0.10.2 and 0.33.0, DEBUG in 0.14.0); else V1 only implies it,
+    as the CUDA graph estimate over the utilization it is worth (gpu_worker.py:
+    `cg_util_delta = estimate / total`)."""
     for prof in run.memory_profile.values():
         if prof.get("total_gib"):
-            return float(prof["total_gib"]), "total_gpu_memory (logged)"
+            return float(prof["total_gib"]), ("the GPU's memory (logged: \"Free memory on "
+                                              "device\")" if prof.get("free_gib") is not None
+                                              else "total_gpu_memory (logged)")
     est = next((p["cuda_graph_gib"] for p in run.memory_profile.values()
                 if p.get("cuda_graph_gib")), None)
     for prof in run.memory_profile.values():
