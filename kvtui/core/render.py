@@ -190,7 +190,8 @@ def describe_pool(p: PoolFacts) -> str:
         return (f"mamba{label}: {_fmt_num(p.slots)} slots, conv "
                 f"{_fmt_num(p.conv_gib)} GiB, ssm {_fmt_num(p.ssm_gib)} GiB")
     if p.kind == "kv":  # a whole-cache budget (vLLM), not one pool line
-        return f"kv cache {p.dtype or '?'}: {_fmt_num(p.kv_gib)} GiB for every KV layer"
+        how = ", a size the operator set (not profiled)" if p.configured else ""
+        return f"kv cache {p.dtype or '?'}: {_fmt_num(p.kv_gib)} GiB for every KV layer{how}"
     size = (f"KV {_fmt_num(p.kv_gib)} GiB" if p.kind == "mla"
             else f"K {_fmt_num(p.k_gib)} GiB + V {_fmt_num(p.v_gib)} GiB")
     return (f"{p.kind}{label} {p.dtype or '?'}: {_fmt_num(p.tokens)} tokens,"

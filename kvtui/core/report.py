@@ -113,7 +113,7 @@ def _pools(run: Run) -> tuple[PoolFacts, ...]:
             tokens=p.tokens, k_gib=p.k_gib, v_gib=p.v_gib, kv_gib=p.kv_gib, slots=p.slots,
             conv_gib=p.conv_gib, ssm_gib=p.ssm_gib, role=p.role,
             bytes_per_token=round(bpt, 1) if bpt is not None else None,
-            evidence=snapshot(p.evidence), dtype_basis=dtype_basis))
+            evidence=snapshot(p.evidence), dtype_basis=dtype_basis, configured=p.configured))
     return tuple(out)
 
 

@@ -323,11 +323,14 @@ class PoolFacts:
     bytes_per_token: float | None
     evidence: Evidence | None
     dtype_basis: str | None
+    # the operator set this size (vLLM's --kv-cache-memory-bytes), the engine did not profile
+    # it; in the JSON only when true
+    configured: bool = field(default=False, metadata=OMIT_EMPTY)
 
     def shape(self) -> tuple[Any, ...]:
         """What two ranks' pools must share to read as one line ("TP0..TP7 (8 ranks)")."""
         return (self.label, self.kind, self.dtype, self.tokens, self.k_gib, self.v_gib,
-                self.kv_gib, self.slots, self.conv_gib, self.ssm_gib)
+                self.kv_gib, self.slots, self.conv_gib, self.ssm_gib, self.configured)
 
     def to_json(self) -> Json:
         return _fields_json(self)

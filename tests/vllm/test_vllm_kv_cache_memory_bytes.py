@@ -314,3 +314,20 @@ def test_the_0_10_2_wording_and_the_parser_field():
     assert calc.memory_knob().name == "kv_cache_memory_bytes"
     assert calc.tokens == vllm_tokens(N, 2, 2)
     assert calc.scenario("bf16", tp=8).tokens == vllm_tokens(N, 8, 2)  # 1 KV head per GPU
+
+
+def test_the_pools_say_the_operator_set_the_size():
+    """`kvtui check`'s Pools line and the report's pools mark a budget the flag set (the
+    engine did not profile it); a profiled pool says nothing of the kind."""
+    from kvtui.core.render import render_text
+
+    s = session(run(2, N))
+    pools = s.report().to_json()["pools"]
+    assert pools and all(p["configured"] for p in pools if p["kind"] == "kv")
+    assert "a size the operator set (not profiled)" in render_text(s.report())
+    profiled = session([args(1, None, 0.9), config(1),
+                        "(EngineCore_DP0 pid=9) INFO 05-01 10:00:30 [gpu_worker.py:359] "
+                        "Available KV cache memory: 40.0 GiB",
+                        *size_lines(vllm_tokens(N, 1, 2), vllm_blocks(N, 1, 2))])
+    assert not any("configured" in p for p in profiled.report().to_json()["pools"])
+    assert "operator set" not in render_text(profiled.report())
