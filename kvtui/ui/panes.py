@@ -289,6 +289,8 @@ def _pools_text(t: Text, r: rv.Shown) -> None:
         if size is None and (p.k_gib is not None or p.v_gib is not None):
             size = (p.k_gib or 0.0) + (p.v_gib or 0.0)
         t.append(f"  {fmt_gib(size)}")
+        if p.configured:
+            t.append("  set by the operator", style="dim")
         bpt = p.bytes_per_token
         if bpt is not None:
             t.append(f"  measured {fmt_num(bpt, 0)} B/tok")

@@ -331,3 +331,21 @@ def test_the_pools_say_the_operator_set_the_size():
                         *size_lines(vllm_tokens(N, 1, 2), vllm_blocks(N, 1, 2))])
     assert not any("configured" in p for p in profiled.report().to_json()["pools"])
     assert "operator set" not in render_text(profiled.report())
+
+
+def test_the_facts_pane_says_the_operator_set_the_pool():
+    from rich.text import Text
+
+    from kvtui.ui import report_view as rv
+    from kvtui.ui.panes import _pools_text
+
+    def pools_shown(lines: list[str]) -> str:
+        t = Text()
+        _pools_text(t, rv.report_of(session(lines).report()))
+        return t.plain
+
+    assert "set by the operator" in pools_shown(run(2, N))
+    assert "set by the operator" not in pools_shown(
+        [args(1, None, 0.9), config(1), "(EngineCore_DP0 pid=9) INFO 05-01 10:00:30 "
+         "[gpu_worker.py:359] Available KV cache memory: 40.0 GiB",
+         *size_lines(vllm_tokens(N, 1, 2), vllm_blocks(N, 1, 2))])
