@@ -53,6 +53,20 @@ def degree_label(name: str, value: int | None, basis: str | None, ranks: Any) ->
     return f"{name}={value}"
 
 
+def sized_label(name: str, value: int | None, basis: str | None, ranks: Any, *,
+                assumed: int = 1) -> str:
+    """A degree as a what-if uses it, in the words of `degree_label`: `TP=8` when stated,
+    `TP>=6 (sized as 8)` when only rank tags imply it (the header's `TP>=6`, and the size the
+    arithmetic took: `layout` sizes TP from its tags as the next power of two), `TP=? (assumed
+    1)` when unknown."""
+    label = degree_label(name, value, basis, ranks)
+    if value is None:
+        return f"{label} (assumed {assumed})"
+    if basis == "rank tags":
+        return f"{label} (sized as {value})"
+    return label
+
+
 def parallel_label(par: ParallelFacts, name: str) -> str:
     """`degree_label` of the report's degree `name` (tp, dp, pp or ep)."""
     return degree_label(name.upper(), getattr(par, name), (par.basis or {}).get(name),

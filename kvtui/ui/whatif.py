@@ -173,13 +173,15 @@ class WhatIfPane(VerticalScroll, can_focus=False):
     def _placeholders(self, calc: Any) -> None:
         """The log's values as the fields' placeholders: an empty field means "as logged"."""
         tp = getattr(getattr(calc, "parallel", None), "tp", None)
+        # a TP the log does not state reads as in the header (`TP>=6 (sized as 8)`)
+        tp_label = getattr(calc, "tp_label", None)
         knob = calc.memory_knob()
         mf = knob.value
         label = self.query_one("#wi-mf-label", Label)
         if str(label.render()) != knob.short:
             label.update(knob.short)
         want = {
-            "#wi-tp": f"{tp} (log)" if tp else "log",
+            "#wi-tp": tp_label or (f"{tp} (log)" if tp else "log"),
             "#wi-mf": f"{knob.show(mf)} (log)" if isinstance(mf, float) else "log",
             "#wi-ctx": " ".join(fmt_length(c) for c in default_lengths(calc)),
         }

@@ -65,3 +65,18 @@ def test_the_header_says_a_lower_bound_where_only_rank_tags_imply_a_degree():
              for name, value in (("TP", lay.tp), ("DP", lay.dp))]
     assert lay.tp == 4 and shown == ["TP>=3", "DP=2"]
     assert degree_label("PP", None, None, tags) == "PP=?"
+
+
+def test_a_what_if_says_the_lower_bound_and_the_size_it_took():
+    """sized_label: the header's words and the size the arithmetic used, so header and what-if
+    print the same lower bound (TP2 seen: TP>=3, sized as the layout's 4)."""
+    from kvtui.core.deployment import sized_label
+
+    tags = ("TP0", "TP1", "TP2")
+    lay = layout(run(tags, tp_size=None))
+    label = sized_label("TP", lay.tp, lay.basis.get("tp"), tags)
+    assert label == f"{degree_label('TP', lay.tp, 'rank tags', tags)} (sized as {lay.tp})"
+    assert label == "TP>=3 (sized as 4)"
+    stated = layout(run(tags, tp_size=8))
+    assert sized_label("TP", stated.tp, stated.basis.get("tp"), tags) == "TP=8"
+    assert sized_label("TP", None, None, ()) == "TP=? (assumed 1)"

@@ -67,3 +67,24 @@ async def test_a_run_sized_by_kv_cache_memory_bytes_moves_kv_bytes_in_the_pane(t
         await pilot.pause()
         assert app.query_one("#wi-mf", Input).has_class("-invalid")
         await pilot.press("q")
+
+
+async def test_the_tp_field_says_what_the_header_says_when_only_worker_tags_imply_tp(
+        tmp_path) -> None:
+    """Six TP workers and no startup lines: the header says TP>=6, the what-if's TP field
+    'TP>=6 (sized as 8)' (the layout's size), not a count of its own."""
+    from textual.widgets import Input
+
+    from tests.vllm.test_vllm_parallel_layout import BF16_70B, excerpt
+
+    log = tmp_path / "vllm-excerpt.log"
+    log.write_text("\n".join(excerpt(BF16_70B, drop_workers=("Worker_TP6", "Worker_TP7")))
+                   + "\n")
+    app = replay_app(log)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        header = app.query_one(HeaderBar).build().plain
+        assert "TP>=6" in header
+        assert app.query_one("#wi-tp", Input).placeholder == "TP>=6 (sized as 8)"
+        await pilot.press("q")
+    assert app.return_value == 0

@@ -30,7 +30,9 @@ def render_whatif_text(w: WhatIf, *, explain: bool = True) -> str:
     out: list[str] = []
     model = (w.model or {}).get("name") or "no model spec"
     label = load(w.engine or "sglang").label
-    out.append(f"KV capacity what-if: {model}, TP {par.get('tp', '?')} "
+    # a TP only rank tags imply reads as in the header: `TP>=6 (sized as 8)`
+    tp = (par.get("label") or {}).get("tp") or f"TP {par.get('tp', '?')}"
+    out.append(f"KV capacity what-if: {model}, {tp} "
                f"(attention TP {par.get('attn_tp', '?')}), {label} "
                f"{w.version.get('label', '?')}"
                + (f" (sizing rules of {cur.sglang_rules})" if cur.sglang_rules else ""))

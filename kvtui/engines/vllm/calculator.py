@@ -24,6 +24,7 @@ from typing import Any
 
 from kvtui.core.capacity import ModelSpec, Parallel
 from kvtui.core.capacity.whatif import MemoryKnob
+from kvtui.core.deployment import sized_label
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.vllm import kvbytes
 from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
@@ -55,6 +56,10 @@ class Calculator:
     available_gib: float | None = None  # "Available KV cache memory" (min over workers)
     workers_logged: int = 1  # how many workers' memory lines the log shows
     parallel: Parallel = field(default_factory=Parallel)
+    # where TP / PP came from when rank tags imply them (`fromrun._parallel`): the JSON's
+    # current.parallel `basis`, `ranks_seen` and `label`; None when the log states them
+    parallel_origin: dict[str, Any] | None = None
+    tp_unknown: bool = False  # neither the log nor --tp gives TP: 1 assumed
     user_block: int | None = None  # --block-size (a floor for hybrids)
     logged_block: int | None = None  # the block size the log shows vLLM settled on
     max_batched: int | None = None
@@ -82,6 +87,17 @@ class Calculator:
     _variant: tuple[Rules, int, int] | None = None
 
     engine_label = "vLLM"
+
+    @property
+    def tp_label(self) -> str | None:
+        """TP in the header's words when the log does not state it (`TP>=6 (sized as 8)`,
+        `TP=? (assumed 1)`: kvtui.core.deployment.sized_label); None when it does."""
+        labels = (self.parallel_origin or {}).get("label") or {}
+        if "tp" in labels:
+            return str(labels["tp"])
+        if self.tp_unknown:
+            return sized_label("TP", None, None, (), assumed=self.parallel.tp)
+        return None
 
     def memory_knob(self) -> MemoryKnob:
         if self.sized_by_bytes:
@@ -500,7 +516,7 @@ class Calculator:
                                   if cal is not None and self.tokens else None),
             "context_len": self.context_len,
             "page_size": lay.block_size if lay is not None else self.logged_block,
-            "parallel": self.parallel.to_dict(),
+            "parallel": {**self.parallel.to_dict(), **(self.parallel_origin or {})},
             "max_running_requests_logged": self.max_num_seqs,
             "max_concurrency_logged": self.concurrency_logged,
         }

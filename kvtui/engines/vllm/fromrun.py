@@ -1,7 +1,8 @@
 """Turning one parsed vLLM run (kvtui.core.state.Run) into calculator inputs.
 
 Each fallback is written into the calculator's notes, so the what-if says what it assumed: a TP
-counted from the worker prefixes, a block size inferred from the printed concurrency, the
+or PP the worker prefixes imply (the report's layout, `kvtui.core.deployment`: one figure for
+the header and the what-if), a block size inferred from the printed concurrency, the
 model dtype read from the engine's config line.
 """
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kvtui.core import dtypes
 from kvtui.core.capacity import ModelSpec, Parallel, from_checkpoint, match_preset, preset_spec
 from kvtui.core.capacity import resolve_model as resolve_preset
+from kvtui.core.deployment import layout, proven, sized_label
 from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
 from kvtui.engines.vllm import kvbytes
@@ -65,24 +67,54 @@ def _spec(run: Any, model: Any, checkpoint: CheckpointFacts | None,
                   + "; pass --model for the arithmetic")
 
 
-def _parallel(run: Any, tp: int | None, notes: list[str]) -> Parallel:
-    sa = run.server_args or {}
-    pp = _int(sa.get("pp_size")) or 1
+def _rank_key(rank: str) -> tuple[tuple[int, ...], str]:
+    return tuple(int("".join(c for c in t if c.isdigit()) or 0) for t in rank.split()), rank
+
+
+def _parallel(run: Any, tp: int | None,
+              notes: list[str]) -> tuple[Parallel, dict[str, Any] | None]:
+    """TP and PP as the report's header has them (`kvtui.core.deployment.layout`: the
+    arguments' sizes, else what the rank tags prove), and, when a size came from rank tags, where
+    it came from (the what-if JSON's `basis`, `ranks_seen` and `label`; None otherwise).
+
+    vLLM tags a worker's log prefix with each degree above 1 (`Worker_PP1_TP3`:
+    setup_proc_title_and_log_prefix, v1/executor/multiproc_executor.py:672-679 in 0.10.2,
+    :1214-1227 in 0.33.0), which parsers/vllm reads as the rank tags "PP1 TP3"."""
+    lay = layout(run)
+    ranks = run.ranks or ()
+    basis = {k: lay.basis[k] for k in ("tp", "pp") if k in lay.basis}
+    pp = lay.pp or 1
+    if lay.basis.get("pp") == "rank tags":
+        notes.append(f"pipeline_parallel_size not in the log: "
+                     f"{sized_label('PP', lay.pp, 'rank tags', ranks)} from the worker "
+                     f"prefixes (Worker_PP{pp - 1}); each GPU holds the KV cache of about "
+                     f"1/{pp} of the layers")
     if tp is not None:
         notes.append(f"parallel layout given: TP {tp}")
-        return Parallel(tp=tp, pp=pp)
-    logged = _int(sa.get("tp_size"))
-    if logged is not None:
-        return Parallel(tp=logged, pp=pp)
-    idx = [int(t[2:]) for r in (run.ranks or ()) for t in r.split()
-           if t.startswith("TP") and t[2:].isdigit()]
-    if idx:
-        n = max(idx) + 1
-        notes.append(f"tensor_parallel_size not in the log: {n} from the worker prefixes "
-                     f"(Worker_TP{n - 1}); pass --tp to override")
-        return Parallel(tp=n, pp=pp)
-    notes.append("tensor_parallel_size not in the log: assumed 1 (pass --tp)")
-    return Parallel(tp=1, pp=pp)
+        basis["tp"] = "given"
+        par = Parallel(tp=tp, pp=pp)
+    elif lay.tp is None:
+        why = ""
+        if proven(ranks, "PP") is not None:
+            # a worker's prefix names TP only when tensor_parallel_size > 1 (the same lines)
+            why = "; the Worker_PPn prefixes name no TP rank, as vLLM's do when TP is 1"
+        notes.append(f"tensor_parallel_size not in the log: {sized_label('TP', None, None, ())}"
+                     f"{why} (pass --tp)")
+        par = Parallel(tp=1, pp=pp)
+    else:
+        if lay.basis.get("tp") == "rank tags":
+            seen = proven(ranks, "TP") or lay.tp
+            notes.append(f"tensor_parallel_size not in the log: "
+                         f"{sized_label('TP', lay.tp, 'rank tags', ranks)} from the worker "
+                         f"prefixes (Worker_TP{seen - 1} proves TP >= {seen}"
+                         + (f"; sized as {lay.tp}, the next power of two" if lay.tp != seen
+                            else "") + "); pass --tp to override")
+        par = Parallel(tp=lay.tp, pp=pp)
+    if "rank tags" not in basis.values():
+        return par, None
+    labels = {name: sized_label(name.upper(), getattr(par, name), basis.get(name), ranks)
+              for name in ("tp", "pp") if basis.get(name) == "rank tags"}
+    return par, {"basis": basis, "ranks_seen": sorted(ranks, key=_rank_key), "label": labels}
 
 
 def _total_memory(run: Any, util: float | None) -> tuple[float | None, str]:
@@ -124,7 +156,7 @@ def calculator_from_run(run: Any, model: Any = None,
     sa = run.server_args or {}
     notes: list[str] = []
     spec, reason = _spec(run, model, checkpoint, notes)
-    par = _parallel(run, tp, notes)
+    par, par_origin = _parallel(run, tp, notes)
     model_dtype = _model_dtype(run, spec)
     eff, basis, _ = run.effective
     dtype = eff if eff and eff != "auto" else None
@@ -183,6 +215,7 @@ def calculator_from_run(run: Any, model: Any = None,
         blocks_forced=_int(cap.get("gpu_blocks_override")),
         concurrency_logged=_float(cap.get("max_concurrency")), context_len=ctx,
         available_gib=min(avails) if avails else None, parallel=par,
+        parallel_origin=par_origin, tp_unknown=tp is None and layout(run).tp is None,
         user_block=page_size or _int(sa.get("page_size")), logged_block=logged_block,
         max_batched=_int(sa.get("max_num_batched_tokens")),
         max_num_seqs=_int(sa.get("max_running_requests")), model_dtype=model_dtype,

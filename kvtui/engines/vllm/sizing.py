@@ -219,6 +219,12 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
         raise ValueError(f"no vLLM page size for KV dtype {dtype!r}")
     tp = max(1, tp)
     token = attn_token_bytes(spec, dtype, tp)
+    # PP: a GPU holds one stage's layers. get_pp_indices gives the remainder to the stages
+    # before the last (distributed/utils.py:225-230 in 0.33.0, :119-124 in 0.10.2), so the
+    # largest stage has cdiv(layers, pp); every worker keeps the smallest num_blocks of all
+    # (kv_cache_planning.py:1583 in 0.33.0), the largest stage's when the GPUs have the same
+    # memory. Per kind (full, sliding-window, linear) cdiv is an estimate: a stage holds the
+    # kinds its layer range holds, and VLLM_PP_LAYER_PARTITION is not read.
     per_stage = max(1, pp)
     n_full = cdiv((len(spec.full_layer_ids) if not spec.is_mla else spec.num_layers)
                   + draft_layers, per_stage)
