@@ -22,6 +22,7 @@ from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import Alert, Inverse, WhatIf
 from kvtui.core.runtime import SATURATION
 from kvtui.core.state import Run, State
+from kvtui.core.units import fmt_bytes_gib
 from parsers import BATCH_KINDS, Event
 
 if TYPE_CHECKING:
@@ -107,10 +108,6 @@ def _bytes_knob(ctx: _Ctx) -> dict[str, Any] | None:
     return knob if knob and knob.get("unit") == "bytes" and knob.get("flag") else None
 
 
-def _gib(n: int) -> str:
-    return f"{n / (1 << 30):.2f} GiB"
-
-
 def _mem(ctx: _Ctx, requests: float | None = None) -> str:
     """The flag that gives the KV cache more memory, as a fix names it. On a run sized by a
     byte budget it is that flag with a value: the bytes `requests` requests of context_len
@@ -123,11 +120,11 @@ def _mem(ctx: _Ctx, requests: float | None = None) -> str:
         n = max(1, math.ceil(requests))
         need = n * per
         what = "one" if n == 1 else f"{n:,}"
-        return (f"{flag} to {need} ({_gib(need)} per GPU: {what} request"
+        return (f"{flag} to {need} ({fmt_bytes_gib(need)} per GPU: {what} request"
                 f"{'' if n == 1 else 's'} of {knob.get('context_len', 0):,} tokens)")
     value = knob.get("value")
     if isinstance(value, int):
-        return f"{flag} above its {value} ({_gib(value)} per GPU) now"
+        return f"{flag} above its {value} ({fmt_bytes_gib(value)} per GPU) now"
     return str(flag)
 
 
@@ -400,7 +397,7 @@ def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               f"{target:g}).{fits}")
     need = wi.inverse.kv_cache_memory_bytes_needed if wi.inverse is not None else None
     knob = _bytes_knob(ctx)
-    more = (f"{knob['flag']} {need} ({_gib(need)} per GPU, in BF16)"
+    more = (f"{knob['flag']} {need} ({fmt_bytes_gib(need)} per GPU, in BF16)"
             if knob is not None and need else _mem(ctx))
     fix = (f"Before switching to BF16, add KV memory (higher {more}, higher TP "
            f"or more GPUs) or lower {_flag(ctx, 'context_length', '--context-length')}; the "

@@ -53,3 +53,9 @@ def parse_lengths(text: str) -> list[int] | None:
                 return None
             out.append(value)
     return out or None
+
+
+def fmt_bytes_gib(n: float) -> str:
+    """A byte count as GiB for text ("40.00 GiB"): a KV budget set in bytes (vLLM's
+    --kv-cache-memory-bytes) is shown in GiB beside the bytes the flag takes."""
+    return f"{n / (1 << 30):,.2f} GiB"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from kvtui.core.engine import load
-from kvtui.core.report_types import Inverse, Scenario, WhatIf
-from kvtui.core.units import fmt_length
+from kvtui.core.report_types import Inverse, Json, Scenario, WhatIf
+from kvtui.core.units import fmt_bytes_gib, fmt_length
 
 
 def _n(v: Any, nd: int = 0) -> str:
@@ -62,7 +62,7 @@ def render_whatif_text(w: WhatIf, *, explain: bool = True) -> str:
             out.append(f"  {r.dtype}: {why}")
     if w.inverse is not None:
         out.append("")
-        out.append("inverse: " + "; ".join(_inverse_parts(w.inverse)))
+        out.append("inverse: " + "; ".join(_inverse_parts(w.inverse, w.memory_knob)))
     out.extend(_budget_lines(w))
     if explain:
         out.append("")
@@ -98,7 +98,7 @@ def _table(rows: tuple[Scenario, ...]) -> list[str]:
     return out
 
 
-def _inverse_parts(inv: Inverse) -> list[str]:
+def _inverse_parts(inv: Inverse, knob: Json | None = None) -> list[str]:
     need = f"{_n(inv.tokens_needed)} tokens"
     if inv.kv_gib_needed is not None:
         need += f" = {inv.kv_gib_needed} GiB per GPU"
@@ -114,8 +114,9 @@ def _inverse_parts(inv: Inverse) -> list[str]:
             miss += f" ({rest} GiB more rest memory: the Mamba state takes its share)"
         parts.append(miss)
     if inv.kv_cache_memory_bytes_needed is not None:
-        parts.append(f"--kv-cache-memory-bytes {inv.kv_cache_memory_bytes_needed} "
-                     f"({inv.kv_cache_memory_bytes_needed / (1 << 30):.2f} GiB per GPU)")
+        flag = (knob or {}).get("flag") or "kv_cache_memory_bytes"  # the engine's flag
+        parts.append(f"{flag} {inv.kv_cache_memory_bytes_needed} "
+                     f"({fmt_bytes_gib(inv.kv_cache_memory_bytes_needed)} per GPU)")
     elif inv.mem_fraction_static_needed is not None:
         feas = "" if inv.mem_fraction_static_feasible else " (not feasible)"
         parts.append(f"raise mem_fraction_static to {inv.mem_fraction_static_needed}{feas}")
@@ -145,7 +146,7 @@ def _budget_lines(w: WhatIf) -> list[str]:
         knob = next((k for k in _KNOBS if row.has(k)), None)
         if knob == "kv_cache_memory_bytes" and row.kv_cache_memory_bytes is not None:
             setting = (f"kv_cache_memory_bytes {row.kv_cache_memory_bytes} = "
-                       f"{row.kv_cache_memory_bytes / (1 << 30):.2f} GiB")
+                       f"{fmt_bytes_gib(row.kv_cache_memory_bytes)}")
         elif knob is not None:
             setting = f"{knob} {getattr(row, knob)}"
         else:

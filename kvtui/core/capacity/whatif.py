@@ -38,6 +38,7 @@ from kvtui.core.capacity.sglang.families import (
 )
 from kvtui.core.capacity.sglang.rules import version_notes
 from kvtui.core.report_types import Current, Scenario, WhatIf
+from kvtui.core.units import fmt_bytes_gib
 from kvtui.core.version import NEWEST, SGLANG_LINE, VersionRange, kv_dtype_flag
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4")
@@ -97,7 +98,7 @@ class MemoryKnob:
         if value is None:
             return "—"
         if self.bytes:
-            return f"{value / GIB:,.2f} GiB"
+            return fmt_bytes_gib(value)
         return f"{value:.3f}"
 
     def arg(self, value: float) -> str:

@@ -213,9 +213,9 @@ class Calculator:
         the logged pool (0.33 takes a multimodal frontend reservation out of it), the logged
         pool is the budget, and a what-if keeps the shortfall (an estimate)."""
         logged, logged_basis = self._logged_budget()
+        reproduces = self.kv_bytes is not None and self._reproduces(self.kv_bytes)
         short = 0
-        if self.kv_bytes is not None and not self._reproduces(self.kv_bytes) and \
-                logged is not None:
+        if self.kv_bytes is not None and not reproduces and logged is not None:
             short = max(0, self.kv_bytes - logged)
         estimate = False
         if value is not None and value != self._knob_now():
@@ -225,7 +225,7 @@ class Calculator:
                 basis += (f", less the {short / GIB:.2f} GiB the logged pool lacks against the "
                           f"run's {self.kv_bytes:,} (a multimodal reservation, 0.33+?)")
                 estimate = True
-        elif self.kv_bytes is not None and not short and self._reproduces(self.kv_bytes):
+        elif self.kv_bytes is not None and reproduces:
             base = self.kv_bytes
             basis = f"{kvbytes.FLAG} {self.kv_bytes:,} B per GPU (the run's argument)"
         else:
