@@ -45,8 +45,11 @@ def test_list_and_check_without_a_source_print_names_inert(ssh_env, evil_logs, c
     out, err = capsys.readouterr()
     _assert_inert(out + err)
     assert "evil" in out and "title.log" in out  # still recognisable
-    # the suggested command names the real file when a shell reads it back
-    lines = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("kvtui ssh")]
+    # the suggested command names the real file when a shell reads it back; only this test's
+    # files count: discovery also lists the server processes on the host, and another test run
+    # on this machine may have a fake server up (seen: a concurrent suite's test_ssh_list_headless)
+    lines = [ln.strip() for ln in out.splitlines()
+             if ln.strip().startswith("kvtui ssh") and str(evil_logs[0].parent) in ln]
     assert len(lines) == len(EVIL)
     words = [ln.split(" --log ", 1)[1] for ln in lines]
     got = {subprocess.run(["bash", "-c", f"printf %s {w}"], capture_output=True, timeout=30,
