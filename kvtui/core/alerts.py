@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes, severity
+from kvtui.core.engine import term
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import Alert, Inverse, WhatIf
 from kvtui.core.runtime import SATURATION
@@ -328,7 +329,8 @@ def _rule_context_exceeds_pool(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     if isinstance(conc, (int, float)) and conc >= 1:
         return None  # the engine's own concurrency says one request fits (vLLM 0.9-0.19
         # hybrids print their pool divided by the number of layer groups)
-    detail = (f"context_len is {context:,} tokens but the KV pool holds only {total:,} tokens "
+    detail = (f"{term(ctx.engine, 'context_len')} is {context:,} tokens but the KV pool holds "
+              f"only {total:,} tokens "
               f"per GPU: a single request at full context cannot fit, and "
               f"{say(ctx, 'context.reject')}.")
     mem = _mem(ctx, 1)
@@ -361,7 +363,8 @@ def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         return None
     if conc < 1 or conc >= ctx.options.min_context_concurrency:
         return None  # < 1 is context-exceeds-pool's job
-    detail = (f"The pool holds {total:,} tokens per GPU; at context_len {context:,} that is "
+    detail = (f"The pool holds {total:,} tokens per GPU; at {term(ctx.engine, 'context_len')} "
+              f"{context:,} that is "
               f"{conc:.2f} concurrent full-context requests. A few long agentic sessions will "
               "queue behind each other or be retracted.")
     fix = (f"Raise {_mem(ctx, ctx.options.min_context_concurrency)} or TP, lower "
@@ -393,7 +396,8 @@ def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         return None
     fits = _inverse_summary(wi.inverse, ctx)
     detail = (f"With the same KV byte budget, BF16 would hold {scen.tokens:,} tokens: "
-              f"{value:.2f} concurrent requests at context_len {context:,} (target "
+              f"{value:.2f} concurrent requests at {term(ctx.engine, 'context_len')} "
+              f"{context:,} (target "
               f"{target:g}).{fits}")
     need = wi.inverse.kv_cache_memory_bytes_needed if wi.inverse is not None else None
     knob = _bytes_knob(ctx)

@@ -68,6 +68,10 @@ class Engine(Protocol):
     # the cache runs at 1.0), or whenever no scales file was given (so the checkpoint may still
     # carry scales)?
     scale_warning_after_load: bool
+    # What the engine's own configuration calls the report's capacity figures, by the
+    # report's key (`context_len` is vLLM's max_model_len): the texts name a figure the way
+    # its user sets and greps it; a key left out is said as the report says it (SGLang's).
+    terms: Mapping[str, str]
     columns: ColumnGrammar | None
     # Byte strings found in the lines that begin a server start (a fast scan finds them in a
     # big file without parsing it).
@@ -103,6 +107,11 @@ class Engine(Protocol):
                       release: str | None = None) -> RunningLimit | None:
         """The cap on requests running at once under the engine's own name, when its capacity
         line does not state it (None: the capacity line's max_running_requests is the cap)."""
+
+
+def term(engine: Engine | None, key: str) -> str:
+    """The engine's name for the report's capacity figure `key` (the key itself by default)."""
+    return str(engine.terms.get(key, key)) if engine is not None else key
 
 
 @cache

@@ -11,6 +11,7 @@ from typing import Any
 
 from kvtui.core import severity
 from kvtui.core.deployment import parallel_label
+from kvtui.core.engine import Engine, load, term
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import Alert, PoolFacts, Report, WhatIf
 from kvtui.core.text import inert
@@ -116,6 +117,11 @@ def _render_alerts(alerts: list[Alert]) -> list[str]:
     return out
 
 
+def _engine(report: Report) -> Engine | None:
+    """The report's engine, whose names the texts use for its figures."""
+    return load(report.engine) if report.engine else None
+
+
 def _render_deployment(report: Report) -> list[str]:
     """The capacity, weights and runtime lines."""
     out = []
@@ -127,7 +133,8 @@ def _render_deployment(report: Report) -> list[str]:
                    ("chunked_prefill_size", cap.chunked_prefill_size),
                    ("available_gpu_mem_gib", cap.available_gpu_mem_gib),
                    ("kv_budget_reserved_gib", cap.kv_budget_reserved_gib))
-        sizes = ", ".join(f"{k}={_fmt_num(v)}" for k, v in figures if v is not None)
+        eng = _engine(report)
+        sizes = ", ".join(f"{term(eng, k)}={_fmt_num(v)}" for k, v in figures if v is not None)
         lim = cap.running_limit
         if lim is not None:  # the engine's own cap, where its capacity line states none
             sizes += (", " if sizes else "") + f"{lim.name}={lim.describe(_fmt_num)}"

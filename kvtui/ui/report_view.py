@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from kvtui.core import severity
 from kvtui.core.deployment import parallel_label
+from kvtui.core.engine import load
+from kvtui.core.engine import term as engine_term
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import (
     Alert,
@@ -29,7 +31,7 @@ from kvtui.core.report_types import (
 __all__ = ["Alert", "Failed", "PoolFacts", "Shown", "alert_key", "alerts", "capacity",
            "computed_bytes_per_token", "context_len", "evidence", "evidence_lines", "failure",
            "kv_cache", "kv_verdict", "last_log_time", "model_name", "pools", "report_of",
-           "running_limit", "runtime", "tp", "weights", "worst_severity"]
+           "running_limit", "runtime", "term", "tp", "weights", "worst_severity"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +111,13 @@ def tp(shown: Shown) -> str:
     `TP=?`."""
     report = report_of(shown)
     return parallel_label(report.parallel, "tp") if report is not None else "TP=?"
+
+
+def term(shown: Shown, key: str) -> str:
+    """The name of the capacity figure `key` as the report's engine calls it (vLLM's
+    max_model_len for context_len)."""
+    report = report_of(shown)
+    return engine_term(load(report.engine) if report and report.engine else None, key)
 
 
 def capacity(shown: Shown) -> CapacityFacts | None:

@@ -71,11 +71,23 @@ WORDING: dict[str, str] = {
 }
 
 
+# The report's capacity figures as vLLM's configuration names them: max_model_len
+# (config/model.py:249 in 0.33.0), max_num_batched_tokens (config/scheduler.py:48), and the
+# pool in tokens that "GPU KV cache size: N tokens" prints, kept as
+# cache_config.kv_cache_size_tokens (v1/core/kv_cache_utils.py:1141).
+TERMS: dict[str, str] = {
+    "context_len": "max_model_len",
+    "max_total_num_tokens": "kv_cache_size_tokens",
+    "chunked_prefill_size": "max_num_batched_tokens",
+}
+
+
 class VLLM:
     name = "vllm"
     label = "vLLM"
     flags = FLAGS
     wording: Mapping[str, str] = WORDING
+    terms: Mapping[str, str] = TERMS
     # "Using KV cache scaling factor 1.0" is logged after loading, when a layer's scales are
     # 1.0 (model_executor/layers/quantization/kv_cache.py, process_weights_after_loading).
     scale_warning_after_load = True

@@ -1,0 +1,58 @@
+"""The texts name a vLLM run's capacity figures the way vLLM's configuration does.
+
+The report's keys are SGLang's names (context_len, max_total_num_tokens), the first engine's; a
+vLLM engineer sets and greps `max_model_len` (vllm 0.33.0 config/model.py:249) and reads the pool
+as "GPU KV cache size: N tokens", kept as `cache_config.kv_cache_size_tokens`
+(v1/core/kv_cache_utils.py:1141). The JSON keeps its keys (a contract); the check text, the
+alerts' sentences and the facts pane use the engine's names (`Engine.terms`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvtui.core.pipeline import Session
+from kvtui.core.render import render_text
+from kvtui.core.report_types import Report
+from kvtui.ui.panes import facts_text
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+H = "(EngineCore_DP0 pid=9) INFO 05-01 10:00:42 [kv_cache_utils.py:1148] "
+LOW = [H + "GPU KV cache size: 1,823,372 tokens",
+       H + "Maximum concurrency for 1,048,576 tokens per request: 1.74x"]
+
+
+def _report(lines: list[str], name: str = "log") -> Report:
+    s = Session()
+    s.feed_lines(name, lines)
+    return s.report()
+
+
+def _sample(name: str) -> Report:
+    return _report((SAMPLES / name).read_text().splitlines(), name)
+
+
+def test_vllm_check_text_and_pane_say_max_model_len():
+    r = _sample("vllm-llama31-70b-tp8-bf16.log")
+    text = render_text(r)
+    cap = next(ln for ln in text.splitlines() if ln.startswith("Capacity"))
+    assert "kv_cache_size_tokens=1,364,400" in cap and "max_model_len=131,072" in cap
+    assert "context_len" not in cap and "max_total_num_tokens" not in cap
+    pane = facts_text(r).plain
+    assert "kv_cache_size_tokens=1,364,400" in pane and "max_model_len=131,072" in pane
+    assert "context_len=" not in pane and "max_total_num_tokens=" not in pane
+    # the JSON contract keeps the report's keys
+    assert r.capacity is not None and r.to_json()["capacity"]["context_len"] == 131072
+
+
+def test_vllm_alert_sentence_says_max_model_len():
+    r = _report(LOW)
+    low = next(a for a in r.alerts if a.rule == "low-context-concurrency")
+    assert "at max_model_len 1,048,576" in low.detail and "context_len" not in low.detail
+
+
+def test_sglang_keeps_its_own_names():
+    r = _sample("qwen35-397b-nvfp4-tp8-fp8.log")
+    cap = next(ln for ln in render_text(r).splitlines() if ln.startswith("Capacity"))
+    assert "max_total_num_tokens=608,174" in cap and "context_len=262,144" in cap
+    assert "max_total_num_tokens=608,174" in facts_text(r).plain
