@@ -67,6 +67,35 @@ def sized_label(name: str, value: int | None, basis: str | None, ranks: Any, *,
     return label
 
 
+def rank_span(ranks: list[str]) -> str:
+    """Ranks named compactly and without a gap hidden: "TP0..TP7", "TP0,TP2", "TP0..TP2,TP4".
+
+    Runs of consecutive numbers under one prefix collapse to "first..last"; anything else is
+    listed. A span that reads as a range always is one (TP0 and TP2 are never "TP0..TP2")."""
+    parts: list[str] = []
+    run: list[tuple[str, int]] = []
+
+    def close() -> None:
+        if run:
+            (pre, a), (_, b) = run[0], run[-1]
+            parts.append(f"{pre}{a}" if a == b else f"{pre}{a}..{pre}{b}")
+            run.clear()
+
+    for r in ranks:
+        head = r.rstrip("0123456789")
+        tail = r[len(head):]
+        if not tail:
+            close()
+            parts.append(r)
+            continue
+        n = int(tail)
+        if run and (run[-1][0] != head or run[-1][1] + 1 != n):
+            close()
+        run.append((head, n))
+    close()
+    return ",".join(parts)
+
+
 def parallel_label(par: ParallelFacts, name: str) -> str:
     """`degree_label` of the report's degree `name` (tp, dp, pp or ep)."""
     return degree_label(name.upper(), getattr(par, name), (par.basis or {}).get(name),

@@ -10,7 +10,7 @@ import textwrap
 from typing import Any
 
 from kvtui.core import severity
-from kvtui.core.deployment import parallel_label
+from kvtui.core.deployment import parallel_label, rank_span
 from kvtui.core.engine import Engine, load, term
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import Alert, PoolFacts, Report, WhatIf
@@ -79,8 +79,10 @@ def render_text(report: Report) -> str:
     w("")
     if report.pools:
         w("Pools (per rank)")
-        for ranks, p in group_pools(report.pools):
-            w(f"  {ranks:<16} {describe_pool(p)}")
+        for names, p in group_pools(report.pools):
+            span = rank_span(names) if len(names) == 1 else \
+                f"{rank_span(names)} ({len(names)} ranks)"
+            w(f"  {inert(span, 60):<16} {describe_pool(p)}")
     out.extend(_render_deployment(report))
     if report.whatif is not None:
         out.extend(_render_whatif(report.whatif))
@@ -178,17 +180,13 @@ def render_gate(reports: list[Report], fail_on: str, code: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def group_pools(pools: tuple[PoolFacts, ...]) -> list[tuple[str, PoolFacts]]:
-    """Collapse pools that are identical on every rank ("TP0-TP7") so TP=8 reads as one line."""
+def group_pools(pools: tuple[PoolFacts, ...]) -> list[tuple[list[str], PoolFacts]]:
+    """Pools identical on several ranks as one (the ranks, the pool), so TP=8 reads as one
+    line; the check text and the facts pane both group this way."""
     groups: dict[tuple[Any, ...], list[PoolFacts]] = {}
     for p in pools:
         groups.setdefault(p.shape(), []).append(p)
-    out = []
-    for members in groups.values():
-        names = [m.rank or "-" for m in members]
-        label = names[0] if len(names) == 1 else f"{names[0]}..{names[-1]} ({len(names)} ranks)"
-        out.append((inert(label, 60), members[0]))
-    return out
+    return [([m.rank or "-" for m in members], members[0]) for members in groups.values()]
 
 
 def describe_pool(p: PoolFacts) -> str:

@@ -19,6 +19,8 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from kvtui.core.deployment import rank_span
+from kvtui.core.render import group_pools
 from kvtui.sources.base import INLINE, MESSAGES
 from kvtui.sources.replay import parse_ts
 from kvtui.ui import report_view as rv
@@ -274,9 +276,9 @@ def _pools_text(t: Text, r: rv.Shown) -> None:
     if computed is not None:
         t.append(f"  computed {computed:,.0f} B/token", style="dim")
     t.append("\n")
-    for ranks, p in _group_pools(pools)[:32]:
+    for names, p in group_pools(pools)[:32]:
         label = clean(str(p.label or ""), 24)
-        t.append(f"  {clean(ranks, 24):<8}", style="cyan")
+        t.append(f"  {clean(rank_span(names), 24):<8} ", style="cyan")
         if label:
             t.append(f"{label} ")
         t.append(f"{p.kind or '?'} ")
@@ -298,32 +300,6 @@ def _pools_text(t: Text, r: rv.Shown) -> None:
                 dev = (bpt - computed) / computed * 100
                 t.append(f" ({dev:+.1f}%)", style="green" if abs(dev) < 2 else "yellow")
         t.append("\n")
-
-
-def _group_pools(pools: tuple[rv.PoolFacts, ...]) -> list[tuple[str, rv.PoolFacts]]:
-    """Identical pools on several ranks collapse into one row ("TP0-7")."""
-    groups: dict[tuple[Any, ...], list[rv.PoolFacts]] = {}
-    for p in pools:
-        groups.setdefault(p.shape(), []).append(p)
-    out = []
-    for members in groups.values():
-        ranks = [str(m.rank or "-") for m in members]
-        out.append((_rank_span(ranks), members[0]))
-    return out
-
-
-def _rank_span(ranks: list[str]) -> str:
-    if len(ranks) == 1:
-        return ranks[0]
-    nums = []
-    for r in ranks:
-        if r.startswith("TP") and r[2:].isdigit():
-            nums.append(int(r[2:]))
-        else:
-            return f"{ranks[0]}+{len(ranks) - 1}"
-    if nums == list(range(nums[0], nums[0] + len(nums))):
-        return f"TP{nums[0]}-{nums[-1]}"
-    return f"{ranks[0]}+{len(ranks) - 1}"
 
 
 class FactsPane(VerticalScroll):

@@ -30,7 +30,7 @@ from textual.widgets import Input, Label, Select, Static
 from kvtui.core.capacity.whatif import parse_fraction
 from kvtui.core.units import fmt_length, parse_lengths
 from kvtui.ui.text import clean
-from kvtui.ui.whatif_calc import DTYPES, WhatIfInputs, WhatIfResult, compute
+from kvtui.ui.whatif_calc import DTYPES, WhatIfInputs, WhatIfResult, compute, fmt_fit
 
 # Labels as the pane shows them (the rows' own labels name the engine's fields).
 SHORT_LABELS = {
@@ -68,19 +68,13 @@ def default_lengths(calc: Any) -> list[int]:
     return out
 
 
-def _fit(v: float | None) -> str:
-    if v is None:
-        return "—"
-    return f"{v:,.1f}" if v < 10 else f"{v:,.0f}"
-
-
 def concurrency_cell(fit: float | None, cap: int | None) -> tuple[str, str]:
     """What fits by memory and what can run: at most `cap` (max_running_requests) of them."""
     if fit is None:
         return "—", ""
     run = int(fit) if cap is None else min(int(fit), cap)
     capped = cap is not None and int(fit) > cap
-    return f"{_fit(fit)} fit · {run:,} run", ("yellow" if capped else
+    return f"{fmt_fit(fit)} fit · {run:,} run", ("yellow" if capped else
                                               ("bold red" if run < 1 else ""))
 
 
@@ -217,11 +211,15 @@ class WhatIfPane(VerticalScroll, can_focus=False):
                 else None
             target = calc.scenario(self.inputs.dtype, tp=tp, mem_fraction_static=mf,
                                    context_lengths=self.inputs.contexts)
+            # what fits now is the engine's own arithmetic too: a hybrid's or a sliding
+            # window's tokens are not requests x length (vLLM prints Qwen3-Next's 695,504
+            # tokens as 10.58 requests of 256K, not 2.65)
+            now = calc.scenario(calc.current_dtype, context_lengths=self.inputs.contexts)
             current = calc.current()
         except Exception:
             return None
         cap_now = current.max_running_requests
-        return {"target": target, "tokens_now": calc.tokens, "cap_now": cap_now,
+        return {"target": target, "now": now, "cap_now": cap_now,
                 "changed_tp": tp, "changed_mf": mf}
 
     def render_result(self, res: WhatIfResult, numbers: dict[str, Any] | None
@@ -255,8 +253,8 @@ class WhatIfPane(VerticalScroll, can_focus=False):
             cap_t = target.max_running_requests
             for key, fit_t in target.concurrency.items():
                 n = int(key)
-                now = numbers["tokens_now"] / n if numbers["tokens_now"] else None
-                cur_text, _ = concurrency_cell(now, numbers["cap_now"])
+                cur_text, _ = concurrency_cell(numbers["now"].concurrency.get(key),
+                                               numbers["cap_now"])
                 tgt_text, style = concurrency_cell(fit_t, cap_t)
                 self._row(t, f"reqs of {fmt_length(n)}", cur_text, tgt_text, style)
         t.rstrip()

@@ -8,6 +8,7 @@ import: tests call `compute` directly.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,9 +49,11 @@ def _i(v: Any) -> str:
     return str(v)
 
 
-def _conc(v: Any) -> str:
+def fmt_fit(v: Any) -> str:
+    """How many requests fit, never rounded up (10.58 is "10.5", not "11": an eleventh
+    request does not fit)."""
     if isinstance(v, int | float) and not isinstance(v, bool):
-        return f"{v:,.1f}" if v < 10 else f"{v:,.0f}"
+        return f"{math.floor(v * 10) / 10:,.1f}" if v < 100 else f"{math.floor(v):,}"
     return "—"
 
 
@@ -130,9 +133,12 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     rows.append(("max_running_requests", _i(cur.max_running_requests),
                  _i(row.max_running_requests)))
     conc = row.concurrency
+    # the engine's own arithmetic for now as for the target (a hybrid's tokens are not
+    # requests x length)
+    now_conc = calc.scenario(calc.current_dtype, context_lengths=ctxs).concurrency
     for c in ctxs:
-        now = cur_tokens / c if cur_tokens else None
-        rows.append((f"concurrent @ {fmt_length(c)}", _conc(now), _conc(conc.get(str(c)))))
+        rows.append((f"concurrent @ {fmt_length(c)}", fmt_fit(now_conc.get(str(c))),
+                     fmt_fit(conc.get(str(c)))))
     if inputs.concurrency and ctxs:
         changed = tgt_tp is not None or tgt_mf is not None
         rows.extend(_inverse_rows(calc, inputs.dtype, inputs.concurrency, max(ctxs), changed,

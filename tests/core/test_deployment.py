@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from kvtui.core.deployment import degree_label, layout
+from kvtui.core.deployment import degree_label, layout, rank_span
 
 
 def run(ranks, **sa):
@@ -80,3 +80,16 @@ def test_a_what_if_says_the_lower_bound_and_the_size_it_took():
     stated = layout(run(tags, tp_size=8))
     assert sized_label("TP", stated.tp, stated.basis.get("tp"), tags) == "TP=8"
     assert sized_label("TP", None, None, ()) == "TP=? (assumed 1)"
+
+
+@pytest.mark.parametrize(("ranks", "span"), [
+    (["TP0"], "TP0"),
+    ([f"TP{i}" for i in range(8)], "TP0..TP7"),
+    (["TP0", "TP2"], "TP0,TP2"),  # a range would include TP1
+    (["TP0", "TP1", "TP2", "TP4"], "TP0..TP2,TP4"),
+    (["DP0", "TP1"], "DP0,TP1"),
+    (["TP3", "TP2"], "TP3,TP2"),  # as given, never reordered into a range
+    (["-"], "-"),
+])
+def test_rank_span_never_reads_as_a_range_it_is_not(ranks, span):
+    assert rank_span(ranks) == span

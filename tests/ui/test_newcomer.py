@@ -184,7 +184,7 @@ async def test_no_match_says_what_was_searched_and_how_to_search_the_file(
 
 # -- layout and words -----------------------------------------------------------------------
 async def test_whatif_concurrency_respects_max_running_requests() -> None:
-    """At 8K, 608,174 tokens fit 74 requests, but max_running_requests is 58: both are shown."""
+    """At 8K, 608,174 tokens fit 74.2 requests, but max_running_requests is 58: both are shown."""
     app = replay_app(QWEN)
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
@@ -194,7 +194,7 @@ async def test_whatif_concurrency_respects_max_running_requests() -> None:
         await pilot.press(*"8K")
         await pilot.pause()
         result = app.query_one(WhatIfPane).shown
-        assert "reqs of 8K" in result and "74 fit · 58 run" in result
+        assert "reqs of 8K" in result and "74.2 fit · 58 run" in result
         assert "concurrent @" not in result
 
 

@@ -23,7 +23,7 @@ async def test_header_alerts_facts_timeline_log() -> None:
         assert alerts and alerts[0].severity == "critical"
         assert alerts[0].evidence is not None and alerts[0].evidence.line == 27
         facts = str(app.query_one("#facts-body").render())
-        assert "608,174" in facts and "TP0-7" in facts and "measured 7,698 B/tok" in facts
+        assert "608,174" in facts and "TP0..TP7" in facts and "measured 7,698 B/tok" in facts
         timeline = app.query_one(TimelinePane)
         assert len(timeline.points) > 100
         drawn = timeline.build(120).plain

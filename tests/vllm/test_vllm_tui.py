@@ -88,3 +88,36 @@ async def test_the_tp_field_says_what_the_header_says_when_only_worker_tags_impl
         assert app.query_one("#wi-tp", Input).placeholder == "TP>=6 (sized as 8)"
         await pilot.press("q")
     assert app.return_value == 0
+
+
+HYBRID = FP8.parent / "vllm-qwen3-next-80b-tp4-hybrid.log"
+
+
+async def test_hybrid_what_fits_now_is_the_engines_concurrency_not_tokens_over_length() -> None:
+    """Qwen3-Next's 695,504 tokens hold 10.58 requests of 256K by vLLM's own count (its log's
+    "Maximum concurrency", and the check's what-if table), not 695,504 / 262,144 = 2.65: the
+    pane's "now" column used to divide, its target column (same dtype) said 10.58."""
+    app = replay_app(HYBRID)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(WhatIfPane)
+        line = next(ln for ln in pane.shown.splitlines() if ln.startswith("reqs of 256K"))
+        assert line.split()[3:] == ["10.5", "fit", "·", "10", "run", "10.5", "fit", "·", "10",
+                                    "run"], line
+        rows = {label: (cur, tgt) for label, cur, tgt in pane.result.rows}
+        assert rows["concurrent @ 256K"] == ("10.5", "10.5")
+        await pilot.press("q")
+
+
+async def test_pools_of_equal_size_on_ranks_with_a_gap_are_not_a_range() -> None:
+    """TP0 and TP2 logged 31.87 GiB, TP1 31.85: the facts pane says TP0,TP2, never TP0+1 (read
+    as TP0 and TP1) or a range TP0..TP2 that includes TP1."""
+    from kvtui.ui.panes import FactsPane
+
+    app = replay_app(HYBRID)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        text = app.query_one(FactsPane)._last.plain
+        rows = [ln.split()[0] for ln in text.splitlines() if " kv bf16 " in ln]
+        assert rows == ["TP0,TP2", "TP1", "TP3"], text
+        await pilot.press("q")
