@@ -11,17 +11,14 @@ from 0.22.0 (:2508-2512).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from kvtui.core.pipeline import Session
 from kvtui.core.report_types import Report, RunningLimit
 from kvtui.engines.vllm import limits
 from kvtui.ui.panes import facts_text
 from tests.ui.ui_helpers import replay_app, settle
+from tests.vllm.reports import SAMPLES, report_of, sample_report
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 H = "(APIServer pid=1) INFO 05-01 10:00:00 [utils.py:328] "
 CONFIG = ("(EngineCore_DP0 pid=9) INFO 05-01 10:00:05 [core.py:75] Initializing a V1 LLM engine "
           "(v{v}) with config: model='m', dtype=torch.bfloat16, max_seq_len=32768, "
@@ -30,35 +27,25 @@ SIZE = ("(EngineCore_DP0 pid=9) INFO 05-01 10:00:42 [kv_cache_utils.py:864] GPU 
         "991,200 tokens")
 
 
-def _report(lines: list[str], name: str = "log") -> Report:
-    s = Session()
-    s.feed_lines(name, lines)
-    return s.report()
-
-
-def _sample(name: str) -> Report:
-    return _report((SAMPLES / name).read_text().splitlines(), name)
-
-
 def _limit(report: Report) -> RunningLimit | None:
     return report.capacity.running_limit if report.capacity is not None else None
 
 
 def test_the_facts_pane_names_vllms_own_cap():
-    text = facts_text(_sample("vllm-llama31-8b-tp2-fp8-unscaled.log")).plain
+    text = facts_text(sample_report("vllm-llama31-8b-tp2-fp8-unscaled.log")).plain
     assert "max_num_seqs=96" in text  # 'max_num_seqs': 96 in its non-default args
     assert "max_running_requests" not in text
 
 
 def test_the_facts_pane_gives_vllms_default_when_the_args_leave_it_out():
     # a complete non-default args dump without max_num_seqs, on a V1 0.33.0 engine
-    text = facts_text(_sample("vllm-llama31-70b-tp8-bf16.log")).plain
+    text = facts_text(sample_report("vllm-llama31-70b-tp8-bf16.log")).plain
     assert "max_num_seqs=256 or 1,024 (default)" in text
     assert "max_running_requests" not in text
 
 
 def test_sglangs_pane_keeps_its_capacity_lines_name():
-    report = _sample("llama31-70b-tp8.log")
+    report = sample_report("llama31-70b-tp8.log")
     assert report.engine == "sglang" and _limit(report) is None
     cap = report.capacity
     assert cap is not None and cap.max_running_requests
@@ -82,13 +69,13 @@ def test_sglangs_pane_keeps_its_capacity_lines_name():
     ("{'model': 'm', 'max_num_s", "0.14.0", RunningLimit("max_num_seqs", None, "not logged")),
 ])
 def test_logged_or_default_by_release(args, release, expected):
-    report = _report([H + "non-default args: " + args, CONFIG.format(v=release), SIZE])
+    report = report_of([H + "non-default args: " + args, CONFIG.format(v=release), SIZE])
     assert _limit(report) == expected
 
 
 def test_no_argument_list_claims_no_default():
     # only the engine's config line: the operator may have passed --max-num-seqs
-    assert _limit(_report([CONFIG.format(v="0.14.0"), SIZE])) == RunningLimit(
+    assert _limit(report_of([CONFIG.format(v="0.14.0"), SIZE])) == RunningLimit(
         "max_num_seqs", None, "not logged")
 
 
@@ -99,7 +86,7 @@ def test_v0_defaults_to_256():
           "tensor_parallel_size=1, kv_cache_dtype=auto")
     blocks = "INFO 07-18 00:05:20 distributed_gpu_executor.py:57] # GPU blocks: 1000, " \
              "# CPU blocks: 512"
-    report = _report(["INFO 07-18 00:05:00 api_server.py:529] args: Namespace(model='m', "
+    report = report_of(["INFO 07-18 00:05:00 api_server.py:529] args: Namespace(model='m', "
                       "max_num_seqs=None, tensor_parallel_size=1)", v0, blocks])
     assert _limit(report) == RunningLimit("max_num_seqs", 256, "default", rule=limits.RULE)
 
@@ -109,7 +96,7 @@ def test_a_v1_release_before_08_claims_no_number():
     v1 = ("INFO 02-20 00:01:02 core.py:50] Initializing a V1 LLM engine (v0.7.3) with config: "
           "model='m', dtype=torch.bfloat16, max_seq_len=4096, tensor_parallel_size=1")
     blocks = "INFO 02-20 00:01:30 kv_cache_utils.py:400] # GPU blocks: 1000"
-    lim = _limit(_report(["INFO 02-20 00:01:00 api_server.py:800] args: Namespace(model='m', "
+    lim = _limit(report_of(["INFO 02-20 00:01:00 api_server.py:800] args: Namespace(model='m', "
                           "max_num_seqs=None)", v1, blocks]))
     assert lim is not None
     assert (lim.value, lim.defaults, lim.basis, lim.describe()) == (None, (), "default",

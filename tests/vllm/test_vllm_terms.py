@@ -9,31 +9,17 @@ alerts' sentences and the facts pane use the engine's names (`Engine.terms`).
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from kvtui.core.pipeline import Session
 from kvtui.core.render import render_text
-from kvtui.core.report_types import Report
 from kvtui.ui.panes import facts_text
+from tests.vllm.reports import report_of, sample_report
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 H = "(EngineCore_DP0 pid=9) INFO 05-01 10:00:42 [kv_cache_utils.py:1148] "
 LOW = [H + "GPU KV cache size: 1,823,372 tokens",
        H + "Maximum concurrency for 1,048,576 tokens per request: 1.74x"]
 
 
-def _report(lines: list[str], name: str = "log") -> Report:
-    s = Session()
-    s.feed_lines(name, lines)
-    return s.report()
-
-
-def _sample(name: str) -> Report:
-    return _report((SAMPLES / name).read_text().splitlines(), name)
-
-
 def test_vllm_check_text_and_pane_say_max_model_len():
-    r = _sample("vllm-llama31-70b-tp8-bf16.log")
+    r = sample_report("vllm-llama31-70b-tp8-bf16.log")
     text = render_text(r)
     cap = next(ln for ln in text.splitlines() if ln.startswith("Capacity"))
     assert "kv_cache_size_tokens=1,364,400" in cap and "max_model_len=131,072" in cap
@@ -46,13 +32,13 @@ def test_vllm_check_text_and_pane_say_max_model_len():
 
 
 def test_vllm_alert_sentence_says_max_model_len():
-    r = _report(LOW)
+    r = report_of(LOW)
     low = next(a for a in r.alerts if a.rule == "low-context-concurrency")
     assert "at max_model_len 1,048,576" in low.detail and "context_len" not in low.detail
 
 
 def test_sglang_keeps_its_own_names():
-    r = _sample("qwen35-397b-nvfp4-tp8-fp8.log")
+    r = sample_report("qwen35-397b-nvfp4-tp8-fp8.log")
     cap = next(ln for ln in render_text(r).splitlines() if ln.startswith("Capacity"))
     assert "max_total_num_tokens=608,174" in cap and "context_len=262,144" in cap
     assert "max_total_num_tokens=608,174" in facts_text(r).plain

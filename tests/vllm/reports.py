@@ -1,0 +1,20 @@
+"""Reports of vLLM lines and of the bundled vLLM samples, folded the one way (a Session)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvtui.core.pipeline import Session
+from kvtui.core.report_types import Report
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+
+
+def report_of(lines: list[str], name: str = "log") -> Report:
+    s = Session()
+    s.feed_lines(name, lines)
+    return s.report()
+
+
+def sample_report(name: str) -> Report:
+    return report_of((SAMPLES / name).read_text().splitlines(), name)
