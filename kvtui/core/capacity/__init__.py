@@ -38,11 +38,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kvtui.core.capacity.cell import Cell, Parallel, kv_cell, mamba_state, pool_gib, pool_gib_line
-from kvtui.core.capacity.fromrun import calculator_from_run, resolve_model
+from kvtui.core.capacity.cell import Cell, kv_cell, mamba_state, pool_gib, pool_gib_line
+from kvtui.core.capacity.fromrun import calculator_from_run
 from kvtui.core.capacity.inverse import inverse
 from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint, from_hf_config, from_path
-from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
+from kvtui.core.capacity.parallel import Parallel
+from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec, resolve_model
 from kvtui.core.capacity.whatif import (
     DEFAULT_CONTEXTS,
     DEFAULT_DTYPES,

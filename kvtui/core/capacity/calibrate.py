@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kvtui.core.capacity.cell import GIB, Cell, Parallel, kv_cell
+from kvtui.core.capacity.cell import GIB, Cell, kv_cell
 from kvtui.core.capacity.modelspec import FULL, ModelSpec
+from kvtui.core.capacity.parallel import Parallel
 from kvtui.core.capacity.sglang.args import SizingArgs
 from kvtui.core.version import NEWEST
 

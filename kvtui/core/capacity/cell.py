@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvtui.core.capacity.modelspec import ModelSpec
+from kvtui.core.capacity.parallel import Parallel
 from kvtui.core.capacity.sglang import cells as rules
 from kvtui.core.capacity.sglang import swa as swa_rules
 from kvtui.core.capacity.sglang.args import SizingArgs
@@ -30,24 +31,6 @@ ELEM_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e4m3": 1, "f
                               "mxfp8": 1, "nvfp4": 1, "fp4_mx_block16": 1, "fp4_e2m1": 1}
 FP4_DTYPES = rules.FP4_DTYPES
 DEFAULT_SWA_FULL_RATIO = 0.8  # --swa-full-tokens-ratio default
-
-
-@dataclass(frozen=True, slots=True)
-class Parallel:
-    """The parallel layout that decides how many KV heads one GPU holds."""
-
-    tp: int = 1
-    attn_dp: int = 1
-    attn_cp: int = 1
-    pp: int = 1
-
-    @property
-    def attn_tp(self) -> int:
-        return max(1, self.tp // max(1, self.attn_dp) // max(1, self.attn_cp))
-
-    def to_dict(self) -> dict[str, int]:
-        return {"tp": self.tp, "attn_dp": self.attn_dp, "attn_cp": self.attn_cp, "pp": self.pp,
-                "attn_tp": self.attn_tp}
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +371,6 @@ def pool_gib_line(tokens: int, cell: Cell, page_size: int = 1, *, swa_pool: bool
     return f"K size: {k:.2f} GB, V size: {v:.2f} GB"
 
 
-__all__ = ["ELEM_BYTES", "FP4_DTYPES", "GIB", "Cell", "MambaState", "Parallel", "SwaSplit",
+__all__ = ["ELEM_BYTES", "FP4_DTYPES", "GIB", "Cell", "MambaState", "SwaSplit",
            "kv_cell", "kv_heads_per_gpu", "mamba_state", "pool_gib", "pool_gib_line",
            "printed_bytes"]

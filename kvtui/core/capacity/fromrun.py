@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes
-from kvtui.core.capacity.cell import Parallel
-from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint, from_path
-from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
+from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint
+from kvtui.core.capacity.parallel import Parallel
+from kvtui.core.capacity.presets import match_preset, preset_spec, resolve_model
 from kvtui.core.capacity.sglang.args import SizingArgs
 from kvtui.core.capacity.whatif import Calculator, MemoryFacts
 from kvtui.core.deployment import layout
@@ -22,24 +22,6 @@ from kvtui.core.version import SGLANG_LINE, infer_version
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
-
-
-def resolve_model(model: Any) -> tuple[ModelSpec, str]:
-    """(spec, why) from a ModelSpec, a preset name / HF id / served path, a config.json or a model
-    directory. Raises ValueError with the preset list when nothing matches."""
-    if isinstance(model, ModelSpec):
-        return model, f"model spec given ({model.source or model.name})"
-    text = str(model)
-    import os
-
-    if os.path.exists(text):
-        spec = from_path(text)
-        return spec, f"read from {spec.source}"
-    hit = match_preset(text)
-    if hit:
-        return preset_spec(hit[0]), hit[1]
-    raise ValueError(f"--model {text!r}: not a file, a model directory or a preset. Presets: "
-                     + ", ".join(preset_names()))
 
 
 def _parallel(run: Any) -> tuple[Parallel, list[str]]:

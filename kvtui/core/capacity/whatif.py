@@ -20,12 +20,12 @@ from kvtui.core.capacity.cell import (
     ELEM_BYTES,
     GIB,
     Cell,
-    Parallel,
     kv_cell,
     pool_rows,
     printed_bytes,
 )
 from kvtui.core.capacity.modelspec import ModelSpec
+from kvtui.core.capacity.parallel import Parallel
 from kvtui.core.capacity.sglang import budget as sgl_budget
 from kvtui.core.capacity.sglang import mamba as sgl_mamba
 from kvtui.core.capacity.sglang import swa as sgl_swa
