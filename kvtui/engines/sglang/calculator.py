@@ -1,12 +1,37 @@
-"""What-if: the same memory in another KV dtype, or another TP / mem_fraction_static.
+"""SGLang's what-if: the same memory in another KV dtype, or another TP / mem_fraction_static.
 
 Why start from the rest memory: SGLang computes `rest = avail - pre x (1 - mem_fraction_static)`,
 takes the recurrent state of hybrid models out of it (by its own per-release rule), and divides
 what is left by the cell. The KV dtype changes only the cell, so a dtype-only what-if holds the
 logged KV bytes and the logged state fixed and is exact. Changing TP or mem_fraction_static
 changes the rest memory itself: kvtui moves the logged rest by `pre x delta(mem_fraction)` and by
-the weights TP sheds, then replays SGLang's split (`sglang.budget.allocate`), so a Qwen3.5 what-if
+the weights TP sheds, then replays SGLang's split (`sizing.budget.allocate`), so a Qwen3.5 what-if
 gives the Mamba state its r/(1+r) share as SGLang does. Such answers are marked estimates.
+
+Why this calculator computes the per-GPU cell exactly as SGLang does (`cell`, `sizing/`):
+"what if the KV cache were BF16 instead of FP8" is answered wrongly by most calculators (TP
+replication of KV heads, hybrid layers, head_dim, MLA); this one checks the cell against the
+logged pool and holds the logged byte budget fixed to answer to the token. Method:
+docs/calculator.md.
+
+API (the same questions vLLM's calculator answers, `kvtui.engines.vllm.calculator`)
+----------------------------------------------------------------------------------
+- ``fromrun.calculator_from_run(run, model=None, checkpoint=None)``: a Calculator from a log
+  (what `ENGINE.calculator` returns); ``fromrun.whatif_for_run`` gives its report.
+- ``calc.scenario(dtype, tp=None, mem_fraction_static=None, context_lengths=None,
+  target_concurrency=None) -> Scenario``: one row (tokens, bytes_per_token, concurrency per
+  context length, max_running_requests, flag, flag_advice, estimate, basis, fits_target).
+  Changing ``tp`` or ``mem_fraction_static`` uses the memory lines of the log
+  (``memory_budget``) and is marked ``estimate``; without them ``mem_fraction_static`` gives
+  ``tokens: None`` and the reason in ``basis``.
+- ``calc.scenarios(dtypes=None, context_lengths=None)``: rows for the default dtypes.
+- ``calc.inverse(dtype, context_len, concurrency) -> Inverse``: tokens and GiB needed, GiB per
+  GPU missing, the mem_fraction_static and TP that would fit (`inverse`).
+- ``calc.report(dtypes, context_lengths) -> WhatIf``: the report's ``whatif``.
+- ``Calculator(current_dtype=..., tokens=..., pool_bytes=..., spec=..., parallel=Parallel(tp=..))``
+  builds a what-if without a log (``kvtui whatif --model M --tp N --pool-gib G``).
+- ``cell.kv_cell(spec, dtype, Parallel(tp=..))`` and ``cell.mamba_state(spec, tp)``: the raw
+  cell maths.
 """
 
 from __future__ import annotations
@@ -15,8 +40,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvtui.core.capacity.calibrate import compare, diagnose, measured
-from kvtui.core.capacity.cell import (
+from kvtui.core.capacity.modelspec import ModelSpec
+from kvtui.core.capacity.parallel import Parallel
+from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
+from kvtui.core.units import fmt_bytes_gib
+from kvtui.core.version import NEWEST, SGLANG_LINE, VersionRange, kv_dtype_flag
+from kvtui.engines.sglang.calibrate import compare, diagnose, measured
+from kvtui.engines.sglang.cell import (
     ELEM_BYTES,
     GIB,
     Cell,
@@ -24,22 +54,17 @@ from kvtui.core.capacity.cell import (
     pool_rows,
     printed_bytes,
 )
-from kvtui.core.capacity.modelspec import ModelSpec
-from kvtui.core.capacity.parallel import Parallel
-from kvtui.core.capacity.sglang import budget as sgl_budget
-from kvtui.core.capacity.sglang import mamba as sgl_mamba
-from kvtui.core.capacity.sglang import swa as sgl_swa
-from kvtui.core.capacity.sglang.args import SizingArgs
-from kvtui.core.capacity.sglang.families import (
+from kvtui.engines.sglang.sizing import budget as sgl_budget
+from kvtui.engines.sglang.sizing import mamba as sgl_mamba
+from kvtui.engines.sglang.sizing import swa as sgl_swa
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.families import (
     CannotModel,
     check_supported,
     dtype_refusal,
     linear_kind,
 )
-from kvtui.core.capacity.sglang.rules import version_notes
-from kvtui.core.report_types import Current, Scenario, WhatIf
-from kvtui.core.units import fmt_bytes_gib
-from kvtui.core.version import NEWEST, SGLANG_LINE, VersionRange, kv_dtype_flag
+from kvtui.engines.sglang.sizing.rules import version_notes
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4")
 DEFAULT_CONTEXTS: tuple[int, ...] = (32768, 131072)
@@ -57,7 +82,7 @@ def sglang_max_running_requests(tokens: int, context_len: int | None, *,
                                 mamba_slots: int | None = None,
                                 mamba_ratio_slots: int = 1,
                                 version: tuple[int, int, int] = NEWEST) -> int | None:
-    """The max_running_requests SGLang prints in the capacity line (`sglang.budget`)."""
+    """The max_running_requests SGLang prints in the capacity line (`sizing.budget`)."""
     cap = mamba_slots // max(1, mamba_ratio_slots) if mamba_slots is not None else None
     return sgl_budget.max_running_requests(tokens, context_len, version, user=user,
                                            attn_dp=attn_dp, mamba_cap=cap)
@@ -561,7 +586,7 @@ class Calculator:
                  context_lengths: list[int] | tuple[int, ...] | None = None,
                  target_concurrency: float | None = None) -> Scenario:
         """One what-if row: tokens, bytes/token, concurrency, max_running_requests, flag."""
-        from kvtui.core.capacity.scenario import build_row
+        from kvtui.engines.sglang.scenario import build_row
 
         return build_row(self, dtype, tp=tp, mem_fraction_static=mem_fraction_static,
                          context_lengths=context_lengths, target_concurrency=target_concurrency)
@@ -580,27 +605,34 @@ class Calculator:
     def report(self, dtypes: list[str] | tuple[str, ...] | None = None,
                context_lengths: list[int] | tuple[int, ...] | None = None) -> WhatIf:
         """The report's what-if (`whatif` of `kvtui check --json`, `kvtui whatif --json`)."""
-        from kvtui.core.capacity.scenario import build_report
+        from kvtui.engines.sglang.scenario import build_report
 
         return build_report(self, dtypes, context_lengths)
 
     def current(self) -> Current:
-        from kvtui.core.capacity.scenario import current
+        from kvtui.engines.sglang.scenario import current
 
         return current(self)
 
     def mamba_budget(self) -> dict[str, Any] | None:
-        from kvtui.core.capacity.scenario import mamba_budget
+        from kvtui.engines.sglang.scenario import mamba_budget
 
         return mamba_budget(self)
 
     def explanation(self) -> list[str]:
-        from kvtui.core.capacity.scenario import explanation
+        from kvtui.engines.sglang.scenario import explanation
 
         return explanation(self)
 
     def rule_notes(self) -> list[str]:
         return version_notes(self)
+
+    def inverse(self, dtype: str, context_len: int, concurrency: float) -> Inverse:
+        """What `concurrency` requests of `context_len` tokens in `dtype` would take
+        (`kvtui.engines.sglang.inverse`)."""
+        from kvtui.engines.sglang.inverse import inverse
+
+        return inverse(self, dtype, context_len, concurrency)
 
 
 def _printed_includes(cell: Cell, version: tuple[int, int, int]) -> str:

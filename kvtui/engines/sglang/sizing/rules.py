@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from kvtui.core.version import fmt
 
 if TYPE_CHECKING:
-    from kvtui.core.capacity.whatif import Calculator
+    from kvtui.engines.sglang.calculator import Calculator
 
 Version = tuple[int, int, int]
 
