@@ -27,8 +27,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
 
+from kvtui.core.capacity.whatif import parse_fraction
 from kvtui.core.units import fmt_length, parse_lengths
-from kvtui.engines.sglang.calculator import parse_fraction
 from kvtui.ui.text import clean
 from kvtui.ui.whatif_calc import DTYPES, WhatIfInputs, WhatIfResult, compute
 
@@ -60,7 +60,7 @@ def _preset_options() -> list[tuple[str, str]]:
 def default_lengths(calc: Any) -> list[int]:
     """The lengths `kvtui whatif` and `kvtui check` use: the server's context_len first, then
     the calculator's defaults."""
-    from kvtui.engines.sglang.calculator import DEFAULT_CONTEXTS
+    from kvtui.core.capacity import DEFAULT_CONTEXTS
 
     first = getattr(calc, "context_len", None)
     out: list[int] = [int(first)] if isinstance(first, int) and first > 0 else []

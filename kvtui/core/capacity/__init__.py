@@ -15,6 +15,7 @@ API
 - ``ModelSpec``, ``from_hf_config``, ``from_path``, ``from_checkpoint``: the KV-relevant shape.
 - ``preset_names()``, ``match_preset(name)``, ``preset_spec(id)``: the bundled presets.
 - ``Parallel(tp=.., attn_dp=.., attn_cp=.., pp=..)``: the layout a what-if sizes for.
+- ``MemoryKnob``, ``parse_fraction``, ``DEFAULT_CONTEXTS``: the what-if frame.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from __future__ import annotations
 from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint, from_hf_config, from_path
 from kvtui.core.capacity.parallel import Parallel
 from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec, resolve_model
+from kvtui.core.capacity.whatif import DEFAULT_CONTEXTS, MemoryKnob, parse_fraction
 
 __all__ = [
-    "ModelSpec", "Parallel", "from_checkpoint", "from_hf_config", "from_path", "match_preset",
-    "preset_names", "preset_spec", "resolve_model",
+    "DEFAULT_CONTEXTS", "MemoryKnob", "ModelSpec", "Parallel", "from_checkpoint",
+    "from_hf_config", "from_path", "match_preset", "parse_fraction", "preset_names",
+    "preset_spec", "resolve_model",
 ]

@@ -36,14 +36,13 @@ API (the same questions vLLM's calculator answers, `kvtui.engines.vllm.calculato
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvtui.core.capacity.modelspec import ModelSpec
 from kvtui.core.capacity.parallel import Parallel
+from kvtui.core.capacity.whatif import DEFAULT_CONTEXTS, MemoryKnob
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
-from kvtui.core.units import fmt_bytes_gib
 from kvtui.core.version import NEWEST, SGLANG_LINE, VersionRange, kv_dtype_flag
 from kvtui.engines.sglang.calibrate import compare, diagnose, measured
 from kvtui.engines.sglang.cell import (
@@ -67,7 +66,6 @@ from kvtui.engines.sglang.sizing.families import (
 from kvtui.engines.sglang.sizing.rules import version_notes
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4")
-DEFAULT_CONTEXTS: tuple[int, ...] = (32768, 131072)
 
 # Bytes per stored value, for the log-only path (no model spec): exact for 16/8-bit dtypes,
 # approximate for the block-scaled ones.
@@ -86,54 +84,6 @@ def sglang_max_running_requests(tokens: int, context_len: int | None, *,
     cap = mamba_slots // max(1, mamba_ratio_slots) if mamba_slots is not None else None
     return sgl_budget.max_running_requests(tokens, context_len, version, user=user,
                                            attn_dp=attn_dp, mamba_cap=cap)
-
-
-def parse_fraction(text: str) -> float | None:
-    """A memory fraction as a user types it (0.05 to below 1), None otherwise."""
-    try:
-        v = float(text.strip())
-    except ValueError:
-        return None
-    return v if 0.05 <= v < 1.0 else None
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryKnob:
-    """The engine's one memory setting a what-if moves: its name as the log and the report say
-    it, the flag that sets it, and the logged value (None when the log did not show it).
-
-    `unit` is "fraction" (a share of the GPU's memory: SGLang's mem_fraction_static, vLLM's
-    gpu_memory_utilization) or "bytes" (a KV budget per GPU: vLLM's kv_cache_memory_bytes).
-    `parse` reads what a user types for it (the engine's own syntax), None when it makes no
-    sense."""
-
-    name: str
-    flag: str
-    value: float | None
-    short: str  # an 8-column label for a form field
-    unit: str = "fraction"
-    parse: Callable[[str], float | None] = parse_fraction
-
-    @property
-    def bytes(self) -> bool:
-        return self.unit == "bytes"
-
-    def show(self, value: float | None) -> str:
-        """A value as the what-if pane shows it (17 columns at most)."""
-        if value is None:
-            return "—"
-        if self.bytes:
-            return fmt_bytes_gib(value)
-        return f"{value:.3f}"
-
-    def arg(self, value: float) -> str:
-        """A value as the flag takes it."""
-        return str(int(value)) if self.bytes else f"{value:g}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "flag": self.flag, "unit": self.unit,
-                "value": int(self.value) if self.bytes and self.value is not None
-                else self.value}
 
 
 @dataclass
@@ -646,5 +596,5 @@ def _printed_includes(cell: Cell, version: tuple[int, int, int]) -> str:
     return "K/V values"
 
 
-__all__ = ["APPROX_DTYPES", "DEFAULT_CONTEXTS", "DEFAULT_DTYPES", "VALUE_COST", "Calculator",
+__all__ = ["APPROX_DTYPES", "DEFAULT_DTYPES", "VALUE_COST", "Calculator",
            "MemoryFacts", "Rest", "sglang_max_running_requests"]

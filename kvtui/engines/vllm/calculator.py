@@ -23,9 +23,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvtui.core.capacity import ModelSpec, Parallel
+from kvtui.core.capacity.whatif import MemoryKnob
 from kvtui.core.deployment import sized_label
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
-from kvtui.engines.sglang.calculator import MemoryKnob
 from kvtui.engines.vllm import kvbytes
 from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
 from kvtui.engines.vllm.version import VLLM_LINE, VersionRange, kv_dtype_flag

@@ -1,0 +1,70 @@
+"""The what-if frame every engine's calculator shares: the memory knob it moves, how a user types
+a memory fraction, the request lengths the concurrency columns default to.
+
+Why here and not in an engine: the report, `kvtui whatif` and the TUI's what-if pane read every
+engine's calculator the same way (`report`, `scenario`, `current`, `inverse`, `tokens_for`,
+`budget_bytes`, `memory_knob`), so the pieces they read through are the core's. Each engine's
+arithmetic is its own: SGLang's in `kvtui.engines.sglang.calculator`, vLLM's in
+`kvtui.engines.vllm.calculator`, reached through the engine seam (`Engine.calculator`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kvtui.core.units import fmt_bytes_gib
+
+DEFAULT_CONTEXTS: tuple[int, ...] = (32768, 131072)
+
+
+def parse_fraction(text: str) -> float | None:
+    """A memory fraction as a user types it (0.05 to below 1), None otherwise."""
+    try:
+        v = float(text.strip())
+    except ValueError:
+        return None
+    return v if 0.05 <= v < 1.0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryKnob:
+    """The engine's one memory setting a what-if moves: its name as the log and the report say
+    it, the flag that sets it, and the logged value (None when the log did not show it).
+
+    `unit` is "fraction" (a share of the GPU's memory: SGLang's mem_fraction_static, vLLM's
+    gpu_memory_utilization) or "bytes" (a KV budget per GPU: vLLM's kv_cache_memory_bytes).
+    `parse` reads what a user types for it (the engine's own syntax), None when it makes no
+    sense."""
+
+    name: str
+    flag: str
+    value: float | None
+    short: str  # an 8-column label for a form field
+    unit: str = "fraction"
+    parse: Callable[[str], float | None] = parse_fraction
+
+    @property
+    def bytes(self) -> bool:
+        return self.unit == "bytes"
+
+    def show(self, value: float | None) -> str:
+        """A value as the what-if pane shows it (17 columns at most)."""
+        if value is None:
+            return "—"
+        if self.bytes:
+            return fmt_bytes_gib(value)
+        return f"{value:.3f}"
+
+    def arg(self, value: float) -> str:
+        """A value as the flag takes it."""
+        return str(int(value)) if self.bytes else f"{value:g}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "flag": self.flag, "unit": self.unit,
+                "value": int(self.value) if self.bytes and self.value is not None
+                else self.value}
+
+
+__all__ = ["DEFAULT_CONTEXTS", "MemoryKnob", "parse_fraction"]
