@@ -100,7 +100,7 @@ def _dtypes(raw: list[str] | None) -> list[str] | None:
 
 def validate(args: argparse.Namespace) -> dict[str, Any]:
     """Every option checked and typed; ValueError (one line) on the first that makes no sense."""
-    from kvtui.core.version import check_release, fmt
+    from kvtui.engines.sglang.version import check_release, fmt
 
     out: dict[str, Any] = {
         "tp": _positive_int("--tp", args.tp),
@@ -129,8 +129,8 @@ def validate(args: argparse.Namespace) -> dict[str, Any]:
 def _calculator(args: argparse.Namespace, opt: dict[str, Any]) -> Any:
     from kvtui.core import capacity
     from kvtui.core.capacity import Parallel
-    from kvtui.core.version import SGLANG_LINE, check_release
     from kvtui.engines.sglang.calculator import Calculator  # without a log: SGLang's rules
+    from kvtui.engines.sglang.version import SGLANG_LINE, check_release
 
     overrides = {k: opt[k] for k in ("tp", "attn_dp", "page_size", "context_len") if opt[k]}
     if args.from_log:

@@ -118,7 +118,7 @@ def test_unidentified_logs_still_get_a_log_only_whatif():
 
 
 def test_version_of_bench_log_ignores_the_bare_capacity_print():
-    from kvtui.core.version import infer_version
+    from kvtui.engines.sglang.version import infer_version
 
     vr = infer_version(_run("sglang-pr-11032.log"))
     assert vr.lo >= (0, 5, 3) and vr.hi <= (0, 5, 8), vr

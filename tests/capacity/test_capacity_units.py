@@ -17,12 +17,12 @@ from kvtui.core.capacity import (
     preset_names,
     preset_spec,
 )
-from kvtui.core.version import SGLANG_LINE, infer_version, kv_dtype_flag
 from kvtui.engines.sglang.calculator import Calculator
 from kvtui.engines.sglang.calibrate import diagnose, measured
 from kvtui.engines.sglang.cell import kv_cell
 from kvtui.engines.sglang.fromrun import whatif_for_run
 from kvtui.engines.sglang.inverse import inverse
+from kvtui.engines.sglang.version import SGLANG_LINE, infer_version, kv_dtype_flag
 
 REQUIRED = ["Qwen/Qwen3.5-397B-A17B", "Qwen/Qwen3-Next-80B-A3B-Instruct", "deepseek-ai/DeepSeek-V3",
             "moonshotai/Kimi-K2-Instruct", "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B",
@@ -280,7 +280,7 @@ def test_cli_json_equals_report_object(tmp_path):
 
 
 def test_headless_imports_stay_light():
-    code = ("import sys, kvtui.commands.whatif, kvtui.core.capacity, kvtui.core.version;"
+    code = ("import sys, kvtui.commands.whatif, kvtui.core.capacity, kvtui.engines.sglang.version;"
             "bad=[m for m in ('textual','rich','paramiko') if m in sys.modules];"
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

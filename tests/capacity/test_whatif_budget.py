@@ -155,9 +155,9 @@ def test_max_total_tokens_cap_is_not_the_memory():
     the memory: the memory lines size it (51.721 GiB, sglang-log-lines.md 8.8) and the cap is
     applied again to every dtype."""
     from kvtui.core.capacity import preset_spec
-    from kvtui.core.version import SGLANG_LINE
     from kvtui.engines.sglang.calculator import Calculator, MemoryFacts
     from kvtui.engines.sglang.sizing.args import SizingArgs
+    from kvtui.engines.sglang.version import SGLANG_LINE
 
     mem = MemoryFacts(pre_gib=78.66, avail_gib=63.52, mem_fraction_static=0.85, tp=1)
     calc = Calculator(current_dtype="fp8_e4m3", tokens=100_000, spec=preset_spec("llama-3.1-8b"),

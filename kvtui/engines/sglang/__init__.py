@@ -7,10 +7,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import parsers.sglang as grammar
-from kvtui.core import version
 from kvtui.core.engine import Flags
 from kvtui.core.report_types import RunningLimit
-from kvtui.engines.sglang import fromrun
+from kvtui.engines.sglang import fromrun, version
 from parsers import Event
 
 if TYPE_CHECKING:

@@ -43,7 +43,6 @@ from kvtui.core.capacity.modelspec import ModelSpec
 from kvtui.core.capacity.parallel import Parallel
 from kvtui.core.capacity.whatif import DEFAULT_CONTEXTS, MemoryKnob
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
-from kvtui.core.version import NEWEST, SGLANG_LINE, VersionRange, kv_dtype_flag
 from kvtui.engines.sglang.calibrate import compare, diagnose, measured
 from kvtui.engines.sglang.cell import (
     ELEM_BYTES,
@@ -64,6 +63,7 @@ from kvtui.engines.sglang.sizing.families import (
     linear_kind,
 )
 from kvtui.engines.sglang.sizing.rules import version_notes
+from kvtui.engines.sglang.version import NEWEST, SGLANG_LINE, VersionRange, kv_dtype_flag
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4")
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from kvtui.core.capacity.modelspec import FULL, ModelSpec
 from kvtui.core.capacity.parallel import Parallel
-from kvtui.core.version import NEWEST
 from kvtui.engines.sglang.cell import GIB, Cell, kv_cell
 from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.version import NEWEST
 
 TOLERANCE = 0.02
 ROUNDING_GIB = 0.005  # each printed GiB figure is rounded to 2 decimals

@@ -16,12 +16,12 @@ from typing import Any
 
 from kvtui.core.capacity.modelspec import ModelSpec
 from kvtui.core.capacity.parallel import Parallel
-from kvtui.core.version import NEWEST
 from kvtui.engines.sglang.sizing import cells as rules
 from kvtui.engines.sglang.sizing import swa as swa_rules
 from kvtui.engines.sglang.sizing.args import SizingArgs
 from kvtui.engines.sglang.sizing.families import Version, is_dsa, linear_kind
 from kvtui.engines.sglang.sizing.mamba import StateSlot, state_per_slot
+from kvtui.engines.sglang.version import NEWEST
 
 GIB = 1 << 30
 

@@ -21,9 +21,9 @@ from kvtui.core.deployment import layout
 from kvtui.core.report_types import WhatIf
 from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
-from kvtui.core.version import SGLANG_LINE, infer_version
 from kvtui.engines.sglang.calculator import Calculator, MemoryFacts
 from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.version import SGLANG_LINE, infer_version
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts

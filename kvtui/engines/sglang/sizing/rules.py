@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtui.core.version import fmt
+from kvtui.engines.sglang.version import fmt
 
 if TYPE_CHECKING:
     from kvtui.engines.sglang.calculator import Calculator
