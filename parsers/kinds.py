@@ -104,7 +104,7 @@ KINDS: tuple[str, ...] = tuple(KIND_FIELDS)
 # Extra keys a kind may carry when the line's variant prints them (absent otherwise). They are
 # listed so consumers and tests can tell a known extra from a typo; none shadows RESERVED_KEYS.
 # SGLang's server args read by the capacity calculator's SGLang sizing rules
-# (kvtui.core.capacity.sglang.args): listed once, here; SGLang's parser ends its
+# (kvtui.engines.sglang.sizing.args): listed once, here; SGLang's parser ends its
 # `parsers.sglang.server_args.SERVER_ARG_FIELDS` with them.
 SGLANG_SIZING_ARGS: tuple[str, ...] = (
     "prefill_attention_backend", "decode_attention_backend", "max_mamba_cache_size",

@@ -185,7 +185,7 @@ def _releases(sglang_version: str | None) -> tuple[tuple[str, str], ...]:
     """--sglang-version, checked (a one-line error, exit 2), as the pipeline's pinned release."""
     if not sglang_version:
         return ()
-    from kvtui.core.version import check_release, fmt
+    from kvtui.engines.sglang.version import check_release, fmt
 
     return (("sglang", fmt(check_release(sglang_version))),)
 

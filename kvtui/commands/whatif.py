@@ -83,7 +83,7 @@ def _positive_float(name: str, raw: str | None, *, below_one: bool = False) -> f
 
 def _dtype(name: str, raw: str) -> str:
     from kvtui.core import dtypes
-    from kvtui.core.capacity.cell import ELEM_BYTES
+    from kvtui.engines.sglang.cell import ELEM_BYTES
 
     d = dtypes.normalize(raw)
     if d not in ELEM_BYTES:
@@ -100,7 +100,7 @@ def _dtypes(raw: list[str] | None) -> list[str] | None:
 
 def validate(args: argparse.Namespace) -> dict[str, Any]:
     """Every option checked and typed; ValueError (one line) on the first that makes no sense."""
-    from kvtui.core.version import check_release, fmt
+    from kvtui.engines.sglang.version import check_release, fmt
 
     out: dict[str, Any] = {
         "tp": _positive_int("--tp", args.tp),
@@ -128,8 +128,9 @@ def validate(args: argparse.Namespace) -> dict[str, Any]:
 
 def _calculator(args: argparse.Namespace, opt: dict[str, Any]) -> Any:
     from kvtui.core import capacity
-    from kvtui.core.capacity import Calculator, Parallel
-    from kvtui.core.version import SGLANG_LINE, check_release
+    from kvtui.core.capacity import Parallel
+    from kvtui.engines.sglang.calculator import Calculator  # without a log: SGLang's rules
+    from kvtui.engines.sglang.version import SGLANG_LINE, check_release
 
     overrides = {k: opt[k] for k in ("tp", "attn_dp", "page_size", "context_len") if opt[k]}
     if args.from_log:
@@ -215,11 +216,9 @@ def run(args: argparse.Namespace) -> int:
             for d in (wanted or [calc.current_dtype])))
     appended = False
     if opt["target_concurrency"] is not None and calc.context_len:
-        from kvtui.core.capacity import inverse
-
         appended = report.inverse is None
-        report = replace(report, inverse=inverse(
-            calc, (wanted or [calc.current_dtype])[0], calc.context_len,
+        report = replace(report, inverse=calc.inverse(
+            (wanted or [calc.current_dtype])[0], calc.context_len,
             opt["target_concurrency"]))
     if args.json:
         doc = report.to_json()

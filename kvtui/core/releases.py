@@ -5,7 +5,7 @@ releases, so each clue narrows a range, and advice that depends on the release i
 whole range the log allows. Narrowing, labelling and the JSON of a range are the same for every
 engine; what differs is data: the engine's name and the oldest and newest release kvtui read
 (a `ReleaseLine`). The clues themselves (which format dates which release) stay with each engine
-(`kvtui.core.version` for SGLang, `kvtui.engines.vllm.version`).
+(`kvtui.engines.sglang.version` for SGLang, `kvtui.engines.vllm.version`).
 """
 
 from __future__ import annotations

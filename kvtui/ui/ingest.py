@@ -50,7 +50,7 @@ class Drained:
     notices: list[SourceNotice] = field(default_factory=list)
     report: rv.Shown = None
     timeline: list[Any] | None = None
-    calc: Any = None  # kvtui.core.capacity.Calculator for the current run, or None
+    calc: Any = None  # the engine's calculator for the current run (Engine.calculator), or None
     lines: int = 0
     restarted: bool = False
     load: Any = None  # kvtui.core.pipeline.Progress of the bulk fold while it runs, else None

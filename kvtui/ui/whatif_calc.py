@@ -1,7 +1,7 @@
 """The what-if pane's rows: the log's deployment next to the one the user is typing.
 
-Why this sits in ui/: it only arranges the core calculator's answers into current-vs-target rows.
-All arithmetic is `kvtui.core.capacity` (`Calculator.scenario`, `inverse`), the same code
+Why this sits in ui/: it only arranges the engine calculator's answers into current-vs-target
+rows. All arithmetic is the engine's (`Engine.calculator`: its `scenario`, `inverse`), the same code
 `kvtui check` and `kvtui whatif` use, so the pane can never disagree with the report. No Textual
 import: tests call `compute` directly.
 """
@@ -58,7 +58,7 @@ def fmt_fit(v: Any) -> str:
 
 
 def compute(calc: Any, inputs: WhatIfInputs) -> WhatIfResult:
-    """Rows for the pane from a `kvtui.core.capacity.Calculator` (None: nothing to size yet)."""
+    """Rows for the pane from an engine's calculator (None: nothing to size yet)."""
     res = WhatIfResult()
     if calc is None:
         res.error = ("no KV pool or capacity line yet: the what-if starts once the server has "
@@ -75,9 +75,7 @@ def _inverse_rows(calc: Any, dtype: str, concurrency: float, ctx: int, changed: 
                   tgt_tokens: int | None) -> list[tuple[str, str, str]]:
     """Does the target concurrency fit (today, or in `tgt_tokens` when TP or the memory
     fraction `changed`), and if not, what is missing."""
-    from kvtui.core.capacity import inverse
-
-    inv = inverse(calc, dtype, ctx, concurrency)
+    inv = calc.inverse(dtype, ctx, concurrency)
     fits = inv.fits_now if not changed else (
         isinstance(tgt_tokens, int) and tgt_tokens >= (inv.tokens_needed or 0))
     rows = [(f"{concurrency} reqs @ {fmt_length(ctx)}", f"needs {_i(inv.tokens_needed)} tok",

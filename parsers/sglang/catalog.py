@@ -8,9 +8,9 @@ that print it, where that was read (release and file:line in the wheel, or the s
 sglang-log-lines.md that cites them), the fields that layout prints and one sample line.
 
 A parser returns `(fields, variant id)`; the id travels on the event (`Event.variant`) and is
-the event's dating hint (`parsers.sglang.hints`): `kvtui.core.version` reads the release ranges
-from here, so a format's dating is written once, next to its text. Lines whose layout a cut
-paste makes ambiguous report a coarser variant (`decode_batch:comma` rather than
+the event's dating hint (`parsers.sglang.hints`): `kvtui.engines.sglang.version` reads the
+release ranges from here, so a format's dating is written once, next to its text. Lines whose
+layout a cut paste makes ambiguous report a coarser variant (`decode_batch:comma` rather than
 `decode_batch:v0.5.9`) or none. `weak` marks a variant told apart only by a column that is
 absent (a trimmed or cut paste looks the same), which counts half in the dating.
 

@@ -5,7 +5,7 @@ already knows which layout a line showed (`Event.variant`, a catalogue id whose 
 are in `parsers.sglang.catalog`), so an event's hints are its variant and the form of its
 timestamp; no raw text is searched again. The fold asks for the hints of the first event of each
 batch kind in a run (and of every other event) and keeps them as plain strings;
-`kvtui.core.version` maps each to the releases that print it.
+`kvtui.engines.sglang.version` maps each to the releases that print it.
 """
 
 from __future__ import annotations

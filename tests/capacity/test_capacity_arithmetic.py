@@ -7,18 +7,10 @@ import math
 import pytest
 from _fakerun import qwen35_run
 
-from kvtui.core.capacity import (
-    Calculator,
-    MemoryFacts,
-    Parallel,
-    kv_cell,
-    mamba_state,
-    pool_gib_line,
-    preset_spec,
-    resolve_model,
-    sglang_max_running_requests,
-    whatif_for_run,
-)
+from kvtui.core.capacity import Parallel, preset_spec, resolve_model
+from kvtui.engines.sglang.calculator import Calculator, MemoryFacts, sglang_max_running_requests
+from kvtui.engines.sglang.cell import kv_cell, mamba_state, pool_gib_line
+from kvtui.engines.sglang.fromrun import whatif_for_run
 
 
 def test_qwen35_cell_replicates_kv_heads_at_tp8():

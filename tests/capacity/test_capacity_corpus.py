@@ -70,7 +70,7 @@ def _run(name: str):
 
 @pytest.mark.parametrize("name", sorted(IDENTIFIED))
 def test_computed_cell_matches_logged_pool(name):
-    from kvtui.core.capacity import whatif_for_run
+    from kvtui.engines.sglang.fromrun import whatif_for_run
 
     preset, overrides = IDENTIFIED[name]
     run = _run(name)
@@ -91,7 +91,7 @@ def test_computed_cell_matches_logged_pool(name):
 
 def test_every_pool_log_is_accounted_for():
     """A new corpus log with a pool line must be added to one of the two lists."""
-    from kvtui.core.capacity import whatif_for_run
+    from kvtui.engines.sglang.fromrun import whatif_for_run
 
     with_pool = set()
     for path in sorted(CORPUS.glob("*.log")):
@@ -108,7 +108,7 @@ def test_mimo_swa_split_follows_the_ratio_rule():
 
 
 def test_unidentified_logs_still_get_a_log_only_whatif():
-    from kvtui.core.capacity import whatif_for_run
+    from kvtui.engines.sglang.fromrun import whatif_for_run
 
     w = whatif_for_run(_run("sglang-pr-11716.log")).to_json()
     assert w is not None and w["model"] is None
@@ -118,7 +118,7 @@ def test_unidentified_logs_still_get_a_log_only_whatif():
 
 
 def test_version_of_bench_log_ignores_the_bare_capacity_print():
-    from kvtui.core.version import infer_version
+    from kvtui.engines.sglang.version import infer_version
 
     vr = infer_version(_run("sglang-pr-11032.log"))
     assert vr.lo >= (0, 5, 3) and vr.hi <= (0, 5, 8), vr
@@ -127,7 +127,7 @@ def test_version_of_bench_log_ignores_the_bare_capacity_print():
 
 
 def test_mimo_swa_pool_and_split_reproduced():
-    from kvtui.core.capacity import whatif_for_run
+    from kvtui.engines.sglang.fromrun import whatif_for_run
 
     w = whatif_for_run(_run("sglang-pr-18039.log"), "mimo-v2-flash").to_json()
     assert w is not None
@@ -142,6 +142,6 @@ def test_draft_only_pools_are_kept_apart():
     assert run.primary_kv_pool() is None
     assert [(p.rank, p.tokens, p.role) for p in run.draft_kv_pools()] == [
         ("TP0", 42632, "draft"), ("TP1", 42632, "draft")]
-    from kvtui.core.capacity import whatif_for_run
+    from kvtui.engines.sglang.fromrun import whatif_for_run
 
     assert whatif_for_run(run) is None

@@ -10,19 +10,19 @@ import pytest
 from _fakerun import FakePool, FakeRun, qwen35_run
 
 from kvtui.core.capacity import (
-    Calculator,
     Parallel,
     from_hf_config,
     from_path,
-    inverse,
-    kv_cell,
     match_preset,
     preset_names,
     preset_spec,
-    whatif_for_run,
 )
-from kvtui.core.capacity.calibrate import diagnose, measured
-from kvtui.core.version import SGLANG_LINE, infer_version, kv_dtype_flag
+from kvtui.engines.sglang.calculator import Calculator
+from kvtui.engines.sglang.calibrate import diagnose, measured
+from kvtui.engines.sglang.cell import kv_cell
+from kvtui.engines.sglang.fromrun import whatif_for_run
+from kvtui.engines.sglang.inverse import inverse
+from kvtui.engines.sglang.version import SGLANG_LINE, infer_version, kv_dtype_flag
 
 REQUIRED = ["Qwen/Qwen3.5-397B-A17B", "Qwen/Qwen3-Next-80B-A3B-Instruct", "deepseek-ai/DeepSeek-V3",
             "moonshotai/Kimi-K2-Instruct", "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B",
@@ -206,7 +206,7 @@ def test_version_inference_and_flags():
 
 def test_inverse_and_budget_changes():
     spec = preset_spec("llama-3.1-8b")
-    from kvtui.core.capacity import MemoryFacts
+    from kvtui.engines.sglang.calculator import MemoryFacts
 
     mem = MemoryFacts(pre_gib=78.66, avail_gib=63.52, mem_fraction_static=0.85,
                       weights_gib=15.0, tp=1)
@@ -280,7 +280,7 @@ def test_cli_json_equals_report_object(tmp_path):
 
 
 def test_headless_imports_stay_light():
-    code = ("import sys, kvtui.commands.whatif, kvtui.core.capacity, kvtui.core.version;"
+    code = ("import sys, kvtui.commands.whatif, kvtui.core.capacity, kvtui.engines.sglang.version;"
             "bad=[m for m in ('textual','rich','paramiko') if m in sys.modules];"
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -21,9 +21,9 @@ Without the reserve it would be 9.725 GiB -> 106,222 tokens.
 
 from __future__ import annotations
 
-from kvtui.core.capacity import calculator_for_run
 from kvtui.core.pipeline import Session
 from kvtui.core.render import render_text
+from kvtui.engines.sglang.fromrun import calculator_from_run
 
 P = "[2026-06-01 10:00:{:02d} TP0] "
 ARGS = ("[2026-06-01 10:00:00] server_args={{'model_path': 'Qwen/Qwen3-VL-30B-A3B-Instruct', "
@@ -59,7 +59,7 @@ def fold(log: list[str]) -> Session:
 
 def test_the_memory_lines_give_sglangs_pool_only_net_of_the_reserve():
     s = fold(lines(95_300, "4.36"))
-    calc = calculator_for_run(s.state.current)
+    calc = calculator_from_run(s.state.current)
     assert calc is not None and calc.memory is not None
     assert calc.memory.reserved_gib == 1.0
     check = calc.memory_check()
@@ -75,7 +75,7 @@ def test_a_what_if_from_the_memory_lines_takes_the_reserve_out():
     5,153,960,755 // 98,304 = 52,428 tokens (the cap no longer binds). Without the reserve:
     5.80 GiB, 63,351, capped at 60,000."""
     s = fold(lines(60_000, "2.75", cap="60000"))
-    calc = calculator_for_run(s.state.current)
+    calc = calculator_from_run(s.state.current)
     assert calc is not None
     row = calc.scenario("bf16", mem_fraction_static=0.80).to_json()
     assert row["tokens"] == 52_428

@@ -6,8 +6,8 @@ SGLang initialises the draft worker after the target on each rank, so its "Load 
 
 from __future__ import annotations
 
-from kvtui.core.capacity import whatif_for_run
 from kvtui.core.pipeline import Session
+from kvtui.engines.sglang.fromrun import whatif_for_run
 
 LINES = [
     "[2025-07-28 11:00:00] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B', "

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from kvtui.core.capacity import Parallel, kv_cell, preset_spec
-from kvtui.core.capacity.cell import printed_bytes
+from kvtui.core.capacity import Parallel, preset_spec
 from kvtui.core.capacity.modelspec import from_hf_config
-from kvtui.core.capacity.sglang.args import SizingArgs
-from kvtui.core.capacity.sglang.cells import add_draft
-from kvtui.core.capacity.sglang.families import CannotModel
+from kvtui.engines.sglang.cell import kv_cell, printed_bytes
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.cells import add_draft
+from kvtui.engines.sglang.sizing.families import CannotModel
 
 LLAMA = "llama-3.1-8b"
 

@@ -12,9 +12,9 @@ import pytest
 
 from kvtui.core.capacity import preset_spec
 from kvtui.core.capacity.modelspec import from_hf_config
-from kvtui.core.capacity.sglang import mamba
-from kvtui.core.capacity.sglang.args import SizingArgs
-from kvtui.core.capacity.sglang.families import CannotModel, linear_kind
+from kvtui.engines.sglang.sizing import mamba
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.families import CannotModel, linear_kind
 
 PER = 24_007_680
 REST = 608_174 * 7680 + 174 * PER  # 8,848,112,640 B: the sample log's KV bytes + its 174 slots
@@ -173,6 +173,6 @@ def test_nemotron_h_layers_from_the_pattern():
     ((0, 5, 14), 3000, None, 2000), ((0, 5, 23), 3000, 7, 7),
 ])
 def test_max_running_requests_by_release(version, user, cap, expected):
-    from kvtui.core.capacity.sglang.budget import max_running_requests
+    from kvtui.engines.sglang.sizing.budget import max_running_requests
 
     assert max_running_requests(4000, 131072, version, user=user, mamba_cap=cap) == expected

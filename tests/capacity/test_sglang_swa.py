@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from kvtui.core.capacity import Parallel, kv_cell, preset_spec
-from kvtui.core.capacity.sglang.args import SizingArgs
-from kvtui.core.capacity.sglang.swa import pool_applies, split_tokens
+from kvtui.core.capacity import Parallel, preset_spec
+from kvtui.engines.sglang.cell import kv_cell
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.swa import pool_applies, split_tokens
 
 
 @pytest.mark.parametrize(("pid", "version", "args", "expected"), [

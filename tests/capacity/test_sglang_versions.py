@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from kvtui.core.capacity import Calculator, Parallel, preset_spec
+from kvtui.core.capacity import Parallel, preset_spec
 from kvtui.core.capacity.modelspec import from_hf_config
-from kvtui.core.capacity.sglang.families import dtype_refusal
-from kvtui.core.version import SGLANG_LINE, check_release, first_version_with, kv_dtype_flag
+from kvtui.engines.sglang.calculator import Calculator
+from kvtui.engines.sglang.sizing.families import dtype_refusal
+from kvtui.engines.sglang.version import (
+    SGLANG_LINE,
+    check_release,
+    first_version_with,
+    kv_dtype_flag,
+)
 
 
 @pytest.mark.parametrize(("value", "first"), [

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from kvtui.core.capacity import calculator_for_run, inverse
+from kvtui.engines.sglang.fromrun import calculator_from_run
+from kvtui.engines.sglang.inverse import inverse
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 QWEN = SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log"
@@ -33,7 +34,7 @@ def calc():
 
     a = Session()
     a.feed_lines(str(QWEN), iter_lines(str(QWEN)))
-    c = calculator_for_run(a.state.current)
+    c = calculator_from_run(a.state.current)
     assert c is not None
     return c
 
@@ -91,7 +92,7 @@ def test_sglang_version_changes_the_rules(calc):
 
     a = Session()
     a.feed_lines(str(QWEN), iter_lines(str(QWEN)))
-    c17 = calculator_for_run(a.state.current, sglang_version="0.5.17")
+    c17 = calculator_from_run(a.state.current, sglang_version="0.5.17")
     assert c17 is not None and c17.rules_version == (0, 5, 17)
     # 0.5.17: padding slot -> the logged 174 slots take 175 x PER; strategy auto ->
     # extra_buffer (0.5.14+), 3 + 2 slots per request: 174 // 5 = 34
@@ -153,9 +154,10 @@ def test_max_total_tokens_cap_is_not_the_memory():
     """A pool cut by --max-total-tokens (model_runner.py:1288-1295 in 0.5.2) says nothing about
     the memory: the memory lines size it (51.721 GiB, sglang-log-lines.md 8.8) and the cap is
     applied again to every dtype."""
-    from kvtui.core.capacity import Calculator, MemoryFacts, preset_spec
-    from kvtui.core.capacity.sglang.args import SizingArgs
-    from kvtui.core.version import SGLANG_LINE
+    from kvtui.core.capacity import preset_spec
+    from kvtui.engines.sglang.calculator import Calculator, MemoryFacts
+    from kvtui.engines.sglang.sizing.args import SizingArgs
+    from kvtui.engines.sglang.version import SGLANG_LINE
 
     mem = MemoryFacts(pre_gib=78.66, avail_gib=63.52, mem_fraction_static=0.85, tp=1)
     calc = Calculator(current_dtype="fp8_e4m3", tokens=100_000, spec=preset_spec("llama-3.1-8b"),

@@ -6,7 +6,7 @@ import random
 
 from _fakerun import FakePool, qwen35_run
 
-from kvtui.core.capacity import whatif_for_run
+from kvtui.engines.sglang.fromrun import whatif_for_run
 
 VALUES = [None, 0, -1, 1, 3, 7, 10**9, 0.0, -0.5, 0.9, 1.5, float("inf"), "auto", "no_buffer",
           "extra_buffer", "extra_buffer_lazy", "EAGLE", "NEXTN", "trtllm_mha", "flashinfer",

@@ -1,8 +1,8 @@
 """One release range for every engine (kvtui.core.releases): the engines differ only in data.
 
 Both engines date a log with the same `VersionRange`; its bounds (and so its labels) come from the
-engine's `ReleaseLine`: SGLang's 0.2.15 .. 0.5.23 (kvtui/core/version.py), vLLM's 0.5.0 .. 0.33.0
-(kvtui/engines/vllm/version.py).
+engine's `ReleaseLine`: SGLang's 0.2.15 .. 0.5.23 (kvtui/engines/sglang/version.py), vLLM's
+0.5.0 .. 0.33.0 (kvtui/engines/vllm/version.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from kvtui.core import engine as engines
 from kvtui.core.pipeline import Session
 from kvtui.core.releases import UNDATED, ReleaseLine, VersionRange, parse_version
-from kvtui.core.version import SGLANG_LINE, infer_version
+from kvtui.engines.sglang.version import SGLANG_LINE, infer_version
 from kvtui.engines.vllm.version import VLLM_LINE
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"

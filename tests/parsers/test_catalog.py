@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvtui.core import version
+from kvtui.engines.sglang import version
 from parsers import KIND_FIELDS, KINDS, OPTIONAL_FIELDS
 from parsers.sglang import hints, parse_line
 from parsers.sglang.catalog import CATALOG, VARIANTS, Format, Variant

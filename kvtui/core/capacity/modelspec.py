@@ -6,8 +6,9 @@ heads, hidden/heads instead of an explicit head_dim, every layer instead of the 
 the top level instead of `text_config`. This module applies SGLang's config rules once
 (`ModelConfig.get_total_num_kv_heads`, the head_dim defaults, each hybrid family's layer layout,
 the MLA latent, the DSA indexer), and everything downstream works on the result. The rules that
-change between SGLang releases live in `kvtui.core.capacity.sglang`; what is read here is the
-same in every release that supports the architecture (each rule cites 0.5.23 unless noted).
+change between SGLang releases live behind the engine seam (`kvtui.engines.sglang.sizing`); what
+is read here is the same in every release that supports the architecture (each rule cites 0.5.23
+unless noted), and vLLM's sizing reads the same spec.
 """
 
 from __future__ import annotations

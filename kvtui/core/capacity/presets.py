@@ -3,19 +3,21 @@
 Why presets at all: SGLang logs rarely carry the model's shape, and a log read on a laptop has no
 config.json beside it. The JSON files in `presets/` hold the KV-relevant config fields (HF names,
 `text_config` nesting kept) and, per value, where it came from, so a reader can audit any number
-the calculator prints.
+the calculator prints. `resolve_model` turns whatever names a model (a preset name, an HF id,
+a served path, a config.json or a model directory) into its spec, for every engine.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config
+from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config, from_path
 
 # Name parts that may follow a preset's name in a served path without changing the KV shape.
 _SUFFIX_WORDS = frozenset({
@@ -111,3 +113,19 @@ def preset_spec(pid: str) -> ModelSpec:
     spec = from_hf_config(doc["config"], name=doc["hf_id"], source=f"preset {doc['id']}")
     return replace(spec, hf_id=doc["hf_id"], notes=tuple(doc.get("notes", ())),
                    field_sources=dict(doc.get("sources", {})))
+
+
+def resolve_model(model: Any) -> tuple[ModelSpec, str]:
+    """(spec, why) from a ModelSpec, a preset name / HF id / served path, a config.json or a model
+    directory. Raises ValueError with the preset list when nothing matches."""
+    if isinstance(model, ModelSpec):
+        return model, f"model spec given ({model.source or model.name})"
+    text = str(model)
+    if os.path.exists(text):
+        spec = from_path(text)
+        return spec, f"read from {spec.source}"
+    hit = match_preset(text)
+    if hit:
+        return preset_spec(hit[0]), hit[1]
+    raise ValueError(f"--model {text!r}: not a file, a model directory or a preset. Presets: "
+                     + ", ".join(preset_names()))

@@ -7,9 +7,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import parsers.sglang as grammar
-from kvtui.core import capacity, version
 from kvtui.core.engine import Flags
 from kvtui.core.report_types import RunningLimit
+from kvtui.engines.sglang import fromrun, version
 from parsers import Event
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class SGLang:
     def calculator(self, run: Any, model: Any = None,
                    checkpoint: CheckpointFacts | None = None, *,
                    release: str | None = None, **overrides: Any) -> Any:
-        return capacity.calculator_for_run(run, model, checkpoint, sglang_version=release,
+        return fromrun.calculator_from_run(run, model, checkpoint, sglang_version=release,
                                            **overrides)
 
     def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtui.core.version import fmt
+from kvtui.engines.sglang.version import fmt
 
 if TYPE_CHECKING:
-    from kvtui.core.capacity.whatif import Calculator
+    from kvtui.engines.sglang.calculator import Calculator
 
 Version = tuple[int, int, int]
 

@@ -6,7 +6,7 @@ count and concurrency figure. The rules here are SGLang's, not the textbook's: K
 are floored at 1 (replicated when TP exceeds the KV heads), MLA is not divided by TP, hybrid
 linear-attention models count only their full-attention layers, SWA hybrids get a second pool.
 What changes between releases (FP4/MXFP8/DSA layouts, draft layers, v_head_dim) is asked of
-`kvtui.core.capacity.sglang.cells`.
+`kvtui.engines.sglang.sizing.cells`.
 """
 
 from __future__ import annotations
@@ -15,39 +15,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvtui.core.capacity.modelspec import ModelSpec
-from kvtui.core.capacity.sglang import cells as rules
-from kvtui.core.capacity.sglang import swa as swa_rules
-from kvtui.core.capacity.sglang.args import SizingArgs
-from kvtui.core.capacity.sglang.families import Version, is_dsa, linear_kind
-from kvtui.core.capacity.sglang.mamba import StateSlot, state_per_slot
-from kvtui.core.version import NEWEST
+from kvtui.core.capacity.parallel import Parallel
+from kvtui.engines.sglang.sizing import cells as rules
+from kvtui.engines.sglang.sizing import swa as swa_rules
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.families import Version, is_dsa, linear_kind
+from kvtui.engines.sglang.sizing.mamba import StateSlot, state_per_slot
+from kvtui.engines.sglang.version import NEWEST
 
 GIB = 1 << 30
 
 # torch._utils._element_size of the KV storage dtype. FP4 packs two values per byte
-# (float4_e2m1fn_x2 has element size 1); its layout is `sglang.cells`.
+# (float4_e2m1fn_x2 has element size 1); its layout is `sizing.cells`.
 ELEM_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e4m3": 1, "fp8_e5m2": 1,
                               "mxfp8": 1, "nvfp4": 1, "fp4_mx_block16": 1, "fp4_e2m1": 1}
 FP4_DTYPES = rules.FP4_DTYPES
 DEFAULT_SWA_FULL_RATIO = 0.8  # --swa-full-tokens-ratio default
-
-
-@dataclass(frozen=True, slots=True)
-class Parallel:
-    """The parallel layout that decides how many KV heads one GPU holds."""
-
-    tp: int = 1
-    attn_dp: int = 1
-    attn_cp: int = 1
-    pp: int = 1
-
-    @property
-    def attn_tp(self) -> int:
-        return max(1, self.tp // max(1, self.attn_dp) // max(1, self.attn_cp))
-
-    def to_dict(self) -> dict[str, int]:
-        return {"tp": self.tp, "attn_dp": self.attn_dp, "attn_cp": self.attn_cp, "pp": self.pp,
-                "attn_tp": self.attn_tp}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +54,7 @@ class SwaSplit:
     chunk: tuple[int, int] | None = None  # Llama-4 (attention_chunk_size, context_len), <= 0.5.7
 
     def tokens(self, available_bytes: int, page_size: int = 1) -> tuple[int, int]:
-        """(full_tokens, swa_tokens) SGLang allocates from a byte budget (`sglang.swa`)."""
+        """(full_tokens, swa_tokens) SGLang allocates from a byte budget (`sizing.swa`)."""
         full, swa, _ = swa_rules.split_tokens(
             int(available_bytes), self.f_layer or self.full_bytes // max(1, self.full_layers),
             self.s_layer or self.swa_bytes // max(1, self.swa_layers), self.full_layers,
@@ -153,7 +136,7 @@ def kv_cell(spec: ModelSpec, dtype: str, par: Parallel | None = None, *,
     """The cell of the primary (full-attention) KV pool for `dtype` on one GPU.
 
     `swa_pool`: the model runs with a separate sliding-window pool (the log shows it, or
-    `sglang.swa.pool_applies` says the release gives it one); otherwise sliding-window layers
+    `sizing.swa.pool_applies` says the release gives it one); otherwise sliding-window layers
     are counted at full size, as SGLang does for models outside its hybrid-SWA list.
     `draft_layers`: the EAGLE/MTP draft's KV layers, counted where the release does.
     """
@@ -343,7 +326,7 @@ MambaState = StateSlot
 
 def mamba_state(spec: ModelSpec, tp: int, ssm_dtype: str | None = None, *,
                 version: Version = NEWEST, args: SizingArgs | None = None) -> StateSlot | None:
-    """`mamba_cache_per_req` per GPU for the release (see `sglang.mamba.state_per_slot`)."""
+    """`mamba_cache_per_req` per GPU for the release (see `sizing.mamba.state_per_slot`)."""
     kind = linear_kind(spec, version)
     if kind is None or spec.linear is None:
         return None
@@ -388,6 +371,6 @@ def pool_gib_line(tokens: int, cell: Cell, page_size: int = 1, *, swa_pool: bool
     return f"K size: {k:.2f} GB, V size: {v:.2f} GB"
 
 
-__all__ = ["ELEM_BYTES", "FP4_DTYPES", "GIB", "Cell", "MambaState", "Parallel", "SwaSplit",
+__all__ = ["ELEM_BYTES", "FP4_DTYPES", "GIB", "Cell", "MambaState", "SwaSplit",
            "kv_cell", "kv_heads_per_gpu", "mamba_state", "pool_gib", "pool_gib_line",
            "printed_bytes"]

@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from kvtui.core.capacity.cell import GIB
-from kvtui.core.capacity.sglang.families import CannotModel
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
+from kvtui.engines.sglang.cell import GIB
+from kvtui.engines.sglang.sizing.families import CannotModel
 
 if TYPE_CHECKING:
-    from kvtui.core.capacity.whatif import Calculator
+    from kvtui.engines.sglang.calculator import Calculator
 
 APPROX_DTYPES = frozenset({"mxfp8", "nvfp4", "fp4_mx_block16", "fp4_e2m1"})
 
@@ -98,7 +98,7 @@ def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
 
 def calc_mrr_log_only(calc: Calculator, tokens: int) -> int | None:
     """Without a model spec the state shape is unknown: the logged slots cap as logged."""
-    from kvtui.core.capacity.sglang import budget
+    from kvtui.engines.sglang.sizing import budget
 
     slots = (calc.mamba_logged or {}).get("slots")
     cap = None
@@ -163,7 +163,7 @@ def mamba_budget(calc: Calculator) -> dict[str, Any] | None:
             out["theory_gib"] = round(calc._state_bytes_now() / GIB, 2)
         kind = calc.kind
         if kind is not None:
-            from kvtui.core.capacity.sglang import mamba as sgl_mamba
+            from kvtui.engines.sglang.sizing import mamba as sgl_mamba
 
             ratio, why = sgl_mamba.slots_per_request(calc.sargs, calc.rules_version,
                                                      calc.spec.arch if calc.spec else "", kind,
@@ -246,7 +246,7 @@ def _inverse(calc: Calculator) -> Inverse | None:
     if not (calc.context_len and calc.tokens) or calc.supported() \
             or calc.cell_error(calc.current_dtype):
         return None
-    from kvtui.core.capacity.inverse import inverse
+    from kvtui.engines.sglang.inverse import inverse
 
     conc = calc.tokens / calc.context_len
     if calc.current_dtype != "bf16":

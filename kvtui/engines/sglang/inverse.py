@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from kvtui.core.capacity.cell import GIB
-from kvtui.core.capacity.sglang.families import CannotModel
 from kvtui.core.report_types import Inverse
+from kvtui.engines.sglang.cell import GIB
+from kvtui.engines.sglang.sizing.families import CannotModel
 
 if TYPE_CHECKING:
-    from kvtui.core.capacity.whatif import Calculator
+    from kvtui.engines.sglang.calculator import Calculator
 
 MAX_MEM_FRACTION = 0.95  # beyond this CUDA graphs and activations rarely fit
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
@@ -50,13 +50,8 @@ def _fraction_needed(calc: Calculator, dtype: str, need: int) -> float | None:
 
 
 def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float) -> Inverse:
-    """Tokens, bytes, missing GiB per GPU, and the mem_fraction_static / TP that would fit.
-    A calculator with an inverse of its own (an engine's, `kvtui.engines.*.calculator`)
-    answers with it: its memory knob and its pool's blocks are its own."""
-    own = getattr(calc, "inverse", None)
-    if callable(own):
-        result: Inverse = own(dtype, context_len, concurrency)
-        return result
+    """Tokens, bytes, missing GiB per GPU, and the mem_fraction_static / TP that would fit
+    (`Calculator.inverse`: every engine's calculator answers the question with its own)."""
     page = max(1, calc.page_size)
     need_tokens = math.ceil(context_len * concurrency / page) * page
     out: dict[str, Any] = {"dtype": dtype, "context_len": context_len,

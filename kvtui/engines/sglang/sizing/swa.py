@@ -9,8 +9,8 @@ detection, a two-model rule, an allow-list), and the token split changed with it
 from __future__ import annotations
 
 from kvtui.core.capacity.modelspec import ModelSpec
-from kvtui.core.capacity.sglang.args import SizingArgs
-from kvtui.core.capacity.sglang.families import Version
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.families import Version
 
 # 0.4.10-0.5.6: model_runner.py:282-290 (0.4.10) marks a model hybrid when it has
 # get_attention_sliding_window_size() > 0 and is not Llama-4. The classes with that method:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvtui.core.capacity.cell import Cell
 from kvtui.core.capacity.modelspec import ModelSpec
-from kvtui.core.capacity.sglang import mamba as mamba_rules
-from kvtui.core.capacity.sglang.args import SizingArgs
-from kvtui.core.capacity.sglang.families import Version
+from kvtui.engines.sglang.cell import Cell
+from kvtui.engines.sglang.sizing import mamba as mamba_rules
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.families import Version
 
 GIB = 1 << 30
 

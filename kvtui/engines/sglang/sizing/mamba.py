@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtui.core.capacity.modelspec import ModelSpec
-from kvtui.core.capacity.sglang.args import SizingArgs
-from kvtui.core.capacity.sglang.families import CannotModel, Version
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.families import CannotModel, Version
 
 GIB = 1 << 30
 _BYTES = {"fp32": 4, "float32": 4, "bf16": 2, "bfloat16": 2, "fp16": 2, "float16": 2}

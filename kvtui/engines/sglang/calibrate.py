@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kvtui.core.capacity.cell import GIB, Cell, Parallel, kv_cell
 from kvtui.core.capacity.modelspec import FULL, ModelSpec
-from kvtui.core.capacity.sglang.args import SizingArgs
-from kvtui.core.version import NEWEST
+from kvtui.core.capacity.parallel import Parallel
+from kvtui.engines.sglang.cell import GIB, Cell, kv_cell
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.version import NEWEST
 
 TOLERANCE = 0.02
 ROUNDING_GIB = 0.005  # each printed GiB figure is rounded to 2 decimals

@@ -1,8 +1,12 @@
-"""Turning one parsed run (kvtui.core.state.Run) into calculator inputs.
+"""Turning one parsed SGLang run (kvtui.core.state.Run) into calculator inputs.
 
 Why a separate step: the log states facts at different strengths (a resolved dtype line vs a
 guess from the model dtype, tp_size from the dump vs counted rank tags). Each fallback used here
 is written into the calculator's notes, so the report says what was assumed.
+
+- ``calculator_from_run(run, model=None, checkpoint=None, **overrides) -> Calculator | None``:
+  what `ENGINE.calculator` returns; None when the run has no KV pool and no capacity line.
+- ``whatif_for_run(run, model=None, checkpoint=None) -> WhatIf | None``: its report.
 """
 
 from __future__ import annotations
@@ -10,36 +14,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes
-from kvtui.core.capacity.cell import Parallel
-from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint, from_path
-from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec
-from kvtui.core.capacity.sglang.args import SizingArgs
-from kvtui.core.capacity.whatif import Calculator, MemoryFacts
+from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint
+from kvtui.core.capacity.parallel import Parallel
+from kvtui.core.capacity.presets import match_preset, preset_spec, resolve_model
 from kvtui.core.deployment import layout
+from kvtui.core.report_types import WhatIf
 from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
-from kvtui.core.version import SGLANG_LINE, infer_version
+from kvtui.engines.sglang.calculator import Calculator, MemoryFacts
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.version import SGLANG_LINE, infer_version
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
-
-
-def resolve_model(model: Any) -> tuple[ModelSpec, str]:
-    """(spec, why) from a ModelSpec, a preset name / HF id / served path, a config.json or a model
-    directory. Raises ValueError with the preset list when nothing matches."""
-    if isinstance(model, ModelSpec):
-        return model, f"model spec given ({model.source or model.name})"
-    text = str(model)
-    import os
-
-    if os.path.exists(text):
-        spec = from_path(text)
-        return spec, f"read from {spec.source}"
-    hit = match_preset(text)
-    if hit:
-        return preset_spec(hit[0]), hit[1]
-    raise ValueError(f"--model {text!r}: not a file, a model directory or a preset. Presets: "
-                     + ", ".join(preset_names()))
 
 
 def _parallel(run: Any) -> tuple[Parallel, list[str]]:
@@ -241,3 +228,14 @@ def _draft_pools(run: Any) -> list[dict[str, Any]]:
         out.append({"role": "draft", "rank": p.rank, "tokens": p.tokens, "k_gib": p.k_gib,
                     "v_gib": p.v_gib, "kv_gib": p.kv_gib})
     return out
+
+
+def whatif_for_run(run: Any, model: Any = None, checkpoint: CheckpointFacts | None = None,
+                   dtypes: list[str] | None = None,
+                   context_lengths: list[int] | None = None,
+                   **overrides: Any) -> WhatIf | None:
+    """The `whatif` object of the report for one run, or None when the log has no KV pool."""
+    calc = calculator_from_run(run, model, checkpoint, **overrides)
+    if calc is None:
+        return None
+    return calc.report(dtypes, context_lengths)

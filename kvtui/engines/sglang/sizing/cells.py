@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvtui.core.capacity.sglang.args import SizingArgs
-from kvtui.core.capacity.sglang.families import CannotModel, Version
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.families import CannotModel, Version
 
 FP4_DTYPES = frozenset({"nvfp4", "fp4_mx_block16", "fp4_e2m1"})
 
