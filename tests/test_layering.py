@@ -93,6 +93,8 @@ def test_engine_knowledge_stays_out_of_the_core():
     problems = []
     for path in sorted((ROOT / "kvtui" / "core").rglob("*")):
         rel = path.relative_to(ROOT)
+        if path.is_dir() or "__pycache__" in rel.parts:
+            continue  # a folder counts by the files in it; bytecode can outlive its source
         if any(name in part.lower() for name in names for part in rel.parts[2:]):
             problems.append(f"{rel} is named after an engine: it belongs in kvtui/engines/")
         if path.suffix != ".py":
