@@ -166,3 +166,77 @@ def test_pp_tags_without_tp_tags_assume_tp_1_in_the_header_words():
     # TP 1 x PP 2 holds 8 heads x 16 layers per GPU, the TP 2 x PP 1 run's 4 x 32: the logged
     # pool is explained
     assert calc.report().current.calibration["within_rounding"]
+
+
+# -- 0.7-0.10.0: `(VllmWorker rank=N pid=...)` counts TP and PP together ----------------------
+# MultiprocExecutor starts a worker per `rank in range(world_size)`, world_size = TP x PP with PP
+# outermost ("0-7, PP rank 0; 8-15, PP rank 1" at TP 8), and prefixes its lines `VllmWorker
+# rank={rank}` (vllm 0.9.2 v1/executor/multiproc_executor.py:52-58, :81-87, :277-286, :346; the
+# same prefix in 0.7.0 :222, 0.8.5 :294, 0.10.0 :370). So rank=N proves TP x PP >= N+1, no TP.
+
+# vllm-project/vllm#15255 (https://github.com/vllm-project/vllm/issues/15255, 0.8.x V1, TP 2 by
+# its title): the two workers' prefixes, lines kept as pasted.
+ISSUE_15255 = [
+    "(VllmWorker rank=0 pid=85) INFO 03-20 23:20:39 [parallel_state.py:967] rank 0 in world size "
+    "2 is assigned as DP rank 0, PP rank 0, TP rank 0",
+    "(VllmWorker rank=1 pid=97) INFO 03-20 23:20:39 [parallel_state.py:967] rank 1 in world size "
+    "2 is assigned as DP rank 0, PP rank 0, TP rank 1",
+]
+
+
+def test_vllm_worker_rank_is_a_world_rank_not_a_tp_rank():
+    from parsers.prefix import vllm_head
+
+    assert [vllm_head(line)[2] for line in ISSUE_15255] == ["rank0", "rank1"]  # type: ignore[index]
+    assert proven({"rank0", "rank1"}, "TP") is None
+
+
+def test_world_rank_tags_leave_tp_unknown_in_the_header_and_bound_the_product():
+    from kvtui.core.deployment import layout
+
+    class _Run:
+        server_args: dict = {}
+        ranks = {"rank0", "rank1"}
+
+    lay = layout(_Run())
+    assert (lay.tp, lay.pp, lay.world) == (None, None, 2)
+    assert lay.basis == {"world": "rank tags"}
+
+    class _Tp2(_Run):  # TP stated: the rest of the product is PP
+        server_args = {"tp_size": 2}
+        ranks = {f"rank{i}" for i in range(4)}
+
+    lay = layout(_Tp2())
+    assert (lay.tp, lay.pp, lay.world) == (2, 2, None)
+    assert degree_label("PP", lay.pp, lay.basis["pp"], _Tp2.ranks) == "PP>=2"
+
+
+def test_a_0_9_style_excerpt_says_tp_unknown_and_sizes_the_product():
+    """The TP 8 sample with its sizes cut and its workers named as 0.7-0.10.0 name them
+    (`VllmWorker rank=0` .. `rank=7`): the header says TP=? and TPxPP>=8; the what-if sizes TP 8
+    (the same bytes per GPU as any TP x PP of 8 while TP <= the KV heads) and says it assumed
+    it, and its arithmetic still explains the logged pool."""
+    lines = excerpt(BF16_70B, rename={f"Worker_TP{i}": f"VllmWorker rank={i}" for i in range(8)})
+    s = session(lines, model="llama-3.1-70b")
+    assert header_parallel(s) == "Parallel   TP=?  TPxPP>=8"
+    rep = s.report().to_json()
+    assert rep["parallel"]["tp"] is None and rep["parallel"]["world"] == 8
+    cur = rep["whatif"]["current"]
+    assert cur["parallel"]["tp"] == 8
+    assert cur["parallel"]["label"] == {"tp": "TP=? (assumed 8)", "world": "TPxPP>=8"}
+    assert s.calculator().tp_label == "TP=? (assumed 8)"
+    assert cur["calibration"]["within_rounding"]
+    assert "count TP and PP together" in " ".join(rep["whatif"]["explanation"])
+
+
+def test_0_10_1_names_its_workers_by_tp_and_pp():
+    """0.10.1 alone prefixes `VllmWorker TP3` / `VllmWorker PP1_TP3` (multiproc_executor.py:
+    382-391 in 0.10.1); vllm-project/vllm#20495 (https://github.com/vllm-project/vllm/pull/20495)
+    pastes `(VllmWorker TP3 pid=2012390) INFO 08-11 07:28:26 [shm_broadcast.py:289] ...`."""
+    from parsers.prefix import vllm_head
+
+    head = vllm_head("(VllmWorker TP3 pid=2012390) INFO 08-11 07:28:26 [shm_broadcast.py:289] "
+                     "vLLM message queue communication handle")
+    assert head is not None and head[2] == "TP3"
+    head = vllm_head("(VllmWorker PP1_TP3 pid=9) INFO 08-11 07:28:26 [core.py:1] x")
+    assert head is not None and head[2] == "PP1 TP3"

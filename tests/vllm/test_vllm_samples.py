@@ -272,7 +272,7 @@ HEADS: list[tuple[str, str | None, str | None]] = [
     ("(Worker_PP1_TP3 pid=9) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", "PP1 TP3"),
     ("(APIServer pid=1) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", None),
     ("(EngineCore_0 pid=5) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", "DP0"),
-    ("(VllmWorker rank=2 pid=5) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", "TP2"),
+    ("(VllmWorker rank=2 pid=5) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", "rank2"),
     ("vllm-1  | (APIServer pid=1) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", None),
     ("vllm-server  | INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", None),
     ("Sep 22 23:46:42 gpu1 vllm[361991]: INFO 05-01 16:27:56 core.py:1] ", "05-01 16:27:56",
