@@ -175,6 +175,13 @@ def calculator_from_run(run: Any, model: Any = None,
     avails += [p["kv_gib"] for p in run.memory_profile.values() if p.get("kv_gib") is not None]
     if not cap and not avails:
         return None
+    # 0.33 takes its multimodal frontend reservation out after printing "Available KV cache
+    # memory" and logs what is left ("KV cache memory reduced to X GiB": parsers/vllm/startup.py
+    # `parse_mm_reserved`): that is the budget the pool is sized by.
+    left = [v for v in run.kv_budget_left.values() if v is not None]
+    reserved = max(run.kv_reserved.values()) if run.kv_reserved else None
+    if left:
+        avails = [min(left)]
     sa = run.server_args or {}
     notes: list[str] = []
     spec, reason = _spec(run, model, checkpoint, notes)
@@ -227,6 +234,7 @@ def calculator_from_run(run: Any, model: Any = None,
     configured = any(p.configured for p in run.pools.values() if p.kind == "kv")
     return Calculator(
         kv_bytes=kv_bytes, sized_by_bytes=kv_bytes is not None or configured,
+        reserved_gib=reserved, budget_reduced=bool(left),
         padding_logged=_int(run.kv_layout.get("padding_layers")),
         speculative_method=sa.get("speculative_method") if isinstance(
             sa.get("speculative_method"), str) else None,
