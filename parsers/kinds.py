@@ -201,7 +201,9 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
                        # suggests (to fit the requested budget, to fill the free memory)
                        "free_gib", "consumed_gib", "kv_cache_memory_bytes_to_fit",
                        "kv_cache_memory_bytes_to_fill"),
-    "kv_layout": ("mamba_cache_mode",),
+    # pp_partition: the layers of each PP stage, "11,11,10" (vLLM's "Hidden layers were
+    # unevenly partitioned")
+    "kv_layout": ("mamba_cache_mode", "pp_partition"),
 }
 
 # Keys every event's JSON line carries besides its fields; no field may shadow them.

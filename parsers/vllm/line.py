@@ -168,6 +168,7 @@ _HANDLERS: dict[str, _Handler] = {
     "Padd": _h_setting,
     "Mamb": _h_setting,
     "Forc": _h_setting,
+    "Hidd": _h_setting,
     "Engi": _h_engine,
     "vllm": _h_capacity,
     "Avg ": _h_stats,

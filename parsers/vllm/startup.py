@@ -390,7 +390,18 @@ _MAMBA_PAD = regex.compile(rf"Padding mamba page size by ({_NUM})%")
 _MAMBA_MODE = regex.compile(r"Mamba cache mode is set to '(\w+)'")
 
 
+# PP's default split when the layers do not divide: get_pp_indices logs "Hidden layers were
+# unevenly partitioned: [%s]. This can be manually overridden using the VLLM_PP_LAYER_PARTITION
+# environment variable" (distributed/utils.py:125-129 in 0.9.2 and 0.10.2, :130-135 in 0.14.0,
+# :231-236 in 0.33.0). A VLLM_PP_LAYER_PARTITION split is logged nowhere.
+_PP_SPLIT = regex.compile(r"Hidden layers were unevenly partitioned: \[([\d, ]+)\]")
+
+
 def parse_layout(msg: str) -> dict[str, Any] | None:
+    m = _PP_SPLIT.match(msg)
+    if m is not None:
+        return _blank("kv_layout", pp_partition=",".join(
+            p.strip() for p in m.group(1).split(",") if p.strip()))
     m = _PADDING.match(msg)
     if m is not None:
         return _blank("kv_layout", padding_layers=int(m.group(1)),

@@ -192,23 +192,19 @@ def test_vllm_worker_rank_is_a_world_rank_not_a_tp_rank():
 
 
 def test_world_rank_tags_leave_tp_unknown_in_the_header_and_bound_the_product():
+    from types import SimpleNamespace
+
     from kvtui.core.deployment import layout
 
-    class _Run:
-        server_args: dict = {}
-        ranks = {"rank0", "rank1"}
-
-    lay = layout(_Run())
+    lay = layout(SimpleNamespace(server_args={}, ranks={"rank0", "rank1"}))
     assert (lay.tp, lay.pp, lay.world) == (None, None, 2)
     assert lay.basis == {"world": "rank tags"}
 
-    class _Tp2(_Run):  # TP stated: the rest of the product is PP
-        server_args = {"tp_size": 2}
-        ranks = {f"rank{i}" for i in range(4)}
-
-    lay = layout(_Tp2())
+    # TP stated: the rest of the product is PP
+    tp2 = SimpleNamespace(server_args={"tp_size": 2}, ranks={f"rank{i}" for i in range(4)})
+    lay = layout(tp2)
     assert (lay.tp, lay.pp, lay.world) == (2, 2, None)
-    assert degree_label("PP", lay.pp, lay.basis["pp"], _Tp2.ranks) == "PP>=2"
+    assert degree_label("PP", lay.pp, lay.basis["pp"], tp2.ranks) == "PP>=2"
 
 
 def test_a_0_9_style_excerpt_says_tp_unknown_and_sizes_the_product():
@@ -240,3 +236,41 @@ def test_0_10_1_names_its_workers_by_tp_and_pp():
     assert head is not None and head[2] == "TP3"
     head = vllm_head("(VllmWorker PP1_TP3 pid=9) INFO 08-11 07:28:26 [core.py:1] x")
     assert head is not None and head[2] == "PP1 TP3"
+
+
+# -- PP's layer split: get_pp_indices ---------------------------------------------------------
+def test_the_default_split_is_get_pp_indices_and_its_log_line_is_read():
+    """get_pp_indices (distributed/utils.py:118-129 in 0.9.2 and 0.10.2, :123-135 in 0.14.0,
+    :224-236 in 0.33.0) gives the remainder to the stages before the last, counted back from
+    the second-to-last, and logs the split when the layers do not divide; the what-if takes the
+    layers of the logged stage with the most (11 of Llama's 32 over PP 3)."""
+    from kvtui.engines.vllm.sizing import default_partition
+    from parsers.vllm import parse_line
+
+    for layers, pp in ((32, 3), (61, 4), (80, 8), (48, 5)):
+        assert default_partition(layers, pp) == vllm_pp_partition(layers, pp)
+    assert default_partition(61, 4) == [15, 15, 16, 15]
+    split = ("(Worker_PP2_TP0 pid=9) INFO 03-02 14:05:30 [utils.py:125] Hidden layers were "
+             "unevenly partitioned: [11,11,10]. This can be manually overridden using the "
+             "VLLM_PP_LAYER_PARTITION environment variable")
+    ev = parse_line(split)
+    assert ev is not None and ev.kind == "kv_layout" and ev.get("pp_partition") == "11,11,10"
+    lines, _ = pp_excerpt(3)
+    s = session([lines[0], split, *lines[1:]], model="meta-llama/Llama-3.1-8B")
+    calc = s.calculator()
+    assert calc.pp_partition == (11, 11, 10)
+    cur = s.report().to_json()["whatif"]["current"]
+    assert cur["cell"]["group_size"] == 11 and cur["calibration"]["within_rounding"]
+
+
+def test_a_hybrid_stage_holds_the_kinds_of_its_own_layer_range():
+    """Qwen3-Next (48 layers, every 4th full attention) over PP 5: the split is 9, 10, 10, 10, 9;
+    the largest stages hold 10 layers, 2 or 3 of them full attention, never the 3 + 8 that
+    dividing each kind by PP (cdiv) gave."""
+    from kvtui.core.capacity import preset_spec
+    from kvtui.engines.vllm.sizing import stage_layers
+
+    spec = preset_spec("qwen3-next-80b-a3b")
+    assert spec.num_layers == 48 and len(spec.full_layer_ids) == 12
+    full, swa, lin = stage_layers(spec, 5)
+    assert full + swa + lin == 10 and (full, lin) in ((2, 8), (3, 7))

@@ -89,6 +89,8 @@ class Calculator:
     # is that Y (the budget the pool is sized by)
     reserved_gib: float | None = None
     budget_reduced: bool = False
+    # PP's layers per stage as logged ("Hidden layers were unevenly partitioned: [11,11,10]")
+    pp_partition: tuple[int, ...] | None = None
     _variant: tuple[Rules, int, int] | None = None
 
     engine_label = "vLLM"
@@ -160,7 +162,8 @@ class Calculator:
         try:
             return layout(self.spec, dtype, tp or self.parallel.tp, r, block_size=block,
                           model_dtype=self.model_dtype, ssm_dtype=self._ssm(r),
-                          pp=self.parallel.pp, draft_layers=v[1], mamba_blocks=v[2])
+                          pp=self.parallel.pp, draft_layers=v[1], mamba_blocks=v[2],
+                          pp_partition=self.pp_partition)
         except ValueError:
             return None
 

@@ -89,7 +89,7 @@ def _parallel(run: Any, tp: int | None,
     :1214-1227 in 0.33.0), which parsers/vllm reads as the rank tags "PP1 TP3"."""
     lay = layout(run)
     ranks = run.ranks or ()
-    basis = {k: lay.basis[k] for k in ("tp", "pp") if k in lay.basis}
+    basis: dict[str, str] = {k: lay.basis[k] for k in ("tp", "pp") if k in lay.basis}
     pp = lay.pp or 1
     if lay.basis.get("pp") == "rank tags":
         notes.append(f"pipeline_parallel_size not in the log: "
@@ -137,6 +137,18 @@ def _parallel(run: Any, tp: int | None,
         labels["tp"] = sized_label("TP", None, None, (), assumed=par.tp)
         labels["world"] = world_label(lay.world)
     return par, {"basis": basis, "ranks_seen": sorted(ranks, key=_rank_key), "label": labels}
+
+
+def _partition(run: Any) -> tuple[int, ...] | None:
+    """The PP split vLLM logged ("Hidden layers were unevenly partitioned: [11,11,10]":
+    get_pp_indices' default, which it prints only when the layers do not divide)."""
+    raw = run.kv_layout.get("pp_partition")
+    if not isinstance(raw, str):
+        return None
+    try:
+        return tuple(int(p) for p in raw.split(","))
+    except ValueError:
+        return None
 
 
 def _total_memory(run: Any, util: float | None) -> tuple[float | None, str]:
@@ -234,7 +246,7 @@ def calculator_from_run(run: Any, model: Any = None,
     configured = any(p.configured for p in run.pools.values() if p.kind == "kv")
     return Calculator(
         kv_bytes=kv_bytes, sized_by_bytes=kv_bytes is not None or configured,
-        reserved_gib=reserved, budget_reduced=bool(left),
+        reserved_gib=reserved, budget_reduced=bool(left), pp_partition=_partition(run),
         padding_logged=_int(run.kv_layout.get("padding_layers")),
         speculative_method=sa.get("speculative_method") if isinstance(
             sa.get("speculative_method"), str) else None,
