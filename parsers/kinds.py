@@ -150,7 +150,9 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "mamba_pool": ("intermediate_ssm_gib", "intermediate_conv_gib"),
     "swa_split": (),
     "memory_pool_end": (),
-    "kv_budget_reserved": (),
+    # remaining_gib: the budget left, as the engine prints it (vLLM 0.33's "KV cache memory
+    # reduced to X GiB").
+    "kv_budget_reserved": ("remaining_gib",),
     "cuda_graph_end": ("graph",),  # what was captured, e.g. "target verify CUDA graph"
     # vLLM: the pool in blocks (`# GPU blocks: N`; tokens = blocks x page_size), the
     # concurrency it prints for `context_len`-token requests, a forced block count.
@@ -199,7 +201,9 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
                        # suggests (to fit the requested budget, to fill the free memory)
                        "free_gib", "consumed_gib", "kv_cache_memory_bytes_to_fit",
                        "kv_cache_memory_bytes_to_fill"),
-    "kv_layout": ("mamba_cache_mode",),
+    # pp_partition: the layers of each PP stage, "11,11,10" (vLLM's "Hidden layers were
+    # unevenly partitioned")
+    "kv_layout": ("mamba_cache_mode", "pp_partition"),
 }
 
 # Keys every event's JSON line carries besides its fields; no field may shadow them.

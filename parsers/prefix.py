@@ -155,8 +155,10 @@ _V_TS = r"(?:\d{4}-)?\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"
 # Whatever wraps the line may stand before it (an envelope, a launcher's own head).
 _V_HEAD = regex.compile(rf"({_V_LEVEL}) ({_V_TS}) \[?[\w.\-/]+:\d+\] ")
 # The process prefix: `(EngineCore_DP0 pid=241)`, `(Worker_PP1_TP3 pid=9)`, `(APIServer pid=1)`,
-# `(VllmWorkerProcess pid=6499)` (V0), `(VllmWorker rank=0 pid=12)` (0.9).
-_PROC = r"\(([\w.\-]+)(?: rank=(\d+))? pid=\d+\) "
+# `(VllmWorkerProcess pid=6499)` (V0), `(VllmWorker rank=0 pid=12)` (V1 0.7-0.10.0).
+# 0.10.1 alone names a worker `VllmWorker TP3` / `VllmWorker PP1_TP3` (a space; "VllmWorker" alone
+# at TP 1 and PP 1: multiproc_executor.py:382-391 in 0.10.1).
+_PROC = r"\(([\w.\-]+(?: (?:PP\d+_TP\d+|PP\d+|TP\d+))?)(?: rank=(\d+))? pid=\d+\) "
 _V_PROC = regex.compile(_PROC)
 _V_PROC_TAIL = regex.compile(_PROC + r"\Z")
 # The same head with the time cut out, as pastes in threads often show it (`INFO
@@ -179,12 +181,20 @@ UNTIMED = ""
 
 def vllm_rank(name: str, rank: str | None = None) -> str | None:
     """The rank tags of a vLLM process name: `Worker_PP1_TP3` -> "PP1 TP3", `EngineCore_DP0` ->
-    "DP0", `EngineCore_0` (0.9-0.10.1) -> "DP0", `VllmWorker rank=2` (0.9) -> "TP2"; processes
-    that serve no single rank (`APIServer`, `EngineCore`, `Worker`, V0's `VllmWorkerProcess`) ->
-    None."""
+    "DP0", `EngineCore_0` (0.9-0.10.1) -> "DP0", `VllmWorker PP1_TP3` (0.10.1) -> "PP1 TP3",
+    `VllmWorker rank=2` (0.7-0.10.0) -> "rank2";
+    processes that serve no single rank (`APIServer`, `EngineCore`, `Worker`, V0's
+    `VllmWorkerProcess`) -> None.
+
+    `rank=N` is the executor's rank over TP x PP, not a TP rank: MultiprocExecutor starts one
+    worker per `rank in range(world_size)` with `world_size == tensor_parallel_size x
+    pipeline_parallel_size`, PP outermost ("0-7, PP rank 0; 8-15, PP rank 1" at TP 8), and
+    prefixes its output `VllmWorker rank={rank}` (v1/executor/multiproc_executor.py:52-58,
+    :81-87, :277-286, :346 in 0.9.2). So it is tagged `rankN`, which proves TP x PP >= N+1
+    (kvtui.core.deployment), never a TP size."""
     if rank is not None:
-        return f"TP{rank}"
-    parts = name.split("_")
+        return f"rank{rank}"
+    parts = name.replace(" ", "_").split("_")
     tags = [p for p in parts[1:] if _V_RANK_TOKEN.fullmatch(p)]
     if not tags and parts[0] == "EngineCore" and len(parts) == 2 and parts[1].isdigit():
         tags = [f"DP{parts[1]}"]

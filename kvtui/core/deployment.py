@@ -4,7 +4,8 @@ Why a function of its own: the layout is stated by the args dump when there is o
 only implied by the rank tags (`[... DP1 TP3]`), which a pasted excerpt shows only some of. A tag
 TPn proves TP >= n+1, never that TP equals the number of tags seen; DP tags give the DP width;
 DP-attention shows as DP groups whose TP indices do not repeat (each rank is tagged with its DP
-index and its global TP index), while plain DP replicas each restart at TP0.
+index and its global TP index), while plain DP replicas each restart at TP0. A tag rankN (vLLM
+0.7-0.10.0's workers, numbered over TP and PP together) proves TP x PP >= n+1 and neither alone.
 """
 
 from __future__ import annotations
@@ -96,8 +97,17 @@ def rank_span(ranks: list[str]) -> str:
     return ",".join(parts)
 
 
+def world_label(least: int) -> str:
+    """What worker tags that count TP and PP together prove: `TPxPP>=4` (vLLM 0.7-0.10.0's
+    `VllmWorker rank=3`, tagged `rank3`)."""
+    return f"TPxPP>={least}"
+
+
 def parallel_label(par: ParallelFacts, name: str) -> str:
-    """`degree_label` of the report's degree `name` (tp, dp, pp or ep)."""
+    """`degree_label` of the report's degree `name` (tp, dp, pp or ep; `world` for the TP x PP
+    product only rank tags of both at once imply: `world_label`)."""
+    if name == "world":
+        return world_label(par.world) if par.world is not None else "TPxPP=?"
     return degree_label(name.upper(), getattr(par, name), (par.basis or {}).get(name),
                         par.ranks_seen)
 
@@ -112,6 +122,9 @@ class Layout:
     ep: int | None = None
     attn_dp: int | None = None
     enable_dp_attention: Any = None
+    # The least TP x PP that `rankN` tags prove (a worker numbered over TP and PP together),
+    # when the log states neither size: TP and PP each stay unknown.
+    world: int | None = None
     basis: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
@@ -166,6 +179,19 @@ def layout(run: Any) -> Layout:
         basis["pp"] = "rank tags"
     if ep is None and (ep := proven(ranks, "EP")) is not None:
         basis["ep"] = "rank tags"
+    # vLLM 0.7-0.10.0 number their workers over TP x PP (`VllmWorker rank=N`, tagged rankN)
+    world = proven(ranks, "rank")
+    if world is not None and tp is not None:
+        if pp is None and world > tp:
+            pp = -(-world // tp)  # TP stated: the rest of the product is PP
+            basis["pp"] = "rank tags"
+            notes.append(f"pipeline_parallel_size not in the log: rank tag rank{world - 1} "
+                         f"proves TP x PP >= {world}, so PP >= {pp} at TP {tp}")
+        world = None
+    elif world is not None:
+        basis["world"] = "rank tags"
+        notes.append(f"tensor_parallel_size not in the log: rank tag rank{world - 1} counts TP "
+                     f"and PP together ({world_label(world)}); TP unknown")
     return Layout(tp=tp, dp=dp, pp=pp, ep=ep, attn_dp=attn_dp,
-                  enable_dp_attention=sa.get("enable_dp_attention"), basis=basis,
+                  enable_dp_attention=sa.get("enable_dp_attention"), world=world, basis=basis,
                   notes=tuple(notes))

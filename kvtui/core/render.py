@@ -69,8 +69,10 @@ def render_text(report: Report) -> str:
           "this does not look like an LLM-server log")
     w(f"Model      {inert(str(model.name or 'unknown'), 200)}"
       + (f"  ({inert(str(model.model_class), 80)})" if model.model_class else ""))
-    sizes = "  ".join(parallel_label(par, k) for k in ("tp", "dp", "pp", "ep")
+    sizes = "  ".join(parallel_label(par, k) for k in ("tp", "dp", "pp", "ep", "world")
                       if getattr(par, k) is not None)
+    if par.world is not None and par.tp is None:
+        sizes = f"TP=?  {sizes}"  # worker tags that count TP and PP together
     w(f"Parallel   {sizes or 'unknown'}")
     w(f"KV cache   configured {kv.configured_dtype or '?'} -> effective "
       f"{kv.effective_dtype or '?'}  (from {kv.effective_basis}); scales: {kv.scales}")

@@ -282,6 +282,9 @@ class ParallelFacts:
     ranks_seen: tuple[str, ...]
     # Where a degree came from, only when one was not in the server_args dump.
     basis: dict[str, str] | None = field(default=None, metadata=OMIT_NONE)
+    # The least TP x PP worker tags numbered over both prove (`kvtui.core.deployment` Layout
+    # .world), only when the log states no TP.
+    world: int | None = field(default=None, metadata=OMIT_NONE)
 
     def to_json(self) -> Json:
         return _fields_json(self)

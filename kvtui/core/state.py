@@ -131,6 +131,9 @@ class Run:
     # What the engine took out of the KV budget before sizing the pool, per rank (SGLang's
     # multimodal reserve, GiB): the sizing arithmetic subtracts it from the rest memory.
     kv_reserved: dict[str | None, float] = field(default_factory=dict)
+    # the budget left after that reservation, where the engine prints it (vLLM 0.33: "KV cache
+    # memory reduced to X GiB"): what the pool is sized by
+    kv_budget_left: dict[str | None, float] = field(default_factory=dict)
     cuda_graph: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     memory_profile: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     kv_layout: dict[str, Any] = field(default_factory=dict)
@@ -619,6 +622,9 @@ def _on_kv_reserved(st: State, run: Run, ev: Event, src: str, n: int, text: str)
     gib = ev.get("reserved_gib")
     if isinstance(gib, (int, float)):
         run.kv_reserved[ev.rank] = float(gib)  # the post-capture re-sizing repeats the figure
+    left = ev.get("remaining_gib")
+    if isinstance(left, (int, float)):
+        run.kv_budget_left[ev.rank] = float(left)
 
 
 def _on_dsv4_memory(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:

@@ -108,9 +108,14 @@ def model_name(shown: Shown) -> str:
 
 def tp(shown: Shown) -> str:
     """The TP size as the header shows it: `TP=8`, `TP>=6` (only rank tags imply it) or
-    `TP=?`."""
+    `TP=?` (`TP=? TPxPP>=4` when worker tags numbered over TP and PP prove their product)."""
     report = report_of(shown)
-    return parallel_label(report.parallel, "tp") if report is not None else "TP=?"
+    if report is None:
+        return "TP=?"
+    label = parallel_label(report.parallel, "tp")
+    if report.parallel.tp is None and report.parallel.world is not None:
+        label += " " + parallel_label(report.parallel, "world")
+    return label
 
 
 def term(shown: Shown, key: str) -> str:

@@ -38,6 +38,8 @@ def hints(ev: Event, text: str) -> list[str]:
         h.append("proc:worker")
     elif "(VllmWorker rank=" in head:
         h.append("proc:vllm_worker_rank")
+    elif "(VllmWorker " in head:
+        h.append("proc:vllm_worker_named")
     if k == "engine_version" or (k == "server_args" and ev.get("version")):
         h.append(f"version:{ev.get('version')}")
     if k == "server_args" and ev.get("form") == "config":

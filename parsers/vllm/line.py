@@ -34,6 +34,7 @@ from parsers.vllm.startup import (
     parse_kv_dtype,
     parse_layout,
     parse_memory_profile,
+    parse_mm_reserved,
     parse_reserved,
     parse_scales,
     parse_version,
@@ -92,6 +93,10 @@ def _h_available(msg: str) -> _Result:
     return _kind("kv_pool", parse_available(msg))
 
 
+def _h_mm_reserved(msg: str) -> _Result:
+    return _kind("kv_budget_reserved", parse_mm_reserved(msg))
+
+
 def _h_capacity(msg: str) -> _Result:
     return _kind("capacity", parse_capacity(msg))
 
@@ -143,6 +148,7 @@ _HANDLERS: dict[str, _Handler] = {
     "Load": _h_weights,
     "Mode": _h_weights,
     "Avai": _h_available,
+    "Rese": _h_mm_reserved,
     "GPU ": _h_capacity,
     "# GP": _h_capacity,
     "Maxi": _h_capacity,
@@ -162,6 +168,7 @@ _HANDLERS: dict[str, _Handler] = {
     "Padd": _h_setting,
     "Mamb": _h_setting,
     "Forc": _h_setting,
+    "Hidd": _h_setting,
     "Engi": _h_engine,
     "vllm": _h_capacity,
     "Avg ": _h_stats,

@@ -147,6 +147,26 @@ def parse_reserved(msg: str) -> dict[str, Any] | None:
     return _blank("kv_pool", kv_gib=_f(m.group(1)), scope="all", configured=True)
 
 
+# 0.33's multimodal frontend reservation, taken out of the KV budget after "Available KV cache
+# memory" (or the kv_cache_memory_bytes line) is printed and before the pool is sized:
+# `reserve_mm_ipc_gpu_memory` logs "Reserving %s GiB of GPU memory for frontend multimodal
+# decoding (%s GiB raw-frame semaphore budget, %s GiB decoder+CUDA-context across %d API
+# server(s) @ %s GiB/server); KV cache memory reduced to %s GiB." (format_gib, round to 0.01;
+# multimodal/gpu_ipc_memory.py:255-266 in 0.33.0, returned by v1/worker/gpu_worker.py:677 and
+# :816; absent from 0.14.0). The remaining figure is the budget vLLM sizes the pool by.
+_MM_RESERVED = regex.compile(
+    rf"Reserving ({_NUM}) GiB of GPU memory for frontend multimodal decoding \(.*?\); KV cache "
+    rf"memory reduced to ({_NUM}) GiB")
+
+
+def parse_mm_reserved(msg: str) -> dict[str, Any] | None:
+    m = _MM_RESERVED.match(msg)
+    if m is None:
+        return None
+    return _blank("kv_budget_reserved", reserved_gib=_f(m.group(1)), purpose="multimodal",
+                  remaining_gib=_f(m.group(2)))
+
+
 # V0 worker.py. 0.6.4 and 0.6.4.post1 print the pairs separated by spaces ("Memory profiling
 # results: total_gpu_memory=%.2fGiB initial_memory_usage=%.2fGiB ... kv_cache_size=%.2fGiB
 # gpu_memory_utilization=%.2f", worker.py:233; pasted in vllm-project/vllm#10517). The comma
@@ -370,7 +390,18 @@ _MAMBA_PAD = regex.compile(rf"Padding mamba page size by ({_NUM})%")
 _MAMBA_MODE = regex.compile(r"Mamba cache mode is set to '(\w+)'")
 
 
+# PP's default split when the layers do not divide: get_pp_indices logs "Hidden layers were
+# unevenly partitioned: [%s]. This can be manually overridden using the VLLM_PP_LAYER_PARTITION
+# environment variable" (distributed/utils.py:125-129 in 0.9.2 and 0.10.2, :130-135 in 0.14.0,
+# :231-236 in 0.33.0). A VLLM_PP_LAYER_PARTITION split is logged nowhere.
+_PP_SPLIT = regex.compile(r"Hidden layers were unevenly partitioned: \[([\d, ]+)\]")
+
+
 def parse_layout(msg: str) -> dict[str, Any] | None:
+    m = _PP_SPLIT.match(msg)
+    if m is not None:
+        return _blank("kv_layout", pp_partition=",".join(
+            p.strip() for p in m.group(1).split(",") if p.strip()))
     m = _PADDING.match(msg)
     if m is not None:
         return _blank("kv_layout", padding_layers=int(m.group(1)),

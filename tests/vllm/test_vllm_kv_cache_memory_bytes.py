@@ -349,3 +349,45 @@ def test_the_facts_pane_says_the_operator_set_the_pool():
         [args(1, None, 0.9), config(1), "(EngineCore_DP0 pid=9) INFO 05-01 10:00:30 "
          "[gpu_worker.py:359] Available KV cache memory: 40.0 GiB",
          *size_lines(vllm_tokens(N, 1, 2), vllm_blocks(N, 1, 2))])
+
+
+def mm_reserved(worker: str, reserved_gib: float, left_gib: float) -> str:
+    # reserve_mm_ipc_gpu_memory's log call, format_gib figures (multimodal/gpu_ipc_memory.py:
+    # 255-266 in 0.33.0), printed once per worker after its budget line
+    return (f"({worker} pid=11) INFO 05-01 10:00:31 [gpu_ipc_memory.py:255] Reserving "
+            f"{reserved_gib:g} GiB of GPU memory for frontend multimodal decoding "
+            f"({reserved_gib:g} GiB raw-frame semaphore budget, 0 GiB decoder+CUDA-context "
+            f"across 1 API server(s) @ 0.05 GiB/server); KV cache memory reduced to "
+            f"{left_gib:g} GiB.")
+
+
+def test_the_logged_multimodal_reservation_is_the_shortfall_not_an_estimate():
+    """0.33 logs what it takes out of the flag's value ("Reserving 2 GiB ...; KV cache memory
+    reduced to 38 GiB"): the budget is the rest, and a knob what-if takes the same 2 GiB out of
+    the new value, read off the log (not an estimate, unlike an unexplained shortfall)."""
+    lines = run(1, N)
+    lines[-2:] = size_lines(vllm_tokens(38 * GIB, 1, 2), vllm_blocks(38 * GIB, 1, 2))
+    lines.insert(-2, mm_reserved("EngineCore_DP0", 2, 38))
+    s = session(lines)
+    calc = s.calculator()
+    assert calc.reserved_gib == 2.0 and calc.available_gib == 38.0
+    budget, basis, est = calc.budget_bytes()
+    assert budget == N - 2 * GIB and not est
+    assert "vLLM logged reserving for frontend multimodal decoding" in basis
+    row = calc.scenario("bf16", mem_fraction_static=48 * GIB)
+    assert row.tokens == vllm_tokens(46 * GIB, 1, 2) and not row.estimate
+    assert s.report().to_json()["capacity"]["kv_budget_reserved_gib"] == 2.0
+
+
+def test_a_profiled_run_is_calibrated_against_the_reduced_budget():
+    """On a profiled 0.33 run "Available KV cache memory" is printed before the reservation
+    (gpu_worker.py:771-774, then :816 returns reserve_mm_ipc_gpu_memory(...)): the pool is
+    sized by the reduced figure, so that is what the calibration checks."""
+    lines = [args(1, None), config(1), loaded("EngineCore_DP0", 1),
+             "(EngineCore_DP0 pid=11) INFO 05-01 10:00:30 [gpu_worker.py:771] Available KV cache "
+             "memory: 40 GiB", mm_reserved("EngineCore_DP0", 2, 38),
+             *size_lines(vllm_tokens(38 * GIB, 1, 2), vllm_blocks(38 * GIB, 1, 2))]
+    calc = session(lines).calculator()
+    cal = calc.calibration()
+    assert cal is not None and cal["available_gib"] == 38.0 and cal["within_rounding"]
+    assert calc.memory_knob().name == "gpu_memory_utilization"

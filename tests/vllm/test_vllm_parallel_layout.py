@@ -166,3 +166,111 @@ def test_pp_tags_without_tp_tags_assume_tp_1_in_the_header_words():
     # TP 1 x PP 2 holds 8 heads x 16 layers per GPU, the TP 2 x PP 1 run's 4 x 32: the logged
     # pool is explained
     assert calc.report().current.calibration["within_rounding"]
+
+
+# -- 0.7-0.10.0: `(VllmWorker rank=N pid=...)` counts TP and PP together ----------------------
+# MultiprocExecutor starts a worker per `rank in range(world_size)`, world_size = TP x PP with PP
+# outermost ("0-7, PP rank 0; 8-15, PP rank 1" at TP 8), and prefixes its lines `VllmWorker
+# rank={rank}` (vllm 0.9.2 v1/executor/multiproc_executor.py:52-58, :81-87, :277-286, :346; the
+# same prefix in 0.7.0 :222, 0.8.5 :294, 0.10.0 :370). So rank=N proves TP x PP >= N+1, no TP.
+
+# vllm-project/vllm#15255 (https://github.com/vllm-project/vllm/issues/15255, 0.8.x V1, TP 2 by
+# its title): the two workers' prefixes, lines kept as pasted.
+ISSUE_15255 = [
+    "(VllmWorker rank=0 pid=85) INFO 03-20 23:20:39 [parallel_state.py:967] rank 0 in world size "
+    "2 is assigned as DP rank 0, PP rank 0, TP rank 0",
+    "(VllmWorker rank=1 pid=97) INFO 03-20 23:20:39 [parallel_state.py:967] rank 1 in world size "
+    "2 is assigned as DP rank 0, PP rank 0, TP rank 1",
+]
+
+
+def test_vllm_worker_rank_is_a_world_rank_not_a_tp_rank():
+    from parsers.prefix import vllm_head
+
+    assert [vllm_head(line)[2] for line in ISSUE_15255] == ["rank0", "rank1"]  # type: ignore[index]
+    assert proven({"rank0", "rank1"}, "TP") is None
+
+
+def test_world_rank_tags_leave_tp_unknown_in_the_header_and_bound_the_product():
+    from types import SimpleNamespace
+
+    from kvtui.core.deployment import layout
+
+    lay = layout(SimpleNamespace(server_args={}, ranks={"rank0", "rank1"}))
+    assert (lay.tp, lay.pp, lay.world) == (None, None, 2)
+    assert lay.basis == {"world": "rank tags"}
+
+    # TP stated: the rest of the product is PP
+    tp2 = SimpleNamespace(server_args={"tp_size": 2}, ranks={f"rank{i}" for i in range(4)})
+    lay = layout(tp2)
+    assert (lay.tp, lay.pp, lay.world) == (2, 2, None)
+    assert degree_label("PP", lay.pp, lay.basis["pp"], tp2.ranks) == "PP>=2"
+
+
+def test_a_0_9_style_excerpt_says_tp_unknown_and_sizes_the_product():
+    """The TP 8 sample with its sizes cut and its workers named as 0.7-0.10.0 name them
+    (`VllmWorker rank=0` .. `rank=7`): the header says TP=? and TPxPP>=8; the what-if sizes TP 8
+    (the same bytes per GPU as any TP x PP of 8 while TP <= the KV heads) and says it assumed
+    it, and its arithmetic still explains the logged pool."""
+    lines = excerpt(BF16_70B, rename={f"Worker_TP{i}": f"VllmWorker rank={i}" for i in range(8)})
+    s = session(lines, model="llama-3.1-70b")
+    assert header_parallel(s) == "Parallel   TP=?  TPxPP>=8"
+    rep = s.report().to_json()
+    assert rep["parallel"]["tp"] is None and rep["parallel"]["world"] == 8
+    cur = rep["whatif"]["current"]
+    assert cur["parallel"]["tp"] == 8
+    assert cur["parallel"]["label"] == {"tp": "TP=? (assumed 8)", "world": "TPxPP>=8"}
+    assert s.calculator().tp_label == "TP=? (assumed 8)"
+    assert cur["calibration"]["within_rounding"]
+    assert "count TP and PP together" in " ".join(rep["whatif"]["explanation"])
+
+
+def test_0_10_1_names_its_workers_by_tp_and_pp():
+    """0.10.1 alone prefixes `VllmWorker TP3` / `VllmWorker PP1_TP3` (multiproc_executor.py:
+    382-391 in 0.10.1); vllm-project/vllm#20495 (https://github.com/vllm-project/vllm/pull/20495)
+    pastes `(VllmWorker TP3 pid=2012390) INFO 08-11 07:28:26 [shm_broadcast.py:289] ...`."""
+    from parsers.prefix import vllm_head
+
+    head = vllm_head("(VllmWorker TP3 pid=2012390) INFO 08-11 07:28:26 [shm_broadcast.py:289] "
+                     "vLLM message queue communication handle")
+    assert head is not None and head[2] == "TP3"
+    head = vllm_head("(VllmWorker PP1_TP3 pid=9) INFO 08-11 07:28:26 [core.py:1] x")
+    assert head is not None and head[2] == "PP1 TP3"
+
+
+# -- PP's layer split: get_pp_indices ---------------------------------------------------------
+def test_the_default_split_is_get_pp_indices_and_its_log_line_is_read():
+    """get_pp_indices (distributed/utils.py:118-129 in 0.9.2 and 0.10.2, :123-135 in 0.14.0,
+    :224-236 in 0.33.0) gives the remainder to the stages before the last, counted back from
+    the second-to-last, and logs the split when the layers do not divide; the what-if takes the
+    layers of the logged stage with the most (11 of Llama's 32 over PP 3)."""
+    from kvtui.engines.vllm.sizing import default_partition
+    from parsers.vllm import parse_line
+
+    for layers, pp in ((32, 3), (61, 4), (80, 8), (48, 5)):
+        assert default_partition(layers, pp) == vllm_pp_partition(layers, pp)
+    assert default_partition(61, 4) == [15, 15, 16, 15]
+    split = ("(Worker_PP2_TP0 pid=9) INFO 03-02 14:05:30 [utils.py:125] Hidden layers were "
+             "unevenly partitioned: [11,11,10]. This can be manually overridden using the "
+             "VLLM_PP_LAYER_PARTITION environment variable")
+    ev = parse_line(split)
+    assert ev is not None and ev.kind == "kv_layout" and ev.get("pp_partition") == "11,11,10"
+    lines, _ = pp_excerpt(3)
+    s = session([lines[0], split, *lines[1:]], model="meta-llama/Llama-3.1-8B")
+    calc = s.calculator()
+    assert calc.pp_partition == (11, 11, 10)
+    cur = s.report().to_json()["whatif"]["current"]
+    assert cur["cell"]["group_size"] == 11 and cur["calibration"]["within_rounding"]
+
+
+def test_a_hybrid_stage_holds_the_kinds_of_its_own_layer_range():
+    """Qwen3-Next (48 layers, every 4th full attention) over PP 5: the split is 9, 10, 10, 10, 9;
+    the largest stages hold 10 layers, 2 or 3 of them full attention, never the 3 + 8 that
+    dividing each kind by PP (cdiv) gave."""
+    from kvtui.core.capacity import preset_spec
+    from kvtui.engines.vllm.sizing import stage_layers
+
+    spec = preset_spec("qwen3-next-80b-a3b")
+    assert spec.num_layers == 48 and len(spec.full_layer_ids) == 12
+    full, swa, lin = stage_layers(spec, 5)
+    assert full + swa + lin == 10 and (full, lin) in ((2, 8), (3, 7))

@@ -259,6 +259,12 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     ("ERROR 04-02 12:33:23 [core.py:380] ValueError: No available memory for the cache blocks. "
      "Try increasing `gpu_memory_utilization` when initializing the engine.", "oom",
      {"reason": "no_kv_memory"}),
+    # multimodal/gpu_ipc_memory.py:255-266 in 0.33.0 (reserve_mm_ipc_gpu_memory)
+    ("(Worker_TP0 pid=5) INFO 05-01 10:00:31 [gpu_ipc_memory.py:255] Reserving 2.05 GiB of GPU "
+     "memory for frontend multimodal decoding (2 GiB raw-frame semaphore budget, 0.05 GiB "
+     "decoder+CUDA-context across 1 API server(s) @ 0.05 GiB/server); KV cache memory reduced "
+     "to 37.95 GiB.", "kv_budget_reserved",
+     {"reserved_gib": 2.05, "purpose": "multimodal", "remaining_gib": 37.95}),
     ("ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (969).", "oom",
      {"reason": "mamba_blocks", "requested": 1024, "available": 969}),
 ]
@@ -272,7 +278,7 @@ HEADS: list[tuple[str, str | None, str | None]] = [
     ("(Worker_PP1_TP3 pid=9) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", "PP1 TP3"),
     ("(APIServer pid=1) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", None),
     ("(EngineCore_0 pid=5) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", "DP0"),
-    ("(VllmWorker rank=2 pid=5) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", "TP2"),
+    ("(VllmWorker rank=2 pid=5) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", "rank2"),
     ("vllm-1  | (APIServer pid=1) INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", None),
     ("vllm-server  | INFO 05-01 16:27:56 [core.py:1] ", "05-01 16:27:56", None),
     ("Sep 22 23:46:42 gpu1 vllm[361991]: INFO 05-01 16:27:56 core.py:1] ", "05-01 16:27:56",

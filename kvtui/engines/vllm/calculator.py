@@ -84,6 +84,13 @@ class Calculator:
     # it (its arguments, or the "reserved ... as specified by kv_cache_memory_bytes" line)
     kv_bytes: int | None = None
     sized_by_bytes: bool = False
+    # 0.33's multimodal frontend reservation as logged ("Reserving X GiB ...; KV cache memory
+    # reduced to Y GiB", multimodal/gpu_ipc_memory.py:255-266): X, and whether `available_gib`
+    # is that Y (the budget the pool is sized by)
+    reserved_gib: float | None = None
+    budget_reduced: bool = False
+    # PP's layers per stage as logged ("Hidden layers were unevenly partitioned: [11,11,10]")
+    pp_partition: tuple[int, ...] | None = None
     _variant: tuple[Rules, int, int] | None = None
 
     engine_label = "vLLM"
@@ -155,7 +162,8 @@ class Calculator:
         try:
             return layout(self.spec, dtype, tp or self.parallel.tp, r, block_size=block,
                           model_dtype=self.model_dtype, ssm_dtype=self._ssm(r),
-                          pp=self.parallel.pp, draft_layers=v[1], mamba_blocks=v[2])
+                          pp=self.parallel.pp, draft_layers=v[1], mamba_blocks=v[2],
+                          pp_partition=self.pp_partition)
         except ValueError:
             return None
 
@@ -203,6 +211,8 @@ class Calculator:
                 f"{self.current_dtype} layout)")
         if self.available_gib is not None:
             what = "reserved" if self.sized_by_bytes else "Available KV cache memory"
+            if self.budget_reduced:
+                what = "KV cache memory reduced to"  # after the multimodal reservation
             return int(self.available_gib * GIB), f"{what} {self.available_gib} GiB (logged)"
         return None, ""
 
@@ -215,25 +225,39 @@ class Calculator:
         logged, logged_basis = self._logged_budget()
         reproduces = self.kv_bytes is not None and self._reproduces(self.kv_bytes)
         short = 0
-        if self.kv_bytes is not None and not reproduces and logged is not None:
+        mm = (f"the {self.reserved_gib:g} GiB vLLM logged reserving for frontend multimodal "
+              "decoding (\"KV cache memory reduced to\")") if self.reserved_gib else ""
+        if self.reserved_gib:
+            # reserve_mm_ipc_gpu_memory takes a fixed reservation out of the flag's value
+            # (multimodal/gpu_ipc_memory.py:245-266 in 0.33.0): the log says how much
+            short = int(self.reserved_gib * GIB)
+            reproduces = self.kv_bytes is not None and self._reproduces(self.kv_bytes - short)
+        elif self.kv_bytes is not None and not reproduces and logged is not None:
             short = max(0, self.kv_bytes - logged)
         estimate = False
         if value is not None and value != self._knob_now():
             base: int | None = int(value) - short
             basis = f"{kvbytes.FLAG} {int(value):,} B per GPU (what-if)"
-            if short:
+            if mm:
+                basis += f", less {mm}"
+            elif short:
                 basis += (f", less the {short / GIB:.2f} GiB the logged pool lacks against the "
-                          f"run's {self.kv_bytes:,} (a multimodal reservation, 0.33+?)")
+                          f"run's {self.kv_bytes:,} (not logged: an estimate)")
                 estimate = True
+        elif self.kv_bytes is not None and reproduces and mm:
+            base = self.kv_bytes - short
+            basis = (f"{kvbytes.FLAG} {self.kv_bytes:,} B per GPU (the run's argument), less "
+                     f"{mm}")
         elif self.kv_bytes is not None and reproduces:
             base = self.kv_bytes
             basis = f"{kvbytes.FLAG} {self.kv_bytes:,} B per GPU (the run's argument)"
         else:
             base, basis = logged, logged_basis
-            if short:
+            if mm:
+                basis += f" ({mm})"
+            elif short:
                 basis += (f"; the run's {kvbytes.FLAG} {self.kv_bytes:,} gives more: "
-                          f"{short / GIB:.2f} GiB went elsewhere (a multimodal reservation, "
-                          "0.33+?)")
+                          f"{short / GIB:.2f} GiB went elsewhere (not logged)")
         if tp not in (None, self.parallel.tp) and base is not None:
             basis += (f"; the same bytes per GPU at TP {tp} ({kvbytes.FLAG} is per GPU, "
                       "whatever the TP)")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kvtui.core import dtypes
 from kvtui.core.capacity import ModelSpec, Parallel, from_checkpoint, match_preset, preset_spec
 from kvtui.core.capacity import resolve_model as resolve_preset
-from kvtui.core.deployment import layout, proven, sized_label
+from kvtui.core.deployment import layout, proven, sized_label, world_label
 from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
 from kvtui.engines.vllm import kvbytes
@@ -71,6 +71,13 @@ def _rank_key(rank: str) -> tuple[tuple[int, ...], str]:
     return tuple(int("".join(c for c in t if c.isdigit()) or 0) for t in rank.split()), rank
 
 
+def _pow2(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
 def _parallel(run: Any, tp: int | None,
               notes: list[str]) -> tuple[Parallel, dict[str, Any] | None]:
     """TP and PP as the report's header has them (`kvtui.core.deployment.layout`: the
@@ -82,7 +89,7 @@ def _parallel(run: Any, tp: int | None,
     :1214-1227 in 0.33.0), which parsers/vllm reads as the rank tags "PP1 TP3"."""
     lay = layout(run)
     ranks = run.ranks or ()
-    basis = {k: lay.basis[k] for k in ("tp", "pp") if k in lay.basis}
+    basis: dict[str, str] = {k: lay.basis[k] for k in ("tp", "pp") if k in lay.basis}
     pp = lay.pp or 1
     if lay.basis.get("pp") == "rank tags":
         notes.append(f"pipeline_parallel_size not in the log: "
@@ -93,6 +100,18 @@ def _parallel(run: Any, tp: int | None,
         notes.append(f"parallel layout given: TP {tp}")
         basis["tp"] = "given"
         par = Parallel(tp=tp, pp=pp)
+    elif lay.tp is None and lay.world is not None:
+        # 0.7-0.10.0's `VllmWorker rank=N` numbers workers over TP x PP (parsers/prefix.py
+        # `vllm_rank`, multiproc_executor.py:81-87 in 0.9.2): the product is proven, not the
+        # split. A GPU's KV bytes per token are about the same for any TP x PP of one product
+        # (KV heads / TP, layers / PP) while TP <= the KV heads, so size as TP = the product.
+        assumed = _pow2(lay.world) // pp if lay.pp else _pow2(lay.world)
+        notes.append(f"tensor_parallel_size not in the log: the worker tags (VllmWorker "
+                     f"rank=N, vLLM 0.7-0.10.0) count TP and PP together and prove "
+                     f"{world_label(lay.world)}; sized as TP {max(1, assumed)}, PP {pp} "
+                     "(pass --tp)")
+        basis["world"] = "rank tags"
+        par = Parallel(tp=max(1, assumed), pp=pp)
     elif lay.tp is None:
         why = ""
         if proven(ranks, "PP") is not None:
@@ -114,7 +133,22 @@ def _parallel(run: Any, tp: int | None,
         return par, None
     labels = {name: sized_label(name.upper(), getattr(par, name), basis.get(name), ranks)
               for name in ("tp", "pp") if basis.get(name) == "rank tags"}
+    if lay.world is not None and "tp" not in basis:
+        labels["tp"] = sized_label("TP", None, None, (), assumed=par.tp)
+        labels["world"] = world_label(lay.world)
     return par, {"basis": basis, "ranks_seen": sorted(ranks, key=_rank_key), "label": labels}
+
+
+def _partition(run: Any) -> tuple[int, ...] | None:
+    """The PP split vLLM logged ("Hidden layers were unevenly partitioned: [11,11,10]":
+    get_pp_indices' default, which it prints only when the layers do not divide)."""
+    raw = run.kv_layout.get("pp_partition")
+    if not isinstance(raw, str):
+        return None
+    try:
+        return tuple(int(p) for p in raw.split(","))
+    except ValueError:
+        return None
 
 
 def _total_memory(run: Any, util: float | None) -> tuple[float | None, str]:
@@ -153,6 +187,13 @@ def calculator_from_run(run: Any, model: Any = None,
     avails += [p["kv_gib"] for p in run.memory_profile.values() if p.get("kv_gib") is not None]
     if not cap and not avails:
         return None
+    # 0.33 takes its multimodal frontend reservation out after printing "Available KV cache
+    # memory" and logs what is left ("KV cache memory reduced to X GiB": parsers/vllm/startup.py
+    # `parse_mm_reserved`): that is the budget the pool is sized by.
+    left = [v for v in run.kv_budget_left.values() if v is not None]
+    reserved = max(run.kv_reserved.values()) if run.kv_reserved else None
+    if left:
+        avails = [min(left)]
     sa = run.server_args or {}
     notes: list[str] = []
     spec, reason = _spec(run, model, checkpoint, notes)
@@ -205,6 +246,7 @@ def calculator_from_run(run: Any, model: Any = None,
     configured = any(p.configured for p in run.pools.values() if p.kind == "kv")
     return Calculator(
         kv_bytes=kv_bytes, sized_by_bytes=kv_bytes is not None or configured,
+        reserved_gib=reserved, budget_reduced=bool(left), pp_partition=_partition(run),
         padding_logged=_int(run.kv_layout.get("padding_layers")),
         speculative_method=sa.get("speculative_method") if isinstance(
             sa.get("speculative_method"), str) else None,

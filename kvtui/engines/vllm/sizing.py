@@ -207,10 +207,42 @@ def _group_size(counts: list[int], ratio: float | None) -> int:
     return small
 
 
+def default_partition(num_layers: int, pp: int) -> list[int]:
+    """get_pp_indices' default split (distributed/utils.py:118-124 in 0.9.2 and 0.10.2,
+    :123-129 in 0.14.0, :224-230 in 0.33.0): `layers // pp` each, and one more for each of the
+    `layers % pp` stages before the last, counted back from the second-to-last (Llama's 32
+    over PP 3: 11, 11, 10). VLLM_PP_LAYER_PARTITION replaces it, unlogged."""
+    parts = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        parts[-i] += 1
+    return parts
+
+
+def stage_layers(spec: ModelSpec, pp: int,
+                 partition: tuple[int, ...] | None = None) -> tuple[int, int, int]:
+    """(full, sliding-window, linear) layers of the PP stage with the most KV layers: its layer
+    range `[sum(parts[:r]), + parts[r])` (get_pp_indices) holds the kinds it holds. `partition`:
+    the logged split ("Hidden layers were unevenly partitioned"), else the default one."""
+    full = set(range(spec.num_layers)) if spec.is_mla else set(spec.full_layer_ids)
+    swa, lin = set(spec.swa_layer_ids), set(spec.linear_layer_ids)
+    if pp <= 1:
+        return len(full), len(swa), len(lin)
+    parts = list(partition) if partition and len(partition) == pp and \
+        sum(partition) == spec.num_layers else default_partition(spec.num_layers, pp)
+    best, start = (0, 0, 0), 0
+    for n in parts:
+        ids = set(range(start, start + n))
+        counts = (len(full & ids), len(swa & ids), len(lin & ids))
+        if sum(counts) > sum(best):
+            best = counts
+        start += n
+    return best
+
+
 def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: int | None = None,
            model_dtype: str = "bf16", ssm_dtype: str | None = None, pp: int = 1,
            hybrid_allocator: bool = True, draft_layers: int = 0,
-           mamba_blocks: int = 1) -> Layout:
+           mamba_blocks: int = 1, pp_partition: tuple[int, ...] | None = None) -> Layout:
     """The layout vLLM builds for `dtype` (`block_size`: the user's or the logged one, a floor
     for hybrids, which raise it to fit a Mamba state; `draft_layers`: full-attention layers a
     speculative draft (MTP) adds to the same cache, as the "Add N padding layers" count of a
@@ -219,17 +251,11 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
         raise ValueError(f"no vLLM page size for KV dtype {dtype!r}")
     tp = max(1, tp)
     token = attn_token_bytes(spec, dtype, tp)
-    # PP: a GPU holds one stage's layers. get_pp_indices gives the remainder to the stages
-    # before the last (distributed/utils.py:225-230 in 0.33.0, :119-124 in 0.10.2), so the
-    # largest stage has cdiv(layers, pp); every worker keeps the smallest num_blocks of all
-    # (kv_cache_planning.py:1583 in 0.33.0), the largest stage's when the GPUs have the same
-    # memory. Per kind (full, sliding-window, linear) cdiv is an estimate: a stage holds the
-    # kinds its layer range holds, and VLLM_PP_LAYER_PARTITION is not read.
-    per_stage = max(1, pp)
-    n_full = cdiv((len(spec.full_layer_ids) if not spec.is_mla else spec.num_layers)
-                  + draft_layers, per_stage)
-    n_swa = cdiv(len(spec.swa_layer_ids), per_stage)
-    n_lin = cdiv(len(spec.linear_layer_ids), per_stage)
+    # PP: a GPU holds one stage's layers, and every worker keeps the smallest num_blocks of all
+    # (kv_cache_planning.py:1583 in 0.33.0): on GPUs of the same memory, the stage with the
+    # most KV layers (`stage_layers`).
+    n_full, n_swa, n_lin = stage_layers(spec, pp, pp_partition)
+    n_full += draft_layers
     h = kv_heads_per_gpu(spec, tp)
     lines: list[str] = []
     if spec.is_mla:

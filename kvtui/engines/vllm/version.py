@@ -24,10 +24,14 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
     "head:bare": (None, (0, 7, 3), "'file.py:N]' head without '[' (<= 0.7)"),
     "head:bracket": ((0, 8, 0), None, "'[file.py:N]' head (0.8+)"),
     # v1/engine/core.py process names: EngineCore_{i} (0.9-0.10.1), EngineCore_DP{i} (0.10.2+);
-    # workers "VllmWorker rank=N" (0.9-0.10.1), "Worker_TPn" (0.10.2+).
+    # workers below.
     "proc:engine_core_n": ((0, 9, 0), (0, 10, 1), "'(EngineCore_0 pid=...)' (0.9-0.10.1)"),
     "proc:engine_core_dp": ((0, 10, 2), None, "'(EngineCore_DP0 pid=...)' (0.10.2+)"),
-    "proc:vllm_worker_rank": ((0, 9, 0), (0, 10, 1), "'(VllmWorker rank=N pid=...)' (0.9-0.10.1)"),
+    # V1 workers (v1/executor/multiproc_executor.py): "VllmWorker rank={rank}" in 0.7.0 (:222),
+    # 0.8.5 (:294), 0.9.2 (:346), 0.10.0 (:370); "VllmWorker TPn" / "VllmWorker PPm_TPn" in
+    # 0.10.1 (:382-391); "Worker_TPn" from 0.10.2.
+    "proc:vllm_worker_rank": ((0, 7, 0), (0, 10, 0), "'(VllmWorker rank=N pid=...)' (0.7-0.10.0)"),
+    "proc:vllm_worker_named": ((0, 10, 1), (0, 10, 1), "'(VllmWorker TPn pid=...)' (0.10.1)"),
     "proc:worker": ((0, 10, 2), None, "'(Worker_TPn pid=...)' (0.10.2+)"),
     # V0's engine (engine/llm_engine.py) was removed in 0.11 (absent from the 0.11.0 wheel).
     "engine:v0": (None, (0, 10, 2), "'Initializing an LLM engine' (the V0 engine, <= 0.10)"),
