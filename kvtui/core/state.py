@@ -122,6 +122,9 @@ class Run:
     swa_split: dict[str, Any] | None = None
     capacity: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     capacity_evidence: Evidence | None = None
+    # Ranks whose last per-worker size line was not the smallest: the concurrency line that
+    # follows it is that worker's, not the pool's (`_on_capacity`).
+    capacity_larger: set[str | None] = field(default_factory=set)
     weights: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     # A speculative-decoding draft model (EAGLE, MTP/NextN, ...) loads on the same ranks after
     # the target: its lines are kept apart so the target stays "the" model and budget.
@@ -496,6 +499,9 @@ _CAPACITY_PARTS = ("gpu_blocks", "cpu_blocks", "page_size", "max_concurrency",
 def _on_capacity(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     fields = dict(ev.fields)
     cur = run.capacity.get(ev.rank)
+    if fields.pop("per_worker", None) and cur is not None and _larger_worker(run, ev.rank, cur,
+                                                                            fields):
+        return
     if cur is None or fields.get("max_total_num_tokens") is not None:
         for k in _CAPACITY_PARTS:
             if cur is not None and cur.get(k) is not None and fields.get(k) is None:
@@ -506,6 +512,20 @@ def _on_capacity(st: State, run: Run, ev: Event, src: str, n: int, text: str) ->
     _tokens_from_blocks(run, cur)
     if run.capacity_evidence is None or ev.rank == run.capacity_evidence.rank:
         run.capacity_evidence = _ev(ev, src, n, text)
+
+
+def _larger_worker(run: Run, rank: str | None, cur: dict[str, Any],
+                   fields: dict[str, Any]) -> bool:
+    """Is this per-worker line another worker's larger figure (or the concurrency printed with
+    it), which the engine does not run at? The smallest size seen stays the pool."""
+    new, held = fields.get("max_total_num_tokens"), cur.get("max_total_num_tokens")
+    if new is None:
+        return rank in run.capacity_larger
+    if isinstance(held, int) and isinstance(new, int) and new >= held:
+        run.capacity_larger.add(rank)
+        return True
+    run.capacity_larger.discard(rank)
+    return False
 
 
 def _tokens_from_blocks(run: Run, cap: dict[str, Any]) -> None:

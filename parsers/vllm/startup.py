@@ -330,14 +330,21 @@ _INIT_BLOCKS = regex.compile(r"(?:Engine \d+: )?vllm cache_config_info with init
                              r"after num_gpu_blocks is: (\d+)")
 
 
+# The EngineCore sizes each worker's cache in turn and logs each one's size and concurrency
+# (get_kv_cache_config in v1/engine/core.py's loop: 0.9.0 :142, 0.10.2 :193; the lines at
+# kv_cache_utils.py:637 / :864), then runs all of them at the smallest (unify_kv_cache_configs:
+# 0.9.0 :151, 0.10.2 :202); 0.14.0 logs once (info_once, kv_cache_utils.py:1305). So a run's
+# pool is its smallest printed size: `per_worker`.
 def parse_capacity(msg: str) -> dict[str, Any] | None:
     m = _SIZE.match(msg)
     if m is not None:
         return _blank("capacity", max_total_num_tokens=_i(m.group(1)),
-                      context_len=_i(m.group(2)), max_concurrency=_f(m.group(3)))
+                      context_len=_i(m.group(2)), max_concurrency=_f(m.group(3)),
+                      per_worker=True)
     m = _CONC.match(msg)
     if m is not None:
-        return _blank("capacity", context_len=_i(m.group(1)), max_concurrency=_f(m.group(2)))
+        return _blank("capacity", context_len=_i(m.group(1)), max_concurrency=_f(m.group(2)),
+                      per_worker=True)
     m = _BLOCKS.match(msg)
     if m is not None:
         if m.group(1) is None:  # the device's name (0.7-0.10) or another platform's
