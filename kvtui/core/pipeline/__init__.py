@@ -219,7 +219,7 @@ class Session:
         from kvtui.core.report import build_report
 
         o = self.options
-        return build_report(self.fold.state, engine=self.fold.engine, model=o.model,
+        return build_report(self.fold.state.settled(), engine=self.fold.engine, model=o.model,
                             alert_options=o.alert_options, checkpoint=o.checkpoint,
                             release=o.release(self.fold.engine), partial=self.partial)
 
@@ -228,13 +228,13 @@ class Session:
         alert" pauses on such lines)."""
         from kvtui.core.alerts import alert_watch
 
-        return alert_watch(self.fold.state.current, self.options.alert_options)
+        return alert_watch(self.fold.state.settled().current, self.options.alert_options)
 
     def calculator(self) -> Any:
         """The interactive what-if for the current run, or None."""
         engine = self.fold.engine or self.fold.engines[0]
         o = self.options
-        return engine.calculator(self.fold.state.current, o.model, o.checkpoint,
+        return engine.calculator(self.fold.state.settled().current, o.model, o.checkpoint,
                                  release=o.release(engine))
 
 

@@ -20,7 +20,7 @@ from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import RangedFile
 from kvtui.core.pipeline.workers import Workers
 from kvtui.core.runtime import shifted_timeline
-from kvtui.core.state import Run, State
+from kvtui.core.state import Run, State, latest_ts
 from parsers.kinds import JOINABLE_KINDS
 
 # Files smaller than this are read sequentially: forking costs more than it saves.
@@ -32,9 +32,17 @@ def can_join(earlier: State, later: State) -> bool:
     first = later.runs[0]
     if not all(run.opener == "start" for run in later.runs[1:]):
         return False
+    if first.took_start:
+        return False  # a start its stamp put in the run: whether it may is the earlier's say
     if first.opener != "start":
         return first.kinds_seen <= JOINABLE_KINDS  # runtime lines continue the last run
     last = earlier.runs[-1]
+    # A start stamped before the last run's lines is that run's (`Run.takes_start`), and a
+    # start that held only its dump before the next start may be the last run's dump
+    # (`State._settle_args_only`): only a sequential read can tell.
+    if last.takes_start(first.opened_ts) or (
+            first.args_only and len(later.runs) > 1 and not last.dump_parts and last.progressed):
+        return False
     # A server start: a new run, unless the cut fell inside an argument-resolution block (a
     # dump, a KV dtype override, an engine's release line or one part of a start it prints in
     # several): then only a sequential read knows which start the lines belong to.
@@ -76,6 +84,7 @@ def merge_into(earlier: State, later: State, line_offset: int) -> None:
 
 def _join_run(a: Run, b: Run) -> None:
     a.lines_seen += b.lines_seen
+    a.last_ts = latest_ts(a.last_ts, b.last_ts)
     a.ranks |= b.ranks
     a.hints |= b.hints
     a.kinds_seen |= b.kinds_seen
