@@ -131,6 +131,12 @@ class Session:
             n = self.fold.feed_lines(source, block, n)
         return n
 
+    def end(self) -> None:
+        """The stream ended: a last line held to see whether the next one was its rest (a
+        hand-wrapped paste, `Fold.pending`) is folded alone. Until then a live view's report
+        leaves it out."""
+        self.fold.flush()
+
     def parse(self, text: str) -> Event | None:
         """The event of a line as this stream's engine reads it (nothing is folded)."""
         engine = self.fold.engine
@@ -166,6 +172,7 @@ class Session:
             workers = self._workers()
             cuts = ranged.cuts(ranged.path, workers, ranged.size)
             if fold_ranges(ranged, name, self.fold, cuts, workers, tell):
+                self.fold.flush()
                 tell(ranged.size)
                 return
             self.reset()
@@ -176,6 +183,7 @@ class Session:
             if progress is not None:
                 done += block_bytes(block)
                 tell(done)
+        self.fold.flush()
 
     def _preview(self, ranged: RangedFile, name: str, preview: Callable[[Session], None]) -> None:
         """The verdict before the runtime lines: the top start-up at once, then (when the file
@@ -257,6 +265,7 @@ def analyse(inputs: Sequence[Input], options: Options | None = None, *,
             session.fold_file(inp.ranged, inp.name, preview=preview, progress=tell)
         else:
             session.feed_blocks(inp.name, inp.blocks())
+            session.end()
         out.append(session)
     return out
 
