@@ -104,6 +104,16 @@ def test_bf16_does_not_fit_against_a_target():
     assert "1.16" in alert["title"]
 
 
+def test_low_context_concurrency_is_not_the_pools_fault_under_a_running_cap_it_holds():
+    # guqiong96/Lsglang#9 (https://github.com/guqiong96/Lsglang/issues/9): one request at
+    # full context by design; the pool fits it, the running cap is what queues the rest
+    cap = ("[2026-06-07 11:28:36] max_total_num_tokens=262144, chunked_prefill_size=32000, "
+           "max_prefill_tokens=16384, max_running_requests={}, context_len=262144, "
+           "available_gpu_mem=37.75 GB")
+    assert "low-context-concurrency" not in rules_of(analyse(lines=[cap.format(1)]))
+    assert "low-context-concurrency" in rules_of(analyse(lines=[cap.format(16)]))
+
+
 def test_low_context_concurrency_threshold_is_configurable():
     a = analyse("qwen35-397b-nvfp4-tp8-fp8.log")  # 608,174 / 262,144 = 2.32
     assert "low-context-concurrency" not in rules_of(a)
