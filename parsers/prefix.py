@@ -266,3 +266,24 @@ def vllm_head(text: str) -> tuple[int, str | None, str | None] | None:
         if b is not None:
             return b.end(), None, None
     return None
+
+
+# -- lines a paste wrapped by hand ----------------------------------------------------------
+def ends_in_comma(text: str) -> bool:
+    """Does the line stop at a comma (a hand-wrapped paste breaks long lines at ", ")? Only
+    the candidate half of a wrap: the next line, and what the two say together, decide
+    (`kvtui.core.pipeline.fold.Fold`)."""
+    return text.rstrip(" \t\r").endswith(",")
+
+
+def unclosed(text: str) -> bool:
+    """Does the line leave a bracket open (`ServerArgs(` with no `)`)? A line cut inside a
+    structure is unfinished, whatever its parse says."""
+    return any(text.count(a) > text.count(b) for a, b in ("()", "[]", "{}"))
+
+
+def headless(text: str) -> bool:
+    """Has the line no log head of either family (no timestamp, no `[` or `(` tag in front)?
+    Only such a line can be the rest of the line above it."""
+    t = text.lstrip(" \t")
+    return bool(t) and t[:1] not in "[(" and line_timestamp(t) is None

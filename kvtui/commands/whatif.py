@@ -140,7 +140,7 @@ def _calculator(args: argparse.Namespace, opt: dict[str, Any]) -> Any:
         check_readable(args.from_log)
         session = analyse([log_input(args.from_log)])[0]
         engine = session.engine
-        calc = (engine.calculator(session.state.current, args.model,
+        calc = (engine.calculator(session.state.settled().current, args.model,
                                   release=opt["sglang_version"], **overrides)
                 if engine is not None else None)
         if calc is None:

@@ -363,6 +363,14 @@ def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         return None
     if conc < 1 or conc >= ctx.options.min_context_concurrency:
         return None  # < 1 is context-exceeds-pool's job
+    running = (run.primary_capacity() or {}).get("max_running_requests")
+    if running is None:
+        running = run.server_args.get("max_running_requests")
+    if isinstance(running, int) and not isinstance(running, bool) and 0 < running <= conc:
+        # The server never runs more requests than the pool holds at full context (a single
+        # long-context request by design, guqiong96/Lsglang#9: max_running_requests=1 at
+        # 1.00): the running cap queues them, not the pool, and more memory would not help.
+        return None
     detail = (f"The pool holds {total:,} tokens per GPU; at {term(ctx.engine, 'context_len')} "
               f"{context:,} that is "
               f"{conc:.2f} concurrent full-context requests. A few long agentic sessions will "

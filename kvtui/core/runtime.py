@@ -198,8 +198,11 @@ class Runtime:
     last_gen_throughput: float | None = None
     gen_throughput_centi: int = 0  # sum in 1/100 token/s: exact, so chunk sums add up
     gen_throughput_n: int = 0
+    # Retraction episodes and the requests they retracted, as counted once per rank group
+    # (`_recount` from `retraction_ranks`: rank tag -> [lines, requests]).
     retractions: int = 0
     retracted_reqs: int = 0
+    retraction_ranks: dict[str | None, list[int]] = field(default_factory=dict)
     new_token_ratio_first: float | None = None
     new_token_ratio_last: float | None = None
     retraction_evidence: Evidence | None = None
@@ -287,8 +290,7 @@ class Runtime:
         if preempted:
             # Requests preempted since the previous stats line (vLLM counts over the interval):
             # a retraction episode, not a gauge.
-            self.retractions += 1
-            self.retracted_reqs += preempted
+            self._count_retraction(witness.rank, preempted)
             if self.retraction_evidence is None:
                 self.retraction_evidence = witness.evidence()
             else:
@@ -305,8 +307,7 @@ class Runtime:
 
     def add_retraction(self, fields: dict[str, Any], ts: str | None, line: int,
                        witness: Witness) -> None:
-        self.retractions += 1
-        self.retracted_reqs += fields.get("retracted_reqs") or 0
+        self._count_retraction(witness.rank, fields.get("retracted_reqs") or 0)
         before, after = fields.get("new_token_ratio_before"), fields.get("new_token_ratio_after")
         if self.new_token_ratio_first is None and before is not None:
             self.new_token_ratio_first = before
@@ -319,6 +320,26 @@ class Runtime:
         # A marker only: its values stay empty so that the point does not depend on what was
         # read before it (chunked reads must build the same timeline).
         self.timeline.append(TimelinePoint(ts, line, None, None, None, None, True))
+
+    def _count_retraction(self, rank: str | None, reqs: int) -> None:
+        seen = self.retraction_ranks.setdefault(rank, [0, 0])
+        seen[0] += 1
+        seen[1] += reqs
+        self._recount()
+
+    def _recount(self) -> None:
+        """Each episode once: every rank of a tensor-parallel group logs the same retraction
+        (SGLang 0.4.1.post4 managers/scheduler.py:927 logs it in `update_running_batch`, which
+        every TP rank runs, where the decode stats are logged by TP 0 alone, :1150-1153), so a
+        group counts as its busiest rank; groups of other DP or PP ranks retract on their own
+        and add up."""
+        groups: dict[str, list[int]] = {}
+        for rank, (n, reqs) in self.retraction_ranks.items():
+            key = " ".join(t for t in (rank or "").split() if t[:2] in ("DP", "PP"))
+            top = groups.setdefault(key, [0, 0])
+            top[0], top[1] = max(top[0], n), max(top[1], reqs)
+        self.retractions = sum(n for n, _ in groups.values())
+        self.retracted_reqs = sum(r for _, r in groups.values())
 
     # -- the lines that came after ----------------------------------------------------------
     def join(self, b: Runtime) -> None:
@@ -339,8 +360,12 @@ class Runtime:
         self.gen_throughput_centi += b.gen_throughput_centi
         self.gen_throughput_n += b.gen_throughput_n
         self.last_ts = _later(self.last_ts, b.last_ts)
-        self.retractions += b.retractions
-        self.retracted_reqs += b.retracted_reqs
+        for rank, (n, reqs) in b.retraction_ranks.items():
+            seen = self.retraction_ranks.setdefault(rank, [0, 0])
+            seen[0] += n
+            seen[1] += reqs
+        if b.retraction_ranks:
+            self._recount()
         if self.new_token_ratio_first is None:
             self.new_token_ratio_first = b.new_token_ratio_first
         self.new_token_ratio_last = _later(self.new_token_ratio_last, b.new_token_ratio_last)

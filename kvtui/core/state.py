@@ -9,10 +9,14 @@ Runs: each `server_args` dump (or a second weight load on a rank that already fi
 begins a new run. An engine may print its start in several parts (vLLM: the CLI's non-default
 args, then the engine's resolved config, from each of several DP engines): a part not yet seen
 completes the current run's dump. The latest run is current; earlier ones are kept for the report.
+A pasted log may put a start below its own start-up lines: a start stamped no later than the
+lines of a run with no start of its own joins that run, and so does (for the report,
+`State.settled`) a start that carries nothing but its dump.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +25,7 @@ from kvtui.core import dtypes
 from kvtui.core.evidence import Evidence, evidence_in
 from kvtui.core.runtime import Runtime, Witness
 from parsers import BATCH_KINDS, Event
+from parsers.prefix import ts_day, ts_seconds
 
 # Format hints of an event (the engine's `hints`), recorded for the first event of each kind.
 Hinter = Callable[[Event, str], Iterable[str]]
@@ -162,8 +167,17 @@ class Run:
     hints: set[str] = field(default_factory=set)
     kinds_seen: set[str] = field(default_factory=set)
     # What opened the run: "start" (a dump or override line: a server start) or the first
-    # event's kind (a log that begins mid-way). The chunk join relies on it.
+    # event's kind (a log that begins mid-way), and that event's timestamp. The chunk join
+    # relies on both.
     opener: str | None = None
+    opened_ts: str | None = None
+    # The latest timestamp of a line applied one by one (a paste may hold its lines out of
+    # order; the column route's rows stamp `runtime.last_ts`): what tells a start printed
+    # before the run's lines (`takes_start`).
+    last_ts: str | None = None
+    # A start joined the run after its lines (`takes_start`, `absorb_start`): the chunk join
+    # leaves such a run to a sequential read.
+    took_start: bool = False
 
     # -- derived facts -------------------------------------------------------------------
     @property
@@ -267,8 +281,61 @@ class Run:
     def started_up(self) -> bool:
         return bool(self.capacity) or self.runtime.decode_batches > 0
 
+    def takes_start(self, ts: str | None) -> bool:
+        """Does a server-start line stamped `ts` belong to this run's start-up, though it comes
+        after the run's lines? So when the run has no start of its own (no dump, no release
+        line) and the start is stamped no later than a line of the run: a paste that put the
+        KV-cache and memory-pool lines above the `server_args` line, or two excerpts of one
+        server in the wrong order. A real restart is stamped after every line before it."""
+        if self.dump_parts or ts is None:
+            return False
+        return any(_not_after(ts, seen) for seen in (self.last_ts, self.runtime.last_ts))
+
+    @property
+    def args_only(self) -> bool:
+        """Opened by a server start and holding nothing but its argument-resolution lines."""
+        return self.opener == "start" and not self.progressed
+
+    def absorb_start(self, start: Run) -> None:
+        """Take an args-only run's lines (`args_only`) as this run's own start: they were a
+        start-up's dump that the paste put below the start-up's lines. Rebinds what it
+        changes, so a shallow copy of a run can absorb without touching the original
+        (`State.settled`)."""
+        self.server_args = start.server_args
+        self.server_args_evidence = start.server_args_evidence
+        self.start = start.start
+        self.dump_parts = self.dump_parts | start.dump_parts
+        self.resolved_keys = start.resolved_keys
+        self.args_complete = self.args_complete or start.args_complete
+        self.kv_dtype_lines = self.kv_dtype_lines + start.kv_dtype_lines
+        self.engine_version = self.engine_version or start.engine_version
+        self.kv_layout = {**start.kv_layout, **self.kv_layout}
+        self.kv_layout_evidence = self.kv_layout_evidence or start.kv_layout_evidence
+        self.lines_seen += start.lines_seen
+        self.ranks = self.ranks | start.ranks
+        self.hints = self.hints | start.hints
+        self.kinds_seen = self.kinds_seen | start.kinds_seen
+        self.took_start = True
+
 
 _RESOLUTION_KINDS = frozenset({"server_args", "kv_dtype", "engine_version", "kv_layout"})
+
+
+def latest_ts(known: str | None, ts: str | None) -> str | None:
+    """The later of two stamps of one shape (they sort as text); of two shapes, the newer
+    one in line order (`ts`)."""
+    if ts is None or (known is not None and len(ts) == len(known) and ts < known):
+        return known
+    return ts
+
+
+def _not_after(ts: str, seen: str | None) -> bool:
+    """Is the stamp `ts` no later than `seen`? Only stamps of one shape (both dated, or both a
+    bare time of day) are compared; any other pair says no."""
+    if seen is None or (ts_day(ts) is None) != (ts_day(seen) is None):
+        return False
+    a, b = ts_seconds(ts), ts_seconds(seen)
+    return a is not None and b is not None and a <= b
 
 
 def _rank_sort_key(rank: str | None) -> tuple[tuple[int, ...], str]:
@@ -319,6 +386,8 @@ class State:
         run.lines_seen += 1
         if ev.rank:
             run.ranks.add(ev.rank)
+        if ev.ts:
+            run.last_ts = latest_ts(run.last_ts, ev.ts)
         if self.hinter is not None and (kind not in BATCH_KINDS
                                         or kind not in run.kinds_seen):
             run.hints.update(self.hinter(ev, text))
@@ -331,8 +400,10 @@ class State:
 
         SGLang resolves its arguments (and logs model-specific KV dtype overrides) just before
         it dumps them, so both the dump and an override line open a new run once the current
-        one has got past argument resolution. A second weight load on a rank that already
-        served is a restart whose dump was not captured.
+        one has got past argument resolution, unless the start is stamped no later than the
+        run's own lines (`Run.takes_start`: a paste that put the dump below its start-up). A
+        second weight load on a rank that already served is a restart whose dump was not
+        captured.
         """
         run = self.current
         kind = ev.kind
@@ -345,17 +416,58 @@ class State:
                 # unless another rank already printed that part (vLLM's DP engines each print
                 # their config while their siblings load).
                 sibling = any(f == form for f, _ in run.dump_parts)
-                if (form, ev.rank) in run.dump_parts or (run.progressed and not sibling):
+                if (form, ev.rank) in run.dump_parts:
                     run = self._new_run()
+                elif run.progressed and not sibling:
+                    run = self._start_in(run, ev.ts)
             elif run.progressed:
-                run = self._new_run()
+                run = self._start_in(run, ev.ts)
         elif kind == "load_weight_begin" and ev.rank in run.weights_begin and run.started_up:
             run = self._new_run()
         if run.opener is None:
             run.opener = "start" if start else kind
+            run.opened_ts = ev.ts
         return run
 
+    def _start_in(self, run: Run, ts: str | None) -> Run:
+        """The run a start line stamped `ts` opens: a new one, or `run` when its stamp says it
+        was printed before `run`'s lines (`Run.takes_start`)."""
+        if run.takes_start(ts):
+            run.took_start = True
+            return run
+        return self._new_run()
+
+    def _absorbs_last(self) -> bool:
+        """Is the current run a start that held only its dump, after a run with no start of
+        its own? Then it was that run's start (pasted below it): a real start prints its
+        start-up lines before the next start or the log's end."""
+        if len(self.runs) < 2:
+            return False
+        run, before = self.runs[-1], self.runs[-2]
+        return run.args_only and bool(run.dump_parts) and not before.dump_parts \
+            and before.progressed
+
+    def _settle_args_only(self) -> None:
+        """Before a new run opens: an args-only current run joins the run it was the start of
+        (`_absorbs_last`)."""
+        if self._absorbs_last():
+            self.runs[-2].absorb_start(self.runs.pop())
+
+    def settled(self) -> State:
+        """The state as a report reads it at this line: a last run that holds only a start's
+        dump (`_absorbs_last`) taken as the start of the run before it. `self` is unchanged
+        (the lines still to come decide for the fold itself), so the answer is the same
+        whenever the report is asked."""
+        if not self._absorbs_last():
+            return self
+        view = copy.copy(self)
+        merged = copy.copy(self.runs[-2])
+        merged.absorb_start(self.runs[-1])
+        view.runs = [*self.runs[:-2], merged]
+        return view
+
     def _new_run(self) -> Run:
+        self._settle_args_only()
         run = Run(index=len(self.runs))
         self.runs.append(run)
         return run

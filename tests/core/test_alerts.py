@@ -104,6 +104,16 @@ def test_bf16_does_not_fit_against_a_target():
     assert "1.16" in alert["title"]
 
 
+def test_low_context_concurrency_is_not_the_pools_fault_under_a_running_cap_it_holds():
+    # guqiong96/Lsglang#9 (https://github.com/guqiong96/Lsglang/issues/9): one request at
+    # full context by design; the pool fits it, the running cap is what queues the rest
+    cap = ("[2026-06-07 11:28:36] max_total_num_tokens=262144, chunked_prefill_size=32000, "
+           "max_prefill_tokens=16384, max_running_requests={}, context_len=262144, "
+           "available_gpu_mem=37.75 GB")
+    assert "low-context-concurrency" not in rules_of(analyse(lines=[cap.format(1)]))
+    assert "low-context-concurrency" in rules_of(analyse(lines=[cap.format(16)]))
+
+
 def test_low_context_concurrency_threshold_is_configurable():
     a = analyse("qwen35-397b-nvfp4-tp8-fp8.log")  # 608,174 / 262,144 = 2.32
     assert "low-context-concurrency" not in rules_of(a)
@@ -185,3 +195,17 @@ def test_the_inverse_sentence_without_the_pools_layout_says_tokens_not_none():
     gib = Inverse(keys=(), dtype="bf16", context_len=131_072, concurrency=2,
                   tokens_needed=262_144, kv_gib_needed=32.0, missing_gib_per_gpu=4.5)
     assert "needs 32.0 GiB of KV per GPU (4.5 GiB missing)" in _inverse_summary(gib, ctx)
+
+
+def test_a_retraction_logged_by_every_tp_rank_counts_once():
+    # sgl-project/sglang#2746 (https://github.com/sgl-project/sglang/issues/2746): one
+    # retraction printed by five TP ranks at the same instant (every rank logs it: 0.4.1.post4
+    # managers/scheduler.py:927), decode stats by TP0 only
+    lines = [f"[2025-01-06 02:58:44 TP{r}] Decode out of memory happened. #retracted_reqs: 1, "
+             "#new_token_ratio: 0.0980 -> 0.9446" for r in (0, 5, 7, 2, 6)]
+    rt = analyse(lines=lines).state.current.runtime
+    assert (rt.retractions, rt.retracted_reqs) == (1, 1)
+    # DP-attention ranks retract on their own: they add up
+    dp = [line.replace(f"TP{r}]", f"DP{r} TP{r}]") for r, line in zip((0, 5), lines, strict=False)]
+    rt = analyse(lines=dp).state.current.runtime
+    assert (rt.retractions, rt.retracted_reqs) == (2, 2)

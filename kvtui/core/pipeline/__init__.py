@@ -131,6 +131,12 @@ class Session:
             n = self.fold.feed_lines(source, block, n)
         return n
 
+    def end(self) -> None:
+        """The stream ended: a last line held to see whether the next one was its rest (a
+        hand-wrapped paste, `Fold.pending`) is folded alone. Until then a live view's report
+        leaves it out."""
+        self.fold.flush()
+
     def parse(self, text: str) -> Event | None:
         """The event of a line as this stream's engine reads it (nothing is folded)."""
         engine = self.fold.engine
@@ -166,6 +172,7 @@ class Session:
             workers = self._workers()
             cuts = ranged.cuts(ranged.path, workers, ranged.size)
             if fold_ranges(ranged, name, self.fold, cuts, workers, tell):
+                self.fold.flush()
                 tell(ranged.size)
                 return
             self.reset()
@@ -176,6 +183,7 @@ class Session:
             if progress is not None:
                 done += block_bytes(block)
                 tell(done)
+        self.fold.flush()
 
     def _preview(self, ranged: RangedFile, name: str, preview: Callable[[Session], None]) -> None:
         """The verdict before the runtime lines: the top start-up at once, then (when the file
@@ -219,7 +227,7 @@ class Session:
         from kvtui.core.report import build_report
 
         o = self.options
-        return build_report(self.fold.state, engine=self.fold.engine, model=o.model,
+        return build_report(self.fold.state.settled(), engine=self.fold.engine, model=o.model,
                             alert_options=o.alert_options, checkpoint=o.checkpoint,
                             release=o.release(self.fold.engine), partial=self.partial)
 
@@ -228,13 +236,13 @@ class Session:
         alert" pauses on such lines)."""
         from kvtui.core.alerts import alert_watch
 
-        return alert_watch(self.fold.state.current, self.options.alert_options)
+        return alert_watch(self.fold.state.settled().current, self.options.alert_options)
 
     def calculator(self) -> Any:
         """The interactive what-if for the current run, or None."""
         engine = self.fold.engine or self.fold.engines[0]
         o = self.options
-        return engine.calculator(self.fold.state.current, o.model, o.checkpoint,
+        return engine.calculator(self.fold.state.settled().current, o.model, o.checkpoint,
                                  release=o.release(engine))
 
 
@@ -257,6 +265,7 @@ def analyse(inputs: Sequence[Input], options: Options | None = None, *,
             session.fold_file(inp.ranged, inp.name, preview=preview, progress=tell)
         else:
             session.feed_blocks(inp.name, inp.blocks())
+            session.end()
         out.append(session)
     return out
 

@@ -20,7 +20,7 @@ from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.inputs import RangedFile
 from kvtui.core.pipeline.workers import Workers
 from kvtui.core.runtime import shifted_timeline
-from kvtui.core.state import Run, State
+from kvtui.core.state import Run, State, latest_ts
 from parsers.kinds import JOINABLE_KINDS
 
 # Files smaller than this are read sequentially: forking costs more than it saves.
@@ -32,9 +32,17 @@ def can_join(earlier: State, later: State) -> bool:
     first = later.runs[0]
     if not all(run.opener == "start" for run in later.runs[1:]):
         return False
+    if first.took_start:
+        return False  # a start its stamp put in the run: whether it may is the earlier's say
     if first.opener != "start":
         return first.kinds_seen <= JOINABLE_KINDS  # runtime lines continue the last run
     last = earlier.runs[-1]
+    # A start stamped before the last run's lines is that run's (`Run.takes_start`), and a
+    # start that held only its dump before the next start may be the last run's dump
+    # (`State._settle_args_only`): only a sequential read can tell.
+    if last.takes_start(first.opened_ts) or (
+            first.args_only and len(later.runs) > 1 and not last.dump_parts and last.progressed):
+        return False
     # A server start: a new run, unless the cut fell inside an argument-resolution block (a
     # dump, a KV dtype override, an engine's release line or one part of a start it prints in
     # several): then only a sequential read knows which start the lines belong to.
@@ -76,6 +84,7 @@ def merge_into(earlier: State, later: State, line_offset: int) -> None:
 
 def _join_run(a: Run, b: Run) -> None:
     a.lines_seen += b.lines_seen
+    a.last_ts = latest_ts(a.last_ts, b.last_ts)
     a.ranks |= b.ranks
     a.hints |= b.hints
     a.kinds_seen |= b.kinds_seen
@@ -91,22 +100,37 @@ def _join_run(a: Run, b: Run) -> None:
 
 
 # A chunk of lines folded from scratch (numbered from 1, or as in its stream: then joined at
-# line offset 0): its state, line count, engine name.
-Result = tuple[State, int, str | None]
+# line offset 0): its state, line count, engine name, its last line when the fold holds it
+# (`Fold.pending`: it may go on in the next chunk), and its first line.
+Result = tuple[State, int, str | None, tuple[str, int, str] | None, str | None]
+
+
+def result_of(fold: Fold) -> Result:
+    """What a worker hands back of the chunk it folded (nothing flushed: see `Result`)."""
+    return (fold.state, fold.lines, fold.engine.name if fold.engine else None, fold.pending,
+            fold.first_text)
 
 
 def join_result(fold: Fold, result: Result, line_offset: int) -> bool:
     """Join a chunk folded from scratch onto `fold`, which holds every line before it, exactly
     as a sequential read would have gone on; `line_offset`: the line number before the chunk's
-    first. False (and `fold` untouched) when only a sequential read can tell: the chunk cannot
-    be joined (`can_join`), or it names another engine than the lines before it did.
+    first. False when only a sequential read can tell: the chunk cannot be joined
+    (`can_join`), it names another engine than the lines before it did, or its first line may
+    be the rest of a line `fold` holds (`Fold.pending`). `fold` is then as a sequential read
+    stands before the chunk's lines (a held line that the chunk does not go on is folded).
 
     The one join of the pipeline: byte ranges of a file (`fold_ranges`) and blocks of a stream
     (`kvtui.core.pipeline.stream`) are both joined here.
     """
-    later, count, name = result
+    later, count, name, pending, first_text = result
     if name is not None and fold.engine is not None and name != fold.engine.name:
         return False
+    if fold.pending is not None:
+        # The line held at the end of what came before: the chunk's first line may be its
+        # rest, which only a read of the two together can tell.
+        if first_text is not None and fold.joined(fold.pending[2], first_text) is not None:
+            return False
+        fold.flush()
     if fold.lines == 0:  # a fresh fold: the chunk's state is what a sequential read makes
         shift_lines(later.runs, line_offset)
         for k, v in fold.state.sources.items():  # an empty input is still reported
@@ -117,6 +141,11 @@ def join_result(fold: Fold, result: Result, line_offset: int) -> bool:
     else:
         return False
     fold.lines += count
+    if fold.first_text is None:
+        fold.first_text = first_text
+    if pending is not None:
+        source, n, text = pending
+        fold.pending = (source, n + line_offset, text)
     if fold.engine is None and name is not None:
         fold.engine = load(name)
     if fold.engine is not None:
@@ -161,7 +190,7 @@ def _fold_range(counts: memoryview | None, indexed: tuple[int, Job]) -> Result:
         n = fold.feed_lines(source, block, n)
         if counts is not None:
             counts[i] += block_bytes(block)
-    return fold.state, fold.lines, fold.engine.name if fold.engine else None
+    return result_of(fold)
 
 
 def fold_ranges(ranged: RangedFile, source: str, fold: Fold, cuts: list[int], workers: int,

@@ -9,6 +9,13 @@ the routes together on every sample, the corpus and generated logs.
 
 Engine detection: until a line proves which engine wrote the stream, every engine's grammar is
 asked; the first that recognises a line it can identify wins for the rest of the stream.
+
+Hand-wrapped lines: a paste may break a long line (the dump, a KV-cache line) after a ", ". A
+line that ends in a comma, followed by a line with no log head that says nothing on its own, is
+read as one line with it when the two together read as the first one's kind saying more
+(`unwrap`); the event is the first physical line's, the second line yields none. Every route
+reads lines through here, so the join is the same for all of them; a block's last line that
+ends in a comma waits (`pending`) for the next block, or for `flush` at the end of the input.
 """
 
 from __future__ import annotations
@@ -16,17 +23,21 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Sequence
 from itertools import compress
-from operator import not_
+from operator import methodcaller, not_
 
 from kvtui.core.engine import Engine
 from kvtui.core.runtime import Columns, Runtime
 from kvtui.core.state import State
-from parsers import Event
+from parsers import BATCH_KINDS, Event
+from parsers.prefix import ends_in_comma, headless, unclosed
 
 # Below this many lines a block, or STRETCH_MIN recognised rows between two other events, the
 # line route is cheaper than setting up the columns.
 BULK_MIN = 64
 STRETCH_MIN = 16
+
+# The quick test for a line that may be wrapped (`Fold.open_ended` decides).
+_COMMA_END = methodcaller("endswith", (",", ", ", ",  ", ",\t"))
 
 # Row columns of a ColumnGrammar.
 HEAD, RUNNING, USAGE, GEN, QUEUE, OTHER = range(6)
@@ -43,6 +54,10 @@ class Fold:
         self.state = State()
         self.lines = 0
         self.use_columns = columns  # tests turn the column route off to compare
+        # (source, line number, text): the last line fed, held because it ends in a comma and
+        # the next line may be its rest (`unwrap`); `flush` folds it alone.
+        self.pending: tuple[str, int, str] | None = None
+        self.first_text: str | None = None  # the first line fed (the chunk join asks it)
 
     # -- parsing ---------------------------------------------------------------------------
     def parse(self, text: str) -> Event | None:
@@ -61,11 +76,84 @@ class Fold:
             first = first or ev
         return first
 
+    # -- hand-wrapped lines ----------------------------------------------------------------
+    def joined(self, first: str, rest: str) -> str | None:
+        """`first` and `rest` read as one line, or None when they are two: `first` ends in a
+        comma, `rest` has no log head and is no line of its own, and together they read as
+        `first`'s kind with more fields (or as a line where `first` alone read as none)."""
+        if not self.open_ended(first) or not headless(rest) or self.parse(rest) is not None:
+            return None
+        text = first.rstrip(" \t") + " " + rest.lstrip(" \t")
+        whole = self.parse(text)
+        if whole is None:
+            return None
+        alone = self.parse(first)
+        if alone is not None and (alone.kind != whole.kind or _said(whole) <= _said(alone)):
+            return None
+        return text
+
+    def open_ended(self, text: str) -> bool:
+        """May the next line be the rest of this one? It ends in a comma and is no batch line
+        (SGLang's decode and prefill lines end in ", " in some releases, and a live view wants
+        each one's event at once): the next line and `joined` decide."""
+        if not ends_in_comma(text):
+            return False
+        ev = self.parse(text)
+        return ev is None or ev.kind not in BATCH_KINDS or unclosed(text)
+
+    def unwrap(self, lines: list[str]) -> list[str]:
+        """`lines` with each hand-wrapped pair (`joined`) made one: the first line's place holds
+        both, the second's an empty line (so every line keeps its number)."""
+        out = None
+        for i in compress(range(len(lines) - 1), map(_COMMA_END, lines)):
+            both = self.joined(lines[i], lines[i + 1])
+            if both is not None:
+                if out is None:
+                    out = list(lines)
+                out[i], out[i + 1] = both, ""
+        return lines if out is None else out
+
+    def flush(self) -> None:
+        """The input ended: a held line (`pending`) is folded alone."""
+        held, self.pending = self.pending, None
+        if held is not None:
+            source, n, text = held
+            ev = self.parse(text)
+            if ev is not None:
+                self.state.apply(ev, source, n, text)
+
+    def _resume(self, source: str, first_line_no: int) -> str | None:
+        """The held line when the lines fed now follow it (returned, no longer held); else it
+        is folded alone."""
+        held = self.pending
+        if held is None:
+            return None
+        if held[0] == source and held[1] + 1 == first_line_no:
+            self.pending = None
+            return held[2]
+        self.flush()
+        return None
+
     # -- the line route --------------------------------------------------------------------
     def feed_line(self, source: str, line_no: int, text: str) -> Event | None:
         self.lines += 1
         sources = self.state.sources
         sources[source] = sources.get(source, 0) + 1
+        if self.first_text is None:
+            self.first_text = text
+        held = self._resume(source, line_no)
+        if held is not None:
+            both = self.joined(held, text)
+            if both is not None:
+                ev = self.parse(both)
+                if ev is not None:
+                    self.state.apply(ev, source, line_no - 1, both)
+                return ev
+            self.pending = (source, line_no - 1, held)
+            self.flush()
+        if self.open_ended(text):
+            self.pending = (source, line_no, text)
+            return None
         ev = self.parse(text)
         if ev is not None:
             self.state.apply(ev, source, line_no, text)
@@ -75,6 +163,28 @@ class Fold:
         """Fold texts numbered from `first_line_no`; returns the next line number."""
         if not isinstance(lines, list):
             lines = list(lines)
+        if not lines:
+            return first_line_no
+        if self.first_text is None:
+            self.first_text = lines[0]
+        end = first_line_no + len(lines)
+        self._count(source, len(lines), first_line_no)
+        held = self._resume(source, first_line_no)
+        first = first_line_no
+        if held is not None:
+            lines = [held, *lines]
+            first -= 1
+        last = lines[-1]
+        if _COMMA_END(last) and self.open_ended(last):
+            self.pending = (source, first + len(lines) - 1, last)
+            lines = lines[:-1]
+        self._fold_lines(source, self.unwrap(lines), first)
+        return end
+
+    def _fold_lines(self, source: str, lines: list[str], first_line_no: int) -> None:
+        """Fold whole lines numbered from `first_line_no` (counted already)."""
+        if not lines:
+            return
         if self.engine is None:
             # Line by line until a line names the engine; the rest of the block may then take
             # the column route.
@@ -84,9 +194,9 @@ class Fold:
                 if ev is not None:
                     apply(ev, source, first_line_no + i, text)
                 if self.engine is not None:
-                    self._count(source, i + 1, first_line_no)
-                    return self.feed_lines(source, lines[i + 1:], first_line_no + i + 1)
-            return self._count(source, len(lines), first_line_no)
+                    self._fold_lines(source, lines[i + 1:], first_line_no + i + 1)
+                    return
+            return
         grammar = self.engine.columns
         if grammar is not None and self.use_columns and len(lines) >= BULK_MIN:
             # A block makes some 150,000 short-lived tuples and strings, none in a cycle:
@@ -97,7 +207,7 @@ class Fold:
                 rows = grammar.rows(lines)
                 if rows is not None:
                     self._feed_rows(source, lines, rows, first_line_no)
-                    return self._count(source, len(lines), first_line_no)
+                    return
             finally:
                 if collecting:
                     gc.enable()
@@ -108,9 +218,9 @@ class Fold:
             if ev is not None:
                 apply(ev, source, n, text)
             n += 1
-        return self._count(source, len(lines), first_line_no)
 
     def _count(self, source: str, count: int, first: int) -> int:
+        """Count `count` lines of `source` as read."""
         self.lines += count
         sources = self.state.sources
         sources[source] = sources.get(source, 0) + count
@@ -204,3 +314,8 @@ class Fold:
             ev = parse(text)
             if ev is not None:
                 apply(ev, source, first + k, text)
+
+
+def _said(ev: Event) -> int:
+    """How many fields an event states."""
+    return sum(v is not None for v in ev.fields.values())

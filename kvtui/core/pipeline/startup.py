@@ -68,4 +68,6 @@ def _fold_region(ranged: RangedFile, source: str, fold: Fold, start: int, end: i
             if ev is not None and ev.kind in BATCH_KINDS:
                 batches += 1
             if batches >= REGION_BATCHES or n - first >= REGION_MAX_LINES:
+                fold.flush()
                 return
+    fold.flush()

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kvtui.core.engine import load
-from kvtui.core.pipeline.chunks import Result, block_bytes, join_result
+from kvtui.core.pipeline.chunks import Result, block_bytes, join_result, result_of
 from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.workers import Lost, Workers
 
@@ -77,7 +77,7 @@ def _fold_piece(job: PieceJob) -> Result | None:
         return None
     fold = Fold([load(name) for name in engine_names])
     fold.feed_lines(source, lines, first)
-    return fold.state, fold.lines, fold.engine.name if fold.engine else None
+    return result_of(fold)
 
 
 class _Piece:
@@ -192,6 +192,7 @@ class StreamFold:
             self._submit()
             while self._pending:
                 self._join_oldest()
+            self.fold.flush()
         finally:
             self._stop()
 

@@ -1,0 +1,107 @@
+"""A line a paste broke after a ", " is read as one line; lines that are really two stay two.
+
+The join (`Fold.unwrap`, `Fold.pending`) happens where every route reads lines, so a wrapped
+pair gives the same facts whether it comes in one block, split between blocks, line by line,
+or cut between two chunks of a parallel fold.
+"""
+
+from __future__ import annotations
+
+from kvtui.core.engine import all_engines
+from kvtui.core.pipeline import Input, Session, analyse
+from kvtui.core.pipeline.fold import Fold
+from kvtui.core.pipeline.stream import StreamFold
+from tests.core.test_merge import check_cuts, line_offsets
+
+ARGS_HEAD = ("[2025-06-01 10:00:05] server_args=ServerArgs(model_path='Qwen/Qwen3-14B', "
+             "tokenizer_path='Qwen/Qwen3-14B', kv_cache_dtype='auto',")
+ARGS_REST = "tp_size=2, page_size=1, mem_fraction_static=0.88)"
+KV_HEAD = "[2025-06-01 10:00:41 TP0] KV Cache is allocated. #tokens: 91749, K size: 7.00 GB,"
+KV_REST = "V size: 7.00 GB"
+WRAPPED = [ARGS_HEAD, ARGS_REST, KV_HEAD, KV_REST,
+           "[2025-06-01 10:00:41 TP0] Memory pool end. avail mem=5.27 GB"]
+
+
+def folded(lines: list[str], block: int | None = None) -> Session:
+    s = Session()
+    if block is None:
+        s.feed_lines("paste", lines)
+    else:
+        n = 1
+        for i in range(0, len(lines), block):
+            n = s.feed_lines("paste", lines[i:i + block], n)
+    s.end()
+    return s
+
+
+def facts(s: Session) -> tuple:
+    run = s.state.current
+    pool = run.primary_kv_pool()
+    return (len(s.state.runs), run.server_args.get("tp_size"), run.server_args.get("page_size"),
+            pool.tokens if pool else None, pool.k_gib if pool else None,
+            pool.v_gib if pool else None, pool.evidence.line if pool and pool.evidence else None,
+            run.server_args_evidence.line if run.server_args_evidence else None,
+            s.state.kinds, s.lines)
+
+
+def test_a_dump_and_a_kv_line_wrapped_after_a_comma_are_read_whole():
+    s = folded(WRAPPED)
+    run = s.state.current
+    assert run.server_args["model_path"] == "Qwen/Qwen3-14B"
+    assert run.server_args["tp_size"] == 2 and run.server_args["mem_fraction_static"] == 0.88
+    pool = run.primary_kv_pool()
+    assert (pool.tokens, pool.k_gib, pool.v_gib) == (91749, 7.0, 7.0)
+    assert pool.evidence.line == 3 and KV_REST in pool.evidence.text  # the first line's number
+    assert s.lines == 5 and s.state.kinds == {"server_args": 1, "kv_pool": 1,
+                                              "memory_pool_end": 1}
+    report = s.report()
+    assert report.parallel.tp == 2
+
+
+def test_every_way_of_feeding_a_wrapped_paste_gives_the_same_facts(tmp_path):
+    want = facts(folded(WRAPPED))
+    for block in range(1, len(WRAPPED) + 1):
+        assert facts(folded(WRAPPED, block)) == want, block
+    line_by_line = Session()
+    for n, text in enumerate(WRAPPED, 1):
+        line_by_line.feed_line("paste", n, text)
+    line_by_line.end()
+    assert facts(line_by_line) == want
+    path = tmp_path / "wrapped.log"
+    path.write_text("\n".join(WRAPPED * 3) + "\n")
+    for off in line_offsets(path)[:-1]:
+        check_cuts(path, [0, off])  # joined exactly, or declined
+    for cut in range(1, len(WRAPPED)):  # a stream whose pieces go to a worker each
+        streamed = Session()
+        feed = StreamFold(streamed.fold, 2, piece_bytes=1, start_after=1)
+        feed.feed("paste", WRAPPED[:cut], 1)
+        for i in range(cut, len(WRAPPED)):
+            feed.feed("paste", [WRAPPED[i]], i + 1)
+        feed.close()
+        assert facts(streamed) == want, cut
+
+
+def test_analyse_folds_a_last_line_that_ends_in_a_comma():
+    lines = [*WRAPPED[:2], KV_HEAD]  # the paste ends at the comma
+    s = analyse([Input("paste", lambda: iter([lines]))])[0]
+    pool = s.state.current.primary_kv_pool()
+    assert pool is not None and (pool.tokens, pool.k_gib, pool.v_gib) == (91749, 7.0, None)
+    assert s.state.current.server_args["tp_size"] == 2
+
+
+def test_lines_that_are_really_two_stay_two():
+    fold = Fold(all_engines())
+    decode = ("Decode batch. #running-req: 46, #token: 34901, token usage: 0.17, cuda graph: "
+              "True, gen throughput (token/s): 1523.40, #queue-req: 0, ")
+    # a prefix-stripped paste of decode lines that end in ", " (some releases print them so)
+    assert fold.joined(decode, decode) is None
+    # the next line has a log head: a line of its own
+    assert fold.joined(KV_HEAD, "[2025-06-01 10:00:41 TP1] " + KV_REST) is None
+    # the next line reads as a line of its own (a stripped KV line after a cut dump)
+    assert fold.joined(ARGS_HEAD, KV_HEAD.split("] ", 1)[1]) is None
+    # a line that does not end in a comma
+    assert fold.joined(ARGS_HEAD.rstrip(","), ARGS_REST) is None
+    # a traceback line ending in a comma, and prose below it: together they read as nothing
+    assert fold.joined('  File "/sgl/scheduler.py", line 12, in run,', "see above") is None
+    s = folded([decode, decode, decode])
+    assert s.state.kinds == {"decode_batch": 3}

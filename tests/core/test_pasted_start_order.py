@@ -1,0 +1,131 @@
+"""A start pasted below its own start-up joins that start-up's run; a real restart stays apart.
+
+Users paste the KV-cache and memory-pool lines first and the `server_args` line after them (or
+two excerpts of one server in the wrong order). The dump then comes after lines of a run that
+has no start of its own: when its stamp is no later than that run's lines, or when it carries
+no lines of its own before the next start or the end, it is that run's start
+(`Run.takes_start`, `State.settled`). A restart is stamped after every line before it and
+prints its own start-up, so two genuine starts still make two runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kvtui.core.pipeline import Session
+from tests.core.test_merge import check_cuts, line_offsets
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+CORPUS = Path(os.environ.get("KVTUI_CORPUS")
+              or Path(__file__).resolve().parents[2].parent / "shared" / "corpus")
+
+ARGS = ("server_args=ServerArgs(model_path='Qwen/Qwen3-14B', tokenizer_path='Qwen/Qwen3-14B', "
+        "kv_cache_dtype='auto', tp_size=1, page_size=1, mem_fraction_static=0.88)")
+STARTUP = [
+    "Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=19.67 GB, "
+    "mem usage=27.57 GB.",
+    "KV Cache is allocated. #tokens: 91749, K size: 7.00 GB, V size: 7.00 GB",
+    "Memory pool end. avail mem=5.27 GB",
+]
+DECODE = ("Decode batch. #running-req: 1, #token: 64, token usage: 0.00, gen throughput "
+          "(token/s): 84.39, #queue-req: 0")
+
+
+def fold(lines: list[str]) -> Session:
+    s = Session()
+    s.feed_lines("paste", lines)
+    return s
+
+
+def stamped(ts: str, text: str, rank: str | None = "TP0") -> str:
+    return f"[2025-06-01 {ts}{' ' + rank if rank else ''}] {text}"
+
+
+def reordered() -> list[str]:
+    """Start-up lines at 10:00:41, the dump (printed at 10:00:05) pasted below them."""
+    return [*(stamped("10:00:41", t) for t in STARTUP), stamped("10:00:05", ARGS, None),
+            stamped("10:00:52", DECODE)]
+
+
+def test_a_dump_stamped_before_the_startup_above_it_is_that_startups_start():
+    s = fold(reordered())
+    assert len(s.state.runs) == 1
+    run = s.state.current
+    assert run.server_args["model_path"] == "Qwen/Qwen3-14B"
+    assert run.start is not None and run.start.line == 4
+    assert run.primary_kv_pool() is not None and run.primary_kv_pool().tokens == 91749
+    assert run.runtime.decode_batches == 1
+    report = s.report()
+    assert len(report.runs) == 1 and report.pools and report.model.path == "Qwen/Qwen3-14B"
+
+
+def test_an_untimed_dump_with_no_lines_of_its_own_joins_the_startup_above_it():
+    lines = [*STARTUP, ARGS]
+    s = fold(lines)
+    # the fold keeps it apart (a start-up may still follow it) ...
+    assert len(s.state.runs) == 2
+    # ... the report reads it as the start of the lines above it
+    report = s.report()
+    assert len(report.runs) == 1
+    assert report.model.path == "Qwen/Qwen3-14B" and report.pools
+    assert report.pools[0].tokens == 91749
+    # and a next start settles it in the fold too
+    s.feed_lines("paste", [ARGS.replace("Qwen3-14B", "Qwen3-8B"), *STARTUP], len(lines) + 1)
+    assert len(s.state.runs) == 2
+    first, second = s.state.runs
+    assert first.server_args["model_path"] == "Qwen/Qwen3-14B" and first.primary_kv_pool()
+    assert second.server_args["model_path"] == "Qwen/Qwen3-8B" and second.primary_kv_pool()
+
+
+def test_a_restart_stamped_after_the_lines_before_it_is_a_new_run():
+    lines = [*(stamped("10:00:41", t) for t in STARTUP), stamped("10:00:52", DECODE),
+             stamped("10:05:00", ARGS, None), *(stamped("10:05:40", t) for t in STARTUP)]
+    s = fold(lines)
+    assert len(s.state.runs) == 2
+    assert s.state.runs[0].primary_kv_pool() is not None
+    assert s.state.runs[1].server_args and s.state.runs[1].primary_kv_pool() is not None
+    assert not s.state.runs[1].draft_kv_pools()  # the second pool is the restart's own
+    assert len(s.report().runs) == 2
+
+
+def test_an_untimed_restart_with_its_own_startup_stays_apart():
+    s = fold([*STARTUP, DECODE, ARGS, *STARTUP])
+    assert len(s.state.runs) == 2 and len(s.report().runs) == 2
+    assert s.state.runs[1].primary_kv_pool() is not None
+
+
+def test_the_restart_sample_keeps_its_two_starts():
+    s = Session()
+    path = SAMPLES / "gpt-oss-120b-tp4-e5m2-restart.log"
+    s.feed_lines(str(path), path.read_text().splitlines())
+    assert len(s.report().runs) == 2
+    assert [r.start.line for r in s.state.runs] == [1, 15]
+
+
+def test_every_cut_of_a_reordered_paste_gives_the_sequential_answer(tmp_path):
+    path = tmp_path / "reordered.log"
+    body = reordered()
+    runtime = [stamped(f"10:01:{i % 60:02d}", DECODE) for i in range(40)]
+    path.write_text("\n".join([*body, *runtime, stamped("10:09:00", ARGS, None),
+                               *(stamped("10:09:30", t) for t in STARTUP), *runtime[:5]]) + "\n")
+    for off in line_offsets(path)[:-1]:
+        check_cuts(path, [0, off])  # joined exactly, or declined
+
+
+def _corpus(name: str) -> list[str]:
+    path = CORPUS / name
+    if not path.exists():
+        pytest.skip(f"{name} not in {CORPUS} (set KVTUI_CORPUS)")
+    return path.read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+def test_corpus_decode_lines_pasted_above_their_dump_make_one_run():
+    # sgl-project/sglang-jax#564: nine decode lines of 05:10:47, then the dump of 05:06:30
+    s = fold(_corpus("sglangjax-pr-564.log"))
+    assert len(s.state.runs) == 1
+    run = s.state.current
+    assert run.server_args["model_path"] == "deepseek-ai/DeepSeek-V2-Lite"
+    assert run.runtime.decode_batches == 9
