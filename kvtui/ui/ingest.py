@@ -363,6 +363,11 @@ class Ingest:
                     if item.moved_to:
                         self._moved(item.source, item.moved_to, entries)
                     notices.append(item)
+                    if item.state in ("at_end", "live"):
+                        # the input ended, or the history is in: a line held in case the next
+                        # one was the rest of it (a hand-wrapped paste, `Fold.pending`) is
+                        # folded alone; a live server writes no such pairs
+                        self.session.end()
                     if item.state == "at_end":
                         self.finished_at = time.perf_counter()
                     if item.state in INLINE:

@@ -105,3 +105,18 @@ def test_lines_that_are_really_two_stay_two():
     assert fold.joined('  File "/sgl/scheduler.py", line 12, in run,', "see above") is None
     s = folded([decode, decode, decode])
     assert s.state.kinds == {"decode_batch": 3}
+
+
+async def test_the_tui_folds_a_held_last_line_when_the_input_ends(tmp_path):
+    """A replay whose last line ends in a comma: the line waits for a rest that never comes,
+    and the end of the input folds it alone (the TUI never called Session.end)."""
+    from tests.ui.ui_helpers import replay_app, settle
+
+    log = tmp_path / "cut.log"
+    log.write_text(KV_HEAD + "\n" + ARGS_HEAD + "\n")
+    app = replay_app(log)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        run = app.ingest.session.state.current
+        assert run.server_args.get("model_path") == "Qwen/Qwen3-14B"
+        await pilot.press("q")
