@@ -159,3 +159,14 @@ def test_log_text_reaches_the_terminal_inert(tmp_path):
     js = kvtui("check", str(nasty), "--json")
     assert "\x1b" not in js.stdout  # JSON escapes control characters
     assert json.loads(js.stdout)["alerts"][0]["evidence"]["line"] == 1
+
+
+def test_a_model_known_only_by_its_class_is_named_once():
+    from kvtui.core.pipeline import Session
+    from kvtui.core.render import render_text
+
+    s = Session()
+    s.feed_lines("log", ["[2025-05-19 01:06:14] Load weight end. type=Qwen3ForCausalLM, "
+                         "dtype=torch.bfloat16, avail mem=19.67 GB, mem usage=27.57 GB."])
+    model = next(ln for ln in render_text(s.report()).splitlines() if ln.startswith("Model"))
+    assert model.split() == ["Model", "Qwen3ForCausalLM"]

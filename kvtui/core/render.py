@@ -68,7 +68,8 @@ def render_text(report: Report) -> str:
         w(f"Engine     none recognised: no line of {' or '.join(ENGINE_MODULES)} was found; "
           "this does not look like an LLM-server log")
     w(f"Model      {inert(str(model.name or 'unknown'), 200)}"
-      + (f"  ({inert(str(model.model_class), 80)})" if model.model_class else ""))
+      + (f"  ({inert(str(model.model_class), 80)})"
+         if model.model_class and model.model_class != model.name else ""))
     sizes = "  ".join(parallel_label(par, k) for k in ("tp", "dp", "pp", "ep", "world")
                       if getattr(par, k) is not None)
     if par.world is not None and par.tp is None:
