@@ -548,7 +548,7 @@ def _rule_profiled_negative(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               "there is no KV pool at all. The requested --max-total-tokens cannot help; the "
               "server stops at start-up with \"Not enough memory\".")
     fix = (f"Raise {mem} (or free the GPU), shard the weights over more GPUs (higher "
-           f"{_flag(ctx, 'tensor_parallel', '--tp')}), or serve a smaller / more quantized "
+           f"{_flag(ctx, 'tensor_parallel', '--tp-size')}), or serve a smaller / more quantized "
            "checkpoint.")
     return Alert("profiled-capacity-negative", "critical",
                  f"No memory left for the KV cache (profiled {profiled:,} tokens)", detail, ev,

@@ -115,7 +115,10 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     res.current_tokens = cur_tokens
     res.target_tokens = tgt_tokens
     rows = res.rows
-    rows.append(("KV dtype", str(calc.current_dtype), inputs.dtype))
+    now_dtype = str(calc.current_dtype)
+    if calc.current_dtype_assumed:
+        now_dtype += "?"  # the log names none: the model dtype, assumed (the notes say so)
+    rows.append(("KV dtype", now_dtype, inputs.dtype))
     rows.append(("TP", str(cur_tp), str(tgt_tp or cur_tp)))
     mf_now = knob.show(cur_mf) if isinstance(cur_mf, float) else "—"
     rows.append((knob.name, mf_now, knob.show(tgt_mf) if tgt_mf is not None else mf_now))
@@ -144,11 +147,14 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     # Never a flag the engine would refuse: without one, the advice says why (flag_advice).
     flags = [str(row.flag)] if row.flag else []
     if tgt_tp is not None:
-        flags.append(f"--tp-size {tgt_tp}")
+        flags.append(f"{calc.tp_flag} {tgt_tp}")
     if tgt_mf is not None:
         flags.append(f"{knob.flag} {knob.arg(tgt_mf)}")
     res.flag = " ".join(flags) or "(no flag for this dtype: see the note)"
     notes = []
+    if calc.current_dtype_assumed:
+        notes.append(f"KV dtype not in the log: now is the model dtype {calc.current_dtype}, "
+                     "assumed (?)")
     if row.does_not_fit:
         notes.append(str(row.does_not_fit))
     if row.cannot_model:

@@ -121,3 +121,32 @@ async def test_pools_of_equal_size_on_ranks_with_a_gap_are_not_a_range() -> None
         rows = [ln.split()[0] for ln in text.splitlines() if " kv bf16 " in ln]
         assert rows == ["TP0,TP2", "TP1", "TP3"], text
         await pilot.press("q")
+
+
+UNSTATED = ["(EngineCore pid=7476) INFO 07-25 13:42:38 [kv_cache_utils.py:2146] GPU KV cache "
+            "size: 1,823,372 tokens",
+            "(EngineCore pid=7476) INFO 07-25 13:42:38 [kv_cache_utils.py:2147] Maximum "
+            "concurrency for 1,048,576 tokens per request: 1.74x"]
+
+
+async def test_an_unlogged_kv_dtype_is_marked_assumed_and_tp_uses_vllms_flag(tmp_path) -> None:
+    """vllm-project/vllm#49011's excerpt names no KV dtype: the pane's "now (log)" column must
+    not show bf16 as if logged; a TP what-if names vLLM's -tp (SGLang's --tp-size is no vLLM
+    flag)."""
+    from textual.widgets import Input
+
+    log = tmp_path / "vllm.log"
+    log.write_text("\n".join(UNSTATED) + "\n")
+    app = replay_app(log)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(WhatIfPane)
+        rows = {label: (cur, tgt) for label, cur, tgt in pane.result.rows}
+        assert rows["KV dtype"][0] == "bf16?"
+        assert any("not in the log" in n and "assumed" in n for n in pane.result.notes)
+        tp = app.query_one("#wi-tp", Input)
+        tp.focus()
+        await pilot.press("2")
+        await pilot.pause()
+        assert "-tp 2" in pane.result.flag and "--tp-size" not in pane.result.flag
+        await pilot.press("escape", "q")

@@ -7,22 +7,14 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import parsers.sglang as grammar
-from kvtui.core.engine import Flags
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.sglang import fromrun, version
+from kvtui.engines.sglang.flags import FLAGS
 from parsers import Event
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
 
-FLAGS = Flags(
-    kv_cache_dtype="--kv-cache-dtype",
-    mem_fraction="--mem-fraction-static",
-    context_length="--context-length",
-    tensor_parallel="--tp",
-    max_running_requests="--max-running-requests",
-    scales_path="--quantization-param-path",
-)
 
 
 class _Columns:

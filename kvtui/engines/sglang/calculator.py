@@ -52,6 +52,7 @@ from kvtui.engines.sglang.cell import (
     pool_rows,
     printed_bytes,
 )
+from kvtui.engines.sglang.flags import FLAGS
 from kvtui.engines.sglang.sizing import budget as sgl_budget
 from kvtui.engines.sglang.sizing import mamba as sgl_mamba
 from kvtui.engines.sglang.sizing import swa as sgl_swa
@@ -142,6 +143,8 @@ class Calculator:
     """All facts one what-if needs; build it with `calculator_from_run` (log) or directly."""
 
     current_dtype: str
+    # the log names no KV dtype: the current one is the model dtype assumed in its place
+    current_dtype_assumed: bool = False
     tokens: int | None = None
     context_len: int | None = None
     parallel: Parallel = field(default_factory=Parallel)
@@ -174,6 +177,7 @@ class Calculator:
             self.mrr_user = self.args.max_running_requests
 
     engine_label = "SGLang"  # how the texts name the engine whose rules these are
+    tp_flag = FLAGS.tensor_parallel  # what a TP what-if tells the operator to pass
 
     def memory_knob(self) -> MemoryKnob:
         mf = self.memory.mem_fraction_static if self.memory is not None else None

@@ -83,14 +83,16 @@ def _unmodelled_dtype(run: Any, pool: Any) -> bool:
 
 def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None,
                    checkpoint: CheckpointFacts | None,
-                   notes: list[str]) -> tuple[str, str, bool | None]:
-    """(KV dtype in effect, model dtype, does the checkpoint declare an FP8 KV cache)."""
+                   notes: list[str]) -> tuple[str, str, bool | None, bool]:
+    """(KV dtype in effect, model dtype, does the checkpoint declare an FP8 KV cache, was the
+    KV dtype assumed: the log names none)."""
     eff, basis, _ = run.effective
     dtype = eff if eff in dtypes.CANONICAL and eff != "auto" else None
     if dtype is None and pool is not None and pool.dtype:
         dtype = pool.dtype
     model_dtype = next((dtypes.normalize(w.get("dtype")) for w in run.weights.values()
                         if w.get("dtype")), None) or (spec.model_dtype if spec else None) or "bf16"
+    assumed = dtype is None
     if dtype is None:
         dtype = model_dtype
         notes.append(f"KV dtype not in the log: assumed the model dtype {dtype}")
@@ -116,7 +118,7 @@ def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None,
     ckpt_algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
     if isinstance(ckpt_algo, str):
         kv_fp8 = ckpt_algo.upper() == "FP8"
-    return dtype, model_dtype, kv_fp8
+    return dtype, model_dtype, kv_fp8, assumed
 
 
 def _memory(run: Any, sa: dict[str, Any], par: Parallel, notes: list[str]) -> MemoryFacts | None:
@@ -188,7 +190,7 @@ def calculator_from_run(run: Any, model: Any = None,
             notes.append(pnote)
     if _unmodelled_dtype(run, pool):
         return None  # a KV dtype this calculator does not model (e.g. int8): no what-if
-    dtype, model_dtype, kv_fp8 = _current_dtype(run, pool, spec, checkpoint, notes)
+    dtype, model_dtype, kv_fp8, assumed = _current_dtype(run, pool, spec, checkpoint, notes)
     memory = _memory(run, sa, par, notes)
     mamba = run.mamba_pool()
     mamba_logged = None
@@ -210,7 +212,8 @@ def calculator_from_run(run: Any, model: Any = None,
         version = SGLANG_LINE.between(version.lo, version.hi,
                                       (f"--sglang-version {sglang_version}",))
     return Calculator(
-        current_dtype=dtype, tokens=tokens, context_len=ctx, parallel=par, page_size=page,
+        current_dtype=dtype, current_dtype_assumed=assumed, tokens=tokens, context_len=ctx,
+        parallel=par, page_size=page,
         spec=spec, spec_reason=reason, pool_gib=pool_gib, version=version,
         memory=memory, mrr_user=args.max_running_requests,
         mrr_logged=cap.get("max_running_requests") if cap else None,

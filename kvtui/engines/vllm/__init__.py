@@ -7,23 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 import parsers.vllm as grammar
 from kvtui.core import dtypes
-from kvtui.core.engine import Flags
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.vllm import fromrun, limits
+from kvtui.engines.vllm.flags import FLAGS
 from kvtui.engines.vllm.version import VersionRange, infer_version, kv_dtype_flag
 from parsers import Event
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
 
-FLAGS = Flags(
-    kv_cache_dtype="--kv-cache-dtype",
-    mem_fraction="--gpu-memory-utilization",
-    context_length="--max-model-len",
-    tensor_parallel="-tp",
-    max_running_requests="--max-num-seqs",
-    scales_path=None,  # V1 reads k/v scales from the checkpoint only
-)
 
 # The sentences of the alert texts that are vLLM's own (kvtui.core.alerts WORDING keys).
 WORDING: dict[str, str] = {

@@ -27,6 +27,7 @@ from kvtui.core.capacity.whatif import MemoryKnob
 from kvtui.core.deployment import sized_label
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.vllm import kvbytes
+from kvtui.engines.vllm.flags import FLAGS
 from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
 from kvtui.engines.vllm.version import VLLM_LINE, VersionRange, kv_dtype_flag
 
@@ -46,6 +47,8 @@ class Calculator:
     """All facts one vLLM what-if needs (built by `fromrun.calculator_from_run`)."""
 
     current_dtype: str
+    # the log names no KV dtype: the current one is the model dtype `auto` stands for
+    current_dtype_assumed: bool = False
     spec: ModelSpec | None = None
     spec_reason: str = ""
     tokens: int | None = None  # the logged "GPU KV cache size"
@@ -94,6 +97,7 @@ class Calculator:
     _variant: tuple[Rules, int, int] | None = None
 
     engine_label = "vLLM"
+    tp_flag = FLAGS.tensor_parallel  # what a TP what-if tells the operator to pass
 
     @property
     def tp_label(self) -> str | None:

@@ -203,6 +203,7 @@ def calculator_from_run(run: Any, model: Any = None,
     dtype = eff if eff and eff != "auto" else None
     if dtype is not None and dtype not in VALUE_COST:
         return None  # a KV dtype this calculator does not size (int8, turboquant, ...)
+    assumed = dtype is None
     if dtype is None:
         dtype = model_dtype
         notes.append(f"KV dtype not in the log: `auto`, the model dtype {dtype}")
@@ -253,7 +254,8 @@ def calculator_from_run(run: Any, model: Any = None,
         speculative_tokens=_int(sa.get("num_speculative_tokens")),
         prefix_caching=prefix if isinstance(prefix, bool) else None,
         mamba_mode=mode if isinstance(mode, str) else None, workers_logged=workers,
-        current_dtype=dtype, spec=spec, spec_reason=reason, tokens=tokens, blocks_logged=blocks,
+        current_dtype=dtype, current_dtype_assumed=assumed, spec=spec, spec_reason=reason,
+        tokens=tokens, blocks_logged=blocks,
         blocks_forced=_int(cap.get("gpu_blocks_override")),
         concurrency_logged=_float(cap.get("max_concurrency")), context_len=ctx,
         available_gib=min(avails) if avails else None, parallel=par,
