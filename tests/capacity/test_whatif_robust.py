@@ -53,3 +53,20 @@ def test_an_fp8_pool_without_the_args_dump_does_not_claim_auto():
     notes = " ".join(whatif.explanation)
     assert "`auto` resolved to FP8" not in notes
     assert "the KV dtype setting is not in the log" in notes
+
+
+def test_a_logged_running_cap_below_sglangs_rule_without_args_is_the_operators():
+    """guqiong96/Lsglang#9 pasted only the capacity line: max_running_requests=1 beside a pool
+    SGLang's rule gives 2,048 (0.5.13 budget). Only --max-running-requests lowers it so: every
+    what-if row keeps 1 instead of the rule's 2,048."""
+    from kvtui.core.pipeline import Session
+
+    s = Session()
+    s.feed_lines("log", ["[2026-06-07 11:28:36] max_total_num_tokens=262144, "
+                         "chunked_prefill_size=32000, max_prefill_tokens=16384, "
+                         "max_running_requests=1, context_len=262144, "
+                         "available_gpu_mem=37.75 GB"])
+    wi = s.report().whatif
+    assert wi is not None
+    assert {sc.max_running_requests for sc in wi.scenarios} == {1}
+    assert any("read as --max-running-requests 1" in n for n in wi.explanation)

@@ -211,7 +211,7 @@ def calculator_from_run(run: Any, model: Any = None,
     if sglang_version:
         version = SGLANG_LINE.between(version.lo, version.hi,
                                       (f"--sglang-version {sglang_version}",))
-    return Calculator(
+    calc = Calculator(
         current_dtype=dtype, current_dtype_assumed=assumed, tokens=tokens, context_len=ctx,
         parallel=par, page_size=page,
         spec=spec, spec_reason=reason, pool_gib=pool_gib, version=version,
@@ -222,6 +222,31 @@ def calculator_from_run(run: Any, model: Any = None,
         pool_is_swa=pool_is_swa, checkpoint_kv_fp8=kv_fp8, model_dtype=model_dtype, notes=notes,
         args=args, draft_pools=_draft_pools(run), model_path=sa.get("model_path"),
     )
+    if "max_running_requests" not in sa:
+        _operator_cap(calc)
+    return calc
+
+
+def _operator_cap(calc: Calculator) -> None:
+    """A logged max_running_requests below what SGLang's own rule gives for the logged pool,
+    in a log without the args dump: only --max-running-requests lowers it so (the rule's
+    other caps, the Mamba slots, are in the rule), so the what-if keeps it for every row
+    (guqiong96/Lsglang#9 logged max_running_requests=1 beside a pool SGLang gives 2,048; SGLang's
+    docs notebooks run with --max-running-requests 128, sglang/test/doc_patch.py:18,52 in
+    0.5.23, and print 128 beside a 20,480-token pool)."""
+    from kvtui.engines.sglang.scenario import build_row
+
+    logged = calc.mrr_logged
+    if not isinstance(logged, int) or logged <= 0 or not calc.tokens:
+        return
+    own = build_row(calc, calc.current_dtype).max_running_requests
+    if own is None or logged >= own:
+        return
+    dp = max(1, calc.parallel.attn_dp)
+    calc.mrr_user = logged * dp
+    calc.notes.append(f"max_running_requests={logged:,} logged, below the {own:,} SGLang's rule "
+                      "gives this pool, and no args dump: read as --max-running-requests "
+                      f"{logged * dp:,}, kept for every row")
 
 
 def _draft_pools(run: Any) -> list[dict[str, Any]]:
