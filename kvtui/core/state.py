@@ -330,9 +330,10 @@ def latest_ts(known: str | None, ts: str | None) -> str | None:
 
 
 def _not_after(ts: str, seen: str | None) -> bool:
-    """Is the stamp `ts` no later than `seen`? Only stamps of one shape (both dated, or both a
-    bare time of day) are compared; any other pair says no."""
-    if seen is None or (ts_day(ts) is None) != (ts_day(seen) is None):
+    """Is the stamp `ts` no later than `seen`? Only dated stamps are compared: a bare time of
+    day (SGLang 0.3's `[16:40:02 TP0]`) cannot tell a restart after midnight from an earlier
+    line, so it never says yes."""
+    if seen is None or ts_day(ts) is None or ts_day(seen) is None:
         return False
     a, b = ts_seconds(ts), ts_seconds(seen)
     return a is not None and b is not None and a <= b

@@ -129,3 +129,23 @@ def test_corpus_decode_lines_pasted_above_their_dump_make_one_run():
     run = s.state.current
     assert run.server_args["model_path"] == "deepseek-ai/DeepSeek-V2-Lite"
     assert run.runtime.decode_batches == 9
+
+
+def test_a_restart_after_midnight_in_time_only_stamps_opens_a_run():
+    """SGLang 0.3 stamps a bare time of day: decode lines at 23:50 and a full start at 00:10 are
+    a restart (the next day), not a start pasted below its own lines."""
+    from pathlib import Path
+
+    from kvtui.core.pipeline import Session
+
+    sample = Path(__file__).resolve().parents[2] / "sample_logs" / "sglang-0.3-legacy.log"
+    lines = sample.read_text().splitlines()
+    args = next(ln for ln in lines if "server_args=" in ln)
+    decode = [ln for ln in lines if "Decode batch" in ln][:3]
+    late = [ln.replace(ln[1:9], "23:5" + str(i) + ":00", 1) for i, ln in enumerate(decode)]
+    s = Session()
+    start = [ln.replace(ln[1:9], "00:10:00", 1) for ln in lines[:10] if ln.startswith("[")]
+    assert start[0] == args.replace(args[1:9], "00:10:00", 1)
+    s.feed_lines("log", [*late, *start])
+    s.end()
+    assert len(s.report().runs) == 2

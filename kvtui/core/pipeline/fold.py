@@ -81,7 +81,9 @@ class Fold:
         """`first` and `rest` read as one line, or None when they are two: `first` ends in a
         comma, `rest` has no log head and is no line of its own, and together they read as
         `first`'s kind with more fields (or as a line where `first` alone read as none)."""
-        if not self.open_ended(first) or not headless(rest) or self.parse(rest) is not None:
+        # the cheap test first: SGLang 0.4 ends every decode line in ", " and the next one has
+        # a head, so the parse in open_ended would run on every decode line
+        if not headless(rest) or not self.open_ended(first) or self.parse(rest) is not None:
             return None
         text = first.rstrip(" \t") + " " + rest.lstrip(" \t")
         whole = self.parse(text)
