@@ -60,12 +60,10 @@ def _preset_options() -> list[tuple[str, str]]:
 def default_lengths(calc: Any) -> list[int]:
     """The lengths `kvtui whatif` and `kvtui check` use: the server's context_len first, then
     the calculator's defaults."""
-    from kvtui.core.capacity import DEFAULT_CONTEXTS
+    from kvtui.core.capacity.whatif import request_lengths
 
     first = getattr(calc, "context_len", None)
-    out: list[int] = [int(first)] if isinstance(first, int) and first > 0 else []
-    out += [c for c in DEFAULT_CONTEXTS if c not in out]
-    return out
+    return request_lengths(first if isinstance(first, int) and first > 0 else None, None)
 
 
 def concurrency_cell(fit: float | None, cap: int | None) -> tuple[str, str]:

@@ -67,4 +67,16 @@ class MemoryKnob:
                 else self.value}
 
 
-__all__ = ["DEFAULT_CONTEXTS", "MemoryKnob", "parse_fraction"]
+def request_lengths(context_len: int | None,
+                    lengths: list[int] | tuple[int, ...] | None) -> list[int]:
+    """The request lengths a what-if sizes for: the server's context length first, then the
+    asked ones (the defaults when none were asked), each once."""
+    out: list[int] = []
+    for c in ([context_len] if context_len else []) + list(
+            lengths if lengths is not None else DEFAULT_CONTEXTS):
+        if c and c not in out:
+            out.append(int(c))
+    return out
+
+
+__all__ = ["DEFAULT_CONTEXTS", "MemoryKnob", "parse_fraction", "request_lengths"]

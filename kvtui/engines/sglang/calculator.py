@@ -41,7 +41,7 @@ from typing import Any
 
 from kvtui.core.capacity.modelspec import ModelSpec
 from kvtui.core.capacity.parallel import Parallel
-from kvtui.core.capacity.whatif import DEFAULT_CONTEXTS, MemoryKnob
+from kvtui.core.capacity.whatif import MemoryKnob, request_lengths
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.sglang.calibrate import compare, diagnose, measured
 from kvtui.engines.sglang.cell import (
@@ -519,12 +519,7 @@ class Calculator:
 
     # -- outputs ----------------------------------------------------------------------------
     def _contexts(self, context_lengths: list[int] | tuple[int, ...] | None) -> list[int]:
-        ctxs: list[int] = []
-        for c in ([self.context_len] if self.context_len else []) + list(
-                context_lengths if context_lengths is not None else DEFAULT_CONTEXTS):
-            if c and c not in ctxs:
-                ctxs.append(int(c))
-        return ctxs
+        return request_lengths(self.context_len, context_lengths)
 
     def flag(self, dtype: str) -> tuple[str | None, str]:
         """The flag that selects `dtype`, never one the model or release refuses."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvtui.core.capacity import ModelSpec, Parallel
-from kvtui.core.capacity.whatif import MemoryKnob
+from kvtui.core.capacity.whatif import MemoryKnob, request_lengths
 from kvtui.core.deployment import sized_label
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.vllm import kvbytes
@@ -32,7 +32,6 @@ from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
 from kvtui.engines.vllm.version import VLLM_LINE, VersionRange, kv_dtype_flag
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4")
-DEFAULT_CONTEXTS: tuple[int, ...] = (32768, 131072)
 ROUNDING_GIB = 0.005  # "Available KV cache memory" is printed to 0.01 GiB
 MAX_UTILIZATION = 0.95  # beyond this CUDA graphs and activations rarely fit
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
@@ -454,12 +453,7 @@ class Calculator:
 
     # -- outputs -----------------------------------------------------------------------------
     def _contexts(self, context_lengths: list[int] | tuple[int, ...] | None) -> list[int]:
-        ctxs: list[int] = []
-        for c in ([self.context_len] if self.context_len else []) + list(
-                context_lengths if context_lengths is not None else DEFAULT_CONTEXTS):
-            if c and c not in ctxs:
-                ctxs.append(int(c))
-        return ctxs
+        return request_lengths(self.context_len, context_lengths)
 
     def flag(self, dtype: str) -> tuple[str | None, str]:
         return kv_dtype_flag(dtype, self.version, model_dtype=self.model_dtype,
