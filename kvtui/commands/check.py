@@ -40,6 +40,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sglang-version", metavar="X",
                    help="the SGLang release whose sizing rules the what-if applies (default: "
                         "the newest the log allows)")
+    p.add_argument("--vllm-version", metavar="X",
+                   help="the vLLM release whose sizing rules the what-if applies on a vLLM log "
+                        "(default: the newest the log allows)")
 
 
 EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED = 1, 2, 3
@@ -146,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         for path in args.files:
             check_readable(path)
         model = _resolve_model(args.model)
-        releases = _releases(getattr(args, "sglang_version", None))
+        releases = _releases(args)
         options = _alert_options(args)
         checkpoint = _inspect_checkpoint(checkpoint_arg) if checkpoint_arg else None
         sessions = analyse_files(args.files, model=model, alert_options=options, releases=releases,
@@ -181,13 +184,13 @@ def _resolve_model(name: str | None) -> Any:
     return name or None
 
 
-def _releases(sglang_version: str | None) -> tuple[tuple[str, str], ...]:
-    """--sglang-version, checked (a one-line error, exit 2), as the pipeline's pinned release."""
-    if not sglang_version:
-        return ()
-    from kvtui.engines.sglang.version import check_release, fmt
+def _releases(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    """--sglang-version / --vllm-version, each checked by its engine (a one-line error, exit
+    2), as the pipeline's pinned releases: each applies to the runs of its engine."""
+    from kvtui.core.engine import load
 
-    return (("sglang", fmt(check_release(sglang_version))),)
+    return tuple((name, load(name).check_release(raw)) for name in ("sglang", "vllm")
+                 if (raw := getattr(args, f"{name}_version", None)))
 
 
 def _alert_options(args: argparse.Namespace) -> Any:

@@ -16,18 +16,23 @@ from typing import Any
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--from-log", metavar="FILE", help="SGLang log (.gz ok; - for stdin)")
+    p.add_argument("--from-log", metavar="FILE",
+                   help="an SGLang or vLLM log (.gz ok; - for stdin): its engine's sizing applies")
+    p.add_argument("--engine", choices=ENGINES, default=None,
+                   help="without a log: whose sizing applies (default sglang, or the engine "
+                        "of --vllm-version / --sglang-version)")
     p.add_argument("--model", metavar="M",
                    help="preset (HF id, short name or served path), config.json or model dir")
     p.add_argument("--dtype", action="append", metavar="D",
-                   help="target KV dtype (repeatable; default bf16 fp8_e4m3 fp8_e5m2 mxfp8 nvfp4)")
+                   help="target KV dtype (repeatable; default SGLang: bf16 fp8_e4m3 fp8_e5m2 "
+                        "mxfp8 nvfp4, vLLM: bf16 fp8_e4m3 fp8_e5m2 nvfp4)")
     p.add_argument("--context", action="append", metavar="N",
                    help="request length for the concurrency columns (repeatable; default "
                         "context_len, 32768, 131072)")
     p.add_argument("--json", action="store_true", help="print the whatif object as JSON")
     p.add_argument("--tp", metavar="N", help="tensor parallel size (overrides the log)")
     p.add_argument("--attn-dp", metavar="N", help="attention DP size (DP-attention)")
-    p.add_argument("--page-size", metavar="N", help="SGLang page size")
+    p.add_argument("--page-size", metavar="N", help="SGLang page size (vLLM: --block-size)")
     p.add_argument("--pool-gib", metavar="G",
                    help="KV bytes per GPU in GiB (K + V), without a log")
     p.add_argument("--tokens", metavar="N", help="current pool tokens, without a log")
@@ -50,6 +55,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sglang-version", metavar="X",
                    help="the SGLang release whose sizing rules apply (default: the newest the "
                         "log allows; without a log the newest release kvtui knows)")
+    p.add_argument("--vllm-version", metavar="X",
+                   help="the vLLM release whose sizing rules apply (as --sglang-version)")
     p.add_argument("--no-explain", action="store_true", help="omit the show-your-work lines")
 
 
@@ -81,28 +88,57 @@ def _positive_float(name: str, raw: str | None, *, below_one: bool = False) -> f
     return v
 
 
-def _dtype(name: str, raw: str) -> str:
+ENGINES = ("sglang", "vllm")
+
+
+def _dtype(name: str, raw: str, engine: str) -> str:
     from kvtui.core import dtypes
-    from kvtui.engines.sglang.cell import ELEM_BYTES
+    from kvtui.core.engine import load
 
+    known = load(engine).kv_dtypes
     d = dtypes.normalize(raw)
-    if d not in ELEM_BYTES:
-        raise ValueError(f"{name} {raw!r}: unknown KV dtype; choose from "
-                         + ", ".join(sorted(ELEM_BYTES)))
-    return d
+    if d not in known:
+        raise ValueError(f"{name} {raw!r}: not a KV dtype {load(engine).label} sizes; choose "
+                         "from " + ", ".join(sorted(known)))
+    return str(d)
 
 
-def _dtypes(raw: list[str] | None) -> list[str] | None:
+def _dtypes(raw: list[str] | None, engine: str) -> list[str] | None:
     if not raw:
         return None
-    return [_dtype("--dtype", part) for d in raw for part in d.split(",") if part.strip()]
+    return [_dtype("--dtype", part, engine) for d in raw for part in d.split(",")
+            if part.strip()]
 
 
-def validate(args: argparse.Namespace) -> dict[str, Any]:
-    """Every option checked and typed; ValueError (one line) on the first that makes no sense."""
-    from kvtui.engines.sglang.version import check_release, fmt
+def _release(args: argparse.Namespace, engine: str) -> str | None:
+    """The pinned release of `engine` (checked by it), from its own flag; the other engine's
+    flag is an error, since it would be silently ignored."""
+    from kvtui.core.engine import load
 
+    given = {name: getattr(args, f"{name}_version", None) for name in ENGINES}
+    for name, raw in given.items():
+        if raw and name != engine:
+            raise ValueError(f"--{name}-version: the what-if is {load(engine).label}'s "
+                             f"(--{engine}-version pins its release)")
+    raw = given[engine]
+    return load(engine).check_release(raw) if raw else None
+
+
+def _engine_wanted(args: argparse.Namespace) -> str:
+    """The engine of a what-if without a log: --engine, else the one whose release is pinned,
+    else SGLang (the first engine)."""
+    if args.engine:
+        return str(args.engine)
+    pinned = [name for name in ENGINES if getattr(args, f"{name}_version", None)]
+    return pinned[0] if len(pinned) == 1 else "sglang"
+
+
+def validate(args: argparse.Namespace, engine: str | None = None) -> dict[str, Any]:
+    """Every option checked and typed; ValueError (one line) on the first that makes no sense.
+    `engine`: the engine the what-if is sized by (the log's; without a log `_engine_wanted`)."""
+    engine = engine or _engine_wanted(args)
     out: dict[str, Any] = {
+        "engine": engine,
         "tp": _positive_int("--tp", args.tp),
         "target_tp": _positive_int("--target-tp", args.target_tp),
         "attn_dp": _positive_int("--attn-dp", args.attn_dp),
@@ -115,59 +151,55 @@ def validate(args: argparse.Namespace) -> dict[str, Any]:
         "target_concurrency": _positive_float("--target-concurrency", args.target_concurrency),
         "contexts": [_positive_int("--context", c) for c in args.context]
         if args.context else None,
-        "dtypes": _dtypes(args.dtype),
-        "current_dtype": _dtype("--current-dtype", args.current_dtype)
+        "dtypes": _dtypes(args.dtype, engine),
+        "current_dtype": _dtype("--current-dtype", args.current_dtype, engine)
         if args.current_dtype else None,
-        "sglang_version": fmt(check_release(args.sglang_version))
-        if args.sglang_version else None,
+        "release": _release(args, engine),
     }
     if out["tp"] and out["attn_dp"] and out["tp"] % out["attn_dp"]:
         raise ValueError(f"--attn-dp {out['attn_dp']} must divide --tp {out['tp']}")
     return out
 
 
-def _calculator(args: argparse.Namespace, opt: dict[str, Any]) -> Any:
+def _calculator(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """(the what-if calculator, the checked options): the log's engine sizes a log's run; the
+    engine `_engine_wanted` names sizes a plan."""
     from kvtui.core import capacity
-    from kvtui.core.capacity import Parallel
-    from kvtui.engines.sglang.calculator import Calculator  # without a log: SGLang's rules
-    from kvtui.engines.sglang.version import SGLANG_LINE, check_release
+    from kvtui.core.engine import load
 
-    overrides = {k: opt[k] for k in ("tp", "attn_dp", "page_size", "context_len") if opt[k]}
     if args.from_log:
         from kvtui.core.pipeline import analyse
         from kvtui.sources.readers import check_readable, log_input
 
+        validate(args)  # a wrong option is said before the log is read
         check_readable(args.from_log)
         session = analyse([log_input(args.from_log)])[0]
         engine = session.engine
-        calc = (engine.calculator(session.state.settled().current, args.model,
-                                  release=opt["sglang_version"], **overrides)
-                if engine is not None else None)
+        if engine is None:
+            raise ValueError(f"{args.from_log}: no KV pool line and no capacity line found")
+        if args.engine and args.engine != engine.name:
+            raise ValueError(f"--engine {args.engine}: {args.from_log} is {engine.label}'s log")
+        opt = validate(args, engine.name)
+        overrides = {k: opt[k] for k in ("tp", "attn_dp", "page_size", "context_len")
+                     if opt[k]}
+        calc = engine.calculator(session.state.settled().current, args.model,
+                                 release=opt["release"], **overrides)
         if calc is None:
             raise ValueError(f"{args.from_log}: no KV pool line and no capacity line found")
-        return calc
+        return calc, opt
+    opt = validate(args)
     if opt["pool_gib"] is None and opt["tokens"] is None:
         raise ValueError("give --from-log FILE, or --model M --tp N --pool-gib G, or "
                          "--tokens N --current-dtype D")
     spec, reason = (capacity.resolve_model(args.model) if args.model else (None, "no --model"))
     if opt["pool_gib"] is not None and spec is None:
         raise ValueError("--pool-gib needs --model (the cell size comes from the model)")
-    cur = opt["current_dtype"] or "bf16"
-    par = Parallel(tp=opt["tp"] or 1, attn_dp=opt["attn_dp"] or 1)
-    ctx = opt["context_len"] or (spec.max_position_embeddings if spec else None)
-    if opt["sglang_version"]:
-        v = check_release(opt["sglang_version"])
-        version = SGLANG_LINE.between(v, v, (f"--sglang-version {opt['sglang_version']}",))
-    else:
-        version = SGLANG_LINE.any()
-    calc = Calculator(current_dtype=cur, tokens=opt["tokens"], context_len=ctx, parallel=par,
-                      page_size=opt["page_size"] or 1, spec=spec, spec_reason=reason,
-                      pool_bytes=int(opt["pool_gib"] * (1 << 30)) if opt["pool_gib"] else None,
-                      version=version)
-    if calc.tokens is None:
-        calc.tokens = calc.tokens_for(cur)[0]
-        calc.notes.append(f"current pool: {opt['pool_gib']} GiB per GPU (given)")
-    return calc
+    calc = load(opt["engine"]).plan(
+        spec, reason, current_dtype=opt["current_dtype"] or "bf16", tokens=opt["tokens"],
+        context_len=opt["context_len"] or (spec.max_position_embeddings if spec else None),
+        tp=opt["tp"] or 1, attn_dp=opt["attn_dp"] or 1, page_size=opt["page_size"],
+        pool_gib=opt["pool_gib"], release=opt["release"])
+    return calc, opt
 
 
 def _memory_knob(args: argparse.Namespace, opt: dict[str, Any], calc: Any) -> tuple[Any, Any]:
@@ -201,8 +233,7 @@ def run(args: argparse.Namespace) -> int:
     from kvtui.sources.readers import LogOpenError
 
     try:
-        opt = validate(args)
-        calc = _calculator(args, opt)
+        calc, opt = _calculator(args)
         sizer, mf = _memory_knob(args, opt, calc)
     except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)

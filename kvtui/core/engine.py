@@ -79,6 +79,9 @@ class Engine(Protocol):
     # The markers every server start of this engine prints (a subset of start_markers): a
     # search over a whole big file looks for these only, then for the others near them.
     start_anchors: tuple[bytes, ...]
+    # The KV dtypes its calculator sizes (canonical names, `kvtui.core.dtypes`), the what-if's
+    # default rows first: what `kvtui whatif --dtype` accepts for this engine.
+    kv_dtypes: tuple[str, ...]
 
     def parse_line(self, text: str) -> Event | None:
         """One line of this engine's log as an event of the shared vocabulary, or None."""
@@ -102,6 +105,17 @@ class Engine(Protocol):
                    checkpoint: CheckpointFacts | None = None, *,
                    release: str | None = None, **overrides: Any) -> Any:
         """The what-if calculator for a run, or None when the run has no pool facts."""
+
+    def check_release(self, text: str) -> str:
+        """A release the user names (`--sglang-version`, `--vllm-version`), as kvtui writes it;
+        ValueError (one line) for one whose sizing code kvtui has not read."""
+
+    def plan(self, spec: Any, spec_reason: str, *, current_dtype: str, tokens: int | None,
+             context_len: int | None, tp: int, attn_dp: int, page_size: int | None,
+             pool_gib: float | None, release: str | None) -> Any:
+        """The what-if calculator of a deployment without a log (`kvtui whatif --model M
+        --tp N --pool-gib G`): a pool of `pool_gib` per GPU, or of `tokens`, in `current_dtype`.
+        ValueError (one line) for an input the engine has no counterpart of."""
 
     def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:

@@ -52,7 +52,7 @@ def render_whatif_text(w: WhatIf, *, explain: bool = True) -> str:
         if not r.flag or (r.dtype == "bf16" and not r.current):
             out.append(f"  {r.dtype}: {r.flag_advice}")
     if w.version.get("label", "").startswith("any"):
-        out.append(f"  (the log does not date the {label} version; flags are shown as in the "
+        out.append(f"  (no log line dates the {label} version; flags are shown as in the "
                    "newest release)")
     if cur.cannot_model:
         out.append(f"  cannot model: {cur.cannot_model}")

@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import parsers.sglang as grammar
 from kvtui.core.report_types import RunningLimit
-from kvtui.engines.sglang import fromrun, version
+from kvtui.engines.sglang import fromrun, plan, version
+from kvtui.engines.sglang.calculator import DEFAULT_DTYPES
+from kvtui.engines.sglang.cell import ELEM_BYTES
 from kvtui.engines.sglang.flags import FLAGS
 from parsers import Event
 
@@ -43,6 +45,8 @@ class SGLang:
     # every launch logs its args: sglang 0.4.6 srt/entrypoints/engine.py:116 (and :496),
     # 0.5.23 srt/entrypoints/engine.py:311 (and :1185)
     start_anchors = (b"server_args=",)
+    # the default rows, then every other dtype a pool is sized for (cell.py ELEM_BYTES)
+    kv_dtypes = DEFAULT_DTYPES + tuple(d for d in ELEM_BYTES if d not in DEFAULT_DTYPES)
 
     def parse_line(self, text: str) -> Event | None:
         return grammar.parse_line(text)
@@ -74,6 +78,12 @@ class SGLang:
                    release: str | None = None, **overrides: Any) -> Any:
         return fromrun.calculator_from_run(run, model, checkpoint, sglang_version=release,
                                            **overrides)
+
+    def check_release(self, text: str) -> str:
+        return version.fmt(version.check_release(text))
+
+    def plan(self, spec: Any, spec_reason: str, **given: Any) -> Any:
+        return plan.plan(spec, spec_reason, **given)
 
     def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:

@@ -8,9 +8,16 @@ from typing import TYPE_CHECKING, Any
 import parsers.vllm as grammar
 from kvtui.core import dtypes
 from kvtui.core.report_types import RunningLimit
-from kvtui.engines.vllm import fromrun, limits
+from kvtui.engines.vllm import fromrun, limits, plan
+from kvtui.engines.vllm.calculator import DEFAULT_DTYPES, VALUE_COST
 from kvtui.engines.vllm.flags import FLAGS
-from kvtui.engines.vllm.version import VersionRange, infer_version, kv_dtype_flag
+from kvtui.engines.vllm.version import (
+    VersionRange,
+    check_release,
+    fmt,
+    infer_version,
+    kv_dtype_flag,
+)
 from parsers import Event
 
 if TYPE_CHECKING:
@@ -92,6 +99,8 @@ class VLLM:
     # vllm 0.6.3 engine/llm_engine.py:238, "Initializing a V1 LLM engine (v%s) ..." in
     # 0.33.0 v1/engine/core.py:140
     start_anchors = (b" LLM engine (v",)
+    # the default rows, then the other dtypes a pool is sized for (calculator.py VALUE_COST)
+    kv_dtypes = DEFAULT_DTYPES + tuple(d for d in VALUE_COST if d not in DEFAULT_DTYPES)
 
     def parse_line(self, text: str) -> Event | None:
         return grammar.parse_line(text)
@@ -126,6 +135,12 @@ class VLLM:
                    release: str | None = None, **overrides: Any) -> Any:
         return fromrun.calculator_from_run(run, model, checkpoint, release=release,
                                            **overrides)
+
+    def check_release(self, text: str) -> str:
+        return fmt(check_release(text))
+
+    def plan(self, spec: Any, spec_reason: str, **given: Any) -> Any:
+        return plan.plan(spec, spec_reason, **given)
 
     def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:

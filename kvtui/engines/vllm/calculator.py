@@ -93,6 +93,8 @@ class Calculator:
     budget_reduced: bool = False
     # PP's layers per stage as logged ("Hidden layers were unevenly partitioned: [11,11,10]")
     pp_partition: tuple[int, ...] | None = None
+    # a KV budget per GPU the user gives (`kvtui whatif --engine vllm --pool-gib G`, no log)
+    pool_bytes: int | None = None
     _variant: tuple[Rules, int, int] | None = None
 
     engine_label = "vLLM"
@@ -205,7 +207,9 @@ class Calculator:
 
     def _logged_budget(self) -> tuple[int | None, str]:
         """The KV bytes per GPU the log shows: the logged pool's blocks in the current layout,
-        else the logged GiB."""
+        else the logged GiB; without a log, the budget the user gave."""
+        if self.pool_bytes is not None:
+            return self.pool_bytes, f"given: --pool-gib {self.pool_bytes / GIB:g}"
         lay = self.layout(self.current_dtype)
         blocks = self._blocks_from_tokens(lay) if lay is not None else None
         if lay is not None and blocks is not None:

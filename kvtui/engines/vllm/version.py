@@ -132,3 +132,19 @@ def kv_dtype_flag(dtype: str, vr: VersionRange, *, model_dtype: str = "bf16",
         if dtype.startswith("fp8") else ("block-scaled FP4 (FlashInfer backend)"
                                          if dtype == "nvfp4" else "")
     return flag, advice
+
+
+def check_release(text: str) -> Version:
+    """The release named by `--vllm-version` (ValueError, one line, when kvtui cannot model it):
+    OLDEST .. NEWEST, the span whose wheels were read (the sizing eras, `sizing.rules_for`,
+    cover every release in it); a `.postN` or local suffix is ignored."""
+    raw = str(text).strip()
+    core = raw.lstrip("v").split(".post")[0].split("+")[0]
+    parts = core.split(".")
+    v = parse_version(core) if len(parts) == 3 and all(p.isdigit() for p in parts) else None
+    if v is None:
+        raise ValueError(f"--vllm-version {raw!r}: not a release number such as 0.11.0")
+    if not OLDEST <= v <= NEWEST:
+        raise ValueError(f"--vllm-version {raw!r}: kvtui knows vLLM {fmt(OLDEST)} .. "
+                         f"{fmt(NEWEST)}")
+    return v
