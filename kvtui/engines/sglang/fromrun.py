@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes
-from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint
+from kvtui.core.capacity.modelspec import ModelSpec
 from kvtui.core.capacity.parallel import Parallel
-from kvtui.core.capacity.presets import match_preset, preset_spec, resolve_model
+from kvtui.core.capacity.presets import spec_for_run
 from kvtui.core.deployment import layout
 from kvtui.core.report_types import WhatIf
 from kvtui.core.values import as_float as _float
@@ -55,19 +55,12 @@ def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
 
 def _model_spec(run: Any, model: Any, checkpoint: CheckpointFacts | None,
                 notes: list[str]) -> tuple[ModelSpec | None, str]:
-    """(spec, why): the checkpoint's config.json, else the given model, else a preset the log's
-    model path names."""
+    """(spec, why): the core's order (`spec_for_run`), else why none, naming the model class
+    SGLang's weight line printed."""
     sa = run.server_args or {}
-    read = from_checkpoint(checkpoint, notes) if model is None else None
-    if read is not None:
-        return read
-    if model is not None:
-        return resolve_model(model)
-    for key in ("model_path", "served_model_name"):
-        name = sa.get(key)
-        hit = match_preset(name) if isinstance(name, str) else None
-        if hit:
-            return preset_spec(hit[0]), f"auto-detected: {hit[1]} (server_args {key})"
+    found = spec_for_run(model, checkpoint, sa, notes, args_name="server_args")
+    if found is not None:
+        return found
     path = sa.get("model_path")
     cls = next((w.get("model_class") for w in run.weights.values() if w.get("model_class")),
                None)
