@@ -84,6 +84,11 @@ class VLLM:
     # 1.0 (model_executor/layers/quantization/kv_cache.py, process_weights_after_loading).
     scale_warning_after_load = True
     columns = None  # one stats line every few seconds: the line route is enough
+    # One scheduler per engine preempts, in the engine's process, never in a TP worker's
+    # (0.10.1 v1/core/sched/scheduler.py:255-271; V0 core/scheduler.py:1774-1776 warns of it),
+    # and the stats line that counts preemptions is one per engine ("Engine %03d: ",
+    # v1/metrics/loggers.py:124): each retraction line is an episode.
+    retraction_groups: frozenset[str] | None = None
     # The lines that begin a server start: the CLI args, the engine's config line, the API
     # server's release line (parsers/vllm/args.py, startup.py).
     start_markers = (b"non-default args: {", b"args: Namespace(", b" LLM engine (v",
