@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes, severity
-from kvtui.core.engine import term
+from kvtui.core.engine import retraction_groups, term
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import Alert, Inverse, WhatIf
 from kvtui.core.runtime import SATURATION
@@ -454,21 +454,22 @@ def _inverse_summary(inv: Inverse | None, ctx: _Ctx) -> str:
 
 def _rule_retraction(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     rt = run.runtime
-    if not rt.retractions:
+    retractions, retracted_reqs = rt.retraction_counts(retraction_groups(ctx.engine))
+    if not retractions:
         return None
     ratio = ""
     if rt.new_token_ratio_first is not None and rt.new_token_ratio_last is not None:
         ratio = (f" new_token_ratio moved {rt.new_token_ratio_first:.4f} -> "
                  f"{rt.new_token_ratio_last:.4f}.")
-    detail = (f"The KV pool ran out during decode {rt.retractions:,} times; {rt.retracted_reqs:,} "
+    detail = (f"The KV pool ran out during decode {retractions:,} times; {retracted_reqs:,} "
               f"requests were {say(ctx, 'retraction.verb')} (their KV freed, to be recomputed "
               f"later).{ratio} {say(ctx, 'retraction.Noun')} costs latency and throughput and "
               "signals the pool is too small for this load.")
     fix = (f"Give the KV cache more room ({_mem(ctx)}, "
            "TP, an FP8 KV cache with calibrated scales) or admit less work "
            f"({say(ctx, 'retraction.admit')}).")
-    return Alert("kv-retraction", "warning", f"{rt.retractions:,} {say(ctx, 'retraction.nouns')} "
-                 f"({rt.retracted_reqs:,} requests)", detail, rt.retraction_evidence, fix)
+    return Alert("kv-retraction", "warning", f"{retractions:,} {say(ctx, 'retraction.nouns')} "
+                 f"({retracted_reqs:,} requests)", detail, rt.retraction_evidence, fix)
 
 
 def _rule_saturated(st: State, run: Run, ctx: _Ctx) -> Alert | None:

@@ -73,6 +73,11 @@ class Engine(Protocol):
     # its user sets and greps it; a key left out is said as the report says it (SGLang's).
     terms: Mapping[str, str]
     columns: ColumnGrammar | None
+    # Which rank tags set apart ranks that retract on their own, when every rank of a group
+    # logs the group's one retraction (SGLang: each TP rank logs it, so the ranks of one DP and
+    # PP group count as their busiest); None: each retraction line is an episode of its own.
+    # `kvtui.core.runtime.Runtime.retraction_counts` applies it.
+    retraction_groups: frozenset[str] | None
     # Byte strings found in the lines that begin a server start (a fast scan finds them in a
     # big file without parsing it).
     start_markers: tuple[bytes, ...]
@@ -121,6 +126,11 @@ class Engine(Protocol):
                       release: str | None = None) -> RunningLimit | None:
         """The cap on requests running at once under the engine's own name, when its capacity
         line does not state it (None: the capacity line's max_running_requests is the cap)."""
+
+
+def retraction_groups(engine: Engine | None) -> frozenset[str] | None:
+    """The engine's retraction grouping (None, every line counts, when no line named it)."""
+    return engine.retraction_groups if engine is not None else None
 
 
 def term(engine: Engine | None, key: str) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvtui import __version__
 from kvtui.core.deployment import layout
+from kvtui.core.engine import retraction_groups
 from kvtui.core.report_types import (
     CapacityFacts,
     KVCacheFacts,
@@ -187,7 +188,7 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
         capacity=_capacity(run, engine.running_limit(run, checkpoint, release=release)
                            if engine is not None else None),
         weights=weights,
-        runtime=RuntimeFacts(**run.runtime.to_dict()),
+        runtime=RuntimeFacts(**run.runtime.to_dict(retraction_groups(engine))),
         server_args=dict(sa) if sa else None,
         errors=tuple(e.to_dict() for e in run.ooms),
         runs=tuple(run_summary(r) for r in state.runs),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import add, sub
@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from kvtui.core.evidence import Evidence
 
 TIMELINE_POINTS = 600
+_DIGITS = "0123456789"  # a rank tag is its name and its number: "DP1" is rank 1 of DP
 SATURATION = 0.95
 # Usage as the column route receives it: SGLang's `:.2f` text, where text order is numeric order.
 SATURATED_TEXT = f"{SATURATION:.2f}"
@@ -198,10 +199,8 @@ class Runtime:
     last_gen_throughput: float | None = None
     gen_throughput_centi: int = 0  # sum in 1/100 token/s: exact, so chunk sums add up
     gen_throughput_n: int = 0
-    # Retraction episodes and the requests they retracted, as counted once per rank group
-    # (`_recount` from `retraction_ranks`: rank tag -> [lines, requests]).
-    retractions: int = 0
-    retracted_reqs: int = 0
+    # Retraction lines and the requests they retracted, by rank tag: rank -> [lines, requests].
+    # How many episodes they are is the engine's to say (`retraction_counts`).
     retraction_ranks: dict[str | None, list[int]] = field(default_factory=dict)
     new_token_ratio_first: float | None = None
     new_token_ratio_last: float | None = None
@@ -231,8 +230,29 @@ class Runtime:
             return None
         return self.gen_throughput_centi / self.gen_throughput_n / 100
 
-    def to_dict(self) -> dict[str, Any]:
+    def retraction_counts(self, groups: Collection[str] | None) -> tuple[int, int]:
+        """(episodes, requests retracted) of the retraction lines, each episode once.
+
+        `groups` (the engine's `retraction_groups`) are the rank tags that set apart ranks
+        which retract on their own; the ranks that share them log the same retraction, one line
+        each, so such a group counts as its busiest rank, and the groups add up. None: every
+        line is an episode of its own. The engine says which, as only it knows which of its
+        ranks log a retraction (SGLang: every TP rank)."""
+        if groups is None:
+            return (sum(n for n, _ in self.retraction_ranks.values()),
+                    sum(r for _, r in self.retraction_ranks.values()))
+        busiest: dict[str, list[int]] = {}
+        for rank, (n, reqs) in self.retraction_ranks.items():
+            key = " ".join(t for t in (rank or "").split() if t.rstrip(_DIGITS) in groups)
+            top = busiest.setdefault(key, [0, 0])
+            top[0], top[1] = max(top[0], n), max(top[1], reqs)
+        return sum(n for n, _ in busiest.values()), sum(r for _, r in busiest.values())
+
+    def to_dict(self, retraction_groups: Collection[str] | None = None) -> dict[str, Any]:
+        """The facts a reader sees; the retractions counted by the engine's
+        `retraction_groups` (`retraction_counts`)."""
         mean = self.mean_gen_throughput
+        retractions, retracted_reqs = self.retraction_counts(retraction_groups)
         return {
             "prefill_batches": self.prefill_batches,
             "decode_batches": self.decode_batches,
@@ -244,8 +264,8 @@ class Runtime:
             "peak_queue_req": self.peak_queue_req,
             "last_gen_throughput": self.last_gen_throughput,
             "mean_gen_throughput": round(mean, 2) if mean is not None else None,
-            "retractions": self.retractions,
-            "retracted_reqs": self.retracted_reqs,
+            "retractions": retractions,
+            "retracted_reqs": retracted_reqs,
             "new_token_ratio_first": self.new_token_ratio_first,
             "new_token_ratio_last": self.new_token_ratio_last,
             "saturated_longest": self.saturation.longest,
@@ -325,21 +345,6 @@ class Runtime:
         seen = self.retraction_ranks.setdefault(rank, [0, 0])
         seen[0] += 1
         seen[1] += reqs
-        self._recount()
-
-    def _recount(self) -> None:
-        """Each episode once: every rank of a tensor-parallel group logs the same retraction
-        (SGLang 0.4.1.post4 managers/scheduler.py:927 logs it in `update_running_batch`, which
-        every TP rank runs, where the decode stats are logged by TP 0 alone, :1150-1153), so a
-        group counts as its busiest rank; groups of other DP or PP ranks retract on their own
-        and add up."""
-        groups: dict[str, list[int]] = {}
-        for rank, (n, reqs) in self.retraction_ranks.items():
-            key = " ".join(t for t in (rank or "").split() if t[:2] in ("DP", "PP"))
-            top = groups.setdefault(key, [0, 0])
-            top[0], top[1] = max(top[0], n), max(top[1], reqs)
-        self.retractions = sum(n for n, _ in groups.values())
-        self.retracted_reqs = sum(r for _, r in groups.values())
 
     # -- the lines that came after ----------------------------------------------------------
     def join(self, b: Runtime) -> None:
@@ -364,8 +369,6 @@ class Runtime:
             seen = self.retraction_ranks.setdefault(rank, [0, 0])
             seen[0] += n
             seen[1] += reqs
-        if b.retraction_ranks:
-            self._recount()
         if self.new_token_ratio_first is None:
             self.new_token_ratio_first = b.new_token_ratio_first
         self.new_token_ratio_last = _later(self.new_token_ratio_last, b.new_token_ratio_last)

@@ -70,3 +70,58 @@ def test_a_logged_running_cap_below_sglangs_rule_without_args_is_the_operators()
     assert wi is not None
     assert {sc.max_running_requests for sc in wi.scenarios} == {1}
     assert any("read as --max-running-requests 1" in n for n in wi.explanation)
+
+
+# SGLang's speculative-decoding setup without the args dump: the target's and the draft's
+# pool lines (test_pool_roles.py), then the capacity line with the cap SGLang sets itself when
+# --max-running-requests is not given (48: 0.5.5 srt/server_args.py:1533-1537, 0.5.23
+# srt/arg_groups/speculative_hook.py:1086-1094).
+_TARGET = [
+    "[2025-07-28 11:00:01 TP0] Load weight begin. avail mem=78.66 GB",
+    "[2025-07-28 11:00:05 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, "
+    "avail mem=63.52 GB, mem usage=15.14 GB.",
+    "[2025-07-28 11:00:06 TP0] KV Cache is allocated. #tokens: 423698, K size: 25.86 GB, "
+    "V size: 25.86 GB"]
+_DRAFT = [
+    "[2025-07-28 11:00:07 TP0] Load weight end. type=LlamaForCausalLMEagle3, "
+    "dtype=torch.bfloat16, avail mem=11.30 GB, mem usage=0.80 GB.",
+    "[2025-07-28 11:00:07 TP0] KV Cache is allocated. #tokens: 423698, K size: 0.81 GB, "
+    "V size: 0.81 GB"]
+
+
+def _capped(lines: list[str], cap: int):
+    from kvtui.core.pipeline import Session
+
+    s = Session()
+    s.feed_lines("log", [*lines, f"[2025-07-28 11:00:09 TP0] max_total_num_tokens=423698, "
+                         "chunked_prefill_size=8192, max_prefill_tokens=16384, "
+                         f"max_running_requests={cap}, context_len=131072, "
+                         "available_gpu_mem=10.49 GB"])
+    wi = s.report().whatif
+    assert wi is not None
+    return wi, " ".join(wi.explanation)
+
+
+def test_a_cap_of_48_beside_a_draft_pool_is_sglangs_speculative_default():
+    wi, notes = _capped(_TARGET + _DRAFT, 48)
+    assert {sc.max_running_requests for sc in wi.scenarios} == {48}
+    assert "SGLang's speculative-decoding default 48" in notes
+    assert "with a draft model's KV pool in the log" in notes
+    assert "read as --max-running-requests" not in notes
+    assert "--max-running-requests 48, or" not in notes
+
+
+def test_a_cap_of_48_without_a_draft_names_both_causes():
+    """NGRAM speculative decoding loads no draft model (0.5.5 server_args.py:1615-1625), so
+    no draft line does not rule the default out: the note names the flag and the default."""
+    wi, notes = _capped(_TARGET, 48)
+    assert {sc.max_running_requests for sc in wi.scenarios} == {48}
+    assert ("--max-running-requests 48, or SGLang's speculative-decoding default 48" in notes)
+    assert "read as --max-running-requests" not in notes
+
+
+def test_another_cap_beside_a_draft_pool_stays_the_operators():
+    wi, notes = _capped(_TARGET + _DRAFT, 32)
+    assert {sc.max_running_requests for sc in wi.scenarios} == {32}
+    assert "read as --max-running-requests 32" in notes
+    assert "speculative" not in notes

@@ -203,9 +203,9 @@ def test_a_retraction_logged_by_every_tp_rank_counts_once():
     # managers/scheduler.py:927), decode stats by TP0 only
     lines = [f"[2025-01-06 02:58:44 TP{r}] Decode out of memory happened. #retracted_reqs: 1, "
              "#new_token_ratio: 0.0980 -> 0.9446" for r in (0, 5, 7, 2, 6)]
-    rt = analyse(lines=lines).state.current.runtime
+    rt = analyse(lines=lines).report().runtime
     assert (rt.retractions, rt.retracted_reqs) == (1, 1)
     # DP-attention ranks retract on their own: they add up
     dp = [line.replace(f"TP{r}]", f"DP{r} TP{r}]") for r, line in zip((0, 5), lines, strict=False)]
-    rt = analyse(lines=dp).state.current.runtime
+    rt = analyse(lines=dp).report().runtime
     assert (rt.retractions, rt.retracted_reqs) == (2, 2)

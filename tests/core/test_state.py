@@ -47,14 +47,16 @@ def test_bytes_per_token_is_logged_gib_over_tokens():
 
 def test_runtime_aggregates_match_a_hand_count():
     name = "llama31-8b-retraction.log"
-    run = analyse(name).state.current
+    session = analyse(name)
+    run = session.state.current
+    facts = session.report().runtime
     lines = list(iter_lines(str(SAMPLES / name)))
     decode = [ln for ln in lines if "Decode batch" in ln]
     retract = [ln for ln in lines if "Retract requests" in ln]
     assert run.runtime.decode_batches == len(decode)
-    assert run.runtime.retractions == len(retract)
+    assert facts.retractions == len(retract)
     retracted = sum(int(ln.split("#retracted_reqs: ")[1].split(",")[0]) for ln in retract)
-    assert run.runtime.retracted_reqs == retracted
+    assert facts.retracted_reqs == retracted
     usages = [float(ln.split("token usage: ")[1].split(",")[0]) for ln in decode]
     assert run.runtime.last_token_usage == usages[-1]
     assert run.runtime.peak_token_usage >= max(usages)

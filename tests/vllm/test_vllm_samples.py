@@ -375,6 +375,7 @@ def test_v1_preemptions_count_as_retractions():
     s = Session()
     s.feed_lines("v", lines)
     rt = s.state.current.runtime
-    assert (rt.retractions, rt.retracted_reqs) == (3, 9)
+    facts = s.report().runtime
+    assert (facts.retractions, facts.retracted_reqs) == (3, 9)
     assert rt.retraction_evidence is not None and rt.retraction_evidence.line == 2
     assert "kv-retraction" in {a["rule"] for a in s.report().to_json()["alerts"]}

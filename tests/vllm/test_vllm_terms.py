@@ -2,9 +2,9 @@
 
 The report's keys are SGLang's names (context_len, max_total_num_tokens), the first engine's; a
 vLLM engineer sets and greps `max_model_len` (vllm 0.33.0 config/model.py:249) and reads the pool
-as "GPU KV cache size: N tokens", kept as `cache_config.kv_cache_size_tokens`
-(v1/core/kv_cache_utils.py:1141). The JSON keeps its keys (a contract); the check text, the
-alerts' sentences and the facts pane use the engine's names (`Engine.terms`).
+as "GPU KV cache size: N tokens" (0.10.1 v1/core/kv_cache_utils.py:849 and :1013), the words of
+the log, not the name of a variable inside vLLM. The JSON keeps its keys (a contract); the check
+text, the alerts' sentences and the facts pane use the engine's names (`Engine.terms`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ def test_vllm_check_text_and_pane_say_max_model_len():
     r = sample_report("vllm-llama31-70b-tp8-bf16.log")
     text = render_text(r)
     cap = next(ln for ln in text.splitlines() if ln.startswith("Capacity"))
-    assert "kv_cache_size_tokens=1,364,400" in cap and "max_model_len=131,072" in cap
+    assert "GPU KV cache size=1,364,400" in cap and "max_model_len=131,072" in cap
     assert "context_len" not in cap and "max_total_num_tokens" not in cap
+    assert "kv_cache_size_tokens" not in cap  # a name inside vLLM, never in its log
     pane = facts_text(r).plain
-    assert "kv_cache_size_tokens=1,364,400" in pane and "max_model_len=131,072" in pane
+    assert "GPU KV cache size=1,364,400" in pane and "max_model_len=131,072" in pane
     assert "context_len=" not in pane and "max_total_num_tokens=" not in pane
     # the JSON contract keeps the report's keys
     assert r.capacity is not None and r.to_json()["capacity"]["context_len"] == 131072

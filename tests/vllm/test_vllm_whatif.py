@@ -113,10 +113,11 @@ def test_the_pane_moves_gpu_memory_utilization_and_keeps_the_cell_size():
 def test_vllm_preemptions_mark_the_timeline_like_retractions():
     """Each stats interval with preemptions is a retraction episode and a timeline marker, so
     the TUI's retraction row counts what the facts pane says (34 on the FP8 sample)."""
-    run = session(FP8).state.current
+    s = session(FP8)
+    run = s.state.current
     assert run is not None
     marks = [p for p in run.runtime.timeline if p.retraction]
-    assert run.runtime.retractions == len(marks) == 34
+    assert s.report().runtime.retractions == len(marks) == 34
 
 
 # V1's start-up memory summary, as 0.33.0 prints it (v1/worker/gpu_worker.py:1045, logger.info;

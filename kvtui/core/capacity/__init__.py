@@ -14,6 +14,8 @@ API
   config.json or model directory.
 - ``ModelSpec``, ``from_hf_config``, ``from_path``, ``from_checkpoint``: the KV-relevant shape.
 - ``preset_names()``, ``match_preset(name)``, ``preset_spec(id)``: the bundled presets.
+- ``spec_for_run(model, checkpoint, server_args, notes, args_name=..)``: the spec a run's
+  what-if uses (checkpoint, given model, then a preset the log names), for every engine.
 - ``Parallel(tp=.., attn_dp=.., attn_cp=.., pp=..)``: the layout a what-if sizes for.
 - ``MemoryKnob``, ``parse_fraction``, ``DEFAULT_CONTEXTS``: the what-if frame.
 """
@@ -22,11 +24,17 @@ from __future__ import annotations
 
 from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint, from_hf_config, from_path
 from kvtui.core.capacity.parallel import Parallel
-from kvtui.core.capacity.presets import match_preset, preset_names, preset_spec, resolve_model
+from kvtui.core.capacity.presets import (
+    match_preset,
+    preset_names,
+    preset_spec,
+    resolve_model,
+    spec_for_run,
+)
 from kvtui.core.capacity.whatif import DEFAULT_CONTEXTS, MemoryKnob, parse_fraction
 
 __all__ = [
     "DEFAULT_CONTEXTS", "MemoryKnob", "ModelSpec", "Parallel", "from_checkpoint",
     "from_hf_config", "from_path", "match_preset", "parse_fraction", "preset_names",
-    "preset_spec", "resolve_model",
+    "preset_spec", "resolve_model", "spec_for_run",
 ]

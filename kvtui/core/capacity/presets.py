@@ -4,7 +4,8 @@ Why presets at all: SGLang logs rarely carry the model's shape, and a log read o
 config.json beside it. The JSON files in `presets/` hold the KV-relevant config fields (HF names,
 `text_config` nesting kept) and, per value, where it came from, so a reader can audit any number
 the calculator prints. `resolve_model` turns whatever names a model (a preset name, an HF id,
-a served path, a config.json or a model directory) into its spec, for every engine.
+a served path, a config.json or a model directory) into its spec, for every engine, and
+`spec_for_run` is the order every engine's calculator looks for one in.
 """
 
 from __future__ import annotations
@@ -15,9 +16,14 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kvtui.core.capacity.modelspec import ModelSpec, from_hf_config, from_path
+from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint, from_hf_config, from_path
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from kvtui.core.checkpoint import CheckpointFacts
 
 # Name parts that may follow a preset's name in a served path without changing the KV shape.
 _SUFFIX_WORDS = frozenset({
@@ -129,3 +135,28 @@ def resolve_model(model: Any) -> tuple[ModelSpec, str]:
         return preset_spec(hit[0]), hit[1]
     raise ValueError(f"--model {text!r}: not a file, a model directory or a preset. Presets: "
                      + ", ".join(preset_names()))
+
+
+# The arguments that name the served model, in the order they are tried: the path (or HF id)
+# the engine loaded, then the name it serves it under (both engines' parsers keep these keys).
+_NAMING_ARGS = ("model_path", "served_model_name")
+
+
+def spec_for_run(model: Any, checkpoint: CheckpointFacts | None, server_args: Mapping[str, Any],
+                 notes: list[str], *, args_name: str) -> tuple[ModelSpec, str] | None:
+    """(spec, why) for a run's what-if, whichever engine sizes it: the checkpoint's own
+    config.json when no `model` is given (it is the deployment's truth), else the given model,
+    else a preset a naming argument of the log matches (`args_name` says whose arguments, in the
+    why). None when nothing names a known model: the engine says why, as only it knows what its
+    log could have named (SGLang's weight line, vLLM's architecture)."""
+    read = from_checkpoint(checkpoint, notes) if model is None else None
+    if read is not None:
+        return read
+    if model is not None:
+        return resolve_model(model)
+    for key in _NAMING_ARGS:
+        name = server_args.get(key)
+        hit = match_preset(name) if isinstance(name, str) else None
+        if hit:
+            return preset_spec(hit[0]), f"auto-detected: {hit[1]} ({args_name} {key})"
+    return None

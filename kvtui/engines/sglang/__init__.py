@@ -39,6 +39,11 @@ class SGLang:
     # before the weight loader may still load k_scale/v_scale (layers/quantization/kv_cache.py).
     scale_warning_after_load = False
     columns = _Columns()
+    # Every TP rank logs the retraction of its group: the log line sits in
+    # `update_running_batch`, which every TP rank runs (0.4.1.post4 managers/scheduler.py:927,
+    # 0.5.5 :1917-1921), where the decode stats are logged by TP 0 alone (0.4.1.post4
+    # :1150-1153); ranks of other DP or PP groups retract on their own.
+    retraction_groups: frozenset[str] | None = frozenset({"DP", "PP"})
     # The args dump, and the model-specific KV dtype overrides logged just before it
     # (parsers/sglang/startup.py `_KV_SETTING`, `_KV_MUSE`).
     start_markers = (b"server_args=", b"Setting KV cache dtype to ", b" KV cache by default for ")

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes
-from kvtui.core.capacity.modelspec import ModelSpec, from_checkpoint
+from kvtui.core.capacity.modelspec import ModelSpec
 from kvtui.core.capacity.parallel import Parallel
-from kvtui.core.capacity.presets import match_preset, preset_spec, resolve_model
+from kvtui.core.capacity.presets import spec_for_run
 from kvtui.core.deployment import layout
 from kvtui.core.report_types import WhatIf
 from kvtui.core.values import as_float as _float
@@ -55,19 +55,12 @@ def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
 
 def _model_spec(run: Any, model: Any, checkpoint: CheckpointFacts | None,
                 notes: list[str]) -> tuple[ModelSpec | None, str]:
-    """(spec, why): the checkpoint's config.json, else the given model, else a preset the log's
-    model path names."""
+    """(spec, why): the core's order (`spec_for_run`), else why none, naming the model class
+    SGLang's weight line printed."""
     sa = run.server_args or {}
-    read = from_checkpoint(checkpoint, notes) if model is None else None
-    if read is not None:
-        return read
-    if model is not None:
-        return resolve_model(model)
-    for key in ("model_path", "served_model_name"):
-        name = sa.get(key)
-        hit = match_preset(name) if isinstance(name, str) else None
-        if hit:
-            return preset_spec(hit[0]), f"auto-detected: {hit[1]} (server_args {key})"
+    found = spec_for_run(model, checkpoint, sa, notes, args_name="server_args")
+    if found is not None:
+        return found
     path = sa.get("model_path")
     cls = next((w.get("model_class") for w in run.weights.values() if w.get("model_class")),
                None)
@@ -223,17 +216,39 @@ def calculator_from_run(run: Any, model: Any = None,
         args=args, draft_pools=_draft_pools(run), model_path=sa.get("model_path"),
     )
     if "max_running_requests" not in sa:
-        _operator_cap(calc)
+        _operator_cap(calc, _draft_seen(run))
     return calc
 
 
-def _operator_cap(calc: Calculator) -> None:
+# SGLang's own cap under speculative decoding: with a speculative algorithm and no
+# --max-running-requests it sets max_running_requests = 48 (0.5.5 srt/server_args.py:1533-1537
+# for EAGLE, EAGLE3 and STANDALONE, :1621-1625 for NGRAM; 0.5.23
+# srt/arg_groups/speculative_hook.py:1086-1094 for the EAGLE family, :438-446 DFlash, :852-860
+# DSpark, :992-1000 frozen-KV MTP, :1294-1302 NGRAM), which the scheduler logs per attention-DP
+# rank as 48 // dp_size (0.5.5 srt/managers/tp_worker.py:281-289).
+SPECULATIVE_RUNNING_DEFAULT = 48
+
+
+def _draft_seen(run: Any) -> str | None:
+    """What in the log shows a speculative draft model (None: nothing does; an NGRAM draft loads
+    no model, so a log may run speculative decoding and show none)."""
+    if run.draft_kv_pools():
+        return "a draft model's KV pool"
+    if run.draft_weights:
+        return "a draft model's weight load"
+    return None
+
+
+def _operator_cap(calc: Calculator, draft: str | None = None) -> None:
     """A logged max_running_requests below what SGLang's own rule gives for the logged pool,
-    in a log without the args dump: only --max-running-requests lowers it so (the rule's
-    other caps, the Mamba slots, are in the rule), so the what-if keeps it for every row
+    in a log without the args dump: --max-running-requests lowers it so (the rule's other caps,
+    the Mamba slots, are in the rule), and so does SGLang's speculative-decoding default of 48
+    (`SPECULATIVE_RUNNING_DEFAULT`); either way the what-if keeps it for every row
     (guqiong96/Lsglang#9 logged max_running_requests=1 beside a pool SGLang gives 2,048; SGLang's
     docs notebooks run with --max-running-requests 128, sglang/test/doc_patch.py:18,52 in
-    0.5.23, and print 128 beside a 20,480-token pool)."""
+    0.5.23, and print 128 beside a 20,480-token pool). The note names the speculative default
+    when the logged figure is its figure: the only cause when `draft` (what shows a draft model)
+    is given, one of the two otherwise."""
     from kvtui.engines.sglang.scenario import build_row
 
     logged = calc.mrr_logged
@@ -243,10 +258,26 @@ def _operator_cap(calc: Calculator) -> None:
     if own is None or logged >= own:
         return
     dp = max(1, calc.parallel.attn_dp)
-    calc.mrr_user = logged * dp
-    calc.notes.append(f"max_running_requests={logged:,} logged, below the {own:,} SGLang's rule "
-                      "gives this pool, and no args dump: read as --max-running-requests "
-                      f"{logged * dp:,}, kept for every row")
+    head = (f"max_running_requests={logged:,} logged, below the {own:,} SGLang's rule gives "
+            "this pool, and no args dump")
+    default = SPECULATIVE_RUNNING_DEFAULT
+    if logged != default // dp:
+        calc.mrr_user = logged * dp
+        calc.notes.append(f"{head}: read as --max-running-requests {logged * dp:,}, kept for "
+                          "every row")
+        return
+    calc.mrr_user = default
+    per_rank = f" ({logged:,} per attention-DP rank)" if dp > 1 else ""
+    if draft is not None:
+        calc.notes.append(f"{head}, with {draft} in the log: SGLang's speculative-decoding "
+                          f"default {default}{per_rank}, which it sets when "
+                          "--max-running-requests is not given, kept for every row")
+    else:
+        calc.notes.append(f"{head}: --max-running-requests {default}, or SGLang's "
+                          f"speculative-decoding default {default}{per_rank}, which it sets "
+                          "when speculative decoding is on and the flag is not given (no draft "
+                          "model shows in the log; an NGRAM draft loads none), kept for every "
+                          "row")
 
 
 def _draft_pools(run: Any) -> list[dict[str, Any]]:

@@ -70,13 +70,14 @@ WORDING: dict[str, str] = {
 }
 
 
-# The report's capacity figures as vLLM's configuration names them: max_model_len
-# (config/model.py:249 in 0.33.0), max_num_batched_tokens (config/scheduler.py:48), and the
-# pool in tokens that "GPU KV cache size: N tokens" prints, kept as
-# cache_config.kv_cache_size_tokens (v1/core/kv_cache_utils.py:1141).
+# The report's capacity figures as vLLM's user names them: max_model_len (config/model.py:249
+# in 0.33.0), max_num_batched_tokens (config/scheduler.py:48), the flags they set and grep; and
+# the pool in tokens as the log prints it, "GPU KV cache size: N tokens" (0.10.1
+# v1/core/kv_cache_utils.py:849 and :1013, logger.info), the only place a user meets it (the
+# variable that holds it is vLLM's own: a local `num_tokens` there).
 TERMS: dict[str, str] = {
     "context_len": "max_model_len",
-    "max_total_num_tokens": "kv_cache_size_tokens",
+    "max_total_num_tokens": "GPU KV cache size",
     "chunked_prefill_size": "max_num_batched_tokens",
 }
 
@@ -91,6 +92,11 @@ class VLLM:
     # 1.0 (model_executor/layers/quantization/kv_cache.py, process_weights_after_loading).
     scale_warning_after_load = True
     columns = None  # one stats line every few seconds: the line route is enough
+    # One scheduler per engine preempts, in the engine's process, never in a TP worker's
+    # (0.10.1 v1/core/sched/scheduler.py:255-271; V0 core/scheduler.py:1774-1776 warns of it),
+    # and the stats line that counts preemptions is one per engine ("Engine %03d: ",
+    # v1/metrics/loggers.py:124): each retraction line is an episode.
+    retraction_groups: frozenset[str] | None = None
     # The lines that begin a server start: the CLI args, the engine's config line, the API
     # server's release line (parsers/vllm/args.py, startup.py).
     start_markers = (b"non-default args: {", b"args: Namespace(", b" LLM engine (v",

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes
-from kvtui.core.capacity import ModelSpec, Parallel, from_checkpoint, match_preset, preset_spec
-from kvtui.core.capacity import resolve_model as resolve_preset
+from kvtui.core.capacity import ModelSpec, Parallel, spec_for_run
 from kvtui.core.deployment import layout, proven, sized_label, world_label
 from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
@@ -49,17 +48,12 @@ def _model_dtype(run: Any, spec: ModelSpec | None) -> str:
 
 def _spec(run: Any, model: Any, checkpoint: CheckpointFacts | None,
           notes: list[str]) -> tuple[ModelSpec | None, str]:
-    read = from_checkpoint(checkpoint, notes) if model is None else None
-    if read is not None:
-        return read
-    if model is not None:
-        return resolve_preset(model)
+    """(spec, why): the core's order (`spec_for_run`), else why none, naming the architecture
+    vLLM's config line printed."""
     sa = run.server_args or {}
-    for key in ("model_path", "served_model_name"):
-        name = sa.get(key)
-        hit = match_preset(name) if isinstance(name, str) else None
-        if hit:
-            return preset_spec(hit[0]), f"auto-detected: {hit[1]} (vLLM's {key})"
+    found = spec_for_run(model, checkpoint, sa, notes, args_name="vLLM's")
+    if found is not None:
+        return found
     path = sa.get("model_path")
     arch = sa.get("architecture")
     return None, ((f"model {path!r} matches no preset" if path else "the log names no model")
