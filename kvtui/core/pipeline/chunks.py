@@ -37,11 +37,10 @@ def can_join(earlier: State, later: State) -> bool:
     if first.opener != "start":
         return first.kinds_seen <= JOINABLE_KINDS  # runtime lines continue the last run
     last = earlier.runs[-1]
-    # A start stamped before the last run's lines is that run's (`Run.takes_start`), and a
-    # start that held only its dump before the next start may be the last run's dump
-    # (`State._settle_args_only`): only a sequential read can tell.
-    if last.takes_start(first.opened_ts) or (
-            first.args_only and len(later.runs) > 1 and not last.dump_parts and last.progressed):
+    # A start stamped before the last run's lines is that run's (`Run.takes_start`), and so is
+    # a start that held only its dump before the next start (`Run.takes_dump`, which
+    # `State._settle_args_only` applies at that start): only a sequential read does it.
+    if last.takes_start(first.opened_ts) or (len(later.runs) > 1 and last.takes_dump(first)):
         return False
     # A server start: a new run, unless the cut fell inside an argument-resolution block (a
     # dump, a KV dtype override, an engine's release line or one part of a start it prints in
