@@ -99,9 +99,10 @@ def _join_run(a: Run, b: Run) -> None:
 
 
 # A chunk of lines folded from scratch (numbered from 1, or as in its stream: then joined at
-# line offset 0): its state, line count, engine name, its last line when the fold holds it
-# (`Fold.pending`: it may go on in the next chunk), and its first line.
-Result = tuple[State, int, str | None, tuple[str, int, str] | None, str | None]
+# line offset 0): its state, line count, engine name, its last line (or the wrap that ends with
+# it) when the fold holds it (`Fold.pending`: it may go on in the next chunk), and its first
+# line.
+Result = tuple[State, int, str | None, tuple[str, int, str, int] | None, str | None]
 
 
 def result_of(fold: Fold) -> Result:
@@ -127,7 +128,8 @@ def join_result(fold: Fold, result: Result, line_offset: int) -> bool:
     if fold.pending is not None:
         # The line held at the end of what came before: the chunk's first line may be its
         # rest, which only a read of the two together can tell.
-        if first_text is not None and fold.joined(fold.pending[2], first_text) is not None:
+        _, _, held, pieces = fold.pending
+        if first_text is not None and fold.joined(held, first_text, pieces) is not None:
             return False
         fold.flush()
     if fold.lines == 0:  # a fresh fold: the chunk's state is what a sequential read makes
@@ -143,8 +145,8 @@ def join_result(fold: Fold, result: Result, line_offset: int) -> bool:
     if fold.first_text is None:
         fold.first_text = first_text
     if pending is not None:
-        source, n, text = pending
-        fold.pending = (source, n + line_offset, text)
+        source, n, text, pieces = pending
+        fold.pending = (source, n + line_offset, text, pieces)
     if fold.engine is None and name is not None:
         fold.engine = load(name)
     if fold.engine is not None:
