@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes, severity
+from kvtui.core.capacity.whatif import floor_fit
 from kvtui.core.engine import retraction_groups, term
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import Alert, Inverse, WhatIf
@@ -343,6 +344,8 @@ def _rule_context_exceeds_pool(st: State, run: Run, ctx: _Ctx) -> Alert | None:
 
 
 def _current_concurrency(run: Run, ctx: _Ctx) -> tuple[float | None, int | None, int | None]:
+    """The full-context requests the pool fits, cut to 2 decimals (`floor_fit`: 1.996 is not
+    "2.00"), the pool's tokens and the context length."""
     cap = run.primary_capacity() or {}
     total = cap.get("max_total_num_tokens")
     context = cap.get("context_len")
@@ -353,8 +356,8 @@ def _current_concurrency(run: Run, ctx: _Ctx) -> tuple[float | None, int | None,
         return None, total, context
     conc = cap.get("max_concurrency")
     if isinstance(conc, (int, float)) and not isinstance(conc, bool):
-        return float(conc), total, context  # the engine's own figure, when it prints one
-    return total / context, total, context
+        return floor_fit(float(conc)), total, context  # the engine's own, when it prints one
+    return floor_fit(total, context), total, context
 
 
 def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
@@ -382,7 +385,7 @@ def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     evidence = run.capacity_evidence or (pool.evidence if pool is not None else None)
     return Alert("low-context-concurrency", "warning",
                  f"Only {conc:.2f} full-context requests fit", detail, evidence, fix,
-                 extra={"concurrency": round(conc, 2)})
+                 extra={"concurrency": conc})
 
 
 def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:

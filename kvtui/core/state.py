@@ -296,6 +296,18 @@ class Run:
         """Opened by a server start and holding nothing but its argument-resolution lines."""
         return self.opener == "start" and not self.progressed
 
+    def takes_dump(self, start: Run) -> bool:
+        """Is `start`, the run right after this one and holding nothing but a start's dump,
+        this run's own start pasted below it? So when this run has no start of its own and
+        got going: a real start prints its start-up lines before the next start or the log's
+        end. Unless its stamp says otherwise: a dump stamped after this run's lines (or whose
+        stamp cannot be compared with them, `_not_after`) is a real restart whose log was cut
+        short, the same rule as `takes_start` applies while folding."""
+        if not (start.args_only and start.dump_parts and self.progressed):
+            return False
+        return not self.dump_parts if start.opened_ts is None \
+            else self.takes_start(start.opened_ts)
+
     def absorb_start(self, start: Run) -> None:
         """Take an args-only run's lines (`args_only`) as this run's own start: they were a
         start-up's dump that the paste put below the start-up's lines. Rebinds what it
@@ -440,13 +452,8 @@ class State:
 
     def _absorbs_last(self) -> bool:
         """Is the current run a start that held only its dump, after a run with no start of
-        its own? Then it was that run's start (pasted below it): a real start prints its
-        start-up lines before the next start or the log's end."""
-        if len(self.runs) < 2:
-            return False
-        run, before = self.runs[-1], self.runs[-2]
-        return run.args_only and bool(run.dump_parts) and not before.dump_parts \
-            and before.progressed
+        its own (`Run.takes_dump`)?"""
+        return len(self.runs) >= 2 and self.runs[-2].takes_dump(self.runs[-1])
 
     def _settle_args_only(self) -> None:
         """Before a new run opens: an args-only current run joins the run it was the start of

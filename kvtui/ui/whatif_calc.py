@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvtui.core.capacity.whatif import floor_fit
 from kvtui.core.units import fmt_length
 
 DTYPES = ("bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_block16")
@@ -53,7 +54,7 @@ def fmt_fit(v: Any) -> str:
     """How many requests fit, never rounded up (10.58 is "10.5", not "11": an eleventh
     request does not fit)."""
     if isinstance(v, int | float) and not isinstance(v, bool):
-        return f"{math.floor(v * 10) / 10:,.1f}" if v < 100 else f"{math.floor(v):,}"
+        return f"{floor_fit(v, digits=1):,.1f}" if v < 100 else f"{math.floor(v):,}"
     return "—"
 
 

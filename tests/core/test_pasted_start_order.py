@@ -2,10 +2,11 @@
 
 Users paste the KV-cache and memory-pool lines first and the `server_args` line after them (or
 two excerpts of one server in the wrong order). The dump then comes after lines of a run that
-has no start of its own: when its stamp is no later than that run's lines, or when it carries
-no lines of its own before the next start or the end, it is that run's start
-(`Run.takes_start`, `State.settled`). A restart is stamped after every line before it and
-prints its own start-up, so two genuine starts still make two runs.
+has no start of its own: when its stamp is no later than that run's lines, or when it is
+untimed and carries no lines of its own before the next start or the end, it is that run's start
+(`Run.takes_start`, `Run.takes_dump`, `State.settled`). A restart is stamped after every line
+before it and prints its own start-up (or is cut short after its dump), so two genuine starts
+still make two runs.
 """
 
 from __future__ import annotations
@@ -78,6 +79,48 @@ def test_an_untimed_dump_with_no_lines_of_its_own_joins_the_startup_above_it():
     first, second = s.state.runs
     assert first.server_args["model_path"] == "Qwen/Qwen3-14B" and first.primary_kv_pool()
     assert second.server_args["model_path"] == "Qwen/Qwen3-8B" and second.primary_kv_pool()
+
+
+def test_a_last_dump_stamped_no_later_than_the_lines_above_it_is_their_start():
+    # the dump of 10:00:52, the second of the last decode line, pasted below its lines
+    lines = [*(stamped("10:00:41", t) for t in STARTUP), stamped("10:00:52", DECODE),
+             stamped("10:00:52", ARGS, None)]
+    s = fold(lines)
+    assert len(s.state.runs) == 1 and len(s.state.settled().runs) == 1
+    report = s.report()
+    assert len(report.runs) == 1
+    assert report.model.path == "Qwen/Qwen3-14B" and report.pools[0].tokens == 91749
+
+
+def test_a_last_dump_stamped_hours_after_the_lines_above_it_is_a_restart_cut_short():
+    """A start with nothing but its dump, stamped hours after the run before it, is a restart
+    whose log ends there (`Run.takes_dump`): the report keeps it as its own run, and the run
+    before it keeps no server_args it never printed."""
+    restart = stamped("14:00:00", ARGS.replace("Qwen3-14B", "Qwen3-8B"), None)
+    lines = [*(stamped("10:00:41", t) for t in STARTUP), stamped("10:00:52", DECODE), restart]
+    s = fold(lines)
+    settled = s.state.settled()
+    assert len(settled.runs) == 2
+    assert not settled.runs[0].server_args and settled.runs[0].primary_kv_pool() is not None
+    assert settled.current.server_args["model_path"] == "Qwen/Qwen3-8B"
+    report = s.report()
+    assert len(report.runs) == 2 and report.model.path == "Qwen/Qwen3-8B"
+    # a next start does not fold it into the run before either
+    s.feed_lines("paste", [stamped("14:30:00", ARGS, None),
+                           *(stamped("14:30:40", t) for t in STARTUP)], len(lines) + 1)
+    assert len(s.state.runs) == 3 and not s.state.runs[0].server_args
+    assert s.state.runs[1].server_args["model_path"] == "Qwen/Qwen3-8B"
+
+
+def test_every_cut_before_a_restart_cut_short_gives_the_sequential_answer(tmp_path):
+    path = tmp_path / "cut-short.log"
+    runtime = [stamped(f"10:01:{i % 60:02d}", DECODE) for i in range(20)]
+    path.write_text("\n".join([*(stamped("10:00:41", t) for t in STARTUP), *runtime,
+                               stamped("14:00:00", ARGS, None), stamped("14:30:00", ARGS, None),
+                               *(stamped("14:30:40", t) for t in STARTUP), *runtime[:5]])
+                    + "\n")
+    joined = [check_cuts(path, [0, off]) for off in line_offsets(path)[:-1]]
+    assert joined[len(STARTUP) + len(runtime) - 1]  # the cut right before the dump: joined
 
 
 def test_a_restart_stamped_after_the_lines_before_it_is_a_new_run():

@@ -1,5 +1,6 @@
 """The what-if frame every engine's calculator shares: the memory knob it moves, how a user types
-a memory fraction, the request lengths the concurrency columns default to.
+a memory fraction, the request lengths the concurrency columns default to, how many requests a
+pool fits (`floor_fit`).
 
 Why here and not in an engine: the report, `kvtui whatif` and the TUI's what-if pane read every
 engine's calculator the same way (`report`, `scenario`, `current`, `inverse`, `tokens_for`,
@@ -10,13 +11,31 @@ arithmetic is its own: SGLang's in `kvtui.engines.sglang.calculator`, vLLM's in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from kvtui.core.units import fmt_bytes_gib
 
 DEFAULT_CONTEXTS: tuple[int, ...] = (32768, 131072)
+
+
+def floor_fit(num: float, den: float = 1, digits: int = 2) -> float:
+    """How many requests fit, `num / den`, cut (never rounded) to `digits` decimals: a pool of
+    0.996 requests is 0.99, not 1.0, since not one full request fits, and every reader
+    (a table, a 1-decimal cell, `int()` for what can run) then cuts it further. Integers
+    (tokens, lengths, blocks) are divided exactly; a float is read as the decimal it prints
+    (0.29 stays 0.29, where `math.floor(0.29 * 100)` is 28)."""
+    scale = 10 ** digits
+    if isinstance(num, int) and isinstance(den, int):
+        return (num * scale // den) / scale
+    if not (math.isfinite(num) and math.isfinite(den)):
+        return num / den
+    exact = Fraction(Decimal(repr(float(num)))) / Fraction(Decimal(repr(float(den))))
+    return math.floor(exact * scale) / scale
 
 
 def parse_fraction(text: str) -> float | None:

@@ -37,11 +37,10 @@ def can_join(earlier: State, later: State) -> bool:
     if first.opener != "start":
         return first.kinds_seen <= JOINABLE_KINDS  # runtime lines continue the last run
     last = earlier.runs[-1]
-    # A start stamped before the last run's lines is that run's (`Run.takes_start`), and a
-    # start that held only its dump before the next start may be the last run's dump
-    # (`State._settle_args_only`): only a sequential read can tell.
-    if last.takes_start(first.opened_ts) or (
-            first.args_only and len(later.runs) > 1 and not last.dump_parts and last.progressed):
+    # A start stamped before the last run's lines is that run's (`Run.takes_start`), and so is
+    # a start that held only its dump before the next start (`Run.takes_dump`, which
+    # `State._settle_args_only` applies at that start): only a sequential read does it.
+    if last.takes_start(first.opened_ts) or (len(later.runs) > 1 and last.takes_dump(first)):
         return False
     # A server start: a new run, unless the cut fell inside an argument-resolution block (a
     # dump, a KV dtype override, an engine's release line or one part of a start it prints in
@@ -100,9 +99,10 @@ def _join_run(a: Run, b: Run) -> None:
 
 
 # A chunk of lines folded from scratch (numbered from 1, or as in its stream: then joined at
-# line offset 0): its state, line count, engine name, its last line when the fold holds it
-# (`Fold.pending`: it may go on in the next chunk), and its first line.
-Result = tuple[State, int, str | None, tuple[str, int, str] | None, str | None]
+# line offset 0): its state, line count, engine name, its last line (or the wrap that ends with
+# it) when the fold holds it (`Fold.pending`: it may go on in the next chunk), and its first
+# line.
+Result = tuple[State, int, str | None, tuple[str, int, str, int] | None, str | None]
 
 
 def result_of(fold: Fold) -> Result:
@@ -128,7 +128,8 @@ def join_result(fold: Fold, result: Result, line_offset: int) -> bool:
     if fold.pending is not None:
         # The line held at the end of what came before: the chunk's first line may be its
         # rest, which only a read of the two together can tell.
-        if first_text is not None and fold.joined(fold.pending[2], first_text) is not None:
+        _, _, held, pieces = fold.pending
+        if first_text is not None and fold.joined(held, first_text, pieces) is not None:
             return False
         fold.flush()
     if fold.lines == 0:  # a fresh fold: the chunk's state is what a sequential read makes
@@ -144,8 +145,8 @@ def join_result(fold: Fold, result: Result, line_offset: int) -> bool:
     if fold.first_text is None:
         fold.first_text = first_text
     if pending is not None:
-        source, n, text = pending
-        fold.pending = (source, n + line_offset, text)
+        source, n, text, pieces = pending
+        fold.pending = (source, n + line_offset, text, pieces)
     if fold.engine is None and name is not None:
         fold.engine = load(name)
     if fold.engine is not None:

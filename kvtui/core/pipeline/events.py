@@ -23,8 +23,8 @@ Job = tuple[RangedFile, str, tuple[str, ...], int, int, int]
 
 
 def _jsonl(fold: Fold, source: str, lines: Sequence[str], first: int) -> str:
-    """The JSON lines of a block's events, hand-wrapped pairs read as one (`Fold.unwrap`, as
-    the fold reads them; a pair cut between two blocks is read as two)."""
+    """The JSON lines of a block's events, hand-wrapped lines read as one (`Fold.unwrap`, as
+    the fold reads them; a wrap cut between two blocks is read as two)."""
     dumps = json.dumps
     out = []
     for n, text in enumerate(fold.unwrap(list(lines)), first):

@@ -10,20 +10,24 @@ the routes together on every sample, the corpus and generated logs.
 Engine detection: until a line proves which engine wrote the stream, every engine's grammar is
 asked; the first that recognises a line it can identify wins for the rest of the stream.
 
-Hand-wrapped lines: a paste may break a long line (the dump, a KV-cache line) after a ", ". A
-line that ends in a comma, followed by a line with no log head that says nothing on its own, is
-read as one line with it when the two together read as the first one's kind saying more
-(`unwrap`); the event is the first physical line's, the second line yields none. Every route
-reads lines through here, so the join is the same for all of them; a block's last line that
-ends in a comma waits (`pending`) for the next block, or for `flush` at the end of the input.
+Hand-wrapped lines: a paste may break a long line (the dump, a KV-cache line) after a ", ",
+as often as it likes. A line that ends in a comma, followed by a line with no log head that
+says nothing on its own, is read as one line with it when the two together read as the first
+one's kind saying more, or saying as much inside a bracket the first one left open (a dump's
+piece may hold only arguments kvtui does not read); the joined text may take the next piece in
+turn (`joined`, one step of a wrap; `unwrap`, a block's wraps). The event is the first
+physical line's, the other pieces yield none. Each step looks at the text so far and the next
+line only, so a wrap reads the same however its lines arrive: every route reads lines through
+here, and a wrap that reaches a block's end waits (`pending`, the text so far) for the next
+block, or for `flush` at the end of the input.
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Sequence
-from itertools import compress
-from operator import methodcaller, not_
+from itertools import compress, islice
+from operator import gt, methodcaller, not_
 
 from kvtui.core.engine import Engine
 from kvtui.core.runtime import Columns, Runtime
@@ -36,8 +40,16 @@ from parsers.prefix import ends_in_comma, headless, unclosed
 BULK_MIN = 64
 STRETCH_MIN = 16
 
-# The quick test for a line that may be wrapped (`Fold.open_ended` decides).
-_COMMA_END = methodcaller("endswith", (",", ", ", ",  ", ",\t"))
+# The quick tests of a wrap, at C speed over a block: a line that may be wrapped (every line
+# `ends_in_comma` passes, with any blank after the comma) and a next line that has a log head
+# (none that passes is `headless`); `Fold._step` and `Fold.open_ended` decide.
+_MAY_WRAP = methodcaller("endswith", (",", " ", "\t", "\r"))
+_HEADED = methodcaller("startswith", ("[", "("))
+
+# A wrap's pieces and length at most: each step parses the text so far, so these bound what one
+# line costs (the length is a source's bound of one line, kvtui/sources/lines.py).
+WRAP_PIECES = 256
+WRAP_CHARS = 65536
 
 # Row columns of a ColumnGrammar.
 HEAD, RUNNING, USAGE, GEN, QUEUE, OTHER = range(6)
@@ -54,9 +66,10 @@ class Fold:
         self.state = State()
         self.lines = 0
         self.use_columns = columns  # tests turn the column route off to compare
-        # (source, line number, text): the last line fed, held because it ends in a comma and
-        # the next line may be its rest (`unwrap`); `flush` folds it alone.
-        self.pending: tuple[str, int, str] | None = None
+        # (source, line number, text, pieces): the last line fed, or the wrap that ends with it
+        # read as one (its first line's number, the physical lines it took), held because it
+        # ends in a comma and the next line may go on with it (`joined`); `flush` folds it.
+        self.pending: tuple[str, int, str, int] | None = None
         self.first_text: str | None = None  # the first line fed (the chunk join asks it)
 
     # -- parsing ---------------------------------------------------------------------------
@@ -77,22 +90,40 @@ class Fold:
         return first
 
     # -- hand-wrapped lines ----------------------------------------------------------------
-    def joined(self, first: str, rest: str) -> str | None:
-        """`first` and `rest` read as one line, or None when they are two: `first` ends in a
-        comma, `rest` has no log head and is no line of its own, and together they read as
-        `first`'s kind with more fields (or as a line where `first` alone read as none)."""
-        # the cheap test first: SGLang 0.4 ends every decode line in ", " and the next one has
-        # a head, so the parse in open_ended would run on every decode line
-        if not headless(rest) or not self.open_ended(first) or self.parse(rest) is not None:
+    def joined(self, first: str, rest: str, pieces: int = 1) -> str | None:
+        """`first` (a line, or a wrap of `pieces` lines read as one) and `rest` read as one
+        line, or None when they are two (`_step`)."""
+        step = self._step(first, rest, pieces)
+        return step[0] if step is not None else None
+
+    def _step(self, first: str, rest: str, pieces: int, alone: Event | None = None,
+              known: bool = False) -> tuple[str, Event] | None:
+        """One step of a wrap: (the text, its event) when `rest` goes on with `first`. So when
+        `first` ends in a comma (and is no batch line, `open_ended`), `rest` has no log head
+        and is no line of its own, and together they read as `first`'s kind with more fields,
+        or with as many while `first` leaves a bracket open (a dump's piece of arguments the
+        grammar does not read), or as a line where `first` alone read as none. `alone`:
+        `first`'s event when the caller `known`s it (the step before made it)."""
+        # the cheap tests first: SGLang 0.4 ends every decode line in ", " and the next one
+        # has a head, so the parse in open_ended would run on every decode line
+        if not headless(rest) or not ends_in_comma(first):
+            return None
+        if pieces >= WRAP_PIECES or len(first) + len(rest) >= WRAP_CHARS:
+            return None
+        ev = alone if known else self.parse(first)
+        if ev is not None and ev.kind in BATCH_KINDS and not unclosed(first):
+            return None  # not open-ended (`open_ended`)
+        if self.parse(rest) is not None:
             return None
         text = first.rstrip(" \t") + " " + rest.lstrip(" \t")
         whole = self.parse(text)
         if whole is None:
             return None
-        alone = self.parse(first)
-        if alone is not None and (alone.kind != whole.kind or _said(whole) <= _said(alone)):
-            return None
-        return text
+        if ev is not None:
+            said, more = _said(ev), _said(whole)
+            if ev.kind != whole.kind or more < said or (more == said and not unclosed(first)):
+                return None
+        return text, whole
 
     def open_ended(self, text: str) -> bool:
         """May the next line be the rest of this one? It ends in a comma and is no batch line
@@ -103,38 +134,90 @@ class Fold:
         ev = self.parse(text)
         return ev is None or ev.kind not in BATCH_KINDS or unclosed(text)
 
+    def _may_go_on(self, text: str, pieces: int) -> bool:
+        """Should a wrap of `pieces` lines read as `text` wait for the next line?"""
+        return pieces < WRAP_PIECES and self.open_ended(text)
+
     def unwrap(self, lines: list[str]) -> list[str]:
-        """`lines` with each hand-wrapped pair (`joined`) made one: the first line's place holds
-        both, the second's an empty line (so every line keeps its number)."""
+        """`lines` with each hand-wrapped line (`joined`, step by step) made one: its first
+        line's place holds the text, the other pieces' an empty line (so every line keeps its
+        number)."""
+        return self._unwrap(lines)[0]
+
+    def _unwrap(self, lines: list[str]) -> tuple[list[str], tuple[int, str, int] | None]:
+        """`unwrap`, and the block's last wrap (or last line) when it may go on in the next
+        block: (its index, its text, its pieces)."""
         out = None
-        for i in compress(range(len(lines) - 1), map(_COMMA_END, lines)):
-            both = self.joined(lines[i], lines[i + 1])
-            if both is not None:
+        tail = None
+        last = len(lines) - 1
+        free = 0  # the first line no wrap took yet
+        # lines that may be wrapped with a next line that may be their rest (`gt`: True, False)
+        starts = map(gt, map(_MAY_WRAP, lines), map(_HEADED, islice(lines, 1, None)))
+        for i in compress(range(last), starts):
+            if i < free:
+                continue
+            text, pieces, ev = lines[i], 1, None
+            while i + pieces <= last:
+                step = self._step(text, lines[i + pieces], pieces, ev, pieces > 1)
+                if step is None:
+                    break
+                text, ev = step
+                pieces += 1
+            free = i + pieces
+            if pieces > 1:
                 if out is None:
                     out = list(lines)
-                out[i], out[i + 1] = both, ""
-        return lines if out is None else out
+                out[i] = text
+                out[i + 1:free] = [""] * (pieces - 1)
+            if free > last and self._may_go_on(text, pieces):
+                tail = (i, text, pieces)
+        if free <= last and _MAY_WRAP(lines[last]) and self._may_go_on(lines[last], 1):
+            tail = (last, lines[last], 1)  # the last line, alone: the next block may go on
+        return (lines if out is None else out), tail
 
-    def flush(self) -> None:
-        """The input ended: a held line (`pending`) is folded alone."""
+    def flush(self) -> Event | None:
+        """The input ended: a held line or wrap (`pending`) is folded as it stands (its
+        event is returned)."""
         held, self.pending = self.pending, None
-        if held is not None:
-            source, n, text = held
-            ev = self.parse(text)
-            if ev is not None:
-                self.state.apply(ev, source, n, text)
+        if held is None:
+            return None
+        source, n, text, _ = held
+        ev = self.parse(text)
+        if ev is not None:
+            self.state.apply(ev, source, n, text)
+        return ev
 
-    def _resume(self, source: str, first_line_no: int) -> str | None:
-        """The held line when the lines fed now follow it (returned, no longer held); else it
-        is folded alone."""
+    def _resume(self, source: str, first_line_no: int) -> tuple[int, str, int] | None:
+        """The held line or wrap, (its line number, text, pieces), when the lines fed now follow
+        it (no longer held); else it is folded as it stands."""
         held = self.pending
         if held is None:
             return None
-        if held[0] == source and held[1] + 1 == first_line_no:
+        if held[0] == source and held[1] + held[3] == first_line_no:
             self.pending = None
-            return held[2]
+            return held[1:]
         self.flush()
         return None
+
+    def _go_on(self, source: str, held: tuple[int, str, int],
+               lines: list[str]) -> tuple[int, Event | None]:
+        """Go on with a held wrap over the first of `lines` (the lines right after it): held
+        again when it takes them all and may go on, else folded. Returns how many it took, and
+        the wrap's event when it was folded."""
+        n, text, pieces = held
+        took = 0
+        ev: Event | None = None
+        while took < len(lines):
+            step = self._step(text, lines[took], pieces, ev, took > 0)
+            if step is None:
+                break
+            text, ev = step
+            pieces += 1
+            took += 1
+        self.pending = (source, n, text, pieces)
+        if took == len(lines) and self._may_go_on(text, pieces):
+            return took, None
+        return took, self.flush()
 
     # -- the line route --------------------------------------------------------------------
     def feed_line(self, source: str, line_no: int, text: str) -> Event | None:
@@ -145,16 +228,11 @@ class Fold:
             self.first_text = text
         held = self._resume(source, line_no)
         if held is not None:
-            both = self.joined(held, text)
-            if both is not None:
-                ev = self.parse(both)
-                if ev is not None:
-                    self.state.apply(ev, source, line_no - 1, both)
-                return ev
-            self.pending = (source, line_no - 1, held)
-            self.flush()
+            took, ev = self._go_on(source, held, [text])
+            if took:
+                return ev  # the wrap's, at its first line (None while it is held)
         if self.open_ended(text):
-            self.pending = (source, line_no, text)
+            self.pending = (source, line_no, text, 1)
             return None
         ev = self.parse(text)
         if ev is not None:
@@ -174,13 +252,16 @@ class Fold:
         held = self._resume(source, first_line_no)
         first = first_line_no
         if held is not None:
-            lines = [held, *lines]
-            first -= 1
-        last = lines[-1]
-        if _COMMA_END(last) and self.open_ended(last):
-            self.pending = (source, first + len(lines) - 1, last)
-            lines = lines[:-1]
-        self._fold_lines(source, self.unwrap(lines), first)
+            took, _ = self._go_on(source, held, lines)
+            if took:
+                lines = lines[took:]
+                first += took
+        out, tail = self._unwrap(lines)
+        if tail is not None:
+            i, text, pieces = tail
+            self.pending = (source, first + i, text, pieces)
+            out = out[:i]
+        self._fold_lines(source, out, first)
         return end
 
     def _fold_lines(self, source: str, lines: list[str], first_line_no: int) -> None:

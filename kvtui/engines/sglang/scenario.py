@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from kvtui.core.capacity.whatif import floor_fit
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.sglang.cell import GIB
 from kvtui.engines.sglang.sizing.families import CannotModel
@@ -74,7 +75,7 @@ def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
         "tokens": tokens,
         "bytes_per_token": (cell.bytes_per_token if cell is not None else
                             (round(cost, 1) if cost is not None else None)),
-        "concurrency": {str(c): (round(tokens / c, 2) if tokens is not None else None)
+        "concurrency": {str(c): (floor_fit(tokens, c) if tokens is not None else None)
                         for c in ctxs},
         "max_running_requests": mrr,
         "vs_current": (round(tokens / calc.tokens, 4)
@@ -129,7 +130,7 @@ def current(calc: Calculator) -> Current:
         "sglang_rules": ".".join(map(str, calc.rules_version)),
     }
     if calc.context_len and calc.tokens:
-        out["concurrency_at_context_len"] = round(calc.tokens / calc.context_len, 2)
+        out["concurrency_at_context_len"] = floor_fit(calc.tokens, calc.context_len)
     if cell is not None:
         out["cell"] = cell.to_dict()
     if cal is not None:

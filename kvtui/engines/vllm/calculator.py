@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvtui.core.capacity import ModelSpec, Parallel
-from kvtui.core.capacity.whatif import MemoryKnob, request_lengths
+from kvtui.core.capacity.whatif import MemoryKnob, floor_fit, request_lengths
 from kvtui.core.deployment import sized_label
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.vllm import kvbytes
@@ -354,10 +354,11 @@ class Calculator:
         out: dict[str, float | None] = {}
         for c in contexts:
             if lay is not None and budget is not None:
-                out[str(c)] = round(lay.concurrency(lay.blocks(budget), c, self.max_batched), 2)
+                out[str(c)] = floor_fit(*lay.concurrency_ratio(lay.blocks(budget), c,
+                                                               self.max_batched))
             else:
                 n, _ = self.tokens_for(dtype, tp, mem_fraction_static)
-                out[str(c)] = round(n / c, 2) if n is not None else None
+                out[str(c)] = floor_fit(n, c) if n is not None else None
         return out
 
     # -- measurements ------------------------------------------------------------------------
@@ -549,7 +550,7 @@ class Calculator:
         if self.context_len and self.tokens:
             out["concurrency_at_context_len"] = (
                 self.concurrency_logged if self.concurrency_logged is not None
-                else round(self.tokens / self.context_len, 2))
+                else floor_fit(self.tokens, self.context_len))
         if lay is not None:
             out["cell"] = lay.to_dict()
         if cal is not None:

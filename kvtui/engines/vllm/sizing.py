@@ -174,9 +174,16 @@ class Layout:
 
     def concurrency(self, num_blocks: int, max_model_len: int,
                     max_batched: int | None = None) -> float:
+        """vLLM's float, as it prints it and multiplies it (`tokens`)."""
+        num, den = self.concurrency_ratio(num_blocks, max_model_len, max_batched)
+        return num / den
+
+    def concurrency_ratio(self, num_blocks: int, max_model_len: int,
+                          max_batched: int | None = None) -> tuple[int, int]:
+        """The concurrency as a ratio of integers, so a what-if cuts it exactly (`floor_fit`)."""
         if self.rules.concurrency == "tokens":
-            return num_blocks * self.block_size / max_model_len
-        return num_blocks / self.blocks_per_request(max_model_len, max_batched)
+            return num_blocks * self.block_size, max_model_len
+        return num_blocks, self.blocks_per_request(max_model_len, max_batched)
 
     def tokens(self, num_blocks: int, max_model_len: int | None,
                max_batched: int | None = None) -> int:
