@@ -37,3 +37,49 @@ def test_graph_capture_failure_that_is_not_memory(line):
 def test_graph_capture_failure_that_is_memory(line):
     ev = parse_line(line)
     assert ev is not None and ev.kind == "oom" and ev.get("reason") == "cuda_graph"
+
+
+# tmux's copy-mode position indicator, right-aligned on the first line of a copy:
+# sgl-project/sglang#7055 pasted "[2025-06-10 14:09:44 DP7 TP7] KV Cache is allocated. #tokens:
+# 1230416, KV size: 80.53 GB <spaces> [386/1830]". On a line whose last column is a number the
+# indicator ended up inside that value.
+TMUX = " " * 40 + "[386/1830]"
+
+
+@pytest.mark.parametrize(("line", "kind", "field", "value"), [
+    ("[2025-06-10 14:09:47 DP0 TP0] Prefill batch. #new-seq: 1, #new-token: 7, #cached-token: 0, "
+     "token usage: 0.00, #running-req: 0, #queue-req: 4" + TMUX, "prefill_batch", "queue_req", 4),
+    ("[2026-01-01 00:00:00 TP0] Decode batch, #running-req: 12, #token: 51234, token usage: 0.04, "
+     "cuda graph: True, gen throughput (token/s): 412.33, #queue-req: 3" + TMUX,
+     "decode_batch", "queue_req", 3),
+    ("[2025-06-10 14:09:45 DP0 TP0] max_total_num_tokens=1230416, chunked_prefill_size=16384, "
+     "max_prefill_tokens=16384, max_running_requests=3846, context_len=163840" + TMUX,
+     "capacity", "context_len", 163840),
+    ("[2025-06-10 14:09:44 DP7 TP7] KV Cache is allocated. #tokens: 1230416, KV size: 80.53 GB"
+     + TMUX + "\n", "kv_pool", "kv_gib", 80.53),
+])
+def test_tmux_position_indicator(line, kind, field, value):
+    ev = parse_line(line)
+    assert ev is not None and ev.kind == kind and ev.get(field) == value
+
+
+def test_tmux_indicator_in_a_block_folds_like_the_clean_line():
+    from kvtui.core.pipeline import Session
+
+    clean = ("[2025-06-10 14:09:47 DP0 TP0] Prefill batch. #new-seq: 1, #new-token: 7, "
+             "#cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 9")
+    reports = []
+    for first in (clean + TMUX, clean):
+        s = Session()
+        s.feed_lines("paste.log", [first, clean.replace("#queue-req: 9", "#queue-req: 2")])
+        reports.append(s.report().runtime)
+    assert reports[0] == reports[1]
+    assert reports[0] is not None and reports[0].peak_queue_req == 9
+
+
+def test_brackets_that_are_not_the_indicator_stay():
+    ev = parse_line("[2025-03-08 12:29:21 TP0] Capture cuda graph bs [1, 2, 4, 8]")
+    assert ev is None or ev.kind != "decode_batch"
+    ev = parse_line("[2025-03-08 12:29:29 TP0] max_total_num_tokens=46611, "
+                    "max_running_requests=2049, context_len=131072 [note 1/2]")
+    assert ev is not None and ev.kind == "capacity"
