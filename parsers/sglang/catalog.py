@@ -780,7 +780,8 @@ CATALOG: tuple[Format, ...] = (
                 "0.5.7 managers/schedule_batch.py:1796, 0.5.23 :3516",
                 P + "Out of memory even after retracting all other requests in the decode "
                 "batch.", ("reason",)),
-        Variant("oom:cuda_graph", EVERY, "Capture cuda graph failed: {e}",
+        Variant("oom:cuda_graph", EVERY,
+                "Capture cuda graph failed: {e} (an OOM when e is one; errors.py)",
                 "0.4.6 model_executor/cuda_graph_runner.py:279, 0.5.23 "
                 "model_executor/runner/decode_cuda_graph_runner.py:603",
                 "Exception: Capture cuda graph failed: CUDA out of memory. Tried to allocate "

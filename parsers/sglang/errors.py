@@ -40,9 +40,28 @@ OOM_NEEDLES: tuple[tuple[str, str, str], ...] = (
 )
 
 
+# "Capture cuda graph failed: {e}" wraps whatever RuntimeError the capture raised (0.4.6
+# model_executor/cuda_graph_runner.py:277-279, 0.5.23 model_executor/runner/
+# decode_cuda_graph_runner.py:600-603, and the EAGLE draft runners): an out-of-memory only when
+# `e` says so. A ROCm build without its kernels failed capture with "ROCm shim:
+# sgl_kernel.rotary_embedding was really called" (a repository note of 2026-08, Qwen3 on
+# MI355X), which is no memory error.
+_GRAPH_FAILED = "Capture cuda graph failed"
+_MEMORY_CAUSES = ("out of memory", "outofmemory", "alloc_failed")
+
+
+def _graph_failure_not_memory(msg: str, at: int) -> bool:
+    """The wrapped cause is stated and names no allocation failure (an empty cause, a paste cut
+    or wrapped at the colon, stays an OOM: SGLang's own advice under it is memory first)."""
+    cause = msg[at + len(_GRAPH_FAILED):].lstrip(": ").strip().lower()
+    return bool(cause) and not any(c in cause for c in _MEMORY_CAUSES)
+
+
 def parse_oom(msg: str) -> Parsed | None:
     for needle, reason, variant in OOM_NEEDLES:
         if needle in msg:
+            if reason == "cuda_graph" and _graph_failure_not_memory(msg, msg.index(needle)):
+                continue  # not an OOM; a later needle (the torch text) may still be in it
             if reason == "not_enough_memory":
                 # 0.5.3-0.5.9 `{self.server_args.mem_fraction_static=}`, 0.5.10+ the bare name
                 if "self.server_args.mem_fraction_static=" in msg:

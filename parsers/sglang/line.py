@@ -73,6 +73,10 @@ _HEAD_AT = regex.compile(
     r"\[(?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d{1,6})?"
     r"(?: (?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+)*\] ")
 _MAX_DEPTH = 3
+# tmux's copy-mode position, `[line/history]`, right-aligned on the first line a copy took
+# (sgl-project/sglang#7055: "... KV size: 80.53 GB      [386/1830]"): pasted with the line, it
+# would end the last column's value ("#queue-req: 0      [386/1830]" read no queue).
+_TMUX_POSITION = regex.compile(r"\s{2,}\[\d+/\d+\]\s*$")
 
 
 def _dispatch(msg: str) -> _Hit | Literal[False] | None:
@@ -155,6 +159,10 @@ def _parse(text: str, depth: int) -> Event | None:
         return None  # uvicorn access line, the other bulk of a serving log
     if text[-1:] == "\n":
         text = text.rstrip("\n")
+    if text[-1:] == "]":  # after the decode fast path, which declines such a line
+        tail = _TMUX_POSITION.search(text)
+        if tail is not None:
+            text = text[: tail.start()]
     msg = text[start:] if start else text
     hit = _dispatch(msg)
     if hit is None:

@@ -168,6 +168,8 @@ class Calculator:
     args: SizingArgs | None = None
     draft_pools: list[dict[str, Any]] = field(default_factory=list)
     model_path: str | None = None
+    # The model class the log names, for the rules SGLang keys on it when there is no spec.
+    architecture: str | None = None
 
     def __post_init__(self) -> None:
         if self.args is None:
@@ -524,7 +526,7 @@ class Calculator:
     def flag(self, dtype: str) -> tuple[str | None, str]:
         """The flag that selects `dtype`, never one the model or release refuses."""
         refusal = dtype_refusal(self.spec, dtype, self.rules_version,
-                                self.sargs.decode_backend)
+                                self.sargs.decode_backend, architecture=self.architecture)
         if refusal is not None:
             return None, f"SGLang refuses it: {refusal}."
         return kv_dtype_flag(dtype, self.version, checkpoint_kv_fp8=self.checkpoint_kv_fp8,

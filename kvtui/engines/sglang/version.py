@@ -173,6 +173,8 @@ def kv_dtype_flag(target_dtype: str, version_range: VersionRange | None = None,
     where = "SGLang" if vr.undated else f"SGLang {vr.label()}"
     if target_dtype == "fp16" and model_dtype != "fp16":
         return None, "SGLang has no fp16 KV choice; `auto` gives the model dtype."
+    if target_dtype == "fp16":
+        return _fp16_flag(vr, where, checkpoint_kv_fp8)
     if target_dtype in ("bf16", "fp16") and target_dtype == model_dtype:
         some, every = _support("bf16", vr)
         auto_safe_hi = (0, 5, 2)
@@ -218,6 +220,28 @@ def kv_dtype_flag(target_dtype: str, version_range: VersionRange | None = None,
                                              f"{_range_caveat(vr)}.{extra}")
     return None, (f"not available on {where}: `{value}` is accepted from {fmt(first)}; upgrade "
                   f"SGLang to use it.{extra}")
+
+
+def _fp16_flag(vr: VersionRange, where: str,
+               checkpoint_kv_fp8: bool | None) -> tuple[str | None, str]:
+    """An fp16 model's own fp16 KV: only `auto` gives it. `bf16` / `bfloat16` select
+    torch.bfloat16 (0.5.8 model_executor/model_runner.py:1569-1570, 0.5.23
+    mem_cache/kv_cache_dtype.py:74-75), and from 0.5.3 `auto` is FP8 when the checkpoint declares
+    kv_cache_quant_algo FP8 (0.5.8 model_runner.py:1546-1558): then no choice gives fp16.
+    (sgl-project/sglang#14254: a float16 Llava model, where kvtui offered `bf16` for fp16.)"""
+    auto_safe_hi = (0, 5, 2)
+    if checkpoint_kv_fp8 is False or vr.hi <= auto_safe_hi:
+        note = ("`auto` is the model dtype on these releases" if vr.hi <= auto_safe_hi else
+                "`auto` is the model dtype because the checkpoint declares no FP8 KV")
+        bf16 = "; `bf16` would store bfloat16" if _support("bf16", vr)[0] else ""
+        return "--kv-cache-dtype auto", f"{note} ({where}){bf16}."
+    fp8_auto = ("a checkpoint whose hf_quant_config.json / quantization_config says "
+                "kv_cache_quant_algo FP8 turns `auto` into FP8 from SGLang 0.5.3, and no "
+                "--kv-cache-dtype choice is fp16 (`bf16` stores bfloat16)")
+    if checkpoint_kv_fp8 and vr.lo > auto_safe_hi:
+        return None, (f"{where} has no fp16 KV choice for this checkpoint: {fp8_auto}; serve "
+                      "a local copy with kv_cache_quant_algo removed to keep fp16.")
+    return "--kv-cache-dtype auto", (f"`auto` gives the model dtype (fp16) unless {fp8_auto}.")
 
 
 def _range_caveat(vr: VersionRange) -> str:

@@ -20,10 +20,29 @@ from kvtui.engines.sglang.sizing.families import Version
 GIB = 1 << 30
 
 
-def estimated_requests(tokens: int, context_len: int) -> int:
+def estimated_requests(tokens: int, context_len: int, version: Version | None = None) -> int:
     """clamp(int(tokens / context_len * 512), 2048, 4096): model_runner.py:1252-1261 (0.5.2),
-    kv_cache_configurator.py:3123-3124 (0.5.23)."""
-    return min(max(int(tokens / context_len * 512), 2048), 4096)
+    kv_cache_configurator.py:3123-3124 (0.5.23); the ceiling was 5120 up to 0.3.0
+    (model_runner.py:373-381 in 0.2.15, :374-382 in 0.3.0; 4096 from 0.3.1, :388-397)."""
+    ceiling = 5120 if version is not None and version <= (0, 3, 0) else 4096
+    return min(max(int(tokens / context_len * 512), 2048), ceiling)
+
+
+def _request_pool(est: int | None, user: int | None, version: Version) -> int | None:
+    """The size of the request pool (ReqToTokenPool) the capacity line's cap is taken from.
+
+    0.2.15-0.3.0: the estimate, never the user's --max-running-requests (the pool took the
+    separate --max-num-reqs, model_runner.py:111-115 and :384-387 in 0.3.0); 0.3.1: the user's
+    value or the estimate (:115-119, :399-401); 0.3.2-0.4.6: one slot more, a padding slot
+    (`max_num_reqs + 1`, model_runner.py:402-403 in 0.3.2, :903-904 in 0.4.6.post5); from 0.4.7
+    the value itself again (`size=max_num_reqs`, :933-934 in 0.4.7).
+    """
+    if version <= (0, 3, 0):
+        return est
+    pool = user if user is not None else est
+    if pool is not None and (0, 3, 2) <= version <= (0, 4, 6):
+        pool += 1
+    return pool
 
 
 def max_running_requests(tokens: int, context_len: int | None, version: Version, *,
@@ -32,8 +51,10 @@ def max_running_requests(tokens: int, context_len: int | None, version: Version,
     """The max_running_requests of the capacity line, by release.
 
     <= 0.5.9: min(tokens // 2 or user // dp, req pool size), the pool size being the estimate
-    (or the user's value) capped by the Mamba slots (tp_worker.py:137-145 in 0.5.2,
-    model_runner.py:593-600 in 0.5.9).
+    (or the user's value, `_request_pool`) capped by the Mamba slots (tp_worker.py:137-145 in
+    0.5.2, model_runner.py:593-600 in 0.5.9); the user's value is divided by the DP size from
+    0.4.2 (tp_worker.py:101-108 in 0.4.2; 0.4.1 :92-98 takes it whole), and up to 0.3.0 the cap
+    is one below the pool (`req_to_token_pool.size - 1`, tp_worker.py:126-133 in 0.3.0).
     0.5.10-0.5.13: min(user // dp, estimate) or min(estimate, tokens // 2), then the Mamba cap
     (model_runner_kv_cache_mixin.py:840-860 in 0.5.10).
     0.5.14+: min(user // dp, tokens // 2) or min(estimate, tokens // 2), then the Mamba cap
@@ -44,14 +65,19 @@ def max_running_requests(tokens: int, context_len: int | None, version: Version,
     dp = max(1, attn_dp)
     if not context_len and user is None:
         return None
-    est = estimated_requests(tokens, context_len) if context_len else None
+    est = estimated_requests(tokens, context_len, version) if context_len else None
     cap = mamba_cap
     if version <= (0, 5, 9):
-        pool = user if user is not None else est
-        assert pool is not None
+        pool = _request_pool(est, user, version)
+        if pool is None:
+            # <= 0.3.0 with no context length: the pool is unknown, but the estimate is at
+            # least 2048, so a user's value below it is the cap as given
+            return user if user is not None and user < 2048 else None
         if cap is not None:
             pool = min(pool, cap)
-        first = tokens // 2 if user is None else user // dp
+        if version <= (0, 3, 0):
+            pool -= 1
+        first = tokens // 2 if user is None else (user // dp if version >= (0, 4, 2) else user)
         return min(first, pool)
     if user is not None:
         per_worker = max(1, user // dp) if version >= (0, 5, 23) else user // dp

@@ -109,15 +109,22 @@ def check_supported(spec: ModelSpec, version: Version) -> None:
 
 # -- KV dtypes a model or backend refuses ------------------------------------------------------
 def dtype_refusal(spec: ModelSpec | None, dtype: str, version: Version,
-                  attention_backend: str | None = None) -> str | None:
-    """Why SGLang would refuse `--kv-cache-dtype` for this model/release, or None."""
+                  attention_backend: str | None = None,
+                  architecture: str | None = None) -> str | None:
+    """Why SGLang would refuse `--kv-cache-dtype` for this model/release, or None.
+
+    `architecture`: the model class the log names (`Load weight end. type=...`) when there is
+    no model spec; the rules SGLang keys on the architecture alone (DeepSeek-V4) still apply.
+    """
     flag = "bf16" if dtype == "bf16" else dtype
+    arch = spec.arch if spec is not None else architecture
     if spec is not None and is_dsa(spec, version) and version >= (0, 5, 5) and dtype not in (
             "bf16", "fp8_e4m3"):
         # server_args.py:1089-1092 (0.5.5), arg_groups/overrides.py:541-544 (0.5.23)
         return ("DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype "
                 f"(SGLang refuses {flag})")
-    if spec is not None and spec.arch == "DeepseekV4ForCausalLM":
+    if arch == "DeepseekV4ForCausalLM":
+        # SGLang checks hf_config.architectures[0] only (overrides.py:896-898 in 0.5.23)
         if (0, 5, 12) <= version <= (0, 5, 13) and dtype != "fp8_e4m3":
             # arg_groups/deepseek_v4_hook.py:32-34 (0.5.13): assert kv_cache_dtype in [fp8_e4m3]
             return f"DeepSeek-V4 accepts only fp8_e4m3 on SGLang 0.5.12-0.5.13 (not {flag})"
