@@ -10,6 +10,7 @@ from __future__ import annotations
 from parsers.envelope import payload_start
 from parsers.event import Event
 from parsers.prefix import UNTIMED, vllm_head
+from parsers.vllm.startup import assignment_wording
 
 
 def hints(ev: Event, text: str) -> list[str]:
@@ -89,6 +90,13 @@ def hints(ev: Event, text: str) -> list[str]:
         h.append("memory:cg_default")
     elif k == "memory_profile" and "will be enabled by default" in text:
         h.append("memory:cg_soon")
+    elif k == "parallel_rank":
+        # the group list an upstream release prints (a plugin's own list dates nothing)
+        wording = assignment_wording(text)
+        if wording is not None:
+            h.append(f"assign:{wording}")
+        if ", EP rank N/A" in text:
+            h.append("assign:ep_na")
     elif k == "decode_batch":
         h.append("stats:engine" if "Engine " in text else
                  ("stats:v0" if "Swapped:" in text else "stats:v1"))

@@ -35,6 +35,7 @@ from parsers.vllm.startup import (
     parse_layout,
     parse_memory_profile,
     parse_mm_reserved,
+    parse_rank_assignment,
     parse_reserved,
     parse_scales,
     parse_version,
@@ -136,6 +137,10 @@ def _h_version(msg: str) -> _Result:
     return _kind("engine_version", parse_version(msg))
 
 
+def _h_rank(msg: str) -> _Result:
+    return _kind("parallel_rank", parse_rank_assignment(msg))
+
+
 _HANDLERS: dict[str, _Handler] = {
     "Init": _h_init,
     "non-": _h_non_default,
@@ -174,6 +179,7 @@ _HANDLERS: dict[str, _Handler] = {
     "Avg ": _h_stats,
     "Sequ": _h_sequence,
     "vLLM": _h_version,
+    "rank": _h_rank,
 }
 
 # Messages read even without a vLLM head: wordings no other engine prints.

@@ -267,6 +267,20 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      {"reserved_gib": 2.05, "purpose": "multimodal", "remaining_gib": 37.95}),
     ("ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (969).", "oom",
      {"reason": "mamba_blocks", "requested": 1024, "available": 969}),
+    # --- the parallel layout: distributed/parallel_state.py (wordings quoted in startup.py) ---
+    ("(VllmWorker rank=5 pid=71) INFO 05-01 16:27:56 [parallel_state.py:1005] rank 5 in world "
+     "size 8 is assigned as DP rank 0, PP rank 1, TP rank 1", "parallel_rank",  # 0.8.5 :1005
+     {"global_rank": 5, "world_size": 8, "dp_rank": 0, "pp_rank": 1, "tp_rank": 1}),
+    (H + "rank 1 in world size 2 is assigned as DP rank 1, PP rank 0, TP rank 0, EP rank 1",
+     "parallel_rank",  # 0.11.0 :1209
+     {"global_rank": 1, "world_size": 2, "dp_rank": 1, "pp_rank": 0, "tp_rank": 0}),
+    ("(Worker pid=9) INFO 05-01 16:27:56 [parallel_state.py:1923] rank 3 in world size 4 is "
+     "assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 3, EP rank N/A, EPLB rank N/A",
+     "parallel_rank",  # 0.17-0.29; a dense model's EP rank "N/A" (0.14+)
+     {"global_rank": 3, "world_size": 4, "tp_rank": 3, "pcp_rank": 0}),
+    (H + "rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 0, "
+     "ETP rank 0, EP rank 0, EPLB rank N/A", "parallel_rank",  # 0.33.0 :2386
+     {"global_rank": 0, "world_size": 1, "dp_rank": 0, "tp_rank": 0}),
 ]
 
 # Every head form of the same message: the same event, its ts and rank read from the head.
