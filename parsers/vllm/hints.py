@@ -44,7 +44,11 @@ def hints(ev: Event, text: str) -> list[str]:
     if k == "engine_version" or (k == "server_args" and ev.get("version")):
         h.append(f"version:{ev.get('version')}")
     if k == "server_args" and ev.get("form") == "config":
-        h.append("engine:v1" if "a V1 LLM engine" in text else "engine:v0")
+        if "a V1 LLM engine" in text:
+            h.append("engine:v1")
+        else:
+            h.append("engine:v0")
+            h.append("engine:v0_named" if "a V0 LLM engine" in text else "engine:v0_unnamed")
     if k == "server_args":
         h.append(f"server_args:{ev.get('form')}")
     elif k == "engine_version":

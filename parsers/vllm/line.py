@@ -186,7 +186,8 @@ _HANDLERS: dict[str, _Handler] = {
 _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_scale",
             "Checkpoint does not provide a q scaling factor", "Available KV cache memory:",
             "GPU KV cache size:", "Maximum concurrency for ", "Add ", "Engine ",
-            "Initializing a V1 LLM engine", "Initializing an LLM engine", "non-default args:",
+            "Initializing a V1 LLM engine", "Initializing an LLM engine",
+            "Initializing a V0 LLM engine", "non-default args:",
             # the weights line as prose quotes it (a blog on vLLM 0.19 quotes "Model loading
             # took 13.72 GiB memory and 62.336108 seconds"); SGLang says "Load weight end."
             "Model loading took ", "Loading model weights took ",

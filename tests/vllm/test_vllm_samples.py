@@ -281,6 +281,13 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     (H + "rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 0, "
      "ETP rank 0, EP rank 0, EPLB rank N/A", "parallel_rank",  # 0.33.0 :2386
      {"global_rank": 0, "world_size": 1, "dp_rank": 0, "tp_rank": 0}),
+    # --- V0's engine config line, renamed "a V0 LLM engine" (0.7.3 :235 .. 0.10.2 :222) -------
+    ("INFO 05-01 16:27:56 [llm_engine.py:242] Initializing a V0 LLM engine (v0.8.3) with config: "
+     "model='org/m', speculative_config=None, tokenizer='org/m', dtype=torch.float16, "
+     "max_seq_len=8192, tensor_parallel_size=2, pipeline_parallel_size=1, kv_cache_dtype=auto, "
+     "seed=None, served_model_name=org/m, use_async_output_proc=True", "server_args",
+     {"form": "config", "version": "0.8.3", "model_path": "org/m", "tp_size": 2, "pp_size": 1,
+      "context_length": 8192, "resolved_kv_dtype": "torch.float16"}),
 ]
 
 # Every head form of the same message: the same event, its ts and rank read from the head.

@@ -35,6 +35,12 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
     "proc:worker": ((0, 10, 2), None, "'(Worker_TPn pid=...)' (0.10.2+)"),
     # V0's engine (engine/llm_engine.py) was removed in 0.11 (absent from the 0.11.0 wheel).
     "engine:v0": (None, (0, 10, 2), "'Initializing an LLM engine' (the V0 engine, <= 0.10)"),
+    # engine/llm_engine.py: "Initializing an LLM engine (v%s)" in 0.6.6 (:235) and 0.7.0 (:233),
+    # "Initializing a V0 LLM engine (v%s)" in 0.7.3 (:235), 0.8.0 (:242), 0.10.2 (:222).
+    "engine:v0_named": ((0, 7, 1), (0, 10, 2),
+                        "'Initializing a V0 LLM engine' (0.7.1-0.10.2)"),
+    "engine:v0_unnamed": (None, (0, 7, 0), "'Initializing an LLM engine' (V0, <= 0.7.0)"),
+    "engine:v1": ((0, 7, 0), None, "'Initializing a V1 LLM engine' (0.7+)"),
     "capacity:cpu_blocks": (None, (0, 10, 2), "'# GPU blocks: N, # CPU blocks: M' (V0, <= 0.10)"),
     # executor/gpu_executor.py:76 in 0.6.6.post1 "# GPU blocks: %d, # CPU blocks: %d";
     # executor/executor_base.py:108 in 0.7.0 ... :114 in 0.10.2 "# %s blocks: ..." with the
