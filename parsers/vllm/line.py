@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from parsers.envelope import payload_start
 from parsers.event import Event
 from parsers.prefix import UNTIMED, vllm_head
 from parsers.text import normalize
@@ -215,6 +216,16 @@ def parse_unchecked(text: str) -> Event | None:
     if "\x1b" in text or "\r" in text or "\t" in text or text[-1:] == "\n" or text[:1] == " ":
         text = normalize(text)
     head = vllm_head(text)
+    if head is None and ("0" <= text[:1] <= "9" or text[:5] == "[pod/"):
+        # An untimed head behind a client's envelope (`2026-05-21T02:05:31Z (APIServer
+        # pid=568) INFO [model.py:531] ...`, a controller that re-stamps vLLM's lines): the
+        # head grammar takes an untimed head only at the line's start, so read it after the
+        # envelope.
+        cut = payload_start(text)
+        if cut:
+            head = vllm_head(text[cut:])
+            if head is not None:
+                head = (head[0] + cut, head[1], head[2])
     if head is None:
         start, ts, rank = 0, None, None
     else:

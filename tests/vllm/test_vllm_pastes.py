@@ -39,3 +39,18 @@ def test_the_v0_engine_config_line_of_0_8_starts_the_run():
     vr = infer_version(set(hints(ev, line)) - {"version:0.8.3"})
     assert (vr.lo, vr.hi) == ((0, 8, 0), (0, 10, 2))  # `[file.py:N]` and "a V0" together
     assert "Model" in render_text(s.report())
+
+
+def test_an_untimed_head_behind_a_controllers_stamp():
+    """An evidence file of a vLLM 0.17.0+rocm deployment in the code index: a controller
+    re-stamps the server's lines (`2026-05-21T02:05:56Z (EngineCore_DP0 pid=659) INFO
+    [gpu_model_runner.py:4338] Model loading took 1.77 GiB memory and 7.982829 seconds`); no
+    line of it was read."""
+    lines = ["2026-05-21T02:05:31Z (APIServer pid=5) INFO [model.py:531] Resolved architecture: "
+             "WhisperForConditionalGeneration",
+             "2026-05-21T02:05:56Z (EngineCore_DP0 pid=6) INFO [gpu_model_runner.py:4338] Model "
+             "loading took 1.77 GiB memory and 7.982829 seconds"]
+    _, rep = report(lines)
+    assert rep["engine"] == "vllm"
+    assert rep["server_args"]["architecture"] == "WhisperForConditionalGeneration"
+    assert (rep["weights"]["rank"], rep["weights"]["usage_gib"]) == ("DP0", 1.77)

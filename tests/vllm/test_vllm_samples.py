@@ -310,6 +310,11 @@ HEADS: list[tuple[str, str | None, str | None]] = [
     ("INFO 2025-11-07 17:18:00.203 core.py:1] ", "2025-11-07 17:18:00.203", None),
     ("DEBUG 05-01 16:27:56 [v1/core/kv_cache_utils.py:1087] ", "05-01 16:27:56", None),
     ("      INFO 07-18 00:05:10 distributed_gpu_executor.py:56] ", "07-18 00:05:10", None),
+    # a controller that re-stamps vLLM's lines and drops vLLM's own time (an evidence file of
+    # a vLLM 0.17.0+rocm deployment: `2026-05-21T02:05:42Z (EngineCore_DP0 pid=659) INFO
+    # [core.py:101] Initializing a V1 LLM engine ...`): the untimed head behind the envelope
+    ("2026-05-21T02:05:42Z (EngineCore_DP0 pid=659) INFO [kv_cache_utils.py:1] ", None, "DP0"),
+    ("2026-05-21T02:05:31.123Z (APIServer pid=568) INFO [kv_cache_utils.py:1] ", None, None),
 ]
 
 
