@@ -24,7 +24,7 @@ def hints(ev: Event, text: str) -> list[str]:
         after = text[at + len(ev.ts) + 1: at + len(ev.ts) + 2] if at >= 0 else ""
         h.append("head:bracket" if after == "[" else "head:bare")
     elif ev.ts is None:
-        head_ = vllm_head(text)
+        head_ = vllm_head(text) or vllm_head(text[payload_start(text):])  # behind an envelope
         if head_ is not None and head_[1] == UNTIMED:
             h.append("head:bracket")  # `LEVEL [file.py:N]` with the time cut out
     # The process name heads the server's own line, after any client envelope (a saved

@@ -54,3 +54,5 @@ def test_an_untimed_head_behind_a_controllers_stamp():
     assert rep["engine"] == "vllm"
     assert rep["server_args"]["architecture"] == "WhisperForConditionalGeneration"
     assert (rep["weights"]["rank"], rep["weights"]["usage_gib"]) == ("DP0", 1.77)
+    ev = parse_line(lines[1])
+    assert ev is not None and "head:bracket" in hints(ev, lines[1])  # `[file.py:N]`: 0.8+
