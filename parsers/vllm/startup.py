@@ -389,7 +389,10 @@ def parse_graph(msg: str) -> dict[str, Any] | None:
 # (model_executor/models/config.py:376/397 in 0.11.0, platforms/interface.py:1109 in 0.33.0);
 # "Setting kv cache block size to %d for %s backend(s)." (platforms/interface.py, 0.33.0).
 _PADDING = regex.compile(rf"Add (\d+) padding layers, may waste at most ({_NUM})% KV cache")
-# "Forcing kv cache block size to 64 for FlashMLA backend." (platforms/cuda.py:167 in 0.11.0)
+# "Forcing kv cache block size to 64 for FlashMLA backend." (platforms/cuda.py:167 in 0.11.0);
+# "Setting attention block size to %d tokens so the quantized primary KV page covers the
+# higher-precision padded-spec page." (a quantized cache with --kv-cache-dtype-skip-layers:
+# platforms/interface.py:752 in 0.28.0, :925 in 0.33.0; absent from 0.22.0)
 _ATTN_BLOCK = regex.compile(r"(?:Setting|Forcing) (?:attention|kv cache) block size to (\d+)")
 _MAMBA_PAD = regex.compile(rf"Padding mamba page size by ({_NUM})%")
 # "Mamba cache mode is set to '%s' for %s by default when prefix caching is enabled"
@@ -414,7 +417,8 @@ def parse_layout(msg: str) -> dict[str, Any] | None:
         return _blank("kv_layout", padding_layers=int(m.group(1)),
                       padding_waste_pct=_f(m.group(2)))
     m = _ATTN_BLOCK.match(msg)
-    if m is not None and ("mamba page size" in msg or "backend" in msg):
+    if m is not None and ("mamba page size" in msg or "backend" in msg
+                          or "quantized primary KV page" in msg):
         return _blank("kv_layout", block_size=int(m.group(1)))
     m = _MAMBA_PAD.match(msg)
     if m is not None:

@@ -218,6 +218,9 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      {"block_size": 64}),
     (H + "Setting kv cache block size to 128 for CUTLASS_MLA backend(s).", "kv_layout",
      {"block_size": 128}),
+    # platforms/interface.py:752 in 0.28.0, :925 in 0.33.0 (--kv-cache-dtype-skip-layers)
+    (H + "Setting attention block size to 48 tokens so the quantized primary KV page covers "
+     "the higher-precision padded-spec page.", "kv_layout", {"block_size": 48}),
     # --- runtime: v1/metrics/loggers.py, engine/metrics.py, core/scheduler.py -----------------
     ("(APIServer pid=1) INFO 05-19 10:13:11 [loggers.py:271] Engine 000: Avg prompt "
      "throughput: 12068.8 tokens/s, Avg generation throughput: 734.9 tokens/s, Running: 18 "
