@@ -97,6 +97,11 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     # How the engine laid out its KV pages: tokens per page it settled on, padding layers its
     # hybrid grouping added, padding of the state pages to the attention page size.
     "kv_layout": ("block_size", "padding_layers", "padding_waste_pct", "mamba_padding_pct"),
+    # One process's place in the parallel layout, as the engine assigns it: its rank in the
+    # process group of `world_size` ranks, and its index in each group whose sizes multiply to
+    # the world (vLLM's "rank 3 in world size 8 is assigned as DP rank 0, PP rank 0, TP rank
+    # 3"). The fold turns the places seen into the sizes they prove (kvtui.core.state).
+    "parallel_rank": ("global_rank", "world_size", "dp_rank", "pp_rank", "tp_rank"),
 }
 
 KINDS: tuple[str, ...] = tuple(KIND_FIELDS)
@@ -206,6 +211,8 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     # pp_partition: the layers of each PP stage, "11,11,10" (vLLM's "Hidden layers were
     # unevenly partitioned")
     "kv_layout": ("mamba_cache_mode", "pp_partition"),
+    # pcp_rank: the index in vLLM's prefill-context-parallel group (0.12+), another factor
+    "parallel_rank": ("pcp_rank",),
 }
 
 # Keys every event's JSON line carries besides its fields; no field may shadow them.
@@ -266,6 +273,7 @@ KIND_TRAITS: dict[str, KindTraits] = {
     "fp8_qscale_missing": KindTraits("startup", "warn", alerting=True),
     "memory_profile": KindTraits("startup", "memory"),
     "kv_layout": KindTraits("startup", "memory"),
+    "parallel_rank": KindTraits("startup", "config"),
 }
 
 TONES: tuple[str, ...] = ("config", "load", "dtype", "danger", "good", "memory", "capacity",

@@ -146,6 +146,15 @@ class Run:
     memory_profile: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     kv_layout: dict[str, Any] = field(default_factory=dict)
     kv_layout_evidence: Evidence | None = None
+    # The places the engine assigned its processes in the parallel layout (`parallel_rank`):
+    # global rank -> its index in each group that is a factor of the world; the world sizes
+    # named; whether two lines gave one rank two places (then they prove nothing).
+    rank_places: dict[int, dict[str, int]] = field(default_factory=dict)
+    world_sizes: set[int] = field(default_factory=set)
+    places_conflict: bool = False
+    # The server_args sizes the places wrote (`_merge_places`), so a later line that takes the
+    # proof back (a second world size) takes them back too.
+    placed: dict[str, int] = field(default_factory=dict)
     ooms: list[Evidence] = field(default_factory=list)
     oom_messages: list[str] = field(default_factory=list)
     mem_unbalanced: Evidence | None = None
@@ -271,6 +280,32 @@ class Run:
         return pools[0] if pools else None
 
     @property
+    def placed_sizes(self) -> dict[str, int]:
+        """The group sizes the assigned places prove exactly (`parallel_rank` field -> size),
+        or {} when they prove none.
+
+        Each group's index runs over 0..size-1 across the world, and the factor groups' sizes
+        multiply to the world (or to a part of it, when an outer group the line does not name
+        splits it): so once every rank of the world was seen, each size is its largest index
+        + 1; and when those least sizes already multiply to the world, no size can be larger.
+        Fewer places prove lower bounds only, which are left to the rank tags."""
+        if self.places_conflict or len(self.world_sizes) != 1 or not self.rank_places:
+            return {}
+        world = next(iter(self.world_sizes))
+        least: dict[str, int] = {}
+        for place in self.rank_places.values():
+            for group, index in place.items():
+                least[group] = max(least.get(group, 0), index + 1)
+        product = 1
+        for size in least.values():
+            product *= size
+        if world % product:
+            return {}
+        if product == world or len(self.rank_places) == world:
+            return least
+        return {}
+
+    @property
     def progressed(self) -> bool:
         """Past argument resolution: anything but the dump, the release, the KV dtype and page
         layout lines seen (vLLM resolves the latter two while it builds its config, before the
@@ -323,6 +358,13 @@ class Run:
         self.engine_version = self.engine_version or start.engine_version
         self.kv_layout = {**start.kv_layout, **self.kv_layout}
         self.kv_layout_evidence = self.kv_layout_evidence or start.kv_layout_evidence
+        if self.rank_places:
+            # the sizes this run's own places proved fill what the start left unsaid (copies:
+            # the start's dicts stay as they were)
+            self.server_args = dict(self.server_args)
+            self.resolved_keys = set(self.resolved_keys)
+            self.placed = {}
+            _merge_places(self)
         self.lines_seen += start.lines_seen
         self.ranks = self.ranks | start.ranks
         self.hints = self.hints | start.hints
@@ -504,6 +546,9 @@ def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str)
         run.server_args = fields
         if resolved:
             run.resolved_keys = {k for k, v in fields.items() if v is not None}
+        if run.rank_places:
+            run.placed = {}
+            _merge_places(run)  # a dump read after the places: they still fill its gaps
     else:
         # Another part of the same start: each fills what the others left unsaid, and the
         # operator's own arguments win over the engine's resolved values.
@@ -800,6 +845,46 @@ def _on_kv_layout(st: State, run: Run, ev: Event, src: str, n: int, text: str) -
         run.kv_layout_evidence = _ev(ev, src, n, text)
 
 
+# A `parallel_rank` group -> the server_args size it proves (None: no shared name).
+_PLACE_SIZES: dict[str, str | None] = {"dp_rank": "dp_size", "pp_rank": "pp_size",
+                                       "tp_rank": "tp_size", "pcp_rank": None}
+
+
+def _merge_places(run: Run) -> None:
+    """The sizes the places prove (`Run.placed_sizes`) as the engine's resolved values: they
+    fill a size no dump stated, and an operator's own argument read later still wins. A size
+    they no longer prove (a later line disagreed) is taken back where it still stands."""
+    sa = run.server_args
+    proven = {name: size for group, size in run.placed_sizes.items()
+              if (name := _PLACE_SIZES.get(group)) is not None}
+    for name, size in list(run.placed.items()):
+        if proven.get(name) == size:
+            continue
+        del run.placed[name]
+        if sa.get(name) == size and name in run.resolved_keys:
+            run.resolved_keys.discard(name)
+            if run.dump_parts:
+                sa[name] = None  # a dump's own "not stated"
+            else:
+                sa.pop(name, None)
+    for name, size in proven.items():
+        if sa.get(name) is None:
+            sa[name] = size
+            run.resolved_keys.add(name)
+            run.placed[name] = size
+
+
+def _on_parallel_rank(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    rank, world = ev.get("global_rank"), ev.get("world_size")
+    if not isinstance(rank, int) or not isinstance(world, int):
+        return
+    place = {g: i for g in _PLACE_SIZES if isinstance(i := ev.get(g), int)}
+    run.world_sizes.add(world)
+    if run.rank_places.setdefault(rank, place) != place:
+        run.places_conflict = True
+    _merge_places(run)
+
+
 def _on_prefill(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     run.runtime.add_batch(False, ev.fields, ev.ts, n, Witness(src, n, ev.rank, ev.ts, text))
 
@@ -841,4 +926,5 @@ HANDLERS = {
     "fp8_qscale_missing": _on_qscale,
     "memory_profile": _on_memory_profile,
     "kv_layout": _on_kv_layout,
+    "parallel_rank": _on_parallel_rank,
 }

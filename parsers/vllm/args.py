@@ -7,7 +7,9 @@ Three dumps, each read once for the names kvtui needs:
   defaults (0.10+, `vllm/entrypoints/utils.py:328` in 0.10.2, `api_utils.py` in 0.25), so an
   absent name means the default when the dump is complete;
 - `Initializing an LLM engine (v0.6.3) with config: model='...', dtype=torch.bfloat16, ...`
-  (V0 `engine/llm_engine.py:238` in 0.6.3) / `Initializing a V1 LLM engine (v0.10.2) ...`
+  (V0 `engine/llm_engine.py:238` in 0.6.3, :233 in 0.7.0), `Initializing a V0 LLM engine
+  (v0.8.5) ...` (the same V0 line renamed: `engine/llm_engine.py:235` in 0.7.3, :241 in
+  0.8.5, :222 in 0.10.2, the last release with V0) / `Initializing a V1 LLM engine (v0.10.2) ...`
   (`v1/engine/core.py:76` in 0.10.2, `:140` in 0.33.0, `VllmConfig.__str__`): the engine's
   resolved values, including the release and the KV cache dtype after `auto` was resolved
   (0.14+ resolves it from the checkpoint's ModelOpt config: `EngineArgs.create_engine_config`,
@@ -170,8 +172,9 @@ def parse_namespace(msg: str) -> dict[str, Any] | None:
 
 
 def parse_engine_config(msg: str) -> dict[str, Any] | None:
-    """`Initializing an LLM engine (vX) with config: ...` / `Initializing a V1 LLM engine ...`."""
-    if not msg.startswith(("Initializing an LLM engine (v", "Initializing a V1 LLM engine (v")):
+    """`Initializing an LLM engine (vX) with config: ...` / `Initializing a V0|V1 LLM engine`."""
+    if not msg.startswith(("Initializing an LLM engine (v", "Initializing a V1 LLM engine (v",
+                           "Initializing a V0 LLM engine (v")):
         return None
     m = _VERSION.search(msg, 0, 120)
     if m is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from parsers.envelope import payload_start
 from parsers.event import Event
 from parsers.prefix import UNTIMED, vllm_head
+from parsers.vllm.startup import assignment_wording
 
 
 def hints(ev: Event, text: str) -> list[str]:
@@ -23,7 +24,7 @@ def hints(ev: Event, text: str) -> list[str]:
         after = text[at + len(ev.ts) + 1: at + len(ev.ts) + 2] if at >= 0 else ""
         h.append("head:bracket" if after == "[" else "head:bare")
     elif ev.ts is None:
-        head_ = vllm_head(text)
+        head_ = vllm_head(text) or vllm_head(text[payload_start(text):])  # behind an envelope
         if head_ is not None and head_[1] == UNTIMED:
             h.append("head:bracket")  # `LEVEL [file.py:N]` with the time cut out
     # The process name heads the server's own line, after any client envelope (a saved
@@ -43,7 +44,11 @@ def hints(ev: Event, text: str) -> list[str]:
     if k == "engine_version" or (k == "server_args" and ev.get("version")):
         h.append(f"version:{ev.get('version')}")
     if k == "server_args" and ev.get("form") == "config":
-        h.append("engine:v1" if "a V1 LLM engine" in text else "engine:v0")
+        if "a V1 LLM engine" in text:
+            h.append("engine:v1")
+        else:
+            h.append("engine:v0")
+            h.append("engine:v0_named" if "a V0 LLM engine" in text else "engine:v0_unnamed")
     if k == "server_args":
         h.append(f"server_args:{ev.get('form')}")
     elif k == "engine_version":
@@ -89,6 +94,13 @@ def hints(ev: Event, text: str) -> list[str]:
         h.append("memory:cg_default")
     elif k == "memory_profile" and "will be enabled by default" in text:
         h.append("memory:cg_soon")
+    elif k == "parallel_rank":
+        # the group list an upstream release prints (a plugin's own list dates nothing)
+        wording = assignment_wording(text)
+        if wording is not None:
+            h.append(f"assign:{wording}")
+        if ", EP rank N/A" in text:
+            h.append("assign:ep_na")
     elif k == "decode_batch":
         h.append("stats:engine" if "Engine " in text else
                  ("stats:v0" if "Swapped:" in text else "stats:v1"))

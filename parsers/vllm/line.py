@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from parsers.envelope import payload_start
 from parsers.event import Event
 from parsers.prefix import UNTIMED, vllm_head
 from parsers.text import normalize
@@ -35,6 +36,7 @@ from parsers.vllm.startup import (
     parse_layout,
     parse_memory_profile,
     parse_mm_reserved,
+    parse_rank_assignment,
     parse_reserved,
     parse_scales,
     parse_version,
@@ -136,6 +138,10 @@ def _h_version(msg: str) -> _Result:
     return _kind("engine_version", parse_version(msg))
 
 
+def _h_rank(msg: str) -> _Result:
+    return _kind("parallel_rank", parse_rank_assignment(msg))
+
+
 _HANDLERS: dict[str, _Handler] = {
     "Init": _h_init,
     "non-": _h_non_default,
@@ -174,13 +180,15 @@ _HANDLERS: dict[str, _Handler] = {
     "Avg ": _h_stats,
     "Sequ": _h_sequence,
     "vLLM": _h_version,
+    "rank": _h_rank,
 }
 
 # Messages read even without a vLLM head: wordings no other engine prints.
 _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_scale",
             "Checkpoint does not provide a q scaling factor", "Available KV cache memory:",
             "GPU KV cache size:", "Maximum concurrency for ", "Add ", "Engine ",
-            "Initializing a V1 LLM engine", "Initializing an LLM engine", "non-default args:",
+            "Initializing a V1 LLM engine", "Initializing an LLM engine",
+            "Initializing a V0 LLM engine", "non-default args:",
             # the weights line as prose quotes it (a blog on vLLM 0.19 quotes "Model loading
             # took 13.72 GiB memory and 62.336108 seconds"); SGLang says "Load weight end."
             "Model loading took ", "Loading model weights took ",
@@ -208,6 +216,16 @@ def parse_unchecked(text: str) -> Event | None:
     if "\x1b" in text or "\r" in text or "\t" in text or text[-1:] == "\n" or text[:1] == " ":
         text = normalize(text)
     head = vllm_head(text)
+    if head is None and ("0" <= text[:1] <= "9" or text[:5] == "[pod/"):
+        # An untimed head behind a client's envelope (`2026-05-21T02:05:31Z (APIServer
+        # pid=568) INFO [model.py:531] ...`, a controller that re-stamps vLLM's lines): the
+        # head grammar takes an untimed head only at the line's start, so read it after the
+        # envelope.
+        cut = payload_start(text)
+        if cut:
+            head = vllm_head(text[cut:])
+            if head is not None:
+                head = (head[0] + cut, head[1], head[2])
     if head is None:
         start, ts, rank = 0, None, None
     else:

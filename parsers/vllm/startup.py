@@ -389,7 +389,10 @@ def parse_graph(msg: str) -> dict[str, Any] | None:
 # (model_executor/models/config.py:376/397 in 0.11.0, platforms/interface.py:1109 in 0.33.0);
 # "Setting kv cache block size to %d for %s backend(s)." (platforms/interface.py, 0.33.0).
 _PADDING = regex.compile(rf"Add (\d+) padding layers, may waste at most ({_NUM})% KV cache")
-# "Forcing kv cache block size to 64 for FlashMLA backend." (platforms/cuda.py:167 in 0.11.0)
+# "Forcing kv cache block size to 64 for FlashMLA backend." (platforms/cuda.py:167 in 0.11.0);
+# "Setting attention block size to %d tokens so the quantized primary KV page covers the
+# higher-precision padded-spec page." (a quantized cache with --kv-cache-dtype-skip-layers:
+# platforms/interface.py:752 in 0.28.0, :925 in 0.33.0; absent from 0.22.0)
 _ATTN_BLOCK = regex.compile(r"(?:Setting|Forcing) (?:attention|kv cache) block size to (\d+)")
 _MAMBA_PAD = regex.compile(rf"Padding mamba page size by ({_NUM})%")
 # "Mamba cache mode is set to '%s' for %s by default when prefix caching is enabled"
@@ -414,7 +417,8 @@ def parse_layout(msg: str) -> dict[str, Any] | None:
         return _blank("kv_layout", padding_layers=int(m.group(1)),
                       padding_waste_pct=_f(m.group(2)))
     m = _ATTN_BLOCK.match(msg)
-    if m is not None and ("mamba page size" in msg or "backend" in msg):
+    if m is not None and ("mamba page size" in msg or "backend" in msg
+                          or "quantized primary KV page" in msg):
         return _blank("kv_layout", block_size=int(m.group(1)))
     m = _MAMBA_PAD.match(msg)
     if m is not None:
@@ -423,6 +427,74 @@ def parse_layout(msg: str) -> dict[str, Any] | None:
     if m is not None:
         return _blank("kv_layout", mamba_cache_mode=m.group(1))
     return None
+
+
+# -- the parallel layout ----------------------------------------------------------------------
+# Each worker process logs its place in the parallel groups once they are built
+# (distributed/parallel_state.py initialize_model_parallel), in one of five wordings:
+#   "rank %s in world size %s is assigned as DP rank %s, PP rank %s, TP rank %s" (0.8.0 :968,
+#     0.8.4 :960, 0.8.5 :1005; absent from 0.7.3);
+#   "..., TP rank %s, EP rank %s" (0.9.0 :1065, 0.9.2 :1077, 0.10.1 :1135, 0.11.0 :1209,
+#     0.11.2 :1395);
+#   "DP rank %s, PP rank %s, PCP rank %s, TP rank %s, EP rank %s" (0.12.0 :1409, 0.16.0 :1446;
+#     the EP rank "N/A" for a dense model from 0.14.0, :1435);
+#   "..., TP rank %s, EP rank %s, EPLB rank %s" (0.17.0 :1716, 0.29.0 :2120);
+#   "..., TP rank %s, ETP rank %s, EP rank %s, EPLB rank %s" (0.30.0 :2268, 0.33.0 :2386).
+# `rank` and `world size` are the process group's: with DP the world spans every DP engine
+# (init_distributed_environment "Adjusting world_size ... for DP": world_size_across_dp = TP x
+# PP x DP, config/parallel.py:145 in 0.10.1). The ranks are laid out as torch.arange(world)
+# reshaped to (ExternalDP, DP, PP[, PCP], TP), so DP, PP, PCP and TP are the factors of the
+# world; the EP, ETP and EPLB groups are spans of those (EP = DP x [PCP x] TP) and no factor.
+# A plugin's own groups (vllm-ascend's "SP rank", "SP_TP rank") are read as nothing.
+_ASSIGNED = regex.compile(r"rank (\d+) in world size (\d+) is assigned as ")
+_GROUP = regex.compile(r"([A-Z][A-Z_]*) rank (\d+|N/A)")
+# the groups that are factors of the world, by the kind's field names
+_FACTORS = {"DP": "dp_rank", "PP": "pp_rank", "PCP": "pcp_rank", "TP": "tp_rank"}
+# the group lists upstream releases print, for dating (parsers/vllm/hints.py)
+_WORDINGS: dict[tuple[str, ...], str] = {
+    ("DP", "PP", "TP"): "dp_pp_tp",
+    ("DP", "PP", "TP", "EP"): "ep",
+    ("DP", "PP", "PCP", "TP", "EP"): "pcp",
+    ("DP", "PP", "PCP", "TP", "EP", "EPLB"): "eplb",
+    ("DP", "PP", "PCP", "TP", "ETP", "EP", "EPLB"): "etp",
+}
+
+
+def _groups(text: str, at: int) -> list[tuple[str, str]]:
+    """The `NAME rank V` pairs from `at`, ", "-separated; whatever follows the last one (a Ray
+    dedup suffix "[repeated 7x across cluster]", the next line of a collapsed paste) ends them."""
+    pairs: list[tuple[str, str]] = []
+    while (g := _GROUP.match(text, at)) is not None:
+        pairs.append((g.group(1), g.group(2)))
+        at = g.end()
+        if text[at:at + 2] != ", ":
+            break
+        at += 2
+    return pairs
+
+
+def assignment_wording(text: str) -> str | None:
+    """Which upstream wording a line's rank assignment has (None: a plugin's own group list)."""
+    m = _ASSIGNED.search(text)
+    if m is None:
+        return None
+    return _WORDINGS.get(tuple(name for name, _ in _groups(text, m.end())))
+
+
+def parse_rank_assignment(msg: str) -> dict[str, Any] | None:
+    m = _ASSIGNED.match(msg)
+    if m is None:
+        return None
+    rank, world = int(m.group(1)), int(m.group(2))
+    pairs = _groups(msg, m.end())
+    if not pairs or rank >= world:
+        return None
+    fields = _blank("parallel_rank", global_rank=rank, world_size=world)
+    for group, value in pairs:
+        name = _FACTORS.get(group)
+        if name is not None and value != "N/A" and fields.get(name) is None:
+            fields[name] = int(value)
+    return fields
 
 
 # -- the release -----------------------------------------------------------------------------

@@ -218,6 +218,9 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      {"block_size": 64}),
     (H + "Setting kv cache block size to 128 for CUTLASS_MLA backend(s).", "kv_layout",
      {"block_size": 128}),
+    # platforms/interface.py:752 in 0.28.0, :925 in 0.33.0 (--kv-cache-dtype-skip-layers)
+    (H + "Setting attention block size to 48 tokens so the quantized primary KV page covers "
+     "the higher-precision padded-spec page.", "kv_layout", {"block_size": 48}),
     # --- runtime: v1/metrics/loggers.py, engine/metrics.py, core/scheduler.py -----------------
     ("(APIServer pid=1) INFO 05-19 10:13:11 [loggers.py:271] Engine 000: Avg prompt "
      "throughput: 12068.8 tokens/s, Avg generation throughput: 734.9 tokens/s, Running: 18 "
@@ -267,6 +270,27 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      {"reserved_gib": 2.05, "purpose": "multimodal", "remaining_gib": 37.95}),
     ("ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (969).", "oom",
      {"reason": "mamba_blocks", "requested": 1024, "available": 969}),
+    # --- the parallel layout: distributed/parallel_state.py (wordings quoted in startup.py) ---
+    ("(VllmWorker rank=5 pid=71) INFO 05-01 16:27:56 [parallel_state.py:1005] rank 5 in world "
+     "size 8 is assigned as DP rank 0, PP rank 1, TP rank 1", "parallel_rank",  # 0.8.5 :1005
+     {"global_rank": 5, "world_size": 8, "dp_rank": 0, "pp_rank": 1, "tp_rank": 1}),
+    (H + "rank 1 in world size 2 is assigned as DP rank 1, PP rank 0, TP rank 0, EP rank 1",
+     "parallel_rank",  # 0.11.0 :1209
+     {"global_rank": 1, "world_size": 2, "dp_rank": 1, "pp_rank": 0, "tp_rank": 0}),
+    ("(Worker pid=9) INFO 05-01 16:27:56 [parallel_state.py:1923] rank 3 in world size 4 is "
+     "assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 3, EP rank N/A, EPLB rank N/A",
+     "parallel_rank",  # 0.17-0.29; a dense model's EP rank "N/A" (0.14+)
+     {"global_rank": 3, "world_size": 4, "tp_rank": 3, "pcp_rank": 0}),
+    (H + "rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 0, "
+     "ETP rank 0, EP rank 0, EPLB rank N/A", "parallel_rank",  # 0.33.0 :2386
+     {"global_rank": 0, "world_size": 1, "dp_rank": 0, "tp_rank": 0}),
+    # --- V0's engine config line, renamed "a V0 LLM engine" (0.7.3 :235 .. 0.10.2 :222) -------
+    ("INFO 05-01 16:27:56 [llm_engine.py:242] Initializing a V0 LLM engine (v0.8.3) with config: "
+     "model='org/m', speculative_config=None, tokenizer='org/m', dtype=torch.float16, "
+     "max_seq_len=8192, tensor_parallel_size=2, pipeline_parallel_size=1, kv_cache_dtype=auto, "
+     "seed=None, served_model_name=org/m, use_async_output_proc=True", "server_args",
+     {"form": "config", "version": "0.8.3", "model_path": "org/m", "tp_size": 2, "pp_size": 1,
+      "context_length": 8192, "resolved_kv_dtype": "torch.float16"}),
 ]
 
 # Every head form of the same message: the same event, its ts and rank read from the head.
@@ -289,6 +313,11 @@ HEADS: list[tuple[str, str | None, str | None]] = [
     ("INFO 2025-11-07 17:18:00.203 core.py:1] ", "2025-11-07 17:18:00.203", None),
     ("DEBUG 05-01 16:27:56 [v1/core/kv_cache_utils.py:1087] ", "05-01 16:27:56", None),
     ("      INFO 07-18 00:05:10 distributed_gpu_executor.py:56] ", "07-18 00:05:10", None),
+    # a controller that re-stamps vLLM's lines and drops vLLM's own time (an evidence file of
+    # a vLLM 0.17.0+rocm deployment: `2026-05-21T02:05:42Z (EngineCore_DP0 pid=659) INFO
+    # [core.py:101] Initializing a V1 LLM engine ...`): the untimed head behind the envelope
+    ("2026-05-21T02:05:42Z (EngineCore_DP0 pid=659) INFO [kv_cache_utils.py:1] ", None, "DP0"),
+    ("2026-05-21T02:05:31.123Z (APIServer pid=568) INFO [kv_cache_utils.py:1] ", None, None),
 ]
 
 

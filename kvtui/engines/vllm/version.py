@@ -35,6 +35,11 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
     "proc:worker": ((0, 10, 2), None, "'(Worker_TPn pid=...)' (0.10.2+)"),
     # V0's engine (engine/llm_engine.py) was removed in 0.11 (absent from the 0.11.0 wheel).
     "engine:v0": (None, (0, 10, 2), "'Initializing an LLM engine' (the V0 engine, <= 0.10)"),
+    # engine/llm_engine.py: "Initializing an LLM engine (v%s)" in 0.6.6 (:235) and 0.7.0 (:233),
+    # "Initializing a V0 LLM engine (v%s)" in 0.7.3 (:235), 0.8.0 (:242), 0.10.2 (:222).
+    "engine:v0_named": ((0, 7, 1), (0, 10, 2),
+                        "'Initializing a V0 LLM engine' (0.7.1-0.10.2)"),
+    "engine:v0_unnamed": (None, (0, 7, 0), "'Initializing an LLM engine' (V0, <= 0.7.0)"),
     "engine:v1": ((0, 7, 0), None, "'Initializing a V1 LLM engine' (0.7+)"),
     "capacity:cpu_blocks": (None, (0, 10, 2), "'# GPU blocks: N, # CPU blocks: M' (V0, <= 0.10)"),
     # executor/gpu_executor.py:76 in 0.6.6.post1 "# GPU blocks: %d, # CPU blocks: %d";
@@ -71,6 +76,16 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
     "memory:cg_soon": ((0, 15, 0), (0, 18, 9), "'In v0.19, CUDA graph memory profiling ...'"),
     "memory:cg_default": ((0, 21, 0), None, "'CUDA graph memory profiling ... default since "
                                            "v0.21.0'"),
+    # distributed/parallel_state.py "rank %s in world size %s is assigned as ..." (the group
+    # lists quoted in parsers/vllm/startup.py): none in 0.7.3; "DP, PP, TP" 0.8.0-0.8.5; "+ EP"
+    # 0.9.0-0.11.2; "+ PCP" 0.12.0-0.16.0; "+ EPLB" 0.17.0-0.29.0; "+ ETP" 0.30.0-0.33.0; the EP
+    # rank "N/A" (a dense model) from 0.14.0 (0.13.0 has none).
+    "assign:dp_pp_tp": ((0, 8, 0), (0, 8, 9), "'assigned as DP rank, PP rank, TP rank' (0.8)"),
+    "assign:ep": ((0, 9, 0), (0, 11, 9), "'assigned as ..., TP rank, EP rank' (0.9-0.11)"),
+    "assign:pcp": ((0, 12, 0), (0, 16, 9), "'assigned as ..., PCP rank, ...' (0.12-0.16)"),
+    "assign:eplb": ((0, 17, 0), (0, 29, 9), "'assigned as ..., EPLB rank' (0.17-0.29)"),
+    "assign:etp": ((0, 30, 0), None, "'assigned as ..., ETP rank, ...' (0.30+)"),
+    "assign:ep_na": ((0, 14, 0), None, "'assigned as ..., EP rank N/A' (0.14+)"),
     # v1/metrics/loggers.py prints "Engine %03d: " from 0.8.5; V0's metrics have "Swapped:".
     "stats:engine": ((0, 8, 0), None, "stats line with 'Engine NNN:' (V1, 0.8+)"),
     "stats:v0": (None, (0, 10, 2), "stats line with 'Swapped:' (V0, <= 0.10)"),
