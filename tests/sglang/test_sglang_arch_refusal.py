@@ -32,3 +32,27 @@ def test_calculator_flag_without_a_spec():
     assert calc.flag("mxfp8")[0] is None
     assert calc.flag("bf16")[0] == "--kv-cache-dtype bf16"
     assert calc.flag("fp8_e4m3")[0] == "--kv-cache-dtype fp8_e4m3"
+
+
+def test_a_log_naming_only_the_class_gets_the_refusal():
+    """End to end: the weight line's class reaches the what-if (fromrun), so no row offers a
+    flag SGLang 0.5.23 asserts against."""
+    from kvtui.core.pipeline import Session
+
+    lines = [
+        "[2026-09-26 19:55:58 TP0] Load weight end. type=DeepseekV4ForCausalLM, "
+        "dtype=torch.bfloat16, avail mem=60.00 GB, mem usage=40.00 GB.",
+        "[2026-09-26 19:56:00 TP0] KV Cache is allocated. #tokens: 2999808, "
+        "K size: 5.00 GB, V size: 5.00 GB",
+        "[2026-09-26 19:56:05 TP0] max_total_num_tokens=2999808, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=64, context_len=1048576, "
+        "available_gpu_mem=8.00 GB",
+    ]
+    from kvtui.engines.sglang.fromrun import calculator_from_run
+
+    s = Session()
+    s.feed_lines("v4.log", lines)  # these line forms date no release: pin the one V4 runs on
+    calc = calculator_from_run(s.state.settled().current, sglang_version="0.5.23")
+    assert calc is not None
+    rows = {r.dtype: r for r in calc.report().scenarios}
+    assert rows["fp8_e5m2"].flag is None and "refuses" in rows["fp8_e5m2"].flag_advice

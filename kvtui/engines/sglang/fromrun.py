@@ -62,11 +62,17 @@ def _model_spec(run: Any, model: Any, checkpoint: CheckpointFacts | None,
     if found is not None:
         return found
     path = sa.get("model_path")
-    cls = next((w.get("model_class") for w in run.weights.values() if w.get("model_class")),
-               None)
+    cls = _model_class(run)
     return None, ((f"model_path {path!r} matches no preset" if path else
                    "the log names no model path") + (f" (architecture {cls})" if cls else "")
                   + "; pass --model for the theory cross-check")
+
+
+def _model_class(run: Any) -> str | None:
+    """The served model's class as SGLang's weight line prints it (the draft's is kept apart,
+    `run.draft_weights`): the architecture SGLang's own dtype checks key on."""
+    return next((str(w["model_class"]) for w in run.weights.values() if w.get("model_class")),
+                None)
 
 
 def _unmodelled_dtype(run: Any, pool: Any) -> bool:
@@ -205,6 +211,7 @@ def calculator_from_run(run: Any, model: Any = None,
         version = SGLANG_LINE.between(version.lo, version.hi,
                                       (f"--sglang-version {sglang_version}",))
     calc = Calculator(
+        architecture=_model_class(run),
         current_dtype=dtype, current_dtype_assumed=assumed, tokens=tokens, context_len=ctx,
         parallel=par, page_size=page,
         spec=spec, spec_reason=reason, pool_gib=pool_gib, version=version,
