@@ -100,7 +100,9 @@ def test_the_operators_arguments_win_and_a_dump_read_later_keeps_the_sizes():
     lines = [assigned(r, 2, tp=r) for r in range(2)]
     _, rep = report([dump_cut, *lines])
     assert rep["parallel"]["tp"] == 2
-    _, rep = report([*lines, dump_cut])  # the dump pasted below the worker lines
+    # the dump pasted below the worker lines, stamped no later than them (a dump stamped after
+    # them is a restart whose log was cut short: Run.takes_dump)
+    _, rep = report([*lines, dump_cut.replace("05-01 16:27:50", "02-26 08:38:00")])
     assert rep["parallel"]["tp"] == 2
     stated = ("(APIServer pid=1) INFO 05-01 16:27:50 [utils.py:233] non-default args: "
               "{'model': 'org/m', 'tensor_parallel_size': 2}")
