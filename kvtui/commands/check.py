@@ -187,9 +187,10 @@ def _resolve_model(name: str | None) -> Any:
 def _releases(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
     """--sglang-version / --vllm-version, each checked by its engine (a one-line error, exit
     2), as the pipeline's pinned releases: each applies to the runs of its engine."""
+    from kvtui.commands.whatif import ENGINES
     from kvtui.core.engine import load
 
-    return tuple((name, load(name).check_release(raw)) for name in ("sglang", "vllm")
+    return tuple((name, load(name).check_release(raw)) for name in ENGINES
                  if (raw := getattr(args, f"{name}_version", None)))
 
 

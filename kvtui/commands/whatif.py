@@ -88,6 +88,8 @@ def _positive_float(name: str, raw: str | None, *, below_one: bool = False) -> f
     return v
 
 
+# kvtui.core.engine.ENGINE_MODULES, named here so that building the parser (`--help`) imports
+# nothing (tests/vllm/test_vllm_plan.py holds the two equal); `check` pins releases by it too
 ENGINES = ("sglang", "vllm")
 
 

@@ -65,6 +65,11 @@ class ReleaseLine:
     def between(self, lo: Version, hi: Version, reasons: tuple[str, ...] = ()) -> VersionRange:
         return VersionRange(self, lo, hi, reasons)
 
+    def pinned(self, v: Version | None, flag: str) -> VersionRange:
+        """The one release the user named with `flag` (the flag is the range's reason), or
+        every release kvtui knows when none was named: a what-if without a log."""
+        return self.any() if v is None else self.between(v, v, (f"{flag} {fmt(v)}",))
+
 
 @dataclass(frozen=True, slots=True)
 class VersionRange:

@@ -127,3 +127,10 @@ def test_check_pins_each_engines_release(capsys: pytest.CaptureFixture[str]):
     assert main(["check", "--json", "--fail-on", "never", "--sglang-version", "0.5.5",
                  str(SGLANG)]) == 0
     assert "0.5.5" in json.dumps(json.loads(capsys.readouterr().out)["whatif"]["version"])
+
+
+def test_the_commands_name_every_engine():
+    from kvtui.commands.whatif import ENGINES
+    from kvtui.core.engine import ENGINE_MODULES
+
+    assert tuple(ENGINE_MODULES) == ENGINES

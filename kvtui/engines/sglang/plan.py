@@ -9,7 +9,7 @@ from __future__ import annotations
 from kvtui.core.capacity import ModelSpec, Parallel
 from kvtui.engines.sglang.calculator import Calculator
 from kvtui.engines.sglang.cell import GIB
-from kvtui.engines.sglang.version import SGLANG_LINE, check_release, fmt
+from kvtui.engines.sglang.version import SGLANG_LINE, check_release
 
 
 def plan(spec: ModelSpec | None, spec_reason: str, *, current_dtype: str, tokens: int | None,
@@ -18,11 +18,7 @@ def plan(spec: ModelSpec | None, spec_reason: str, *, current_dtype: str, tokens
     """The calculator of a planned SGLang deployment: `pool_gib` GiB of KV per GPU (K + V), or a
     pool of `tokens` in `current_dtype`, under the rules of `release` (the newest kvtui read
     when None)."""
-    if release:
-        v = check_release(release)
-        version = SGLANG_LINE.between(v, v, (f"--sglang-version {fmt(v)}",))
-    else:
-        version = SGLANG_LINE.any()
+    version = SGLANG_LINE.pinned(check_release(release) if release else None, "--sglang-version")
     calc = Calculator(current_dtype=current_dtype, tokens=tokens, context_len=context_len,
                       parallel=Parallel(tp=tp, attn_dp=attn_dp), page_size=page_size or 1,
                       spec=spec, spec_reason=spec_reason, version=version,

@@ -12,7 +12,7 @@ from kvtui.core.capacity import ModelSpec, Parallel
 from kvtui.engines.vllm import limits
 from kvtui.engines.vllm.calculator import Calculator
 from kvtui.engines.vllm.sizing import GIB, rules_for
-from kvtui.engines.vllm.version import VLLM_LINE, check_release, fmt
+from kvtui.engines.vllm.version import VLLM_LINE, check_release
 
 
 def plan(spec: ModelSpec | None, spec_reason: str, *, current_dtype: str, tokens: int | None,
@@ -25,11 +25,7 @@ def plan(spec: ModelSpec | None, spec_reason: str, *, current_dtype: str, tokens
     if attn_dp > 1:  # SGLang's DP attention; vLLM's DP ranks each size a pool of their own
         raise ValueError("--attn-dp is SGLang's DP attention; a vLLM data parallel rank sizes "
                          "its own pool like a single deployment: give its --tp")
-    if release:
-        v = check_release(release)
-        version = VLLM_LINE.between(v, v, (f"--vllm-version {fmt(v)}",))
-    else:
-        version = VLLM_LINE.any()
+    version = VLLM_LINE.pinned(check_release(release) if release else None, "--vllm-version")
     calc = Calculator(current_dtype=current_dtype, spec=spec, spec_reason=spec_reason,
                       tokens=tokens, context_len=context_len, parallel=Parallel(tp=tp),
                       user_block=page_size, version=version,
