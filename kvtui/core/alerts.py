@@ -190,6 +190,17 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         confidence = "medium" if ck is None else "high"
     fix = (f"Serve the KV cache in BF16: {ctx.bf16_advice(run)}. Or keep FP8 with "
            f"calibrated scales: {_calibrated_scales(ctx)}.")
+    inline = ctx.engine.fp8_scales_inline(run, ck) if ctx.engine is not None else None
+    if inline is not None:
+        # The pool scales each tile of values itself: the warning is printed all the same
+        # (the engine's own explanation, `Engine.fp8_scales_inline`).
+        return Alert(
+            "kv-fp8-unscaled", "info",
+            "FP8 KV 'scales of 1.0' warning printed, but the pool scales every tile itself",
+            f"{say(ctx, 'scales_missing.said')}{ranks}. {inline} What remains is FP8 E4M3's own "
+            "rounding (3 mantissa bits) on each scaled value.",
+            ev, f"Nothing to fix for the scales. For a 16-bit cache: {ctx.bf16_advice(run)}.",
+            confidence)
     return Alert("kv-fp8-unscaled", sev, title, detail, ev, fix, confidence)
 
 
