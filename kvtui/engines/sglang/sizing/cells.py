@@ -121,6 +121,13 @@ def _fp4_mha(dtype: str, h: int, d: int, dv: int, layers: int, version: Version,
                   *notes))
 
 
+def dsa_raw_layout(args: SizingArgs) -> bool:
+    """Do the DSA backends keep the FP8 latent raw, without its per-tile scales (trtllm, or
+    tilelang for both phases), where the others store 512 FP8 + 16 scale bytes + the rope?"""
+    backends = {args.dsa_prefill_backend, args.dsa_decode_backend}
+    return "trtllm" in backends or args.dsa_prefill_backend == args.dsa_decode_backend == "tilelang"
+
+
 def mla_store_dim(kv_lora: int, rope: int, dtype: str, version: Version, *, dsa: bool,
                   args: SizingArgs, budget: bool) -> tuple[int, str]:
     """(bytes per layer of the latent, why): DSA's FP8 layout stores 512 FP8 + 16 scale bytes
@@ -131,8 +138,7 @@ def mla_store_dim(kv_lora: int, rope: int, dtype: str, version: Version, *, dsa:
     raw = kv_lora + rope
     if not dsa or dtype != "fp8_e4m3":
         return raw, f"{kv_lora} + {rope}"
-    backends = {args.dsa_prefill_backend, args.dsa_decode_backend}
-    if "trtllm" in backends or args.dsa_prefill_backend == args.dsa_decode_backend == "tilelang":
+    if dsa_raw_layout(args):
         return raw, "raw FP8 latent (trtllm / tilelang DSA layout)"
     first = (0, 5, 17) if budget else (0, 5, 5)
     if version < first:
