@@ -290,6 +290,15 @@ def _rule_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
            + "; or serve BF16: " + ctx.bf16_advice(run))
     sev, confidence = "warning", "medium"
     title = f"FP8 KV cache in effect ({ctx.effective})"
+    inline = ctx.engine.fp8_scales_inline(run, ctx.checkpoint) if ctx.engine is not None \
+        else None
+    if inline is not None:  # the static scales are not read at all (as in kv-fp8-unscaled)
+        return Alert("kv-fp8", "info", f"{title}: the pool scales every tile itself",
+                     f"The KV cache is {ctx.effective}. {inline} What remains is FP8 E4M3's "
+                     "own rounding (3 mantissa bits) on each scaled value.",
+                     ctx.effective_evidence,
+                     f"Nothing to fix for the scales. For a 16-bit cache: "
+                     f"{ctx.bf16_advice(run)}.", confidence)
     verdict = _scale_verdict(ctx.checkpoint, ctx.engine_name)
     if verdict is not None:
         detail += _read_scales_text(verdict)

@@ -69,3 +69,16 @@ def test_a_raw_dsa_layout_stays_critical():
     lines[0] = lines[0].replace("page_size=64", "page_size=64, nsa_prefill_backend='trtllm', "
                                 "nsa_decode_backend='trtllm'")
     assert _alert(lines)["severity"] == "critical"
+
+
+def test_no_warning_printed_nsa_fp8_is_info():
+    # 0.5.13+ prints no scales warning (kvtui/core/alerts.py, kv-fp8): the same NSA pool,
+    # told by the weight line's class, makes kv-fp8 an info too; a plain V3 stays a warning.
+    def kv_fp8(cls: str) -> dict:
+        s = Session()
+        s.feed_lines("inline", _lines("/models/private-ckpt", cls)[:-1])
+        return next(a for a in s.report().to_json()["alerts"] if a["rule"] == "kv-fp8")
+
+    nsa = kv_fp8("DeepseekV32ForCausalLM")
+    assert nsa["severity"] == "info" and "NSA pool" in nsa["detail"]
+    assert kv_fp8("DeepseekV3ForCausalLM")["severity"] == "warning"
