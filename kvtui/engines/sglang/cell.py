@@ -318,7 +318,8 @@ def _mla_cell(spec: ModelSpec, dtype: str, eb: int, par: Parallel, version: Vers
                 layers=layers, elem_bytes=eb, extra_bytes=extra, lines=tuple(lines),
                 draft_bytes=budget - total,
                 index_bytes=(spec.index_head_dim + spec.index_head_dim // 128 * 4) * layers
-                if idx else 0, version=version)  # 0.5.3 prints no indexer either
+                if idx and spec.index_head_dim else 0,  # 0.5.3 prints no indexer either
+                version=version)
 
 
 # -- Mamba / linear-attention state -------------------------------------------------------------
