@@ -112,6 +112,9 @@ class Run:
     # Which (form, rank) parts of the start's dump were seen, and which keys only the engine's
     # resolved parts stated (the operator's own arguments override those).
     dump_parts: set[tuple[str | None, str | None]] = field(default_factory=set)
+    # Each part's fields as first printed and how many lines printed it: a data-parallel
+    # sibling prints the same part again (`sibling_part`).
+    dump_copies: dict[str | None, tuple[dict[str, Any], int]] = field(default_factory=dict)
     resolved_keys: set[str] = field(default_factory=set)
     # A part listed every argument the operator gave (vLLM's whole `non-default args` dict or
     # Namespace), so an argument absent from `server_args` is the engine's default.
@@ -326,6 +329,25 @@ class Run:
             return False
         return any(_not_after(ts, seen) for seen in (self.last_ts, self.runtime.last_ts))
 
+    def sibling_part(self, form: str | None, fields: dict[str, Any], ts: str | None) -> bool:
+        """Is a dump part this run has already seen from the same rank (vLLM's rank-less
+        Ray DP engines: `DPEngineCoreActor`, v1/engine/core.py:1133 in 0.11.0, each an
+        `EngineCore` that prints its config at core.py:77) a data-parallel sibling's copy of
+        it, not a restart? So when it says the same as the first copy and the start states
+        DP > 1, and either it is stamped no later than the run's lines (a restart is stamped
+        after every line before it: `takes_start`'s rule) or fewer copies than DP engines were
+        seen and the run has not served a batch yet."""
+        first, copies = self.dump_copies.get(form, (None, 0))
+        if first is None or first != fields:
+            return False
+        dp = self.server_args.get("dp_size")
+        if not isinstance(dp, int) or dp < 2:
+            return False
+        if ts is not None and any(_not_after(ts, seen)
+                                  for seen in (self.last_ts, self.runtime.last_ts)):
+            return True
+        return copies < dp and self.runtime.decode_batches == 0
+
     @property
     def args_only(self) -> bool:
         """Opened by a server start and holding nothing but its argument-resolution lines."""
@@ -352,6 +374,7 @@ class Run:
         self.server_args_evidence = start.server_args_evidence
         self.start = start.start
         self.dump_parts = self.dump_parts | start.dump_parts
+        self.dump_copies = {**start.dump_copies, **self.dump_copies}
         self.resolved_keys = start.resolved_keys
         self.args_complete = self.args_complete or start.args_complete
         self.kv_dtype_lines = self.kv_dtype_lines + start.kv_dtype_lines
@@ -472,7 +495,8 @@ class State:
                 # their config while their siblings load).
                 sibling = any(f == form for f, _ in run.dump_parts)
                 if (form, ev.rank) in run.dump_parts:
-                    run = self._new_run()
+                    if not run.sibling_part(form, _dump_fields(ev), ev.ts):
+                        run = self._new_run()
                 elif run.progressed and not sibling:
                     run = self._start_in(run, ev.ts)
             elif run.progressed:
@@ -537,8 +561,12 @@ def _bump(existing: Evidence | None, ev: Event, source: str, line_no: int, text:
 _DUMP_META = frozenset({"form", "partial", "resolved", "resolved_kv_dtype", "complete"})
 
 
+def _dump_fields(ev: Event) -> dict[str, Any]:
+    return {k: v for k, v in ev.fields.items() if k not in _DUMP_META}
+
+
 def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    fields = {k: v for k, v in ev.fields.items() if k not in _DUMP_META}
+    fields = _dump_fields(ev)
     partial = bool(ev.get("partial"))
     resolved = bool(ev.get("resolved"))
     evidence = _ev(ev, src, n, text)
@@ -567,6 +595,9 @@ def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str)
         run.args_complete = True
     if not partial:
         run.dump_parts.add((ev.get("form"), ev.rank))
+        form = ev.get("form")
+        first, copies = run.dump_copies.get(form, (fields, 0))
+        run.dump_copies[form] = (first, copies + 1)
         if run.server_args_evidence is None:
             run.server_args_evidence = evidence
             run.start = evidence

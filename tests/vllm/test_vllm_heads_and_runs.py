@@ -392,3 +392,73 @@ def test_the_start_up_memory_summary_in_its_wordings():
     assert new is not None and new.rank == "TP1"
     assert (new.get("total_gib"), new.get("consumed_gib"), new.get("weights_gib"),
             new.get("activation_gib"), new.get("kv_gib")) == (95.01, 56.89, None, 0.76, 27.85)
+
+
+# Ray's data-parallel engines (`--data-parallel-backend=ray`): each `DPEngineCoreActor`
+# (v1/engine/core.py:1133 in 0.11.0) is an `EngineCore`, which prints the config once
+# (core.py:77), and Ray prefixes its lines with the actor's class and pid, no DP rank (the
+# process title `EngineCore_DP{n}` of the mp backend, v1/engine/utils.py:119, is not used). The
+# wording of kuberay#4366 (https://github.com/ray-project/kuberay/issues/4366, vLLM 0.11.0,
+# DP 2 over two nodes), numbers and names made up; the remote actor's lines arrive first.
+RAY_ARGS = ("(APIServer pid=5) INFO 01-12 06:14:25 [utils.py:233] non-default args: "
+            "{'model': 'org/m', 'data_parallel_size': 2, 'data_parallel_backend': 'ray'}")
+RAY_CONFIG = ("(APIServer pid=5) (DPEngineCoreActor pid={pid}{ip}) INFO 01-12 {ts} [core.py:77] "
+              "Initializing a V1 LLM engine (v0.11.0) with config: model='org/m', "
+              "dtype=torch.float16, max_seq_len=32768, tensor_parallel_size=1, "
+              "pipeline_parallel_size=1, data_parallel_size=2, kv_cache_dtype=auto, "
+              "enable_prefix_caching=True, compilation_config={{}}")
+RAY_LOAD = ("(APIServer pid=5) (DPEngineCoreActor pid={pid}{ip}) INFO 01-12 {ts} "
+            "[gpu_model_runner.py:2653] Model loading took 0.93 GiB and 6.19 seconds")
+RAY_SIZE = ("(APIServer pid=5) (DPEngineCoreActor pid={pid}{ip}) INFO 01-12 {ts} "
+            "[kv_cache_utils.py:1087] GPU KV cache size: 938,544 tokens")
+
+
+def ray_engine(pid: int, ip: str, stamps: tuple[str, str, str]) -> list[str]:
+    return [line.format(pid=pid, ip=ip, ts=ts) for line, ts in
+            zip((RAY_CONFIG, RAY_LOAD, RAY_SIZE), stamps, strict=True)]
+
+
+REMOTE = ray_engine(43, ", ip=10.0.0.9", ("06:15:17", "06:15:28", "06:16:00"))
+LOCAL = ray_engine(86, "", ("06:14:36", "06:14:50", "06:15:10"))
+
+
+def test_a_ray_dp_siblings_config_stamped_before_the_runs_lines_joins_the_run():
+    """The local engine's config, forwarded after the remote engine's lines but stamped before
+    them: one start, not a restart (a restart is stamped after every line before it)."""
+    s = fold([RAY_ARGS, *REMOTE, *LOCAL])
+    assert len(s.state.runs) == 1
+    assert s.state.current.server_args["dp_size"] == 2
+
+
+def test_a_ray_dp_siblings_config_in_line_order_joins_the_run():
+    """In the order the engines printed: the second engine's config, the same config, while
+    the first has not served; the run has seen fewer configs than its DP size."""
+    s = fold([RAY_ARGS, *LOCAL, *REMOTE])
+    assert len(s.state.runs) == 1
+
+
+def test_a_ray_dp_sibling_cut_from_its_run_by_a_chunk_is_joined_as_read_in_order(tmp_path):
+    """A chunk that begins at the sibling's config: the join declines (or joins exactly), the
+    chunked fold gives the sequential state."""
+    from tests.core.test_merge import check_cuts, line_offsets, sequential
+    path = tmp_path / "ray.log"
+    later = [line.replace("01-12 06:1", "01-12 07:1") for line in REMOTE]
+    path.write_text("\n".join([RAY_ARGS, *LOCAL, *REMOTE, *later]) + "\n")
+    assert len(sequential(path).state.runs) == 2  # the third config of a DP 2 start
+    for off in line_offsets(path)[:-1]:
+        check_cuts(path, [0, off])
+
+
+def test_a_repeated_rankless_config_is_still_a_restart_when_it_cannot_be_a_sibling():
+    later = [line.replace("01-12 06:1", "01-12 07:1") for line in REMOTE]
+    # a third config in a DP 2 run
+    s = fold([RAY_ARGS, *LOCAL, *REMOTE, *later])
+    assert len(s.state.runs) == 2
+    # another config (not the same start)
+    other = [later[0].replace("max_seq_len=32768", "max_seq_len=8192"), *later[1:]]
+    s = fold([RAY_ARGS, *LOCAL, *other])
+    assert len(s.state.runs) == 2
+    # no DP stated: one engine, a second config is a restart
+    solo = [line.replace("data_parallel_size=2", "data_parallel_size=1") for line in LOCAL]
+    s = fold([*solo, *[line.replace("06:1", "07:1") for line in solo]])
+    assert len(s.state.runs) == 2
