@@ -74,6 +74,8 @@ def render_text(report: Report) -> str:
                       if getattr(par, k) is not None)
     if par.world is not None and par.tp is None:
         sizes = f"TP=?  {sizes}"  # worker tags that count TP and PP together
+    if par.world_size is not None:  # the engine's own rank-assignment lines
+        sizes = "  ".join(filter(None, (sizes, f"world={par.world_size}")))
     w(f"Parallel   {sizes or 'unknown'}")
     w(f"KV cache   configured {kv.configured_dtype or '?'} -> effective "
       f"{kv.effective_dtype or '?'}  (from {kv.effective_basis}); scales: {kv.scales}")

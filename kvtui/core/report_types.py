@@ -285,6 +285,8 @@ class ParallelFacts:
     # The least TP x PP worker tags numbered over both prove (`kvtui.core.deployment` Layout
     # .world), only when the log states no TP.
     world: int | None = field(default=None, metadata=OMIT_NONE)
+    # The world size the engine printed (`Layout.world_size`: vLLM's rank-assignment lines).
+    world_size: int | None = field(default=None, metadata=OMIT_NONE)
 
     def to_json(self) -> Json:
         return _fields_json(self)

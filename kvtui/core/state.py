@@ -155,9 +155,6 @@ class Run:
     rank_places: dict[int, dict[str, int]] = field(default_factory=dict)
     world_sizes: set[int] = field(default_factory=set)
     places_conflict: bool = False
-    # The server_args sizes the places wrote (`_merge_places`), so a later line that takes the
-    # proof back (a second world size) takes them back too.
-    placed: dict[str, int] = field(default_factory=dict)
     ooms: list[Evidence] = field(default_factory=list)
     oom_messages: list[str] = field(default_factory=list)
     mem_unbalanced: Evidence | None = None
@@ -340,7 +337,7 @@ class Run:
         first, copies = self.dump_copies.get(form, (None, 0))
         if first is None or first != fields:
             return False
-        dp = self.server_args.get("dp_size")
+        dp = self.server_args.get("dp_size") or self.placed_sizes.get("dp_rank")
         if not isinstance(dp, int) or dp < 2:
             return False
         if ts is not None and any(_not_after(ts, seen)
@@ -381,13 +378,6 @@ class Run:
         self.engine_version = self.engine_version or start.engine_version
         self.kv_layout = {**start.kv_layout, **self.kv_layout}
         self.kv_layout_evidence = self.kv_layout_evidence or start.kv_layout_evidence
-        if self.rank_places:
-            # the sizes this run's own places proved fill what the start left unsaid (copies:
-            # the start's dicts stay as they were)
-            self.server_args = dict(self.server_args)
-            self.resolved_keys = set(self.resolved_keys)
-            self.placed = {}
-            _merge_places(self)
         self.lines_seen += start.lines_seen
         self.ranks = self.ranks | start.ranks
         self.hints = self.hints | start.hints
@@ -574,9 +564,6 @@ def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str)
         run.server_args = fields
         if resolved:
             run.resolved_keys = {k for k, v in fields.items() if v is not None}
-        if run.rank_places:
-            run.placed = {}
-            _merge_places(run)  # a dump read after the places: they still fill its gaps
     else:
         # Another part of the same start: each fills what the others left unsaid, and the
         # operator's own arguments win over the engine's resolved values.
@@ -877,43 +864,19 @@ def _on_kv_layout(st: State, run: Run, ev: Event, src: str, n: int, text: str) -
 
 
 # A `parallel_rank` group -> the server_args size it proves (None: no shared name).
-_PLACE_SIZES: dict[str, str | None] = {"dp_rank": "dp_size", "pp_rank": "pp_size",
-                                       "tp_rank": "tp_size", "pcp_rank": None}
-
-
-def _merge_places(run: Run) -> None:
-    """The sizes the places prove (`Run.placed_sizes`) as the engine's resolved values: they
-    fill a size no dump stated, and an operator's own argument read later still wins. A size
-    they no longer prove (a later line disagreed) is taken back where it still stands."""
-    sa = run.server_args
-    proven = {name: size for group, size in run.placed_sizes.items()
-              if (name := _PLACE_SIZES.get(group)) is not None}
-    for name, size in list(run.placed.items()):
-        if proven.get(name) == size:
-            continue
-        del run.placed[name]
-        if sa.get(name) == size and name in run.resolved_keys:
-            run.resolved_keys.discard(name)
-            if run.dump_parts:
-                sa[name] = None  # a dump's own "not stated"
-            else:
-                sa.pop(name, None)
-    for name, size in proven.items():
-        if sa.get(name) is None:
-            sa[name] = size
-            run.resolved_keys.add(name)
-            run.placed[name] = size
+# The groups whose sizes the places may prove (`Run.placed_sizes`; the layout reads them:
+# `kvtui.core.deployment.layout`).
+_PLACE_GROUPS = ("dp_rank", "pp_rank", "tp_rank", "pcp_rank")
 
 
 def _on_parallel_rank(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     rank, world = ev.get("global_rank"), ev.get("world_size")
     if not isinstance(rank, int) or not isinstance(world, int):
         return
-    place = {g: i for g in _PLACE_SIZES if isinstance(i := ev.get(g), int)}
+    place = {g: i for g in _PLACE_GROUPS if isinstance(i := ev.get(g), int)}
     run.world_sizes.add(world)
     if run.rank_places.setdefault(rank, place) != place:
         run.places_conflict = True
-    _merge_places(run)
 
 
 def _on_prefill(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
