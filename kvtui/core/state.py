@@ -676,7 +676,7 @@ def _on_swa_split(st: State, run: Run, ev: Event, src: str, n: int, text: str) -
 # Capacity facts an engine may print on lines of their own (vLLM: the pool in blocks, the
 # concurrency it reaches, a forced block count), kept when the line with the tokens comes later.
 _CAPACITY_PARTS = ("gpu_blocks", "cpu_blocks", "page_size", "max_concurrency",
-                   "gpu_blocks_override")
+                   "gpu_blocks_override", "default_page_size")
 
 
 def _on_capacity(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -713,12 +713,17 @@ def _larger_worker(run: Run, rank: str | None, cur: dict[str, Any],
 
 def _tokens_from_blocks(run: Run, cap: dict[str, Any]) -> None:
     """A pool stated in pages: tokens = pages x tokens per page. The page size is the one the
-    dump names, else the one the printed concurrency implies (concurrency = pages x page size /
-    context length, to two decimals), snapped to a power of two."""
+    dump names (or a line that forced it), else the one the printed concurrency implies
+    (concurrency = pages x page size / context length, to two decimals), snapped to a power of
+    two, else the default the engine's line stands for (`default_page_size`)."""
     blocks = cap.get("gpu_blocks")
+    if cap.pop("page_size_default", False):  # taken before a line that may say more: again
+        cap.pop("page_size", None)
+        cap.pop("max_total_num_tokens", None)
     if cap.get("max_total_num_tokens") is not None or not isinstance(blocks, int) or not blocks:
         return
-    page = cap.get("page_size") or run.server_args.get("page_size")
+    page = (cap.get("page_size") or run.kv_layout.get("block_size")
+            or run.server_args.get("page_size"))
     conc, context = cap.get("max_concurrency"), cap.get("context_len")
     if not isinstance(page, int) and isinstance(conc, float) and isinstance(context, int):
         implied = conc * context / blocks
@@ -727,6 +732,9 @@ def _tokens_from_blocks(run: Run, cap: dict[str, Any]) -> None:
             if cand and abs(implied / cand - 1) <= 0.05:
                 page = cand
                 break
+    if not isinstance(page, int) and isinstance(cap.get("default_page_size"), int):
+        page = cap["default_page_size"]
+        cap["page_size_default"] = True
     if isinstance(page, int) and page > 0:
         cap["page_size"] = page
         cap["max_total_num_tokens"] = blocks * page

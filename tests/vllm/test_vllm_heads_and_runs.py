@@ -462,3 +462,38 @@ def test_a_repeated_rankless_config_is_still_a_restart_when_it_cannot_be_a_sibli
     solo = [line.replace("data_parallel_size=2", "data_parallel_size=1") for line in LOCAL]
     s = fold([*solo, *[line.replace("06:1", "07:1") for line in solo]])
     assert len(s.state.runs) == 2
+
+
+# V0's pool line with no concurrency line after it (a paste cut there): "# %s blocks: %d, # CPU
+# blocks: %d" (executor/executor_base.py:114 in 0.10.1.1, the platform's device_name;
+# executor/gpu_executor.py:122 in 0.6.3: "# GPU blocks"). The block size is printed nowhere
+# unless forced: 16 is the default (EngineArgs.block_size, engine/arg_utils.py:107 in 0.6.3;
+# set by the platform in 0.10.1.1: platforms/cuda.py:137-138, rocm.py:326-327, tpu.py:106-107;
+# xpu.py:90-91 sets 64; cpu.py:147-148 16 or 128 with IPEX).
+V0_BLOCKS = "INFO 08-19 07:51:08 executor_base.py:114] # {dev} blocks: 22982, # CPU blocks: 6241"
+
+
+def v0_tokens(lines: list[str]) -> tuple[object, object]:
+    cap = fold(lines).state.current.primary_capacity()
+    assert cap is not None
+    return cap.get("page_size"), cap.get("max_total_num_tokens")
+
+
+def test_v0_pool_in_blocks_alone_is_tokens_at_the_default_block_size():
+    assert v0_tokens([V0_BLOCKS.format(dev="cuda")]) == (16, 22982 * 16)
+    assert v0_tokens([V0_BLOCKS.format(dev="rocm")]) == (16, 22982 * 16)
+    assert v0_tokens([V0_BLOCKS.format(dev="xpu")]) == (64, 22982 * 64)
+    old = "INFO 10-17 07:51:08 gpu_executor.py:122] # GPU blocks: 22982, # CPU blocks: 6241"
+    assert v0_tokens([old]) == (16, 22982 * 16)
+    # the CPU backend's size depends on IPEX: no default, no tokens
+    assert v0_tokens([V0_BLOCKS.format(dev="cpu")]) == (None, None)
+
+
+def test_v0_pool_in_blocks_takes_the_stated_or_forced_block_size_first():
+    args = ("INFO 08-19 07:50:00 api_server.py:529] args: Namespace(model='org/m', "
+            "block_size=32, tensor_parallel_size=1)")
+    assert v0_tokens([args, V0_BLOCKS.format(dev="cuda")]) == (32, 22982 * 32)
+    # MLA on CUDA: platforms/cuda.py:171-173 in 0.10.1.1 forces 64 and says so
+    forced = ("INFO 08-19 07:50:01 cuda.py:173] Forcing kv cache block size to 64 for FlashMLA "
+              "backend.")
+    assert v0_tokens([forced, V0_BLOCKS.format(dev="cuda")]) == (64, 22982 * 64)
