@@ -124,6 +124,9 @@ class Scenario(_Keyed):
     bytes_per_token: float | None = None
     concurrency: dict[str, float | None] = field(default_factory=dict)  # context -> requests
     max_running_requests: int | None = None
+    # The values the engine's default cap can take where none is given (one, or a choice the
+    # log or plan cannot settle: vLLM's V1 default by GPU), as the engine's calculator says.
+    max_running_requests_default: list[int] | None = None
     vs_current: float | None = None
     approximate: bool = False
     estimate: bool = False
