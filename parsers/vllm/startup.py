@@ -324,7 +324,9 @@ _BLOCKS = regex.compile(r"# (?:GPU blocks: (\d+)(?:, # CPU blocks: (\d+))?|([A-Z
 # first): `EngineArgs.block_size = 16` (engine/arg_utils.py:107 in 0.6.3, every device but
 # neuron: GPU and TPU), then the platform's (0.10.1.1: platforms/cuda.py:137-138,
 # rocm.py:326-327, tpu.py:106-107 set 16, xpu.py:90-91 sets 64; cpu.py:147-148 16 or, with
-# IPEX, 128: no default).
+# IPEX, 128: no default). The cache engine sizes its blocks by it (worker/cache_engine.py:41
+# and get_cache_block_size :102-112 in 0.6.3) and no V0 line prints it: the config line does
+# not list it, the concurrency line only implies it.
 _V0_DEFAULT_BLOCK = {"GPU": 16, "TPU": 16, "cuda": 16, "rocm": 16, "tpu": 16, "xpu": 64}
 _SIZE = regex.compile(
     rf"(?:[A-Z]+(?: \+ host)? )?KV cache size: ({_INT}) tokens"
