@@ -1,3 +1,3 @@
-"""kvtui: live analysis of SGLang server logs for KV-cache precision and capacity."""
+"""kvtui: live analysis of SGLang and vLLM server logs for KV-cache precision and capacity."""
 
 __version__ = "0.1.0"

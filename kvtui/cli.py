@@ -22,7 +22,7 @@ COMMANDS: dict[str, str] = {
     "replay": "replay saved logs in the TUI, timed by their own timestamps",
     "tail": "follow a log live in the TUI: a file, stdin (-), --docker, --kubectl or --journal",
     "demo": "open the TUI on a bundled sample log",
-    "ssh": "follow SGLang logs on a remote host over SSH",
+    "ssh": "follow SGLang or vLLM logs on a remote host over SSH",
 }
 
 
@@ -31,8 +31,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     subcommand cannot take the others down)."""
     parser = argparse.ArgumentParser(
         prog="kvtui",
-        description="Live analysis of SGLang server logs: KV-cache precision alerts and a "
-        "capacity what-if.",
+        description="Live analysis of SGLang and vLLM server logs: KV-cache precision alerts "
+        "and a capacity what-if.",
     )
     parser.add_argument("--version", action="version", version=f"kvtui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -56,7 +56,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-on", choices=("critical", "warning", "never"), default="critical",
                    help="with --check: exit 1 at or above this alert level (default critical)")
     p.add_argument("--list", action="store_true",
-                   help="list the SGLang logs discovered on the host and exit")
+                   help="list the SGLang and vLLM logs discovered on the host and exit")
     p.add_argument("--no-checkpoint", action="store_true",
                    help="do not read the model's config/index files over SFTP")
     p.add_argument("--python", default="python3", metavar="EXE",
@@ -251,9 +251,9 @@ def _pick(host: str, candidates: list[Any]) -> Any:
 
         labels = [(_inert(c.label), _inert(f"model {c.model_path}") if c.model_path
                    else _inert(c.detail or "")) for c in usable]
-        index = pick(f"SGLang logs found on {host}", labels)
+        index = pick(f"server logs found on {host}", labels)
         return None if index is None else usable[index]
-    print(f"SGLang logs found on {host}:")
+    print(f"server logs found on {host}:")
     for i, c in enumerate(usable, 1):
         model = f"  [model {_inert(c.model_path)}]" if c.model_path else ""
         print(f"  {i}. {_inert(c.label)}{model}")

@@ -190,6 +190,17 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         confidence = "medium" if ck is None else "high"
     fix = (f"Serve the KV cache in BF16: {ctx.bf16_advice(run)}. Or keep FP8 with "
            f"calibrated scales: {_calibrated_scales(ctx)}.")
+    inline = ctx.engine.fp8_scales_inline(run, ck) if ctx.engine is not None else None
+    if inline is not None:
+        # The pool scales each tile of values itself: the warning is printed all the same
+        # (the engine's own explanation, `Engine.fp8_scales_inline`).
+        return Alert(
+            "kv-fp8-unscaled", "info",
+            "FP8 KV 'scales of 1.0' warning printed, but the pool scales every tile itself",
+            f"{say(ctx, 'scales_missing.said')}{ranks}. {inline} What remains is FP8 E4M3's own "
+            "rounding (3 mantissa bits) on each scaled value.",
+            ev, f"Nothing to fix for the scales. For a 16-bit cache: {ctx.bf16_advice(run)}.",
+            confidence)
     return Alert("kv-fp8-unscaled", sev, title, detail, ev, fix, confidence)
 
 
@@ -279,6 +290,15 @@ def _rule_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
            + "; or serve BF16: " + ctx.bf16_advice(run))
     sev, confidence = "warning", "medium"
     title = f"FP8 KV cache in effect ({ctx.effective})"
+    inline = ctx.engine.fp8_scales_inline(run, ctx.checkpoint) if ctx.engine is not None \
+        else None
+    if inline is not None:  # the static scales are not read at all (as in kv-fp8-unscaled)
+        return Alert("kv-fp8", "info", f"{title}: the pool scales every tile itself",
+                     f"The KV cache is {ctx.effective}. {inline} What remains is FP8 E4M3's "
+                     "own rounding (3 mantissa bits) on each scaled value.",
+                     ctx.effective_evidence,
+                     f"Nothing to fix for the scales. For a 16-bit cache: "
+                     f"{ctx.bf16_advice(run)}.", confidence)
     verdict = _scale_verdict(ctx.checkpoint, ctx.engine_name)
     if verdict is not None:
         detail += _read_scales_text(verdict)
@@ -603,17 +623,36 @@ def _rule_pool_leak(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         return None
     f = notice.fields
     pool = f.get("pool") or "the KV pool"
-    nums = ""
-    if isinstance(f.get("available_tokens"), int) and isinstance(f.get("total_tokens"), int):
-        nums = (f" ({f['available_tokens']:,} of {f['total_tokens']:,} slots accounted free "
-                "when idle)")
+    free, total = f.get("available_tokens"), f.get("total_tokens")
+    counted = isinstance(free, int) and isinstance(total, int)
+    extra = {"lines": notice.evidence.count}
+    if isinstance(free, int) and isinstance(total, int) and free > total:
+        # More slots on the free list than the pool has: slots freed twice (or a miscount),
+        # not slots lost. SGLang's idle check fires on any mismatch either way:
+        # available + evictable != max_total_num_tokens - protected (sglang 0.5.8
+        # managers/scheduler_runtime_checker_mixin.py:150-161, the message at :234-249).
+        over = free - total
+        detail = (f"The engine's memory check counted {free:,} free slots in {pool}, which has "
+                  f"only {total:,}: {over:,} more than exist. Slots were released twice (a "
+                  "double free) or the accounting is off; nothing leaked. A slot on the free "
+                  "list twice may be handed to two requests at once, which then overwrite "
+                  "each other's KV values (wrong output, no error), and a strict check stops "
+                  "the server.")
+        fix = ("Restart the server to rebuild the free list, and report the over-release "
+               "upstream with the evidence line and the features in use (radix cache, "
+               "speculative decoding, PD, retraction).")
+        extra["over_released"] = over
+        return Alert("pool-leak", "warning",
+                     f"KV pool double free: {over:,} slots released twice ({pool})", detail,
+                     notice.evidence, fix, extra=extra)
+    nums = (f" ({free:,} of {total:,} slots accounted free when idle)" if counted else "")
     detail = (f"The engine's memory check found slots of {pool} that no request owns{nums}. "
               "Leaked slots stay taken: the usable pool shrinks for the rest of the run, and "
               "a strict check stops the server.")
     fix = ("Restart the server to recover the pool, and report the leak upstream with the "
            "evidence line and the features in use (radix cache, speculative decoding, PD).")
     return Alert("pool-leak", "warning", f"KV pool leak detected ({pool})", detail,
-                 notice.evidence, fix, extra={"lines": notice.evidence.count})
+                 notice.evidence, fix, extra=extra)
 
 
 def _rule_mamba_cap(st: State, run: Run, ctx: _Ctx) -> Alert | None:

@@ -126,6 +126,12 @@ class Engine(Protocol):
         --tp N --pool-gib G`): a pool of `pool_gib` per GPU, or of `tokens`, in `current_dtype`.
         ValueError (one line) for an input the engine has no counterpart of."""
 
+    def fp8_scales_inline(self, run: Any,
+                          checkpoint: CheckpointFacts | None = None) -> str | None:
+        """Why this run's FP8 KV cache keeps scales of its own beside its values (a per-tile
+        layout), so that the engine's "scales of 1.0" warning does not apply; None when the
+        cache reads the static per-layer scales, or when the log does not show which."""
+
     def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:
         """The cap on requests running at once under the engine's own name, when its capacity

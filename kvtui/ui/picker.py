@@ -1,4 +1,4 @@
-"""The source picker `kvtui ssh HOST` shows when discovery finds several SGLang logs.
+"""The source picker `kvtui ssh HOST` shows when discovery finds several server logs.
 
 A small app of its own, run before the main one: choosing a source decides which follower the
 main app is built around. Labels come from the remote host (process command lines, container

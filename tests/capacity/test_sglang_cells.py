@@ -61,9 +61,10 @@ def test_v_head_dim_counts_from_0_5_7():
 @pytest.mark.parametrize(("dtype", "version", "args", "budget", "per_layer_store"), [
     # indexer keys (128 + 128 // 128 x 4) x 61 = 8,052 B in the budget from 0.5.4
     ("bf16", (0, 5, 23), SizingArgs(), 576 * 61 * 2 + 8052, 576 * 2),
-    ("fp8_e4m3", (0, 5, 3), SizingArgs(), 576 * 61, 576),  # no indexer in 0.5.3's budget
-    ("fp8_e4m3", (0, 5, 4), SizingArgs(), 576 * 61 + 8052, 576),  # pool keeps 576 in 0.5.4
-    # 0.5.5-0.5.16: the pool stores 512 + 16 + 64 x 2 = 656, the budget still 576
+    # 0.5.3-0.5.16: the pool stores 512 + 16 + 64 x 2 = 656 (memory_pool.py:1052-1058 in
+    # 0.5.3, :1246-1251 in 0.5.4), the budget still 576
+    ("fp8_e4m3", (0, 5, 3), SizingArgs(), 576 * 61, 656),  # no indexer in 0.5.3's budget
+    ("fp8_e4m3", (0, 5, 4), SizingArgs(), 576 * 61 + 8052, 656),
     ("fp8_e4m3", (0, 5, 16), SizingArgs(), 576 * 61 + 8052, 656),
     # 0.5.17+: the budget divides by 656 too (pool_configurator.py:252-262 in 0.5.18)
     ("fp8_e4m3", (0, 5, 17), SizingArgs(), 656 * 61 + 8052, 656),
@@ -84,6 +85,16 @@ def test_dsa_printed_kv_size_includes_page_rounded_indexer():
     k, v = printed_bytes(100_000, cell, 64)
     assert k == 100_064 * 656 * 61 + (100_065 // 64) * 64 * 132 * 61
     assert v == 0
+
+
+def test_dsa_0_5_3_prints_the_656_latent_without_indexer():
+    """0.5.3, the first DSA release: NSATokenToKVPool stores 656 B per layer for fp8_e4m3
+    (memory_pool.py:1052-1058), keeps no indexer in the budget (model_runner.py:1274-1279) and
+    prints the latent buffers alone (get_kv_size_bytes, memory_pool.py:1096-1102)."""
+    cell = kv_cell(preset_spec("deepseek-v3.2"), "fp8_e4m3", version=(0, 5, 3))
+    assert cell.bytes_per_token == 576 * 61
+    k, v = printed_bytes(100_000, cell, 64)
+    assert (k, v) == (100_064 * 656 * 61, 0)
 
 
 def test_draft_layers_in_the_target_cell():

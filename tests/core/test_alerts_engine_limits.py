@@ -102,3 +102,16 @@ def test_the_fp4_warning_proves_the_kv_dtype_when_nothing_else_does():
     assert report["kv_cache"]["effective_dtype"] == "nvfp4"
     assert report["kv_cache"]["effective_basis"] == "accuracy_warning"
     assert "kv-fp4" in {a["rule"] for a in report["alerts"]}
+
+
+def test_more_free_slots_than_the_pool_holds_is_an_over_release():
+    # sglang 0.5.8 managers/scheduler_runtime_checker_mixin.py:150-161 and :234-249: the idle
+    # check fires when available + evictable != max_total_num_tokens - protected, so a free
+    # list longer than the pool (available_size > max_total_num_tokens) is slots freed twice,
+    # not slots lost.
+    a = alerts("[2026-03-01 12:10:00 TP0] token_to_kv_pool_allocator memory leak detected! "
+               "self.max_total_num_tokens=1024, available_size=1088, evictable_size=0, "
+               "protected_size=0")["pool-leak"]
+    assert "double free" in a["title"] and "leak" not in a["title"].lower()
+    assert "1,088" in a["detail"] and "1,024" in a["detail"]
+    assert "64 more" in a["detail"] and "Leaked slots stay taken" not in a["detail"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import parsers.sglang as grammar
 from kvtui.core.report_types import RunningLimit
-from kvtui.engines.sglang import fromrun, plan, version
+from kvtui.engines.sglang import fromrun, plan, scales, version
 from kvtui.engines.sglang.calculator import DEFAULT_DTYPES
 from kvtui.engines.sglang.cell import ELEM_BYTES
 from kvtui.engines.sglang.flags import FLAGS
@@ -90,6 +90,10 @@ class SGLang:
 
     def plan(self, spec: Any, spec_reason: str, **given: Any) -> Any:
         return plan.plan(spec, spec_reason, **given)
+
+    def fp8_scales_inline(self, run: Any,
+                          checkpoint: CheckpointFacts | None = None) -> str | None:
+        return scales.fp8_scales_inline(run, checkpoint)
 
     def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:

@@ -298,8 +298,9 @@ def _mla_cell(spec: ModelSpec, dtype: str, eb: int, par: Parallel, version: Vers
                                       version)
         if dtype not in FP4_DTYPES:
             extra += idx
-        lines.append(f"DSA indexer keys: ({spec.index_head_dim} + {spec.index_head_dim}//128 x 4)"
-                     f" x {layers - skip} x 1 B = {idx:,} B")
+        if idx:
+            lines.append(f"DSA indexer keys: ({spec.index_head_dim} + "
+                         f"{spec.index_head_dim}//128 x 4) x {layers - skip} x 1 B = {idx:,} B")
     # FP4: k already holds its scales; otherwise the extras (MXFP8 scales, indexer) add on.
     total = k + idx if dtype in FP4_DTYPES else k + extra
     if dtype in FP4_DTYPES:
@@ -317,7 +318,7 @@ def _mla_cell(spec: ModelSpec, dtype: str, eb: int, par: Parallel, version: Vers
                 layers=layers, elem_bytes=eb, extra_bytes=extra, lines=tuple(lines),
                 draft_bytes=budget - total,
                 index_bytes=(spec.index_head_dim + spec.index_head_dim // 128 * 4) * layers
-                if dsa and spec.index_head_dim else 0, version=version)
+                if idx else 0, version=version)  # 0.5.3 prints no indexer either
 
 
 # -- Mamba / linear-attention state -------------------------------------------------------------

@@ -152,6 +152,12 @@ class VLLM:
     def plan(self, spec: Any, spec_reason: str, **given: Any) -> Any:
         return plan.plan(spec, spec_reason, **given)
 
+    def fp8_scales_inline(self, run: Any,
+                          checkpoint: CheckpointFacts | None = None) -> str | None:
+        # Not read yet for vLLM (its DSA cache, fp8_ds_mla, is left to whoever reads it):
+        # its FP8 warnings keep their meaning.
+        return None
+
     def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:
         """max_num_seqs: logged, or vLLM's default for the releases the log (or the user's

@@ -121,20 +121,29 @@ def _fp4_mha(dtype: str, h: int, d: int, dv: int, layers: int, version: Version,
                   *notes))
 
 
+def dsa_raw_layout(args: SizingArgs) -> bool:
+    """Do the DSA backends keep the FP8 latent raw, without its per-tile scales (trtllm, or
+    tilelang for both phases), where the others store 512 FP8 + 16 scale bytes + the rope?"""
+    backends = {args.dsa_prefill_backend, args.dsa_decode_backend}
+    return "trtllm" in backends or args.dsa_prefill_backend == args.dsa_decode_backend == "tilelang"
+
+
 def mla_store_dim(kv_lora: int, rope: int, dtype: str, version: Version, *, dsa: bool,
                   args: SizingArgs, budget: bool) -> tuple[int, str]:
     """(bytes per layer of the latent, why): DSA's FP8 layout stores 512 FP8 + 16 scale bytes
     + 64 rope values in bf16 = 656 (NSATokenToKVPool, memory_pool.py:1565-1608 in 0.5.5;
     calculate_mla_kv_cache_dim, kv_cache_configurator.py:3412-3475 in 0.5.23), except on the
-    trtllm / tilelang raw layouts. The pool stores it from 0.5.5; the budget divides by it only
-    from 0.5.17 (pool_configurator.py:252-262 in 0.5.18; 576 in :124 of 0.5.11-0.5.16)."""
+    trtllm / tilelang raw layouts. The pool stores it from 0.5.3, the first release with the NSA
+    pool (MLATokenToKVPool's hard-coded `kv_cache_dim = 656` when use_nsa and fp8_e4m3,
+    memory_pool.py:1052-1058 in 0.5.3, :1246-1251 in 0.5.4, which NSATokenToKVPool sets);
+    the budget divides by it only from 0.5.17 (pool_configurator.py:252-262 in 0.5.18; 576 in
+    :124 of 0.5.11-0.5.16)."""
     raw = kv_lora + rope
     if not dsa or dtype != "fp8_e4m3":
         return raw, f"{kv_lora} + {rope}"
-    backends = {args.dsa_prefill_backend, args.dsa_decode_backend}
-    if "trtllm" in backends or args.dsa_prefill_backend == args.dsa_decode_backend == "tilelang":
+    if dsa_raw_layout(args):
         return raw, "raw FP8 latent (trtllm / tilelang DSA layout)"
-    first = (0, 5, 17) if budget else (0, 5, 5)
+    first = (0, 5, 17) if budget else (0, 5, 3)
     if version < first:
         return raw, f"{kv_lora} + {rope} (SGLang < {'.'.join(map(str, first))})"
     scaled = kv_lora + kv_lora // 128 * 4 + rope * 2
@@ -145,7 +154,10 @@ def dsa_indexer_bytes(index_head_dim: int, index_kpool: int, layers: int,
                       version: Version) -> int:
     """Indexer keys per token in the budget: (ih + ih // 128 x 4) x layers x 1 B (uint8
     buffer), from 0.5.4 (model_runner.py:1406-1418); 0.5.23 divides by index_kpool
-    (pool_configurator.py:560-575)."""
+    (pool_configurator.py:560-575). 0.5.3 counts none, in the budget or the printed size
+    (model_runner.py:1274-1279, memory_pool.py:1096-1102 in 0.5.3)."""
+    if version < (0, 5, 4):
+        return 0
     per = index_head_dim + index_head_dim // 128 * 4
     if version >= (0, 5, 23):
         per = -(-per // max(1, index_kpool))

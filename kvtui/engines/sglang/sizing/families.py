@@ -57,11 +57,13 @@ MAMBA2_ARCHS: dict[str, Version] = {
 KDA_ARCHS: dict[str, Version] = {"KimiLinearForCausalLM": (0, 5, 5)}
 
 # -- DSA (DeepSeek sparse attention): `is_deepseek_nsa` / `is_deepseek_dsa` -------------------
-# configs/model_config.py:52-62 (0.5.4: DeepseekV3/V32/V3NextN), :54-67 (0.5.9: + GlmMoeDsa,
+# configs/model_config.py:52-58 (0.5.3, the first: DeepseekV3/V32, NSATokenToKVPool at
+# model_runner.py:1586-1600), :52-62 (0.5.4: + V3NextN), :54-67 (0.5.9: + GlmMoeDsa,
 # MistralLarge3, Pixtral), :191-207 (0.5.23: + GlmMoeDsaNextN, LongcatFlash, Dots3). All need
-# index_topk in the config. The budget adds the indexer from 0.5.4 (model_runner.py:1396-1420).
+# index_topk in the config. The budget adds the indexer from 0.5.4 (model_runner.py:1396-1420;
+# 0.5.3 budgets the latent alone, :1274-1279, and prints the latent buffers alone, :1096-1102).
 DSA_ARCHS: dict[str, Version] = {
-    "DeepseekV3ForCausalLM": (0, 5, 4), "DeepseekV32ForCausalLM": (0, 5, 4),
+    "DeepseekV3ForCausalLM": (0, 5, 3), "DeepseekV32ForCausalLM": (0, 5, 3),
     "DeepseekV3ForCausalLMNextN": (0, 5, 4), "GlmMoeDsaForCausalLM": (0, 5, 9),
     "MistralLarge3ForCausalLM": (0, 5, 9), "GlmMoeDsaForCausalLMNextN": (0, 5, 16),
 }

@@ -1,0 +1,84 @@
+"""FP8 KV on SGLang's NSA pool (DeepSeek V3.2 DSA): the "scales of 1.0" warning does not apply.
+
+SGLang prints "Using FP8 KV cache but no scaling factors provided. Defaulting to scaling factors
+of 1.0" whenever kv_cache_dtype is fp8_e4m3 and no --quantization-param-path is given, whatever
+the pool (sglang 0.5.8 model_executor/model_runner.py:906-927). For a DSA model
+(`is_deepseek_nsa`: the architecture and `index_topk`, configs/model_config.py:54-65) the pool
+is NSATokenToKVPool (model_executor/model_runner_kv_cache_mixin.py:435-448), which quantizes
+each token's latent itself with one float32 scale per 128-element tile, stored inline with the
+values (mem_cache/memory_pool.py:1676-1706 and :1464-1481; quantize_k_cache_separate in
+layers/attention/nsa/quant_k_cache.py: scale = amax / 448 per tile; the same 656-byte layout in
+0.5.4 memory_pool.py:1246-1251). The static k_scale/v_scale are never read on that path.
+The fixture lines are written in the wording of those files, not copied from a log.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtui.core.pipeline import Session
+
+WARN = ("[2026-03-01 12:00:12 TP0] Using FP8 KV cache but no scaling factors provided. "
+        "Defaulting to scaling factors of 1.0. This may lead to less accurate results!")
+
+
+def _lines(model_path: str, cls: str, backend: str = "flashinfer") -> list[str]:
+    return [
+        f"[2026-03-01 12:00:00] server_args=ServerArgs(model_path='{model_path}', tp_size=8, "
+        f"kv_cache_dtype='fp8_e4m3', attention_backend='{backend}', page_size=64)",
+        "[2026-03-01 12:00:05 TP0] Load weight begin. avail mem=78.43 GB",
+        f"[2026-03-01 12:00:09 TP0] Load weight end. elapsed=4.00 s, type={cls}, "
+        "avail mem=60.12 GB, mem usage=18.31 GB.",
+        WARN,
+    ]
+
+
+def _alert(lines: list[str]) -> dict:
+    s = Session()
+    s.feed_lines("inline", lines)
+    return next(a for a in s.report().to_json()["alerts"] if a["rule"] == "kv-fp8-unscaled")
+
+
+@pytest.mark.parametrize(("model_path", "cls", "backend", "because"), [
+    # the model class SGLang's weight line prints
+    ("/models/private-ckpt", "DeepseekV32ForCausalLM", "flashinfer", "DeepseekV32ForCausalLM"),
+    # the attention backend SGLang picks for a DSA model (server_args.py:1108-1113)
+    ("/models/private-ckpt", "DeepseekV3ForCausalLM", "nsa", "attention_backend"),
+    # the model spec (a preset with index_topk)
+    ("deepseek-ai/DeepSeek-V3.2", "SomeWrapperForCausalLM", "flashinfer", "index_topk"),
+])
+def test_nsa_pool_fp8_is_not_critical(model_path, cls, backend, because):
+    a = _alert(_lines(model_path, cls, backend))
+    assert a["severity"] == "info"
+    assert "per 128" in a["detail"] and because in a["detail"]
+    assert "NSA pool" in a["detail"] and "scales every tile" in a["title"]
+
+
+def test_a_plain_deepseek_v3_stays_critical():
+    # DeepSeek V3/R1 (no index_topk) serves from MLATokenToKVPool, which casts the latent to
+    # FP8 as it is, with no tile scales (memory_pool.py:1482-1489): the warning means it.
+    a = _alert(_lines("/models/private-ckpt", "DeepseekV3ForCausalLM"))
+    assert a["severity"] == "critical"
+    assert "NSA" not in a["detail"]
+
+
+def test_a_raw_dsa_layout_stays_critical():
+    # The trtllm / tilelang DSA layouts store the FP8 latent without its tile scales
+    # (kvtui/engines/sglang/sizing/cells.py mla_store_dim): no inline scales to rely on.
+    lines = _lines("/models/private-ckpt", "DeepseekV32ForCausalLM", "nsa")
+    lines[0] = lines[0].replace("page_size=64", "page_size=64, nsa_prefill_backend='trtllm', "
+                                "nsa_decode_backend='trtllm'")
+    assert _alert(lines)["severity"] == "critical"
+
+
+def test_no_warning_printed_nsa_fp8_is_info():
+    # 0.5.13+ prints no scales warning (kvtui/core/alerts.py, kv-fp8): the same NSA pool,
+    # told by the weight line's class, makes kv-fp8 an info too; a plain V3 stays a warning.
+    def kv_fp8(cls: str) -> dict:
+        s = Session()
+        s.feed_lines("inline", _lines("/models/private-ckpt", cls)[:-1])
+        return next(a for a in s.report().to_json()["alerts"] if a["rule"] == "kv-fp8")
+
+    nsa = kv_fp8("DeepseekV32ForCausalLM")
+    assert nsa["severity"] == "info" and "NSA pool" in nsa["detail"]
+    assert kv_fp8("DeepseekV3ForCausalLM")["severity"] == "warning"
