@@ -164,7 +164,8 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     # per_worker: the figure is one worker's, and the engine runs every worker at the smallest
     # one it printed (vLLM's unify_kv_cache_configs): a larger repeat is not the pool.
     "capacity": ("available_cpu_mem_gib", "gpu_blocks", "cpu_blocks", "page_size",
-                 "max_concurrency", "gpu_blocks_override", "per_worker"),
+                 "max_concurrency", "gpu_blocks_override", "per_worker",
+                 "default_page_size"),
     "prefill_batch": (
         "mixed_running_req", "pending_token", "replay_token", "unbootstrapped_req",
         "transferring_req", "bootstrap_req", "inflight_req", "prealloc_req", "optimistic_req",

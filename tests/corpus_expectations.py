@@ -1965,7 +1965,7 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
         7: ('load_weight_end', None, '08-19 07:51:03',
             {'usage_gib': 2.3463}),
         8: ('capacity', None, '08-19 07:51:08',
-            {'gpu_blocks': 22982, 'cpu_blocks': 6241}),
+            {'gpu_blocks': 22982, 'cpu_blocks': 6241, 'default_page_size': 16}),
     },
     'vllm-pr-10909.log': {
         1: ('load_weight_end', None, '12-13 02:09:14',
@@ -1979,7 +1979,7 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
             {'total_gib': 79.15, 'gpu_memory_utilization': 0.9, 'non_torch_gib': 1.96,
              'kv_gib': 34.78}),
         5: ('capacity', None, '12-13 02:10:29',
-            {'gpu_blocks': 189945, 'cpu_blocks': 21845}),
+            {'gpu_blocks': 189945, 'cpu_blocks': 21845, 'default_page_size': 16}),
         6: ('capacity', None, '12-13 02:10:29',
             {'context_len': 1024, 'max_concurrency': 2967.89, 'per_worker': True}),
     },
@@ -2066,7 +2066,7 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
         1: ('load_weight_end', None, '07-18 00:04:59',
             {'usage_gib': 6.1138}),
         2: ('capacity', None, '07-18 00:05:10',
-            {'gpu_blocks': 10039, 'cpu_blocks': 1310}),
+            {'gpu_blocks': 10039, 'cpu_blocks': 1310, 'default_page_size': 16}),
     },
     'xinference-issue-3481.log': {
         1: ('load_weight_end',

@@ -125,6 +125,9 @@ class Layout:
     # The least TP x PP that `rankN` tags prove (a worker numbered over TP and PP together),
     # when the log states neither size: TP and PP each stay unknown.
     world: int | None = None
+    # The world size the engine printed (vLLM's rank-assignment lines: `rank 3 in world size
+    # 8 ...`, `Run.world_sizes`), when its lines name one world only: exact, unlike `world`.
+    world_size: int | None = None
     basis: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
@@ -146,6 +149,12 @@ def layout(run: Any) -> Layout:
     for name, value in (("tp", tp), ("dp", dp), ("pp", pp), ("ep", ep)):
         if value is not None:
             basis[name] = "server_args"
+    # vLLM's rank-assignment lines prove sizes exactly (`Run.placed_sizes`): they fill what the
+    # dump left unsaid, and say so in the basis (an argument the operator gave still wins).
+    placed = getattr(run, "placed_sizes", None) or {}
+    tp = tp or _placed(placed, "tp", basis)
+    dp = dp or _placed(placed, "dp", basis)
+    pp = pp or _placed(placed, "pp", basis)
     seen = proven(ranks, "TP")
     if tp is None and seen is not None:
         tp = _pow2_at_least(seen)
@@ -192,6 +201,18 @@ def layout(run: Any) -> Layout:
         basis["world"] = "rank tags"
         notes.append(f"tensor_parallel_size not in the log: rank tag rank{world - 1} counts TP "
                      f"and PP together ({world_label(world)}); TP unknown")
+    worlds = getattr(run, "world_sizes", None) or ()
+    world_size = (next(iter(worlds)) if len(worlds) == 1
+                  and not getattr(run, "places_conflict", False) else None)
     return Layout(tp=tp, dp=dp, pp=pp, ep=ep, attn_dp=attn_dp,
-                  enable_dp_attention=sa.get("enable_dp_attention"), world=world, basis=basis,
-                  notes=tuple(notes))
+                  enable_dp_attention=sa.get("enable_dp_attention"), world=world,
+                  world_size=_int(world_size), basis=basis, notes=tuple(notes))
+
+
+def _placed(placed: dict[str, int], name: str, basis: dict[str, str]) -> int | None:
+    """The size of group `name` the rank-assignment lines prove (`Run.placed_sizes`, keyed by
+    the line's `<name>_rank` field), noted in `basis`."""
+    size = _int(placed.get(f"{name}_rank"))
+    if size is not None:
+        basis[name] = "rank assignment"
+    return size

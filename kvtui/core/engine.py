@@ -72,6 +72,10 @@ class Engine(Protocol):
     # report's key (`context_len` is vLLM's max_model_len): the texts name a figure the way
     # its user sets and greps it; a key left out is said as the report says it (SGLang's).
     terms: Mapping[str, str]
+    # How the texts state a capacity figure whose wording the engine's log gives (vLLM's "GPU
+    # KV cache size: N tokens"), by the report's key: a template of `{term}` and `{value}`; a
+    # key left out is said `term=value`.
+    figure_formats: Mapping[str, str]
     columns: ColumnGrammar | None
     # Which rank tags set apart ranks that retract on their own, when every rank of a group
     # logs the group's one retraction (SGLang: each TP rank logs it, so the ranks of one DP and
@@ -142,6 +146,13 @@ def retraction_groups(engine: Engine | None) -> frozenset[str] | None:
 def term(engine: Engine | None, key: str) -> str:
     """The engine's name for the report's capacity figure `key` (the key itself by default)."""
     return str(engine.terms.get(key, key)) if engine is not None else key
+
+
+def figure(engine: Engine | None, key: str, value: str) -> str:
+    """The capacity figure `key`, already formatted as `value`, in the engine's words
+    (`Engine.figure_formats`; `term=value` by default)."""
+    form = engine.figure_formats.get(key) if engine is not None else None
+    return (form or "{term}={value}").format(term=term(engine, key), value=value)
 
 
 @cache

@@ -11,7 +11,7 @@ from typing import Any
 
 from kvtui.core import severity
 from kvtui.core.deployment import parallel_label, rank_span
-from kvtui.core.engine import Engine, load, term
+from kvtui.core.engine import Engine, figure, load
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import Alert, PoolFacts, Report, WhatIf
 from kvtui.core.text import inert
@@ -74,6 +74,8 @@ def render_text(report: Report) -> str:
                       if getattr(par, k) is not None)
     if par.world is not None and par.tp is None:
         sizes = f"TP=?  {sizes}"  # worker tags that count TP and PP together
+    if par.world_size is not None:  # the engine's own rank-assignment lines
+        sizes = "  ".join(filter(None, (sizes, f"world={par.world_size}")))
     w(f"Parallel   {sizes or 'unknown'}")
     w(f"KV cache   configured {kv.configured_dtype or '?'} -> effective "
       f"{kv.effective_dtype or '?'}  (from {kv.effective_basis}); scales: {kv.scales}")
@@ -139,7 +141,7 @@ def _render_deployment(report: Report) -> list[str]:
                    ("available_gpu_mem_gib", cap.available_gpu_mem_gib),
                    ("kv_budget_reserved_gib", cap.kv_budget_reserved_gib))
         eng = _engine(report)
-        sizes = ", ".join(f"{term(eng, k)}={_fmt_num(v)}" for k, v in figures if v is not None)
+        sizes = ", ".join(figure(eng, k, _fmt_num(v)) for k, v in figures if v is not None)
         lim = cap.running_limit
         if lim is not None:  # the engine's own cap, where its capacity line states none
             sizes += (", " if sizes else "") + f"{lim.name}={lim.describe(_fmt_num)}"

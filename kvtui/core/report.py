@@ -125,7 +125,7 @@ def _parallel(run: Run) -> ParallelFacts:
         enable_dp_attention=par.enable_dp_attention,
         ranks_seen=tuple(sorted(run.ranks, key=_rank_sort_key)),
         basis=(dict(par.basis) if any(b != "server_args" for b in par.basis.values())
-               else None), world=par.world)
+               else None), world=par.world, world_size=par.world_size)
 
 
 def _kv_cache(run: Run) -> KVCacheFacts:

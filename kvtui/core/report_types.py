@@ -124,6 +124,9 @@ class Scenario(_Keyed):
     bytes_per_token: float | None = None
     concurrency: dict[str, float | None] = field(default_factory=dict)  # context -> requests
     max_running_requests: int | None = None
+    # The values the engine's default cap can take where none is given (one, or a choice the
+    # log or plan cannot settle: vLLM's V1 default by GPU), as the engine's calculator says.
+    max_running_requests_default: list[int] | None = None
     vs_current: float | None = None
     approximate: bool = False
     estimate: bool = False
@@ -285,6 +288,8 @@ class ParallelFacts:
     # The least TP x PP worker tags numbered over both prove (`kvtui.core.deployment` Layout
     # .world), only when the log states no TP.
     world: int | None = field(default=None, metadata=OMIT_NONE)
+    # The world size the engine printed (`Layout.world_size`: vLLM's rank-assignment lines).
+    world_size: int | None = field(default=None, metadata=OMIT_NONE)
 
     def to_json(self) -> Json:
         return _fields_json(self)

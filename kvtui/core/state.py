@@ -112,6 +112,9 @@ class Run:
     # Which (form, rank) parts of the start's dump were seen, and which keys only the engine's
     # resolved parts stated (the operator's own arguments override those).
     dump_parts: set[tuple[str | None, str | None]] = field(default_factory=set)
+    # Each part's fields as first printed and how many lines printed it: a data-parallel
+    # sibling prints the same part again (`sibling_part`).
+    dump_copies: dict[str | None, tuple[dict[str, Any], int]] = field(default_factory=dict)
     resolved_keys: set[str] = field(default_factory=set)
     # A part listed every argument the operator gave (vLLM's whole `non-default args` dict or
     # Namespace), so an argument absent from `server_args` is the engine's default.
@@ -152,9 +155,6 @@ class Run:
     rank_places: dict[int, dict[str, int]] = field(default_factory=dict)
     world_sizes: set[int] = field(default_factory=set)
     places_conflict: bool = False
-    # The server_args sizes the places wrote (`_merge_places`), so a later line that takes the
-    # proof back (a second world size) takes them back too.
-    placed: dict[str, int] = field(default_factory=dict)
     ooms: list[Evidence] = field(default_factory=list)
     oom_messages: list[str] = field(default_factory=list)
     mem_unbalanced: Evidence | None = None
@@ -326,6 +326,25 @@ class Run:
             return False
         return any(_not_after(ts, seen) for seen in (self.last_ts, self.runtime.last_ts))
 
+    def sibling_part(self, form: str | None, fields: dict[str, Any], ts: str | None) -> bool:
+        """Is a dump part this run has already seen from the same rank (vLLM's rank-less
+        Ray DP engines: `DPEngineCoreActor`, v1/engine/core.py:1133 in 0.11.0, each an
+        `EngineCore` that prints its config at core.py:77) a data-parallel sibling's copy of
+        it, not a restart? So when it says the same as the first copy and the start states
+        DP > 1, and either it is stamped no later than the run's lines (a restart is stamped
+        after every line before it: `takes_start`'s rule) or fewer copies than DP engines were
+        seen and the run has not served a batch yet."""
+        first, copies = self.dump_copies.get(form, (None, 0))
+        if first is None or first != fields:
+            return False
+        dp = self.server_args.get("dp_size") or self.placed_sizes.get("dp_rank")
+        if not isinstance(dp, int) or dp < 2:
+            return False
+        if ts is not None and any(_not_after(ts, seen)
+                                  for seen in (self.last_ts, self.runtime.last_ts)):
+            return True
+        return copies < dp and self.runtime.decode_batches == 0
+
     @property
     def args_only(self) -> bool:
         """Opened by a server start and holding nothing but its argument-resolution lines."""
@@ -352,19 +371,13 @@ class Run:
         self.server_args_evidence = start.server_args_evidence
         self.start = start.start
         self.dump_parts = self.dump_parts | start.dump_parts
+        self.dump_copies = {**start.dump_copies, **self.dump_copies}
         self.resolved_keys = start.resolved_keys
         self.args_complete = self.args_complete or start.args_complete
         self.kv_dtype_lines = self.kv_dtype_lines + start.kv_dtype_lines
         self.engine_version = self.engine_version or start.engine_version
         self.kv_layout = {**start.kv_layout, **self.kv_layout}
         self.kv_layout_evidence = self.kv_layout_evidence or start.kv_layout_evidence
-        if self.rank_places:
-            # the sizes this run's own places proved fill what the start left unsaid (copies:
-            # the start's dicts stay as they were)
-            self.server_args = dict(self.server_args)
-            self.resolved_keys = set(self.resolved_keys)
-            self.placed = {}
-            _merge_places(self)
         self.lines_seen += start.lines_seen
         self.ranks = self.ranks | start.ranks
         self.hints = self.hints | start.hints
@@ -472,7 +485,8 @@ class State:
                 # their config while their siblings load).
                 sibling = any(f == form for f, _ in run.dump_parts)
                 if (form, ev.rank) in run.dump_parts:
-                    run = self._new_run()
+                    if not run.sibling_part(form, _dump_fields(ev), ev.ts):
+                        run = self._new_run()
                 elif run.progressed and not sibling:
                     run = self._start_in(run, ev.ts)
             elif run.progressed:
@@ -537,8 +551,12 @@ def _bump(existing: Evidence | None, ev: Event, source: str, line_no: int, text:
 _DUMP_META = frozenset({"form", "partial", "resolved", "resolved_kv_dtype", "complete"})
 
 
+def _dump_fields(ev: Event) -> dict[str, Any]:
+    return {k: v for k, v in ev.fields.items() if k not in _DUMP_META}
+
+
 def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    fields = {k: v for k, v in ev.fields.items() if k not in _DUMP_META}
+    fields = _dump_fields(ev)
     partial = bool(ev.get("partial"))
     resolved = bool(ev.get("resolved"))
     evidence = _ev(ev, src, n, text)
@@ -546,9 +564,6 @@ def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str)
         run.server_args = fields
         if resolved:
             run.resolved_keys = {k for k, v in fields.items() if v is not None}
-        if run.rank_places:
-            run.placed = {}
-            _merge_places(run)  # a dump read after the places: they still fill its gaps
     else:
         # Another part of the same start: each fills what the others left unsaid, and the
         # operator's own arguments win over the engine's resolved values.
@@ -567,6 +582,9 @@ def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str)
         run.args_complete = True
     if not partial:
         run.dump_parts.add((ev.get("form"), ev.rank))
+        form = ev.get("form")
+        first, copies = run.dump_copies.get(form, (fields, 0))
+        run.dump_copies[form] = (first, copies + 1)
         if run.server_args_evidence is None:
             run.server_args_evidence = evidence
             run.start = evidence
@@ -658,7 +676,7 @@ def _on_swa_split(st: State, run: Run, ev: Event, src: str, n: int, text: str) -
 # Capacity facts an engine may print on lines of their own (vLLM: the pool in blocks, the
 # concurrency it reaches, a forced block count), kept when the line with the tokens comes later.
 _CAPACITY_PARTS = ("gpu_blocks", "cpu_blocks", "page_size", "max_concurrency",
-                   "gpu_blocks_override")
+                   "gpu_blocks_override", "default_page_size")
 
 
 def _on_capacity(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -695,12 +713,17 @@ def _larger_worker(run: Run, rank: str | None, cur: dict[str, Any],
 
 def _tokens_from_blocks(run: Run, cap: dict[str, Any]) -> None:
     """A pool stated in pages: tokens = pages x tokens per page. The page size is the one the
-    dump names, else the one the printed concurrency implies (concurrency = pages x page size /
-    context length, to two decimals), snapped to a power of two."""
+    dump names (or a line that forced it), else the one the printed concurrency implies
+    (concurrency = pages x page size / context length, to two decimals), snapped to a power of
+    two, else the default the engine's line stands for (`default_page_size`)."""
     blocks = cap.get("gpu_blocks")
+    if cap.pop("page_size_default", False):  # taken before a line that may say more: again
+        cap.pop("page_size", None)
+        cap.pop("max_total_num_tokens", None)
     if cap.get("max_total_num_tokens") is not None or not isinstance(blocks, int) or not blocks:
         return
-    page = cap.get("page_size") or run.server_args.get("page_size")
+    page = (cap.get("page_size") or run.kv_layout.get("block_size")
+            or run.server_args.get("page_size"))
     conc, context = cap.get("max_concurrency"), cap.get("context_len")
     if not isinstance(page, int) and isinstance(conc, float) and isinstance(context, int):
         implied = conc * context / blocks
@@ -709,6 +732,9 @@ def _tokens_from_blocks(run: Run, cap: dict[str, Any]) -> None:
             if cand and abs(implied / cand - 1) <= 0.05:
                 page = cand
                 break
+    if not isinstance(page, int) and isinstance(cap.get("default_page_size"), int):
+        page = cap["default_page_size"]
+        cap["page_size_default"] = True
     if isinstance(page, int) and page > 0:
         cap["page_size"] = page
         cap["max_total_num_tokens"] = blocks * page
@@ -846,43 +872,19 @@ def _on_kv_layout(st: State, run: Run, ev: Event, src: str, n: int, text: str) -
 
 
 # A `parallel_rank` group -> the server_args size it proves (None: no shared name).
-_PLACE_SIZES: dict[str, str | None] = {"dp_rank": "dp_size", "pp_rank": "pp_size",
-                                       "tp_rank": "tp_size", "pcp_rank": None}
-
-
-def _merge_places(run: Run) -> None:
-    """The sizes the places prove (`Run.placed_sizes`) as the engine's resolved values: they
-    fill a size no dump stated, and an operator's own argument read later still wins. A size
-    they no longer prove (a later line disagreed) is taken back where it still stands."""
-    sa = run.server_args
-    proven = {name: size for group, size in run.placed_sizes.items()
-              if (name := _PLACE_SIZES.get(group)) is not None}
-    for name, size in list(run.placed.items()):
-        if proven.get(name) == size:
-            continue
-        del run.placed[name]
-        if sa.get(name) == size and name in run.resolved_keys:
-            run.resolved_keys.discard(name)
-            if run.dump_parts:
-                sa[name] = None  # a dump's own "not stated"
-            else:
-                sa.pop(name, None)
-    for name, size in proven.items():
-        if sa.get(name) is None:
-            sa[name] = size
-            run.resolved_keys.add(name)
-            run.placed[name] = size
+# The groups whose sizes the places may prove (`Run.placed_sizes`; the layout reads them:
+# `kvtui.core.deployment.layout`).
+_PLACE_GROUPS = ("dp_rank", "pp_rank", "tp_rank", "pcp_rank")
 
 
 def _on_parallel_rank(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     rank, world = ev.get("global_rank"), ev.get("world_size")
     if not isinstance(rank, int) or not isinstance(world, int):
         return
-    place = {g: i for g in _PLACE_SIZES if isinstance(i := ev.get(g), int)}
+    place = {g: i for g in _PLACE_GROUPS if isinstance(i := ev.get(g), int)}
     run.world_sizes.add(world)
     if run.rank_places.setdefault(rank, place) != place:
         run.places_conflict = True
-    _merge_places(run)
 
 
 def _on_prefill(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:

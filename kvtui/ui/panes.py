@@ -237,7 +237,7 @@ def facts_text(r: rv.Shown) -> Text:
     if cap is not None:
         lim = rv.running_limit(r)
         limit = f"  {lim.name}={lim.describe(fmt_int, unknown='—')}" if lim is not None else ""
-        t.append(f"{rv.term(r, 'max_total_num_tokens')}={fmt_int(cap.max_total_num_tokens)}"
+        t.append(f"{rv.figure(r, 'max_total_num_tokens', fmt_int(cap.max_total_num_tokens))}"
                  f"{limit}  {rv.term(r, 'context_len')}={fmt_int(cap.context_len)}")
         if cap.available_gpu_mem_gib is not None:
             t.append(f"  avail {fmt_gib(cap.available_gpu_mem_gib)}")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kvtui.core import severity
 from kvtui.core.deployment import parallel_label
+from kvtui.core.engine import figure as engine_figure
 from kvtui.core.engine import load
 from kvtui.core.engine import term as engine_term
 from kvtui.core.evidence import Evidence
@@ -30,6 +31,7 @@ from kvtui.core.report_types import (
 
 __all__ = ["Alert", "Failed", "PoolFacts", "Shown", "alert_key", "alerts", "capacity",
            "computed_bytes_per_token", "context_len", "evidence", "evidence_lines", "failure",
+           "figure",
            "kv_cache", "kv_verdict", "last_log_time", "model_name", "pools", "report_of",
            "running_limit", "runtime", "term", "tp", "weights", "worst_severity"]
 
@@ -123,6 +125,13 @@ def term(shown: Shown, key: str) -> str:
     max_model_len for context_len)."""
     report = report_of(shown)
     return engine_term(load(report.engine) if report and report.engine else None, key)
+
+
+def figure(shown: Shown, key: str, value: str) -> str:
+    """The capacity figure `key`, formatted as `value`, in the report's engine's words
+    (`kvtui.core.engine.figure`: vLLM's "GPU KV cache size: N tokens")."""
+    report = report_of(shown)
+    return engine_figure(load(report.engine) if report and report.engine else None, key, value)
 
 
 def capacity(shown: Shown) -> CapacityFacts | None:

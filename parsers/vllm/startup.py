@@ -317,8 +317,17 @@ def _mib_gib(s: str) -> float | None:
 # size: %s tokens" and the concurrency line apart; 0.28-0.29 one line; 0.30+ "%s KV cache
 # size: ..." (the device: GPU, XPU, ...) with " + host" under HiSparse (kv_cache_utils.py
 # update_kv_cache_capacity, 0.33.0).
-_BLOCKS = regex.compile(r"# (?:GPU blocks: (\d+)(?:, # CPU blocks: (\d+))?|[A-Za-z]+ blocks: "
+_BLOCKS = regex.compile(r"# (?:GPU blocks: (\d+)(?:, # CPU blocks: (\d+))?|([A-Za-z]+) blocks: "
                         r"(\d+), # CPU blocks: (\d+))")
+# The block size a V0 pool line's device runs at when nothing sets another (the line does not
+# print it; `--block-size`, a dump's block_size and a "Forcing kv cache block size" line come
+# first): `EngineArgs.block_size = 16` (engine/arg_utils.py:107 in 0.6.3, every device but
+# neuron: GPU and TPU), then the platform's (0.10.1.1: platforms/cuda.py:137-138,
+# rocm.py:326-327, tpu.py:106-107 set 16, xpu.py:90-91 sets 64; cpu.py:147-148 16 or, with
+# IPEX, 128: no default). The cache engine sizes its blocks by it (worker/cache_engine.py:41
+# and get_cache_block_size :102-112 in 0.6.3) and no V0 line prints it: the config line does
+# not list it, the concurrency line only implies it.
+_V0_DEFAULT_BLOCK = {"GPU": 16, "TPU": 16, "cuda": 16, "rocm": 16, "tpu": 16, "xpu": 64}
 _SIZE = regex.compile(
     rf"(?:[A-Z]+(?: \+ host)? )?KV cache size: ({_INT}) tokens"
     rf"(?:, Maximum concurrency for ({_INT}) tokens per request: ({_NUM})x)?")
@@ -348,8 +357,11 @@ def parse_capacity(msg: str) -> dict[str, Any] | None:
     m = _BLOCKS.match(msg)
     if m is not None:
         if m.group(1) is None:  # the device's name (0.7-0.10) or another platform's
-            return _blank("capacity", gpu_blocks=_i(m.group(3)), cpu_blocks=_i(m.group(4)))
-        return _blank("capacity", gpu_blocks=_i(m.group(1)), cpu_blocks=_i(m.group(2)))
+            return _blank("capacity", gpu_blocks=_i(m.group(4)), cpu_blocks=_i(m.group(5)),
+                          default_page_size=_V0_DEFAULT_BLOCK.get(m.group(3)))
+        v0 = m.group(2) is not None  # V1 0.7 prints "# GPU blocks: %d" alone
+        return _blank("capacity", gpu_blocks=_i(m.group(1)), cpu_blocks=_i(m.group(2)),
+                      default_page_size=_V0_DEFAULT_BLOCK["GPU"] if v0 else None)
     m = _OVERRIDE.match(msg)
     if m is not None:
         return _blank("capacity", gpu_blocks_override=_i(m.group(2)))

@@ -50,7 +50,9 @@ FACTS: dict[str, tuple[str | None, str | None, str, int | None, int | None, floa
     "vllm-issue-51454.log": ("fp8_e4m3", "fp8_e4m3", "unknown", None, None, None, {"kv-fp8"}),
     "vllm-issue-5493.log": ("fp8_e4m3", "fp8_e4m3", "unknown", None, None, None, {"kv-fp8"}),
     "vllm-issue-6746.log": (None, None, "unknown", None, None, None, set()),
-    "vllm-issue-7593.log": (None, None, "unknown", None, None, None, set()),
+    # V0's pool line with no concurrency line after it: blocks x the default block size 16
+    # (EngineArgs.block_size, engine/arg_utils.py:107 in 0.6.3; parsers/vllm/startup.py)
+    "vllm-issue-7593.log": (None, None, "unknown", 22_982 * 16, None, None, set()),
     # V0: 189,945 blocks of 16 tokens (the block size the printed concurrency implies)
     "vllm-pr-10909.log": (None, None, "unknown", 189_945 * 16, 1024, 2967.89, set()),
     "vllm-pr-12569.log": (None, None, "unknown", 1381 * 16, 2048, 10.79, set()),
@@ -62,7 +64,7 @@ FACTS: dict[str, tuple[str | None, str | None, str, int | None, int | None, floa
     # concurrency (1.36x) is what one request can use, so no context-exceeds-pool
     "vllm-pr-39559.log": (None, None, "unknown", 89_760, 262_144, 1.36,
                           {"low-context-concurrency"}),
-    "vllm-pr-6234.log": (None, None, "unknown", None, None, None, set()),
+    "vllm-pr-6234.log": (None, None, "unknown", 10_039 * 16, None, None, set()),  # as 7593
 }
 
 

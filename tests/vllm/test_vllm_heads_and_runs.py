@@ -392,3 +392,108 @@ def test_the_start_up_memory_summary_in_its_wordings():
     assert new is not None and new.rank == "TP1"
     assert (new.get("total_gib"), new.get("consumed_gib"), new.get("weights_gib"),
             new.get("activation_gib"), new.get("kv_gib")) == (95.01, 56.89, None, 0.76, 27.85)
+
+
+# Ray's data-parallel engines (`--data-parallel-backend=ray`): each `DPEngineCoreActor`
+# (v1/engine/core.py:1133 in 0.11.0) is an `EngineCore`, which prints the config once
+# (core.py:77), and Ray prefixes its lines with the actor's class and pid, no DP rank (the
+# process title `EngineCore_DP{n}` of the mp backend, v1/engine/utils.py:119, is not used). The
+# wording of kuberay#4366 (https://github.com/ray-project/kuberay/issues/4366, vLLM 0.11.0,
+# DP 2 over two nodes), numbers and names made up; the remote actor's lines arrive first.
+RAY_ARGS = ("(APIServer pid=5) INFO 01-12 06:14:25 [utils.py:233] non-default args: "
+            "{'model': 'org/m', 'data_parallel_size': 2, 'data_parallel_backend': 'ray'}")
+RAY_CONFIG = ("(APIServer pid=5) (DPEngineCoreActor pid={pid}{ip}) INFO 01-12 {ts} [core.py:77] "
+              "Initializing a V1 LLM engine (v0.11.0) with config: model='org/m', "
+              "dtype=torch.float16, max_seq_len=32768, tensor_parallel_size=1, "
+              "pipeline_parallel_size=1, data_parallel_size=2, kv_cache_dtype=auto, "
+              "enable_prefix_caching=True, compilation_config={{}}")
+RAY_LOAD = ("(APIServer pid=5) (DPEngineCoreActor pid={pid}{ip}) INFO 01-12 {ts} "
+            "[gpu_model_runner.py:2653] Model loading took 0.93 GiB and 6.19 seconds")
+RAY_SIZE = ("(APIServer pid=5) (DPEngineCoreActor pid={pid}{ip}) INFO 01-12 {ts} "
+            "[kv_cache_utils.py:1087] GPU KV cache size: 938,544 tokens")
+
+
+def ray_engine(pid: int, ip: str, stamps: tuple[str, str, str]) -> list[str]:
+    return [line.format(pid=pid, ip=ip, ts=ts) for line, ts in
+            zip((RAY_CONFIG, RAY_LOAD, RAY_SIZE), stamps, strict=True)]
+
+
+REMOTE = ray_engine(43, ", ip=10.0.0.9", ("06:15:17", "06:15:28", "06:16:00"))
+LOCAL = ray_engine(86, "", ("06:14:36", "06:14:50", "06:15:10"))
+
+
+def test_a_ray_dp_siblings_config_stamped_before_the_runs_lines_joins_the_run():
+    """The local engine's config, forwarded after the remote engine's lines but stamped before
+    them: one start, not a restart (a restart is stamped after every line before it)."""
+    s = fold([RAY_ARGS, *REMOTE, *LOCAL])
+    assert len(s.state.runs) == 1
+    assert s.state.current.server_args["dp_size"] == 2
+
+
+def test_a_ray_dp_siblings_config_in_line_order_joins_the_run():
+    """In the order the engines printed: the second engine's config, the same config, while
+    the first has not served; the run has seen fewer configs than its DP size."""
+    s = fold([RAY_ARGS, *LOCAL, *REMOTE])
+    assert len(s.state.runs) == 1
+
+
+def test_a_ray_dp_sibling_cut_from_its_run_by_a_chunk_is_joined_as_read_in_order(tmp_path):
+    """A chunk that begins at the sibling's config: the join declines (or joins exactly), the
+    chunked fold gives the sequential state."""
+    from tests.core.test_merge import check_cuts, line_offsets, sequential
+    path = tmp_path / "ray.log"
+    later = [line.replace("01-12 06:1", "01-12 07:1") for line in REMOTE]
+    path.write_text("\n".join([RAY_ARGS, *LOCAL, *REMOTE, *later]) + "\n")
+    assert len(sequential(path).state.runs) == 2  # the third config of a DP 2 start
+    for off in line_offsets(path)[:-1]:
+        check_cuts(path, [0, off])
+
+
+def test_a_repeated_rankless_config_is_still_a_restart_when_it_cannot_be_a_sibling():
+    later = [line.replace("01-12 06:1", "01-12 07:1") for line in REMOTE]
+    # a third config in a DP 2 run
+    s = fold([RAY_ARGS, *LOCAL, *REMOTE, *later])
+    assert len(s.state.runs) == 2
+    # another config (not the same start)
+    other = [later[0].replace("max_seq_len=32768", "max_seq_len=8192"), *later[1:]]
+    s = fold([RAY_ARGS, *LOCAL, *other])
+    assert len(s.state.runs) == 2
+    # no DP stated: one engine, a second config is a restart
+    solo = [line.replace("data_parallel_size=2", "data_parallel_size=1") for line in LOCAL]
+    s = fold([*solo, *[line.replace("06:1", "07:1") for line in solo]])
+    assert len(s.state.runs) == 2
+
+
+# V0's pool line with no concurrency line after it (a paste cut there): "# %s blocks: %d, # CPU
+# blocks: %d" (executor/executor_base.py:114 in 0.10.1.1, the platform's device_name;
+# executor/gpu_executor.py:122 in 0.6.3: "# GPU blocks"). The block size is printed nowhere
+# unless forced: 16 is the default (EngineArgs.block_size, engine/arg_utils.py:107 in 0.6.3;
+# set by the platform in 0.10.1.1: platforms/cuda.py:137-138, rocm.py:326-327, tpu.py:106-107;
+# xpu.py:90-91 sets 64; cpu.py:147-148 16 or 128 with IPEX).
+V0_BLOCKS = "INFO 08-19 07:51:08 executor_base.py:114] # {dev} blocks: 22982, # CPU blocks: 6241"
+
+
+def v0_tokens(lines: list[str]) -> tuple[object, object]:
+    cap = fold(lines).state.current.primary_capacity()
+    assert cap is not None
+    return cap.get("page_size"), cap.get("max_total_num_tokens")
+
+
+def test_v0_pool_in_blocks_alone_is_tokens_at_the_default_block_size():
+    assert v0_tokens([V0_BLOCKS.format(dev="cuda")]) == (16, 22982 * 16)
+    assert v0_tokens([V0_BLOCKS.format(dev="rocm")]) == (16, 22982 * 16)
+    assert v0_tokens([V0_BLOCKS.format(dev="xpu")]) == (64, 22982 * 64)
+    old = "INFO 10-17 07:51:08 gpu_executor.py:122] # GPU blocks: 22982, # CPU blocks: 6241"
+    assert v0_tokens([old]) == (16, 22982 * 16)
+    # the CPU backend's size depends on IPEX: no default, no tokens
+    assert v0_tokens([V0_BLOCKS.format(dev="cpu")]) == (None, None)
+
+
+def test_v0_pool_in_blocks_takes_the_stated_or_forced_block_size_first():
+    args = ("INFO 08-19 07:50:00 api_server.py:529] args: Namespace(model='org/m', "
+            "block_size=32, tensor_parallel_size=1)")
+    assert v0_tokens([args, V0_BLOCKS.format(dev="cuda")]) == (32, 22982 * 32)
+    # MLA on CUDA: platforms/cuda.py:171-173 in 0.10.1.1 forces 64 and says so
+    forced = ("INFO 08-19 07:50:01 cuda.py:173] Forcing kv cache block size to 64 for FlashMLA "
+              "backend.")
+    assert v0_tokens([forced, V0_BLOCKS.format(dev="cuda")]) == (64, 22982 * 64)

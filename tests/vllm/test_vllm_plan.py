@@ -134,3 +134,27 @@ def test_the_commands_name_every_engine():
     from kvtui.core.engine import ENGINE_MODULES
 
     assert tuple(ENGINE_MODULES) == ENGINES
+
+
+def test_a_plan_shows_vllms_default_max_num_seqs(capsys: pytest.CaptureFixture[str]):
+    """No --max-num-seqs in a plan: the max_run column shows vLLM's default, not `-`. V1's
+    default is 1024 on a GPU with at least 70 GiB that is not an A100, else 256
+    (`EngineArgs._set_default_args`, engine/arg_utils.py:1605-1623 in 0.11.0; capped at
+    max_num_batched_tokens, :1676-1679, whose defaults 2048 / 8192 leave both): a plan names no
+    GPU, so both, with the rule in the notes (kvtui/engines/vllm/limits.py). V0 (releases
+    before V1, 0.6.3 engine/arg_utils.py:115) is 256."""
+    args = ("--engine", "vllm", "--model", "meta-llama/Llama-3.1-8B", "--pool-gib", "40")
+    code, out, err = whatif(capsys, *args, "--vllm-version", "0.11.0")
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("bf16*"))
+    assert "256|1,024" in row.split()
+    assert "max_num_seqs not given: vLLM's default" in out
+    code, out, err = whatif(capsys, *args, "--vllm-version", "0.11.0", "--json")
+    bf16 = rows(json.loads(out))["bf16"]
+    assert bf16["max_running_requests"] is None
+    assert bf16["max_running_requests_default"] == [256, 1024]
+    # a release before V1 had one default
+    code, out, err = whatif(capsys, *args, "--vllm-version", "0.6.3", "--json")
+    assert code == 0, err
+    bf16 = rows(json.loads(out))["bf16"]
+    assert bf16["max_running_requests"] is None and bf16["max_running_requests_default"] == [256]

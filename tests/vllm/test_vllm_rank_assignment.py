@@ -43,8 +43,13 @@ def test_eight_worker_lines_alone_prove_tp_8():
     assert rep["engine"] == "vllm"
     par = rep["parallel"]
     assert (par["tp"], par["pp"], par["dp"]) == (8, 1, 1)
-    assert "basis" not in par  # stated by the engine, not implied by rank tags
+    # stated by the engine's assignment lines, not implied by rank tags, and not an argument
+    assert par["basis"] == {"tp": "rank assignment", "dp": "rank assignment",
+                            "pp": "rank assignment"}
+    assert par["world_size"] == 8
+    assert rep["server_args"] is None  # no dump, and the places write none
     assert "TP=8" in header_parallel(s) and "TP>=" not in header_parallel(s)
+    assert "world=8" in header_parallel(s)
 
 
 def test_two_lines_whose_least_sizes_fill_the_world_prove_tp_and_pp():
@@ -82,12 +87,13 @@ def test_part_of_the_world_proves_no_size():
     par = rep["parallel"]
     assert par["pp"] is None and par["dp"] is None
     assert par["basis"]["tp"] == "rank tags"  # TP>=4 from the tags, as without the lines
+    assert par["world_size"] == 8  # what the lines do prove: the world they name
 
 
 def test_lines_that_disagree_prove_nothing():
     """Two world sizes (or one rank in two places) in one run: a paste of two servers."""
     _, rep = report([assigned(0, 1), assigned(1, 2, tp=1)])
-    assert rep["parallel"]["tp"] is None
+    assert rep["parallel"]["tp"] is None and "world_size" not in rep["parallel"]
     _, rep = report([assigned(0, 2), assigned(0, 2, tp=1), assigned(1, 2, tp=1)])
     assert rep["parallel"]["tp"] is None
 
@@ -100,6 +106,8 @@ def test_the_operators_arguments_win_and_a_dump_read_later_keeps_the_sizes():
     lines = [assigned(r, 2, tp=r) for r in range(2)]
     _, rep = report([dump_cut, *lines])
     assert rep["parallel"]["tp"] == 2
+    assert rep["parallel"]["basis"]["tp"] == "rank assignment"
+    assert rep["server_args"].get("tp_size") is None  # the dump did not say it
     # the dump pasted below the worker lines, stamped no later than them (a dump stamped after
     # them is a restart whose log was cut short: Run.takes_dump)
     _, rep = report([*lines, dump_cut.replace("05-01 16:27:50", "02-26 08:38:00")])
@@ -108,6 +116,7 @@ def test_the_operators_arguments_win_and_a_dump_read_later_keeps_the_sizes():
               "{'model': 'org/m', 'tensor_parallel_size': 2}")
     _, rep = report([stated, *lines])
     assert rep["parallel"]["tp"] == 2 and rep["server_args"]["tp_size"] == 2
+    assert "tp" not in (rep["parallel"].get("basis") or {})
 
 
 def test_a_tp8_excerpt_with_its_assignment_lines_is_sized_as_stated():

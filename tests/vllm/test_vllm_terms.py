@@ -22,11 +22,13 @@ def test_vllm_check_text_and_pane_say_max_model_len():
     r = sample_report("vllm-llama31-70b-tp8-bf16.log")
     text = render_text(r)
     cap = next(ln for ln in text.splitlines() if ln.startswith("Capacity"))
-    assert "GPU KV cache size=1,364,400" in cap and "max_model_len=131,072" in cap
+    # the pool in vLLM's own words: "GPU KV cache size: %s tokens" (kv_cache_utils.py:849)
+    assert "GPU KV cache size: 1,364,400 tokens," in cap and "max_model_len=131,072" in cap
+    assert "GPU KV cache size=" not in cap
     assert "context_len" not in cap and "max_total_num_tokens" not in cap
     assert "kv_cache_size_tokens" not in cap  # a name inside vLLM, never in its log
     pane = facts_text(r).plain
-    assert "GPU KV cache size=1,364,400" in pane and "max_model_len=131,072" in pane
+    assert "GPU KV cache size: 1,364,400 tokens" in pane and "max_model_len=131,072" in pane
     assert "context_len=" not in pane and "max_total_num_tokens=" not in pane
     # the JSON contract keeps the report's keys
     assert r.capacity is not None and r.to_json()["capacity"]["context_len"] == 131072

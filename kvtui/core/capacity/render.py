@@ -78,6 +78,14 @@ def render_whatif_text(w: WhatIf, *, explain: bool = True) -> str:
     return "\n".join(out) + "\n"
 
 
+def _max_run(row: Scenario) -> str:
+    """The cap on running requests: given, else the engine's default (`a|b` when it is one of
+    several: the notes say the rule)."""
+    if row.max_running_requests is None and row.max_running_requests_default:
+        return "|".join(_n(v) for v in row.max_running_requests_default)
+    return _n(row.max_running_requests)
+
+
 def _table(rows: tuple[Scenario, ...]) -> list[str]:
     """The dtype rows as a fixed-width table, with its legend."""
     ctxs = list(rows[0].concurrency) if rows else []
@@ -88,7 +96,7 @@ def _table(rows: tuple[Scenario, ...]) -> list[str]:
         mark = "*" if r.current else ("~" if r.approximate else "")
         table.append([r.dtype + mark, _n(r.tokens), _n(r.bytes_per_token)]
                      + [_n(r.concurrency.get(c), 2) for c in ctxs]
-                     + [_n(r.max_running_requests), r.flag or "(not available)"])
+                     + [_max_run(r), r.flag or "(not available)"])
     widths = [max(len(row[i]) for row in table) for i in range(len(head))]
     out = ["  ".join(cell.ljust(widths[i]) if i in (0, len(head) - 1)
                      else cell.rjust(widths[i]) for i, cell in enumerate(row)).rstrip()

@@ -42,6 +42,10 @@ def can_join(earlier: State, later: State) -> bool:
     # `State._settle_args_only` applies at that start): only a sequential read does it.
     if last.takes_start(first.opened_ts) or (len(later.runs) > 1 and last.takes_dump(first)):
         return False
+    # A data-parallel sibling's copy of a part the last run holds joins it (`Run.sibling_part`).
+    if any(last.sibling_part(form, fields, first.opened_ts)
+           for form, (fields, _) in first.dump_copies.items()):
+        return False
     # A server start: a new run, unless the cut fell inside an argument-resolution block (a
     # dump, a KV dtype override, an engine's release line or one part of a start it prints in
     # several): then only a sequential read knows which start the lines belong to.

@@ -35,6 +35,7 @@ class SGLang:
     flags = FLAGS
     wording: Mapping[str, str] = MappingProxyType({})  # the core's sentences are SGLang's
     terms: Mapping[str, str] = MappingProxyType({})  # the report's keys are SGLang's names
+    figure_formats: Mapping[str, str] = MappingProxyType({})
     # "no scaling factors provided" is logged whenever --quantization-param-path is absent,
     # before the weight loader may still load k_scale/v_scale (layers/quantization/kv_cache.py).
     scale_warning_after_load = False

@@ -80,6 +80,9 @@ TERMS: dict[str, str] = {
     "max_total_num_tokens": "GPU KV cache size",
     "chunked_prefill_size": "max_num_batched_tokens",
 }
+# The pool stated as the log states it: `logger.info("GPU KV cache size: %s tokens", ...)`
+# (v1/core/kv_cache_utils.py:849 and :1013 in 0.10.1.1, :1087 in 0.11.0).
+FIGURE_FORMATS: dict[str, str] = {"max_total_num_tokens": "{term}: {value} tokens"}
 
 
 class VLLM:
@@ -88,6 +91,7 @@ class VLLM:
     flags = FLAGS
     wording: Mapping[str, str] = WORDING
     terms: Mapping[str, str] = TERMS
+    figure_formats: Mapping[str, str] = FIGURE_FORMATS
     # "Using KV cache scaling factor 1.0" is logged after loading, when a layer's scales are
     # 1.0 (model_executor/layers/quantization/kv_cache.py, process_weights_after_loading).
     scale_warning_after_load = True

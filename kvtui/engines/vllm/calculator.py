@@ -66,6 +66,9 @@ class Calculator:
     logged_block: int | None = None  # the block size the log shows vLLM settled on
     max_batched: int | None = None
     max_num_seqs: int | None = None
+    # The values vLLM's default max_num_seqs can take where none is given (a plan:
+    # `limits.plan_defaults`); () when not claimed.
+    max_num_seqs_default: tuple[int, ...] = ()
     model_dtype: str = "bf16"
     ssm_dtype: str | None = None
     weights_gib: float | None = None
@@ -506,6 +509,8 @@ class Calculator:
         }
         if lay is not None:
             row["block_size"] = lay.block_size
+        if self.max_num_seqs is None and self.max_num_seqs_default:
+            row["max_running_requests_default"] = list(self.max_num_seqs_default)
         if tp is not None:
             row["tp"] = tp
         if mem_fraction_static is not None:

@@ -208,7 +208,10 @@ def calculator_from_run(run: Any, model: Any = None,
     logged_block = _int(run.kv_layout.get("block_size")) or _int(cap.get("page_size"))
     if logged_block is None and tokens and blocks and tokens % blocks == 0:
         logged_block = tokens // blocks
-    if cap.get("page_size") and not run.kv_layout.get("block_size") and \
+    if cap.get("page_size_default"):
+        notes.append(f"block size {cap['page_size']} not in the log: the release's default on "
+                     "the device the pool line names")
+    elif cap.get("page_size") and not run.kv_layout.get("block_size") and \
             not sa.get("page_size"):
         notes.append(f"block size {cap['page_size']} inferred from the printed concurrency "
                      "(concurrency = blocks x block size / max_model_len)")

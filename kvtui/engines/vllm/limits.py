@@ -63,15 +63,29 @@ def defaults(run: Any, vr: VersionRange) -> tuple[int, ...]:
     sa = run.server_args or {}
     v0 = v0_engine(run) or vr.hi < _V1_FIRST
     v1 = "engine:v1" in run.hints or vr.lo >= _V1_ONLY
+    return _values(vr, v0=v0, v1=v1, performance_mode=sa.get("performance_mode"),
+                   batched=as_int(sa.get("max_num_batched_tokens")))
+
+
+def plan_defaults(vr: VersionRange) -> tuple[int, ...]:
+    """The values vLLM's default max_num_seqs can take in a planned deployment of the releases
+    `vr` (its engine: V1, the default from 0.8, `VLLM_USE_V1`; V0 before), with vLLM's own
+    max_num_batched_tokens (2048 / 8192 for the API server, which caps neither tier:
+    engine/arg_utils.py:1605-1623 and :1676-1679 in 0.11.0)."""
+    v0 = vr.hi < _V1_READ
+    return _values(vr, v0=v0, v1=not v0, performance_mode=None, batched=None)
+
+
+def _values(vr: VersionRange, *, v0: bool, v1: bool, performance_mode: Any,
+            batched: int | None) -> tuple[int, ...]:
     out: set[int] = set()
     if not v1:
         out.add(_V0_DEFAULT)
     if not v0 and vr.hi >= _V1_READ:
         tiers = list(_V1_TIERS)
-        if sa.get("performance_mode") == "throughput" and vr.hi >= _THROUGHPUT:
+        if performance_mode == "throughput" and vr.hi >= _THROUGHPUT:
             doubled = [2 * t for t in tiers]
             tiers = doubled if vr.lo >= _THROUGHPUT else tiers + doubled
-        batched = as_int(sa.get("max_num_batched_tokens"))
         if batched is not None and vr.hi >= _CAPPED:
             capped = [min(t, batched) for t in tiers]
             tiers = capped if vr.lo >= _CAPPED else tiers + capped

@@ -31,7 +31,8 @@ def plan(spec: ModelSpec | None, spec_reason: str, *, current_dtype: str, tokens
                       user_block=page_size, version=version,
                       pool_bytes=int(pool_gib * GIB) if pool_gib else None,
                       candidates=rules_for(version.lo, version.hi, False),
-                      notes=[f"max_num_seqs not given: {limits.RULE}"])
+                      notes=[f"max_num_seqs not given: {limits.RULE}"],
+                      max_num_seqs_default=limits.plan_defaults(version))
     if calc.tokens is None and pool_gib is not None:
         calc.tokens = calc.tokens_for(current_dtype)[0]
     return calc
