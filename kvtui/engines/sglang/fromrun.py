@@ -23,6 +23,7 @@ from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
 from kvtui.engines.sglang.calculator import Calculator, MemoryFacts
 from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.families import DSV4_ARCH, DSV4_AUTO_KV_DTYPE, DSV4_PAGE_SIZE
 from kvtui.engines.sglang.version import SGLANG_LINE, infer_version
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
     ps = _int((run.server_args or {}).get("page_size"))
     if ps:
         return ps, None
+    if _model_class(run) == DSV4_ARCH:
+        return DSV4_PAGE_SIZE, (f"page_size not logged: {DSV4_PAGE_SIZE}, which SGLang sets for "
+                                f"{DSV4_ARCH} (128 on NPU)")
     if tokens and tokens >= 100_000:
         # Large page sizes (Ascend NPU defaults to 128) leave the count a multiple of the page;
         # the guess only moves the pool's padding rows, at most 0.13% at this size.
@@ -75,6 +79,9 @@ def _model_class(run: Any) -> str | None:
                 None)
 
 
+model_class = _model_class  # the engine's advice reads it too
+
+
 def _unmodelled_dtype(run: Any, pool: Any) -> bool:
     eff, _, _ = run.effective
     return any(d and d not in dtypes.CANONICAL for d in (eff, pool.dtype if pool else None))
@@ -92,7 +99,11 @@ def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None,
     model_dtype = next((dtypes.normalize(w.get("dtype")) for w in run.weights.values()
                         if w.get("dtype")), None) or (spec.model_dtype if spec else None) or "bf16"
     assumed = dtype is None
-    if dtype is None:
+    if dtype is None and _model_class(run) == DSV4_ARCH:
+        dtype = DSV4_AUTO_KV_DTYPE
+        notes.append(f"KV dtype not in the log: assumed {dtype}, which SGLang makes of `auto` "
+                     f"for {DSV4_ARCH} (bfloat16 on NPU)")
+    elif dtype is None:
         dtype = model_dtype
         notes.append(f"KV dtype not in the log: assumed the model dtype {dtype}")
     else:
