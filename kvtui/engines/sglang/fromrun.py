@@ -116,15 +116,17 @@ def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None,
         notes.append("`auto` resolved to FP8: from 0.5.3 SGLang does so when the checkpoint "
                      "declares kv_cache_quant_algo FP8, so the checkpoint most likely does (it "
                      "was not read)")
-    elif run.configured_kv_dtype is None and dtype == "fp8_e4m3" and kv_fp8 is None:
+    elif run.configured_kv_dtype is None and dtype == "fp8_e4m3" and kv_fp8 is None \
+            and not assumed:
         # no args dump: an explicit fp8_e4m3 and `auto` on an FP8-declaring checkpoint
         # (from 0.5.3) read the same in the pool's line
         # (0.5.23 srt/arg_groups/overrides.py:903 and :532: `auto` is FP8 for DeepSeek V4, and
-        # for DeepSeek DSA on SM100+, whatever the checkpoint says)
+        # for DeepSeek DSA on SM100+, whatever the checkpoint says; for DeepSeek V4 already in
+        # 0.5.12 arg_groups/deepseek_v4_hook.py:27-28)
         notes.append("the KV dtype setting is not in the log: FP8 by --kv-cache-dtype "
                      "fp8_e4m3, or by `auto` (from 0.5.3 on a checkpoint that declares "
-                     "kv_cache_quant_algo FP8; from 0.5.23 also by default for some models, "
-                     "e.g. DeepSeek V4)")
+                     "kv_cache_quant_algo FP8; also by default for some models: DeepSeek V4 "
+                     "from 0.5.12, its first release, and DeepSeek DSA on SM100+)")
     ckpt_algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
     if isinstance(ckpt_algo, str):
         kv_fp8 = ckpt_algo.upper() == "FP8"

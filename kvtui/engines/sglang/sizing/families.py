@@ -110,7 +110,8 @@ def check_supported(spec: ModelSpec, version: Version) -> None:
 # -- What SGLang sets for an architecture on its own -------------------------------------------
 # DeepSeek-V4: SGLang keys these on hf_config.architectures[0] alone, so they hold whenever the
 # log names the model class. `auto` becomes fp8_e4m3 and page_size 256 on CUDA/ROCm (bfloat16
-# and 128 on NPU): arg_groups/deepseek_v4_hook.py:17-22 (0.5.14), overrides.py:900-903 (0.5.23).
+# and 128 on NPU): arg_groups/deepseek_v4_hook.py:16,27-28 (0.5.12, its first release), :17-22
+# (0.5.14), overrides.py:900-903 (0.5.23).
 DSV4_ARCH = "DeepseekV4ForCausalLM"
 DSV4_AUTO_KV_DTYPE = "fp8_e4m3"
 DSV4_PAGE_SIZE = 256
