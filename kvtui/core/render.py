@@ -90,7 +90,7 @@ def render_text(report: Report) -> str:
             w(f"  {inert(span, 60):<16} {describe_pool(p)}")
     out.extend(_render_deployment(report))
     if report.whatif is not None:
-        out.extend(_render_whatif(report.whatif))
+        out.extend(_render_whatif(report.whatif, report.pools))
     if report.checkpoint:
         out.extend(_render_checkpoint(report.checkpoint))
     runs = report.runs
@@ -201,17 +201,27 @@ def describe_pool(p: PoolFacts) -> str:
                 f"{_fmt_num(p.conv_gib)} GiB, ssm {_fmt_num(p.ssm_gib)} GiB")
     if p.kind == "kv":  # a whole-cache budget (vLLM), not one pool line
         how = ", a size the operator set (not profiled)" if p.configured else ""
-        return f"kv cache {p.dtype or '?'}: {_fmt_num(p.kv_gib)} GiB for every KV layer{how}"
+        # vLLM's "Available KV cache memory": all KV layers of the GPU together
+        return f"kv cache {p.dtype or '?'}: {_fmt_num(p.kv_gib)} GiB for all KV layers{how}"
     size = (f"KV {_fmt_num(p.kv_gib)} GiB" if p.kind == "mla"
             else f"K {_fmt_num(p.k_gib)} GiB + V {_fmt_num(p.v_gib)} GiB")
     return (f"{p.kind}{label} {p.dtype or '?'}: {_fmt_num(p.tokens)} tokens,"
             f" {size}, {_fmt_num(p.bytes_per_token, 0)} B/token measured")
 
 
-def _render_whatif(wi: WhatIf) -> list[str]:
+def _render_whatif(wi: WhatIf, pools: tuple[PoolFacts, ...] = ()) -> list[str]:
     cur = wi.current
     if cur.tokens is None and not any(s.tokens is not None for s in wi.scenarios):
         # A table of dashes answers nothing: say what the what-if is waiting for.
+        budget = next((p.kv_gib for p in pools if p.kind == "kv" and p.kv_gib is not None),
+                      None)
+        if budget is not None and budget <= 0:
+            return ["", f"What-if    nothing to size: the KV memory the log gives is "
+                    f"{_fmt_num(budget)} GiB (no memory left for the KV cache)"]
+        if budget is not None:
+            return ["", f"What-if    needs a token count: the log gives the KV memory "
+                    f"({_fmt_num(budget)} GiB) but not the tokens it holds (pass --model to "
+                    f"size it, or kvtui whatif --pool-gib {_fmt_num(budget)})"]
         return ["", "What-if    needs the KV cache size: no pool or capacity line in the log "
                 "(kvtui whatif --tokens N or --pool-gib G sizes it by hand)"]
     out = ["", "What-if (same KV byte budget per GPU)"]

@@ -30,7 +30,9 @@ def test_calculator_flag_without_a_spec():
     flag, advice = calc.flag("fp8_e5m2")
     assert flag is None and "refuses" in advice
     assert calc.flag("mxfp8")[0] is None
-    assert calc.flag("bf16")[0] == "--kv-cache-dtype bf16"
+    # "bf16" fails the DSv4 assertion (no normalization on that path, 0.5.23
+    # arg_groups/overrides.py:907-910): the accepted spelling is "bfloat16"
+    assert calc.flag("bf16")[0] == "--kv-cache-dtype bfloat16"
     assert calc.flag("fp8_e4m3")[0] == "--kv-cache-dtype fp8_e4m3"
 
 

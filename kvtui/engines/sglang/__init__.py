@@ -12,6 +12,7 @@ from kvtui.engines.sglang import fromrun, plan, scales, version
 from kvtui.engines.sglang.calculator import DEFAULT_DTYPES
 from kvtui.engines.sglang.cell import ELEM_BYTES
 from kvtui.engines.sglang.flags import FLAGS
+from kvtui.engines.sglang.sizing.families import kv_dtype_spelling
 from parsers import Event
 
 if TYPE_CHECKING:
@@ -77,6 +78,9 @@ class SGLang:
         vr = version.infer_version(run, known=known)
         flag, advice = version.kv_dtype_flag(
             dtype, vr, checkpoint_kv_fp8=(str(algo).upper() == "FP8") if algo else None)
+        spelling = kv_dtype_spelling(dtype, fromrun.model_class(run), vr.hi)
+        if flag is not None and spelling is not None:
+            flag = f"--kv-cache-dtype {spelling}"
         return f"{flag}; {advice.rstrip('.')}" if flag else advice.rstrip(".")
 
     def calculator(self, run: Any, model: Any = None,

@@ -61,6 +61,7 @@ from kvtui.engines.sglang.sizing.families import (
     CannotModel,
     check_supported,
     dtype_refusal,
+    kv_dtype_spelling,
     linear_kind,
 )
 from kvtui.engines.sglang.sizing.rules import version_notes
@@ -529,8 +530,14 @@ class Calculator:
                                 self.sargs.decode_backend, architecture=self.architecture)
         if refusal is not None:
             return None, f"SGLang refuses it: {refusal}."
-        return kv_dtype_flag(dtype, self.version, checkpoint_kv_fp8=self.checkpoint_kv_fp8,
-                             model_dtype=self.model_dtype)
+        flag, advice = kv_dtype_flag(dtype, self.version, checkpoint_kv_fp8=self.checkpoint_kv_fp8,
+                                     model_dtype=self.model_dtype)
+        arch = self.spec.arch if self.spec is not None else self.architecture
+        spelling = kv_dtype_spelling(dtype, arch, self.rules_version)
+        if flag is not None and spelling is not None:
+            flag = f"--kv-cache-dtype {spelling}"
+            advice = f"{arch} accepts only the spelling {spelling!r} (not 'bf16'); {advice}"
+        return flag, advice
 
     def scenario(self, dtype: str, *, tp: int | None = None,
                  mem_fraction_static: float | None = None,

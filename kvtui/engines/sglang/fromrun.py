@@ -23,6 +23,7 @@ from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
 from kvtui.engines.sglang.calculator import Calculator, MemoryFacts
 from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.families import DSV4_ARCH, DSV4_AUTO_KV_DTYPE, DSV4_PAGE_SIZE
 from kvtui.engines.sglang.version import SGLANG_LINE, infer_version
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ def _page_size(run: Any, tokens: int | None) -> tuple[int, str | None]:
     ps = _int((run.server_args or {}).get("page_size"))
     if ps:
         return ps, None
+    if _model_class(run) == DSV4_ARCH:
+        return DSV4_PAGE_SIZE, (f"page_size not logged: {DSV4_PAGE_SIZE}, which SGLang sets for "
+                                f"{DSV4_ARCH} (128 on NPU)")
     if tokens and tokens >= 100_000:
         # Large page sizes (Ascend NPU defaults to 128) leave the count a multiple of the page;
         # the guess only moves the pool's padding rows, at most 0.13% at this size.
@@ -75,6 +79,9 @@ def _model_class(run: Any) -> str | None:
                 None)
 
 
+model_class = _model_class  # the engine's advice reads it too
+
+
 def _unmodelled_dtype(run: Any, pool: Any) -> bool:
     eff, _, _ = run.effective
     return any(d and d not in dtypes.CANONICAL for d in (eff, pool.dtype if pool else None))
@@ -92,7 +99,11 @@ def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None,
     model_dtype = next((dtypes.normalize(w.get("dtype")) for w in run.weights.values()
                         if w.get("dtype")), None) or (spec.model_dtype if spec else None) or "bf16"
     assumed = dtype is None
-    if dtype is None:
+    if dtype is None and _model_class(run) == DSV4_ARCH:
+        dtype = DSV4_AUTO_KV_DTYPE
+        notes.append(f"KV dtype not in the log: assumed {dtype}, which SGLang makes of `auto` "
+                     f"for {DSV4_ARCH} (bfloat16 on NPU)")
+    elif dtype is None:
         dtype = model_dtype
         notes.append(f"KV dtype not in the log: assumed the model dtype {dtype}")
     else:
@@ -105,15 +116,17 @@ def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None,
         notes.append("`auto` resolved to FP8: from 0.5.3 SGLang does so when the checkpoint "
                      "declares kv_cache_quant_algo FP8, so the checkpoint most likely does (it "
                      "was not read)")
-    elif run.configured_kv_dtype is None and dtype == "fp8_e4m3" and kv_fp8 is None:
+    elif run.configured_kv_dtype is None and dtype == "fp8_e4m3" and kv_fp8 is None \
+            and not assumed:
         # no args dump: an explicit fp8_e4m3 and `auto` on an FP8-declaring checkpoint
         # (from 0.5.3) read the same in the pool's line
         # (0.5.23 srt/arg_groups/overrides.py:903 and :532: `auto` is FP8 for DeepSeek V4, and
-        # for DeepSeek DSA on SM100+, whatever the checkpoint says)
+        # for DeepSeek DSA on SM100+, whatever the checkpoint says; for DeepSeek V4 already in
+        # 0.5.12 arg_groups/deepseek_v4_hook.py:27-28)
         notes.append("the KV dtype setting is not in the log: FP8 by --kv-cache-dtype "
                      "fp8_e4m3, or by `auto` (from 0.5.3 on a checkpoint that declares "
-                     "kv_cache_quant_algo FP8; from 0.5.23 also by default for some models, "
-                     "e.g. DeepSeek V4)")
+                     "kv_cache_quant_algo FP8; also by default for some models: DeepSeek V4 "
+                     "from 0.5.12, its first release, and DeepSeek DSA on SM100+)")
     ckpt_algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
     if isinstance(ckpt_algo, str):
         kv_fp8 = ckpt_algo.upper() == "FP8"

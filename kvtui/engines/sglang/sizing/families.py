@@ -109,6 +109,27 @@ def check_supported(spec: ModelSpec, version: Version) -> None:
                           "shape kvtui can read")
 
 
+# -- What SGLang sets for an architecture on its own -------------------------------------------
+# DeepSeek-V4: SGLang keys these on hf_config.architectures[0] alone, so they hold whenever the
+# log names the model class. `auto` becomes fp8_e4m3 and page_size 256 on CUDA/ROCm (bfloat16
+# and 128 on NPU): arg_groups/deepseek_v4_hook.py:16,27-28 (0.5.12, its first release), :17-22
+# (0.5.14), overrides.py:900-903 (0.5.23).
+DSV4_ARCH = "DeepseekV4ForCausalLM"
+DSV4_AUTO_KV_DTYPE = "fp8_e4m3"
+DSV4_PAGE_SIZE = 256
+
+
+def kv_dtype_spelling(dtype: str, architecture: str | None, version: Version) -> str | None:
+    """The --kv-cache-dtype value SGLang accepts for `dtype` when a model's own check spells it
+    differently from the release's usual choice, else None. DeepSeek-V4 asserts the value is
+    "fp8_e4m3" or "bfloat16" with no normalization of "bf16" on that path
+    (deepseek_v4_hook.py:37-40 in 0.5.14, overrides.py:907-910 in 0.5.23; the DSA path does
+    normalize it, overrides.py:539-540)."""
+    if dtype == "bf16" and architecture == DSV4_ARCH and version >= (0, 5, 14):
+        return "bfloat16"
+    return None
+
+
 # -- KV dtypes a model or backend refuses ------------------------------------------------------
 def dtype_refusal(spec: ModelSpec | None, dtype: str, version: Version,
                   attention_backend: str | None = None,
