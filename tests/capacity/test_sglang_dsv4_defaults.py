@@ -70,3 +70,19 @@ def test_engine_advice_spells_bfloat16_for_deepseek_v4():
     s.feed_lines("dsv4.log", LINES)
     advice = ENGINE.kv_dtype_advice("bf16", s.state.current)
     assert advice.startswith("--kv-cache-dtype bfloat16")
+
+
+def test_deepseek_v4_running_default_is_256():
+    """No --max-running-requests: SGLang sets 256 for DeepSeek-V4 (deepseek_v4_hook.py:21-25 in
+    0.5.12, :138-145 in 0.5.23), before its speculative default of 48 could apply
+    (server_args.py:929 then :976 in 0.5.12). A logged 256 is that default; a logged 4 is below
+    it, the user's flag, and the note names the model's default, not the pool rule's."""
+    calc = _calc([*LINES[:-1], LINES[-1].replace("max_running_requests=4",
+                                                  "max_running_requests=256")])
+    assert calc.mrr_user == 256
+    assert calc.current().to_json()["max_running_requests_sglang"] == 256
+    assert not any("below the" in n for n in calc.notes)
+    calc = _calc()
+    assert calc.mrr_user == 4
+    assert any("below the 256 SGLang sets for DeepseekV4ForCausalLM" in n for n in calc.notes)
+    assert not any("speculative" in n for n in calc.notes)

@@ -23,7 +23,12 @@ from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
 from kvtui.engines.sglang.calculator import Calculator, MemoryFacts
 from kvtui.engines.sglang.sizing.args import SizingArgs
-from kvtui.engines.sglang.sizing.families import DSV4_ARCH, DSV4_AUTO_KV_DTYPE, DSV4_PAGE_SIZE
+from kvtui.engines.sglang.sizing.families import (
+    DSV4_ARCH,
+    DSV4_AUTO_KV_DTYPE,
+    DSV4_PAGE_SIZE,
+    DSV4_RUNNING_DEFAULT,
+)
 from kvtui.engines.sglang.version import SGLANG_LINE, infer_version
 
 if TYPE_CHECKING:
@@ -236,6 +241,10 @@ def calculator_from_run(run: Any, model: Any = None,
         args=args, draft_pools=_draft_pools(run), model_path=sa.get("model_path"),
     )
     if "max_running_requests" not in sa:
+        if calc.architecture == DSV4_ARCH:
+            calc.mrr_user = DSV4_RUNNING_DEFAULT
+            calc.notes.append(f"max_running_requests not in an args dump: {DSV4_RUNNING_DEFAULT}, "
+                              f"which SGLang sets for {DSV4_ARCH} when the flag is not given")
         _operator_cap(calc, _draft_seen(run))
     return calc
 
@@ -278,10 +287,11 @@ def _operator_cap(calc: Calculator, draft: str | None = None) -> None:
     if own is None or logged >= own:
         return
     dp = max(1, calc.parallel.attn_dp)
-    head = (f"max_running_requests={logged:,} logged, below the {own:,} SGLang's rule gives "
-            "this pool, and no args dump")
+    dsv4 = calc.architecture == DSV4_ARCH  # its own default, which the speculative one never is
+    rule = f"SGLang sets for {DSV4_ARCH}" if dsv4 else "SGLang's rule gives this pool"
+    head = f"max_running_requests={logged:,} logged, below the {own:,} {rule}, and no args dump"
     default = SPECULATIVE_RUNNING_DEFAULT
-    if logged != default // dp:
+    if dsv4 or logged != default // dp:
         calc.mrr_user = logged * dp
         calc.notes.append(f"{head}: read as --max-running-requests {logged * dp:,}, kept for "
                           "every row")

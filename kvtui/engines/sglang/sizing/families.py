@@ -117,6 +117,10 @@ def check_supported(spec: ModelSpec, version: Version) -> None:
 DSV4_ARCH = "DeepseekV4ForCausalLM"
 DSV4_AUTO_KV_DTYPE = "fp8_e4m3"
 DSV4_PAGE_SIZE = 256
+# max_running_requests when --max-running-requests is not given: deepseek_v4_hook.py:21-25
+# (0.5.12), :138-145 (0.5.23). The hook runs before the speculative defaults
+# (server_args.py:929 then :976 in 0.5.12), so their 48 never applies to this model.
+DSV4_RUNNING_DEFAULT = 256
 
 
 def kv_dtype_spelling(dtype: str, architecture: str | None, version: Version) -> str | None:
