@@ -15,6 +15,7 @@ from typing import Any
 import regex
 
 from parsers.kinds import SGLANG_SIZING_ARGS
+from parsers.literals import literal_scalar
 
 SERVER_ARG_FIELDS: tuple[str, ...] = (
     "model_path", "served_model_name", "dtype", "kv_cache_dtype", "quantization",
@@ -29,28 +30,6 @@ _WANTED = frozenset(SERVER_ARG_FIELDS)
 _PAIR = regex.compile(
     r"""(?<![\w.])'?([A-Za-z_]\w*)'?(?:=|: )('[^']*'|"[^"]*"|[^,)}'"]*)(?=[,)}])"""
 )
-
-
-def typed_value(raw: str) -> Any:
-    """Python-repr literal to a JSON-able scalar; anything else stays text."""
-    if raw[:1] in ("'", '"'):
-        return raw[1:-1]
-    raw = raw.strip()
-    if raw == "None" or raw == "":
-        return None
-    if raw == "True":
-        return True
-    if raw == "False":
-        return False
-    try:
-        return int(raw)
-    except ValueError:
-        pass
-    try:
-        value = float(raw)
-    except ValueError:
-        return raw
-    return value if value == value and value not in (float("inf"), float("-inf")) else raw
 
 
 def parse_server_args(msg: str) -> tuple[dict[str, Any], str] | None:
@@ -69,7 +48,7 @@ def parse_server_args(msg: str) -> tuple[dict[str, Any], str] | None:
         name = m.group(1)
         if name in _WANTED and name not in seen:
             seen.add(name)
-            fields[name] = typed_value(m.group(2))
+            fields[name] = literal_scalar(m.group(2))
             if len(seen) == len(_WANTED):
                 break
     if form == "dict":

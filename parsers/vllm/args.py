@@ -27,6 +27,7 @@ from typing import Any
 import regex
 
 from parsers.kinds import KIND_FIELDS
+from parsers.literals import literal_scalar
 
 # vLLM name -> the shared server_args name (parsers.kinds), where the meaning is the same.
 _SHARED: dict[str, str] = {
@@ -85,28 +86,13 @@ def _items(text: str, start: int) -> Iterator[tuple[str, bool]]:
 
 
 def _scalar(raw: str) -> Any:
-    """A printed value as a JSON-able scalar; nested objects stay text."""
+    """A printed value as a JSON-able scalar (`literal_scalar`); a list is its first item
+    (served_model_name: its first name); nested objects stay text."""
     raw = raw.strip()
-    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
-        return raw[1:-1]
-    if raw in ("None", ""):
-        return None
-    if raw == "True":
-        return True
-    if raw == "False":
-        return False
     if raw.startswith("[") and raw.endswith("]"):
         inner = raw[1:-1].split(",")[0].strip()
-        return _scalar(inner) if inner else None  # served_model_name: its first name
-    try:
-        return int(raw)
-    except ValueError:
-        pass
-    try:
-        value = float(raw)
-    except ValueError:
-        return raw
-    return value if value == value and abs(value) != float("inf") else raw
+        return literal_scalar(inner) if inner else None
+    return literal_scalar(raw)
 
 
 def _collect(pairs: Iterator[tuple[str, str]]) -> tuple[dict[str, Any], set[str]]:
