@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from kvtui.core.checkpoint import (
     CheckpointFacts,
@@ -21,6 +22,20 @@ from kvtui.core.checkpoint import (
 )
 
 
+def read_exactly(f: Any, offset: int, size: int) -> bytes:
+    """`size` bytes of the open file `f` from `offset` (fewer at its end): unbuffered files,
+    local or SFTP, may return less than asked per read."""
+    f.seek(offset)
+    parts: list[bytes] = []
+    while size > 0:
+        chunk = f.read(size)
+        if not chunk:
+            break
+        parts.append(chunk)
+        size -= len(chunk)
+    return b"".join(parts)
+
+
 class LocalFile:
     def __init__(self, path: Path) -> None:
         self._f = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by close()
@@ -29,15 +44,7 @@ class LocalFile:
         return os.fstat(self._f.fileno()).st_size
 
     def read_at(self, offset: int, size: int) -> bytes:
-        self._f.seek(offset)
-        parts: list[bytes] = []
-        while size > 0:
-            chunk = self._f.read(size)
-            if not chunk:
-                break
-            parts.append(chunk)
-            size -= len(chunk)
-        return b"".join(parts)
+        return read_exactly(self._f, offset, size)
 
     def close(self) -> None:
         self._f.close()

@@ -22,6 +22,7 @@ from kvtui.core.checkpoint import (
     hub_repo_dir,
     read_checkpoint,
 )
+from kvtui.sources.checkpoint_files import read_exactly
 from kvtui.sources.ssh.connect import Connection, SSHError
 
 # One SFTP request that gets no answer for this long fails (and the reading stops with a note);
@@ -41,15 +42,7 @@ class SFTPFile:
         return int(self._f.stat().st_size or 0)
 
     def read_at(self, offset: int, size: int) -> bytes:
-        self._f.seek(offset)
-        parts: list[bytes] = []
-        while size > 0:
-            chunk = self._f.read(size)
-            if not chunk:
-                break
-            parts.append(chunk)
-            size -= len(chunk)
-        return b"".join(parts)
+        return read_exactly(self._f, offset, size)
 
     def close(self) -> None:
         self._f.close()
