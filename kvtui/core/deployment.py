@@ -11,6 +11,7 @@ index and its global TP index), while plain DP replicas each restart at TP0. A t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -138,6 +139,34 @@ class Layout:
         return max(1, self.tp // (self.attn_dp or 1))
 
 
+def _attn_dp_of_tags(groups: dict[int, set[int]], tp: int | None) -> int | None:
+    """Attention DP from the DP groups seen (DP index -> the TP indices tagged with it), or None
+    when the tags do not read as DP attention.
+
+    Under DP attention SGLang tags a rank `DP{tp_rank // attn_tp_size} TP{tp_rank}` (0.5.8
+    layers/dp_attention.py:231-233, managers/data_parallel_controller.py:427) and asserts
+    tp_size % dp_size == 0 (server_args.py:1936). So the groups are disjoint and in order (each
+    group's TP indices above the previous group's), and the highest DP tag proves attention DP
+    >= index + 1: an excerpt shows only some ranks, so the groups seen are not the count. With TP
+    known, the size is the least divisor of TP at or above that bound under which every tag
+    reads as `tp_rank // attn_tp_size`. Plain DP replicas each restart at TP0 (overlapping
+    groups): not DP attention. One group seen proves nothing either way."""
+    if len(groups) < 2:
+        return None
+    order = sorted(groups)
+    if any(max(groups[a]) >= min(groups[b]) for a, b in pairwise(order)):
+        return None
+    if any(t < d for d, ts in groups.items() for t in ts):  # tp_rank // attn_tp_size <= tp_rank
+        return None
+    least = order[-1] + 1
+    if tp is not None:
+        for size in range(least, tp + 1):
+            if tp % size == 0 and all(t // (tp // size) == d
+                                      for d, ts in groups.items() for t in ts):
+                return size
+    return least
+
+
 def layout(run: Any) -> Layout:
     """The layout of one run: the dump's sizes, else what the rank tags prove."""
     sa = run.server_args or {}
@@ -178,9 +207,8 @@ def layout(run: Any) -> Layout:
             d, t = _tag_index(r, "DP"), _tag_index(r, "TP")
             if d is not None and t is not None:
                 groups.setdefault(d, set()).add(t)
-        sets = list(groups.values())
-        if len(sets) > 1 and all(not (a & b) for i, a in enumerate(sets) for b in sets[i + 1:]):
-            attn_dp = len(sets)
+        attn_dp = _attn_dp_of_tags(groups, tp)
+        if attn_dp is not None:
             basis["attn_dp"] = "rank tags"
             notes.append(f"DP-attention inferred from the rank tags: attention DP {attn_dp}"
                          + (f", attention TP {max(1, tp // attn_dp)}" if tp else ""))

@@ -93,3 +93,30 @@ def test_a_what_if_says_the_lower_bound_and_the_size_it_took():
 ])
 def test_rank_span_never_reads_as_a_range_it_is_not(ranks, span):
     assert rank_span(ranks) == span
+
+
+def test_attention_dp_is_the_highest_dp_tag_not_the_groups_seen():
+    """An excerpt shows only some ranks: tags DP0..DP5 and DP7 of a DP-attention run (the shape
+    of sglang#7055's excerpt) prove attention DP >= 8, never the 7 groups seen. Under DP
+    attention the tag is `DP{tp_rank // attn_tp_size} TP{tp_rank}` (sglang 0.5.8
+    layers/dp_attention.py:231-233, managers/data_parallel_controller.py:427) and
+    tp_size % dp_size == 0 (server_args.py:1936)."""
+    ranks = {f"DP{i} TP{i} EP{i}" for i in (0, 1, 2, 3, 4, 5, 7)}
+    lay = layout(run(ranks))
+    assert (lay.tp, lay.attn_dp, lay.attn_tp) == (8, 8, 1)
+    assert "attention DP 8" in lay.notes[-1]
+    # DP0..DP5 seen at a stated TP 8: attention DP divides TP, so 6 is not a size: 8
+    shown = layout(run({f"DP{i} TP{i}" for i in range(6)}, tp_size=8))
+    assert (shown.attn_dp, shown.attn_tp) == (8, 1)
+    # two groups of two at TP 8: DP1 TP2 means attention TP 2 (2 // 2 == 1), so attention DP 4
+    two = layout(run({"DP0 TP0", "DP0 TP1", "DP1 TP2", "DP1 TP3"}, tp_size=8))
+    assert (two.attn_dp, two.attn_tp) == (4, 2)
+
+
+def test_overlapping_or_out_of_order_groups_are_not_dp_attention():
+    """Plain DP replicas each restart at TP0 (overlapping sets); a group whose TP indices lie
+    below an earlier group's cannot be `tp_rank // attn_tp_size` either."""
+    assert layout(run({"DP0 TP0", "DP3 TP0"})).attn_dp is None
+    assert layout(run({"DP0 TP2", "DP1 TP0"})).attn_dp is None
+    # one group seen proves nothing about attention DP
+    assert layout(run({"DP7 TP7"})).attn_dp is None
