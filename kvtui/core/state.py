@@ -191,10 +191,14 @@ class Run:
     # -- derived facts -------------------------------------------------------------------
     @property
     def configured_kv_dtype(self) -> str | None:
-        """What the operator asked for (`auto` when the dump shows it or when nothing was said)."""
-        if "kv_cache_dtype" in self.server_args:
-            return dtypes.normalize(self.server_args.get("kv_cache_dtype")) or "auto"
-        return None
+        """What the operator asked for: the dump's value; `auto` (the default) when the dump
+        lists every argument (`args_complete`) and not this one; None (unknown) when no dump
+        said, or a dump cut short never reached the field (SGLang's parser keeps every wanted
+        field, None when unseen, so the key alone proves nothing)."""
+        conf = dtypes.normalize(self.server_args.get("kv_cache_dtype"))
+        if conf is not None:
+            return conf
+        return "auto" if self.args_complete else None
 
     @property
     def effective(self) -> tuple[str | None, str, Evidence | None]:

@@ -186,3 +186,27 @@ def test_a_draft_model_never_becomes_the_model():
     assert report["model"]["model_class"] == "LlamaForCausalLM"
     assert report["weights"]["usage_gib"] == 15.0
     assert report["weights"]["avail_before_gib"] == 78.0  # the target's baseline
+
+
+def test_a_cut_dump_leaves_the_kv_dtype_setting_unknown():
+    """A pasted `server_args=ServerArgs(...)` cut before `kv_cache_dtype` says nothing about the
+    setting: `auto` (SGLang's default) only when the dump lists every argument
+    (`run.args_complete`); a dump that prints the field keeps its value."""
+    cut = ["[2026-01-01 10:00:00] server_args=ServerArgs(model_path='/m/Llama-3.1-8B', "
+           "tp_size=1, dtype='auto', trust_remote_co"]
+    a = Session()
+    a.feed_lines("x", cut)
+    run = a.state.current
+    assert run.server_args.get("model_path") == "/m/Llama-3.1-8B"
+    assert run.configured_kv_dtype is None
+    assert a.report().kv_cache.configured_dtype is None
+    run.args_complete = True
+    assert run.configured_kv_dtype == "auto"
+    whole = ["[2026-01-01 10:00:00] server_args=ServerArgs(model_path='/m/Llama-3.1-8B', "
+             "tp_size=1, kv_cache_dtype='fp8_e4m3', dtype='auto')"]
+    b = Session()
+    b.feed_lines("x", whole)
+    assert b.state.current.configured_kv_dtype == "fp8_e4m3"
+    b2 = Session()
+    b2.feed_lines("x", [whole[0].replace("'fp8_e4m3'", "'auto'")])
+    assert b2.state.current.configured_kv_dtype == "auto"

@@ -38,10 +38,11 @@ FACTS: dict[str, tuple[str | None, str | None, str, int | None, int | None, floa
     "llmcompressor-issue-1294.log": (None, None, "unknown", None, None, None,
                                      {"fp8-attention-scales"}),
     "lmcache-pr-2522.log": ("auto", None, "unknown", None, None, None, set()),
-    "vllm-issue-10537.log": ("auto", None, "unknown", None, None, None, set()),
+    # the engine config line is cut before kv_cache_dtype: the setting is unknown, not `auto`
+    "vllm-issue-10537.log": (None, None, "unknown", None, None, None, set()),
     # the ValueError was pasted above the start it belongs to (stamped 12:33:23, the start
-    # 12:32:03): one run, whose start-up failed with it
-    "vllm-issue-15871.log": ("auto", None, "unknown", None, None, None, {"oom"}),
+    # 12:32:03): one run, whose start-up failed with it; its config line is cut (unknown dtype)
+    "vllm-issue-15871.log": (None, None, "unknown", None, None, None, {"oom"}),
     "vllm-issue-45562.log": (None, None, "unknown", None, None, None,
                              {"fp8-attention-scales"}),
     "vllm-issue-49011.log": (None, None, "unknown", 1_823_372, 1_048_576, 1.74,
