@@ -744,6 +744,16 @@ def _tokens_from_blocks(run: Run, cap: dict[str, Any]) -> None:
         cap["max_total_num_tokens"] = blocks * page
 
 
+# The dump fields that say a speculative-decoding draft is configured (SGLang's, vLLM's).
+_SPECULATIVE_ARGS = ("speculative_algorithm", "speculative_draft_model_path",
+                     "speculative_method", "num_speculative_tokens")
+
+
+def _speculative(run: Run) -> bool:
+    return any(run.server_args.get(k) not in (None, False, 0, "", "None")
+               for k in _SPECULATIVE_ARGS)
+
+
 def _on_weight_begin(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     # A second begin on a rank whose target already loaded is a draft model's: the target's
     # "before" stays the memory baseline.
@@ -756,6 +766,17 @@ def _on_weight_end(st: State, run: Run, ev: Event, src: str, n: int, text: str) 
     info["evidence"] = _ev(ev, src, n, text)
     target = run.weights.get(ev.rank)
     cls = info.get("model_class")
+    if target is not None and not cls:
+        # Every model runner, the draft worker's too, names its class (SGLang 0.5.8
+        # model_executor/model_runner.py:949-955, 0.5.23 :1371-1379): a line without one is cut
+        # short. With the target's weights known it is the draft's when a speculative config
+        # is present, else it says nothing new. The overlap commit line never is a draft's
+        # (0.5.23 model_runner_components/startup_weight_load.py:353, :537).
+        if info.get("overlap") or not _speculative(run):
+            return
+        info["line"] = n
+        run.draft_weights[ev.rank] = info
+        return
     if _is_draft_class(cls) or (target is not None and cls and not _is_draft_class(
             target.get("model_class")) and target.get("model_class") != cls):
         # A draft model's load (its class says so, or a second model on a rank whose target

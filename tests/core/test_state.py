@@ -210,3 +210,41 @@ def test_a_cut_dump_leaves_the_kv_dtype_setting_unknown():
     b2 = Session()
     b2.feed_lines("x", [whole[0].replace("'fp8_e4m3'", "'auto'")])
     assert b2.state.current.configured_kv_dtype == "auto"
+
+
+def _weights_then(second: str, dump: str) -> Session:
+    lines = [
+        f"[2026-01-01 10:00:00] server_args=ServerArgs(model_path='/m/Llama-3.1-8B', {dump})",
+        "[2026-01-01 10:00:01 TP0] Load weight begin. avail mem=78.00 GB",
+        "[2026-01-01 10:00:09 TP0] Load weight end. elapsed=8.00 s, type=LlamaForCausalLM, "
+        "avail mem=63.00 GB, mem usage=15.00 GB.",
+        second,
+    ]
+    a = Session()
+    a.feed_lines("x", lines)
+    return a
+
+
+def test_a_classless_weight_end_never_overwrites_the_targets_weights():
+    """SGLang prints `Load weight end. ... type=<class>` once per model runner, the draft
+    worker's too (0.5.8 model_executor/model_runner.py:949-955; 0.5.23 :1371-1379), so a line
+    with no class is a cut one: once the target's weights are known it is the draft's when a
+    speculative config is present, else it is dropped. The overlap line (`Committed real weights
+    after CUDA graph capture`, 0.5.23 model_runner_components/startup_weight_load.py:537) is
+    never a draft's (draft workers are not supported there, :353)."""
+    cut = "[2026-01-01 10:00:11 TP0] Load weight end. elapsed=1.49 s, ty"
+    spec = _weights_then(cut, "tp_size=1, speculative_algorithm='EAGLE3')")
+    run = spec.state.current
+    assert len(spec.state.runs) == 1
+    assert run.weights["TP0"]["model_class"] == "LlamaForCausalLM"
+    assert run.weights["TP0"]["usage_gib"] == 15.0
+    assert run.draft_weights["TP0"]["elapsed_s"] == 1.49
+    assert spec.report().weights.usage_gib == 15.0
+    plain = _weights_then(cut, "tp_size=1, speculative_algorithm=None)")
+    run = plain.state.current
+    assert run.weights["TP0"]["usage_gib"] == 15.0 and not run.draft_weights
+    overlap = ("[2026-01-01 10:00:30 TP0] Load weight end. Committed real weights after CUDA "
+               "graph capture in 4.20 s (capture overlap window 3.10 s, startup overlap total "
+               "9.00 s)")
+    run = _weights_then(overlap, "tp_size=1, speculative_algorithm='EAGLE3')").state.current
+    assert run.weights["TP0"]["usage_gib"] == 15.0 and not run.draft_weights
