@@ -28,7 +28,9 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     ),
     "load_weight_begin": ("avail_gib",),
     "load_weight_end": ("model_class", "dtype", "quant", "avail_gib", "usage_gib", "elapsed_s"),
-    "kv_dtype": ("dtype", "origin"),  # origin: "resolved" | "override"
+    # origin: "resolved" | "override" (set at argument resolution) | "fallback" (the setting
+    # was not served: dtype "auto", the model dtype)
+    "kv_dtype": ("dtype", "origin"),
     # "long" | "short" | "load_error" (SGLang, and vLLM V0's loader); "unit_scale" (vLLM's
     # "Using KV cache scaling factor 1.0 for fp8_e4m3": both scales are 1.0 after loading).
     "fp8_scales_missing": ("form",),

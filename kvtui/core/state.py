@@ -205,7 +205,8 @@ class Run:
         """(dtype, basis, evidence): the KV dtype SGLang actually used, and how we know.
 
         Preference: a "resolved" dtype line, then the dtype printed on a KV pool line, then a
-        model-specific override, then a concrete configured value, then a line that names only
+        model-specific override, then a fall-back line (the configured dtype not served: the
+        model dtype), then a concrete configured value, then a line that names only
         the dtype's family (vLLM <= 0.19's "Using fp8 data type to store kv cache"), then (for
         `auto` on versions that print the model dtype at weight load) the model dtype.
         """
@@ -223,6 +224,13 @@ class Run:
         for dtype, origin, ev in self.kv_dtype_lines:
             if origin == "override":
                 return dtype, "override_line", ev
+        for dtype, origin, ev in self.kv_dtype_lines:
+            if origin == "fallback":
+                # The configured dtype is not served (SGLang 0.5.8 model_runner.py:1576-1579:
+                # fp4_e2m1 without torch.float4_e2m1fn_x2): the model dtype is, when known.
+                model_dtype = next((d for w in self.weights.values()
+                                    if (d := dtypes.normalize(w.get("dtype")))), None)
+                return model_dtype or dtype, "fallback_line", ev
         warned = self.notices.get("kv_accuracy_warning")
         warned_dtype = dtypes.normalize(warned.fields.get("dtype")) if warned else None
         if warned is not None and warned_dtype:

@@ -155,7 +155,10 @@ CATALOG: tuple[Format, ...] = (
                 "(capture overlap window 3.10 s, startup overlap total 9.00 s)",
                 ("elapsed_s", "overlap")),
     )),
-    Format("kv_dtype", ("Using KV cache dtype:", "Setting KV cache dtype to ", "Use "),
+    Format("kv_dtype", ("Using KV cache dtype:", "Setting KV cache dtype to ", "Use ",
+                        "Setting DSA backend to ", "Setting NSA backend to ",
+                        "Set DSA backends for ", "Set NSA backends for ",
+                        "--kv-cache-dtype falls back to "),
            _cast(startup.parse_kv_dtype), (
         Variant("kv_dtype:resolved", between("0.5.3", "0.5.12"),
                 "Using KV cache dtype: {self.kv_cache_dtype}",
@@ -192,6 +195,26 @@ CATALOG: tuple[Format, ...] = (
                 "Use fp8_e4m3 KV cache by default for Muse Spark",
                 "0.5.23 arg_groups/overrides.py:319",
                 "Use fp8_e4m3 KV cache by default for Muse Spark", ("dtype", "reason")),
+        # Absent from 0.5.4 and 0.5.9; NSA in 0.5.6, DSA in 0.5.8 (either spelling read).
+        Variant("kv_dtype:dsa_backend_fp8", between("0.5.5", "0.5.8"),
+                "Setting {NSA|DSA} backend to flashmla_auto for prefill and flashmla_kv for "
+                "decode for FP8 KV Cache.", "0.5.6 server_args.py:997, 0.5.8 :1182",
+                "[2026-01-01 00:00:00] Setting NSA backend to flashmla_auto for prefill and "
+                "flashmla_kv for decode for FP8 KV Cache.", ("dtype", "reason")),
+        # Absent from 0.5.8; NSA in 0.5.9, DSA in 0.5.13, 0.5.16, 0.5.20 and 0.5.23.
+        Variant("kv_dtype:dsa_backends", since("0.5.9"),
+                "Set {NSA|DSA} backends for {kv_cache_dtype} KV Cache: prefill=.., decode=..",
+                "0.5.9 server_args.py:1179, 0.5.13 :1799, 0.5.23 arg_groups/overrides.py:738",
+                "[2026-01-01 00:00:00] Set DSA backends for fp8_e4m3 KV Cache: "
+                "prefill=flashmla_auto, decode=flashmla_kv.", ("dtype", "reason")),
+        # Beside the FP4 (E2M1) accuracy warning's branch (0.5.5-0.5.15, sglang-log-lines.md
+        # 2.4); present in 0.5.6, 0.5.8, 0.5.9 and 0.5.13, absent from 0.5.16.
+        Variant("kv_dtype:fp4_fallback", between("0.5.5", "0.5.15"),
+                "--kv-cache-dtype falls back to 'auto' because this torch version does not "
+                "support torch.float4_e2m1fn_x2",
+                "0.5.6 model_executor/model_runner.py:1662, 0.5.8 :1577, 0.5.13 :2282",
+                P + "--kv-cache-dtype falls back to 'auto' because this torch version does not "
+                "support torch.float4_e2m1fn_x2", ("dtype",)),
     )),
     Format("kv_accuracy_warning", ("FP4 (E2M1) KV Cache might", "NVFP4 KV Cache might",
                                    "FP4_MX_BLOCK16 KV Cache might"),

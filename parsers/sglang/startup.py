@@ -85,6 +85,15 @@ _KV_USING = regex.compile(r"Using KV cache dtype: ([\w.]+)")
 _KV_SETTING = regex.compile(r"Setting KV cache dtype to ([\w.]+?)\.?(?: for (.+?))?\.?\s*$")
 _KV_MUSE = regex.compile(r"Use (\w+) KV cache by default for (.+?)\.?\s*$")
 _ARCH = regex.compile(r"\w+For\w+")
+# The DSA attention backends set for the resolved KV dtype (NSA before the rename): FP8 only,
+# 0.5.5-0.5.8 (0.5.6 server_args.py:997, 0.5.8 :1182); any dtype from 0.5.9 (server_args.py:1179,
+# 0.5.23 arg_groups/overrides.py:738). Other `Set DSA backends for` lines (XPU, attention
+# sinks, GLM on SM120) name no KV dtype: not matched.
+_KV_BACKEND_FP8 = regex.compile(r"Setting [ND]SA backend to \w+ for prefill and \w+ for decode "
+                                r"for FP8 KV Cache\b")
+_KV_BACKENDS = regex.compile(r"Set [ND]SA backends for (\w+) KV Cache: ")
+# torch without an FP4 dtype: KV in the model dtype (0.5.8 model_executor/model_runner.py:1576)
+_KV_FP4_FALLBACK = "--kv-cache-dtype falls back to 'auto' because this torch version does not"
 
 
 def parse_kv_dtype(msg: str) -> Parsed | None:
@@ -99,6 +108,15 @@ def parse_kv_dtype(msg: str) -> Parsed | None:
     m = _KV_MUSE.match(msg)
     if m is not None:
         return {"dtype": m.group(1), "origin": "override", "reason": m.group(2)}, "kv_dtype:muse"
+    if _KV_BACKEND_FP8.match(msg):
+        return ({"dtype": "fp8_e4m3", "origin": "override", "reason": "DSA backends"},
+                "kv_dtype:dsa_backend_fp8")
+    m = _KV_BACKENDS.match(msg)
+    if m is not None:
+        return ({"dtype": m.group(1), "origin": "override", "reason": "DSA backends"},
+                "kv_dtype:dsa_backends")
+    if msg.startswith(_KV_FP4_FALLBACK):
+        return {"dtype": "auto", "origin": "fallback"}, "kv_dtype:fp4_fallback"
     return None
 
 

@@ -248,3 +248,50 @@ def test_a_classless_weight_end_never_overwrites_the_targets_weights():
                "9.00 s)")
     run = _weights_then(overlap, "tp_size=1, speculative_algorithm='EAGLE3')").state.current
     assert run.weights["TP0"]["usage_gib"] == 15.0 and not run.draft_weights
+
+
+def test_the_fp4_fall_back_means_the_model_dtype_not_fp4():
+    """`--kv-cache-dtype fp4_e2m1` on a torch without float4_e2m1fn_x2: SGLang serves the KV
+    cache in the model dtype (0.5.8 model_executor/model_runner.py:1576-1579). Without the
+    rank-0 `Using KV cache dtype` line the configured fp4 must not read as the KV dtype."""
+    lines = [
+        "[2026-01-01 10:00:00] server_args=ServerArgs(model_path='/m/Llama-3.1-8B', tp_size=2, "
+        "kv_cache_dtype='fp4_e2m1')",
+        "[2026-01-01 10:00:09 TP1] Load weight end. type=LlamaForCausalLM, "
+        "dtype=torch.bfloat16, avail mem=63.00 GB, mem usage=15.00 GB.",
+        "[2026-01-01 10:00:09 TP1] --kv-cache-dtype falls back to 'auto' because this torch "
+        "version does not support torch.float4_e2m1fn_x2",
+    ]
+    a = Session()
+    a.feed_lines("x", lines)
+    run = a.state.current
+    assert len(a.state.runs) == 1
+    assert run.configured_kv_dtype == "fp4_e2m1"
+    dtype, basis, ev = run.effective
+    assert (dtype, basis) == ("bf16", "fallback_line") and ev.line == 3
+    b = Session()
+    b.feed_lines("x", [lines[0], lines[2]])  # no weight line: the model dtype is unknown
+    assert b.state.current.effective[:2] == ("auto", "fallback_line")
+
+
+def test_dsa_backend_lines_state_the_kv_dtype_and_do_not_split_the_start():
+    """`Set DSA backends for fp8_e4m3 KV Cache` is logged while SGLang resolves its arguments,
+    just before the dump (0.5.9 server_args.py:1179; 0.5.23 arg_groups/overrides.py:738): it
+    joins the start the dump makes."""
+    start = [
+        "[2026-05-13 02:13:58] Setting KV cache dtype to fp8_e4m3 for DeepSeek DSA on SM10 "
+        "device.",
+        "[2026-05-13 02:13:58] Set DSA backends for fp8_e4m3 KV Cache: prefill=flashmla_auto, "
+        "decode=flashmla_kv.",
+        "[2026-05-13 02:13:59] server_args=ServerArgs(model_path='/m/DeepSeek-V3.2', tp_size=8, "
+        "kv_cache_dtype='fp8_e4m3')",
+        "[2026-05-13 02:15:30 TP0] max_total_num_tokens=1000, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "
+        "available_gpu_mem=3.00 GB",
+    ]
+    a = Session()
+    a.feed_lines("x", start)
+    assert len(a.state.runs) == 1
+    assert a.state.current.effective[0] == "fp8_e4m3"
+    a.feed_lines("x", start[1:], 5)  # a restart that prints only the backend line before its dump
+    assert len(a.state.runs) == 2 and a.state.runs[1].start.line == 6

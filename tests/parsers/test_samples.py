@@ -117,6 +117,21 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      {"dtype": "fp8_e4m3", "reason": "DeepseekV4ForCausalLM"}),
     ("Use fp8_e4m3 KV cache by default for Muse Spark", "kv_dtype",
      {"dtype": "fp8_e4m3", "origin": "override", "reason": "Muse Spark"}),
+    # The DSA (NSA) attention backends chosen for the resolved KV dtype, at argument
+    # resolution: 0.5.6 server_args.py:997 (NSA), 0.5.8 :1182 (DSA), only for FP8 KV ...
+    ("[2026-01-01 00:00:00] Setting DSA backend to flashmla_auto for prefill and flashmla_kv "
+     "for decode for FP8 KV Cache.", "kv_dtype",
+     {"dtype": "fp8_e4m3", "origin": "override", "reason": "DSA backends"}),
+    # ... then for any: 0.5.9 server_args.py:1179 (NSA), 0.5.23 arg_groups/overrides.py:738
+    ("[2026-01-01 00:00:00] Set NSA backends for fp8_e4m3 KV Cache: prefill=flashmla_auto, "
+     "decode=flashmla_kv.", "kv_dtype",
+     {"dtype": "fp8_e4m3", "origin": "override", "reason": "DSA backends"}),
+    ("[2026-01-01 00:00:00] Set DSA backends for bfloat16 KV Cache: prefill=flashmla_sparse, "
+     "decode=fa3.", "kv_dtype", {"dtype": "bfloat16", "origin": "override"}),
+    # torch without an FP4 dtype: the model dtype instead (0.5.8 model_executor/
+    # model_runner.py:1576-1579)
+    (P + "--kv-cache-dtype falls back to 'auto' because this torch version does not support "
+     "torch.float4_e2m1fn_x2", "kv_dtype", {"dtype": "auto", "origin": "fallback"}),
     (
         "[2026-05-01 15:16:08] WARNING server_args.py:1146: Setting KV cache dtype to "
         "bfloat16 for DeepSeek DSA on SM8 device.",
