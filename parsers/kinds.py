@@ -131,8 +131,8 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
         *SGLANG_SIZING_ARGS,
         # vLLM's own, present only when its line prints them: `version` the release the config
         # line names; `resolved` the values are the engine's resolved configuration rather
-        # than what was asked; `partial` one resolved setting (never a server start);
-        # `resolved_kv_dtype` the KV dtype the engine resolved (its config line's
+        # than what was asked; `partial` one resolved setting (never a server start, unless
+        # `before_dump`); `resolved_kv_dtype` the KV dtype the engine resolved (its config line's
         # kv_cache_dtype, `auto` read as the model dtype it prints beside it); `complete` the
         # dump lists every argument the operator gave (an absent one is the default).
         "version", "resolved", "partial", "resolved_kv_dtype", "complete", "architecture",
@@ -140,6 +140,9 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
         "enable_expert_parallel", "enforce_eager", "dcp_size", "kv_cache_memory_bytes",
         "num_gpu_blocks_override", "mamba_ssm_cache_dtype", "calculate_kv_scales",
         "speculative_method", "num_speculative_tokens", "performance_mode",
+        # SGLang: a part logged while the arguments are resolved, before the dump (`DSA with TP
+        # mode is active`): partial, yet it opens the start, as a KV dtype override line does.
+        "before_dump",
     ),
     "load_weight_begin": (),
     # overlap: the --startup-weight-load-mode overlap line; the rest split the checkpoint's

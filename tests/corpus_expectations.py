@@ -163,6 +163,9 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
         7: ('memory_pool_end', 'TP1', '2026-01-23 09:10:36', {'avail_gib': 30.11}),
     },
     'ktransformers-issue-1969.log': {
+        2: ('server_args', None, '2026-05-01 15:16:08',
+            {'form': 'resolved', 'tp_size': 4, 'dp_size': 1, 'partial': True, 'resolved': True,
+             'before_dump': True}),
         4: ('kv_dtype',
          None,
          '2026-05-01 15:16:08',

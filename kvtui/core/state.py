@@ -119,6 +119,9 @@ class Run:
     # A part listed every argument the operator gave (vLLM's whole `non-default args` dict or
     # Namespace), so an argument absent from `server_args` is the engine's default.
     args_complete: bool = False
+    # What the lines logged before the dump stated (SGLang's `DSA with TP mode is active`): a
+    # dump cut short keeps them where it is silent.
+    early_args: dict[str, Any] = field(default_factory=dict)
     kv_dtype_lines: list[tuple[str, str, Evidence]] = field(default_factory=list)
     engine_version: str | None = None
     scales_missing: Evidence | None = None
@@ -386,6 +389,7 @@ class Run:
         self.dump_copies = {**start.dump_copies, **self.dump_copies}
         self.resolved_keys = start.resolved_keys
         self.args_complete = self.args_complete or start.args_complete
+        self.early_args = start.early_args
         self.kv_dtype_lines = self.kv_dtype_lines + start.kv_dtype_lines
         self.engine_version = self.engine_version or start.engine_version
         self.kv_layout = {**start.kv_layout, **self.kv_layout}
@@ -478,19 +482,22 @@ class State:
     def _run_for(self, ev: Event) -> Run:
         """The run an event belongs to, opening a new one at a server start.
 
-        SGLang resolves its arguments (and logs model-specific KV dtype overrides) just before
-        it dumps them, so both the dump and an override line open a new run once the current
-        one has got past argument resolution, unless the start is stamped no later than the
-        run's own lines (`Run.takes_start`: a paste that put the dump below its start-up). A
+        SGLang resolves its arguments (and logs model-specific KV dtype overrides, the DSA
+        backends and TP mode) just before it dumps them, so both the dump and such a line open
+        a new run once the current one has got past argument resolution, unless the start is
+        stamped no later than the run's own lines (`Run.takes_start`: a paste that put the dump
+        below its start-up). A
         second weight load on a rank that already served is a restart whose dump was not
         captured.
         """
         run = self.current
         kind = ev.kind
-        start = (kind == "server_args" and not ev.get("partial")) or (
+        # A part of the arguments logged before the dump opens the start as an override does.
+        before_dump = kind == "server_args" and bool(ev.get("before_dump"))
+        start = (kind == "server_args" and not ev.get("partial")) or before_dump or (
             kind == "kv_dtype" and ev.get("origin") == "override") or kind == "engine_version"
         if start:
-            if kind in ("server_args", "engine_version"):
+            if kind in ("server_args", "engine_version") and not before_dump:
                 form = ev.get("form") if kind == "server_args" else "version"
                 # A part seen before is a new start; so is any part once the run got going,
                 # unless another rank already printed that part (vLLM's DP engines each print
@@ -560,7 +567,8 @@ def _bump(existing: Evidence | None, ev: Event, source: str, line_no: int, text:
     return existing
 
 
-_DUMP_META = frozenset({"form", "partial", "resolved", "resolved_kv_dtype", "complete"})
+_DUMP_META = frozenset({"form", "partial", "resolved", "resolved_kv_dtype", "complete",
+                        "before_dump"})
 
 
 def _dump_fields(ev: Event) -> dict[str, Any]:
@@ -576,6 +584,10 @@ def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str)
         run.server_args = fields
         if resolved:
             run.resolved_keys = {k for k, v in fields.items() if v is not None}
+        for k, v in run.early_args.items():  # what a line before the dump stated, and it not
+            if fields.get(k) is None:
+                fields[k] = v
+                run.resolved_keys.add(k)
     else:
         # Another part of the same start: each fills what the others left unsaid, and the
         # operator's own arguments win over the engine's resolved values.
@@ -590,6 +602,8 @@ def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str)
                     run.resolved_keys.add(k)
                 else:
                     run.resolved_keys.discard(k)
+    if ev.get("before_dump"):
+        run.early_args.update((k, v) for k, v in fields.items() if v is not None)
     if ev.get("complete"):
         run.args_complete = True
     if not partial:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from parsers.sglang import errors, limits, runtime, startup
-from parsers.sglang.server_args import parse_server_args
+from parsers.sglang.server_args import parse_args_line
 
 Version = tuple[int, int, int]
 Span = tuple[Version, Version | None]  # inclusive; None: up to the newest release
@@ -88,7 +88,8 @@ def _cast(fn: Callable[[str], Any]) -> Parser:
 
 
 CATALOG: tuple[Format, ...] = (
-    Format("server_args", ("server_args=",), _cast(parse_server_args), (
+    Format("server_args", ("server_args=", "DSA with TP mode is active",
+                           "NSA with TP mode is active"), _cast(parse_args_line), (
         Variant("server_args:repr", until("0.5.18"), "server_args=ServerArgs(...)",
                 "0.4.6 entrypoints/engine.py:116, 0.5.18 entrypoints/engine.py:253 "
                 "logger.info(f\"{server_args=}\")",
@@ -109,6 +110,20 @@ CATALOG: tuple[Format, ...] = (
                 "sglang-log-lines.md 2.1: attn_dp_size 0.5.22+ (arg_groups/parallel_hook.py)",
                 "[2026-06-01 10:00:00] server_args={'model_path': 'm', 'tp_size': 8, "
                 "'attn_dp_size': 8}", ("attn_dp_size",)),
+        # Absent from 0.5.4; NSA in 0.5.6, DSA in 0.5.8 to 0.5.20; 0.5.23 prints attn_dp_size.
+        Variant("server_args:tp_mode", between("0.5.5", "0.5.22"),
+                "{NSA|DSA} with TP mode is active, dp_size=.., tp_size=.., attn_tp_size=.., "
+                "attention weights will be sharded across .. ranks.",
+                "0.5.6 server_args.py:969, 0.5.8 :1147, 0.5.20 arg_groups/model_hook.py:234",
+                "[2026-01-01 00:00:00] DSA with TP mode is active, dp_size=1, tp_size=4, "
+                "attn_tp_size=4, attention weights will be sharded across 4 ranks.",
+                ("tp_size", "dp_size")),
+        Variant("server_args:tp_mode_attn_dp", since("0.5.21"),
+                "DSA with TP mode is active, attn_dp_size=.., tp_size=.., attn_tp_size=.., ...",
+                "0.5.23 arg_groups/model_hook.py:332",
+                "[2026-01-01 00:00:00] DSA with TP mode is active, attn_dp_size=2, tp_size=8, "
+                "attn_tp_size=4, attention weights will be sharded across 4 ranks.",
+                ("tp_size", "attn_dp_size")),
     )),
     Format("load_weight_begin", ("Load weight begin.",), _cast(startup.parse_load_begin), (
         Variant("load_weight_begin:avail", EVERY,

@@ -14,7 +14,7 @@ from typing import Any
 
 import regex
 
-from parsers.kinds import SGLANG_SIZING_ARGS
+from parsers.kinds import KIND_FIELDS, SGLANG_SIZING_ARGS
 from parsers.literals import literal_scalar
 
 SERVER_ARG_FIELDS: tuple[str, ...] = (
@@ -54,3 +54,34 @@ def parse_server_args(msg: str) -> tuple[dict[str, Any], str] | None:
     if form == "dict":
         return fields, "server_args:dict_attn_dp" if "attn_dp_size" in seen else "server_args:dict"
     return fields, "server_args:repr_page_size" if "page_size" in seen else "server_args:repr"
+
+
+# Logged while the arguments are resolved, before the dump, for a DeepSeek DSA model whose
+# attention is sharded over TP (NSA before the rename): 0.5.6 server_args.py:969, 0.5.8 :1147,
+# 0.5.9 :1247, 0.5.20 arg_groups/model_hook.py:234 (`dp_size=`); 0.5.23 model_hook.py:332
+# (`attn_dp_size=`). The `attn_tp_size=` it prints is tp_size itself before 0.5.23: not read.
+_TP_MODE = regex.compile(r"[ND]SA with TP mode is active, (dp_size|attn_dp_size)=(\d+), "
+                         r"tp_size=(\d+)")
+
+
+def parse_tp_mode(msg: str) -> tuple[dict[str, Any], str] | None:
+    """The sizes of `DSA with TP mode is active, ...`: one resolved part of the start's
+    arguments, logged before its dump (`before_dump`: it opens the start, as a KV dtype
+    override line does)."""
+    m = _TP_MODE.match(msg)
+    if m is None:
+        return None
+    fields: dict[str, Any] = dict.fromkeys(KIND_FIELDS["server_args"])
+    fields.update(form="resolved", partial=True, resolved=True, before_dump=True,
+                  tp_size=int(m.group(3)))
+    fields[m.group(1)] = int(m.group(2))
+    attn = m.group(1) == "attn_dp_size"
+    return fields, "server_args:tp_mode_attn_dp" if attn else "server_args:tp_mode"
+
+
+def parse_args_line(msg: str) -> tuple[dict[str, Any], str] | None:
+    """The dump, or a line that states some of the start's arguments before it."""
+    if msg.startswith("server_args="):
+        return parse_server_args(msg)
+    return parse_tp_mode(msg)
+

@@ -295,3 +295,45 @@ def test_dsa_backend_lines_state_the_kv_dtype_and_do_not_split_the_start():
     assert a.state.current.effective[0] == "fp8_e4m3"
     a.feed_lines("x", start[1:], 5)  # a restart that prints only the backend line before its dump
     assert len(a.state.runs) == 2 and a.state.runs[1].start.line == 6
+
+
+def test_the_dsa_tp_mode_line_is_a_start_line_that_states_the_sizes():
+    """`DSA with TP mode is active, dp_size=1, tp_size=4, ...` is logged while SGLang resolves its
+    arguments, before the dump (0.5.8 server_args.py:1147, 0.5.9 :1247; `attn_dp_size=` in
+    0.5.23 arg_groups/model_hook.py:332): it states TP and DP, and a restart that prints it
+    opens the new run there, never leaving it to the run before."""
+    tp_line = ("[2026-05-01 15:16:08] WARNING server_args.py:1248: DSA with TP mode is active, "
+               "dp_size=1, tp_size=4, attn_tp_size=4, attention weights will be sharded across "
+               "4 ranks.")
+    runtime = ["[2026-05-01 15:10:00 TP0] Decode batch, #running-req: 3, #token: 300, "
+               "token usage: 0.01, cuda graph: True, gen throughput (token/s): 50.00, "
+               "#queue-req: 0"]
+    start = [tp_line,
+             "[2026-05-01 15:16:08] Setting KV cache dtype to bfloat16 for DeepSeek DSA on SM8 "
+             "device.",
+             "[2026-05-01 15:16:08] server_args=ServerArgs(model_path='/m/DeepSeek-V3.2', "
+             "tp_size=4, kv_cache_dtype='bfloat16')"]
+    a = Session()
+    a.feed_lines("x", runtime + start)
+    assert len(a.state.runs) == 2
+    first, run = a.state.runs
+    assert first.server_args.get("tp_size") is None
+    assert run.start.line == 4 and run.opened_ts == "2026-05-01 15:16:08"
+    assert run.server_args["tp_size"] == 4
+    alone = Session()
+    alone.feed_lines("x", [tp_line])
+    sa = alone.state.current.server_args
+    assert (sa.get("tp_size"), sa.get("dp_size")) == (4, 1)
+    cut = Session()  # a dump cut before tp_size: the sizes the line stated stay
+    cut.feed_lines("x", [tp_line, "[2026-05-01 15:16:08] server_args=ServerArgs(model_path="
+                         "'/m/DeepSeek-V3.2', kv_cache_dtype='bfloat16', trust_remote_co"])
+    sa = cut.state.current.server_args
+    assert len(cut.state.runs) == 1
+    assert (sa.get("model_path"), sa.get("tp_size"), sa.get("dp_size")) == (
+        "/m/DeepSeek-V3.2", 4, 1)
+    newer = Session()
+    newer.feed_lines("x", ["[2026-05-01 15:16:08] DSA with TP mode is active, attn_dp_size=2, "
+                           "tp_size=8, attn_tp_size=4, attention weights will be sharded "
+                           "across 4 ranks."])
+    sa = newer.state.current.server_args
+    assert (sa.get("tp_size"), sa.get("attn_dp_size")) == (8, 2)

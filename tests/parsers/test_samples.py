@@ -117,6 +117,15 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      {"dtype": "fp8_e4m3", "reason": "DeepseekV4ForCausalLM"}),
     ("Use fp8_e4m3 KV cache by default for Muse Spark", "kv_dtype",
      {"dtype": "fp8_e4m3", "origin": "override", "reason": "Muse Spark"}),
+    # logged before the dump: 0.5.9 server_args.py:1247 (`dp_size=`), 0.5.23
+    # arg_groups/model_hook.py:332 (`attn_dp_size=`)
+    ("[2026-01-01 00:00:00] WARNING server_args.py:1248: DSA with TP mode is active, dp_size=1, "
+     "tp_size=4, attn_tp_size=4, attention weights will be sharded across 4 ranks.",
+     "server_args", {"tp_size": 4, "dp_size": 1, "partial": True, "before_dump": True}),
+    ("NSA with TP mode is active, dp_size=2, tp_size=8, attn_tp_size=8, attention weights will "
+     "be sharded across 8 ranks.", "server_args", {"tp_size": 8, "dp_size": 2}),
+    ("DSA with TP mode is active, attn_dp_size=2, tp_size=8, attn_tp_size=4, attention weights "
+     "will be sharded across 4 ranks.", "server_args", {"tp_size": 8, "attn_dp_size": 2}),
     # The DSA (NSA) attention backends chosen for the resolved KV dtype, at argument
     # resolution: 0.5.6 server_args.py:997 (NSA), 0.5.8 :1182 (DSA), only for FP8 KV ...
     ("[2026-01-01 00:00:00] Setting DSA backend to flashmla_auto for prefill and flashmla_kv "

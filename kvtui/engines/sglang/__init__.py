@@ -46,9 +46,12 @@ class SGLang:
     # 0.5.5 :1917-1921), where the decode stats are logged by TP 0 alone (0.4.1.post4
     # :1150-1153); ranks of other DP or PP groups retract on their own.
     retraction_groups: frozenset[str] | None = frozenset({"DP", "PP"})
-    # The args dump, and the model-specific KV dtype overrides logged just before it
-    # (parsers/sglang/startup.py `_KV_SETTING`, `_KV_MUSE`).
-    start_markers = (b"server_args=", b"Setting KV cache dtype to ", b" KV cache by default for ")
+    # The args dump, and the lines of argument resolution logged just before it: the
+    # model-specific KV dtype overrides and the DSA backends (parsers/sglang/startup.py
+    # `_KV_SETTING`, `_KV_MUSE`, `_KV_BACKEND_FP8`, `_KV_BACKENDS`), the DSA TP mode
+    # (parsers/sglang/server_args.py `_TP_MODE`).
+    start_markers = (b"server_args=", b"Setting KV cache dtype to ", b" KV cache by default for ",
+                     b"SA backend to ", b"SA backends for ", b"SA with TP mode is active, ")
     # every launch logs its args: sglang 0.4.6 srt/entrypoints/engine.py:116 (and :496),
     # 0.5.23 srt/entrypoints/engine.py:311 (and :1185)
     start_anchors = (b"server_args=",)
