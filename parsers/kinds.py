@@ -44,6 +44,10 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     # pools, purpose "multimodal").
     "kv_budget_reserved": ("reserved_gib", "purpose"),
     "cuda_graph_end": ("elapsed_s", "usage_gib", "avail_gib"),
+    # Start-up steps with the figure they print: the memory the distributed init took, the
+    # memory free when the graph capture begins (an OOM after it is the capture's).
+    "dist_init_end": ("usage_gib", "elapsed_s"),
+    "cuda_graph_begin": ("avail_gib",),
     "capacity": (
         "max_total_num_tokens", "chunked_prefill_size", "max_prefill_tokens",
         "max_running_requests", "context_len", "available_gpu_mem_gib",
@@ -164,6 +168,8 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     # reduced to X GiB").
     "kv_budget_reserved": ("remaining_gib",),
     "cuda_graph_end": ("graph",),  # what was captured, e.g. "target verify CUDA graph"
+    "dist_init_end": (),
+    "cuda_graph_begin": ("graph",),  # "cuda graph", "npu graph", ...
     # vLLM: the pool in blocks (`# GPU blocks: N`; tokens = blocks x page_size), the
     # concurrency it prints for `context_len`-token requests, a forced block count.
     # per_worker: the figure is one worker's, and the engine runs every worker at the smallest
@@ -256,6 +262,8 @@ KIND_TRAITS: dict[str, KindTraits] = {
     "memory_pool_end": KindTraits("startup", "load"),
     "kv_budget_reserved": KindTraits("startup", "memory"),
     "cuda_graph_end": KindTraits("startup", "load"),
+    "dist_init_end": KindTraits("startup", "load"),
+    "cuda_graph_begin": KindTraits("startup", "load"),
     "capacity": KindTraits("startup", "capacity"),
     "prefill_batch": KindTraits("runtime", "prefill", batch=True, joinable=True),
     "decode_batch": KindTraits("runtime", "decode", batch=True, joinable=True),

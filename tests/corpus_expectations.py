@@ -22,9 +22,9 @@ Judgement calls (lines deliberately expected to be None, or parsed on purpose):
 - repofile-54751690598 "DSv4 memory calculation" / "Initialize DeepSeekV4TokenToKVPool" (without
   c4_logical_size): a pre-release spelling of DeepSeek-V4's pool lines, parsed as
   `dsv4_memory` / `dsv4_pool` with variants that date nothing.
-- sglang-pr-17157 "The available memory for KV cache is N GB." (NPU build), "Init torch
-  distributed ends", "Capture cuda graph begin/bs", "Detected fp8 checkpoint": not in the spec:
-  None.
+- sglang-pr-17157 "The available memory for KV cache is N GB." (NPU build), "Capture cuda
+  graph bs [...]", "Detected fp8 checkpoint": not in the spec: None. "Init torch distributed
+  ends" and "Capture {cuda|npu} graph begin" are read (`dist_init_end`, `cuda_graph_begin`).
 - "<Process> hit an exception: Traceback ..." is `process_exception`; the traceback lines below
   it are None (the error on its last line is matched only when it is an OOM).
 - sglang-pr-11032 line 12, a bare `max_total_num_tokens=4096` printed by bench_one_batch: it is
@@ -161,6 +161,10 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
          '2026-01-23 09:10:36',
          {'tokens': 10000, 'kv_gib': 0.65, 'post_capture': False}),
         7: ('memory_pool_end', 'TP1', '2026-01-23 09:10:36', {'avail_gib': 30.11}),
+        8: ('cuda_graph_begin', 'TP1', '2026-01-23 09:10:37',
+            {'avail_gib': 30.1, 'graph': 'cuda graph'}),
+        9: ('cuda_graph_begin', 'TP0', '2026-01-23 09:10:37',
+            {'avail_gib': 33.07, 'graph': 'cuda graph'}),
     },
     'ktransformers-issue-1969.log': {
         2: ('server_args', None, '2026-05-01 15:16:08',
@@ -290,6 +294,8 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
              'resolved': True}),
     },
     'repofile-53259568910.log': {
+        19: ('dist_init_end', None, '2026-02-04 11:30:26',
+            {'usage_gib': 0.09, 'elapsed_s': 0.26}),
         25: ('load_weight_begin', None, '2026-02-04 11:30:29', {'avail_gib': 78.43}),
         34: ('load_weight_end',
          None,
@@ -308,6 +314,8 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
          '2026-02-04 11:30:29',
          {'tokens': 20480, 'k_gib': 0.12, 'v_gib': 0.12, 'post_capture': False}),
         37: ('memory_pool_end', None, '2026-02-04 11:30:29', {'avail_gib': 77.12}),
+        40: ('cuda_graph_begin', None, '2026-02-04 11:30:29',
+            {'avail_gib': 77.02, 'graph': 'cuda graph'}),
         43: ('cuda_graph_end',
          None,
          '2026-02-04 11:30:30',
@@ -1069,8 +1077,13 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
           'gen_throughput': 1397.13,
           'queue_req': 12279}),
     },
-    'sglang-pr-10622.log': {},
+    'sglang-pr-10622.log': {
+        16: ('dist_init_end', 'DP0 TP0 EP0', '2025-12-26 23:01:33',
+            {}),
+    },
     'sglang-pr-11032.log': {
+        4: ('dist_init_end', 'TP0', '2025-09-28 17:11:37',
+            {'usage_gib': 0.0}),
         7: ('load_weight_begin', 'TP0', '2025-09-28 17:11:38', {'avail_gib': 94.63}),
         8: ('load_weight_end',
          'TP0',
@@ -1091,6 +1104,22 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
         12: ('capacity', None, None, {'max_total_num_tokens': 4096}),
     },
     'sglang-pr-11716.log': {
+        1: ('dist_init_end', 'TP7', '2025-10-16 09:06:09',
+            {'usage_gib': 1.77}),
+        2: ('dist_init_end', 'TP6', '2025-10-16 09:06:09',
+            {'usage_gib': 2.01}),
+        3: ('dist_init_end', 'TP0', '2025-10-16 09:06:09',
+            {'usage_gib': 1.96}),
+        4: ('dist_init_end', 'TP5', '2025-10-16 09:06:09',
+            {'usage_gib': 2.01}),
+        5: ('dist_init_end', 'TP2', '2025-10-16 09:06:09',
+            {'usage_gib': 2.01}),
+        6: ('dist_init_end', 'TP4', '2025-10-16 09:06:09',
+            {'usage_gib': 2.01}),
+        7: ('dist_init_end', 'TP3', '2025-10-16 09:06:09',
+            {'usage_gib': 2.01}),
+        8: ('dist_init_end', 'TP1', '2025-10-16 09:06:09',
+            {'usage_gib': 2.01}),
         10: ('load_weight_begin', 'TP5', '2025-10-16 09:06:10', {'avail_gib': 137.29}),
         11: ('load_weight_begin', 'TP4', '2025-10-16 09:06:10', {'avail_gib': 137.29}),
         12: ('load_weight_begin', 'TP6', '2025-10-16 09:06:10', {'avail_gib': 137.29}),
@@ -1119,6 +1148,14 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
         26: ('memory_pool_end', 'TP1', '2025-10-16 09:06:22', {'avail_gib': 11.87}),
         27: ('memory_pool_end', 'TP3', '2025-10-16 09:06:22', {'avail_gib': 11.87}),
         28: ('memory_pool_end', 'TP6', '2025-10-16 09:06:22', {'avail_gib': 11.87}),
+        29: ('cuda_graph_begin', 'TP7', '2025-10-16 09:06:22',
+            {'avail_gib': 12.01, 'graph': 'cuda graph'}),
+        30: ('cuda_graph_begin', 'TP2', '2025-10-16 09:06:22',
+            {'avail_gib': 11.78, 'graph': 'cuda graph'}),
+        31: ('cuda_graph_begin', 'TP0', '2025-10-16 09:06:22',
+            {'avail_gib': 11.82, 'graph': 'cuda graph'}),
+        33: ('cuda_graph_begin', 'TP4', '2025-10-16 09:06:22',
+            {'graph': 'cuda graph'}),
     },
     'sglang-pr-11830.log': {
         1: ('kv_dtype',
@@ -1130,6 +1167,8 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
          '2025-11-30 12:50:10',
          {'tokens': 2243474, 'k_gib': 59.91, 'v_gib': 59.91, 'post_capture': False}),
         3: ('memory_pool_end', None, '2025-11-30 12:50:10', {'avail_gib': 40.03}),
+        5: ('cuda_graph_begin', None, '2025-11-30 12:50:10',
+            {'avail_gib': 39.48, 'graph': 'cuda graph'}),
         8: ('cuda_graph_end',
          None,
          '2025-11-30 12:50:15',
@@ -1232,7 +1271,17 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
          '2025-11-11 04:06:36',
          {'running_req': 11, 'token': 14082}),
     },
-    'sglang-pr-13075.log': {},
+    'sglang-pr-13075.log': {
+
+        12: ('dist_init_end', 'PP0 TP0', '2025-11-11 20:29:21',
+            {'usage_gib': 1.43}),
+        13: ('dist_init_end', 'PP1 TP0', '2025-11-11 20:29:21',
+            {'usage_gib': 1.43}),
+        14: ('dist_init_end', 'PP0 TP1', '2025-11-11 20:29:21',
+            {'usage_gib': 1.43}),
+        15: ('dist_init_end', 'PP1 TP1', '2025-11-11 20:29:21',
+            {'usage_gib': 1.43}),
+    },
     'sglang-pr-15909.log': {
         1: ('kv_pool',
          'TP2',
@@ -1245,6 +1294,14 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
         3: ('memory_pool_end', 'TP3', '2025-12-28 10:40:09', {'avail_gib': 12.68}),
         4: ('memory_pool_end', 'TP2', '2025-12-28 10:40:09', {'avail_gib': 12.45}),
         5: ('memory_pool_end', 'TP1', '2025-12-28 10:40:09', {'avail_gib': 12.45}),
+        6: ('cuda_graph_begin', 'TP2', '2025-12-28 10:40:09',
+            {'avail_gib': 11.87, 'graph': 'cuda graph'}),
+        7: ('cuda_graph_begin', 'TP3', '2025-12-28 10:40:09',
+            {'avail_gib': 12.11, 'graph': 'cuda graph'}),
+        8: ('cuda_graph_begin', 'TP0', '2025-12-28 10:40:09',
+            {'avail_gib': 11.92, 'graph': 'cuda graph'}),
+        10: ('cuda_graph_begin', 'TP1', '2025-12-28 10:40:09',
+            {'avail_gib': 11.87, 'graph': 'cuda graph'}),
     },
     'sglang-pr-17157.log': {
         1: ('load_weight_end',
@@ -1275,6 +1332,10 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
          {'tokens': 192896, 'k_gib': 8.84, 'v_gib': 8.84, 'post_capture': False}),
         8: ('memory_pool_end', 'DP0 TP0', '2026-01-15 13:56:49', {'avail_gib': 11.85}),
         9: ('memory_pool_end', 'DP1 TP1', '2026-01-15 13:56:49', {'avail_gib': 11.91}),
+        10: ('cuda_graph_begin', 'DP1 TP1', '2026-01-15 13:56:50',
+            {'avail_gib': 11.91, 'graph': 'npu graph'}),
+        11: ('cuda_graph_begin', 'DP0 TP0', '2026-01-15 13:56:50',
+            {'avail_gib': 11.85, 'graph': 'npu graph'}),
     },
     'sglang-pr-18039.log': {
         1: ('swa_split',
@@ -1696,6 +1757,8 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
          '2025-03-27 21:33:31',
          {'tokens': 834615, 'k_gib': 54.12, 'v_gib': 54.12, 'post_capture': False}),
         3: ('memory_pool_end', 'TP0', '2025-03-27 21:33:31', {'avail_gib': 14.61}),
+        5: ('cuda_graph_begin', 'TP0', '2025-03-27 21:33:31',
+            {'avail_gib': 13.95, 'graph': 'cuda graph'}),
     },
     'sglang-pr-5813.log': {
         5: ('server_args',
@@ -2088,5 +2151,7 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
          '2025-05-19 01:06:14',
          {'tokens': 91749, 'k_gib': 7.0, 'v_gib': 7.0, 'post_capture': False}),
         3: ('memory_pool_end', None, '2025-05-19 01:06:14', {'avail_gib': 5.27}),
+        4: ('cuda_graph_begin', None, '2025-05-19 01:06:15',
+            {'avail_gib': 4.64, 'graph': 'cuda graph'}),
     },
 }

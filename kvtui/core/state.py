@@ -149,6 +149,9 @@ class Run:
     # memory reduced to X GiB"): what the pool is sized by
     kv_budget_left: dict[str | None, float] = field(default_factory=dict)
     cuda_graph: dict[str | None, dict[str, Any]] = field(default_factory=dict)
+    # Rank -> the GiB its distributed init took; the GiB free when its graph capture began.
+    dist_init: dict[str | None, float | None] = field(default_factory=dict)
+    cuda_graph_begin: dict[str | None, float | None] = field(default_factory=dict)
     memory_profile: dict[str | None, dict[str, Any]] = field(default_factory=dict)
     kv_layout: dict[str, Any] = field(default_factory=dict)
     kv_layout_evidence: Evidence | None = None
@@ -818,6 +821,14 @@ def _on_cuda_graph(st: State, run: Run, ev: Event, src: str, n: int, text: str) 
     run.cuda_graph[ev.rank] = dict(ev.fields)
 
 
+def _on_dist_init(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    run.dist_init[ev.rank] = ev.get("usage_gib")
+
+
+def _on_graph_begin(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    run.cuda_graph_begin[ev.rank] = ev.get("avail_gib")
+
+
 def _on_oom(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     msg = str(ev.get("message") or text)[:200]
     for e, m in zip(run.ooms, run.oom_messages, strict=True):
@@ -960,6 +971,8 @@ HANDLERS = {
     "memory_pool_end": _on_pool_end,
     "kv_budget_reserved": _on_kv_reserved,
     "cuda_graph_end": _on_cuda_graph,
+    "dist_init_end": _on_dist_init,
+    "cuda_graph_begin": _on_graph_begin,
     "oom": _on_oom,
     "mem_unbalanced": _on_unbalanced,
     "max_total_tokens_capped": _on_capped,

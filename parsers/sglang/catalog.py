@@ -471,6 +471,28 @@ CATALOG: tuple[Format, ...] = (
                 "sglang-log-lines.md 5.4 (0.5.23 model_runner_components/kv_pool_runtime.py"
                 ":180)", P + "Memory pool end. avail mem=14.61 GB", ("avail_gib",)),
     )),
+    Format("dist_init_end", ("Init torch distributed ends.",), _cast(startup.parse_dist_init), (
+        Variant("dist_init_end:usage", between("0.4.4", "0.5.8"),
+                "Init torch distributed ends. mem usage={:.2f} GB",
+                "0.5.2 model_executor/model_runner.py:691, 0.5.8 :801 (sglang-log-lines.md 4: "
+                "0.4.4-0.5.8)",
+                P + "Init torch distributed ends. mem usage=1.96 GB", ("usage_gib",)),
+        Variant("dist_init_end:elapsed", between("0.5.9", "0.5.20"),
+                "Init torch distributed ends. elapsed={:.2f} s, mem usage={:.2f} GB",
+                "0.5.9 model_executor/model_runner.py:850, 0.5.13 :1226, 0.5.20 "
+                "model_runner_components (sglang-log-lines.md 4: 0.5.9-0.5.20)",
+                P + "Init torch distributed ends. elapsed=0.26 s, mem usage=0.09 GB",
+                ("elapsed_s", "usage_gib")),
+    )),
+    # Present in 0.5.2, 0.5.6, 0.5.8, 0.5.9 and 0.5.13; 0.5.16 names what it captures instead.
+    Format("cuda_graph_begin", ("Capture ",), _cast(startup.parse_graph_begin), (
+        Variant("cuda_graph_begin:minutes", until("0.5.15"),
+                "Capture {cuda graph|cpu graph|npu graph|..} begin. This can take up to several "
+                "minutes. avail mem={:.2f} GB",
+                "0.5.2 model_executor/model_runner.py:1752, 0.5.8 :2000, 0.5.13 :2895",
+                P + "Capture cuda graph begin. This can take up to several minutes. "
+                "avail mem=11.82 GB", ("avail_gib", "graph")),
+    )),
     Format("cuda_graph_end", ("Capture ",), _cast(startup.parse_graph_end), (
         Variant("cuda_graph_end:time_elapsed", until("0.5.13"),
                 "Capture {cuda graph|cpu graph|piecewise CUDA graph} end. Time elapsed: .. s. "

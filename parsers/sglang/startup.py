@@ -307,6 +307,36 @@ def parse_graph_end(msg: str) -> Parsed | None:
     return fields, variant
 
 
+# `Init torch distributed ends. [elapsed=X s, ]mem usage=Y GB`
+_DIST_INIT = cols(("elapsed", "elapsed_s", "s"), ("mem usage", "usage_gib", "g"))
+
+
+def parse_dist_init(msg: str) -> Parsed | None:
+    if not msg.startswith("Init torch distributed ends."):
+        return None
+    fields: dict[str, Any] = {"usage_gib": None, "elapsed_s": None}
+    seen = _DIST_INIT.read(msg, fields, start=28)
+    rest = msg[28:34]
+    if "elapsed" in seen or rest.startswith(" elap"):
+        return fields, "dist_init_end:elapsed"
+    return fields, "dist_init_end:usage" if rest.startswith(" mem") else None
+
+
+# `Capture {cuda graph|cpu graph|npu graph|..} begin. This can take up to several minutes. avail
+# mem=X GB` (to 0.5.15; 0.5.16+ names what it captures and prints no such sentence)
+_GRAPH_BEGIN = regex.compile(r"Capture (?P<graph>\w+ graph) begin\. This can take")
+_GRAPH_BEGIN_MEM = cols(("avail mem", "avail_gib", "g"))
+
+
+def parse_graph_begin(msg: str) -> Parsed | None:
+    m = _GRAPH_BEGIN.match(msg)
+    if m is None:
+        return None
+    fields: dict[str, Any] = {"avail_gib": None, "graph": m.group("graph")}
+    _GRAPH_BEGIN_MEM.read(msg, fields, start=m.end())
+    return fields, "cuda_graph_begin:minutes"
+
+
 # --- the capacity line ------------------------------------------------------------------------
 _CAPACITY = cols(
     ("max_total_num_tokens", "max_total_num_tokens", "i", True),

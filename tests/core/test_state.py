@@ -337,3 +337,34 @@ def test_the_dsa_tp_mode_line_is_a_start_line_that_states_the_sizes():
                            "across 4 ranks."])
     sa = newer.state.current.server_args
     assert (sa.get("tp_size"), sa.get("attn_dp_size")) == (8, 2)
+
+
+def test_start_up_steps_are_read_and_never_open_a_run():
+    """`Init torch distributed ends. mem usage=.. GB` (0.5.8 model_executor/model_runner.py:
+    800-802) and `Capture cuda graph begin. ... avail mem=.. GB` (:1999-2001) sit inside one
+    start-up: they give their rank's figure and its rank tag, and the start-up stays one run."""
+    lines = [
+        "[2026-01-01 10:00:00] server_args=ServerArgs(model_path='/m/Llama-3.1-8B', tp_size=8, "
+        "kv_cache_dtype='auto')",
+        "[2026-01-01 10:00:05 TP7] Init torch distributed ends. mem usage=1.77 GB",
+        "[2026-01-01 10:00:05 TP0] Init torch distributed ends. mem usage=1.96 GB",
+        "[2026-01-01 10:00:06 TP0] Load weight begin. avail mem=78.00 GB",
+        "[2026-01-01 10:00:09 TP0] Load weight end. type=LlamaForCausalLM, "
+        "dtype=torch.bfloat16, avail mem=63.00 GB, mem usage=15.00 GB.",
+        "[2026-01-01 10:00:12 TP0] Memory pool end. avail mem=12.00 GB",
+        "[2026-01-01 10:00:12 TP0] Capture cuda graph begin. This can take up to several "
+        "minutes. avail mem=11.82 GB",
+        "[2026-01-01 10:00:20 TP0] max_total_num_tokens=1000, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "
+        "available_gpu_mem=3.00 GB",
+    ]
+    a = Session()
+    a.feed_lines("x", lines)
+    assert len(a.state.runs) == 1
+    run = a.state.current
+    assert run.dist_init == {"TP7": 1.77, "TP0": 1.96}
+    assert run.cuda_graph_begin == {"TP0": 11.82}
+    assert "TP7" in run.ranks
+    b = Session()  # an excerpt that starts at the step lines: still one run with its dump
+    b.feed_lines("x", lines[1:3] + lines[:1] + lines[3:])
+    assert len(b.state.runs) == 1

@@ -102,6 +102,24 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "load_weight_end",
         {"elapsed_s": 4.2, "overlap": True},
     ),
+    # --- start-up steps ----------------------------------------------------------------------
+    # 0.5.2 model_executor/model_runner.py:691, 0.5.8 :801
+    ("[2026-01-01 10:00:01 TP7] Init torch distributed ends. mem usage=1.77 GB",
+     "dist_init_end", {"usage_gib": 1.77, "elapsed_s": None}),
+    # 0.5.9 model_executor/model_runner.py:850-851
+    ("[2026-01-01 10:00:01] Init torch distributed ends. elapsed=0.26 s, mem usage=0.09 GB",
+     "dist_init_end", {"usage_gib": 0.09, "elapsed_s": 0.26}),
+    ("[2026-01-01 10:00:01 TP0] Init torch distributed ends. mem usage=1", "dist_init_end",
+     {"usage_gib": None}),  # cut inside the value
+    # 0.5.8 model_executor/model_runner.py:2000, 0.5.9 :2147 (`npu graph` on Ascend)
+    ("[2026-01-01 10:00:20 TP0] Capture cuda graph begin. This can take up to several "
+     "minutes. avail mem=11.82 GB", "cuda_graph_begin",
+     {"avail_gib": 11.82, "graph": "cuda graph"}),
+    ("[2026-01-01 10:00:20 DP1 TP1] Capture npu graph begin. This can take up to several "
+     "minutes. avail mem=11.91 GB", "cuda_graph_begin",
+     {"avail_gib": 11.91, "graph": "npu graph"}),
+    ("[2026-01-01 10:00:20 TP4] Capture cuda graph begin. This can take up to several mi",
+     "cuda_graph_begin", {"avail_gib": None}),
     # --- KV dtype ---------------------------------------------------------------------------
     (P + "Using KV cache dtype: torch.float8_e4m3fn", "kv_dtype",
      {"dtype": "torch.float8_e4m3fn", "origin": "resolved"}),
@@ -736,9 +754,6 @@ def test_prefix_forms(line: str, ts: str | None, rank: str | None) -> None:
     [
         '[2026-03-01 12:00:00] INFO:     127.0.0.1:52314 - "POST /v1/chat/completions '
         'HTTP/1.1" 200 OK',
-        "[2025-10-16 09:06:22 TP0] Capture cuda graph begin. This can take up to several "
-        "minutes. avail mem=11.82 GB",
-        "[2025-10-16 09:06:09 TP7] Init torch distributed ends. mem usage=1.77 GB",
         "[Gloo] Rank 0 is connected to 0 peer ranks. Expected number of connected peer ranks",
         "(EngineCore pid=1) INFO 07-25 13:42:38 [kv_cache_utils.py:2146] GPU KV cache size: "
         "1,823,372 tokens",
