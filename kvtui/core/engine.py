@@ -143,6 +143,15 @@ def retraction_groups(engine: Engine | None) -> frozenset[str] | None:
     return engine.retraction_groups if engine is not None else None
 
 
+def tag_shape_starts(engine: Any) -> bool:
+    """Does every rank of one server start tag its lines in one shape, so that a start-up line
+    tagged in another shape begins another start? An engine says so by a `tag_shape_starts`
+    attribute (SGLang: its scheduler builds the one prefix from the start's configuration);
+    an engine without it (vLLM: engine core `DP0` and workers `rank0` in one start) does not.
+    Not a member of `Engine`: an optional rule, read here only."""
+    return bool(getattr(engine, "tag_shape_starts", False))
+
+
 def term(engine: Engine | None, key: str) -> str:
     """The engine's name for the report's capacity figure `key` (the key itself by default)."""
     return str(engine.terms.get(key, key)) if engine is not None else key

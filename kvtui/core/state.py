@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvtui.core import dtypes
+from kvtui.core.engine import tag_shape_starts
 from kvtui.core.evidence import Evidence, evidence_in
 from kvtui.core.runtime import Runtime, Witness
-from parsers import BATCH_KINDS, Event
+from parsers import BATCH_KINDS, KIND_TRAITS, Event
 from parsers.prefix import ts_day, ts_seconds
 
 # Format hints of an event (the engine's `hints`), recorded for the first event of each kind.
@@ -193,6 +194,9 @@ class Run:
     # A start joined the run after its lines (`takes_start`, `absorb_start`): the chunk join
     # leaves such a run to a sequential read.
     took_start: bool = False
+    # The shape of the rank tags of the run's first ranked line that opened or joined it
+    # (`tag_shape`: ("DP", "TP", "EP") for `DP1 TP1 EP1`).
+    tag_shape: tuple[str, ...] | None = None
 
     # -- derived facts -------------------------------------------------------------------
     @property
@@ -407,6 +411,11 @@ class Run:
 _RESOLUTION_KINDS = frozenset({"server_args", "kv_dtype", "engine_version", "kv_layout"})
 
 
+def tag_shape(rank: str) -> tuple[str, ...]:
+    """The kinds of a rank tag's parts, without their indices: `DP1 TP3 EP3` -> DP, TP, EP."""
+    return tuple(part.rstrip("0123456789") for part in rank.split())
+
+
 def latest_ts(known: str | None, ts: str | None) -> str | None:
     """The later of two stamps of one shape (they sort as text); of two shapes, the newer
     one in line order (`ts`)."""
@@ -446,7 +455,15 @@ class State:
         self.sources: dict[str, int] = {}  # source -> lines seen
         self.events: int = 0
         self.kinds: dict[str, int] = {}
-        self.hinter: Hinter | None = None  # set by the fold once the engine is known
+        self.hinter: Hinter | None = None  # set by the fold once the engine is known (`bind`)
+        # Does a start-up line in another rank-tag shape begin another server start (`bind`:
+        # the engine's `tag_shape_starts`)?
+        self.shape_starts = False
+
+    def bind(self, engine: Any) -> None:
+        """The engine's rules this fold follows, once a line named the engine."""
+        self.hinter = engine.hints
+        self.shape_starts = tag_shape_starts(engine)
 
     @property
     def current(self) -> Run:
@@ -515,6 +532,13 @@ class State:
                 run = self._start_in(run, ev.ts)
         elif kind == "load_weight_begin" and ev.rank in run.weights_begin and run.started_up:
             run = self._new_run()
+        elif (self.shape_starts and ev.rank and run.started_up and run.tag_shape is not None
+              and KIND_TRAITS[kind].phase == "startup" and tag_shape(ev.rank) != run.tag_shape):
+            # Every rank of one start tags its lines alike (the engine's `tag_shape_starts`):
+            # a start-up line in another shape after the run started up is another start.
+            run = self._new_run()
+        if ev.rank and run.tag_shape is None:
+            run.tag_shape = tag_shape(ev.rank)
         if run.opener is None:
             run.opener = "start" if start else kind
             run.opened_ts = ev.ts

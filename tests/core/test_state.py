@@ -368,3 +368,51 @@ def test_start_up_steps_are_read_and_never_open_a_run():
     b = Session()  # an excerpt that starts at the step lines: still one run with its dump
     b.feed_lines("x", lines[1:3] + lines[:1] + lines[3:])
     assert len(b.state.runs) == 1
+
+
+def test_a_change_of_rank_tag_shape_is_a_new_server_start():
+    """SGLang's scheduler tags its lines `[DP{d}] [PP{p}] [ATTN_CP..] [MOE_DP..] [TP{t}]
+    [EP{e}]`, each part present by the start's configuration (0.5.8 managers/scheduler.py:
+    2896-2903, 0.5.23 :6279-6291), so every rank of one start tags alike. A start-up line
+    tagged in another shape, after the run started up, is another start whose dump the log
+    does not hold; runtime lines never split a run by their tags."""
+    first = [
+        "[2026-01-01 10:00:00 TP0] Load weight begin. avail mem=78.00 GB",
+        "[2026-01-01 10:00:09 TP1] Load weight begin. avail mem=78.00 GB",
+        "[2026-01-01 10:00:20 TP0] max_total_num_tokens=1000, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "
+        "available_gpu_mem=3.00 GB",
+        "[2026-01-01 10:01:00 TP0] Decode batch, #running-req: 3, #token: 300, token usage: "
+        "0.01, cuda graph: True, gen throughput (token/s): 50.00, #queue-req: 0",
+    ]
+    second = [
+        "[2026-01-01 11:00:00 DP0 TP0 EP0] Load weight begin. avail mem=78.00 GB",
+        "[2026-01-01 11:00:00 DP1 TP1 EP1] Load weight begin. avail mem=78.00 GB",
+        "[2026-01-01 11:00:20 DP0 TP0 EP0] max_total_num_tokens=2000, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "
+        "available_gpu_mem=3.00 GB",
+    ]
+    a = Session()
+    a.feed_lines("x", first + second)
+    assert len(a.state.runs) == 2
+    assert a.state.runs[1].primary_capacity()["max_total_num_tokens"] == 2000
+    assert a.state.runs[1].ranks == {"DP0 TP0 EP0", "DP1 TP1 EP1"}
+    # before the run started up a new shape is the same start-up (an excerpt of mixed pastes)
+    b = Session()
+    b.feed_lines("x", first[:2] + second[:1])
+    assert len(b.state.runs) == 1
+    # runtime lines in another shape do not split
+    c = Session()
+    c.feed_lines("x", [*first, first[-1].replace(" TP0]", " DP0 TP0]")])
+    assert len(c.state.runs) == 1
+    # vLLM's tags differ within one start (engine core, workers): no split there
+    v = Session()
+    v.feed_lines("x", [
+        "(VllmWorker rank=0 pid=1) INFO 07-25 13:42:30 [gpu_model_runner.py:1] Model loading "
+        "took 15.0 GiB and 10.000000 seconds",
+        "(EngineCore_DP0 pid=1) INFO 07-25 13:42:38 [kv_cache_utils.py:2146] GPU KV cache size: "
+        "1,823,372 tokens",
+        "(EngineCore_DP0 pid=1) INFO 07-25 13:42:39 [gpu_model_runner.py:1] Model loading took "
+        "15.0 GiB and 10.000000 seconds",
+    ])
+    assert len(v.state.runs) == 1

@@ -87,6 +87,7 @@ def merge_into(earlier: State, later: State, line_offset: int) -> None:
 
 def _join_run(a: Run, b: Run) -> None:
     a.lines_seen += b.lines_seen
+    a.tag_shape = a.tag_shape or b.tag_shape
     a.last_ts = latest_ts(a.last_ts, b.last_ts)
     a.ranks |= b.ranks
     a.hints |= b.hints
@@ -154,7 +155,7 @@ def join_result(fold: Fold, result: Result, line_offset: int) -> bool:
     if fold.engine is None and name is not None:
         fold.engine = load(name)
     if fold.engine is not None:
-        fold.state.hinter = fold.engine.hints
+        fold.state.bind(fold.engine)
     return True
 
 

@@ -84,7 +84,7 @@ class Fold:
                 continue
             if engine.identifies(ev):
                 self.engine = engine
-                self.state.hinter = engine.hints
+                self.state.bind(engine)
                 return ev
             first = first or ev
         return first

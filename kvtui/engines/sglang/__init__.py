@@ -46,6 +46,10 @@ class SGLang:
     # 0.5.5 :1917-1921), where the decode stats are logged by TP 0 alone (0.4.1.post4
     # :1150-1153); ranks of other DP or PP groups retract on their own.
     retraction_groups: frozenset[str] | None = frozenset({"DP", "PP"})
+    # The scheduler's log prefix is `[DP..] [PP..] [ATTN_CP..] [MOE_DP..] [TP..] [EP..]`, each
+    # part present by the start's configuration (0.5.8 managers/scheduler.py:2896-2903, 0.5.23
+    # :6279-6291), and no other process tags its lines: every rank of one start tags alike.
+    tag_shape_starts = True
     # The args dump, and the lines of argument resolution logged just before it: the
     # model-specific KV dtype overrides and the DSA backends (parsers/sglang/startup.py
     # `_KV_SETTING`, `_KV_MUSE`, `_KV_BACKEND_FP8`, `_KV_BACKENDS`), the DSA TP mode
