@@ -76,6 +76,11 @@ class Engine(Protocol):
     # KV cache size: N tokens"), by the report's key: a template of `{term}` and `{value}`; a
     # key left out is said `term=value`.
     figure_formats: Mapping[str, str]
+    # Does every rank of one server start tag its lines in one shape, so that a start-up line
+    # tagged in another shape begins another start? (SGLang: its scheduler builds the one
+    # prefix from the start's configuration; vLLM: no, engine core `DP0` and workers `rank0`
+    # tag one start differently.)
+    tag_shape_starts: bool
     columns: ColumnGrammar | None
     # Which rank tags set apart ranks that retract on their own, when every rank of a group
     # logs the group's one retraction (SGLang: each TP rank logs it, so the ranks of one DP and
@@ -141,15 +146,6 @@ class Engine(Protocol):
 def retraction_groups(engine: Engine | None) -> frozenset[str] | None:
     """The engine's retraction grouping (None, every line counts, when no line named it)."""
     return engine.retraction_groups if engine is not None else None
-
-
-def tag_shape_starts(engine: Any) -> bool:
-    """Does every rank of one server start tag its lines in one shape, so that a start-up line
-    tagged in another shape begins another start? An engine says so by a `tag_shape_starts`
-    attribute (SGLang: its scheduler builds the one prefix from the start's configuration);
-    an engine without it (vLLM: engine core `DP0` and workers `rank0` in one start) does not.
-    Not a member of `Engine`: an optional rule, read here only."""
-    return bool(getattr(engine, "tag_shape_starts", False))
 
 
 def term(engine: Engine | None, key: str) -> str:

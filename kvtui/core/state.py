@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvtui.core import dtypes
-from kvtui.core.engine import tag_shape_starts
 from kvtui.core.evidence import Evidence, evidence_in
 from kvtui.core.runtime import Runtime, Witness
 from parsers import BATCH_KINDS, KIND_TRAITS, Event
@@ -463,7 +462,7 @@ class State:
     def bind(self, engine: Any) -> None:
         """The engine's rules this fold follows, once a line named the engine."""
         self.hinter = engine.hints
-        self.shape_starts = tag_shape_starts(engine)
+        self.shape_starts = bool(engine.tag_shape_starts)
 
     @property
     def current(self) -> Run:

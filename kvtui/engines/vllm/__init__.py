@@ -95,6 +95,7 @@ class VLLM:
     # "Using KV cache scaling factor 1.0" is logged after loading, when a layer's scales are
     # 1.0 (model_executor/layers/quantization/kv_cache.py, process_weights_after_loading).
     scale_warning_after_load = True
+    tag_shape_starts = False  # engine core `DP0` and workers `rank0` in one start
     columns = None  # one stats line every few seconds: the line route is enough
     # One scheduler per engine preempts, in the engine's process, never in a TP worker's
     # (0.10.1 v1/core/sched/scheduler.py:255-271; V0 core/scheduler.py:1774-1776 warns of it),
