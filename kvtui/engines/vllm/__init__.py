@@ -68,10 +68,11 @@ WORDING: dict[str, str] = {
         "activation peaks."),
     # "Available KV cache memory: <= 0" (kvtui.core.alerts _rule_profiled_negative): V1's
     # budget is requested_memory - non_kv_cache_memory, requested = total x
-    # gpu_memory_utilization (v1/worker/gpu_worker.py:175-176, :256-257 in 0.10.1; :341-343 and
-    # v1/worker/utils.py:258-260 in 0.14.1), non_kv = weights + torch peak + non-torch (utils/__init__.py:2744 in 0.10.1,
-    # utils/mem_utils.py:283 in 0.14.1), and releases that profile CUDA graphs take them out
-    # too ("CUDA graph memory profiling is enabled", parsers/vllm/startup.py). A budget <= 0
+    # gpu_memory_utilization (v1/worker/gpu_worker.py:175-176, :256-257 in 0.10.1; :341-343
+    # and v1/worker/utils.py:258-260 in 0.14.1), non_kv = weights + torch peak + non-torch
+    # (utils/__init__.py:2744 in 0.10.1, utils/mem_utils.py:283 in 0.14.1), and releases that
+    # profile CUDA graphs take them out too ("CUDA graph memory profiling is enabled",
+    # parsers/vllm/startup.py). A budget <= 0
     # raises "No available memory for the cache blocks. Try increasing
     # `gpu_memory_utilization` ..." (v1/core/kv_cache_utils.py:681-684 in 0.10.1, :615-617 in
     # 0.14.1) and the EngineCore logs "EngineCore failed to start." (vllm-project/vllm#23278).
