@@ -11,13 +11,24 @@ import regex
 
 # CSI (incl. SGR colours), OSC (ended by BEL or ST, or cut), and the two-byte escapes.
 ANSI = regex.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# The same colours pasted as `cat -v` / `less` print them, ESC as the two characters "^[":
+# `^[[0;36m(EngineCore_DP0 pid=70073)^[[0;0m INFO ...` (vllm-project/vllm#33155). Only SGR (digits
+# and semicolons, then "m") is read so: shorter caret text (`^[[:alpha:]]` in a quoted regex, the
+# up-arrow key `^[[A`) stays as it was written.
+CARET_SGR = regex.compile(r"\^\[\[[0-9;]*m")
+# What a line holds when it may carry one: a line parser calls `normalize` when the line holds
+# "\x1b" or CARET (the test is inlined there, before the regex, as the parsers' fast paths run
+# once per line of a multi-GB log).
+CARET = "^[["
 
 
 def normalize(text: str) -> str:
-    """A line as the parsers read it: escapes removed, the last CR redraw kept, no newline at
-    the end, no indentation."""
+    """A line as the parsers read it: escapes removed (caret-form colours too), the last CR
+    redraw kept, no newline at the end, no indentation."""
     if "\x1b" in text:
         text = ANSI.sub("", text)
+    if CARET in text:
+        text = CARET_SGR.sub("", text)
     text = text.rstrip("\r\n")
     cr = text.rfind("\r")
     if cr >= 0:

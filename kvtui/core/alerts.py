@@ -83,6 +83,16 @@ WORDING: dict[str, str] = {
         "Lower --mem-fraction-static if CUDA graph capture or activations run out; raise it "
         "if the KV pool is too small (\"Not enough memory\"); lower --cuda-graph-max-bs or "
         "--chunked-prefill-size for activation peaks."),
+    # a profiled KV budget in bytes that is <= 0 (an engine that states its budget in GiB)
+    "profiled_negative.budget_why": (
+        "what the profile set aside (the weights, the activation peak and the reserved slack) "
+        "already takes more than the --mem-fraction-static share of GPU memory, so there is "
+        "no KV cache at all and the server stops at start-up."),
+    "profiled_negative.budget_fix": (
+        "Raise --mem-fraction-static (or free the GPU), lower --context-length, "
+        "--max-running-requests or --chunked-prefill-size (a smaller activation peak), shard "
+        "the weights over more GPUs (higher --tp-size), or serve a smaller / more quantized "
+        "checkpoint."),
     # a run whose KV budget is a number of bytes the operator set (WhatIf.memory_knob)
     "oom.fix.fixed_budget": (
         "The KV budget is set by hand, and the engine does not profile around it: lower it if "
@@ -561,22 +571,47 @@ def _rule_calibration(st: State, run: Run, ctx: _Ctx) -> Alert | None:
 # Capacity limits and failures the engine itself reports (issue 12).
 
 
+def _profiled_budget(run: Run) -> tuple[float, Evidence] | None:
+    """The lowest KV budget in GiB a memory profile left (a whole-cache budget pool that was
+    profiled, not set by hand: vLLM's "Available KV cache memory"), with its line."""
+    pools = [p for p in run.pools.values() if p.kind == "kv" and not p.configured
+             and p.role == "target" and p.kv_gib is not None and p.evidence is not None]
+    if not pools:
+        return None
+    low = min(pools, key=lambda p: p.kv_gib if p.kv_gib is not None else math.inf)
+    assert low.kv_gib is not None and low.evidence is not None
+    return low.kv_gib, low.evidence
+
+
 def _rule_profiled_negative(st: State, run: Run, ctx: _Ctx) -> Alert | None:
+    """The memory profile left nothing for the KV cache: SGLang says it in tokens (the
+    "larger than the profiled value" line), vLLM in GiB (its "Available KV cache memory").
+    Either way the engine stops at start-up; the why and the fix are the engine's words."""
+    mem = _flag(ctx, "mem_fraction", "--mem-fraction-static")
+    tp = _flag(ctx, "tensor_parallel", "--tp-size")
     profiled = run.profiled_tokens
     ev = run.max_total_tokens_capped
-    if profiled is None or profiled > 0 or ev is None:
+    if profiled is not None and profiled <= 0 and ev is not None:
+        detail = (f"The memory profile left {profiled:,} tokens for the KV cache: the weights "
+                  f"(and the reserved slack) already take more than the {mem} share of GPU "
+                  "memory, so there is no KV pool at all. The requested --max-total-tokens "
+                  "cannot help; the server stops at start-up with \"Not enough memory\".")
+        fix = (f"Raise {mem} (or free the GPU), shard the weights over more GPUs (higher "
+               f"{tp}), or serve a smaller / more quantized checkpoint.")
+        return Alert("profiled-capacity-negative", "critical",
+                     f"No memory left for the KV cache (profiled {profiled:,} tokens)", detail,
+                     ev, fix, extra={"profiled_tokens": profiled})
+    budget = _profiled_budget(run)
+    if budget is None or budget[0] > 0:
         return None
-    mem = _flag(ctx, "mem_fraction", "--mem-fraction-static")
-    detail = (f"The memory profile left {profiled:,} tokens for the KV cache: the weights (and "
-              f"the reserved slack) already take more than the {mem} share of GPU memory, so "
-              "there is no KV pool at all. The requested --max-total-tokens cannot help; the "
-              "server stops at start-up with \"Not enough memory\".")
-    fix = (f"Raise {mem} (or free the GPU), shard the weights over more GPUs (higher "
-           f"{_flag(ctx, 'tensor_parallel', '--tp-size')}), or serve a smaller / more quantized "
-           "checkpoint.")
+    gib, ev = budget
+    shown = f"{gib:.2f}"  # as the engine prints its budget (to 0.01 GiB)
+    detail = (f"The memory profile left {shown} GiB for the KV cache: "
+              + say(ctx, "profiled_negative.budget_why"))
+    fix = say(ctx, "profiled_negative.budget_fix")
     return Alert("profiled-capacity-negative", "critical",
-                 f"No memory left for the KV cache (profiled {profiled:,} tokens)", detail, ev,
-                 fix, extra={"profiled_tokens": profiled})
+                 f"No memory left for the KV cache (profiled {shown} GiB)", detail, ev, fix,
+                 extra={"kv_budget_gib": gib})
 
 
 def _rule_input_too_long(st: State, run: Run, ctx: _Ctx) -> Alert | None:

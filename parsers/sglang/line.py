@@ -34,7 +34,7 @@ from parsers.event import Event
 from parsers.prefix import MAX_PREFIX, PREFIX_CACHE, parse_prefix, strip_level_file
 from parsers.sglang.catalog import CATALOG
 from parsers.sglang.runtime import decode_split_variant
-from parsers.text import normalize
+from parsers.text import CARET, normalize
 
 _Parse = Callable[[str], tuple[dict[str, Any], str | None] | None]
 # (kind, fields, variant)
@@ -126,7 +126,7 @@ def parse_unchecked(text: str) -> Event | None:
 
 
 def _parse(text: str, depth: int) -> Event | None:
-    if "\x1b" in text or "\r" in text or "\t" in text:
+    if "\x1b" in text or CARET in text or "\r" in text or "\t" in text:
         text = normalize(text)
     elif text[:1] == " ":
         text = text.lstrip(" ")

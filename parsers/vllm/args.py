@@ -195,6 +195,21 @@ def _partial(**values: Any) -> dict[str, Any]:
     return fields
 
 
+# The model runner's "Starting to load model %s..." (self.model_config.model, the model as the
+# engine resolved it: a hub id or a path): V0 worker/model_runner.py:1060 in 0.6.3, :1080 in
+# 0.10.1; V1 v1/worker/gpu_model_runner.py:1953 in 0.10.1, :2602 in 0.11.0, :3808-3811 in 0.14.1
+# (info_once), v1/worker/cpu_model_runner.py:87 in 0.10.1, :55 in 0.14.1. Read as a resolved
+# part, so it names the model only where no dump or config line does (vllm-project/vllm#33155).
+_LOADING = regex.compile(r"Starting to load model (\S(?:.*\S)?)\.\.\.\s*$")
+
+
+def parse_loading(msg: str) -> dict[str, Any] | None:
+    m = _LOADING.match(msg)
+    if m is None:
+        return None
+    return _partial(model_path=m.group(1))
+
+
 def parse_resolved(msg: str) -> dict[str, Any] | None:
     """One resolved setting: `Using max model len N` (config/model.py, 0.10+), `Chunked prefill
     is enabled with max_num_batched_tokens=N.` (config.py:1136 in 0.6.4, scheduler.py in 0.10+),

@@ -19,9 +19,10 @@ from typing import Any
 from parsers.envelope import payload_start
 from parsers.event import Event
 from parsers.prefix import UNTIMED, vllm_head
-from parsers.text import normalize
+from parsers.text import CARET, normalize
 from parsers.vllm.args import (
     parse_engine_config,
+    parse_loading,
     parse_namespace,
     parse_non_default,
     parse_resolved,
@@ -82,6 +83,10 @@ def _h_scales(msg: str) -> _Result:
 
 def _h_chunked(msg: str) -> _Result:
     return _kind("server_args", parse_resolved(msg))
+
+
+def _h_loading(msg: str) -> _Result:
+    return _kind("server_args", parse_loading(msg))
 
 
 def _h_weights(msg: str) -> _Result:
@@ -149,6 +154,7 @@ _HANDLERS: dict[str, _Handler] = {
     "Usin": _h_using,
     "Chun": _h_chunked,
     "Reso": _h_chunked,
+    "Star": _h_loading,
     "Chec": _h_scales,
     "Defa": _h_scales,
     "Load": _h_weights,
@@ -213,7 +219,8 @@ def _fallback(msg: str) -> _Result:
 
 def parse_unchecked(text: str) -> Event | None:
     """`parse_line` without the safety net, so tests can see a would-be exception."""
-    if "\x1b" in text or "\r" in text or "\t" in text or text[-1:] == "\n" or text[:1] == " ":
+    if ("\x1b" in text or CARET in text or "\r" in text or "\t" in text or text[-1:] == "\n"
+            or text[:1] == " "):
         text = normalize(text)
     head = vllm_head(text)
     if head is None and ("0" <= text[:1] <= "9" or text[:5] == "[pod/"):

@@ -1,7 +1,9 @@
 """How many requests fit is cut, never rounded: 0.996 requests is 0.99, not "1.0" (which reads
 as one that fits when not one full request does). Every figure of a concurrency the what-if,
-the report and the alerts show is cut to its decimals (`floor_fit`), and the readers that cut
-it further (the pane's one decimal, `int()` for what can run) never round it up again."""
+the report and the alerts compute is cut to its decimals (`floor_fit`), and the readers that cut
+it further (the pane's one decimal, `int()` for what can run) never round it up again. A figure
+the engine printed is quoted as printed instead (vLLM's "Maximum concurrency ...: %.2fx", in
+the what-if cell of the logged setting at the logged length): a quote, not kvtui's answer."""
 
 from __future__ import annotations
 
@@ -50,11 +52,44 @@ def test_vllm_what_if_says_not_one_request_fits():
     assert calc.current().concurrency_at_context_len == 0.99
 
 
+def test_the_cell_vllm_printed_is_vllms_figure():
+    """vllm-project/vllm#25350 (https://github.com/vllm-project/vllm/issues/25350): "GPU KV
+    cache size: 230,528 tokens" and "Maximum concurrency for 100,000 tokens per request:
+    2.31x", which vLLM prints with "%.2fx" (v1/core/kv_cache_utils.py:853 and :1017 in 0.10.1,
+    :1311 in 0.14.1), rounded. The what-if cell for that very setting showed 2.30 (2.30528 cut),
+    contradicting the log; it quotes the log. Every other cell answers a fit question of
+    kvtui's own and stays cut."""
+    calc = VLLMCalculator(current_dtype="bf16", tokens=230528, context_len=100000,
+                          concurrency_logged=2.31)
+    assert calc.concurrency("bf16", [100000, 32768]) == {"100000": 2.31, "32768": 7.03}
+    assert calc.concurrency("fp8_e4m3", [100000]) == {"100000": 4.61}  # 4.61056, cut
+    assert calc.current().concurrency_at_context_len == 2.31
+    # the same pool from a paste's lines: the table says what the log says
+    lines = ["(EngineCore_DP0 pid=5) INFO 09-21 10:00:00 [gpu_worker.py:276] Available KV cache "
+             "memory: 10.55 GiB",
+             "(EngineCore_DP0 pid=5) INFO 09-21 10:00:00 [kv_cache_utils.py:864] GPU KV cache "
+             "size: 230,528 tokens",
+             "(EngineCore_DP0 pid=5) INFO 09-21 10:00:00 [kv_cache_utils.py:868] Maximum "
+             "concurrency for 100,000 tokens per request: 2.31x"]
+    s = Session()
+    s.feed_lines("paste", lines)
+    report = s.report()
+    assert report.whatif is not None
+    row = next(r for r in report.whatif.scenarios if r.dtype == "bf16")
+    assert row.concurrency["100000"] == 2.31
+    text = render_whatif_text(report.whatif, explain=True)
+    assert "2.31" in text and "2.30 " not in text
+    # a length vLLM did not print for is kvtui's own fit, cut
+    assert VLLMCalculator(current_dtype="bf16", tokens=230528, context_len=65536,
+                          concurrency_logged=3.52).concurrency("bf16", [100000]) == {
+        "100000": 2.30}
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.log")))
 def test_every_samples_concurrency_is_the_engines_ratio_cut(name):
     """Each what-if cell lies in (exact - 0.01, exact], the exact ratio from the engine's own
     arithmetic: tokens / length for SGLang, blocks / blocks per request (or blocks x block
-    size / length) for vLLM."""
+    size / length) for vLLM; but the one cell vLLM printed, which is its "%.2f" of that ratio."""
     s = Session()
     s.feed_lines(name, iter_lines(str(SAMPLES / name)))
     calc = s.calculator()
@@ -74,7 +109,15 @@ def test_every_samples_concurrency_is_the_engines_ratio_cut(name):
                 exact = Fraction(*lay.concurrency_ratio(lay.blocks(budget), c, calc.max_batched))
             else:
                 exact = Fraction(row.tokens, c)
-            assert exact - Fraction(1, 100) < Fraction(value) <= exact, (row.dtype, key, value)
+            logged = (calc.concurrency_logged_at or calc.context_len
+                      if isinstance(calc, VLLMCalculator) and calc.concurrency_logged is not None
+                      else None)
+            if row.current and c == logged:
+                # the cell vLLM printed quotes it: its "%.2f" of the same ratio
+                assert value == float(f"{float(exact):.2f}"), (row.dtype, key, value)
+            else:
+                assert exact - Fraction(1, 100) < Fraction(value) <= exact, (row.dtype, key,
+                                                                             value)
             seen += 1
     assert seen
 

@@ -115,3 +115,49 @@ def test_more_free_slots_than_the_pool_holds_is_an_over_release():
     assert "double free" in a["title"] and "leak" not in a["title"].lower()
     assert "1,088" in a["detail"] and "1,024" in a["detail"]
     assert "64 more" in a["detail"] and "Leaked slots stay taken" not in a["detail"]
+
+
+# vllm-project/vllm#23278 (https://github.com/vllm-project/vllm/issues/23278, vLLM 0.10.1,
+# gpt-oss-120b): the worker logs a negative KV budget, then the engine stops; the lines below are
+# written in that paste's shape. The budget is `requested_memory - non_kv_cache_memory`
+# (v1/worker/gpu_worker.py:256-257 and :275-276 in 0.10.1, requested = total x
+# gpu_memory_utilization at :175-176; non_kv = weights + torch peak + non-torch,
+# utils/__init__.py:2744), and a budget <= 0 raises "No available memory for the cache blocks"
+# (v1/core/kv_cache_utils.py:681-684 in 0.10.1, :615-617 in 0.14.1).
+VLLM_NEGATIVE = [
+    "(EngineCore_0 pid=77) INFO 08-20 18:04:10 [gpu_model_runner.py:2007] Model loading took "
+    "61.5000 GiB and 11.000000 seconds",
+    "(EngineCore_0 pid=77) INFO 08-20 18:04:22 [gpu_worker.py:276] Available KV cache memory: "
+    "-1.25 GiB",
+    "(EngineCore_0 pid=77) ERROR 08-20 18:04:22 [core.py:700] EngineCore failed to start.",
+]
+
+
+def _vllm_alerts(lines: list[str]) -> dict[str, dict]:
+    s = Session()
+    s.feed_lines("inline", lines)
+    return {a["rule"]: a for a in s.report().to_json()["alerts"]}
+
+
+@pytest.mark.parametrize("budget", ["-1.25", "0.00", "0"])
+def test_a_negative_or_zero_vllm_kv_budget_is_a_failed_start(budget: str):
+    lines = [ln.replace("-1.25 GiB", f"{budget} GiB") for ln in VLLM_NEGATIVE]
+    a = _vllm_alerts(lines)["profiled-capacity-negative"]
+    assert a["severity"] == "critical"
+    assert a["evidence"]["line"] == 2 and "Available KV cache memory" in a["evidence"]["text"]
+    assert f"{budget} GiB" in a["title"] and a["extra"]["kv_budget_gib"] == float(budget)
+    # why: what the profile set aside exceeds the utilization's share of the GPU
+    for word in ("weights", "activation", "CUDA graph", "non-torch",
+                 "gpu_memory_utilization x total"):
+        assert word in a["detail"], word
+    # what to type: vLLM's knobs, not SGLang's
+    for flag in ("--gpu-memory-utilization", "--max-model-len", "--max-num-seqs",
+                 "--max-num-batched-tokens", "-tp"):
+        assert flag in a["fix"], flag
+    assert "--mem-fraction-static" not in a["fix"] + a["detail"]
+    assert "--max-total-tokens" not in a["detail"]
+
+
+def test_a_positive_vllm_kv_budget_raises_nothing():
+    lines = [ln.replace("-1.25 GiB", "1.71 GiB") for ln in VLLM_NEGATIVE]
+    assert "profiled-capacity-negative" not in _vllm_alerts(lines)

@@ -128,6 +128,11 @@ def test_every_dominant_layout_is_recognized_and_agrees():
     "token usage: 0.01, gen throughput (token/s): 1083.18, #queue-req: 2349",
     "[\x1b[32m2026-07-04 05:01:33 TP0] Decode batch, #running-req: 40, #token: 9071, "
     "token usage: 0.01, gen throughput (token/s): 1083.18, #queue-req: 2349",
+    # the colour as `cat -v` shows it (parsers/text.py CARET_SGR)
+    "[^[[32m2026-07-04 05:01:33 TP0] Decode batch, #running-req: 40, #token: 9071, "
+    "token usage: 0.01, gen throughput (token/s): 1083.18, #queue-req: 2349",
+    "^[[32m[2026-07-04 05:01:33 TP0] Decode batch, #running-req: 40, #token: 9071, "
+    "token usage: 0.01, gen throughput (token/s): 1083.18, #queue-req: 2349^[[0m",
     # A head so long that parse_line does not find its end: both leave the line alone.
     f"[2026-07-04 05:01:33 INFO 1 [TP0 {'x' * 130}.py:1] Decode batch, #running-req: 40, "
     "#token: 9071, token usage: 0.01, gen throughput (token/s): 1083.18, #queue-req: 2349",

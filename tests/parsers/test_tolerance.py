@@ -32,7 +32,8 @@ ENVELOPES = [
     "Tue 2026-11-24 09:14:20 UTC gpu-node sglang[1]: ",
 ]
 ACTORS = ["", "(SchedulerActor pid=123, ip=10.0.0.1) ", "(pid=45601) ",
-          "\x1b[2m\x1b[36m(SchedulerActor pid=7)\x1b[0m "]
+          "\x1b[2m\x1b[36m(SchedulerActor pid=7)\x1b[0m ",
+          "^[[2m^[[36m(SchedulerActor pid=7)^[[0m "]  # as `cat -v` shows the colours
 # Output that starts with a digit puts the line's first "] " inside its own head, found by the
 # message-start search as if the digits were a bare timestamp head.
 STREAMED = ["", "The answer is 42.", "data: {\"text\": \"Hello\"}", "...", "42 is the answer: "]

@@ -47,7 +47,8 @@ def test_eight_worker_lines_alone_prove_tp_8():
     assert par["basis"] == {"tp": "rank assignment", "dp": "rank assignment",
                             "pp": "rank assignment"}
     assert par["world_size"] == 8
-    assert rep["server_args"] is None  # no dump, and the places write none
+    # no dump, and the places write none: only the loading lines' model (vllm#33155's finding)
+    assert rep["server_args"] == {"model_path": "/data/models/m"}
     assert "TP=8" in header_parallel(s) and "TP>=" not in header_parallel(s)
     assert "world=8" in header_parallel(s)
 

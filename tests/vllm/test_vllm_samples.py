@@ -81,6 +81,12 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      {"form": "resolved", "partial": True, "max_num_batched_tokens": 512}),
     (H + "Resolved architecture: Qwen3ForCausalLM", "server_args",
      {"form": "resolved", "architecture": "Qwen3ForCausalLM"}),
+    # the model runner's load (V0 worker/model_runner.py:1060 in 0.6.3; V1
+    # v1/worker/gpu_model_runner.py:3808-3811 in 0.14.1), vllm-project/vllm#33155
+    (H + "Starting to load model openai/some-model...", "server_args",
+     {"form": "resolved", "partial": True, "model_path": "openai/some-model"}),
+    ("INFO 10-17 08:00:00 model_runner.py:1060] Starting to load model /data/my model v2...",
+     "server_args", {"form": "resolved", "partial": True, "model_path": "/data/my model v2"}),
     # --- the release --------------------------------------------------------------------------
     ("INFO 10-17 08:00:00 api_server.py:528] vLLM API server version 0.6.3", "engine_version",
      {"version": "0.6.3"}),
@@ -310,6 +316,9 @@ HEADS: list[tuple[str, str | None, str | None]] = [
     ("[2024-07-08 15:17:34] INFO 05-01 16:27:56 metrics.py:334] ", "05-01 16:27:56", None),
     ("\x1b[0;36m(Worker_TP0 pid=104)\x1b[0;0m \x1b[32mINFO\x1b[0m \x1b[90m05-01 16:27:56\x1b[0m "
      "\x1b[90m[core.py:1]\x1b[0m ", "05-01 16:27:56", "TP0"),
+    # the same colours as `cat -v` shows them (vllm-project/vllm#33155): parsers/text.py
+    ("^[[0;36m(EngineCore_DP0 pid=70073)^[[0;0m INFO 05-01 16:27:56 [core.py:1] ",
+     "05-01 16:27:56", "DP0"),
     ("INFO 2025-11-07 17:18:00.203 core.py:1] ", "2025-11-07 17:18:00.203", None),
     ("DEBUG 05-01 16:27:56 [v1/core/kv_cache_utils.py:1087] ", "05-01 16:27:56", None),
     ("      INFO 07-18 00:05:10 distributed_gpu_executor.py:56] ", "07-18 00:05:10", None),
@@ -353,7 +362,6 @@ def test_every_head_form(head: str, ts: str | None, rank: str | None) -> None:
     [
         "(APIServer pid=13026) INFO:     127.0.0.1:37582 - \"POST /v1/chat/completions HTTP/1.1\"",
         H + "Automatically detected platform cuda.",
-        H + "Starting to load model /models/x...",
         "Capturing CUDA graphs (decode, FULL): 100%|\u2588\u2588| 35/35",
         "(EngineCore pid=316)     kv_cache_config = self._initialize_kv_caches(vllm_config)",
         "e is needed, which is larger than the available KV cache memory (4.25 GiB). Based on",

@@ -28,7 +28,11 @@ def floor_fit(num: float, den: float = 1, digits: int = 2) -> float:
     0.996 requests is 0.99, not 1.0, since not one full request fits, and every reader
     (a table, a 1-decimal cell, `int()` for what can run) then cuts it further. Integers
     (tokens, lengths, blocks) are divided exactly; a float is read as the decimal it prints
-    (0.29 stays 0.29, where `math.floor(0.29 * 100)` is 28)."""
+    (0.29 stays 0.29, where `math.floor(0.29 * 100)` is 28).
+
+    This is for kvtui's own answer to a fit question. A figure an engine printed (vLLM's
+    "Maximum concurrency ...: %.2fx", rounded) is quoted as printed where the what-if shows the
+    setting it was printed for (`kvtui.engines.vllm.calculator.Calculator.concurrency`)."""
     scale = 10 ** digits
     if isinstance(num, int) and isinstance(den, int):
         return (num * scale // den) / scale

@@ -66,6 +66,27 @@ WORDING: dict[str, str] = {
         "less the weights, bounds it); raise it, or lower --max-model-len, when the KV cache "
         "cannot hold one request; lower --max-num-seqs or --max-num-batched-tokens for "
         "activation peaks."),
+    # "Available KV cache memory: <= 0" (kvtui.core.alerts _rule_profiled_negative): V1's
+    # budget is requested_memory - non_kv_cache_memory, requested = total x
+    # gpu_memory_utilization (v1/worker/gpu_worker.py:175-176, :256-257 in 0.10.1; :341-343
+    # and v1/worker/utils.py:258-260 in 0.14.1), non_kv = weights + torch peak + non-torch
+    # (utils/__init__.py:2744 in 0.10.1, utils/mem_utils.py:283 in 0.14.1), and releases that
+    # profile CUDA graphs take them out too ("CUDA graph memory profiling is enabled",
+    # parsers/vllm/startup.py). A budget <= 0
+    # raises "No available memory for the cache blocks. Try increasing
+    # `gpu_memory_utilization` ..." (v1/core/kv_cache_utils.py:681-684 in 0.10.1, :615-617 in
+    # 0.14.1) and the EngineCore logs "EngineCore failed to start." (vllm-project/vllm#23278).
+    "profiled_negative.budget_why": (
+        "the weights, the activation peak of the profile run, the CUDA graph memory (on "
+        "releases that profile it) and the non-torch memory (NCCL, the CUDA context) already "
+        "exceed the share vLLM may use, gpu_memory_utilization x total GPU memory, so there "
+        "is no KV cache at all: vLLM stops at start-up (\"No available memory for the cache "
+        "blocks\", then \"EngineCore failed to start\")."),
+    "profiled_negative.budget_fix": (
+        "Raise --gpu-memory-utilization (or free the GPU of other processes); lower the "
+        "activation peak with a smaller --max-num-batched-tokens, --max-num-seqs or "
+        "--max-model-len; shard the weights over more GPUs (higher -tp); or serve quantized "
+        "weights (a smaller checkpoint)."),
     "unbalanced": "",
 }
 

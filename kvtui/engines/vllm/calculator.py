@@ -53,7 +53,10 @@ class Calculator:
     tokens: int | None = None  # the logged "GPU KV cache size"
     blocks_logged: int | None = None
     blocks_forced: int | None = None  # num_gpu_blocks_override
+    # "Maximum concurrency for N tokens per request: X.XXx" as logged: X.XX, and N (None: the
+    # run's context_len)
     concurrency_logged: float | None = None
+    concurrency_logged_at: int | None = None
     context_len: int | None = None  # max_model_len
     available_gib: float | None = None  # "Available KV cache memory" (min over workers)
     workers_logged: int = 1  # how many workers' memory lines the log shows
@@ -317,11 +320,16 @@ class Calculator:
             return None
         return int(self.tokens * VALUE_COST[self.current_dtype] / VALUE_COST[dtype])
 
+    def _is_logged_setting(self, dtype: str, tp: int | None,
+                           mem_fraction_static: float | None) -> bool:
+        """Is this the setting the log ran (its dtype, TP and memory knob)?"""
+        return (dtype == self.current_dtype and tp in (None, self.parallel.tp)
+                and mem_fraction_static in (None, self._knob_now()))
+
     def tokens_for(self, dtype: str, tp: int | None = None,
                    mem_fraction_static: float | None = None) -> tuple[int | None, int | None]:
         """(GPU KV cache size vLLM would print, None)."""
-        if dtype == self.current_dtype and tp in (None, self.parallel.tp) and \
-                mem_fraction_static in (None, self._knob_now()) and self.tokens:
+        if self._is_logged_setting(dtype, tp, mem_fraction_static) and self.tokens:
             return self.tokens, None
         lay = self.layout(dtype, tp)
         if lay is None:
@@ -352,11 +360,25 @@ class Calculator:
 
     def concurrency(self, dtype: str, contexts: list[int], tp: int | None = None,
                     mem_fraction_static: float | None = None) -> dict[str, float | None]:
+        """Requests of each length the pool fits. Two kinds of figure, kept apart:
+
+        - kvtui's own answer to "how many fit" is cut, never rounded (`floor_fit`): 2.3056 is
+          2.30, as no 2.31st request fits;
+        - the cell of the setting and the length vLLM itself printed ("Maximum concurrency for
+          N tokens per request: %.2fx", v1/core/kv_cache_utils.py:853 / :1017 in 0.10.1, :1311
+          in 0.14.1) quotes that figure, rounded as vLLM's "%.2f" rounds it (2.31x), so the
+          table never contradicts the log it reproduces (vllm-project/vllm#25350), as
+          `tokens_for` quotes the logged "GPU KV cache size"."""
         lay = self.layout(dtype, tp)
         budget, _, _ = self.budget_bytes(tp, mem_fraction_static)
         out: dict[str, float | None] = {}
+        logged_at = self.concurrency_logged_at or self.context_len
+        quoted = (self.concurrency_logged is not None and logged_at is not None
+                  and self._is_logged_setting(dtype, tp, mem_fraction_static))
         for c in contexts:
-            if lay is not None and budget is not None:
+            if quoted and c == logged_at:
+                out[str(c)] = self.concurrency_logged
+            elif lay is not None and budget is not None:
                 out[str(c)] = floor_fit(*lay.concurrency_ratio(lay.blocks(budget), c,
                                                                self.max_batched))
             else:
