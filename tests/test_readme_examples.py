@@ -53,3 +53,13 @@ def test_the_check_example_abridges_but_never_differs(capsys: pytest.CaptureFixt
             at += 1
         assert at < len(out), f"README line not printed (in order): {line!r}"
         at += 1
+
+
+def test_catalogue_counts_are_the_catalogues():
+    """The README's "N kinds, M layouts" is what parsers/sglang/catalog.py holds (it drifted
+    by one kind and one layout before this test)."""
+    from parsers.sglang.catalog import CATALOG, VARIANTS
+
+    m = re.search(r"catalog\.py`: (\d+)\s+kinds, (\d+) layouts", README)
+    assert m is not None
+    assert (int(m.group(1)), int(m.group(2))) == (len(CATALOG), len(VARIANTS))
