@@ -888,17 +888,29 @@ def _on_notice(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> N
 
 def _on_swa_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     """The SWAKVPool line follows its two sub-pools' lines. Before 0.5.17 those are unlabelled
-    (`KV Cache is allocated`, SWA first: mem_cache/swa_memory_pool.py 0.5.9 :62-75), so the
-    second one looks like a draft model's pool; their token counts name them here."""
+    (`KV Cache is allocated`), SWA first, then Full, in every release that prints the SWAKVPool
+    line (0.5.4 mem_cache/memory_pool.py:952/958, 0.5.6 :1183/1189; 0.5.9
+    mem_cache/swa_memory_pool.py:63/72, 0.5.16 :60/69), so the second one looks like a draft
+    model's pool. Their token counts name them here; when the counts are equal (swa size = full
+    size: a ratio of 1.0), their order does: the rank's last one is the Full one, the one before
+    it the SWA one (an excerpt may show only the Full one)."""
     info = dict(ev.fields)
     info["evidence"] = _ev(ev, src, n, text)
     run.swa_pools[ev.rank] = info
-    names = {ev.get("swa_tokens"): "SWA", ev.get("full_tokens"): "Full"}
+    swa_tokens, full_tokens = ev.get("swa_tokens"), ev.get("full_tokens")
+    names = {swa_tokens: "SWA", full_tokens: "Full"}
     names.pop(None, None)
-    for key in [k for k in run.pools if k[0] == ev.rank and k[1] is None
-                and k[2] in ("mha", "mha:draft")]:
+    keys = [k for k in run.pools if k[0] == ev.rank and k[1] is None
+            and k[2] in ("mha", "mha:draft")]
+    by_order: dict[tuple[str | None, str | None, str], str] = {}
+    if swa_tokens is not None and swa_tokens == full_tokens:
+        unlabelled = sorted((k for k in keys if run.pools[k].tokens == full_tokens),
+                            key=lambda k: run.pools[k].evidence.line
+                            if run.pools[k].evidence else -1)
+        by_order = dict(zip(reversed(unlabelled), ("Full", "SWA"), strict=False))
+    for key in keys:
         pool = run.pools[key]
-        label = names.get(pool.tokens)
+        label = by_order.get(key) or (None if by_order else names.get(pool.tokens))
         if label is None:
             continue
         del run.pools[key]
