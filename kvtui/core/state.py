@@ -905,8 +905,7 @@ def _on_swa_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) ->
     by_order: dict[tuple[str | None, str | None, str], str] = {}
     if swa_tokens is not None and swa_tokens == full_tokens:
         unlabelled = sorted((k for k in keys if run.pools[k].tokens == full_tokens),
-                            key=lambda k: run.pools[k].evidence.line
-                            if run.pools[k].evidence else -1)
+                            key=lambda k: _line_of(run.pools[k].evidence))
         by_order = dict(zip(reversed(unlabelled), ("Full", "SWA"), strict=False))
     for key in keys:
         pool = run.pools[key]
@@ -916,6 +915,10 @@ def _on_swa_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) ->
         del run.pools[key]
         pool.label, pool.role = label, "target"
         run.pools[(ev.rank, label, "mha")] = pool
+
+
+def _line_of(evidence: Evidence | None) -> int:
+    return evidence.line if evidence is not None else -1
 
 
 def _on_swa_sizing(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:

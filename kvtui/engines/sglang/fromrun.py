@@ -225,7 +225,7 @@ def calculator_from_run(run: Any, model: Any = None,
     args = SizingArgs.from_server_args(sa)
     swa_line = _swa_pool_line(run, pool)
     ratio = _logged_swa_ratio(swa_line, page)
-    if ratio is not None and "swa_full_tokens_ratio" not in args.given \
+    if swa_line is not None and ratio is not None and "swa_full_tokens_ratio" not in args.given \
             and ratio != args.swa_full_tokens_ratio:
         args = args.with_changes(swa_full_tokens_ratio=ratio)
         notes.append(f"swa_full_tokens_ratio not in an args dump: {ratio:g}, the split the "
