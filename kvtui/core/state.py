@@ -5,10 +5,12 @@ questions kvtui answers (what KV dtype is in effect, are scales missing, how big
 hard is it pressed) need only bounded aggregates plus the *first* evidence line of each fact.
 Memory therefore stays flat however long the log is.
 
-Runs: each `server_args` dump (or a second weight load on a rank that already finished start-up)
-begins a new run. An engine may print its start in several parts (vLLM: the CLI's non-default
-args, then the engine's resolved config, from each of several DP engines): a part not yet seen
-completes the current run's dump. The latest run is current; earlier ones are kept for the report.
+Runs: each `server_args` dump (or a second weight load on a rank that already finished start-up,
+or a weight load or pool line stamped before the same rank's own in the run: two pasted launches,
+the later one above, `Run.stamped_before_rank`) begins a new run. An engine may print its start
+in several parts (vLLM: the CLI's non-default args, then the engine's resolved config, from each
+of several DP engines): a part not yet seen completes the current run's dump. The latest run is
+current; earlier ones are kept for the report.
 A pasted log may put a start below its own start-up lines: a start stamped no later than the
 lines of a run with no start of its own joins that run, and so does (for the report,
 `State.settled`) a start that carries nothing but its dump.
@@ -366,6 +368,23 @@ class Run:
             return True
         return copies < dp and self.runtime.decode_batches == 0
 
+    def stamped_before_rank(self, ev: Event, kind: str) -> bool:
+        """Is a start-up line (a weight load's begin, a pool line) stamped before the same
+        line of the same rank in this run? Then it is another start's: a paste of two launches
+        with the later one above (sgl-project/sglang#11309). A draft model's weight load and
+        pool, and a post-capture re-sizing, come after the target's (they are never stamped
+        before it); ranks are compared with themselves only (processes interleave their
+        lines a second apart)."""
+        if ev.ts is None or ev.get("post_capture") or ev.get("draft"):
+            return False
+        if kind == "kv_pool":
+            held = self.pools.get((ev.rank, ev.get("label"), pool_kind(ev)))
+            seen = held.evidence if held is not None and held.role == "target" else None
+        else:
+            target = self.weights.get(ev.rank)
+            seen = target.get("evidence") if target is not None else None
+        return isinstance(seen, Evidence) and _before(ev.ts, seen.ts)
+
     @property
     def args_only(self) -> bool:
         """Opened by a server start and holding nothing but its argument-resolution lines."""
@@ -431,6 +450,14 @@ def _not_after(ts: str, seen: str | None) -> bool:
         return False
     a, b = ts_seconds(ts), ts_seconds(seen)
     return a is not None and b is not None and a <= b
+
+
+def _before(ts: str, seen: str | None) -> bool:
+    """Is the stamp `ts` strictly earlier than `seen`? Dated stamps only (`_not_after`)."""
+    if seen is None or ts_day(ts) is None or ts_day(seen) is None:
+        return False
+    a, b = ts_seconds(ts), ts_seconds(seen)
+    return a is not None and b is not None and a < b
 
 
 def _rank_sort_key(rank: str | None) -> tuple[tuple[int, ...], str]:
@@ -507,7 +534,9 @@ class State:
         stamped no later than the run's own lines (`Run.takes_start`: a paste that put the dump
         below its start-up). A
         second weight load on a rank that already served is a restart whose dump was not
-        captured.
+        captured; so is a weight load or a pool line stamped before the same rank's own in
+        the run (`Run.stamped_before_rank`). Such a run opens with no start of its own, so
+        the chunk join leaves it to a sequential read.
         """
         run = self.current
         kind = ev.kind
@@ -529,7 +558,9 @@ class State:
                     run = self._start_in(run, ev.ts)
             elif run.progressed:
                 run = self._start_in(run, ev.ts)
-        elif kind == "load_weight_begin" and ev.rank in run.weights_begin and run.started_up:
+        elif (kind == "load_weight_begin" and ev.rank in run.weights_begin and (
+                run.started_up or run.stamped_before_rank(ev, kind))) or (
+                kind == "kv_pool" and run.stamped_before_rank(ev, kind)):
             run = self._new_run()
         elif (self.shape_starts and ev.rank and run.started_up and run.tag_shape is not None
               and KIND_TRAITS[kind].phase == "startup" and tag_shape(ev.rank) != run.tag_shape):
@@ -682,10 +713,15 @@ def _is_draft_class(model_class: object) -> bool:
     return isinstance(model_class, str) and any(m in model_class for m in _DRAFT_CLASS_MARKS)
 
 
-def _on_kv_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    # scope "all": every KV layer of the rank in one figure (vLLM), attention kind not stated.
-    kind = "kv" if ev.get("scope") == "all" else ("mla" if ev.get("kv_gib") is not None
+def pool_kind(ev: Event) -> str:
+    """The kind of a pool line's pool. Scope "all": every KV layer of the rank in one figure
+    (vLLM), attention kind not stated."""
+    return "kv" if ev.get("scope") == "all" else ("mla" if ev.get("kv_gib") is not None
                                                   else "mha")
+
+
+def _on_kv_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    kind = pool_kind(ev)
     key = (ev.rank, ev.get("label"), kind)
     raw = ev.get("dtype")
     post = bool(ev.get("post_capture"))
