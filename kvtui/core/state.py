@@ -124,6 +124,8 @@ class Run:
     # What the lines logged before the dump stated (SGLang's `DSA with TP mode is active`): a
     # dump cut short keeps them where it is silent.
     early_args: dict[str, Any] = field(default_factory=dict)
+    # (dtype, origin, evidence) of each KV dtype line: the event's origin, but "dsa_backend"
+    # for an override that is the DSA backends SGLang set for the KV dtype it resolved.
     kv_dtype_lines: list[tuple[str, str, Evidence]] = field(default_factory=list)
     engine_version: str | None = None
     scales_missing: Evidence | None = None
@@ -235,6 +237,8 @@ class Run:
         for dtype, origin, ev in self.kv_dtype_lines:
             if origin == "override":
                 return dtype, "override_line", ev
+            if origin == "dsa_backend":
+                return dtype, "dsa_backend_line", ev
         for dtype, origin, ev in self.kv_dtype_lines:
             if origin == "fallback":
                 # The configured dtype is not served (SGLang 0.5.8 model_runner.py:1576-1579:
@@ -689,6 +693,8 @@ def _on_kv_dtype(st: State, run: Run, ev: Event, src: str, n: int, text: str) ->
     if dtype is None:
         return
     origin = ev.get("origin") or "resolved"
+    if origin == "override" and ev.get("reason") == "DSA backends":
+        origin = "dsa_backend"
     for d, o, e in run.kv_dtype_lines:
         if d == dtype and o == origin:
             e.count += 1
