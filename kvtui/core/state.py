@@ -935,15 +935,21 @@ def _on_swa_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) ->
     mem_cache/swa_memory_pool.py:63/72, 0.5.16 :60/69), so the second one looks like a draft
     model's pool. Their token counts name them here; when the counts are equal (swa size = full
     size: a ratio of 1.0), their order does: the rank's last one is the Full one, the one before
-    it the SWA one (an excerpt may show only the Full one)."""
+    it the SWA one (an excerpt may show only the Full one).
+
+    Each pool prints the line once, as it is built (0.5.23 swa_memory_pool.py:131-134): a
+    rank's second one in a run is a speculative draft's own SWA pool (built after the
+    target's), whose sub-pools stay the draft's; `swa_pools` keeps the target's line."""
     info = dict(ev.fields)
     info["evidence"] = _ev(ev, src, n, text)
-    run.swa_pools[ev.rank] = info
+    draft = ev.rank in run.swa_pools
+    if not draft:
+        run.swa_pools[ev.rank] = info
     swa_tokens, full_tokens = ev.get("swa_tokens"), ev.get("full_tokens")
     names = {swa_tokens: "SWA", full_tokens: "Full"}
     names.pop(None, None)
     keys = [k for k in run.pools if k[0] == ev.rank and k[1] is None
-            and k[2] in ("mha", "mha:draft")]
+            and k[2] in (("mha:draft",) if draft else ("mha", "mha:draft"))]
     by_order: dict[tuple[str | None, str | None, str], str] = {}
     if swa_tokens is not None and swa_tokens == full_tokens:
         unlabelled = sorted((k for k in keys if run.pools[k].tokens == full_tokens),
@@ -955,8 +961,8 @@ def _on_swa_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) ->
         if label is None:
             continue
         del run.pools[key]
-        pool.label, pool.role = label, "target"
-        run.pools[(ev.rank, label, "mha")] = pool
+        pool.label, pool.role = label, "draft" if draft else "target"
+        run.pools[(ev.rank, label, "mha:draft" if draft else "mha")] = pool
 
 
 def _line_of(evidence: Evidence | None) -> int:

@@ -69,3 +69,24 @@ def test_with_the_preset_the_cell_reproduces_the_logged_pools():
     assert report.whatif.current.to_json()["calibration"]["within_rounding"]
     row = next(s for s in report.whatif.scenarios if s.dtype == "bf16")
     assert row.tokens == 1496958
+
+
+def test_a_second_swa_pool_line_on_a_rank_is_the_drafts():
+    """A speculative draft with a sliding-window pool of its own (MiMoV2MTP is on the hybrid-SWA
+    allow-list from 0.5.8, sizing/swa.py) prints its sub-pools and its SWAKVPool line after the
+    target's: they stay the draft's, and the target's line stays the run's."""
+    draft = [line("TP0", "Load weight end. type=MiMoV2MTP, dtype=torch.bfloat16, "
+                         "avail mem=20.00 GB, mem usage=1.00 GB."),
+             line("TP0", "KV Cache is allocated. #tokens: 1496958, K size: 1.07 GB, "
+                         "V size: 0.71 GB"),
+             line("TP0", "KV Cache is allocated. #tokens: 1496958, K size: 0.54 GB, "
+                         "V size: 0.36 GB"),
+             line("TP0", "SWAKVPool mem usage: 2.68 GB, swa size: 1496958, full size: 1496958")]
+    s = Session()
+    s.feed_lines("paste", [line("TP0", SWA_LINE), line("TP0", FULL_LINE), line("TP0", POOL_LINE),
+                           *draft])
+    run = s.state.current
+    target = {p.label: p.k_gib for p in run.kv_pools()}
+    assert target == {"SWA": 41.76, "Full": 4.82}
+    assert [(p.label, p.k_gib) for p in run.draft_kv_pools()] == [("Full", 0.54)]
+    assert run.swa_pools["TP0"]["gib"] == 77.63
