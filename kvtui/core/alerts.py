@@ -735,6 +735,10 @@ BASIS_WORDS: dict[str, str] = {
     "kv_dtype_line": "the 'Using KV cache dtype' line",
     "pool_line": "the KV pool line",
     "override_line": "the 'Setting KV cache dtype' override line",
+    # 'Set DSA backends for fp8_e4m3 KV Cache: ...' (0.5.9+), 'Setting NSA backend to ... for
+    # FP8 KV Cache.' (0.5.5-0.5.8): the backends SGLang chose for the KV dtype it resolved
+    "dsa_backend_line": "the DSA attention-backend line",
+    "fallback_line": "the '--kv-cache-dtype falls back to 'auto'' line",
     "server_args": "the server-args dump",
     "fp8_warning": "the FP8 scaling-factor warning",
     "model_dtype": "the model dtype at weight load",

@@ -5,10 +5,12 @@ questions kvtui answers (what KV dtype is in effect, are scales missing, how big
 hard is it pressed) need only bounded aggregates plus the *first* evidence line of each fact.
 Memory therefore stays flat however long the log is.
 
-Runs: each `server_args` dump (or a second weight load on a rank that already finished start-up)
-begins a new run. An engine may print its start in several parts (vLLM: the CLI's non-default
-args, then the engine's resolved config, from each of several DP engines): a part not yet seen
-completes the current run's dump. The latest run is current; earlier ones are kept for the report.
+Runs: each `server_args` dump (or a second weight load on a rank that already finished start-up,
+or a weight load or pool line stamped before the same rank's own in the run: two pasted launches,
+the later one above, `Run.stamped_before_rank`) begins a new run. An engine may print its start
+in several parts (vLLM: the CLI's non-default args, then the engine's resolved config, from each
+of several DP engines): a part not yet seen completes the current run's dump. The latest run is
+current; earlier ones are kept for the report.
 A pasted log may put a start below its own start-up lines: a start stamped no later than the
 lines of a run with no start of its own joins that run, and so does (for the report,
 `State.settled`) a start that carries nothing but its dump.
@@ -122,6 +124,8 @@ class Run:
     # What the lines logged before the dump stated (SGLang's `DSA with TP mode is active`): a
     # dump cut short keeps them where it is silent.
     early_args: dict[str, Any] = field(default_factory=dict)
+    # (dtype, origin, evidence) of each KV dtype line: the event's origin, but "dsa_backend"
+    # for an override that is the DSA backends SGLang set for the KV dtype it resolved.
     kv_dtype_lines: list[tuple[str, str, Evidence]] = field(default_factory=list)
     engine_version: str | None = None
     scales_missing: Evidence | None = None
@@ -233,6 +237,8 @@ class Run:
         for dtype, origin, ev in self.kv_dtype_lines:
             if origin == "override":
                 return dtype, "override_line", ev
+            if origin == "dsa_backend":
+                return dtype, "dsa_backend_line", ev
         for dtype, origin, ev in self.kv_dtype_lines:
             if origin == "fallback":
                 # The configured dtype is not served (SGLang 0.5.8 model_runner.py:1576-1579:
@@ -366,6 +372,23 @@ class Run:
             return True
         return copies < dp and self.runtime.decode_batches == 0
 
+    def stamped_before_rank(self, ev: Event, kind: str) -> bool:
+        """Is a start-up line (a weight load's begin, a pool line) stamped before the same
+        line of the same rank in this run? Then it is another start's: a paste of two launches
+        with the later one above (sgl-project/sglang#11309). A draft model's weight load and
+        pool, and a post-capture re-sizing, come after the target's (they are never stamped
+        before it); ranks are compared with themselves only (processes interleave their
+        lines a second apart)."""
+        if ev.ts is None or ev.get("post_capture") or ev.get("draft"):
+            return False
+        if kind == "kv_pool":
+            held = self.pools.get((ev.rank, ev.get("label"), pool_kind(ev)))
+            seen = held.evidence if held is not None and held.role == "target" else None
+        else:
+            target = self.weights.get(ev.rank)
+            seen = target.get("evidence") if target is not None else None
+        return isinstance(seen, Evidence) and _before(ev.ts, seen.ts)
+
     @property
     def args_only(self) -> bool:
         """Opened by a server start and holding nothing but its argument-resolution lines."""
@@ -431,6 +454,14 @@ def _not_after(ts: str, seen: str | None) -> bool:
         return False
     a, b = ts_seconds(ts), ts_seconds(seen)
     return a is not None and b is not None and a <= b
+
+
+def _before(ts: str, seen: str | None) -> bool:
+    """Is the stamp `ts` strictly earlier than `seen`? Dated stamps only (`_not_after`)."""
+    if seen is None or ts_day(ts) is None or ts_day(seen) is None:
+        return False
+    a, b = ts_seconds(ts), ts_seconds(seen)
+    return a is not None and b is not None and a < b
 
 
 def _rank_sort_key(rank: str | None) -> tuple[tuple[int, ...], str]:
@@ -507,7 +538,9 @@ class State:
         stamped no later than the run's own lines (`Run.takes_start`: a paste that put the dump
         below its start-up). A
         second weight load on a rank that already served is a restart whose dump was not
-        captured.
+        captured; so is a weight load or a pool line stamped before the same rank's own in
+        the run (`Run.stamped_before_rank`). Such a run opens with no start of its own, so
+        the chunk join leaves it to a sequential read.
         """
         run = self.current
         kind = ev.kind
@@ -529,7 +562,9 @@ class State:
                     run = self._start_in(run, ev.ts)
             elif run.progressed:
                 run = self._start_in(run, ev.ts)
-        elif kind == "load_weight_begin" and ev.rank in run.weights_begin and run.started_up:
+        elif (kind == "load_weight_begin" and ev.rank in run.weights_begin and (
+                run.started_up or run.stamped_before_rank(ev, kind))) or (
+                kind == "kv_pool" and run.stamped_before_rank(ev, kind)):
             run = self._new_run()
         elif (self.shape_starts and ev.rank and run.started_up and run.tag_shape is not None
               and KIND_TRAITS[kind].phase == "startup" and tag_shape(ev.rank) != run.tag_shape):
@@ -658,6 +693,8 @@ def _on_kv_dtype(st: State, run: Run, ev: Event, src: str, n: int, text: str) ->
     if dtype is None:
         return
     origin = ev.get("origin") or "resolved"
+    if origin == "override" and ev.get("reason") == "DSA backends":
+        origin = "dsa_backend"
     for d, o, e in run.kv_dtype_lines:
         if d == dtype and o == origin:
             e.count += 1
@@ -682,10 +719,15 @@ def _is_draft_class(model_class: object) -> bool:
     return isinstance(model_class, str) and any(m in model_class for m in _DRAFT_CLASS_MARKS)
 
 
-def _on_kv_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
-    # scope "all": every KV layer of the rank in one figure (vLLM), attention kind not stated.
-    kind = "kv" if ev.get("scope") == "all" else ("mla" if ev.get("kv_gib") is not None
+def pool_kind(ev: Event) -> str:
+    """The kind of a pool line's pool. Scope "all": every KV layer of the rank in one figure
+    (vLLM), attention kind not stated."""
+    return "kv" if ev.get("scope") == "all" else ("mla" if ev.get("kv_gib") is not None
                                                   else "mha")
+
+
+def _on_kv_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    kind = pool_kind(ev)
     key = (ev.rank, ev.get("label"), kind)
     raw = ev.get("dtype")
     post = bool(ev.get("post_capture"))
@@ -888,22 +930,43 @@ def _on_notice(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> N
 
 def _on_swa_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     """The SWAKVPool line follows its two sub-pools' lines. Before 0.5.17 those are unlabelled
-    (`KV Cache is allocated`, SWA first: mem_cache/swa_memory_pool.py 0.5.9 :62-75), so the
-    second one looks like a draft model's pool; their token counts name them here."""
+    (`KV Cache is allocated`), SWA first, then Full, in every release that prints the SWAKVPool
+    line (0.5.4 mem_cache/memory_pool.py:952/958, 0.5.6 :1183/1189; 0.5.9
+    mem_cache/swa_memory_pool.py:63/72, 0.5.16 :60/69), so the second one looks like a draft
+    model's pool. Their token counts name them here; when the counts are equal (swa size = full
+    size: a ratio of 1.0), their order does: the rank's last one is the Full one, the one before
+    it the SWA one (an excerpt may show only the Full one).
+
+    Each pool prints the line once, as it is built (0.5.23 swa_memory_pool.py:131-134): a
+    rank's second one in a run is a speculative draft's own SWA pool (built after the
+    target's), whose sub-pools stay the draft's; `swa_pools` keeps the target's line."""
     info = dict(ev.fields)
     info["evidence"] = _ev(ev, src, n, text)
-    run.swa_pools[ev.rank] = info
-    names = {ev.get("swa_tokens"): "SWA", ev.get("full_tokens"): "Full"}
+    draft = ev.rank in run.swa_pools
+    if not draft:
+        run.swa_pools[ev.rank] = info
+    swa_tokens, full_tokens = ev.get("swa_tokens"), ev.get("full_tokens")
+    names = {swa_tokens: "SWA", full_tokens: "Full"}
     names.pop(None, None)
-    for key in [k for k in run.pools if k[0] == ev.rank and k[1] is None
-                and k[2] in ("mha", "mha:draft")]:
+    keys = [k for k in run.pools if k[0] == ev.rank and k[1] is None
+            and k[2] in (("mha:draft",) if draft else ("mha", "mha:draft"))]
+    by_order: dict[tuple[str | None, str | None, str], str] = {}
+    if swa_tokens is not None and swa_tokens == full_tokens:
+        unlabelled = sorted((k for k in keys if run.pools[k].tokens == full_tokens),
+                            key=lambda k: _line_of(run.pools[k].evidence))
+        by_order = dict(zip(reversed(unlabelled), ("Full", "SWA"), strict=False))
+    for key in keys:
         pool = run.pools[key]
-        label = names.get(pool.tokens)
+        label = by_order.get(key) or (None if by_order else names.get(pool.tokens))
         if label is None:
             continue
         del run.pools[key]
-        pool.label, pool.role = label, "target"
-        run.pools[(ev.rank, label, "mha")] = pool
+        pool.label, pool.role = label, "draft" if draft else "target"
+        run.pools[(ev.rank, label, "mha:draft" if draft else "mha")] = pool
+
+
+def _line_of(evidence: Evidence | None) -> int:
+    return evidence.line if evidence is not None else -1
 
 
 def _on_swa_sizing(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:

@@ -209,3 +209,42 @@ def test_a_retraction_logged_by_every_tp_rank_counts_once():
     dp = [line.replace(f"TP{r}]", f"DP{r} TP{r}]") for r, line in zip((0, 5), lines, strict=False)]
     rt = analyse(lines=dp).report().runtime
     assert (rt.retractions, rt.retracted_reqs) == (2, 2)
+
+
+def _effective_bases() -> set[str]:
+    """Every basis `Run.effective` can name (the second item of each tuple it returns)."""
+    import inspect
+    import re
+
+    from kvtui.core.state import Run
+
+    src = inspect.getsource(Run.effective.fget)
+    return set(re.findall(r'return [^\n]*?, "(\w+)", ', src)) - {"unknown"}
+
+
+def test_every_basis_has_its_own_words():
+    from kvtui.core.alerts import BASIS_WORDS
+
+    bases = _effective_bases()
+    assert {"fallback_line", "dsa_backend_line", "override_line"} <= bases
+    assert bases <= set(BASIS_WORDS)
+    assert len(set(BASIS_WORDS.values())) == len(BASIS_WORDS)
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    # 0.5.9 server_args.py:1179 (the DSA backends set for the resolved KV dtype)
+    ("Set DSA backends for fp8_e4m3 KV Cache: prefill=flashmla_auto, decode=flashmla_kv.",
+     "DSA attention-backend line"),
+    # 0.5.8 server_args.py:1168
+    ("Setting KV cache dtype to fp8_e4m3 for DeepSeek DSA on SM10 device.",
+     "'Setting KV cache dtype' override line"),
+])
+def test_the_auto_fp8_alert_names_the_line_that_says_fp8(line, words):
+    s = Session()
+    s.feed_lines("inline", [
+        "[2026-03-01 12:00:00] " + line,
+        "[2026-03-01 12:00:00] server_args=ServerArgs(model_path='/models/ckpt', tp_size=8, "
+        "kv_cache_dtype='auto', page_size=64)"])
+    alert = next(a for a in s.report().alerts if a.rule == "kv-auto-fp8")
+    assert f"yet the {words} (line 1) shows" in alert.detail, alert.detail
+    assert "the log (line" not in alert.detail

@@ -192,3 +192,62 @@ def test_a_restart_after_midnight_in_time_only_stamps_opens_a_run():
     s.feed_lines("log", [*late, *start])
     s.end()
     assert len(s.report().runs) == 2
+
+
+# Two launches pasted one after the other, the later launch first (sgl-project/sglang#11309:
+# "with PR" at 23:17:19, then "main" at 22:29:11, both DP0 TP0 of DeepSeek-V3.2): the second
+# launch's lines are stamped before the first's. A pool line of a rank whose pool the run
+# already holds, stamped before that pool, is another start's: a draft model's pool, or a
+# post-capture re-sizing, is printed after its target's (the lines below are written for this
+# test in the wording).
+def launch(ts: str, tokens: int, kv_gib: float, avail: float) -> list[str]:
+    return [f"[2025-10-07 {ts} DP0 TP0] KV Cache is allocated. #tokens: {tokens}, "
+            f"KV size: {kv_gib:.2f} GB",
+            f"[2025-10-07 {ts} DP0 TP0] Memory pool end. avail mem={avail:.2f} GB"]
+
+
+def two_launches() -> list[str]:
+    return [*launch("23:17:19", 975424, 43.67, 37.71), *launch("22:29:11", 1462784, 54.52, 15.38)]
+
+
+def test_a_pool_stamped_before_the_same_ranks_pool_is_another_start():
+    s = fold(two_launches())
+    assert len(s.state.runs) == 2
+    first, second = s.state.runs
+    assert [p.tokens for p in first.kv_pools()] == [975424] and not first.draft_kv_pools()
+    assert [p.tokens for p in second.kv_pools()] == [1462784] and not second.draft_kv_pools()
+    assert second.memory_pool_end == {"DP0 TP0": 15.38}
+    report = s.report()
+    assert len(report.runs) == 2 and report.whatif.current.tokens == 1462784
+
+
+def test_a_draft_pool_after_its_target_stays_in_the_run():
+    # the draft worker's pool, printed after the target's: the same run, a draft pool
+    lines = launch("23:17:19", 975424, 43.67, 37.71)
+    lines.append("[2025-10-07 23:17:20 DP0 TP0] KV Cache is allocated. #tokens: 975424, "
+                 "KV size: 1.23 GB")
+    s = fold(lines)
+    assert len(s.state.runs) == 1 and len(s.state.current.draft_kv_pools()) == 1
+
+
+def test_a_weight_load_stamped_before_the_same_ranks_load_is_another_start():
+    def start_up(ts: str, tokens: int) -> list[str]:
+        return [stamped(ts, "Load weight begin. avail mem=78.50 GB"),
+                stamped(ts, "Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, "
+                            "avail mem=50.67 GB, mem usage=27.57 GB."),
+                stamped(ts, f"KV Cache is allocated. #tokens: {tokens}, K size: 7.00 GB, "
+                            "V size: 7.00 GB")]
+    s = fold([*start_up("11:00:00", 91749), *start_up("10:00:00", 91000)])
+    assert [[p.tokens for p in r.kv_pools()] for r in s.state.runs] == [[91749], [91000]]
+
+
+def test_every_cut_of_two_pasted_launches_gives_the_sequential_answer(tmp_path):
+    path = tmp_path / "two-launches.log"
+    decode = [f"[2025-10-07 23:18:{i:02d} DP0 TP0] {DECODE}" for i in range(10)]
+    late = [f"[2025-10-07 22:30:{i:02d} DP0 TP0] {DECODE}" for i in range(10)]
+    first, second = two_launches()[:2], two_launches()[2:]
+    path.write_text("\n".join([*first, *decode, *second, *late]) + "\n")
+    for off in line_offsets(path)[:-1]:
+        check_cuts(path, [0, off])  # joined exactly, or declined
+    s = fold(path.read_text().splitlines())
+    assert [r.runtime.decode_batches for r in s.state.runs] == [10, 10]

@@ -171,6 +171,9 @@ class Calculator:
     model_path: str | None = None
     # The model class the log names, for the rules SGLang keys on it when there is no spec.
     architecture: str | None = None
+    # A hybrid-SWA pool's logged total (the SWAKVPool line: both sub-pools, GiB): what the
+    # log-only arithmetic holds fixed, where the pool line is the Full sub-pool's alone.
+    swa_pool_gib: float | None = None
 
     def __post_init__(self) -> None:
         if self.args is None:
@@ -284,10 +287,19 @@ class Calculator:
         cell = self.cell(dtype, tp)
         if cell is not None:
             return cell.cost
-        meas = self.measured()
+        meas = self._measured_cost()
         if meas is None:
             return None
-        return meas["bytes_per_token"] * VALUE_COST[dtype] / VALUE_COST[self.current_dtype]
+        return meas * VALUE_COST[dtype] / VALUE_COST[self.current_dtype]
+
+    def _measured_cost(self) -> float | None:
+        """Logged bytes per full-pool token of the whole KV cache: the SWAKVPool total over
+        the Full sub-pool's rows for a hybrid-SWA pool (the SWA tokens that come with each
+        full one included), else the pool line's bytes per token."""
+        if self.swa_pool_gib and self.tokens:
+            return self.swa_pool_gib * GIB / (self.tokens + max(1, self.page_size))
+        meas = self.measured()
+        return meas["bytes_per_token"] if meas is not None else None
 
     # -- the rest memory ---------------------------------------------------------------------
     def _state_bytes_now(self) -> int:
@@ -326,8 +338,10 @@ class Calculator:
             if self.spec is not None and self.supported() is None:
                 return int(self.tokens * cost), (f"{self.tokens:,} logged tokens x the "
                                                  f"{self.current_dtype} cell"), False
+            both = (f" of both sub-pools (SWAKVPool mem usage {self.swa_pool_gib:g} GB)"
+                    if self.swa_pool_gib else "")
             return int(self.tokens * cost), (f"{self.tokens:,} logged tokens x the measured "
-                                             "bytes/token"), True
+                                             f"bytes/token{both}"), True
         if self.memory is not None and self.spec is not None:
             rest = int(self.memory.rest_gib() * GIB)
             return rest - self._state_bytes_now(), ("the memory lines (Load weight begin/end, "

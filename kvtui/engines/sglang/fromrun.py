@@ -223,6 +223,14 @@ def calculator_from_run(run: Any, model: Any = None,
     if pool is not None:
         pool_gib = {"k_gib": pool.k_gib, "v_gib": pool.v_gib, "kv_gib": pool.kv_gib}
     args = SizingArgs.from_server_args(sa)
+    swa_line = _swa_pool_line(run, pool)
+    ratio = _logged_swa_ratio(swa_line, page)
+    if swa_line is not None and ratio is not None and "swa_full_tokens_ratio" not in args.given \
+            and ratio != args.swa_full_tokens_ratio:
+        args = args.with_changes(swa_full_tokens_ratio=ratio)
+        notes.append(f"swa_full_tokens_ratio not in an args dump: {ratio:g}, the split the "
+                     f"SWAKVPool line shows (swa size {swa_line['swa_tokens']}, full size "
+                     f"{swa_line['full_tokens']})")
     known = sglang_version or (checkpoint.sglang_version if checkpoint is not None else None)
     version = infer_version(run, known)
     if sglang_version:
@@ -239,6 +247,7 @@ def calculator_from_run(run: Any, model: Any = None,
         mamba_logged=mamba_logged, swa_pool=swa_pool, swa_logged=swa_logged,
         pool_is_swa=pool_is_swa, checkpoint_kv_fp8=kv_fp8, model_dtype=model_dtype, notes=notes,
         args=args, draft_pools=_draft_pools(run), model_path=sa.get("model_path"),
+        swa_pool_gib=_float(swa_line.get("gib")) if swa_line else None,
     )
     if "max_running_requests" not in sa:
         if calc.architecture == DSV4_ARCH:
@@ -247,6 +256,34 @@ def calculator_from_run(run: Any, model: Any = None,
                               f"which SGLang sets for {DSV4_ARCH} when the flag is not given")
         _operator_cap(calc, _draft_seen(run))
     return calc
+
+
+def _swa_pool_line(run: Any, pool: Any) -> dict[str, Any] | None:
+    """The SWAKVPool line of the pool's rank (both sub-pools' total and their token counts),
+    unless it states a virtual-address bound (`post_capture`: 0.5.18+ "VA upper bound"), not
+    the memory the pool holds."""
+    line = run.swa_pools.get(pool.rank) if pool is not None else None
+    if not line or line.get("post_capture"):
+        return None
+    return dict(line)
+
+
+def _logged_swa_ratio(line: dict[str, Any] | None, page: int) -> float | None:
+    """The swa_full_tokens_ratio the logged split was made with: SGLang sizes the SWA pool as
+    align(int(full x ratio)) (0.5.9 model_runner_kv_cache_mixin.py:325-331), so swa / full
+    gives it to within a page; the two-decimal value a flag takes when that reproduces the
+    split (0.8, 1.0: 0.5.9 server_args.py:1418 resets it to 1.0 for MiMo-V2-Flash with the
+    hierarchical cache)."""
+    if not line:
+        return None
+    swa, full = _int(line.get("swa_tokens")), _int(line.get("full_tokens"))
+    if not swa or not full or not 0 < swa <= full:
+        return None
+    ratio = swa / full
+    near = round(ratio, 2)
+    if 0 < near <= 1 and abs(full * near - swa) <= max(1, page):
+        return near
+    return ratio
 
 
 # SGLang's own cap under speculative decoding: with a speculative algorithm and no
