@@ -386,6 +386,25 @@ class Calculator:
                 out[str(c)] = floor_fit(n, c) if n is not None else None
         return out
 
+    def concurrency_exact(self) -> float | None:
+        """vLLM's own float behind the logged "Maximum concurrency ...: %.2fx" (num_blocks /
+        blocks per request, `get_max_concurrency_for_kv_cache_config` in v1/core/
+        kv_cache_utils.py of 0.10.1 and 0.14.1; V0: blocks x block size / max_model_len), when
+        the layout reproduces the printed figure from the logged pool; None when it does not
+        (no spec, a block count the pool's tokens do not fix, another figure)."""
+        at = self.concurrency_logged_at or self.context_len
+        lay = self.layout(self.current_dtype)
+        if self.concurrency_logged is None or not at or lay is None:
+            return None
+        if (lay.rules.tokens == "per_group" and lay.groups > 1 and self.blocks_logged is None
+                and self.blocks_forced is None):
+            return None  # tokens = blocks // groups x block size: the blocks are not fixed
+        n = self._blocks_from_tokens(lay)
+        if n is None:
+            return None
+        exact = lay.concurrency(n, at, self.max_batched)
+        return exact if f"{exact:.2f}" == f"{self.concurrency_logged:.2f}" else None
+
     # -- measurements ------------------------------------------------------------------------
     def measured_bytes_per_token(self) -> float | None:
         if self.available_gib is None or not self.tokens:
@@ -574,6 +593,9 @@ class Calculator:
             "max_running_requests_logged": self.max_num_seqs,
             "max_concurrency_logged": self.concurrency_logged,
         }
+        exact = self.concurrency_exact()
+        if exact is not None:
+            out["max_concurrency_exact"] = exact
         if self.context_len and self.tokens:
             out["concurrency_at_context_len"] = (
                 self.concurrency_logged if self.concurrency_logged is not None
