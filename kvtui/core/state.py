@@ -708,8 +708,10 @@ def _on_kv_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> 
         # an excerpt that shows only other ranks' draft load
         dw is None and existing is None and bool(run.draft_weights)
         and ev.rank not in run.weights)
-    draft = bool(ev.get("draft")) or (not post and (after_draft_load or (
-        existing is not None and existing.role == "target" and not existing.post_capture)))
+    # A whole-cache budget (vLLM's "Available KV cache memory") holds a draft's layers too: a
+    # second one on the rank restates it.
+    draft = kind != "kv" and (bool(ev.get("draft")) or (not post and (after_draft_load or (
+        existing is not None and existing.role == "target" and not existing.post_capture))))
     pool = Pool(
         rank=ev.rank, label=ev.get("label"), kind=kind, dtype=dtypes.normalize(raw),
         dtype_raw=raw, tokens=ev.get("tokens"), k_gib=ev.get("k_gib"), v_gib=ev.get("v_gib"),
