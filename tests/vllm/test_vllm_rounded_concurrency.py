@@ -62,3 +62,43 @@ def test_a_pool_just_above_two_requests_stays_quiet():
 def test_without_a_model_spec_the_logged_figure_decides():
     """No spec: the calculator cannot reproduce the logged figure, which then decides."""
     assert "low-context-concurrency" not in alerts(4087, model="org/unknown-model")
+
+
+# A pool in several KV cache groups (a hybrid's attention and Mamba layers): vLLM 0.9-0.19 print
+# "GPU KV cache size" as num_blocks // len(groups) x block_size (v1/core/kv_cache_utils.py
+# :1288-1311 in 0.14.1) and the concurrency as num_blocks / the blocks one request takes over
+# every group (`get_max_concurrency_for_kv_cache_config`, :792-809), so the two disagree: 768
+# blocks of 544 tokens in 3 groups print 768 // 3 x 544 = 139,264 tokens, and (say) 1.52x for
+# 131,072 tokens, where 139,264 / 131,072 is 1.06. A dense pool's tokens over the length are
+# never below its printed concurrency (V1: blocks x block size / max_model_len >= blocks /
+# cdiv(max_model_len, block size); V0: the same ratio).
+E = "(EngineCore pid=21) INFO 05-02 08:10:11 "
+HYBRID = [
+    E + "[gpu_worker.py:359] Available KV cache memory: 9.25 GiB",
+    E + "[kv_cache_utils.py:1305] GPU KV cache size: 139,264 tokens",
+    E + "[kv_cache_utils.py:1311] Maximum concurrency for 131,072 tokens per request: 1.52x",
+]
+
+
+def test_without_a_spec_a_pool_whose_tokens_are_not_its_concurrency_claims_no_other_cell():
+    """Without the spec the other lengths and dtypes cannot be scaled from the tokens: 139,264
+    tokens over 131,072 is 1.06, not the 1.52 logged."""
+    s = Session()
+    s.feed_lines("log", HYBRID)
+    w = s.report().whatif
+    assert w is not None
+    cells = {(r.dtype, k): v for r in w.scenarios for k, v in r.concurrency.items()}
+    assert cells[("bf16", "131072")] == 1.52  # the logged figure, quoted
+    others = {key: v for key, v in cells.items() if key != ("bf16", "131072")}
+    assert others and all(v is None for v in others.values()), others
+    assert any("1.52x" in line and "groups" in line for line in w.explanation)
+
+
+def test_a_dense_pool_without_a_spec_keeps_its_scaled_cells():
+    dense = [HYBRID[0], HYBRID[1].replace("139,264", "199,232"), HYBRID[2]]  # 12,452 blocks
+    s = Session()
+    s.feed_lines("log", dense)
+    w = s.report().whatif
+    assert w is not None
+    row = next(r for r in w.scenarios if r.dtype == "bf16")
+    assert row.concurrency["32768"] == 6.08  # 199,232 / 32,768 = 6.0801, cut

@@ -381,10 +381,25 @@ class Calculator:
             elif lay is not None and budget is not None:
                 out[str(c)] = floor_fit(*lay.concurrency_ratio(lay.blocks(budget), c,
                                                                self.max_batched))
+            elif self._tokens_below_concurrency():
+                out[str(c)] = None  # the tokens do not scale to a length (`explanation`)
             else:
                 n, _ = self.tokens_for(dtype, tp, mem_fraction_static)
                 out[str(c)] = floor_fit(n, c) if n is not None else None
         return out
+
+    def _tokens_below_concurrency(self) -> bool:
+        """Does the logged pool hold fewer tokens per token of a request than its logged
+        concurrency, beyond the %.2f rounding (and V1 0.2x's int() of concurrency x length)?
+        A dense pool never does (V1: blocks x block size / max_model_len >= blocks /
+        cdiv(max_model_len, block size); V0 prints that ratio): so the pool is in several KV
+        cache groups (a hybrid, "GPU KV cache size" num_blocks // groups x block size,
+        v1/core/kv_cache_utils.py:1288-1311 in 0.14.1), and without the spec no other length
+        or dtype is the tokens scaled."""
+        at = self.concurrency_logged_at or self.context_len
+        if self.concurrency_logged is None or not at or not self.tokens:
+            return False
+        return self.tokens / at < self.concurrency_logged - 0.005 - 1 / at
 
     def concurrency_exact(self) -> float | None:
         """vLLM's own float behind the logged "Maximum concurrency ...: %.2fx" (num_blocks /
@@ -632,6 +647,14 @@ class Calculator:
             lines.append(f"no model spec ({self.spec_reason}): log-only arithmetic, the logged "
                          "tokens scaled by each dtype's bytes per value (exact for dense "
                          "models up to block rounding)")
+            if self._tokens_below_concurrency():
+                at = self.concurrency_logged_at or self.context_len or 0
+                lines.append(
+                    f"the logged concurrency ({self.concurrency_logged:.2f}x for {at:,} tokens) "
+                    f"is more than the logged tokens over that length "
+                    f"({floor_fit(self.tokens or 0, at):.2f}): the pool is in several KV cache "
+                    "groups (a hybrid model), so no other length or dtype is computed without "
+                    "the model spec (pass --model)")
         cal = self.calibration()
         if cal is not None:
             lo, hi = cal["computed_interval"]
