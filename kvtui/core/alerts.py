@@ -386,8 +386,17 @@ def _current_concurrency(run: Run, ctx: _Ctx) -> tuple[float | None, int | None,
         return None, total, context
     conc = cap.get("max_concurrency")
     if isinstance(conc, (int, float)) and not isinstance(conc, bool):
-        return floor_fit(float(conc)), total, context  # the engine's own, when it prints one
+        exact = _exact_concurrency(ctx)  # the figure unrounded, when the calculator has it
+        # the engine's own, when it prints one
+        return floor_fit(exact if exact is not None else float(conc)), total, context
     return floor_fit(total, context), total, context
+
+
+def _exact_concurrency(ctx: _Ctx) -> float | None:
+    """The unrounded figure behind the engine's printed concurrency (vLLM's "%.2fx"), where its
+    calculator reproduced it (`Current.max_concurrency_exact`)."""
+    cur = ctx.whatif.current if ctx.whatif is not None else None
+    return cur.max_concurrency_exact if cur is not None else None
 
 
 def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
@@ -406,8 +415,8 @@ def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         return None
     detail = (f"The pool holds {total:,} tokens per GPU; at {term(ctx.engine, 'context_len')} "
               f"{context:,} that is "
-              f"{conc:.2f} concurrent full-context requests. A few long agentic sessions will "
-              "queue behind each other or be retracted.")
+              f"{conc:.2f} concurrent full-context requests{_logged_as(run, ctx, conc)}. A "
+              "few long agentic sessions will queue behind each other or be retracted.")
     fix = (f"Raise {_mem(ctx, ctx.options.min_context_concurrency)} or TP, lower "
            f"{_flag(ctx, 'context_length', '--context-length')}, or accept the queueing. "
            "See the what-if for what each KV dtype would give.")
@@ -416,6 +425,16 @@ def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     return Alert("low-context-concurrency", "warning",
                  f"Only {conc:.2f} full-context requests fit", detail, evidence, fix,
                  extra={"concurrency": conc})
+
+
+def _logged_as(run: Run, ctx: _Ctx, conc: float) -> str:
+    """The engine's printed figure, where it rounds the exact one to another number."""
+    logged = (run.primary_capacity() or {}).get("max_concurrency")
+    if _exact_concurrency(ctx) is None or not isinstance(logged, float) or \
+            f"{logged:.2f}" == f"{conc:.2f}":
+        return ""
+    who = ctx.engine.label if ctx.engine is not None else "the engine"
+    return f" ({who} logs {logged:.2f}x, rounded)"
 
 
 def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:

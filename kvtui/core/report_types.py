@@ -160,6 +160,9 @@ class Current(_Keyed):
     max_running_requests_sglang: int | None = None
     sglang_rules: str | None = None
     max_concurrency_logged: float | None = None
+    # the unrounded figure the engine printed as max_concurrency_logged, where the calculator
+    # reproduces it (vLLM's "%.2fx" of its own float)
+    max_concurrency_exact: float | None = None
     concurrency_at_context_len: float | None = None
     cell: Json | None = None
     calibration: Json | None = None

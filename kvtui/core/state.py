@@ -642,29 +642,38 @@ def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str)
     resolved = bool(ev.get("resolved"))
     evidence = _ev(ev, src, n, text)
     if not run.dump_parts and not partial:
-        run.server_args = fields
+        # the dump as printed stays in `dump_copies` (`sibling_part` compares with it)
+        prior, run.server_args = run.server_args, dict(fields)
         if resolved:
             run.resolved_keys = {k for k, v in fields.items() if v is not None}
-        for k, v in run.early_args.items():  # what a line before the dump stated, and it not
-            if fields.get(k) is None:
-                fields[k] = v
+        # What a line before the dump stated (a partial one: vLLM's "Chunked prefill is
+        # enabled with ..."), and the dump not.
+        for k, v in [*run.early_args.items(), *prior.items()]:
+            if v is not None and run.server_args.get(k) is None:
+                run.server_args[k] = v
                 run.resolved_keys.add(k)
     else:
-        # Another part of the same start: each fills what the others left unsaid, and the
-        # operator's own arguments win over the engine's resolved values.
+        # Another part of the same start: each fills what the others left unsaid, the
+        # operator's own arguments win over the engine's resolved values, and the engine's
+        # resolved dump over what only a partial line stated.
         sa = run.server_args
+        stated = {k for first, _ in run.dump_copies.values() for k, v in first.items()
+                  if v is not None}
         for k, v in fields.items():
             if v is None:
                 if not partial:
                     sa.setdefault(k, None)
-            elif sa.get(k) is None or (not resolved and k in run.resolved_keys):
+            elif sa.get(k) is None or (not resolved and k in run.resolved_keys) or (
+                    not partial and k not in stated):
                 sa[k] = v
                 if resolved:
                     run.resolved_keys.add(k)
                 else:
                     run.resolved_keys.discard(k)
     if ev.get("before_dump"):
-        run.early_args.update((k, v) for k, v in fields.items() if v is not None)
+        for k, v in fields.items():  # the first (vLLM: the target's, not a draft's)
+            if v is not None:
+                run.early_args.setdefault(k, v)
     if ev.get("complete"):
         run.args_complete = True
     if not partial:
@@ -741,8 +750,10 @@ def _on_kv_pool(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> 
         # an excerpt that shows only other ranks' draft load
         dw is None and existing is None and bool(run.draft_weights)
         and ev.rank not in run.weights)
-    draft = bool(ev.get("draft")) or (not post and (after_draft_load or (
-        existing is not None and existing.role == "target" and not existing.post_capture)))
+    # A whole-cache budget (vLLM's "Available KV cache memory") holds a draft's layers too: a
+    # second one on the rank restates it.
+    draft = kind != "kv" and (bool(ev.get("draft")) or (not post and (after_draft_load or (
+        existing is not None and existing.role == "target" and not existing.post_capture))))
     pool = Pool(
         rank=ev.rank, label=ev.get("label"), kind=kind, dtype=dtypes.normalize(raw),
         dtype_raw=raw, tokens=ev.get("tokens"), k_gib=ev.get("k_gib"), v_gib=ev.get("v_gib"),

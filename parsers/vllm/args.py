@@ -186,12 +186,14 @@ _CHUNKED = regex.compile(r"Chunked prefill is enabled with max_num_batched_token
 _ARCH = regex.compile(r"Resolved architecture: (\w+)")
 
 
-def _partial(**values: Any) -> dict[str, Any]:
+def _partial(before_dump: bool = False, **values: Any) -> dict[str, Any]:
     fields: dict[str, Any] = dict.fromkeys(KIND_FIELDS["server_args"])
     fields.update(values)
     fields["form"] = "resolved"
     fields["partial"] = True
     fields["resolved"] = True
+    if before_dump:
+        fields["before_dump"] = True
     return fields
 
 
@@ -213,14 +215,20 @@ def parse_loading(msg: str) -> dict[str, Any] | None:
 def parse_resolved(msg: str) -> dict[str, Any] | None:
     """One resolved setting: `Using max model len N` (config/model.py, 0.10+), `Chunked prefill
     is enabled with max_num_batched_tokens=N.` (config.py:1136 in 0.6.4, scheduler.py in 0.10+),
-    `Resolved architecture: X`."""
+    `Resolved architecture: X`.
+
+    All three are logged while `EngineArgs.create_engine_config` builds the ModelConfig and
+    SchedulerConfig (engine/arg_utils.py only: 0.6.3 :837/:1021, 0.10.1 :904/:1281, 0.14.1
+    :1223/:1631), before the engine prints its config line (V0 engine/llm_engine.py:238 in
+    0.6.3, V1 v1/engine/core.py:74 in 0.10.1, :98 in 0.14.1): `before_dump`, so one opens the
+    start it belongs to, and the dump keeps what it alone states (kvtui/core/state.py)."""
     m = _MAX_LEN.match(msg)
     if m is not None:
-        return _partial(context_length=int(m.group(1)))
+        return _partial(True, context_length=int(m.group(1)))
     m = _CHUNKED.match(msg)
     if m is not None:
-        return _partial(max_num_batched_tokens=int(m.group(1)))
+        return _partial(True, max_num_batched_tokens=int(m.group(1)))
     m = _ARCH.match(msg)
     if m is not None:
-        return _partial(architecture=m.group(1))
+        return _partial(True, architecture=m.group(1))
     return None

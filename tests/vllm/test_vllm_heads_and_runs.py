@@ -497,3 +497,19 @@ def test_v0_pool_in_blocks_takes_the_stated_or_forced_block_size_first():
     forced = ("INFO 08-19 07:50:01 cuda.py:173] Forcing kv cache block size to 64 for FlashMLA "
               "backend.")
     assert v0_tokens([forced, V0_BLOCKS.format(dev="cuda")]) == (64, 22982 * 64)
+
+
+# "Available KV cache memory" is the worker's whole KV budget, printed once per worker by
+# `determine_available_memory` (v1/worker/gpu_worker.py:276 in 0.10.1, :298 in 0.11.0, :359 in
+# 0.14.1); a speculative draft's attention layers are in the same KV cache
+# (`get_kv_cache_spec` takes every Attention layer of the config, gpu_model_runner.py:3201-3213
+# in 0.10.1), so no draft budget follows it. A second one on the same rank restates the budget
+# (two starts in one paste without their start lines): it is never a draft model's pool.
+def test_a_second_kv_budget_on_a_rank_is_not_a_draft_pool():
+    avail = "[gpu_worker.py:298] Available KV cache memory: {gib} GiB"
+    conc = "[kv_cache_utils.py:1091] Maximum concurrency for {n:,} tokens per request: {x}x"
+    s = fold([avail.format(gib=40.5), conc.format(n=8192, x="30.10"),
+              avail.format(gib=40.5), conc.format(n=16384, x="15.05")])
+    pools = list(s.state.current.pools.values())
+    assert [(p.kind, p.role, p.kv_gib) for p in pools] == [("kv", "target", 40.5)]
+    assert pools[0].evidence is not None and pools[0].evidence.line == 3

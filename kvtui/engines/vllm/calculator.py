@@ -381,10 +381,44 @@ class Calculator:
             elif lay is not None and budget is not None:
                 out[str(c)] = floor_fit(*lay.concurrency_ratio(lay.blocks(budget), c,
                                                                self.max_batched))
+            elif self._tokens_below_concurrency():
+                out[str(c)] = None  # the tokens do not scale to a length (`explanation`)
             else:
                 n, _ = self.tokens_for(dtype, tp, mem_fraction_static)
                 out[str(c)] = floor_fit(n, c) if n is not None else None
         return out
+
+    def _tokens_below_concurrency(self) -> bool:
+        """Does the logged pool hold fewer tokens per token of a request than its logged
+        concurrency, beyond the %.2f rounding (and V1 0.2x's int() of concurrency x length)?
+        A dense pool never does (V1: blocks x block size / max_model_len >= blocks /
+        cdiv(max_model_len, block size); V0 prints that ratio): so the pool is in several KV
+        cache groups (a hybrid, "GPU KV cache size" num_blocks // groups x block size,
+        v1/core/kv_cache_utils.py:1288-1311 in 0.14.1), and without the spec no other length
+        or dtype is the tokens scaled."""
+        at = self.concurrency_logged_at or self.context_len
+        if self.concurrency_logged is None or not at or not self.tokens:
+            return False
+        return self.tokens / at < self.concurrency_logged - 0.005 - 1 / at
+
+    def concurrency_exact(self) -> float | None:
+        """vLLM's own float behind the logged "Maximum concurrency ...: %.2fx" (num_blocks /
+        blocks per request, `get_max_concurrency_for_kv_cache_config` in v1/core/
+        kv_cache_utils.py of 0.10.1 and 0.14.1; V0: blocks x block size / max_model_len), when
+        the layout reproduces the printed figure from the logged pool; None when it does not
+        (no spec, a block count the pool's tokens do not fix, another figure)."""
+        at = self.concurrency_logged_at or self.context_len
+        lay = self.layout(self.current_dtype)
+        if self.concurrency_logged is None or not at or lay is None:
+            return None
+        if (lay.rules.tokens == "per_group" and lay.groups > 1 and self.blocks_logged is None
+                and self.blocks_forced is None):
+            return None  # tokens = blocks // groups x block size: the blocks are not fixed
+        n = self._blocks_from_tokens(lay)
+        if n is None:
+            return None
+        exact = lay.concurrency(n, at, self.max_batched)
+        return exact if f"{exact:.2f}" == f"{self.concurrency_logged:.2f}" else None
 
     # -- measurements ------------------------------------------------------------------------
     def measured_bytes_per_token(self) -> float | None:
@@ -574,6 +608,9 @@ class Calculator:
             "max_running_requests_logged": self.max_num_seqs,
             "max_concurrency_logged": self.concurrency_logged,
         }
+        exact = self.concurrency_exact()
+        if exact is not None:
+            out["max_concurrency_exact"] = exact
         if self.context_len and self.tokens:
             out["concurrency_at_context_len"] = (
                 self.concurrency_logged if self.concurrency_logged is not None
@@ -610,6 +647,14 @@ class Calculator:
             lines.append(f"no model spec ({self.spec_reason}): log-only arithmetic, the logged "
                          "tokens scaled by each dtype's bytes per value (exact for dense "
                          "models up to block rounding)")
+            if self._tokens_below_concurrency():
+                at = self.concurrency_logged_at or self.context_len or 0
+                lines.append(
+                    f"the logged concurrency ({self.concurrency_logged:.2f}x for {at:,} tokens) "
+                    f"is more than the logged tokens over that length "
+                    f"({floor_fit(self.tokens or 0, at):.2f}): the pool is in several KV cache "
+                    "groups (a hybrid model), so no other length or dtype is computed without "
+                    "the model spec (pass --model)")
         cal = self.calibration()
         if cal is not None:
             lo, hi = cal["computed_interval"]
