@@ -73,3 +73,32 @@ def test_corpus_file(name: str) -> None:
                 f"got {(event.kind, event.rank, event.ts, got)} missing={missing_keys}"
             )
     assert not problems, "\n".join(problems)
+
+
+def test_no_corpus_line_is_copied_into_the_repo() -> None:
+    """The corpus is ground truth to test against, never to copy: a fixture, a sample or a doc
+    writes its own line in the style of the real one (its own stamps and figures). Checked on
+    every line of the corpus long enough to be distinctive and carrying a real head (a time or
+    a pid), against the text of every file git tracks outside the expectations, which only
+    quote the corpus' fields."""
+    import re
+    import subprocess
+
+    _require_corpus()
+    root = Path(__file__).resolve().parents[1]
+    head = re.compile(r"\d\d:\d\d:\d\d|pid=\d")
+    lines = {ln.strip(): f.name for f in _corpus_files()
+             for ln in f.read_text(errors="replace").splitlines()
+             if len(ln.strip()) >= 60 and head.search(ln)}
+    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True,
+                             check=True).stdout.split()
+    found = []
+    for name in tracked:
+        if name.endswith((".svg", ".png")) or name == "tests/corpus_expectations.py":
+            continue
+        try:
+            text = (root / name).read_text(errors="replace")
+        except (OSError, IsADirectoryError):
+            continue
+        found += [f"{name}: {src}: {ln[:80]}" for ln, src in lines.items() if ln in text]
+    assert not found, "corpus lines copied verbatim:\n" + "\n".join(found)

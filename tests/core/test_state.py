@@ -144,8 +144,8 @@ def test_override_lines_before_the_dump_belong_to_that_start():
     """SGLang logs model-specific KV dtype overrides while resolving arguments, just before the
     dump: they open the start, and the dump joins it (corpus: repofile-54751690598)."""
     start = [
-        "[2026-05-13 02:13:58] Setting KV cache dtype to fp8_e4m3 for DeepseekV4ForCausalLM.",
-        "[2026-05-13 02:13:59] server_args=ServerArgs(model_path='/m/DeepSeek-V4', tp_size=4, "
+        "[2026-05-13 03:21:06] Setting KV cache dtype to fp8_e4m3 for DeepseekV4ForCausalLM.",
+        "[2026-05-13 03:21:07] server_args=ServerArgs(model_path='/m/DeepSeek-V4', tp_size=4, "
         "kv_cache_dtype='fp8_e4m3')",
         "[2026-05-13 02:15:17 TP0] Load weight begin. avail mem=180.00 GB",
         "[2026-05-13 02:15:30 TP0] max_total_num_tokens=1000, chunked_prefill_size=8192, "
@@ -279,11 +279,11 @@ def test_dsa_backend_lines_state_the_kv_dtype_and_do_not_split_the_start():
     just before the dump (0.5.9 server_args.py:1179; 0.5.23 arg_groups/overrides.py:738): it
     joins the start the dump makes."""
     start = [
-        "[2026-05-13 02:13:58] Setting KV cache dtype to fp8_e4m3 for DeepSeek DSA on SM10 "
+        "[2026-05-13 03:21:06] Setting KV cache dtype to fp8_e4m3 for DeepSeek DSA on SM10 "
         "device.",
-        "[2026-05-13 02:13:58] Set DSA backends for fp8_e4m3 KV Cache: prefill=flashmla_auto, "
+        "[2026-05-13 03:21:06] Set DSA backends for fp8_e4m3 KV Cache: prefill=flashmla_auto, "
         "decode=flashmla_kv.",
-        "[2026-05-13 02:13:59] server_args=ServerArgs(model_path='/m/DeepSeek-V3.2', tp_size=8, "
+        "[2026-05-13 03:21:07] server_args=ServerArgs(model_path='/m/DeepSeek-V3.2', tp_size=8, "
         "kv_cache_dtype='fp8_e4m3')",
         "[2026-05-13 02:15:30 TP0] max_total_num_tokens=1000, chunked_prefill_size=8192, "
         "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "

@@ -12,7 +12,7 @@ DECODE = (
     "[2026-03-01 12:00:00 TP0] Decode batch, #running-req: 28, #token: 22920, "
     "token usage: 0.13, cuda graph: True, gen throughput (token/s): 1086.59, #queue-req: 0"
 )
-POOL = "[2025-10-16 09:06:22 TP1] KV Cache is allocated. #tokens: 2795207, K size: 53.31 GB, V size: 53.31 GB"  # noqa: E501
+POOL = "[2025-10-16 10:12:40 TP1] KV Cache is allocated. #tokens: 2795199, K size: 53.30 GB, V size: 53.30 GB"  # noqa: E501
 
 
 def _timed(line: str) -> object:
@@ -73,7 +73,7 @@ def test_ansi_codes_anywhere(colour: str) -> None:
 def test_coloured_everywhere() -> None:
     line = "".join(f"\x1b[3{i % 8}m{ch}" for i, ch in enumerate(POOL)) + "\x1b[0m"
     event = parse_line(line)
-    assert event is not None and event.fields["tokens"] == 2795207
+    assert event is not None and event.fields["tokens"] == 2795199
 
 
 def test_replacement_characters_and_nul() -> None:
@@ -82,7 +82,7 @@ def test_replacement_characters_and_nul() -> None:
     bad = DECODE.replace("28", "2\ufffd")
     event = parse_line(bad)
     assert event is None or event.fields["running_req"] is None
-    nul = POOL.replace("53.31 GB, V", "53.31 GB,\x00 V")
+    nul = POOL.replace("53.30 GB, V", "53.30 GB,\x00 V")
     event = parse_line(nul)
     assert event is None or event.kind == "kv_pool"
 

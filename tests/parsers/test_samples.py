@@ -92,9 +92,9 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         {"quant": None, "avail_gib": 10.0},
     ),
     (
-        "Load weight end. quant=fp8, fmt=e4m3, avail mem=12.25 GB, mem usage=125.65 GB.",
+        "Load weight end. quant=fp8, fmt=e4m3, avail mem=12.75 GB, mem usage=125.15 GB.",
         "load_weight_end",
-        {"quant": "fp8", "quant_fmt": "e4m3", "avail_gib": 12.25, "usage_gib": 125.65},
+        {"quant": "fp8", "quant_fmt": "e4m3", "avail_gib": 12.75, "usage_gib": 125.15},
     ),
     (
         P + "Load weight end. Committed real weights after CUDA graph capture in 4.20 s "
@@ -292,9 +292,9 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
          "available_cpu_mem_gib": 500.0},
     ),
     (
-        P + "max_total_tokens=131072 is larger than the profiled value -561981. Use the "
+        P + "max_total_tokens=131072 is larger than the profiled value -48210. Use the "
         "profiled value instead.",
-        "max_total_tokens_capped", {"requested": 131072, "profiled": -561981},
+        "max_total_tokens_capped", {"requested": 131072, "profiled": -48210},
     ),
     (
         P + "The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
@@ -608,9 +608,9 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     ),
     # --- errors ---------------------------------------------------------------------------
     (  # real (corpus sglang-issue-4048)
-        "[2025-03-03 06:49:28 TP5] Input length (160062 tokens) exceeds the maximum allowed "
-        "length (59862 tokens). Use a shorter input or enable --allow-auto-truncate.",
-        "input_too_long", {"input_tokens": 160062, "max_tokens": 59862, "truncated": False},
+        "[2025-03-03 07:15:02 TP5] Input length (150021 tokens) exceeds the maximum allowed "
+        "length (65536 tokens). Use a shorter input or enable --allow-auto-truncate.",
+        "input_too_long", {"input_tokens": 150021, "max_tokens": 65536, "truncated": False},
     ),
     (
         P + "Request length is longer than the KV cache pool size or the max context length. "
@@ -620,7 +620,7 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     ('{"object": "error", "message": "Input length (9000 tokens) exceeds the maximum allowed '
      'length (8192 tokens). Use a shorter input"}', "input_too_long",
      {"input_tokens": 9000, "max_tokens": 8192}),
-    ("[2025-10-12 21:14:09] Scheduler hit an exception: Traceback (most recent call last):",
+    ("[2025-10-12 20:03:51] Scheduler hit an exception: Traceback (most recent call last):",
      "process_exception", {"process": "Scheduler"}),
     (P + "DataParallelController hit an exception: Traceback (most recent call last):",
      "process_exception", {"process": "DataParallelController"}),
@@ -763,7 +763,7 @@ def test_prefix_forms(line: str, ts: str | None, rank: str | None) -> None:
         "factor 1.0 for fp8_e4m3.",
         "ValueError: To serve at least one request with the model's max seq len (100000), "
         "(4.26 GiB KV cache is needed, which is larger than the available KV cache memory",
-        "[2026-01-15 13:56:49 DP0 TP0] The available memory for KV cache is 17.67 GB.",
+        "[2026-01-15 12:40:05 DP0 TP0] The available memory for KV cache is 17.42 GB.",
         "Decode batch",
         "",
         "[",

@@ -76,9 +76,9 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     ),
     (H + "Using max model len 32768", "server_args",
      {"form": "resolved", "partial": True, "context_length": 32768}),
-    ("INFO 11-21 13:28:37 config.py:1136] Chunked prefill is enabled with "
-     "max_num_batched_tokens=512.", "server_args",
-     {"form": "resolved", "partial": True, "max_num_batched_tokens": 512}),
+    ("INFO 11-21 09:02:14 config.py:1136] Chunked prefill is enabled with "
+     "max_num_batched_tokens=1024.", "server_args",
+     {"form": "resolved", "partial": True, "max_num_batched_tokens": 1024}),
     (H + "Resolved architecture: Qwen3ForCausalLM", "server_args",
      {"form": "resolved", "architecture": "Qwen3ForCausalLM"}),
     # the model runner's load (V0 worker/model_runner.py:1060 in 0.6.3; V1
@@ -188,8 +188,8 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      "capacity", {"gpu_blocks": 9000, "cpu_blocks": 100}),
     ("INFO 08-19 07:51:08 distributed_gpu_executor.py:56] # GPU blocks: 22982, # CPU blocks: "
      "6241", "capacity", {"gpu_blocks": 22982, "cpu_blocks": 6241}),
-    ("INFO 01-30 03:19:14 kv_cache_utils.py:395] # GPU blocks: 1381", "capacity",
-     {"gpu_blocks": 1381}),
+    ("INFO 01-30 05:40:02 kv_cache_utils.py:395] # GPU blocks: 2207", "capacity",
+     {"gpu_blocks": 2207}),
     ("INFO 10-17 08:00:20 gpu_executor.py:126] Maximum concurrency for 8192 tokens per "
      "request: 44.89x", "capacity", {"context_len": 8192, "max_concurrency": 44.89}),
     (H + "GPU KV cache size: 652,144 tokens", "capacity", {"max_total_num_tokens": 652144}),
@@ -274,8 +274,8 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      "decoder+CUDA-context across 1 API server(s) @ 0.05 GiB/server); KV cache memory reduced "
      "to 37.95 GiB.", "kv_budget_reserved",
      {"reserved_gib": 2.05, "purpose": "multimodal", "remaining_gib": 37.95}),
-    ("ValueError: max_num_seqs (1024) exceeds available Mamba cache blocks (969).", "oom",
-     {"reason": "mamba_blocks", "requested": 1024, "available": 969}),
+    ("ValueError: max_num_seqs (512) exceeds available Mamba cache blocks (433).", "oom",
+     {"reason": "mamba_blocks", "requested": 512, "available": 433}),
     # --- the parallel layout: distributed/parallel_state.py (wordings quoted in startup.py) ---
     ("(VllmWorker rank=5 pid=71) INFO 05-01 16:27:56 [parallel_state.py:1005] rank 5 in world "
      "size 8 is assigned as DP rank 0, PP rank 1, TP rank 1", "parallel_rank",  # 0.8.5 :1005
@@ -363,7 +363,7 @@ def test_every_head_form(head: str, ts: str | None, rank: str | None) -> None:
         "(APIServer pid=13026) INFO:     127.0.0.1:37582 - \"POST /v1/chat/completions HTTP/1.1\"",
         H + "Automatically detected platform cuda.",
         "Capturing CUDA graphs (decode, FULL): 100%|\u2588\u2588| 35/35",
-        "(EngineCore pid=316)     kv_cache_config = self._initialize_kv_caches(vllm_config)",
+        "(EngineCore pid=4021)     kv_cache_config = self._initialize_kv_caches(vllm_config)",
         "e is needed, which is larger than the available KV cache memory (4.25 GiB). Based on",
         "[2026-03-01 12:00:00 TP0] KV Cache is allocated. #tokens: 1, K size: 1.00 GB",
         "[2026-03-01 12:00:00 TP0] Decode batch, #running-req: 1, #token: 2, token usage: 0.10",
