@@ -98,8 +98,8 @@ def render_text(report: Report) -> str:
         w("")
         w(f"Runs ({len(runs)} server starts; the last one is reported above)")
         for r in runs:
-            line = r.start.line if r.start is not None else "-"
-            w(f"  #{r.index} line {line}: {r.configured_dtype or '?'}"
+            at = f"line {r.start.line}" if r.start is not None else "(no start line)"
+            w(f"  #{r.index} {at}: {r.configured_dtype or '?'}"
               f" -> {r.effective_dtype or '?'}, pool {_fmt_num(r.pool_tokens)}"
               f" tokens, {r.decode_batches:,} decode batches")
     return "\n".join(out) + "\n"

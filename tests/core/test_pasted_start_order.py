@@ -251,3 +251,16 @@ def test_every_cut_of_two_pasted_launches_gives_the_sequential_answer(tmp_path):
         check_cuts(path, [0, off])  # joined exactly, or declined
     s = fold(path.read_text().splitlines())
     assert [r.runtime.decode_batches for r in s.state.runs] == [10, 10]
+
+
+def test_a_run_without_a_start_line_says_so_in_the_runs_list():
+    """Runs opened by a pool or weight line (no start line) are listed as such, not `line -`."""
+    from kvtui.core.render import render_text
+
+    s = Session()
+    s.feed_lines("paste", [
+        "[2025-10-09 23:17:40 DP0 TP0] KV Cache is allocated. #tokens: 975424, KV size: 36.36 GB",
+        "[2025-10-09 22:29:30 DP0 TP0] KV Cache is allocated. #tokens: 1462784, KV size: 54.52 GB",
+    ])
+    text = render_text(s.report())
+    assert "#0 (no start line):" in text and "line -" not in text
