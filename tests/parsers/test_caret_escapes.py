@@ -49,3 +49,13 @@ def test_both_engines_read_a_caret_coloured_head(parse, line: str, cut: int) -> 
         assert got is not None, form
         assert (got.kind, got.fields, got.ts, got.rank) == (want.kind, want.fields, want.ts,
                                                             want.rank), form
+
+
+def test_what_is_shown_drops_caret_colours_too():
+    """The one display sanitizer (`kvtui.core.text.inert`) reads a caret-form colour as the
+    parsers do; other caret text stays."""
+    from kvtui.core.text import inert
+
+    assert inert("^[[0;36m(EngineCore_DP0 pid=70073)^[[0;0m INFO x") == \
+        "(EngineCore_DP0 pid=70073) INFO x"
+    assert inert("grep '^[[:alpha:]]' ^[[A") == "grep '^[[:alpha:]]' ^[[A"
