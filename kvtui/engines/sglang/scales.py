@@ -25,9 +25,13 @@ from kvtui.engines.sglang.sizing.cells import dsa_raw_layout
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
 
-# The DSA model classes: DeepSeek V3.2's own (configs/model_config.py:54-65 lists it with the
-# classes that are DSA only when index_topk is set; only V3.2 checkpoints name this class).
-DSA_CLASSES = frozenset({"DeepseekV32ForCausalLM"})
+# The DSA model classes, each with the family it names: DeepSeek V3.2's own
+# (configs/model_config.py:54-65 lists it with the classes that are DSA only when index_topk is
+# set; only V3.2 checkpoints name this class) and GLM-5's (`glm_moe_dsa`, in the same list from
+# 0.5.9, configs/model_config.py:54-67, and server_args.py:1205 "DeepSeek 3.2,
+# GlmMoeDsaForCausalLM"; only GLM-5's DSA checkpoints name it: a GLM-5-FP8 run logged a pool of
+# 61,463 B/token, 78 layers x (656 + 132), the NSA FP8 layout).
+DSA_CLASSES = {"DeepseekV32ForCausalLM": "DeepSeek V3.2 DSA", "GlmMoeDsaForCausalLM": "GLM-5 DSA"}
 
 
 def nsa_pool(run: Any, checkpoint: CheckpointFacts | None = None) -> str | None:
@@ -46,7 +50,7 @@ def nsa_pool(run: Any, checkpoint: CheckpointFacts | None = None) -> str | None:
         return "the server-args dump shows attention_backend='nsa', SGLang's DSA backend"
     cls = _model_class(run)
     if cls in DSA_CLASSES:
-        return f"the model class is {cls} (DeepSeek V3.2 DSA)"
+        return f"the model class is {cls} ({DSA_CLASSES[cls]})"
     return None
 
 
