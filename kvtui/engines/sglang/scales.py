@@ -21,17 +21,14 @@ from kvtui.core.capacity.presets import spec_for_run
 from kvtui.engines.sglang.fromrun import _model_class
 from kvtui.engines.sglang.sizing.args import SizingArgs
 from kvtui.engines.sglang.sizing.cells import dsa_raw_layout
+from kvtui.engines.sglang.sizing.families import DSA_BY_CLASS
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
 
-# The DSA model classes, each with the family it names: DeepSeek V3.2's own
-# (configs/model_config.py:54-65 lists it with the classes that are DSA only when index_topk is
-# set; only V3.2 checkpoints name this class) and GLM-5's (`glm_moe_dsa`, in the same list from
-# 0.5.9, configs/model_config.py:54-67, and server_args.py:1205 "DeepSeek 3.2,
-# GlmMoeDsaForCausalLM"; only GLM-5's DSA checkpoints name it: a GLM-5-FP8 run logged a pool of
-# 61,463 B/token, 78 layers x (656 + 132), the NSA FP8 layout).
-DSA_CLASSES = {"DeepseekV32ForCausalLM": "DeepSeek V3.2 DSA", "GlmMoeDsaForCausalLM": "GLM-5 DSA"}
+# The DSA model classes, each with the family it names (DeepSeek V3.2's, GLM-5's): the one list
+# the flag refusals read too (kvtui/engines/sglang/sizing/families.py).
+DSA_CLASSES = DSA_BY_CLASS
 
 
 def nsa_pool(run: Any, checkpoint: CheckpointFacts | None = None) -> str | None:
