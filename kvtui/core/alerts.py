@@ -22,7 +22,7 @@ from kvtui.core.capacity.whatif import floor_fit
 from kvtui.core.engine import retraction_groups, term
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import Alert, Inverse, WhatIf
-from kvtui.core.runtime import SATURATION
+from kvtui.core.runtime import SATURATION, batch_usage
 from kvtui.core.state import Run, State
 from kvtui.core.units import fmt_bytes_gib
 from parsers import BATCH_KINDS, Event
@@ -886,9 +886,7 @@ def alert_watch(run: Run, options: AlertOptions | None = None) -> Callable[[Even
         f = ev.fields
         fired = (saturation.longest >= opts.saturation_batches
                  or growth.longest >= opts.queue_growth_batches)
-        u = f.get("token_usage")
-        if u is None:
-            u = f.get("full_token_usage")
+        u = batch_usage(f)
         if u is not None:
             saturation.add(u >= SATURATION)
         queue = f.get("queue_req")

@@ -58,6 +58,25 @@ def shifted_timeline(tl: deque[TimelinePoint], offset: int) -> deque[TimelinePoi
                   for ts, line, *rest in tl), maxlen=tl.maxlen)
 
 
+
+# The usages a batch line may print, one per pool (a hybrid line prints its full pool's and its
+# SWA or mamba pool's). The usage folded is the fullest: SGLang's own token usage of a hybrid
+# model (max(full, swa): 0.5.9 managers/scheduler_metrics_mixin.py:184, 330; with the mamba
+# usage from 0.5.13: managers/scheduler_components/pool_stats_observer.py:64-70, 124), since a
+# full SWA or mamba pool stops admission as a full KV pool does.
+POOL_USAGES = ("token_usage", "full_token_usage", "swa_token_usage", "mamba_usage")
+
+
+def batch_usage(fields: dict[str, Any]) -> float | None:
+    """The fullest pool's usage a batch line prints (None: it prints none)."""
+    top = None
+    for key in POOL_USAGES:
+        v = fields.get(key)
+        if v is not None and (top is None or v > top):
+            top = v
+    return top
+
+
 @dataclass(slots=True)
 class Streak:
     """The longest run of consecutive True in a sequence of booleans, joinable.
@@ -205,7 +224,7 @@ class Runtime:
     new_token_ratio_first: float | None = None
     new_token_ratio_last: float | None = None
     retraction_evidence: Evidence | None = None
-    saturation: Streak = field(default_factory=Streak)  # batches with token usage >= 0.95
+    saturation: Streak = field(default_factory=Streak)  # batches with usage >= 0.95 (batch_usage)
     saturated_evidence: Evidence | None = None  # the first saturated batch
     queue_growth: Growth = field(default_factory=Growth)  # queue, decode line to decode line
     last_ts: str | None = None
@@ -279,9 +298,7 @@ class Runtime:
         """Fold one decode or prefill batch line (its parsed fields); `witness` builds the
         evidence for this line only when a fact needs it."""
         f = fields
-        u = f.get("token_usage")
-        if u is None:
-            u = f.get("full_token_usage")
+        u = batch_usage(f)
         if u is not None:
             self.last_token_usage = u
             if self.token_usage.beats(u):

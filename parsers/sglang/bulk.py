@@ -24,30 +24,49 @@ _HEAD = r"\[(?P<head>[^\]\n]{1,120})\] "
 # order and the core can compare and take maxima on the text itself.
 _U = r"[0-9]\.[0-9]{2}"
 _GRAPH = r"(?:cuda|npu|cpu|musa) graph: (?:True|False)"
-_DECODE = (
-    r"Decode batch[.,] #running-req: (?P<running>[0-9]+), "
-    rf"(?:#token: [0-9]+, token usage: (?P<usage>{_U})"
-    rf"|#full token: [0-9]+, full token usage: (?P<usage>{_U}), "
-    r"(?:mamba num: [0-9]+, mamba usage: [0-9]+\.[0-9]+"
-    r"|#swa token: [0-9]+, swa token usage: [0-9]+\.[0-9]+)), "
-    rf"(?:{_GRAPH}, )?gen throughput \(token/s\): (?P<gen>[0-9]{{1,9}}\.[0-9]{{2}}), "
-    r"#queue-req: (?P<queue>[0-9]+)(?:, )?"
-)
-_PREFILL = (
-    r"Prefill batch[.,] #new-seq: [0-9]+, #new-token: [0-9]+, #cached-token: [0-9]+, "
-    r"(?:cache hit rate: [0-9]+\.[0-9]+%, )?"
-    rf"(?:token usage: (?P<usage>{_U})|full token usage: (?P<usage>{_U}), "
-    r"(?:mamba usage: [0-9]+\.[0-9]+|swa token usage: [0-9]+\.[0-9]+)), "
-    r"#running-req: (?P<running>[0-9]+), #queue-req: (?P<queue>[0-9]+)"
-    rf"(?:, #pending-token: [0-9]+)?(?:, {_GRAPH})?"
-    rf"(?:, input throughput \(token/s\): [0-9]+\.[0-9]+)?(?:, {_GRAPH})?(?:, ?)?"
-)
+
+
+def _layouts(second: str) -> tuple[str, str]:
+    """The decode and prefill layouts; `second` is the pattern of a hybrid line's second pool
+    usage (its SWA or mamba pool's)."""
+    decode = (
+        r"Decode batch[.,] #running-req: (?P<running>[0-9]+), "
+        rf"(?:#token: [0-9]+, token usage: (?P<usage>{_U})"
+        rf"|#full token: [0-9]+, full token usage: (?P<usage>{_U}), "
+        rf"(?:mamba num: [0-9]+, mamba usage: {second}"
+        rf"|#swa token: [0-9]+, swa token usage: {second})), "
+        rf"(?:{_GRAPH}, )?gen throughput \(token/s\): (?P<gen>[0-9]{{1,9}}\.[0-9]{{2}}), "
+        r"#queue-req: (?P<queue>[0-9]+)(?:, )?"
+    )
+    prefill = (
+        r"Prefill batch[.,] #new-seq: [0-9]+, #new-token: [0-9]+, #cached-token: [0-9]+, "
+        r"(?:cache hit rate: [0-9]+\.[0-9]+%, )?"
+        rf"(?:token usage: (?P<usage>{_U})|full token usage: (?P<usage>{_U}), "
+        rf"(?:mamba usage: {second}|swa token usage: {second})), "
+        r"#running-req: (?P<running>[0-9]+), #queue-req: (?P<queue>[0-9]+)"
+        rf"(?:, #pending-token: [0-9]+)?(?:, {_GRAPH})?"
+        rf"(?:, input throughput \(token/s\): [0-9]+\.[0-9]+)?(?:, {_GRAPH})?(?:, ?)?"
+    )
+    return decode, prefill
+
+
+_DECODE, _PREFILL = _layouts(r"[0-9]+\.[0-9]+")
+
 # One match per line: the block is joined with a newline before every line and after the last,
 # and a line of any other shape is taken whole by the last alternative, so match i is line i.
 # Same-named groups share one column (a `regex` feature), whichever layout matched.
 RUNTIME_ROWS = regex.compile(
     rf"\n(?:{_HEAD}(?:{_DECODE}|{_PREFILL})|(?P<other>[^\n]*))(?=\n)", regex.ASCII
 )
+# The same rows with a hybrid line's second pool usage as a column of its own (`second`, right
+# after `usage`), for a block that holds hybrid lines: the usage a row carries is the fuller of
+# the two pools', as `parse_line`'s event is folded (`kvtui.core.runtime.batch_usage`). Both
+# print `d.dd`, so the text comparison is the numeric one.
+_HYBRID_ROWS = regex.compile(
+    rf"\n(?:{_HEAD}(?:{'|'.join(_layouts(rf'(?P<second>{_U})'))})|(?P<other>[^\n]*))(?=\n)",
+    regex.ASCII,
+)
+_HYBRID_NEEDLES = ("mamba usage: ", "swa token usage: ")
 
 # Column order of a row (`RUNTIME_ROWS.groupindex`, checked by a test).
 HEAD, RUNNING, USAGE, GEN, QUEUE, OTHER = range(6)
@@ -67,7 +86,11 @@ def runtime_rows(lines: list[str]) -> list[tuple[str, str, str, str, str, str]] 
     own, which would shift the rows.
     """
     block = "\n" + "\n".join(lines) + "\n"
-    rows = RUNTIME_ROWS.findall(block)
+    if any(needle in block for needle in _HYBRID_NEEDLES):
+        rows = [(h, r, s if s > u else u, g, q, o)
+                for h, r, u, s, g, q, o in _HYBRID_ROWS.findall(block)]
+    else:
+        rows = RUNTIME_ROWS.findall(block)
     if len(rows) != len(lines):
         return None
     return rows

@@ -42,6 +42,11 @@ def _alert(lines: list[str]) -> dict:
 @pytest.mark.parametrize(("model_path", "cls", "backend", "because"), [
     # the model class SGLang's weight line prints
     ("/models/private-ckpt", "DeepseekV32ForCausalLM", "flashinfer", "DeepseekV32ForCausalLM"),
+    # GLM-5's class: DSA (is_deepseek_nsa lists it, 0.5.9 configs/model_config.py:54-67;
+    # server_args.py:1205 "DeepSeek 3.2, GlmMoeDsaForCausalLM"). A real GLM-5-FP8 run on ROCm
+    # (rocm/sgl-dev v0.5.8.post1 20260218, a repository file's log) printed the warning with a
+    # pool of 61,463 B/token: 78 layers x (656 + 132), the NSA FP8 layout.
+    ("zai-org/GLM-5-FP8", "GlmMoeDsaForCausalLM", "triton", "GlmMoeDsaForCausalLM"),
     # the attention backend SGLang picks for a DSA model (server_args.py:1108-1113)
     ("/models/private-ckpt", "DeepseekV3ForCausalLM", "nsa", "attention_backend"),
     # the model spec (a preset with index_topk)

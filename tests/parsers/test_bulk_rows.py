@@ -11,8 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kvtui.core.runtime import batch_usage
 from parsers.sglang import parse_line
 from parsers.sglang.bulk import (
+    _HYBRID_ROWS,
     GEN,
     HEAD,
     OTHER,
@@ -75,8 +77,8 @@ def assert_agrees(line: str, row: tuple[str, ...]) -> None:
     assert ev.kind == ("decode_batch" if row[GEN] else "prefill_batch"), line
     assert (ev.ts, ev.rank) == head_facts(row[HEAD]), line
     f = ev.fields
-    usage = f["token_usage"] if f["token_usage"] is not None else f["full_token_usage"]
-    assert usage == float(row[USAGE]), line
+    # A hybrid row carries the fuller pool's usage, as the fold reads the event.
+    assert batch_usage(f) == float(row[USAGE]), line
     assert f["running_req"] == int(row[RUNNING]) and f["queue_req"] == int(row[QUEUE]), line
     if row[GEN]:
         g = f["gen_throughput"]
@@ -97,6 +99,12 @@ def test_columns_are_in_the_documented_order():
     index = RUNTIME_ROWS.groupindex
     assert [index[name] - 1 for name in ("head", "running", "usage", "gen", "queue",
                                           "other")] == [HEAD, RUNNING, USAGE, GEN, QUEUE, OTHER]
+
+
+def test_hybrid_columns_are_in_the_documented_order():
+    index = _HYBRID_ROWS.groupindex
+    assert [index[name] - 1 for name in ("head", "running", "usage", "second", "gen", "queue",
+                                          "other")] == [HEAD, RUNNING, USAGE, 3, 4, 5, 6]
 
 
 def test_every_dominant_layout_is_recognized_and_agrees():

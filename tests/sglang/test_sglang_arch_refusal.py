@@ -58,3 +58,18 @@ def test_a_log_naming_only_the_class_gets_the_refusal():
     assert calc is not None
     rows = {r.dtype: r for r in calc.report().scenarios}
     assert rows["fp8_e5m2"].flag is None and "refuses" in rows["fp8_e5m2"].flag_advice
+
+
+def test_a_dsa_class_alone_refuses_the_dtypes_dsa_does_not_take():
+    """GLM-5-FP8 on ROCm (repository file's log; rocm/sgl-dev v0.5.8.post1, 2026-02) names only
+    `type=GlmMoeDsaForCausalLM` and no preset matches: the what-if offered fp8_e5m2 and
+    fp4_e2m1, which SGLang asserts against for a DSA model ("DeepSeek DSA only supports
+    bf16/bfloat16 or fp8_e4m3 kv_cache_dtype", 0.5.9 server_args.py:1146-1150, under
+    is_deepseek_nsa at :1205). The class alone is DSA for V3.2's and GLM-5's classes; a
+    DeepseekV3ForCausalLM is DSA only with index_topk, which the class does not tell."""
+    for arch in ("GlmMoeDsaForCausalLM", "DeepseekV32ForCausalLM"):
+        assert dtype_refusal(None, "fp8_e5m2", (0, 5, 9), architecture=arch) is not None
+        assert dtype_refusal(None, "fp4_e2m1", (0, 5, 9), architecture=arch) is not None
+        assert dtype_refusal(None, "bf16", (0, 5, 9), architecture=arch) is None
+        assert dtype_refusal(None, "fp8_e4m3", (0, 5, 9), architecture=arch) is None
+    assert dtype_refusal(None, "fp8_e5m2", (0, 5, 9), architecture="DeepseekV3ForCausalLM") is None

@@ -21,13 +21,14 @@ from kvtui.core.capacity.presets import spec_for_run
 from kvtui.engines.sglang.fromrun import _model_class
 from kvtui.engines.sglang.sizing.args import SizingArgs
 from kvtui.engines.sglang.sizing.cells import dsa_raw_layout
+from kvtui.engines.sglang.sizing.families import DSA_BY_CLASS
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
 
-# The DSA model classes: DeepSeek V3.2's own (configs/model_config.py:54-65 lists it with the
-# classes that are DSA only when index_topk is set; only V3.2 checkpoints name this class).
-DSA_CLASSES = frozenset({"DeepseekV32ForCausalLM"})
+# The DSA model classes, each with the family it names (DeepSeek V3.2's, GLM-5's): the one list
+# the flag refusals read too (kvtui/engines/sglang/sizing/families.py).
+DSA_CLASSES = DSA_BY_CLASS
 
 
 def nsa_pool(run: Any, checkpoint: CheckpointFacts | None = None) -> str | None:
@@ -46,7 +47,7 @@ def nsa_pool(run: Any, checkpoint: CheckpointFacts | None = None) -> str | None:
         return "the server-args dump shows attention_backend='nsa', SGLang's DSA backend"
     cls = _model_class(run)
     if cls in DSA_CLASSES:
-        return f"the model class is {cls} (DeepSeek V3.2 DSA)"
+        return f"the model class is {cls} ({DSA_CLASSES[cls]})"
     return None
 
 

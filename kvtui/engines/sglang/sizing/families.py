@@ -68,6 +68,14 @@ DSA_ARCHS: dict[str, Version] = {
     "MistralLarge3ForCausalLM": (0, 5, 9), "GlmMoeDsaForCausalLMNextN": (0, 5, 16),
 }
 
+# The classes that are DSA by the class alone (the others in DSA_ARCHS are DSA only with
+# index_topk, which a log without the model's config does not show), with the family each
+# names: only V3.2's checkpoints name DeepseekV32ForCausalLM, only GLM-5's (`glm_moe_dsa`)
+# name GlmMoeDsaForCausalLM (0.5.9 server_args.py:1205 "DeepSeek 3.2, GlmMoeDsaForCausalLM";
+# a GLM-5-FP8 run logged a pool of 61,463 B/token, 78 layers x (656 + 132), the NSA FP8 layout).
+DSA_BY_CLASS: dict[str, str] = {"DeepseekV32ForCausalLM": "DeepSeek V3.2 DSA",
+                                "GlmMoeDsaForCausalLM": "GLM-5 DSA"}
+
 
 def linear_kind(spec: ModelSpec, version: Version) -> str | None:
     """"gdn", "mamba2", "kda" when this release sizes a recurrent-state pool for the model."""
@@ -145,8 +153,9 @@ def dtype_refusal(spec: ModelSpec | None, dtype: str, version: Version,
     """
     flag = "bf16" if dtype == "bf16" else dtype
     arch = spec.arch if spec is not None else architecture
-    if spec is not None and is_dsa(spec, version) and version >= (0, 5, 5) and dtype not in (
-            "bf16", "fp8_e4m3"):
+    dsa = (is_dsa(spec, version) if spec is not None
+           else arch in DSA_BY_CLASS and version >= DSA_ARCHS[arch])
+    if dsa and version >= (0, 5, 5) and dtype not in ("bf16", "fp8_e4m3"):
         # server_args.py:1089-1092 (0.5.5), arg_groups/overrides.py:541-544 (0.5.23)
         return ("DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3 kv_cache_dtype "
                 f"(SGLang refuses {flag})")
