@@ -429,12 +429,13 @@ def parse_layout(msg: str) -> dict[str, Any] | None:
         return _blank("kv_layout", padding_layers=int(m.group(1)),
                       padding_waste_pct=_f(m.group(2)))
     m = _ATTN_BLOCK.match(msg)
-    if m is not None and ("mamba page size" in msg or "backend" in msg
-                          or "quantized primary KV page" in msg):
+    if m is not None and "mamba page size" in msg:
+        return _blank("kv_layout", block_size=int(m.group(1)), mamba_page_aligned=True)
+    if m is not None and ("backend" in msg or "quantized primary KV page" in msg):
         return _blank("kv_layout", block_size=int(m.group(1)))
     m = _MAMBA_PAD.match(msg)
     if m is not None:
-        return _blank("kv_layout", mamba_padding_pct=_f(m.group(1)))
+        return _blank("kv_layout", mamba_padding_pct=_f(m.group(1)), mamba_page_aligned=True)
     m = _MAMBA_MODE.match(msg)
     if m is not None:
         return _blank("kv_layout", mamba_cache_mode=m.group(1))
