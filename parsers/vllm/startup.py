@@ -41,10 +41,11 @@ def _blank(kind: str, **values: Any) -> dict[str, Any]:
 # "Loading model weights took %.4f GB" (V0 worker/model_runner.py, 0.5-0.6; V1 0.7
 # gpu_model_runner.py; V0 worker/xpu_model_runner.py to 0.8.0, :425), "... %.4f GiB" (the XPU
 # runner, xpu_model_runner.py:414 in 0.8.5, :415 in 0.9.2); "Model loading took %.4f GiB and
-# %.6f seconds" (gpu_model_runner.py, 0.8-0.1x); "Model loading took %s GiB memory and %.6f
-# seconds" (0.2x-0.33).
+# %.6f seconds" (gpu_model_runner.py, 0.10-0.1x; "GB" with the same GiB figure in 0.7-0.9: V0
+# worker/model_runner.py:1146 and V1 gpu_model_runner.py:1186 in 0.8.2); "Model loading took %s
+# GiB memory and %.6f seconds" (0.2x-0.33).
 _WEIGHTS_OLD = regex.compile(rf"Loading model weights took ({_NUM}) Gi?B")
-_WEIGHTS = regex.compile(rf"Model loading took ({_NUM}) GiB(?: memory)? and ({_NUM}) seconds")
+_WEIGHTS = regex.compile(rf"Model loading took ({_NUM}) Gi?B(?: memory)? and ({_NUM}) seconds")
 
 
 def parse_weights(msg: str) -> dict[str, Any] | None:
