@@ -8,9 +8,8 @@ wording with figures of their own.
 
 from __future__ import annotations
 
-from parsers.vllm import parse_line
-
 from kvtui.core.pipeline import Session
+from parsers.vllm import parse_line
 
 V0 = ("(VllmWorkerProcess pid=311) INFO 04-02 11:20:31 [model_runner.py:1146] Model loading "
       "took 21.0417 GB and 310.204518 seconds")
