@@ -320,6 +320,8 @@ def _mib_gib(s: str) -> float | None:
 # update_kv_cache_capacity, 0.33.0).
 _BLOCKS = regex.compile(r"# (?:GPU blocks: (\d+)(?:, # CPU blocks: (\d+))?|([A-Za-z]+) blocks: "
                         r"(\d+), # CPU blocks: (\d+))")
+# the V0 line pasted without its first "# " (vllm-project/vllm#10517): the CPU tail names it
+_BLOCKS_UNHASHED = regex.compile(r"(GPU) blocks: (\d+), # CPU blocks: (\d+)")
 # The block size a V0 pool line's device runs at when nothing sets another (the line does not
 # print it; `--block-size`, a dump's block_size and a "Forcing kv cache block size" line come
 # first): `EngineArgs.block_size = 16` (engine/arg_utils.py:107 in 0.6.3, every device but
@@ -363,6 +365,10 @@ def parse_capacity(msg: str) -> dict[str, Any] | None:
         v0 = m.group(2) is not None  # V1 0.7 prints "# GPU blocks: %d" alone
         return _blank("capacity", gpu_blocks=_i(m.group(1)), cpu_blocks=_i(m.group(2)),
                       default_page_size=_V0_DEFAULT_BLOCK["GPU"] if v0 else None)
+    m = _BLOCKS_UNHASHED.match(msg)
+    if m is not None:
+        return _blank("capacity", gpu_blocks=_i(m.group(2)), cpu_blocks=_i(m.group(3)),
+                      default_page_size=_V0_DEFAULT_BLOCK["GPU"])
     m = _OVERRIDE.match(msg)
     if m is not None:
         return _blank("capacity", gpu_blocks_override=_i(m.group(2)))

@@ -28,3 +28,18 @@ def test_the_gb_wording_gives_the_report_its_weights():
     s = Session()
     s.feed_lines("log", [V1])
     assert s.report().to_json()["weights"] is not None
+
+
+# A V0 pool line pasted without its leading "# " (vllm-project/vllm#10517, a comment's first
+# block: "GPU blocks: N, # CPU blocks: M" beside "# GPU blocks: ..." in its second): V0 prints
+# "# GPU blocks: %d, # CPU blocks: %d" (executor/gpu_executor.py, 0.5-0.6); the ", # CPU blocks"
+# tail names it.
+def test_a_v0_pool_line_without_its_leading_hash_is_read():
+    s = Session()
+    s.feed_lines("log", [
+        "Loading model weights took 14.9888 GB",
+        "GPU blocks: 2210, # CPU blocks: 2048",
+        "Maximum concurrency for 16000 tokens per request: 2.21x",
+    ])
+    cap = s.report().to_json()["capacity"]
+    assert cap is not None and cap["max_total_num_tokens"] == 2210 * 16
