@@ -36,3 +36,12 @@ def test_the_running_count_is_the_preemptions():
 def test_several_lines_give_the_last_count_not_their_sum():
     rep = _report([line(1, 3, "10:00:01"), line(51, 77, "10:03:09"), line(101, 140, "10:07:30")])
     assert rep["runtime"]["retractions"] == 101
+
+
+def test_the_preemption_line_pasted_without_its_head_is_read():
+    """GAIR-NLP/LIMO#29 quotes the message alone (no level, time or file); its wording is
+    vLLM's only."""
+    bare = " " + line(201, 9).split("] ", 1)[1]
+    rep = _report([bare])
+    assert rep["engine"] == "vllm"
+    assert rep["runtime"]["retractions"] == 201
