@@ -222,7 +222,8 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
                        "kv_cache_memory_bytes_to_fill"),
     # pp_partition: the layers of each PP stage, "11,11,10" (vLLM's "Hidden layers were
     # unevenly partitioned")
-    "kv_layout": ("mamba_cache_mode", "pp_partition"),
+    # mamba_page_aligned: the attention page was sized to hold a Mamba state (a hybrid model)
+    "kv_layout": ("mamba_cache_mode", "pp_partition", "mamba_page_aligned"),
     # pcp_rank: the index in vLLM's prefill-context-parallel group (0.12+), another factor
     "parallel_rank": ("pcp_rank",),
 }

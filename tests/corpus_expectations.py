@@ -76,9 +76,9 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
         3: ('load_weight_end', None, '08-17 20:38:38',
             {'usage_gib': 19.75, 'elapsed_s': 6.356814}),
         4: ('kv_layout', None, '08-17 20:38:38',
-            {'block_size': 1568}),
+            {'block_size': 1568, 'mamba_page_aligned': True}),
         5: ('kv_layout', None, '08-17 20:38:38',
-            {'mamba_padding_pct': 0.13}),
+            {'mamba_padding_pct': 0.13, 'mamba_page_aligned': True}),
     },
     'club3090-issue-105.log': {
         2: ('decode_batch', None, '05-08 16:25:09',

@@ -221,6 +221,9 @@ class Runtime:
     # Retraction lines and the requests they retracted, by rank tag: rank -> [lines, requests].
     # How many episodes they are is the engine's to say (`retraction_counts`).
     retraction_ranks: dict[str | None, list[int]] = field(default_factory=dict)
+    # The engine's own running count, by rank tag, where its line prints one (vLLM V0 logs
+    # every 50th preemption with total_num_cumulative_preemption): the latest is the most.
+    retraction_cumulative: dict[str | None, int] = field(default_factory=dict)
     new_token_ratio_first: float | None = None
     new_token_ratio_last: float | None = None
     retraction_evidence: Evidence | None = None
@@ -257,11 +260,13 @@ class Runtime:
         each, so such a group counts as its busiest rank, and the groups add up. None: every
         line is an episode of its own. The engine says which, as only it knows which of its
         ranks log a retraction (SGLang: every TP rank)."""
+        cum = self.retraction_cumulative
+        ranks = {rank: (max(n, cum.get(rank, 0)), max(reqs, cum.get(rank, 0)))
+                 for rank, (n, reqs) in self.retraction_ranks.items()}
         if groups is None:
-            return (sum(n for n, _ in self.retraction_ranks.values()),
-                    sum(r for _, r in self.retraction_ranks.values()))
+            return (sum(n for n, _ in ranks.values()), sum(r for _, r in ranks.values()))
         busiest: dict[str, list[int]] = {}
-        for rank, (n, reqs) in self.retraction_ranks.items():
+        for rank, (n, reqs) in ranks.items():
             key = " ".join(t for t in (rank or "").split() if t.rstrip(_DIGITS) in groups)
             top = busiest.setdefault(key, [0, 0])
             top[0], top[1] = max(top[0], n), max(top[1], reqs)
@@ -345,6 +350,10 @@ class Runtime:
     def add_retraction(self, fields: dict[str, Any], ts: str | None, line: int,
                        witness: Witness) -> None:
         self._count_retraction(witness.rank, fields.get("retracted_reqs") or 0)
+        total = fields.get("cumulative")
+        if isinstance(total, int):
+            rank = witness.rank
+            self.retraction_cumulative[rank] = max(self.retraction_cumulative.get(rank, 0), total)
         before, after = fields.get("new_token_ratio_before"), fields.get("new_token_ratio_after")
         if self.new_token_ratio_first is None and before is not None:
             self.new_token_ratio_first = before
@@ -386,6 +395,8 @@ class Runtime:
             seen = self.retraction_ranks.setdefault(rank, [0, 0])
             seen[0] += n
             seen[1] += reqs
+        for rank, total in b.retraction_cumulative.items():
+            self.retraction_cumulative[rank] = max(self.retraction_cumulative.get(rank, 0), total)
         if self.new_token_ratio_first is None:
             self.new_token_ratio_first = b.new_token_ratio_first
         self.new_token_ratio_last = _later(self.new_token_ratio_last, b.new_token_ratio_last)

@@ -200,6 +200,10 @@ _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_s
             "Model loading took ", "Loading model weights took ",
             # V0's pool and profile lines, pasted without heads (vllm-project/vllm#10517)
             "# GPU blocks: ", "Memory profiling results: ",
+            "GPU blocks: ",  # the same pasted without its "# " (the ", # CPU blocks" tail)
+            # V0's preemption warning quoted alone (GAIR-NLP/LIMO#29); `parse_preemption`
+            # reads only the full "... is preempted by PreemptionMode.X mode because ..."
+            "Sequence group ",
             # 0.7-0.10 names the device (executor_base.py): "# cuda blocks: N, # CPU blocks: M"
             "# cuda blocks: ", "# rocm blocks: ", "# xpu blocks: ", "# hpu blocks: ",
             "# tpu blocks: ", "# HPU blocks: ", "# TPU blocks: ")

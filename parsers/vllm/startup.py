@@ -41,10 +41,11 @@ def _blank(kind: str, **values: Any) -> dict[str, Any]:
 # "Loading model weights took %.4f GB" (V0 worker/model_runner.py, 0.5-0.6; V1 0.7
 # gpu_model_runner.py; V0 worker/xpu_model_runner.py to 0.8.0, :425), "... %.4f GiB" (the XPU
 # runner, xpu_model_runner.py:414 in 0.8.5, :415 in 0.9.2); "Model loading took %.4f GiB and
-# %.6f seconds" (gpu_model_runner.py, 0.8-0.1x); "Model loading took %s GiB memory and %.6f
-# seconds" (0.2x-0.33).
+# %.6f seconds" (gpu_model_runner.py, 0.10-0.1x; "GB" with the same GiB figure in 0.7-0.9: V0
+# worker/model_runner.py:1146 and V1 gpu_model_runner.py:1186 in 0.8.2); "Model loading took %s
+# GiB memory and %.6f seconds" (0.2x-0.33).
 _WEIGHTS_OLD = regex.compile(rf"Loading model weights took ({_NUM}) Gi?B")
-_WEIGHTS = regex.compile(rf"Model loading took ({_NUM}) GiB(?: memory)? and ({_NUM}) seconds")
+_WEIGHTS = regex.compile(rf"Model loading took ({_NUM}) Gi?B(?: memory)? and ({_NUM}) seconds")
 
 
 def parse_weights(msg: str) -> dict[str, Any] | None:
@@ -319,6 +320,8 @@ def _mib_gib(s: str) -> float | None:
 # update_kv_cache_capacity, 0.33.0).
 _BLOCKS = regex.compile(r"# (?:GPU blocks: (\d+)(?:, # CPU blocks: (\d+))?|([A-Za-z]+) blocks: "
                         r"(\d+), # CPU blocks: (\d+))")
+# the V0 line pasted without its first "# " (vllm-project/vllm#10517): the CPU tail names it
+_BLOCKS_UNHASHED = regex.compile(r"(GPU) blocks: (\d+), # CPU blocks: (\d+)")
 # The block size a V0 pool line's device runs at when nothing sets another (the line does not
 # print it; `--block-size`, a dump's block_size and a "Forcing kv cache block size" line come
 # first): `EngineArgs.block_size = 16` (engine/arg_utils.py:107 in 0.6.3, every device but
@@ -362,6 +365,10 @@ def parse_capacity(msg: str) -> dict[str, Any] | None:
         v0 = m.group(2) is not None  # V1 0.7 prints "# GPU blocks: %d" alone
         return _blank("capacity", gpu_blocks=_i(m.group(1)), cpu_blocks=_i(m.group(2)),
                       default_page_size=_V0_DEFAULT_BLOCK["GPU"] if v0 else None)
+    m = _BLOCKS_UNHASHED.match(msg)
+    if m is not None:
+        return _blank("capacity", gpu_blocks=_i(m.group(2)), cpu_blocks=_i(m.group(3)),
+                      default_page_size=_V0_DEFAULT_BLOCK["GPU"])
     m = _OVERRIDE.match(msg)
     if m is not None:
         return _blank("capacity", gpu_blocks_override=_i(m.group(2)))
@@ -429,12 +436,13 @@ def parse_layout(msg: str) -> dict[str, Any] | None:
         return _blank("kv_layout", padding_layers=int(m.group(1)),
                       padding_waste_pct=_f(m.group(2)))
     m = _ATTN_BLOCK.match(msg)
-    if m is not None and ("mamba page size" in msg or "backend" in msg
-                          or "quantized primary KV page" in msg):
+    if m is not None and "mamba page size" in msg:
+        return _blank("kv_layout", block_size=int(m.group(1)), mamba_page_aligned=True)
+    if m is not None and ("backend" in msg or "quantized primary KV page" in msg):
         return _blank("kv_layout", block_size=int(m.group(1)))
     m = _MAMBA_PAD.match(msg)
     if m is not None:
-        return _blank("kv_layout", mamba_padding_pct=_f(m.group(1)))
+        return _blank("kv_layout", mamba_padding_pct=_f(m.group(1)), mamba_page_aligned=True)
     m = _MAMBA_MODE.match(msg)
     if m is not None:
         return _blank("kv_layout", mamba_cache_mode=m.group(1))

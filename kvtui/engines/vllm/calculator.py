@@ -88,6 +88,10 @@ class Calculator:
     speculative_tokens: int | None = None
     prefix_caching: bool | None = None
     mamba_mode: str | None = None  # logged "Mamba cache mode is set to 'align'"
+    # the log shows the attention page sized to a Mamba state ("Setting attention block size to
+    # N tokens to ensure that attention page size is >= mamba page size." / "Padding mamba page
+    # size by ...", platforms/interface.py:670-699 in 0.23.0): a hybrid, whatever the spec says
+    mamba_logged: bool = False
     # --kv-cache-memory-bytes: the run's value (its arguments), and whether the run is sized by
     # it (its arguments, or the "reserved ... as specified by kv_cache_memory_bytes" line)
     kv_bytes: int | None = None
@@ -333,7 +337,8 @@ class Calculator:
             return self.tokens, None
         lay = self.layout(dtype, tp)
         if lay is None:
-            if tp in (None, self.parallel.tp) and mem_fraction_static is None:
+            if (tp in (None, self.parallel.tp) and mem_fraction_static is None
+                    and not self._hybrid_unsized()):
                 return self._log_only(dtype), None
             return None, None
         budget, _, _ = self.budget_bytes(tp, mem_fraction_static)
@@ -381,12 +386,20 @@ class Calculator:
             elif lay is not None and budget is not None:
                 out[str(c)] = floor_fit(*lay.concurrency_ratio(lay.blocks(budget), c,
                                                                self.max_batched))
-            elif self._tokens_below_concurrency():
+            elif self._tokens_below_concurrency() or self._hybrid_unsized():
                 out[str(c)] = None  # the tokens do not scale to a length (`explanation`)
             else:
                 n, _ = self.tokens_for(dtype, tp, mem_fraction_static)
                 out[str(c)] = floor_fit(n, c) if n is not None else None
         return out
+
+    def _hybrid_unsized(self) -> bool:
+        """A Mamba hybrid without the spec: its tokens are not the pool scaled. vLLM 0.22+ print
+        "GPU KV cache size" as int(max_concurrency x max_model_len) (`_report_kv_cache_config`,
+        v1/core/kv_cache_utils.py:1735-1744 in 0.23.0), so `_tokens_below_concurrency` cannot
+        tell a hybrid there, and a request's Mamba state neither follows --kv-cache-dtype nor
+        the length the way its attention pages do."""
+        return self.mamba_logged and self.layout(self.current_dtype) is None
 
     def _tokens_below_concurrency(self) -> bool:
         """Does the logged pool hold fewer tokens per token of a request than its logged
@@ -655,6 +668,11 @@ class Calculator:
                     f"({floor_fit(self.tokens or 0, at):.2f}): the pool is in several KV cache "
                     "groups (a hybrid model), so no other length or dtype is computed without "
                     "the model spec (pass --model)")
+            elif self._hybrid_unsized():
+                lines.append(
+                    "the log sizes the attention page to a Mamba state (a hybrid model): a "
+                    "request's Mamba state does not follow the KV dtype or the length, so no "
+                    "other length or dtype is computed without the model spec (pass --model)")
         cal = self.calibration()
         if cal is not None:
             lo, hi = cal["computed_interval"]

@@ -69,6 +69,8 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
     "weights:xpu_gb": (None, (0, 8, 4), "'Loading model weights took X GB' (XPU, <= 0.8.0)"),
     "weights:xpu_gib": ((0, 8, 1), (0, 10, 1),
                         "'Loading model weights took X GiB' (XPU, 0.8.5-0.9)"),
+    # ("%.4f GB and" with the same GiB figure in 0.8.2: model_runner.py:1146,
+    # gpu_model_runner.py:1186)
     "weights:gib": ((0, 8, 0), (0, 13, 9), "'Model loading took X GiB and' (0.8-0.13)"),
     "weights:memory": ((0, 12, 0), None, "'Model loading took X GiB memory and' (0.12+)"),
     # gpu_worker.py: the "In v0.19 ... will be enabled by default" notice (absent in 0.14.0),
