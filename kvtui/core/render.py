@@ -41,6 +41,14 @@ def _fmt_num(v: Any, digits: int = 2) -> str:
     return inert(str(v), 200)
 
 
+def _fmt_usage(v: float | None) -> str:
+    """A pool's usage fraction as precise as the engine printed it: SGLang prints two decimals
+    (0.26), vLLM a percentage with one (0.3% is 0.003, which two decimals would show as 0.00)."""
+    if v is None or round(v, 2) == v:
+        return _fmt_num(v)
+    return f"{v:.3f}"
+
+
 def sorted_alerts(report: Report) -> list[Alert]:
     """Most severe first, then by evidence line (the order every reader shows them in)."""
     return sorted(report.alerts, key=lambda a: (severity.rank(a.severity),
@@ -158,8 +166,8 @@ def _render_deployment(report: Report) -> list[str]:
     if rt.decode_batches or rt.prefill_batches:
         out.append(
             f"Runtime    {rt.prefill_batches:,} prefill / {rt.decode_batches:,}"
-            f" decode batches; token usage last {_fmt_num(rt.last_token_usage)}"
-            f" peak {_fmt_num(rt.peak_token_usage)}; running peak"
+            f" decode batches; token usage last {_fmt_usage(rt.last_token_usage)}"
+            f" peak {_fmt_usage(rt.peak_token_usage)}; running peak"
             f" {_fmt_num(rt.peak_running_req)}, queue peak"
             f" {_fmt_num(rt.peak_queue_req)}; gen throughput last"
             f" {_fmt_num(rt.last_gen_throughput)} mean"

@@ -43,3 +43,13 @@ def test_a_negative_budget_is_not_offered_for_sizing():
     s.feed_lines("v.log", [LINES[0].replace("1.71", "-2.14"), LINES[1]])
     tail = render_text(s.report()).split("What-if", 1)[1]
     assert "--pool-gib" not in tail and "-2.14 GiB" in tail
+
+
+def test_a_small_vllm_usage_is_not_shown_as_zero():
+    """vLLM prints usage as a percentage with one decimal (`GPU KV cache usage: 0.3%`): the text
+    keeps that precision (0.003), where two decimals showed 0.00; SGLang's d.dd stays d.dd."""
+    from kvtui.core.render import _fmt_usage
+
+    assert _fmt_usage(0.3 / 100) == "0.003"
+    assert _fmt_usage(26.1 / 100) == "0.261"
+    assert _fmt_usage(0.26) == "0.26" and _fmt_usage(None) == "-"
