@@ -752,6 +752,8 @@ def _rule_requests_reduced(st: State, run: Run, ctx: _Ctx) -> Alert | None:
 # How a report names the line an effective KV dtype was read from (Run.effective's basis).
 BASIS_WORDS: dict[str, str] = {
     "kv_dtype_line": "the 'Using KV cache dtype' line",
+    # vLLM's `Initializing a V1 LLM engine (vX) with config: ... kv_cache_dtype=...`
+    "config_line": "the engine config line",
     "pool_line": "the KV pool line",
     "override_line": "the 'Setting KV cache dtype' override line",
     # 'Set DSA backends for fp8_e4m3 KV Cache: ...' (0.5.9+), 'Setting NSA backend to ... for

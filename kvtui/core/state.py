@@ -217,7 +217,8 @@ class Run:
     def effective(self) -> tuple[str | None, str, Evidence | None]:
         """(dtype, basis, evidence): the KV dtype SGLang actually used, and how we know.
 
-        Preference: a "resolved" dtype line, then the dtype printed on a KV pool line, then a
+        Preference: a "resolved" dtype line or the engine's config line (whichever came
+        first), then the dtype printed on a KV pool line, then a
         model-specific override, then a fall-back line (the configured dtype not served: the
         model dtype), then a concrete configured value, then a line that names only
         the dtype's family (vLLM <= 0.19's "Using fp8 data type to store kv cache"), then (for
@@ -226,6 +227,9 @@ class Run:
         for dtype, origin, ev in self.kv_dtype_lines:
             if origin == "resolved":
                 return dtype, "kv_dtype_line", ev
+            if origin == "config":
+                # the engine's config line (vLLM: `kv_cache_dtype=auto, dtype=torch.bfloat16`)
+                return dtype, "config_line", ev
         for pool in self.pools.values():
             if pool.kind != "mamba" and pool.dtype:
                 conf = self.configured_kv_dtype
@@ -689,12 +693,15 @@ def _on_server_args(st: State, run: Run, ev: Event, src: str, n: int, text: str)
         run.engine_version = version
     kv = dtypes.normalize(ev.get("resolved_kv_dtype"))
     if kv is not None and kv != "auto":
+        # The engine's config line (vLLM's `Initializing a V1 LLM engine (v0.14.1) with
+        # config: ...`) states the dtype it resolved: its own origin, as no KV-dtype line
+        # need exist (0.14.1 prints none for an `auto` BF16 cache).
         for d, o, e in run.kv_dtype_lines:
-            if d == kv and o == "resolved":
+            if d == kv and o == "config":
                 e.count += 1
                 break
         else:
-            run.kv_dtype_lines.append((kv, "resolved", evidence))
+            run.kv_dtype_lines.append((kv, "config", evidence))
 
 
 def _on_kv_dtype(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:

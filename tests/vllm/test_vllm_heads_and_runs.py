@@ -78,8 +78,21 @@ def test_auto_resolved_by_the_engine_is_the_effective_dtype():
     s = fold([args, config])
     run = s.state.current
     assert run.configured_kv_dtype == "auto"
-    assert run.effective[:2] == ("fp8_e4m3", "kv_dtype_line")
-    assert "kv-auto-fp8" in {a["rule"] for a in s.report().to_json()["alerts"]}
+    assert run.effective[:2] == ("fp8_e4m3", "config_line")
+    alert = next(a for a in s.report().to_json()["alerts"] if a["rule"] == "kv-auto-fp8")
+    assert "the engine config line (line 2)" in alert["detail"]
+    assert "Using KV cache dtype" not in alert["detail"]
+
+
+def test_auto_beside_the_model_dtype_in_the_config_line_is_its_own_basis():
+    """0.14.1 prints no "Using ... data type" line for an `auto` BF16 cache: only the engine
+    config (`kv_cache_dtype=auto, dtype=torch.bfloat16`, core.py:97 in 0.14.1) says it, so the
+    basis names that line, not a KV-dtype line."""
+    config = CONFIG.format(dp=0).replace("kv_cache_dtype=fp8", "kv_cache_dtype=auto")
+    run = fold([config]).state.current
+    dtype, basis, ev = run.effective
+    assert (dtype, basis) == ("bf16", "config_line")
+    assert ev is not None and "Initializing a V1 LLM engine" in ev.text
 
 
 def test_v0_pool_in_blocks_gets_its_tokens_from_the_printed_concurrency():
