@@ -219,7 +219,12 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
                        # and non-torch took together, and the two --kv-cache-memory values it
                        # suggests (to fit the requested budget, to fill the free memory)
                        "free_gib", "consumed_gib", "kv_cache_memory_bytes_to_fit",
-                       "kv_cache_memory_bytes_to_fill"),
+                       "kv_cache_memory_bytes_to_fill",
+                       # which line gave `kv_gib`, in the engine's words: "kv_cache_size"
+                       # (V0's "Memory profiling results: ... kv_cache_size=", 0.6.4),
+                       # "reserved" (V0's "the rest of the memory reserved for KV Cache is",
+                       # 0.6.5-0.10.2), "in_use" (V1's "Current kv cache memory in use is")
+                       "kv_said"),
     # pp_partition: the layers of each PP stage, "11,11,10" (vLLM's "Hidden layers were
     # unevenly partitioned")
     # mamba_page_aligned: the attention page was sized to hold a Mamba state (a hybrid model)

@@ -257,6 +257,7 @@ def _parse_free(msg: str) -> dict[str, Any] | None:
         fields["kv_cache_memory_bytes_to_fill"] = int(k.group(2))
         kv = _f(k.group(3))
         fields["kv_gib"] = kv / _GIB_BYTES if kv is not None and k.group(4) == "bytes" else kv
+        fields["kv_said"] = "in_use"
     return fields
 
 
@@ -269,6 +270,8 @@ def parse_memory_profile(msg: str) -> dict[str, Any] | None:
             name = _PROFILE_KEYS.get(m.group(1))
             if name is not None and fields[name] is None:
                 fields[name] = _f(m.group(2))
+        if fields["kv_gib"] is not None:
+            fields["kv_said"] = "kv_cache_size"
         return fields
     m = _INSTANCE.match(msg)
     if m is not None:
@@ -278,7 +281,7 @@ def parse_memory_profile(msg: str) -> dict[str, Any] | None:
     if m is not None:
         return _blank("memory_profile", weights_gib=_f(m.group(1)),
                       non_torch_gib=_f(m.group(2)), activation_gib=_f(m.group(3)),
-                      kv_gib=_f(m.group(4)))
+                      kv_gib=_f(m.group(4)), kv_said="reserved")
     m = _CG_ON.match(msg)
     if m is not None:
         fields = _blank("memory_profile", gpu_memory_utilization=_f(m.group(1)),

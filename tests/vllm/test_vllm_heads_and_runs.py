@@ -265,6 +265,32 @@ def test_v0_start_up_lines_pasted_without_heads():
         1478, 2048)
 
 
+def _budget_basis(lines: list[str]) -> str:
+    from kvtui.engines.vllm.fromrun import calculator_from_run
+
+    calc = calculator_from_run(fold(lines).state.current)
+    assert calc is not None
+    return calc.budget_bytes()[1]
+
+
+def test_a_v0_budget_is_named_as_its_release_logs_it():
+    """V0 prints no "Available KV cache memory" (V1's gpu_worker.py, 0.9.2+): 0.6.4 logs the
+    budget as "Memory profiling results: ... kv_cache_size=%.2fGiB" (worker.py:233-243 in
+    0.6.4), 0.6.5-0.10.2 as "... the rest of the memory reserved for KV Cache is %.2fGiB."
+    (worker.py:225 in 0.6.5): the budget's basis says the log's own words."""
+    basis = _budget_basis(V0_HEADLESS[1:2] + V0_HEADLESS[3:])
+    assert "kv_cache_size=2.89GiB (logged: 'Memory profiling results')" in basis
+    assert "Available KV cache memory" not in basis
+    takes = ("INFO 02-10 09:00:00 worker.py:271] model weights take 21.21GiB; non_torch_memory "
+             "takes 0.20GiB; PyTorch activation peak memory takes 0.37GiB; the rest of the "
+             "memory reserved for KV Cache is 1.57GiB.")
+    basis = _budget_basis([takes, V0_HEADLESS[3]])
+    assert "memory reserved for KV Cache 1.57 GiB (logged)" in basis
+    # V1's own line keeps its words
+    basis = _budget_basis([AVAIL.format(w=0), SIZE, CONC])
+    assert "Available KV cache memory 30.25 GiB (logged)" in basis
+
+
 # A launcher or supervisor that re-logs vLLM's output puts its own head in front, and that head
 # can be vLLM's shape without the time (`INFO [file.py:N] `). vLLM itself always prints the time
 # (vllm/logger.py:28 in 0.33.0, `%(levelname)s %(asctime)s [%(fileinfo)s`), so the timed head

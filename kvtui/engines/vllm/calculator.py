@@ -32,6 +32,11 @@ from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
 from kvtui.engines.vllm.version import VLLM_LINE, VersionRange, kv_dtype_flag
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4")
+# The budget's words by the line that gave it (`available_said`; V1's own "Available KV cache
+# memory" is the default): V0's "the rest of the memory reserved for KV Cache is %.2fGiB"
+# (worker.py:225 in 0.6.5, :274 in 0.10.2), V1's "Current kv cache memory in use is %d bytes"
+# (gpu_worker.py:373 in 0.10.2).
+_SAID = {"reserved": "memory reserved for KV Cache", "in_use": "kv cache memory in use"}
 ROUNDING_GIB = 0.005  # "Available KV cache memory" is printed to 0.01 GiB
 MAX_UTILIZATION = 0.95  # beyond this CUDA graphs and activations rarely fit
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
@@ -59,6 +64,9 @@ class Calculator:
     concurrency_logged_at: int | None = None
     context_len: int | None = None  # max_model_len
     available_gib: float | None = None  # "Available KV cache memory" (min over workers)
+    # the line that gave `available_gib` when it is not V1's "Available KV cache memory": the
+    # memory profile's `kv_said` (parsers.kinds), V0's wordings and V1's summary
+    available_said: str | None = None
     workers_logged: int = 1  # how many workers' memory lines the log shows
     parallel: Parallel = field(default_factory=Parallel)
     # where TP / PP came from when rank tags imply them (`fromrun._parallel`): the JSON's
@@ -227,10 +235,16 @@ class Calculator:
                 f"{blocks:,} blocks x {lay.block_bytes:,} B (the logged pool in the "
                 f"{self.current_dtype} layout)")
         if self.available_gib is not None:
-            what = "reserved" if self.sized_by_bytes else "Available KV cache memory"
+            gib = self.available_gib
+            what = "reserved" if self.sized_by_bytes else _SAID.get(
+                self.available_said or "", "Available KV cache memory")
             if self.budget_reduced:
                 what = "KV cache memory reduced to"  # after the multimodal reservation
-            return int(self.available_gib * GIB), f"{what} {self.available_gib} GiB (logged)"
+            elif not self.sized_by_bytes and self.available_said == "kv_cache_size":
+                # as 0.6.4 prints it (worker.py:236, "kv_cache_size=%.2fGiB")
+                return int(gib * GIB), (f"kv_cache_size={gib:.2f}GiB (logged: 'Memory "
+                                        "profiling results')")
+            return int(gib * GIB), f"{what} {gib} GiB (logged)"
         return None, ""
 
     def _kv_bytes_budget(self, tp: int | None,

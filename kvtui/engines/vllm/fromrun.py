@@ -177,8 +177,14 @@ def calculator_from_run(run: Any, model: Any = None,
     line. `checkpoint` is duck-typed (kvtui.core.checkpoint.CheckpointFacts): its config.json is
     the model spec when no `model` is given; `vllm_version` pins the release."""
     cap = run.primary_capacity() or {}
-    avails = [p.kv_gib for p in run.pools.values() if p.kind == "kv" and p.kv_gib is not None]
-    avails += [p["kv_gib"] for p in run.memory_profile.values() if p.get("kv_gib") is not None]
+    # (GiB, the line's words: None for V1's "Available KV cache memory", else the memory
+    # profile's `kv_said`), the pools' first so that they win a tie
+    budgets: list[tuple[float, str | None]] = [
+        (p.kv_gib, None) for p in run.pools.values() if p.kind == "kv" and p.kv_gib is not None]
+    budgets += [(p["kv_gib"], p.get("kv_said")) for p in run.memory_profile.values()
+                if p.get("kv_gib") is not None]
+    avails = [gib for gib, _ in budgets]
+    said = min(budgets, key=lambda b: b[0])[1] if budgets else None
     if not cap and not avails:
         return None
     # 0.33 takes its multimodal frontend reservation out after printing "Available KV cache
@@ -187,7 +193,7 @@ def calculator_from_run(run: Any, model: Any = None,
     left = [v for v in run.kv_budget_left.values() if v is not None]
     reserved = max(run.kv_reserved.values()) if run.kv_reserved else None
     if left:
-        avails = [min(left)]
+        avails, said = [min(left)], None
     sa = run.server_args or {}
     notes: list[str] = []
     spec, reason = _spec(run, model, checkpoint, notes)
@@ -257,7 +263,7 @@ def calculator_from_run(run: Any, model: Any = None,
         blocks_forced=_int(cap.get("gpu_blocks_override")),
         concurrency_logged=_float(cap.get("max_concurrency")),
         concurrency_logged_at=_int(cap.get("context_len")), context_len=ctx,
-        available_gib=min(avails) if avails else None, parallel=par,
+        available_gib=min(avails) if avails else None, available_said=said, parallel=par,
         parallel_origin=par_origin, tp_unknown=tp is None and layout(run).tp is None,
         user_block=page_size or _int(sa.get("page_size")), logged_block=logged_block,
         max_batched=_int(sa.get("max_num_batched_tokens")),
