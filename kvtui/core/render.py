@@ -157,11 +157,19 @@ def _render_deployment(report: Report) -> list[str]:
             out.append(f"Capacity   {sizes}")
     wt = report.weights
     if wt is not None:
-        usage = f", {_fmt_num(wt.usage_gib)} GiB per GPU" if wt.usage_gib is not None else ""
-        out.append(f"Weights    {inert(str(wt.model_class or '?'), 80)}"
-                   + (f" ({inert(str(wt.quant), 80)})" if wt.quant else "")
-                   + usage + (f", {_fmt_num(wt.avail_gib)} GiB free after load"
-                              if wt.avail_gib is not None else ""))
+        parts = []
+        if wt.ranks:
+            usage = f", {_fmt_num(wt.usage_gib)} GiB per GPU" if wt.usage_gib is not None else ""
+            parts.append(f"{inert(str(wt.model_class or '?'), 80)}"
+                         + (f" ({inert(str(wt.quant), 80)})" if wt.quant else "")
+                         + usage + (f", {_fmt_num(wt.avail_gib)} GiB free after load"
+                                    if wt.avail_gib is not None else ""))
+        if wt.draft_ranks:
+            parts.append(f"draft {inert(str(wt.draft_model_class or '?'), 80)}"
+                         + (f" ({inert(str(wt.draft_quant), 80)})" if wt.draft_quant else "")
+                         + (f", {_fmt_num(wt.draft_usage_gib)} GiB per GPU"
+                            if wt.draft_usage_gib is not None else ""))
+        out.append("Weights    " + "; ".join(parts))
     rt = report.runtime
     if rt.decode_batches or rt.prefill_batches:
         out.append(

@@ -411,6 +411,12 @@ class WeightFacts:
     min_avail_before_gib: float | None
     ranks: int
     elapsed_s: float | None
+    # A speculative-decoding draft model's own load (EAGLE, MTP/NextN; `Run.draft_weights`),
+    # on its first rank; draft_ranks is how many ranks loaded it.
+    draft_model_class: str | None = None
+    draft_quant: str | None = None
+    draft_usage_gib: float | None = None
+    draft_ranks: int = 0
 
     def to_json(self) -> Json:
         return _fields_json(self)
