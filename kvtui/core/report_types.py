@@ -169,6 +169,9 @@ class Current(_Keyed):
     calibration_note: str | None = None
     swa_split: Json | None = None
     cannot_model: str | None = None
+    # The rows the measured bytes_per_token divides the pool line by, where the engine's pool
+    # holds more rows than tokens (SGLang's padding page): the Pools row divides by the tokens.
+    measured_rows: int | None = None
 
     @property
     def max_running_requests(self) -> int | None:
