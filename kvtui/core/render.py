@@ -157,11 +157,19 @@ def _render_deployment(report: Report) -> list[str]:
             out.append(f"Capacity   {sizes}")
     wt = report.weights
     if wt is not None:
-        usage = f", {_fmt_num(wt.usage_gib)} GiB per GPU" if wt.usage_gib is not None else ""
-        out.append(f"Weights    {inert(str(wt.model_class or '?'), 80)}"
-                   + (f" ({inert(str(wt.quant), 80)})" if wt.quant else "")
-                   + usage + (f", {_fmt_num(wt.avail_gib)} GiB free after load"
-                              if wt.avail_gib is not None else ""))
+        parts = []
+        if wt.ranks:
+            usage = f", {_fmt_num(wt.usage_gib)} GiB per GPU" if wt.usage_gib is not None else ""
+            parts.append(f"{inert(str(wt.model_class or '?'), 80)}"
+                         + (f" ({inert(str(wt.quant), 80)})" if wt.quant else "")
+                         + usage + (f", {_fmt_num(wt.avail_gib)} GiB free after load"
+                                    if wt.avail_gib is not None else ""))
+        if wt.draft_ranks:
+            parts.append(f"draft {inert(str(wt.draft_model_class or '?'), 80)}"
+                         + (f" ({inert(str(wt.draft_quant), 80)})" if wt.draft_quant else "")
+                         + (f", {_fmt_num(wt.draft_usage_gib)} GiB per GPU"
+                            if wt.draft_usage_gib is not None else ""))
+        out.append("Weights    " + "; ".join(parts))
     rt = report.runtime
     if rt.decode_batches or rt.prefill_batches:
         out.append(
@@ -249,8 +257,12 @@ def _render_whatif(wi: WhatIf, pools: tuple[PoolFacts, ...] = ()) -> list[str]:
             + "".join(f"{_fmt_num(s.concurrency.get(k)):>10}" for k in ctx_keys)
             + f"{_fmt_num(s.max_running_requests):>9}  {s.flag or '(not available)'}")
     ratio = cur.calibration_ratio
+    # The pools' rows divide by the tokens; an engine whose pool holds more rows than tokens
+    # measures per row, to compare with its cell, and the line says so.
+    rows = (f" over {_fmt_num(cur.measured_rows)} pool rows (its tokens + padding)"
+            if cur.measured_rows is not None and cur.measured_rows != cur.tokens else "")
     out.append(f"  current: {cur.dtype} {_fmt_num(cur.tokens)} tokens, measured"
-               f" {_fmt_num(cur.bytes_per_token, 0)} B/token vs computed"
+               f" {_fmt_num(cur.bytes_per_token, 0)} B/token{rows} vs computed"
                f" {_fmt_num(cur.theoretical_bytes_per_token, 0)}"
                + (f" (ratio {ratio:.3f})" if isinstance(ratio, float) else ""))
     for line in wi.explanation:

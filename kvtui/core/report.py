@@ -51,28 +51,35 @@ def quant_text(weights: dict[str, Any]) -> str | None:
 
 
 def _weights(run: Run) -> WeightFacts | None:
-    if not run.weights:
+    if not run.weights and not run.draft_weights:
         return None
     sa = run.server_args
-    rank = sorted(run.weights, key=_rank_sort_key)[0]
-    w = run.weights[rank]
+    # Only a draft's loads (a paste of the draft worker's lines): the target stays unknown.
+    rank = sorted(run.weights, key=_rank_sort_key)[0] if run.weights else None
+    w = run.weights[rank] if run.weights else {}
     usages: list[float] = [v["usage_gib"] for v in run.weights.values()
                            if v.get("usage_gib") is not None]
     avails: list[float] = [v["avail_gib"] for v in run.weights.values()
                            if v.get("avail_gib") is not None]
+    d = (run.draft_weights[sorted(run.draft_weights, key=_rank_sort_key)[0]]
+         if run.draft_weights else {})
     return WeightFacts(
         rank=rank,
-        model_class=w.get("model_class") or sa.get("architecture"),
+        model_class=w.get("model_class") or (sa.get("architecture") if w else None),
         dtype=w.get("dtype"),
         quant=quant_text(w),
         usage_gib=w.get("usage_gib"),
         avail_gib=w.get("avail_gib"),
-        avail_before_gib=run.weights_begin.get(rank),
+        avail_before_gib=run.weights_begin.get(rank) if w else None,
         max_usage_gib=max(usages) if usages else None,
         min_avail_gib=min(avails) if avails else None,
         min_avail_before_gib=min(run.weights_begin.values()) if run.weights_begin else None,
         ranks=len(run.weights),
         elapsed_s=w.get("elapsed_s"),
+        draft_model_class=d.get("model_class"),
+        draft_quant=quant_text(d),
+        draft_usage_gib=d.get("usage_gib"),
+        draft_ranks=len(run.draft_weights),
     )
 
 

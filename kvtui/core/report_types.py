@@ -169,6 +169,9 @@ class Current(_Keyed):
     calibration_note: str | None = None
     swa_split: Json | None = None
     cannot_model: str | None = None
+    # The rows the measured bytes_per_token divides the pool line by, where the engine's pool
+    # holds more rows than tokens (SGLang's padding page): the Pools row divides by the tokens.
+    measured_rows: int | None = None
 
     @property
     def max_running_requests(self) -> int | None:
@@ -411,6 +414,12 @@ class WeightFacts:
     min_avail_before_gib: float | None
     ranks: int
     elapsed_s: float | None
+    # A speculative-decoding draft model's own load (EAGLE, MTP/NextN; `Run.draft_weights`),
+    # on its first rank; draft_ranks is how many ranks loaded it.
+    draft_model_class: str | None = None
+    draft_quant: str | None = None
+    draft_usage_gib: float | None = None
+    draft_ranks: int = 0
 
     def to_json(self) -> Json:
         return _fields_json(self)

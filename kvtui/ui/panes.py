@@ -250,11 +250,19 @@ def facts_text(r: rv.Shown) -> Text:
     w = rv.weights(r)
     t.append("Weights   ", style="bold")
     if w is not None:
-        t.append(f"{clean(str(w.model_class or '?'), 60)}  ")
-        if w.quant:
-            t.append(f"{clean(str(w.quant), 60)}  ")
-        t.append(f"usage {fmt_gib(w.usage_gib)}/GPU  avail after "
-                 f"{fmt_gib(w.avail_gib)}  ranks {fmt_int(w.ranks)}\n")
+        if w.ranks:
+            t.append(f"{clean(str(w.model_class or '?'), 60)}  ")
+            if w.quant:
+                t.append(f"{clean(str(w.quant), 60)}  ")
+            t.append(f"usage {fmt_gib(w.usage_gib)}/GPU  avail after "
+                     f"{fmt_gib(w.avail_gib)}  ranks {fmt_int(w.ranks)}")
+        if w.draft_ranks:  # a speculative-decoding draft's own load
+            t.append(f"{'  ' if w.ranks else ''}draft "
+                     f"{clean(str(w.draft_model_class or '?'), 60)}  ")
+            if w.draft_quant:
+                t.append(f"{clean(str(w.draft_quant), 60)}  ")
+            t.append(f"usage {fmt_gib(w.draft_usage_gib)}/GPU")
+        t.append("\n")
     else:
         t.append("—\n", style="dim")
     _pools_text(t, r)

@@ -57,3 +57,44 @@ def test_report_pools_carry_their_role():
     a.feed_lines("spec.log", LINES)
     report = a.report().to_json()
     assert sorted(p["role"] for p in report["pools"]) == ["draft", "target"]
+
+
+def test_report_shows_the_draft_models_weights():
+    """The draft's own weight load is reported next to the target's (JSON `weights.draft_*`,
+    the check text's Weights line), not only kept apart from it."""
+    from kvtui.core.render import render_text
+
+    a = Session()
+    a.feed_lines("spec.log", LINES)
+    report = a.report()
+    w = report.to_json()["weights"]
+    assert (w["model_class"], w["usage_gib"]) == ("LlamaForCausalLM", 15.14)
+    assert (w["draft_model_class"], w["draft_usage_gib"], w["draft_ranks"]) == (
+        "LlamaForCausalLMEagle3", 0.8, 1)
+    line = next(s for s in render_text(report).splitlines() if s.startswith("Weights"))
+    assert "draft LlamaForCausalLMEagle3, 0.80 GiB per GPU" in line
+
+
+def test_a_draft_only_paste_still_reports_its_weights():
+    """A paste that holds only the draft worker's loads (the wording of sgl-project/sglang#30609:
+    `type=...NextN, quant=fp8, fmt=e4m3, ... mem usage=1.00 GB.`) still reports them; the target
+    stays unknown rather than becoming the draft."""
+    from kvtui.core.render import render_text
+
+    a = Session()
+    a.feed_lines("nextn.log", [
+        "[2026-07-14 07:51:06 TP0 EP0] Load weight end. elapsed=10.26 s, "
+        "type=DeepseekV3ForCausalLMNextN, quant=fp8, fmt=e4m3, avail mem=41.92 GB, "
+        "mem usage=1.00 GB.",
+        "[2026-07-14 07:51:06 TP1 EP1] Load weight end. elapsed=10.31 s, "
+        "type=DeepseekV3ForCausalLMNextN, quant=fp8, fmt=e4m3, avail mem=44.51 GB, "
+        "mem usage=1.00 GB.",
+    ])
+    report = a.report()
+    w = report.to_json()["weights"]
+    assert (w["model_class"], w["usage_gib"], w["ranks"]) == (None, None, 0)
+    assert (w["draft_model_class"], w["draft_quant"], w["draft_usage_gib"], w["draft_ranks"]) \
+        == ("DeepseekV3ForCausalLMNextN", "quant=fp8, fmt=e4m3", 1.0, 2)
+    line = next(s for s in render_text(report).splitlines() if s.startswith("Weights"))
+    assert line == ("Weights    draft DeepseekV3ForCausalLMNextN (quant=fp8, fmt=e4m3),"
+                    " 1.00 GiB per GPU")

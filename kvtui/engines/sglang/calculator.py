@@ -481,13 +481,25 @@ class Calculator:
                 return {"bytes_per_token": bpt, "lo": bpt, "hi": bpt, "gib": 0.0,
                         "from_memory_lines": 1.0}
             return None
-        n = self.tokens
-        if self.pool_is_swa and self.swa_logged:
-            n = self.swa_logged.get("swa_tokens")
+        n = self._pool_tokens()
         if not n:
             return None
         return measured(n, self.page_size, self.pool_gib.get("k_gib"),
                         self.pool_gib.get("v_gib"), self.pool_gib.get("kv_gib"))
+
+    def _pool_tokens(self) -> int | None:
+        if self.pool_is_swa and self.swa_logged:
+            return self.swa_logged.get("swa_tokens")
+        return self.tokens
+
+    def measured_rows(self) -> int | None:
+        """The rows `measured` divides the pool line by: its tokens plus the padding page
+        (`cell.pool_rows`); None where the measure is not a pool line's."""
+        n = self._pool_tokens()
+        meas = self.measured()
+        if not n or meas is None or meas.get("from_memory_lines"):
+            return None
+        return pool_rows(n, self.page_size)
 
     def calibration(self) -> dict[str, Any] | None:
         """The logged pool line against what this release would print for the same tokens."""

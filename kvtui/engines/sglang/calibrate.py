@@ -13,7 +13,7 @@ from typing import Any
 
 from kvtui.core.capacity.modelspec import FULL, ModelSpec
 from kvtui.core.capacity.parallel import Parallel
-from kvtui.engines.sglang.cell import GIB, Cell, kv_cell
+from kvtui.engines.sglang.cell import GIB, Cell, kv_cell, pool_rows
 from kvtui.engines.sglang.sizing.args import SizingArgs
 from kvtui.engines.sglang.version import NEWEST
 
@@ -30,7 +30,7 @@ def measured(tokens: int, page_size: int, k_gib: float | None, v_gib: float | No
     parts = [x for x in ((kv_gib,) if kv_gib is not None else (k_gib, v_gib)) if x is not None]
     if not parts:
         return None
-    rows = tokens + max(1, page_size)
+    rows = pool_rows(tokens, page_size)
     total = sum(parts)
     slack = (ROUNDING_GIB + EDGE_GIB) * len(parts)
     return {

@@ -140,6 +140,9 @@ def current(calc: Calculator) -> Current:
     why = calc.supported() or calc.cell_error(calc.current_dtype)
     if why:
         out["cannot_model"] = why
+    rows = calc.measured_rows()
+    if rows is not None:  # the measure is per pool row, the padding page's rows included
+        out["measured_rows"] = rows
     return Current.of(**out)
 
 
