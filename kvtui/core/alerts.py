@@ -226,7 +226,7 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     ck = ctx.checkpoint
     algo = ck.kv_cache_quant_algo if ck is not None else None
     _, basis, ev = run.effective
-    where = BASIS_WORDS.get(basis, "the log")
+    where = basis_words(ctx, basis)
     if ev is not None:
         where += f" (line {ev.line})"
     label = ctx.engine.label if ctx.engine is not None else "SGLang"
@@ -765,6 +765,14 @@ BASIS_WORDS: dict[str, str] = {
     "model_dtype": "the model dtype at weight load",
     "accuracy_warning": "the engine's KV accuracy warning",
 }
+
+
+def basis_words(ctx: _Ctx, basis: str) -> str:
+    """How an alert names the line that gave the KV dtype: the engine's own words for its line
+    (wording key `basis.<basis>`: vLLM's dtype line is "Using fp8 data type to store kv cache",
+    not SGLang's "Using KV cache dtype"), else the core's."""
+    own = ctx.engine.wording if ctx.engine is not None else {}
+    return str(own.get(f"basis.{basis}") or BASIS_WORDS.get(basis, "the log"))
 
 
 def _rule_checkpoint_scales(st: State, run: Run, ctx: _Ctx) -> Alert | None:

@@ -84,6 +84,20 @@ def test_auto_resolved_by_the_engine_is_the_effective_dtype():
     assert "Using KV cache dtype" not in alert["detail"]
 
 
+def test_the_dtype_line_is_named_in_vllms_words():
+    """vLLM's KV dtype line is "Using fp8 data type to store kv cache" (0.6.3 config.py:637,
+    0.11.0 config/cache.py:181): an alert built on it names that line, not SGLang's
+    "Using KV cache dtype" line (the engine's wording key `basis.kv_dtype_line`)."""
+    args = ARGS.replace(", 'kv_cache_dtype': 'fp8'", "")
+    line = ("(EngineCore_DP0 pid=9) INFO 05-01 10:00:04 [cache.py:181] Using fp8 data type to "
+            "store kv cache. It reduces the GPU memory footprint and boosts the performance.")
+    s = fold([args, line])
+    assert s.state.current.effective[1] == "kv_dtype_line"
+    alert = next(a for a in s.report().to_json()["alerts"] if a["rule"] == "kv-auto-fp8")
+    assert "the 'Using ... data type to store kv cache' line (line 2)" in alert["detail"]
+    assert "Using KV cache dtype" not in alert["detail"]
+
+
 def test_auto_beside_the_model_dtype_in_the_config_line_is_its_own_basis():
     """0.14.1 prints no "Using ... data type" line for an `auto` BF16 cache: only the engine
     config (`kv_cache_dtype=auto, dtype=torch.bfloat16`, core.py:97 in 0.14.1) says it, so the

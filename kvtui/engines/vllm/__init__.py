@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 # The sentences of the alert texts that are vLLM's own (kvtui.core.alerts WORDING keys).
 WORDING: dict[str, str] = {
+    # the KV dtype line's own words (0.6.3 config.py:637, 0.11.0 config/cache.py:181; 0.22+
+    # names the resolved dtype in place of "fp8": parsers/vllm/startup.py `_KV_DTYPE`)
+    "basis.kv_dtype_line": "the 'Using ... data type to store kv cache' line",
     "scales_missing.said": 'vLLM printed "Using KV cache scaling factor 1.0 for fp8_e4m3"',
     "scales_missing.checkpoint_has_scales": (
         "The checkpoint has k_scale/v_scale tensors, yet vLLM warns only after loading, when "
