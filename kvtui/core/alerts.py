@@ -200,18 +200,27 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         confidence = "medium" if ck is None else "high"
     fix = (f"Serve the KV cache in BF16: {ctx.bf16_advice(run)}. Or keep FP8 with "
            f"calibrated scales: {_calibrated_scales(ctx)}.")
-    inline = ctx.engine.fp8_scales_inline(run, ck) if ctx.engine is not None else None
-    if inline is not None:
-        # The pool scales each tile of values itself: the warning is printed all the same
-        # (the engine's own explanation, `Engine.fp8_scales_inline`).
-        return Alert(
-            "kv-fp8-unscaled", "info",
-            "FP8 KV 'scales of 1.0' warning printed, but the pool scales every tile itself",
-            f"{say(ctx, 'scales_missing.said')}{ranks}. {inline} What remains is FP8 E4M3's own "
-            "rounding (3 mantissa bits) on each scaled value.",
-            ev, f"Nothing to fix for the scales. For a 16-bit cache: {ctx.bf16_advice(run)}.",
-            confidence)
-    return Alert("kv-fp8-unscaled", sev, title, detail, ev, fix, confidence)
+    # The pool scales each tile of values itself: the warning is printed all the same.
+    inline = _inline_scaled(
+        "kv-fp8-unscaled", ctx, run,
+        "FP8 KV 'scales of 1.0' warning printed, but the pool scales every tile itself",
+        f"{say(ctx, 'scales_missing.said')}{ranks}.", ev, confidence)
+    return inline or Alert("kv-fp8-unscaled", sev, title, detail, ev, fix, confidence)
+
+
+def _inline_scaled(rule: str, ctx: _Ctx, run: Run, title: str, said: str,
+                   ev: Evidence | None, confidence: str) -> Alert | None:
+    """The info an FP8 rule gives instead when the engine's pool keeps scales of its own
+    beside its values (`Engine.fp8_scales_inline`: the static scales are not read at all),
+    or None."""
+    inline = ctx.engine.fp8_scales_inline(run, ctx.checkpoint) if ctx.engine is not None \
+        else None
+    if inline is None:
+        return None
+    return Alert(rule, "info", title, f"{said} {inline} What remains is FP8 E4M3's own "
+                 "rounding (3 mantissa bits) on each scaled value.", ev,
+                 f"Nothing to fix for the scales. For a 16-bit cache: {ctx.bf16_advice(run)}.",
+                 confidence)
 
 
 def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
@@ -300,15 +309,11 @@ def _rule_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
            + "; or serve BF16: " + ctx.bf16_advice(run))
     sev, confidence = "warning", "medium"
     title = f"FP8 KV cache in effect ({ctx.effective})"
-    inline = ctx.engine.fp8_scales_inline(run, ctx.checkpoint) if ctx.engine is not None \
-        else None
-    if inline is not None:  # the static scales are not read at all (as in kv-fp8-unscaled)
-        return Alert("kv-fp8", "info", f"{title}: the pool scales every tile itself",
-                     f"The KV cache is {ctx.effective}. {inline} What remains is FP8 E4M3's "
-                     "own rounding (3 mantissa bits) on each scaled value.",
-                     ctx.effective_evidence,
-                     f"Nothing to fix for the scales. For a 16-bit cache: "
-                     f"{ctx.bf16_advice(run)}.", confidence)
+    inline = _inline_scaled("kv-fp8", ctx, run, f"{title}: the pool scales every tile itself",
+                            f"The KV cache is {ctx.effective}.", ctx.effective_evidence,
+                            confidence)
+    if inline is not None:
+        return inline
     verdict = _scale_verdict(ctx.checkpoint, ctx.engine_name)
     if verdict is not None:
         detail += _read_scales_text(verdict)

@@ -214,6 +214,12 @@ class Run:
         return "auto" if self.args_complete else None
 
     @property
+    def logged_model_dtype(self) -> str | None:
+        """The model dtype the first weight line that names one printed."""
+        return next((d for w in self.weights.values()
+                     if (d := dtypes.normalize(w.get("dtype")))), None)
+
+    @property
     def effective(self) -> tuple[str | None, str, Evidence | None]:
         """(dtype, basis, evidence): the KV dtype SGLang actually used, and how we know.
 
@@ -247,9 +253,7 @@ class Run:
             if origin == "fallback":
                 # The configured dtype is not served (SGLang 0.5.8 model_runner.py:1576-1579:
                 # fp4_e2m1 without torch.float4_e2m1fn_x2): the model dtype is, when known.
-                model_dtype = next((d for w in self.weights.values()
-                                    if (d := dtypes.normalize(w.get("dtype")))), None)
-                return model_dtype or dtype, "fallback_line", ev
+                return self.logged_model_dtype or dtype, "fallback_line", ev
         warned = self.notices.get("kv_accuracy_warning")
         warned_dtype = dtypes.normalize(warned.fields.get("dtype")) if warned else None
         if warned is not None and warned_dtype:
@@ -355,6 +359,10 @@ class Run:
         server in the wrong order. A real restart is stamped after every line before it."""
         if self.dump_parts or ts is None:
             return False
+        return self.stamped_within(ts)
+
+    def stamped_within(self, ts: str) -> bool:
+        """Is `ts` no later than a line of this run (a restart is stamped after all of them)?"""
         return any(_not_after(ts, seen) for seen in (self.last_ts, self.runtime.last_ts))
 
     def sibling_part(self, form: str | None, fields: dict[str, Any], ts: str | None) -> bool:
@@ -371,8 +379,7 @@ class Run:
         dp = self.server_args.get("dp_size") or self.placed_sizes.get("dp_rank")
         if not isinstance(dp, int) or dp < 2:
             return False
-        if ts is not None and any(_not_after(ts, seen)
-                                  for seen in (self.last_ts, self.runtime.last_ts)):
+        if ts is not None and self.stamped_within(ts):
             return True
         return copies < dp and self.runtime.decode_batches == 0
 
@@ -450,22 +457,26 @@ def latest_ts(known: str | None, ts: str | None) -> str | None:
     return ts
 
 
-def _not_after(ts: str, seen: str | None) -> bool:
-    """Is the stamp `ts` no later than `seen`? Only dated stamps are compared: a bare time of
-    day (SGLang 0.3's `[16:40:02 TP0]`) cannot tell a restart after midnight from an earlier
-    line, so it never says yes."""
+def _seconds(ts: str, seen: str | None) -> tuple[float, float] | None:
+    """Both stamps in seconds, when both are dated: a bare time of day (SGLang 0.3's
+    `[16:40:02 TP0]`) cannot tell a restart after midnight from an earlier line, so it is
+    never compared."""
     if seen is None or ts_day(ts) is None or ts_day(seen) is None:
-        return False
+        return None
     a, b = ts_seconds(ts), ts_seconds(seen)
-    return a is not None and b is not None and a <= b
+    return (a, b) if a is not None and b is not None else None
+
+
+def _not_after(ts: str, seen: str | None) -> bool:
+    """Is the stamp `ts` no later than `seen` (dated stamps only)?"""
+    both = _seconds(ts, seen)
+    return both is not None and both[0] <= both[1]
 
 
 def _before(ts: str, seen: str | None) -> bool:
-    """Is the stamp `ts` strictly earlier than `seen`? Dated stamps only (`_not_after`)."""
-    if seen is None or ts_day(ts) is None or ts_day(seen) is None:
-        return False
-    a, b = ts_seconds(ts), ts_seconds(seen)
-    return a is not None and b is not None and a < b
+    """Is the stamp `ts` strictly earlier than `seen` (dated stamps only)?"""
+    both = _seconds(ts, seen)
+    return both is not None and both[0] < both[1]
 
 
 def _rank_sort_key(rank: str | None) -> tuple[tuple[int, ...], str]:

@@ -101,8 +101,7 @@ def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None,
     dtype = eff if eff in dtypes.CANONICAL and eff != "auto" else None
     if dtype is None and pool is not None and pool.dtype:
         dtype = pool.dtype
-    model_dtype = next((dtypes.normalize(w.get("dtype")) for w in run.weights.values()
-                        if w.get("dtype")), None) or (spec.model_dtype if spec else None) or "bf16"
+    model_dtype = run.logged_model_dtype or (spec.model_dtype if spec else None) or "bf16"
     assumed = dtype is None
     if dtype is None and _model_class(run) == DSV4_ARCH:
         dtype = DSV4_AUTO_KV_DTYPE
