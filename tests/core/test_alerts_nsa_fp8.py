@@ -46,7 +46,9 @@ def _alert(lines: list[str]) -> dict:
     # server_args.py:1205 "DeepSeek 3.2, GlmMoeDsaForCausalLM"). A real GLM-5-FP8 run on ROCm
     # (rocm/sgl-dev v0.5.8.post1 20260218, a repository file's log) printed the warning with a
     # pool of 61,463 B/token: 78 layers x (656 + 132), the NSA FP8 layout.
-    ("zai-org/GLM-5-FP8", "GlmMoeDsaForCausalLM", "triton", "GlmMoeDsaForCausalLM"),
+    ("/models/glm5-fp8-local", "GlmMoeDsaForCausalLM", "triton", "GlmMoeDsaForCausalLM"),
+    # the GLM-5 preset (its config sets index_topk), found by the checkpoint's name
+    ("zai-org/GLM-5-FP8", "GlmMoeDsaForCausalLM", "triton", "zai-org/GLM-5"),
     # the attention backend SGLang picks for a DSA model (server_args.py:1108-1113)
     ("/models/private-ckpt", "DeepseekV3ForCausalLM", "nsa", "attention_backend"),
     # the model spec (a preset with index_topk)
