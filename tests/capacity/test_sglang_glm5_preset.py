@@ -66,3 +66,37 @@ def test_glm5_bf16_row_keeps_the_indexer_at_one_byte():
     assert calc.tokens_for("bf16")[0] == budget // bf16 // 64 * 64
     # the old log-only rule (half the tokens) is not what SGLang gives
     assert calc.tokens_for("bf16")[0] > TOKENS // 2 * 1.1
+
+
+def _calc_for(lines):
+    s = Session()
+    s.feed_lines("glm5.log", lines)
+    calc = calculator_from_run(s.state.current)
+    assert calc is not None
+    return calc
+
+
+def test_a_local_path_is_sized_by_its_class_when_the_pool_line_agrees():
+    lines = [ln.replace("zai-org/GLM-5-FP8", "/data/glm5-local") for ln in LINES]
+    calc = _calc_for(lines)
+    assert calc.spec is not None and calc.spec.name == "zai-org/GLM-5"
+    assert "GlmMoeDsaForCausalLM" in calc.spec_reason
+    assert calc.tokens_for("bf16")[0] == TOKENS * (576 + 132) * 78 // ((576 * 2 + 132) * 78) \
+        // 64 * 64
+
+
+def test_a_class_whose_pool_line_disagrees_stays_log_only():
+    # e.g. a GLM-5.x config with part of its indexers "shared": another printed size
+    lines = [ln.replace("zai-org/GLM-5-FP8", "/data/glm5-local") for ln in LINES]
+    lines = [ln.replace(f"KV size: {KV_GIB:.2f} GB", "KV size: 50.00 GB") for ln in lines]
+    calc = _calc_for(lines)
+    assert calc.spec is None
+    assert "matches no preset" in calc.spec_reason
+
+
+def test_a_given_model_is_not_replaced_by_the_class_preset():
+    lines = [ln.replace("zai-org/GLM-5-FP8", "/data/glm5-local") for ln in LINES]
+    s = Session()
+    s.feed_lines("glm5.log", lines)
+    calc = calculator_from_run(s.state.current, "deepseek-v3.2")
+    assert calc is not None and calc.spec is not None and calc.spec.name != "zai-org/GLM-5"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kvtui.core import dtypes
 from kvtui.core.capacity.modelspec import ModelSpec
 from kvtui.core.capacity.parallel import Parallel
-from kvtui.core.capacity.presets import spec_for_run
+from kvtui.core.capacity.presets import preset_spec, spec_for_run
 from kvtui.core.deployment import layout
 from kvtui.core.report_types import WhatIf
 from kvtui.core.values import as_float as _float
@@ -24,6 +24,7 @@ from kvtui.core.values import as_int as _int
 from kvtui.engines.sglang.calculator import Calculator, MemoryFacts
 from kvtui.engines.sglang.sizing.args import SizingArgs
 from kvtui.engines.sglang.sizing.families import (
+    DSA_BY_CLASS,
     DSV4_ARCH,
     DSV4_AUTO_KV_DTYPE,
     DSV4_PAGE_SIZE,
@@ -157,6 +158,17 @@ def _memory(run: Any, sa: dict[str, Any], par: Parallel, notes: list[str]) -> Me
     return None
 
 
+# Model classes that only one family's checkpoints name, all with the dims of one preset: a
+# log that names such a class but no known checkpoint is sized with that preset when, and only
+# when, its pool line is what the preset gives (a GLM-5.x config whose indexers are partly
+# "shared", or a test model of the class, prints another size and stays log-only). Why not the
+# logged bytes/token scaled whole: a DSA pool's indexer keys are uint8 whatever the KV dtype
+# (`dsa_indexer_bytes`), so scaling them with the latent misses the bf16 row by ~20%.
+CLASS_PRESETS: dict[str, str] = {"DeepseekV32ForCausalLM": "deepseek-v3.2",
+                                 "GlmMoeDsaForCausalLM": "glm-5"}
+assert set(CLASS_PRESETS) <= set(DSA_BY_CLASS)
+
+
 def calculator_from_run(run: Any, model: Any = None,
                         checkpoint: CheckpointFacts | None = None, *,
                         tp: int | None = None, page_size: int | None = None,
@@ -169,6 +181,39 @@ def calculator_from_run(run: Any, model: Any = None,
     means, and its `sglang_version` pins the version range. The keyword overrides replace what the
     log says (or fails to say) about the layout.
     """
+    def build(class_preset: bool) -> Calculator | None:
+        return _calculator(run, model, checkpoint, class_preset=class_preset, tp=tp,
+                           page_size=page_size, attn_dp=attn_dp, context_len=context_len,
+                           sglang_version=sglang_version)
+
+    calc = build(True)
+    if calc is not None and calc.spec is not None and calc.spec_reason.startswith(_BY_CLASS):
+        cal = calc.calibration()
+        if not (cal and cal["within_rounding"]):
+            return build(False)
+    return calc
+
+
+_BY_CLASS = "by the model class"
+
+
+def _class_preset(run: Any, model: Any, checkpoint: CheckpointFacts | None,
+                  pool: Any) -> tuple[ModelSpec, str] | None:
+    """The preset `CLASS_PRESETS` gives the run's model class, to be confirmed by the pool."""
+    cls = _model_class(run)
+    pid = CLASS_PRESETS.get(cls or "")
+    if pid is None or pool is None or model is not None or (
+            checkpoint is not None and checkpoint.model_config):
+        return None
+    spec = preset_spec(pid)
+    return spec, (f"{_BY_CLASS} {cls} ({DSA_BY_CLASS[cls or '']}): the preset "
+                  f"{spec.name}, whose pool size the logged pool line reproduces")
+
+
+def _calculator(run: Any, model: Any, checkpoint: CheckpointFacts | None, *,
+                class_preset: bool, tp: int | None, page_size: int | None,
+                attn_dp: int | None, context_len: int | None,
+                sglang_version: str | None) -> Calculator | None:
     pool = run.primary_kv_pool()
     cap = run.primary_capacity()
     if pool is None and cap is None:
@@ -176,6 +221,10 @@ def calculator_from_run(run: Any, model: Any = None,
     sa = run.server_args or {}
     notes: list[str] = []
     spec, reason = _model_spec(run, model, checkpoint, notes)
+    by_class = _class_preset(run, model, checkpoint, pool) if spec is None and class_preset \
+        else None
+    if by_class is not None:
+        spec, reason = by_class
     # -- pool facts -------------------------------------------------------------------------
     tokens = pool.tokens if pool is not None else None
     if cap and cap.get("max_total_num_tokens") and (tokens is None or pool is None):
