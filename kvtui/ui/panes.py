@@ -280,6 +280,7 @@ def facts_text(r: rv.Shown) -> Text:
 def _pools_text(t: Text, r: rv.Shown) -> None:
     pools = rv.pools(r)
     computed = rv.computed_bytes_per_token(r)
+    padding = rv.pool_padding_rows(r)
     t.append(f"Pools ({len(pools)} on {len({p.rank for p in pools})} ranks)", style="bold")
     if computed is not None:
         t.append(f"  computed {computed:,.0f} B/token", style="dim")
@@ -304,8 +305,10 @@ def _pools_text(t: Text, r: rv.Shown) -> None:
         bpt = p.bytes_per_token
         if bpt is not None:
             t.append(f"  measured {fmt_num(bpt, 0)} B/tok")
-            if computed:
-                dev = (bpt - computed) / computed * 100
+            if computed and padding is not None and p.tokens:
+                # like with like: the pool line over the rows it holds, against the spec's row
+                per_row = bpt * p.tokens / (p.tokens + padding)
+                dev = (per_row - computed) / computed * 100
                 t.append(f" ({dev:+.1f}%)", style="green" if abs(dev) < 2 else "yellow")
         t.append("\n")
 

@@ -32,7 +32,8 @@ from kvtui.core.report_types import (
 __all__ = ["Alert", "Failed", "PoolFacts", "Shown", "alert_key", "alerts", "capacity",
            "computed_bytes_per_token", "context_len", "evidence", "evidence_lines", "failure",
            "figure",
-           "kv_cache", "kv_verdict", "last_log_time", "model_name", "pools", "report_of",
+           "kv_cache", "kv_verdict", "last_log_time", "model_name", "pool_padding_rows", "pools",
+           "report_of",
            "running_limit", "runtime", "term", "tp", "weights", "worst_severity"]
 
 
@@ -179,9 +180,28 @@ def last_log_time(shown: Shown) -> str | None:
 
 
 def computed_bytes_per_token(shown: Shown) -> float | None:
-    """Bytes/token the calculator derives from the model spec (the what-if's current row)."""
+    """Bytes per pool row the model spec gives for the pool line: what the engine prints
+    (the what-if's calibration) where that differs from the budget cell (an FP8 DSA pool stores
+    656 B per layer where SGLang < 0.5.17 budgets 576), else the budget cell."""
     report = report_of(shown)
     if report is None or report.whatif is None:
         return None
-    value = report.whatif.current.theoretical_bytes_per_token
+    cur = report.whatif.current
+    printed = (cur.calibration or {}).get("computed_bytes_per_token")
+    value = printed if isinstance(printed, (int, float)) else cur.theoretical_bytes_per_token
     return float(value) if value is not None else None
+
+
+def pool_padding_rows(shown: Shown) -> int | None:
+    """Rows a pool holds beyond its tokens (SGLang's padded page), as the what-if measured the
+    pool line; None where that cannot be told for every pool alike (a hybrid SWA pool, whose
+    measured sub-pool is not the one its token count names)."""
+    report = report_of(shown)
+    if report is None or report.whatif is None:
+        return 0
+    cur = report.whatif.current
+    if cur.measured_rows is None:
+        return 0
+    if cur.tokens is None or cur.measured_rows < cur.tokens:
+        return None
+    return cur.measured_rows - cur.tokens
