@@ -583,7 +583,7 @@ def _rule_calibration(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         return None
     why = cur.calibration_note or ""
     detail = (f"Measured {cur.bytes_per_token} B/token in the logged pool vs "
-              f"{cur.theoretical_bytes_per_token} computed from the model spec (ratio "
+              f"{cur.compared_bytes_per_token} computed from the model spec (ratio "
               f"{ratio:.3f}). The spec may not match the served model. {why}").strip()
     fix = "Pass the served model's config.json with --model so the calculator uses it."
     pool = run.primary_kv_pool()

@@ -261,9 +261,14 @@ def _render_whatif(wi: WhatIf, pools: tuple[PoolFacts, ...] = ()) -> list[str]:
     # measures per row, to compare with its cell, and the line says so.
     rows = (f" over {_fmt_num(cur.measured_rows)} pool rows (its tokens + padding)"
             if cur.measured_rows is not None and cur.measured_rows != cur.tokens else "")
+    # the ratio's own divisor: where the engine prints another layout than it budgets, the
+    # printed bytes per row, and the budget cell beside it
+    computed, cell = cur.compared_bytes_per_token, cur.theoretical_bytes_per_token
+    printed = (f" printed per row (budget cell {_fmt_num(cell, 0)})"
+               if computed is not None and cell is not None and computed != cell else "")
     out.append(f"  current: {cur.dtype} {_fmt_num(cur.tokens)} tokens, measured"
                f" {_fmt_num(cur.bytes_per_token, 0)} B/token{rows} vs computed"
-               f" {_fmt_num(cur.theoretical_bytes_per_token, 0)}"
+               f" {_fmt_num(computed, 0)}{printed}"
                + (f" (ratio {ratio:.3f})" if isinstance(ratio, float) else ""))
     for line in wi.explanation:
         out.append(f"  {inert(str(line), 300)}")

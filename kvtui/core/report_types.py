@@ -178,6 +178,16 @@ class Current(_Keyed):
         """The logged cap, else the one the engine's rule computes."""
         return self.max_running_requests_logged or self.max_running_requests_sglang
 
+    @property
+    def compared_bytes_per_token(self) -> int | float | None:
+        """What `calibration_ratio` divides the measure by: the bytes per pool row the spec
+        gives for the pool line where the engine prints another layout than it budgets (an FP8
+        DSA pool stores 656 B per layer where SGLang < 0.5.17 budgets 576), else the cell."""
+        printed = (self.calibration or {}).get("computed_bytes_per_token")
+        if isinstance(printed, (int, float)):
+            return printed
+        return self.theoretical_bytes_per_token
+
 
 @dataclass(frozen=True, slots=True)
 class Inverse(_Keyed):

@@ -186,9 +186,7 @@ def computed_bytes_per_token(shown: Shown) -> float | None:
     report = report_of(shown)
     if report is None or report.whatif is None:
         return None
-    cur = report.whatif.current
-    printed = (cur.calibration or {}).get("computed_bytes_per_token")
-    value = printed if isinstance(printed, (int, float)) else cur.theoretical_bytes_per_token
+    value = report.whatif.current.compared_bytes_per_token
     return float(value) if value is not None else None
 
 

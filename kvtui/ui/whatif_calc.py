@@ -118,7 +118,7 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     rows = res.rows
     now_dtype = str(calc.current_dtype)
     if calc.current_dtype_assumed:
-        now_dtype += "?"  # the log names none: the model dtype, assumed (the notes say so)
+        now_dtype += "?"  # the log names none: assumed (the notes say how)
     rows.append(("KV dtype", now_dtype, inputs.dtype))
     rows.append(("TP", str(cur_tp), str(tgt_tp or cur_tp)))
     mf_now = knob.show(cur_mf) if isinstance(cur_mf, float) else "—"
@@ -154,8 +154,9 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     res.flag = " ".join(flags) or "(no flag for this dtype: see the note)"
     notes = []
     if calc.current_dtype_assumed:
-        notes.append(f"KV dtype not in the log: now is the model dtype {calc.current_dtype}, "
-                     "assumed (?)")
+        notes.append(f"KV dtype not in the log: now is {calc.current_dtype}, assumed (?): the "
+                     "model dtype, or the dtype whose cell prints the logged pool line (the "
+                     "what-if's notes say which)")
     if row.does_not_fit:
         notes.append(str(row.does_not_fit))
     if row.cannot_model:

@@ -519,9 +519,13 @@ class Calculator:
             out["predicted_line"] = f"#tokens: {n}, {size}"
         out["printed_includes"] = _printed_includes(cell, self.rules_version)
         if not out["ok"] and self.spec is not None:
+            def row_bytes(c: Cell) -> int:
+                pk, pv = printed_bytes(n, c, self.page_size, swa_pool=self.pool_is_swa)
+                return round((pk + pv) / pool_rows(n, self.page_size))
+
             out["likely_cause"] = diagnose(self.spec, self.current_dtype, self.parallel, meas,
                                            swa_pool=self.swa_on(), version=self.rules_version,
-                                           args=self.sargs)
+                                           args=self.sargs, printed=row_bytes if n else None)
         return out
 
     def memory_check(self) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ does not fit, the most likely wrong assumption is named rather than hidden.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -63,8 +64,13 @@ def compare(meas: dict[str, float], cell: Cell, printed_bytes: int | None = None
 
 def diagnose(spec: ModelSpec, dtype: str, par: Parallel, meas: dict[str, float], *,
              swa_pool: bool = False, version: tuple[int, int, int] = NEWEST,
-             args: SizingArgs | None = None) -> str | None:
-    """Name the assumption that most likely differs, by testing the usual suspects one by one."""
+             args: SizingArgs | None = None,
+             printed: Callable[[Cell], int] | None = None) -> str | None:
+    """Name the assumption that most likely differs, by testing the usual suspects one by one.
+
+    `printed`: what the pool line prints per row for a cell (as `compare` takes it), so each
+    suspect is held against the line like with like: an FP8 DSA pool prints 656 B per layer
+    and its indexer keys, neither of which the cell's K and V bytes hold."""
     candidates: list[tuple[str, Cell]] = []
     kw: dict[str, Any] = {"version": version, "args": args}
     for other in ("bf16", "fp8_e4m3"):
@@ -99,7 +105,7 @@ def diagnose(spec: ModelSpec, dtype: str, par: Parallel, meas: dict[str, float],
                            "pool", replace(base, k_bytes=bumped, v_bytes=0)))
     best: tuple[float, str] | None = None
     for why, cell in candidates:
-        computed = cell.k_bytes + cell.v_bytes
+        computed = printed(cell) if printed is not None else cell.k_bytes + cell.v_bytes
         if not computed:
             continue
         err = abs(meas["bytes_per_token"] / computed - 1)

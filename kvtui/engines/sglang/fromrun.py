@@ -11,6 +11,7 @@ is written into the calculator's notes, so the report says what was assumed.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core import dtypes
@@ -110,7 +111,7 @@ def _current_dtype(run: Any, pool: Any, spec: ModelSpec | None,
                      f"for {DSV4_ARCH} (bfloat16 on NPU)")
     elif dtype is None:
         dtype = model_dtype
-        notes.append(f"KV dtype not in the log: assumed the model dtype {dtype}")
+        notes.append(f"{_ASSUMED_MODEL_DTYPE} {dtype}")
     else:
         notes.append(f"current KV dtype {dtype} (from {basis})")
     kv_fp8: bool | None = None
@@ -190,11 +191,43 @@ def calculator_from_run(run: Any, model: Any = None,
     if calc is not None and calc.spec is not None and calc.spec_reason.startswith(_BY_CLASS):
         cal = calc.calibration()
         if not (cal and cal["within_rounding"]):
-            return build(False)
+            calc = build(False)
+    if calc is not None and calc.current_dtype_assumed and calc.spec is not None:
+        calc = _dtype_by_pool(calc)
     return calc
 
 
+def _dtype_by_pool(calc: Calculator) -> Calculator:
+    """The log names no KV dtype and the model dtype assumed in its place does not give the
+    logged pool line: the one 16- or 8-bit dtype whose cell prints that line exactly (within
+    the 0.01 GiB rounding) is the current one instead, still marked assumed. Why: a paste that
+    kept the pool line but not the dtype line otherwise gets a what-if whose every row starts
+    from the wrong dtype (an FP8 NSA pool read as BF16 showed its bf16 row at the FP8 tokens)."""
+    cal = calc.calibration()
+    if cal is None or cal["within_rounding"]:
+        return calc
+    fits = []
+    for other in ("bf16", "fp8_e4m3"):
+        if other == calc.current_dtype:
+            continue
+        alt = replace(calc, current_dtype=other, notes=list(calc.notes))
+        alt_cal = alt.calibration()
+        if alt_cal is not None and alt_cal["within_rounding"]:
+            fits.append((alt, alt_cal))
+    if len(fits) != 1:
+        return calc
+    alt, alt_cal = fits[0]
+    same = " (fp8_e5m2 has the same size)" if alt.current_dtype == "fp8_e4m3" else ""
+    alt.notes = [n for n in alt.notes if not n.startswith(_ASSUMED_MODEL_DTYPE)]
+    alt.notes.insert(0, f"KV dtype not in the log: {alt.current_dtype}{same}, the dtype whose "
+                        f"cell prints the logged pool line ({alt_cal['computed_bytes_per_token']:,}"
+                        f" B per row; the model dtype {calc.current_dtype} would print "
+                        f"{cal['computed_bytes_per_token']:,})")
+    return alt
+
+
 _BY_CLASS = "by the model class"
+_ASSUMED_MODEL_DTYPE = "KV dtype not in the log: assumed the model dtype"
 
 
 def _class_preset(run: Any, model: Any, checkpoint: CheckpointFacts | None,
