@@ -28,7 +28,9 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     ),
     "load_weight_begin": ("avail_gib",),
     "load_weight_end": ("model_class", "dtype", "quant", "avail_gib", "usage_gib", "elapsed_s"),
-    # origin: "resolved" | "override" (set at argument resolution) | "fallback" (the setting
+    # origin: "resolved" | "override" (set at argument resolution) | "model_default" (an
+    # override the engine's line says it made for the model or GPU, e.g. SGLang's "Setting KV
+    # cache dtype to fp8_e4m3 for DeepSeek DSA on SM10 device.") | "fallback" (the setting
     # was not served: dtype "auto", the model dtype)
     "kv_dtype": ("dtype", "origin"),
     # "long" | "short" | "load_error" (SGLang, and vLLM V0's loader); "unit_scale" (vLLM's

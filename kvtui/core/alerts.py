@@ -241,7 +241,14 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     label = ctx.engine.label if ctx.engine is not None else "SGLang"
     since = say(ctx, "auto_fp8.since")
     kv_flag = _flag(ctx, "kv_cache_dtype", "--kv-cache-dtype")
-    if algo:
+    by_model = basis == "model_default_line"
+    if by_model:
+        # The engine says it chose the dtype for the model (and GPU): SGLang's DeepSeek DSA
+        # default is fp8_e4m3 on SM100+ whatever the checkpoint declares (0.5.5
+        # server_args.py:1078-1085, 0.5.23 arg_groups/overrides.py:532-538).
+        why = (f"{label} set it itself, as its default for this model (and GPU), whatever the "
+               "checkpoint declares")
+    elif algo:
         why = (f"the checkpoint declares kv_cache_quant_algo \"{algo}\", and {label} {since} "
                "turns `auto` into FP8 for such a checkpoint")
     else:
@@ -249,9 +256,25 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
                "declares kv_cache_quant_algo FP8 (ModelOpt NVFP4/FP8 exports do); the checkpoint "
                "itself was not read (kvtui ssh, or kvtui check --checkpoint DIR, reads it)")
     said = f"{kv_flag} was left at auto"
+    fix = (f"Pin the KV dtype explicitly: {ctx.bf16_advice(run)}; or, if FP8 is intended, "
+           f"say so with {kv_flag} fp8_e4m3 and supply calibrated scales.")
+    inline = ctx.engine.fp8_scales_inline(run, ck) if ctx.engine is not None else None
+    if inline is not None:
+        # The pool keeps a scale per tile: an unasked FP8 switch, but nothing runs at 1.0.
+        detail = (f"{said}, yet {where} shows the KV cache in {ctx.effective}: {why}. "
+                  f"{inline} What remains is FP8 E4M3's own rounding (3 mantissa bits) on "
+                  "each scaled value, where a 16-bit cache was perhaps expected.")
+        fix = (f"If a 16-bit cache was meant, pin it: {ctx.bf16_advice(run)}; if FP8 is "
+               f"intended, say so with {kv_flag} fp8_e4m3 (nothing to fix for the scales).")
+        return Alert("kv-auto-fp8", "warning", f"KV cache switched to FP8 ({ctx.effective}) "
+                     "by default: the pool scales every tile itself", detail,
+                     ctx.effective_evidence, fix, confidence)
+    silence = ("The line is a warning among the start-up lines, and the scales default to 1.0 "
+               "unless the checkpoint carries k_scale/v_scale." if by_model
+               else say(ctx, 'auto_fp8.silence'))
     detail = (
         f"{said}, yet {where} shows the KV cache in {ctx.effective}: {why}. "
-        f"{say(ctx, 'auto_fp8.silence')} Long-context accuracy can degrade silently."
+        f"{silence} Long-context accuracy can degrade silently."
     )
     sev = "critical"
     verdict = _scale_verdict(ck, ctx.engine_name)
@@ -261,8 +284,6 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
             sev = "warning"  # FP8 as the exporter calibrated it; still an unasked switch
         elif verdict.verdict == "incomplete":
             confidence = "medium"
-    fix = (f"Pin the KV dtype explicitly: {ctx.bf16_advice(run)}; or, if FP8 is intended, "
-           f"say so with {kv_flag} fp8_e4m3 and supply calibrated scales.")
     return Alert("kv-auto-fp8", sev, f"KV cache silently switched to FP8 ({ctx.effective})",
                  detail, ctx.effective_evidence, fix, confidence)
 
@@ -761,6 +782,9 @@ BASIS_WORDS: dict[str, str] = {
     "config_line": "the engine config line",
     "pool_line": "the KV pool line",
     "override_line": "the 'Setting KV cache dtype' override line",
+    # 'Setting KV cache dtype to fp8_e4m3 for DeepSeek DSA on SM10 device.': SGLang's own
+    # default for the model (and GPU), whatever the checkpoint declares
+    "model_default_line": "the 'Setting KV cache dtype ... for <model>' default line",
     # 'Set DSA backends for fp8_e4m3 KV Cache: ...' (0.5.9+), 'Setting NSA backend to ... for
     # FP8 KV Cache.' (0.5.5-0.5.8): the backends SGLang chose for the KV dtype it resolved
     "dsa_backend_line": "the DSA attention-backend line",

@@ -247,6 +247,8 @@ class Run:
         for dtype, origin, ev in self.kv_dtype_lines:
             if origin == "override":
                 return dtype, "override_line", ev
+            if origin == "model_default":
+                return dtype, "model_default_line", ev
             if origin == "dsa_backend":
                 return dtype, "dsa_backend_line", ev
         for dtype, origin, ev in self.kv_dtype_lines:
@@ -562,7 +564,8 @@ class State:
         # A part of the arguments logged before the dump opens the start as an override does.
         before_dump = kind == "server_args" and bool(ev.get("before_dump"))
         start = (kind == "server_args" and not ev.get("partial")) or before_dump or (
-            kind == "kv_dtype" and ev.get("origin") == "override") or kind == "engine_version"
+            kind == "kv_dtype" and ev.get("origin") in ("override", "model_default")) or \
+            kind == "engine_version"
         if start:
             if kind in ("server_args", "engine_version") and not before_dump:
                 form = ev.get("form") if kind == "server_args" else "version"

@@ -103,11 +103,13 @@ def parse_kv_dtype(msg: str) -> Parsed | None:
     m = _KV_SETTING.match(msg)
     if m is not None:
         reason = m.group(2)
-        fields = {"dtype": m.group(1), "origin": "override", "reason": reason}
-        return fields, _override_variant(m.group(1), reason)
+        variant = _override_variant(m.group(1), reason)
+        origin = "model_default" if variant in _MODEL_DEFAULTS else "override"
+        return {"dtype": m.group(1), "origin": origin, "reason": reason}, variant
     m = _KV_MUSE.match(msg)
     if m is not None:
-        return {"dtype": m.group(1), "origin": "override", "reason": m.group(2)}, "kv_dtype:muse"
+        return ({"dtype": m.group(1), "origin": "model_default", "reason": m.group(2)},
+                "kv_dtype:muse")
     if _KV_BACKEND_FP8.match(msg):
         return ({"dtype": "fp8_e4m3", "origin": "override", "reason": "DSA backends"},
                 "kv_dtype:dsa_backend_fp8")
@@ -118,6 +120,14 @@ def parse_kv_dtype(msg: str) -> Parsed | None:
     if msg.startswith(_KV_FP4_FALLBACK):
         return {"dtype": "auto", "origin": "fallback"}, "kv_dtype:fp4_fallback"
     return None
+
+
+# The overrides SGLang makes of `auto` for a model family or GPU whatever the checkpoint
+# declares: DeepSeek DSA (fp8_e4m3 on SM100+, else bfloat16: 0.5.5 server_args.py:1078-1085,
+# 0.5.23 arg_groups/overrides.py:532-538; bfloat16 on XPU, :503-507), DeepSeek-V4 by its class
+# (0.5.12 arg_groups/deepseek_v4_hook.py:27-30, 0.5.23 overrides.py:900-904), Muse Spark
+# (0.5.23 overrides.py:318-320).
+_MODEL_DEFAULTS = frozenset({"kv_dtype:nsa", "kv_dtype:dsa", "kv_dtype:dsa_xpu", "kv_dtype:arch"})
 
 
 def _override_variant(dtype: str, reason: str | None) -> str:

@@ -235,8 +235,11 @@ def test_every_basis_has_its_own_words():
     # 0.5.9 server_args.py:1179 (the DSA backends set for the resolved KV dtype)
     ("Set DSA backends for fp8_e4m3 KV Cache: prefill=flashmla_auto, decode=flashmla_kv.",
      "DSA attention-backend line"),
-    # 0.5.8 server_args.py:1168
+    # 0.5.8 server_args.py:1168: SGLang's own default for DeepSeek DSA on SM100+
     ("Setting KV cache dtype to fp8_e4m3 for DeepSeek DSA on SM10 device.",
+     "'Setting KV cache dtype ... for <model>' default line"),
+    # a wording kvtui does not know as a model default
+    ("Setting KV cache dtype to fp8_e4m3 for some reason.",
      "'Setting KV cache dtype' override line"),
 ])
 def test_the_auto_fp8_alert_names_the_line_that_says_fp8(line, words):

@@ -89,3 +89,52 @@ def test_no_warning_printed_nsa_fp8_is_info():
     nsa = kv_fp8("DeepseekV32ForCausalLM")
     assert nsa["severity"] == "info" and "NSA pool" in nsa["detail"]
     assert kv_fp8("DeepseekV3ForCausalLM")["severity"] == "warning"
+
+
+# `auto` left as is on a DeepSeek DSA model: SGLang itself sets fp8_e4m3 on SM100+ (bfloat16
+# below) and says so (0.5.5 server_args.py:1078-1085 "for DeepSeek NSA."; 0.5.8 :1168 and
+# 0.5.23 arg_groups/overrides.py:532-538 "for DeepSeek DSA on SM{major} device."), whatever the
+# checkpoint declares; the NSA pool then scales every tile itself.
+def _auto_lines(setting: str | None, cls: str = "DeepseekV32ForCausalLM",
+                model_path: str = "/models/private-ckpt") -> list[str]:
+    lines = [
+        f"[2026-03-01 12:00:00] server_args=ServerArgs(model_path='{model_path}', tp_size=8, "
+        "kv_cache_dtype='auto', page_size=64)",
+    ]
+    if setting is not None:
+        lines.append(f"[2026-03-01 12:00:00] {setting}")
+    return [
+        *lines,
+        "[2026-03-01 12:00:09 TP0] Load weight end. elapsed=4.00 s, "
+        f"type={cls}, avail mem=60.12 GB, mem usage=18.31 GB.",
+        "[2026-03-01 12:00:10 TP0] Using KV cache dtype: torch.float8_e4m3fn",
+    ]
+
+
+def _auto_alert(lines: list[str]) -> dict:
+    s = Session()
+    s.feed_lines("auto", lines)
+    return next(a for a in s.report().to_json()["alerts"] if a["rule"] == "kv-auto-fp8")
+
+
+@pytest.mark.parametrize("setting", [
+    "Setting KV cache dtype to fp8_e4m3 for DeepSeek DSA on SM10 device.",
+    "Setting KV cache dtype to fp8_e4m3 for DeepSeek NSA.",
+])
+def test_dsa_default_fp8_is_named_as_the_engines_choice(setting):
+    a = _auto_alert(_auto_lines(setting)[:2] + _auto_lines(setting)[2:3])
+    assert a["severity"] == "warning"
+    assert "its default for this model" in a["detail"]
+    assert "kv_cache_quant_algo" not in a["detail"] and "scales every tile" in a["title"]
+    assert "logs no warning" not in a["detail"]
+
+
+def test_auto_fp8_on_an_nsa_pool_is_not_unit_scaled():
+    # no override line kept in the paste: the cause is not said, but the pool still scales
+    a = _auto_alert(_auto_lines(None))
+    assert a["severity"] == "warning" and "per 128" in a["detail"]
+
+
+def test_auto_fp8_on_a_plain_pool_stays_critical():
+    a = _auto_alert(_auto_lines(None, cls="LlamaForCausalLM", model_path="/models/llama"))
+    assert a["severity"] == "critical" and "kv_cache_quant_algo" in a["detail"]

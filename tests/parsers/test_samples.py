@@ -126,15 +126,15 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     ("[2026-01-01 00:00:00] Setting KV cache dtype to fp8.", "kv_dtype",
      {"dtype": "fp8", "origin": "override"}),
     ("[2026-01-01 00:00:00] Setting KV cache dtype to fp8_e4m3 for DeepSeek NSA.", "kv_dtype",
-     {"dtype": "fp8_e4m3", "origin": "override", "reason": "DeepSeek NSA"}),
+     {"dtype": "fp8_e4m3", "origin": "model_default", "reason": "DeepSeek NSA"}),
     ("Setting KV cache dtype to bfloat16 for DeepSeek DSA on SM8 device.", "kv_dtype",
-     {"dtype": "bfloat16", "origin": "override"}),
+     {"dtype": "bfloat16", "origin": "model_default"}),
     ("Setting KV cache dtype to bfloat16 for DeepSeek DSA on XPU.", "kv_dtype",
-     {"dtype": "bfloat16", "origin": "override"}),
+     {"dtype": "bfloat16", "origin": "model_default"}),
     ("Setting KV cache dtype to fp8_e4m3 for DeepseekV4ForCausalLM.", "kv_dtype",
-     {"dtype": "fp8_e4m3", "reason": "DeepseekV4ForCausalLM"}),
+     {"dtype": "fp8_e4m3", "origin": "model_default", "reason": "DeepseekV4ForCausalLM"}),
     ("Use fp8_e4m3 KV cache by default for Muse Spark", "kv_dtype",
-     {"dtype": "fp8_e4m3", "origin": "override", "reason": "Muse Spark"}),
+     {"dtype": "fp8_e4m3", "origin": "model_default", "reason": "Muse Spark"}),
     # logged before the dump: 0.5.9 server_args.py:1247 (`dp_size=`), 0.5.23
     # arg_groups/model_hook.py:332 (`attn_dp_size=`)
     ("[2026-01-01 00:00:00] WARNING server_args.py:1248: DSA with TP mode is active, dp_size=1, "
@@ -163,7 +163,7 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "[2026-05-01 15:16:08] WARNING server_args.py:1146: Setting KV cache dtype to "
         "bfloat16 for DeepSeek DSA on SM8 device.",
         "kv_dtype",
-        {"dtype": "bfloat16", "origin": "override"},
+        {"dtype": "bfloat16", "origin": "model_default"},
     ),
     # --- FP8 scales -------------------------------------------------------------------------
     (

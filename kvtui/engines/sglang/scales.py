@@ -59,5 +59,6 @@ def fp8_scales_inline(run: Any, checkpoint: CheckpointFacts | None = None) -> st
         return None
     return (f"This run's KV pool is SGLang's NSA pool ({why}). That pool quantizes each "
             "token's latent itself, with one float32 scale per 128 values stored beside them "
-            "(amax / 448), and keeps the rope part in BF16; the static k_scale/v_scale the "
-            "warning talks about are not used on that path, so nothing runs at a scale of 1.0.")
+            "(amax / 448), and keeps the rope part in BF16; static k_scale/v_scale (the "
+            "checkpoint's, or the default 1.0) are not used on that path, so nothing runs at a "
+            "scale of 1.0.")
