@@ -739,7 +739,8 @@ def _on_scales_loaded(st: State, run: Run, ev: Event, src: str, n: int, text: st
 
 
 # Model classes of speculative-decoding drafts ("Load weight end. type=LlamaForCausalLMEagle3").
-_DRAFT_CLASS_MARKS = ("Eagle", "MTP", "NextN", "DFlash", "DSpark", "Draft")
+# Gemma 4's MTP drafter is an "Assistant" (SGLang 0.5.23 models/gemma4_mtp.py:59, :400).
+_DRAFT_CLASS_MARKS = ("Eagle", "MTP", "NextN", "DFlash", "DSpark", "Draft", "Assistant")
 
 
 def _is_draft_class(model_class: object) -> bool:
