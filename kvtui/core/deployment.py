@@ -10,6 +10,7 @@ index and its global TP index), while plain DP replicas each restart at TP0. A t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -43,14 +44,19 @@ def proven(ranks: Any, prefix: str) -> int | None:
     return max(seen) + 1 if seen else None
 
 
-def degree_label(name: str, value: int | None, basis: str | None, ranks: Any) -> str:
+def degree_label(name: str, value: int | None, basis: str | None, ranks: Any,
+                 floors: Mapping[str, int] | None = None) -> str:
     """A degree as a reader should see it: `TP=8` when stated, `TP>=6` when only rank tags
     imply it (the tags of a pasted excerpt prove a lower bound, not the size), `TP=?` when
-    unknown. `name`: TP, DP, PP or EP, also the prefix of its rank tags."""
+    unknown. `name`: TP, DP, PP or EP, also the prefix of its rank tags; `floors`: the least
+    sizes the engine's tags prove beyond their index (`Layout.least`)."""
     if value is None:
         return f"{name}=?"
     if basis == "rank tags":
         least = proven(ranks, name)
+        floor = (floors or {}).get(name)
+        if least is not None and floor is not None:
+            least = max(least, floor)
         return f"{name}>={least if least is not None else value}"
     return f"{name}={value}"
 
@@ -110,7 +116,7 @@ def parallel_label(par: ParallelFacts, name: str) -> str:
     if name == "world":
         return world_label(par.world) if par.world is not None else "TPxPP=?"
     return degree_label(name.upper(), getattr(par, name), (par.basis or {}).get(name),
-                        par.ranks_seen)
+                        par.ranks_seen, par.least)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +137,9 @@ class Layout:
     world_size: int | None = None
     basis: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # The least sizes the rank tags prove beyond their index, where the engine tags a degree
+    # only when it exceeds 1 (`Engine.tag_floors`: SGLang's `TP0` proves TP >= 2).
+    least: dict[str, int] = field(default_factory=dict)
 
     @property
     def attn_tp(self) -> int | None:
@@ -167,12 +176,23 @@ def _attn_dp_of_tags(groups: dict[int, set[int]], tp: int | None) -> int | None:
     return least
 
 
-def layout(run: Any) -> Layout:
-    """The layout of one run: the dump's sizes, else what the rank tags prove."""
+def layout(run: Any, floors: Mapping[str, tuple[int, str]] | None = None) -> Layout:
+    """The layout of one run: the dump's sizes, else what the rank tags prove (`floors`, the
+    engine's `tag_floors`: a tag that proves more than its index)."""
     sa = run.server_args or {}
     basis: dict[str, str] = {}
     notes: list[str] = []
     ranks: set[str] = set(run.ranks or ())
+    least: dict[str, int] = {}
+
+    def bound(name: str) -> int | None:
+        seen = proven(ranks, name)
+        floor = (floors or {}).get(name)
+        if seen is not None and floor is not None and floor[0] > seen:
+            least[name] = floor[0]
+            return floor[0]
+        return seen
+
     tp, dp = _int(sa.get("tp_size")), _int(sa.get("dp_size"))
     pp, ep = _int(sa.get("pp_size")), _int(sa.get("ep_size"))
     for name, value in (("tp", tp), ("dp", dp), ("pp", pp), ("ep", ep)):
@@ -184,11 +204,13 @@ def layout(run: Any) -> Layout:
     tp = tp or _placed(placed, "tp", basis)
     dp = dp or _placed(placed, "dp", basis)
     pp = pp or _placed(placed, "pp", basis)
-    seen = proven(ranks, "TP")
-    if tp is None and seen is not None:
+    top = proven(ranks, "TP")
+    seen = bound("TP") if tp is None else top
+    if tp is None and seen is not None and top is not None:
         tp = _pow2_at_least(seen)
         basis["tp"] = "rank tags"
-        notes.append(f"tp_size not in the log: rank tag TP{seen - 1} proves TP >= {seen}"
+        why = f" ({floors['TP'][1]})" if floors and "TP" in least else ""
+        notes.append(f"tp_size not in the log: rank tag TP{top - 1} proves TP >= {seen}{why}"
                      + (f", taken as {tp} (the next power of two)" if tp != seen else "")
                      + "; pass --tp to override")
     dp_tags = proven(ranks, "DP")
@@ -212,9 +234,9 @@ def layout(run: Any) -> Layout:
             basis["attn_dp"] = "rank tags"
             notes.append(f"DP-attention inferred from the rank tags: attention DP {attn_dp}"
                          + (f", attention TP {max(1, tp // attn_dp)}" if tp else ""))
-    if pp is None and (pp := proven(ranks, "PP")) is not None:
+    if pp is None and (pp := bound("PP")) is not None:
         basis["pp"] = "rank tags"
-    if ep is None and (ep := proven(ranks, "EP")) is not None:
+    if ep is None and (ep := bound("EP")) is not None:
         basis["ep"] = "rank tags"
     # vLLM 0.7-0.10.0 number their workers over TP x PP (`VllmWorker rank=N`, tagged rankN)
     world = proven(ranks, "rank")
@@ -234,7 +256,7 @@ def layout(run: Any) -> Layout:
                   and not getattr(run, "places_conflict", False) else None)
     return Layout(tp=tp, dp=dp, pp=pp, ep=ep, attn_dp=attn_dp,
                   enable_dp_attention=sa.get("enable_dp_attention"), world=world,
-                  world_size=_int(world_size), basis=basis, notes=tuple(notes))
+                  world_size=_int(world_size), basis=basis, notes=tuple(notes), least=least)
 
 
 def _placed(placed: dict[str, int], name: str, basis: dict[str, str]) -> int | None:

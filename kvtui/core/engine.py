@@ -142,6 +142,17 @@ class Engine(Protocol):
         """The cap on requests running at once under the engine's own name, when its capacity
         line does not state it (None: the capacity line's max_running_requests is the cap)."""
 
+    def tag_floors(self, run: Any) -> Mapping[str, tuple[int, str]]:
+        """{degree: (least size, why)} where this run's rank tags prove more than their index
+        (an engine that tags a degree only when it exceeds 1: `TP0` proves TP >= 2); a degree
+        left out proves its highest index + 1 (`kvtui.core.deployment.proven`)."""
+
+
+def tag_floors(engine: Engine | None, run: Any) -> Mapping[str, tuple[int, str]]:
+    """The engine's `tag_floors` of a run ({} when no engine, or one that does not say)."""
+    floors = getattr(engine, "tag_floors", None) if engine is not None else None
+    return floors(run) if floors is not None else {}
+
 
 def retraction_groups(engine: Engine | None) -> frozenset[str] | None:
     """The engine's retraction grouping (None, every line counts, when no line named it)."""

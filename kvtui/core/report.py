@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvtui import __version__
 from kvtui.core.deployment import layout
-from kvtui.core.engine import retraction_groups
+from kvtui.core.engine import retraction_groups, tag_floors
 from kvtui.core.report_types import (
     CapacityFacts,
     KVCacheFacts,
@@ -125,14 +125,15 @@ def _pools(run: Run) -> tuple[PoolFacts, ...]:
     return tuple(out)
 
 
-def _parallel(run: Run) -> ParallelFacts:
-    par = layout(run)
+def _parallel(run: Run, engine: Any = None) -> ParallelFacts:
+    par = layout(run, tag_floors(engine, run))
     return ParallelFacts(
         tp=par.tp, dp=par.dp, pp=par.pp, ep=par.ep, attn_dp=par.attn_dp,
         enable_dp_attention=par.enable_dp_attention,
         ranks_seen=tuple(sorted(run.ranks, key=_rank_sort_key)),
         basis=(dict(par.basis) if any(b != "server_args" for b in par.basis.values())
-               else None), world=par.world, world_size=par.world_size)
+               else None), world=par.world, world_size=par.world_size,
+        least=dict(par.least) or None)
 
 
 def _kv_cache(run: Run) -> KVCacheFacts:
@@ -189,7 +190,7 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
             served_name=sa.get("served_model_name"),
             model_class=(weights.model_class if weights else None) or sa.get("architecture"),
             quantization=sa.get("quantization")),
-        parallel=_parallel(run),
+        parallel=_parallel(run, engine),
         kv_cache=_kv_cache(run),
         pools=_pools(run),
         capacity=_capacity(run, engine.running_limit(run, checkpoint, release=release)

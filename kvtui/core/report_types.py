@@ -306,6 +306,9 @@ class ParallelFacts:
     world: int | None = field(default=None, metadata=OMIT_NONE)
     # The world size the engine printed (`Layout.world_size`: vLLM's rank-assignment lines).
     world_size: int | None = field(default=None, metadata=OMIT_NONE)
+    # The least sizes the rank tags prove beyond their highest index (`Layout.least`: SGLang
+    # tags TP, PP and EP only when they exceed 1), only when one does.
+    least: dict[str, int] | None = field(default=None, metadata=OMIT_NONE)
 
     def to_json(self) -> Json:
         return _fields_json(self)

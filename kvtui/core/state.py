@@ -70,10 +70,12 @@ class Pool:
         """Logged GiB x 2^30 / tokens: what SGLang actually spent per token on this rank.
 
         The logged sizes are rounded to 0.01 GiB and include the padded dummy slot, so this is a
-        measurement with about +-0.5% noise on large pools, not an exact cell size.
+        measurement with about +-0.5% noise on large pools, not an exact cell size. Sizes that
+        print as 0.00 only say the buffers are under 0.005 GiB (SGLang 0.5.9
+        mem_cache/memory_pool.py:652 `{k_size_GB:.2f}`): no measurement (None), never 0 B.
         """
         total = self.total_gib
-        if self.kind == "mamba" or total is None or not self.tokens:
+        if self.kind == "mamba" or not total or not self.tokens:
             return None
         return total * (1 << 30) / self.tokens
 
@@ -742,7 +744,8 @@ def _on_scales_loaded(st: State, run: Run, ev: Event, src: str, n: int, text: st
 
 
 # Model classes of speculative-decoding drafts ("Load weight end. type=LlamaForCausalLMEagle3").
-_DRAFT_CLASS_MARKS = ("Eagle", "MTP", "NextN", "DFlash", "DSpark", "Draft")
+# Gemma 4's MTP drafter is an "Assistant" (SGLang 0.5.23 models/gemma4_mtp.py:59, :400).
+_DRAFT_CLASS_MARKS = ("Eagle", "MTP", "NextN", "DFlash", "DSpark", "Draft", "Assistant")
 
 
 def _is_draft_class(model_class: object) -> bool:

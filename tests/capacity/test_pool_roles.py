@@ -98,3 +98,28 @@ def test_a_draft_only_paste_still_reports_its_weights():
     line = next(s for s in render_text(report).splitlines() if s.startswith("Weights"))
     assert line == ("Weights    draft DeepseekV3ForCausalLMNextN (quant=fp8, fmt=e4m3),"
                     " 1.00 GiB per GPU")
+
+
+def test_a_gemma4_assistant_is_a_draft_and_its_pool_a_draft_pool():
+    """Gemma 4's MTP drafter is named `...AssistantForCausalLM` (SGLang 0.5.23
+    models/gemma4_mtp.py:59 `class Gemma4AssistantForCausalLM`, :400
+    `Gemma4UnifiedAssistantForCausalLM`, EntryClass :404). A paste of only the drafter's start
+    (the shape of sgl-project/sglang#24589, numbers made up) is a draft's load and a draft's
+    tiny pool: never the model, never the pool a what-if sizes."""
+    a = Session()
+    a.feed_lines("assistant.log", [
+        "[2026-05-02 10:00:01] Load weight end. elapsed=12.50 s, type=Gemma4AssistantForCausalLM, "
+        "avail mem=5.10 GB, mem usage=0.41 GB.",
+        "[2026-05-02 10:00:01] KV Cache is allocated. dtype: torch.bfloat16, #tokens: 128, "
+        "K size: 0.00 GB, V size: 0.00 GB",
+        "[2026-05-02 10:00:01] Memory pool end. avail mem=5.08 GB",
+    ])
+    run = a.state.current
+    assert run.weights == {} and run.draft_weights[None]["model_class"] == \
+        "Gemma4AssistantForCausalLM"
+    assert run.primary_kv_pool() is None
+    assert [(p.tokens, p.role) for p in run.draft_kv_pools()] == [(128, "draft")]
+    report = a.report().to_json()
+    assert report["model"]["model_class"] is None
+    assert report["weights"]["draft_model_class"] == "Gemma4AssistantForCausalLM"
+    assert report["whatif"] is None

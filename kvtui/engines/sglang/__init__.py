@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import parsers.sglang as grammar
 from kvtui.core.report_types import RunningLimit
-from kvtui.engines.sglang import fromrun, plan, scales, version
+from kvtui.engines.sglang import fromrun, plan, ranks, scales, version
 from kvtui.engines.sglang.calculator import DEFAULT_DTYPES
 from kvtui.engines.sglang.cell import ELEM_BYTES
 from kvtui.engines.sglang.flags import FLAGS
@@ -105,6 +105,9 @@ class SGLang:
     def fp8_scales_inline(self, run: Any,
                           checkpoint: CheckpointFacts | None = None) -> str | None:
         return scales.fp8_scales_inline(run, checkpoint)
+
+    def tag_floors(self, run: Any) -> Mapping[str, tuple[int, str]]:
+        return ranks.tag_floors(run)
 
     def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:

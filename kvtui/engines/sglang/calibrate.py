@@ -33,6 +33,10 @@ def measured(tokens: int, page_size: int, k_gib: float | None, v_gib: float | No
         return None
     rows = pool_rows(tokens, page_size)
     total = sum(parts)
+    if not total:
+        # Printed as 0.00 GB (`{k_size_GB:.2f}`, 0.5.9 mem_cache/memory_pool.py:652): under
+        # 0.005 GiB, no figure per token.
+        return None
     slack = (ROUNDING_GIB + EDGE_GIB) * len(parts)
     return {
         "bytes_per_token": total * GIB / rows,

@@ -23,6 +23,7 @@ from kvtui.core.report_types import WhatIf
 from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
 from kvtui.engines.sglang.calculator import Calculator, MemoryFacts
+from kvtui.engines.sglang.ranks import tag_floors
 from kvtui.engines.sglang.sizing.args import SizingArgs
 from kvtui.engines.sglang.sizing.families import (
     DSA_BY_CLASS,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 def _parallel(run: Any) -> tuple[Parallel, list[str]]:
     """The layout the report shows (`kvtui.core.deployment.layout`: one figure everywhere), as
     the calculator's Parallel."""
-    lay = layout(run)
+    lay = layout(run, tag_floors(run))
     notes = list(lay.notes)
     if lay.tp is None:
         notes.append("tp_size unknown: assumed 1 (pass --tp)")
