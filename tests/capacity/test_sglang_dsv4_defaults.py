@@ -17,7 +17,7 @@ run report, GitHub; wording of SGLang 0.5.23's weight-load and capacity lines).
 from __future__ import annotations
 
 from kvtui.core.pipeline import Session
-from kvtui.engines.sglang.fromrun import calculator_from_run
+from tests.capacity._logged import calculator_of
 
 # No args dump and no KV dtype line: only the model class and the capacity line.
 LINES = [
@@ -32,11 +32,7 @@ LINES = [
 
 
 def _calc(lines=LINES):
-    s = Session()
-    s.feed_lines("dsv4.log", lines)
-    calc = calculator_from_run(s.state.current)
-    assert calc is not None
-    return calc
+    return calculator_of(lines, name="dsv4.log")
 
 
 def test_auto_on_deepseek_v4_is_fp8_e4m3():

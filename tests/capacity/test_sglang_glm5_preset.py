@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from kvtui.core.capacity import Parallel, preset_spec
 from kvtui.core.capacity.presets import match_preset
-from kvtui.core.pipeline import Session
 from kvtui.engines.sglang.cell import kv_cell
-from kvtui.engines.sglang.fromrun import calculator_from_run
+from tests.capacity._logged import calculator_of
 
 TOKENS = 1_000_000
 # printed: (tokens + page) x 656 x 78 + (tokens + page + 1) // page x page x 132 x 78
@@ -54,10 +53,8 @@ def test_glm5_cell_is_the_nsa_layout_over_78_layers():
 
 
 def test_glm5_bf16_row_keeps_the_indexer_at_one_byte():
-    s = Session()
-    s.feed_lines("glm5.log", LINES)
-    calc = calculator_from_run(s.state.current)
-    assert calc is not None and calc.spec is not None and calc.spec.arch == "GlmMoeDsaForCausalLM"
+    calc = calculator_of(LINES)
+    assert calc.spec is not None and calc.spec.arch == "GlmMoeDsaForCausalLM"
     # the logged pool is what this release prints for the preset
     assert abs(calc.calibration()["ratio"] - 1.0) < 0.0005
     # 0.5.10-0.5.12 budget the latent at 576 B (< 0.5.17): budget 1,000,000 x (576 + 132) x 78
@@ -68,17 +65,9 @@ def test_glm5_bf16_row_keeps_the_indexer_at_one_byte():
     assert calc.tokens_for("bf16")[0] > TOKENS // 2 * 1.1
 
 
-def _calc_for(lines):
-    s = Session()
-    s.feed_lines("glm5.log", lines)
-    calc = calculator_from_run(s.state.current)
-    assert calc is not None
-    return calc
-
-
 def test_a_local_path_is_sized_by_its_class_when_the_pool_line_agrees():
     lines = [ln.replace("zai-org/GLM-5-FP8", "/data/glm5-local") for ln in LINES]
-    calc = _calc_for(lines)
+    calc = calculator_of(lines)
     assert calc.spec is not None and calc.spec.name == "zai-org/GLM-5"
     assert "GlmMoeDsaForCausalLM" in calc.spec_reason
     assert calc.tokens_for("bf16")[0] == TOKENS * (576 + 132) * 78 // ((576 * 2 + 132) * 78) \
@@ -89,14 +78,12 @@ def test_a_class_whose_pool_line_disagrees_stays_log_only():
     # e.g. a GLM-5.x config with part of its indexers "shared": another printed size
     lines = [ln.replace("zai-org/GLM-5-FP8", "/data/glm5-local") for ln in LINES]
     lines = [ln.replace(f"KV size: {KV_GIB:.2f} GB", "KV size: 50.00 GB") for ln in lines]
-    calc = _calc_for(lines)
+    calc = calculator_of(lines)
     assert calc.spec is None
     assert "matches no preset" in calc.spec_reason
 
 
 def test_a_given_model_is_not_replaced_by_the_class_preset():
     lines = [ln.replace("zai-org/GLM-5-FP8", "/data/glm5-local") for ln in LINES]
-    s = Session()
-    s.feed_lines("glm5.log", lines)
-    calc = calculator_from_run(s.state.current, "deepseek-v3.2")
-    assert calc is not None and calc.spec is not None and calc.spec.name != "zai-org/GLM-5"
+    calc = calculator_of(lines, "deepseek-v3.2")
+    assert calc.spec is not None and calc.spec.name != "zai-org/GLM-5"

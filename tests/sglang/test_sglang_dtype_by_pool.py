@@ -10,9 +10,7 @@ FP8 pool's 800,000 tokens), and the mismatch's likely cause compared the candida
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Session
-from kvtui.engines.sglang.calculator import Calculator
-from kvtui.engines.sglang.fromrun import calculator_from_run
+from tests.capacity._logged import calculator_of
 
 N = 800_000
 PRINTED_FP8 = ((N + 64) * 656 * 61 + (N + 65) // 64 * 64 * 132 * 61) / 2**30
@@ -29,16 +27,8 @@ def _lines(gib: float = PRINTED_FP8, model: str = "deepseek-ai/DeepSeek-V3.2") -
     ]
 
 
-def _calc(lines: list[str]) -> Calculator:
-    s = Session()
-    s.feed_lines("log", lines)
-    calc = calculator_from_run(s.state.current)
-    assert calc is not None
-    return calc
-
-
 def test_the_pool_line_names_the_dtype_the_log_does_not():
-    calc = _calc(_lines())
+    calc = calculator_of(_lines())
     assert calc.current_dtype == "fp8_e4m3" and calc.current_dtype_assumed
     cal = calc.calibration()
     assert cal is not None and cal["within_rounding"]
@@ -50,7 +40,7 @@ def test_the_pool_line_names_the_dtype_the_log_does_not():
 
 
 def test_a_line_no_dtype_explains_keeps_the_model_dtype_and_names_no_cause():
-    calc = _calc(_lines(gib=20.00))
+    calc = calculator_of(_lines(gib=20.00))
     assert calc.current_dtype == "bf16"
     assert any(n.startswith("KV dtype not in the log: assumed the model dtype") for n in calc.notes)
     cal = calc.calibration()
@@ -60,7 +50,7 @@ def test_a_line_no_dtype_explains_keeps_the_model_dtype_and_names_no_cause():
 
 def test_the_likely_cause_holds_each_suspect_against_the_printed_line():
     """Force the model dtype to stay current (a calculator built with it) and ask why."""
-    calc = _calc(_lines())
+    calc = calculator_of(_lines())
     from dataclasses import replace
 
     wrong = replace(calc, current_dtype="bf16")

@@ -231,14 +231,12 @@ _BY_CLASS = "by the model class"
 _ASSUMED_MODEL_DTYPE = "KV dtype not in the log: assumed the model dtype"
 
 
-def _class_preset(run: Any, model: Any, checkpoint: CheckpointFacts | None,
-                  pool: Any) -> tuple[ModelSpec, str] | None:
+def _class_preset(run: Any, model: Any, pool: Any) -> tuple[ModelSpec, str] | None:
     """The preset `CLASS_PRESETS` gives the run's model class, to be confirmed by the pool."""
     cls = _model_class(run)
     pid = CLASS_PRESETS.get(cls or "")
-    if pid is None or pool is None or model is not None or (
-            checkpoint is not None and checkpoint.model_config):
-        return None
+    if pid is None or pool is None or model is not None:
+        return None  # a checkpoint's own config was taken before (`spec_for_run`)
     spec = preset_spec(pid)
     return spec, (f"{_BY_CLASS} {cls} ({DSA_BY_CLASS[cls or '']}): the preset "
                   f"{spec.name}, whose pool size the logged pool line reproduces")
@@ -255,7 +253,7 @@ def _calculator(run: Any, model: Any, checkpoint: CheckpointFacts | None, *,
     sa = run.server_args or {}
     notes: list[str] = []
     spec, reason = _model_spec(run, model, checkpoint, notes)
-    by_class = _class_preset(run, model, checkpoint, pool) if spec is None and class_preset \
+    by_class = _class_preset(run, model, pool) if spec is None and class_preset \
         else None
     if by_class is not None:
         spec, reason = by_class
