@@ -83,11 +83,19 @@ class Fold:
             if ev is None:
                 continue
             if engine.identifies(ev):
-                self.engine = engine
-                self.state.bind(engine)
+                self._identified(engine)
                 return ev
             first = first or ev
+        if first is None:  # no event: a line of an engine's own that is none (a traceback frame)
+            for engine in self.engines:
+                if engine.owns_line(text):
+                    self._identified(engine)
+                    break
         return first
+
+    def _identified(self, engine: Engine) -> None:
+        self.engine = engine
+        self.state.bind(engine)
 
     # -- hand-wrapped lines ----------------------------------------------------------------
     def joined(self, first: str, rest: str, pieces: int = 1) -> str | None:

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import parsers.sglang as grammar
+import parsers.sglang.frames as sglang_frames
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.sglang import fromrun, plan, ranks, scales, version
 from kvtui.engines.sglang.calculator import DEFAULT_DTYPES
@@ -68,6 +69,9 @@ class SGLang:
     def identifies(self, ev: Event) -> bool:
         # An out-of-memory error reads the same from any engine (the CUDA allocator's text).
         return ev.kind != "oom"
+
+    def owns_line(self, text: str) -> bool:
+        return sglang_frames.owns_frame(text)
 
     def hints(self, ev: Event, text: str) -> Iterable[str]:
         return grammar.hints(ev, text)

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import parsers.vllm as grammar
+import parsers.vllm.frames as vllm_frames
 from kvtui.core import dtypes
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.vllm import fromrun, limits, plan
@@ -144,6 +145,9 @@ class VLLM:
         # An out-of-memory error reads the same from any engine (the CUDA allocator's text);
         # the KV-too-small errors are vLLM's own.
         return ev.kind != "oom" or ev.get("reason") != "torch"
+
+    def owns_line(self, text: str) -> bool:
+        return vllm_frames.owns_frame(text)
 
     def hints(self, ev: Event, text: str) -> Iterable[str]:
         return grammar.hints(ev, text)
