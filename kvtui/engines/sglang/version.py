@@ -184,7 +184,8 @@ def kv_dtype_flag(target_dtype: str, version_range: VersionRange | None = None,
                     "`auto` is the model dtype because the checkpoint declares no FP8 KV")
             return "--kv-cache-dtype auto", f"{note} ({where})."
         if every:
-            return "--kv-cache-dtype bf16", f"explicit bf16 is accepted on {where} (0.5.4+)."
+            return "--kv-cache-dtype bf16", (f"{where} accepts an explicit bf16 (a choice "
+                                             "since 0.5.4).")
         older = ("On 0.5.3 a checkpoint whose hf_quant_config.json / quantization_config "
                  "says kv_cache_quant_algo FP8 turns `auto` into FP8 and there is no bf16 choice: "
                  "upgrade to >= 0.5.4 and pass --kv-cache-dtype bf16, or serve a local copy of "
