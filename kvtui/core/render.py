@@ -210,11 +210,28 @@ def group_pools(pools: tuple[PoolFacts, ...]) -> list[tuple[list[str], PoolFacts
     return [([m.rank or "-" for m in members], members[0]) for members in groups.values()]
 
 
+def describe_subpools(p: PoolFacts) -> str:
+    """A budget split among sub-pools (kind "subpools"): the full-attention tokens it buys, from
+    what, and each sub-pool's tokens."""
+    head = f"{_fmt_num(p.tokens)} full-attention tokens"
+    if p.kv_gib is not None:
+        head += f" from {_fmt_num(p.kv_gib)} GiB"
+    if p.bytes_per_full_token is not None:
+        head += f" at {_fmt_num(p.bytes_per_full_token)} B per full token"
+    subs = p.subpools or {}
+    pools = ", ".join(f"{k} {_fmt_num(n)}" for k, n in subs.items() if not k.endswith("_state"))
+    states = ", ".join(f"{k} {_fmt_num(n)}" for k, n in subs.items() if k.endswith("_state"))
+    return "; ".join(x for x in (head, pools and f"{pools} tokens",
+                                 states and f"{states} state rows") if x)
+
+
 def describe_pool(p: PoolFacts) -> str:
     label = f" {p.label}" if p.label else ""
     if p.kind == "mamba":
         return (f"mamba{label}: {_fmt_num(p.slots)} slots, conv "
                 f"{_fmt_num(p.conv_gib)} GiB, ssm {_fmt_num(p.ssm_gib)} GiB")
+    if p.kind == "subpools":
+        return f"{p.kind} {p.dtype or '?'}: {describe_subpools(p)}"
     if p.kind == "kv":  # a whole-cache budget (vLLM), not one pool line
         how = ", a size the operator set (not profiled)" if p.configured else ""
         # vLLM's "Available KV cache memory": all KV layers of the GPU together

@@ -122,7 +122,39 @@ def _pools(run: Run) -> tuple[PoolFacts, ...]:
             conv_gib=p.conv_gib, ssm_gib=p.ssm_gib, role=p.role,
             bytes_per_token=round(bpt, 1) if bpt is not None else None,
             evidence=snapshot(p.evidence), dtype_basis=dtype_basis, configured=p.configured))
+    out.extend(_subpools(run))
     return tuple(out)
+
+
+# A DeepSeek-V4 pool line's sub-pool fields, as the report names them (SGLang's own names).
+_SUBPOOLS = (("swa", "swa_tokens"), ("c4", "c4_tokens"), ("c128", "c128_tokens"),
+             ("c4_state", "c4_state_tokens"), ("c128_state", "c128_state_tokens"))
+
+
+def _subpools(run: Run) -> list[PoolFacts]:
+    """DeepSeek-V4's pools per rank: the budget line (bytes per full-attention token, the GiB
+    it divides, in GiB though printed "GB", the full tokens that buys) and the sub-pool sizes,
+    which SGLang prints apart (0.5.12 model_executor/pool_configurator.py:447-450 and :421):
+    swa, c4 and c128 in tokens, the two state pools in ring rows (swa pages x ring size,
+    :404-413). No KV pool line stands for them, so without these rows a DeepSeek-V4 log showed
+    no pool at all."""
+    eff, basis, _ = run.effective
+    out = []
+    for rank in sorted(run.dsv4_memory.keys() | run.dsv4_pools.keys(), key=_rank_sort_key):
+        memory = run.dsv4_memory.get(rank, {})
+        sizes = run.dsv4_pools.get(rank, {})
+        tokens = memory.get("full_tokens") or sizes.get("full_tokens")
+        subpools = {name: sizes[key] for name, key in _SUBPOOLS
+                    if isinstance(sizes.get(key), int)}
+        bpft = memory.get("bytes_per_full_token")
+        out.append(PoolFacts(
+            rank=rank, label=None, kind="subpools", dtype=eff, dtype_raw=None,
+            tokens=tokens, k_gib=None, v_gib=None, kv_gib=memory.get("available_gib"),
+            slots=None, conv_gib=None, ssm_gib=None, role="target", bytes_per_token=None,
+            evidence=snapshot(memory.get("evidence")), dtype_basis=basis if eff else None,
+            bytes_per_full_token=float(bpft) if isinstance(bpft, (int, float)) else None,
+            subpools=subpools or None))
+    return out
 
 
 def _parallel(run: Run, engine: Any = None) -> ParallelFacts:

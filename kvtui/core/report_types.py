@@ -336,7 +336,9 @@ class PoolFacts:
 
     rank: str | None
     label: str | None
-    kind: str  # mha | mla | mamba | kv
+    # mha | mla | mamba | kv | subpools (one budget sized in full-attention tokens and split
+    # among sub-pools of their own sizes: DeepSeek-V4's SWA, C4, C128 and their states)
+    kind: str
     dtype: str | None
     dtype_raw: str | None
     tokens: int | None
@@ -353,11 +355,16 @@ class PoolFacts:
     # the operator set this size (vLLM's --kv-cache-memory-bytes), the engine did not profile
     # it; in the JSON only when true
     configured: bool = field(default=False, metadata=OMIT_EMPTY)
+    # kind "subpools": the engine's bytes per full-attention token (its budget's divisor, every
+    # sub-pool's share in it), and each sub-pool's size in tokens, by the engine's own name
+    bytes_per_full_token: float | None = field(default=None, metadata=OMIT_NONE)
+    subpools: dict[str, int] | None = field(default=None, metadata=OMIT_NONE)
 
     def shape(self) -> tuple[Any, ...]:
         """What two ranks' pools must share to read as one line ("TP0..TP7 (8 ranks)")."""
         return (self.label, self.kind, self.dtype, self.tokens, self.k_gib, self.v_gib,
-                self.kv_gib, self.slots, self.conv_gib, self.ssm_gib, self.configured)
+                self.kv_gib, self.slots, self.conv_gib, self.ssm_gib, self.configured,
+                self.bytes_per_full_token, tuple((self.subpools or {}).items()))
 
     def to_json(self) -> Json:
         return _fields_json(self)

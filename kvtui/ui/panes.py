@@ -20,7 +20,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from kvtui.core.deployment import rank_span
-from kvtui.core.render import group_pools
+from kvtui.core.render import describe_subpools, group_pools
 from kvtui.sources.base import INLINE, MESSAGES
 from kvtui.sources.replay import parse_ts
 from kvtui.ui import report_view as rv
@@ -294,6 +294,9 @@ def _pools_text(t: Text, r: rv.Shown) -> None:
         if p.kind == "mamba":
             t.append(f"slots {fmt_int(p.slots)}  conv {fmt_gib(p.conv_gib)}"
                      f"  ssm {fmt_gib(p.ssm_gib)}\n")
+            continue
+        if p.kind == "subpools":
+            t.append(f"{clean(str(p.dtype or '?'), 16)}  {clean(describe_subpools(p), 200)}\n")
             continue
         t.append(f"{clean(str(p.dtype or '?'), 16)}  {fmt_int(p.tokens)} tok")
         size = p.kv_gib
