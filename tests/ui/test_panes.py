@@ -79,7 +79,7 @@ async def test_alert_detail_and_jump_to_evidence() -> None:
         assert "Evidence" in text and "line" in text
         assert "Using FP8 KV cache but no scaling factors" in text
         # The newest wording (the whole log dates it to 0.5.10), paragraphs intact.
-        assert "accepted on SGLang 0.5.10 (" in text and "\ufffd" not in text
+        assert "SGLang 0.5.10 accepts an explicit bf16 (" in text and "\ufffd" not in text
         assert app.screen.build().plain == text
         await pilot.press("g")
         await pilot.pause()
