@@ -545,7 +545,7 @@ def bench_load(tmp: Path, n_lines: int, repeat: int, mbit: int) -> bool:
           f"{by_wire:.2f} s) = {floor / best['local']:.2f}x local; of the first lines, "
           f"{shell:.2f} s is a command's round trip through the host's login shell")
     if least is not None:
-        by_least = by_cpu + least / cores
+        by_least = max(by_cpu + least / cores, by_wire)
         print(f"      floor for a client that also did only what every client must (decrypt "
               f"and decompress: {least:.2f} s of CPU here): {by_least:.2f} s = "
               f"{by_least / best['local']:.2f}x local")
