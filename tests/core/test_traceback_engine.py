@@ -49,6 +49,23 @@ THROUGH_VLLM_LAYERS = [
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.",
 ]
 
+# SGLang 0.3's `from vllm.distributed import ...` runs vllm/__init__.py, which vLLM 0.4-0.6 wrote
+# as eager imports of its engine and executor; a paste cut to its last frames shows only those
+IMPORT_THROUGH_VLLM_INIT = [
+    "Traceback (most recent call last):",
+    '  File "/usr/local/lib/python3.10/dist-packages/vllm/__init__.py", line 3, in <module>',
+    "    from vllm.engine.arg_utils import AsyncEngineArgs, EngineArgs",
+    '  File "/usr/local/lib/python3.10/dist-packages/vllm/engine/arg_utils.py", line 7, in '
+    "<module>",
+    "    from vllm.config import (CacheConfig, DecodingConfig, DeviceConfig,",
+    '  File "/usr/local/lib/python3.10/dist-packages/vllm/executor/ray_utils.py", line 5, in '
+    "<module>",
+    "ImportError: /usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined symbol: "
+    "_ZN5torch3jit17parseSchemaOrNameERKSs",
+]
+SGLANG_IMPORT_FRAME = ('  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/layers/'
+                       'linear.py", line 8, in <module>')
+
 
 def report_of(lines: list[str]):
     session = Session()
@@ -63,6 +80,12 @@ def test_a_traceback_names_its_engine(lines, engine):
     assert report.engine == engine
     assert not report.unrecognised
     assert [a.rule for a in report.alerts] == ["oom"]  # the alert is what it was
+
+
+def test_importing_vllm_is_no_proof_of_vllm():
+    assert report_of(IMPORT_THROUGH_VLLM_INIT).engine is None
+    whole = [IMPORT_THROUGH_VLLM_INIT[0], SGLANG_IMPORT_FRAME, *IMPORT_THROUGH_VLLM_INIT[1:]]
+    assert report_of(whole).engine == "sglang"
 
 
 def test_engine_agnostic_lines_alone_stay_unrecognised():

@@ -1,15 +1,16 @@
 """Traceback frames name whose code crashed: the engine of a paste that is only a traceback.
 
-Each engine claims only modules no other engine imports: SGLang's `sglang/srt/` runtime and its
-launcher; vLLM's engines, entry points, executors and workers, never its model layers, config or
-parallel state, which SGLang 0.1-0.4 imported (an SGLang traceback may pass through them).
+Each engine claims only code no other engine runs: SGLang's `sglang/srt/` runtime and its
+launcher; functions of vLLM's engines, entry points, executors and workers, never its model
+layers, config or parallel state, which SGLang 0.1-0.4 ran (an SGLang traceback may pass through
+them), nor those modules' import (`in <module>`), which `import vllm` ran for SGLang too.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from parsers.frames import frame_path
+from parsers.frames import Frame, read_frame
 from parsers.sglang.frames import owns_frame as sglang_owns
 from parsers.vllm.frames import owns_frame as vllm_owns
 
@@ -18,21 +19,24 @@ VLLM_V1 = ('(EngineCore pid=316)   File "/opt/venv/lib/python3.12/site-packages/
            'core.py", line 144, in __init__')
 
 
-@pytest.mark.parametrize(("text", "path"), [
-    (SGLANG, "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py"),
-    (VLLM_V1, "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py"),
+@pytest.mark.parametrize(("text", "frame"), [
+    (SGLANG, Frame("/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", "run")),
+    (VLLM_V1, Frame("/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", "__init__")),
     # a docker envelope in front, a Windows path
-    ('2026-11-24T10:00:00.123456789Z   File "/usr/lib/sglang/launch_server.py", line 14, in <m>',
-     "/usr/lib/sglang/launch_server.py"),
+    ('2026-11-24T10:00:00.123456789Z   File "/usr/lib/sglang/launch_server.py", line 14, in '
+     '<module>', Frame("/usr/lib/sglang/launch_server.py", "<module>")),
     ('  File "C:\\venv\\Lib\\site-packages\\vllm\\entrypoints\\api_server.py", line 9, in f',
-     "C:/venv/Lib/site-packages/vllm/entrypoints/api_server.py"),
+     Frame("C:/venv/Lib/site-packages/vllm/entrypoints/api_server.py", "f")),
     ("Traceback (most recent call last):", None),
     ("    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)", None),
     ('ProfileFile "/x/sglang/srt/a.py", line 3, in f', None),  # not a word of its own
     ('  File "/x/sglang/srt/a.py"', None),  # no line number: not a frame
+    ('  File "/x/sglang/srt/a.py", line ?, in f', None),
+    # a message quoting a frame after a quoted word: the path ends at the first quote
+    ('  File "config.json" not found; see File "/x/sglang/srt/a.py", line 3, in f', None),
 ])
-def test_frame_path(text, path):
-    assert frame_path(text) == path
+def test_read_frame(text, frame):
+    assert read_frame(text) == frame
 
 
 @pytest.mark.parametrize(("text", "sglang", "vllm"), [
@@ -44,6 +48,12 @@ def test_frame_path(text, path):
      False, True),
     ('  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 9, in f',
      False, True),
+    # importing them is no proof: `from vllm.distributed import ...` in SGLang 0.1-0.4 runs
+    # vllm/__init__.py, which imports vllm/engine, entrypoints and executor (vLLM 0.4-0.6)
+    ('  File "/usr/local/lib/python3.10/dist-packages/vllm/engine/arg_utils.py", line 9, in '
+     '<module>', False, False),
+    ('  File "/usr/local/lib/python3.10/dist-packages/vllm/v1/engine/llm_engine.py", line 9, in '
+     '<module>', False, False),
     # vLLM's layers and parallel state, as SGLang 0.1-0.4 imported them: nobody's proof
     ('  File "/usr/local/lib/python3.10/dist-packages/vllm/model_executor/layers/linear.py", '
      'line 9, in f', False, False),
