@@ -81,9 +81,10 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "swa_sizing": ("mode", "swa_tokens"),
     # DeepSeek-V4's pool budget: bytes per full-attention token, the budget, the tokens it buys.
     "dsv4_memory": ("bytes_per_full_token", "available_gib", "full_tokens"),
-    # DeepSeek-V4's sub-pools, in tokens (full, SWA, the C4/C128 compressed pools, their states).
-    "dsv4_pool": ("full_tokens", "swa_tokens", "c4_tokens", "c128_tokens", "c4_state_tokens",
-                  "c128_state_tokens"),
+    # DeepSeek-V4's sub-pools: full and SWA in tokens, the C4/C128 compressed pools in entries
+    # (one per 4 and per 128 tokens), their states in ring rows.
+    "dsv4_pool": ("full_tokens", "swa_tokens", "c4_tokens", "c128_tokens", "c4_state_rows",
+                  "c128_state_rows"),
     # A request rejected (or truncated) for being longer than the engine allows.
     "input_too_long": ("input_tokens", "max_tokens"),
     # A server process died on an exception (its traceback follows on the next lines).

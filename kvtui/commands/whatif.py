@@ -187,7 +187,11 @@ def _calculator(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         calc = engine.calculator(session.state.settled().current, args.model,
                                  release=opt["release"], **overrides)
         if calc is None:
-            raise ValueError(f"{args.from_log}: no KV pool line and no capacity line found")
+            from kvtui.core.render import whatif_unmodelled
+
+            why = whatif_unmodelled(session.report().pools)
+            raise ValueError(f"{args.from_log}: "
+                             f"{why or 'no KV pool line and no capacity line found'}")
         return calc, opt
     opt = validate(args)
     if opt["pool_gib"] is None and opt["tokens"] is None:

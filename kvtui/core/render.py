@@ -99,6 +99,8 @@ def render_text(report: Report) -> str:
     out.extend(_render_deployment(report))
     if report.whatif is not None:
         out.extend(_render_whatif(report.whatif, report.pools))
+    elif (unmodelled := whatif_unmodelled(report.pools)) is not None:
+        out.extend(["", f"What-if    {unmodelled}"])
     if report.checkpoint:
         out.extend(_render_checkpoint(report.checkpoint))
     runs = report.runs
@@ -212,17 +214,27 @@ def group_pools(pools: tuple[PoolFacts, ...]) -> list[tuple[list[str], PoolFacts
 
 def describe_subpools(p: PoolFacts) -> str:
     """A budget split among sub-pools (kind "subpools"): the full-attention tokens it buys, from
-    what, and each sub-pool's tokens."""
+    what, and each sub-pool's size in its own unit: SWA in tokens, the compressed pools in
+    entries (one per 4 or 128 tokens: SGLang 0.5.12 model_executor/pool_configurator.py:409-410),
+    the state pools in ring rows."""
     head = f"{_fmt_num(p.tokens)} full-attention tokens"
     if p.kv_gib is not None:
         head += f" from {_fmt_num(p.kv_gib)} GiB"
     if p.bytes_per_full_token is not None:
         head += f" at {_fmt_num(p.bytes_per_full_token)} B per full token"
     subs = p.subpools or {}
-    pools = ", ".join(f"{k} {_fmt_num(n)}" for k, n in subs.items() if not k.endswith("_state"))
-    states = ", ".join(f"{k} {_fmt_num(n)}" for k, n in subs.items() if k.endswith("_state"))
-    return "; ".join(x for x in (head, pools and f"{pools} tokens",
-                                 states and f"{states} state rows") if x)
+    def listed(names: list[str]) -> str:
+        return ", ".join(f"{k} {_fmt_num(subs[k])}" for k in names)
+
+    tokens = [k for k in subs if not k.endswith("_state") and k not in _COMPRESSED]
+    entries = [k for k in subs if k in _COMPRESSED]
+    states = [k for k in subs if k.endswith("_state")]
+    return "; ".join(x for x in (head, tokens and f"{listed(tokens)} tokens",
+                                 entries and f"{listed(entries)} compressed entries",
+                                 states and f"{listed(states)} state rows") if x)
+
+
+_COMPRESSED = ("c4", "c128")  # sub-pools of one entry per 4 or 128 tokens
 
 
 def describe_pool(p: PoolFacts) -> str:
@@ -240,6 +252,19 @@ def describe_pool(p: PoolFacts) -> str:
             else f"K {_fmt_num(p.k_gib)} GiB + V {_fmt_num(p.v_gib)} GiB")
     return (f"{p.kind}{label} {p.dtype or '?'}: {_fmt_num(p.tokens)} tokens,"
             f" {size}, {_fmt_num(p.bytes_per_token, 0)} B/token measured")
+
+
+def whatif_unmodelled(pools: tuple[PoolFacts, ...]) -> str | None:
+    """Why a run whose pools the log gives has no what-if, when that is the reason: its budget
+    is split among sub-pools (DeepSeek-V4's SWA, C4, C128 and state rows), which no calculator
+    models yet. Said the same by `check`, `whatif --from-log` and the TUI's pane, where a
+    generic "no pool line yet" would contradict the pools the report shows."""
+    split = next((p for p in pools if p.kind == "subpools"), None)
+    if split is None:
+        return None
+    names = ", ".join(split.subpools or {}) or "several sub-pools"
+    return (f"not modelled: this run's KV budget is split among sub-pools ({names}); the "
+            f"what-if sizes one KV pool per GPU")
 
 
 def _render_whatif(wi: WhatIf, pools: tuple[PoolFacts, ...] = ()) -> list[str]:

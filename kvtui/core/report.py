@@ -128,7 +128,7 @@ def _pools(run: Run) -> tuple[PoolFacts, ...]:
 
 # A DeepSeek-V4 pool line's sub-pool fields, as the report names them (SGLang's own names).
 _SUBPOOLS = (("swa", "swa_tokens"), ("c4", "c4_tokens"), ("c128", "c128_tokens"),
-             ("c4_state", "c4_state_tokens"), ("c128_state", "c128_state_tokens"))
+             ("c4_state", "c4_state_rows"), ("c128_state", "c128_state_rows"))
 
 
 def _subpools(run: Run) -> list[PoolFacts]:

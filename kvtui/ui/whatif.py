@@ -105,6 +105,7 @@ class WhatIfPane(VerticalScroll, can_focus=False):
         super().__init__(**kwargs)
         self.inputs = WhatIfInputs()
         self.calc: Any = None
+        self.unsized: str | None = None  # why there is no calculator, when the report says
         self.result: WhatIfResult | None = None
         self.lengths_typed = False  # the user typed lengths; otherwise they follow the server
         self._drawn: Any = None
@@ -154,8 +155,9 @@ class WhatIfPane(VerticalScroll, can_focus=False):
         self.focus_target().focus()
 
     # -- data ------------------------------------------------------------------------------
-    def show(self, calc: Any) -> None:
+    def show(self, calc: Any, unsized: str | None = None) -> None:
         self.calc = calc
+        self.unsized = unsized
         if calc is not None:
             self._placeholders(calc)
             if not self.lengths_typed:
@@ -183,7 +185,7 @@ class WhatIfPane(VerticalScroll, can_focus=False):
                 field.placeholder = text
 
     def recompute(self) -> None:
-        self.result = res = compute(self.calc, self.inputs)
+        self.result = res = compute(self.calc, self.inputs, self.unsized)
         numbers = self._numbers()
         key = (tuple(res.rows), res.flag, tuple(res.notes), res.error, res.model,
                repr(numbers))

@@ -58,12 +58,13 @@ def fmt_fit(v: Any) -> str:
     return "—"
 
 
-def compute(calc: Any, inputs: WhatIfInputs) -> WhatIfResult:
-    """Rows for the pane from an engine's calculator (None: nothing to size yet)."""
+def compute(calc: Any, inputs: WhatIfInputs, unsized: str | None = None) -> WhatIfResult:
+    """Rows for the pane from an engine's calculator (None: nothing to size, for the reason
+    `unsized` gives, else because no pool is known yet)."""
     res = WhatIfResult()
     if calc is None:
-        res.error = ("no KV pool or capacity line yet: the what-if starts once the server has "
-                     "allocated its KV cache")
+        res.error = unsized or ("no KV pool or capacity line yet: the what-if starts once the "
+                                "server has allocated its KV cache")
         return res
     try:
         return _compute(calc, inputs, res)

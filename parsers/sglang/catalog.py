@@ -434,8 +434,8 @@ CATALOG: tuple[Format, ...] = (
                 "0.5.12 model_executor/pool_configurator.py:421, 0.5.23 :1606",
                 P + "DSV4 pool sizes: full=2499840, swa=549888, c4=624960, c128=19530, "
                 "c4_state=52928, c128_state=846848",
-                ("full_tokens", "swa_tokens", "c4_tokens", "c128_tokens", "c4_state_tokens",
-                 "c128_state_tokens")),
+                ("full_tokens", "swa_tokens", "c4_tokens", "c128_tokens", "c4_state_rows",
+                 "c128_state_rows")),
         Variant("dsv4_pool:init_dev", None,
                 "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=.. swa_size=.. c4_size=.. "
                 "c128_size=.. c4_state_pool_size=.. c128_state_pool_size=.. (no c4_logical_size:"

@@ -124,26 +124,28 @@ def parse_dsv4_memory(msg: str) -> Parsed | None:
     return fields, variant
 
 
-# mem_cache/deepseek_v4_memory_pool.py (0.5.13+; 0.5.23 :1019), space-separated `{name=}`s:
+# mem_cache/deepseek_v4_memory_pool.py (0.5.12 :389; 0.5.23 :1019), space-separated `{name=}`s:
 # "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=.. swa_size=.. c4_size=..
 #  c4_logical_size=.. c128_size=.. c4_state_pool_size=.. c128_state_pool_size=..
-#  [unified=.. unified_fp8=.. (0.5.21+)]"; and pool_configurator.py `_to_config` (0.5.20+;
-# 0.5.23 :1606): "DSV4 pool sizes: full=.., swa=.., c4=.., c128=.., c4_state=.., c128_state=.."
+#  [unified=.. unified_fp8=.. (0.5.21+)]"; and model_executor/pool_configurator.py `_to_config`
+# (0.5.12 :421; 0.5.23 :1606): "DSV4 pool sizes: full=.., swa=.., c4=.., c128=.., c4_state=..,
+# c128_state=..". The c4 and c128 pools hold one compressed entry per 4 and per 128 tokens
+# (0.5.12 pool_configurator.py:404-413); the two state pools are ring rows, not tokens.
 _DSV4_INIT = cols(
     ("max_num_reqs", "max_num_reqs", "i", True), ("swa_size", "swa_tokens", "i", True),
     ("c4_size", "c4_tokens", "i", True), ("c4_logical_size", "c4_logical_tokens", "i", True),
     ("c128_size", "c128_tokens", "i", True),
-    ("c4_state_pool_size", "c4_state_tokens", "i", True),
-    ("c128_state_pool_size", "c128_state_tokens", "i", True),
+    ("c4_state_pool_size", "c4_state_rows", "i", True),
+    ("c128_state_pool_size", "c128_state_rows", "i", True),
     ("unified", "unified", "b"), ("unified_fp8", "unified_fp8", "b"),
 )
 _DSV4_SIZES = cols(
     ("full", "full_tokens", "i", True), ("swa", "swa_tokens", "i", True),
     ("c4", "c4_tokens", "i", True), ("c128", "c128_tokens", "i", True),
-    ("c4_state", "c4_state_tokens", "i", True), ("c128_state", "c128_state_tokens", "i", True),
+    ("c4_state", "c4_state_rows", "i", True), ("c128_state", "c128_state_rows", "i", True),
 )
-_DSV4_POOL_FIELDS = ("full_tokens", "swa_tokens", "c4_tokens", "c128_tokens", "c4_state_tokens",
-                     "c128_state_tokens")
+_DSV4_POOL_FIELDS = ("full_tokens", "swa_tokens", "c4_tokens", "c128_tokens", "c4_state_rows",
+                     "c128_state_rows")
 
 
 def parse_dsv4_pool(msg: str) -> Parsed | None:

@@ -39,6 +39,14 @@ def test_read_frame(text, frame):
     assert read_frame(text) == frame
 
 
+def test_a_frame_is_read_only_near_the_line_start():
+    # wrappers (a Ray prefix, an envelope, a log head) are short; a frame deep in a message is
+    # quoted text, not a frame
+    near, far = " " * 200 + SGLANG.lstrip(), "x " * 150 + SGLANG.lstrip()
+    assert read_frame(near) is not None
+    assert read_frame(far) is None
+
+
 @pytest.mark.parametrize(("text", "sglang", "vllm"), [
     (SGLANG, True, False),
     (VLLM_V1, False, True),

@@ -596,7 +596,7 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "DSV4 pool sizes: full=2499840, swa=549888, c4=624960, c128=19530, ...",
         "dsv4_pool",
         {"full_tokens": 2499840, "swa_tokens": 549888, "c4_tokens": 624960,
-         "c128_tokens": 19530, "c4_state_tokens": None},
+         "c128_tokens": 19530, "c4_state_rows": None},
     ),
     (
         P + "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=256 swa_size=423424 "
@@ -604,7 +604,7 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "c128_state_pool_size=846848 unified=False unified_fp8=False",
         "dsv4_pool",
         {"max_num_reqs": 256, "swa_tokens": 423424, "c4_logical_tokens": 132352,
-         "c128_state_tokens": 846848, "unified": False, "full_tokens": None},
+         "c128_state_rows": 846848, "unified": False, "full_tokens": None},
     ),
     # --- errors ---------------------------------------------------------------------------
     (  # real (corpus sglang-issue-4048)

@@ -13,3 +13,15 @@ def test_the_tui_facts_pane_shows_them():
     assert "Pools (2 on 2 ranks)" in plain
     assert "subpools ?  529,408 full-attention tokens from 87.26 GiB" in plain
     assert "c128_state 846,848 state rows" in plain
+
+
+def test_the_whatif_pane_says_it_is_not_modelled():
+    from kvtui.core.render import whatif_unmodelled
+    from kvtui.ui.whatif_calc import WhatIfInputs, compute
+
+    lines = [t.format(r=0) for t in (LOAD, MEMORY, SIZES)]
+    res = compute(None, WhatIfInputs(), whatif_unmodelled(report_of(lines).pools))
+    assert res.error and res.error.startswith("not modelled: this run's KV budget is split")
+    # a log with no pool yet keeps the plain wait
+    assert compute(None, WhatIfInputs(), whatif_unmodelled(())).error.startswith(
+        "no KV pool or capacity line yet")
