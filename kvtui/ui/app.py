@@ -330,7 +330,8 @@ class KvApp(App[int]):
             log.append(d.entries)
         if d.report is not None:
             self._apply_report(d.report, d.timeline)
-            self.whatif_pane.show(d.calc, whatif_unmodelled(d.report.pools))
+            pools = d.report.pools if isinstance(d.report, Report) else ()
+            self.whatif_pane.show(d.calc, whatif_unmodelled(pools))
         header.lines = d.lines
         header.load = d.load
         status = self.controls.status() if self.controls is not None else None

@@ -25,3 +25,19 @@ def test_the_whatif_pane_says_it_is_not_modelled():
     # a log with no pool yet keeps the plain wait
     assert compute(None, WhatIfInputs(), whatif_unmodelled(())).error.startswith(
         "no KV pool or capacity line yet")
+
+
+async def test_a_replayed_dsv4_log_says_so_in_the_pane(tmp_path) -> None:
+    from ui_helpers import replay_app, settle, wait_for
+
+    from kvtui.ui.whatif import WhatIfPane
+
+    log = tmp_path / "dsv4.log"
+    log.write_text("\n".join(t.format(r=r) for r in range(2) for t in (LOAD, MEMORY, SIZES))
+                   + "\n")
+    app = replay_app(log)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(WhatIfPane)
+        await wait_for(pilot, lambda: "not modelled" in pane.shown, "the not-modelled reason")
+        assert "no KV pool or capacity line yet" not in pane.shown
