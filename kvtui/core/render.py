@@ -215,7 +215,7 @@ def group_pools(pools: tuple[PoolFacts, ...]) -> list[tuple[list[str], PoolFacts
 def describe_subpools(p: PoolFacts) -> str:
     """A budget split among sub-pools (kind "subpools"): the full-attention tokens it buys, from
     what, and each sub-pool's size in its own unit: SWA in tokens, the compressed pools in
-    entries (one per 4 or 128 tokens: SGLang 0.5.12 model_executor/pool_configurator.py:409-410),
+    entries (SGLang 0.5.12 model_executor/pool_configurator.py:409-410),
     the state pools in ring rows."""
     head = f"{_fmt_num(p.tokens)} full-attention tokens"
     if p.kv_gib is not None:
@@ -223,6 +223,7 @@ def describe_subpools(p: PoolFacts) -> str:
     if p.bytes_per_full_token is not None:
         head += f" at {_fmt_num(p.bytes_per_full_token)} B per full token"
     subs = p.subpools or {}
+
     def listed(names: list[str]) -> str:
         return ", ".join(f"{k} {_fmt_num(subs[k])}" for k in names)
 
@@ -234,7 +235,8 @@ def describe_subpools(p: PoolFacts) -> str:
                                  states and f"{listed(states)} state rows") if x)
 
 
-_COMPRESSED = ("c4", "c128")  # sub-pools of one entry per 4 or 128 tokens
+# compressed sub-pools: an entry per 4 tokens (times the model's shrink factor) or per 128
+_COMPRESSED = ("c4", "c128")
 
 
 def describe_pool(p: PoolFacts) -> str:
@@ -262,9 +264,9 @@ def whatif_unmodelled(pools: tuple[PoolFacts, ...]) -> str | None:
     split = next((p for p in pools if p.kind == "subpools"), None)
     if split is None:
         return None
-    names = ", ".join(split.subpools or {}) or "several sub-pools"
-    return (f"not modelled: this run's KV budget is split among sub-pools ({names}); the "
-            f"what-if sizes one KV pool per GPU")
+    names = ", ".join(split.subpools or {})
+    return (f"not modelled: this run's KV budget is split among sub-pools"
+            f"{f' ({names})' if names else ''}; the what-if sizes one KV pool per GPU")
 
 
 def _render_whatif(wi: WhatIf, pools: tuple[PoolFacts, ...] = ()) -> list[str]:
