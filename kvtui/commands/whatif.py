@@ -187,9 +187,7 @@ def _calculator(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         calc = engine.calculator(session.state.settled().current, args.model,
                                  release=opt["release"], **overrides)
         if calc is None:
-            from kvtui.core.render import whatif_unmodelled
-
-            why = whatif_unmodelled(session.report().pools)
+            why = session.report().whatif_unmodelled
             raise ValueError(f"{args.from_log}: "
                              f"{why or 'no KV pool line and no capacity line found'}")
         return calc, opt

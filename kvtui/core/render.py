@@ -99,8 +99,8 @@ def render_text(report: Report) -> str:
     out.extend(_render_deployment(report))
     if report.whatif is not None:
         out.extend(_render_whatif(report.whatif, report.pools))
-    elif (unmodelled := whatif_unmodelled(report.pools)) is not None:
-        out.extend(["", f"What-if    {unmodelled}"])
+    elif report.whatif_unmodelled is not None:
+        out.extend(["", f"What-if    {report.whatif_unmodelled}"])
     if report.checkpoint:
         out.extend(_render_checkpoint(report.checkpoint))
     runs = report.runs
@@ -254,19 +254,6 @@ def describe_pool(p: PoolFacts) -> str:
             else f"K {_fmt_num(p.k_gib)} GiB + V {_fmt_num(p.v_gib)} GiB")
     return (f"{p.kind}{label} {p.dtype or '?'}: {_fmt_num(p.tokens)} tokens,"
             f" {size}, {_fmt_num(p.bytes_per_token, 0)} B/token measured")
-
-
-def whatif_unmodelled(pools: tuple[PoolFacts, ...]) -> str | None:
-    """Why a run whose pools the log gives has no what-if, when that is the reason: its budget
-    is split among sub-pools (DeepSeek-V4's SWA, C4, C128 and state rows), which no calculator
-    models yet. Said the same by `check`, `whatif --from-log` and the TUI's pane, where a
-    generic "no pool line yet" would contradict the pools the report shows."""
-    split = next((p for p in pools if p.kind == "subpools"), None)
-    if split is None:
-        return None
-    names = ", ".join(split.subpools or {})
-    return (f"not modelled: this run's KV budget is split among sub-pools"
-            f"{f' ({names})' if names else ''}; the what-if sizes one KV pool per GPU")
 
 
 def _render_whatif(wi: WhatIf, pools: tuple[PoolFacts, ...] = ()) -> list[str]:

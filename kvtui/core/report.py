@@ -200,6 +200,20 @@ def run_summary(run: Run) -> RunSummary:
     )
 
 
+def whatif_unmodelled(pools: tuple[PoolFacts, ...]) -> str | None:
+    """Why a run whose pools the log gives has no what-if, when that is the reason: its budget
+    is split among sub-pools (DeepSeek-V4's SWA, C4, C128 and state rows), which no calculator
+    models yet. The report carries it (`whatif_unmodelled`, in `check --json` too), so `check`,
+    `whatif --from-log` and the TUI's pane say the same, where a generic "no pool line yet"
+    would contradict the pools the report shows."""
+    split = next((p for p in pools if p.kind == "subpools"), None)
+    if split is None:
+        return None
+    names = ", ".join(split.subpools or {})
+    return (f"not modelled: this run's KV budget is split among sub-pools"
+            f"{f' ({names})' if names else ''}; the what-if sizes one KV pool per GPU")
+
+
 def build_report(state: State, *, engine: Any = None, model: Any = None,
                  alert_options: Any = None, checkpoint: CheckpointFacts | None = None,
                  release: str | None = None, partial: bool = False) -> Report:
@@ -208,6 +222,7 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
     run = state.current
     sa = run.server_args
     weights = _weights(run)
+    pools = _pools(run)
     calc = (engine.calculator(run, model, checkpoint, release=release)
             if engine is not None else None)
     whatif = calc.report() if calc is not None else None
@@ -224,7 +239,7 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
             quantization=sa.get("quantization")),
         parallel=_parallel(run, engine),
         kv_cache=_kv_cache(run),
-        pools=_pools(run),
+        pools=pools,
         capacity=_capacity(run, engine.running_limit(run, checkpoint, release=release)
                            if engine is not None else None),
         weights=weights,
@@ -233,6 +248,7 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
         errors=tuple(e.to_dict() for e in run.ooms),
         runs=tuple(run_summary(r) for r in state.runs),
         whatif=whatif,
+        whatif_unmodelled=whatif_unmodelled(pools) if whatif is None else None,
         alerts=tuple(a.frozen() for a in found),
         checkpoint=checkpoint.to_dict() if checkpoint is not None else None,
         partial=partial,

@@ -509,6 +509,8 @@ class Report:
     whatif: WhatIf | None
     alerts: tuple[Alert, ...]
     checkpoint: Json | None = field(default=None, metadata=OMIT_NONE)  # its own JSON
+    # why there is no what-if although the log gives the pools (kvtui.core.report)
+    whatif_unmodelled: str | None = field(default=None, metadata=OMIT_NONE)
     partial: bool = field(default=False, metadata=OMIT_EMPTY)  # start-up lines only
 
     @property

@@ -30,7 +30,6 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Static
 
 from kvtui.core.pipeline import Session
-from kvtui.core.render import whatif_unmodelled
 from kvtui.core.report_types import Report
 from kvtui.sources.base import LineSource, ReplayControls, SourceNotice, replay_controls
 from kvtui.ui import report_view as rv
@@ -330,8 +329,8 @@ class KvApp(App[int]):
             log.append(d.entries)
         if d.report is not None:
             self._apply_report(d.report, d.timeline)
-            pools = d.report.pools if isinstance(d.report, Report) else ()
-            self.whatif_pane.show(d.calc, whatif_unmodelled(pools))
+            self.whatif_pane.show(d.calc, d.report.whatif_unmodelled
+                                  if isinstance(d.report, Report) else None)
         header.lines = d.lines
         header.load = d.load
         status = self.controls.status() if self.controls is not None else None

@@ -94,7 +94,15 @@ def test_whatif_from_log_says_it_is_not_modelled(tmp_path, capsys):
     assert "no KV pool line" not in err
 
 
+def test_the_json_says_why_there_is_no_whatif():
+    report = report_of([t.format(r=0) for t in (LOAD, MEMORY, SIZES)])
+    out = report.to_json()
+    assert out["whatif"] is None
+    assert out["whatif_unmodelled"].startswith("not modelled: this run's KV budget is split")
+
+
 def test_other_logs_have_no_such_row():
     report = report_of([LOAD.format(r=0).replace("DeepseekV4", "DeepseekV3")])
     assert not report.pools
+    assert "whatif_unmodelled" not in report.to_json()  # no reason where nothing is split
 

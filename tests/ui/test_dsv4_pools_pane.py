@@ -16,14 +16,13 @@ def test_the_tui_facts_pane_shows_them():
 
 
 def test_the_whatif_pane_says_it_is_not_modelled():
-    from kvtui.core.render import whatif_unmodelled
     from kvtui.ui.whatif_calc import WhatIfInputs, compute
 
     lines = [t.format(r=0) for t in (LOAD, MEMORY, SIZES)]
-    res = compute(None, WhatIfInputs(), whatif_unmodelled(report_of(lines).pools))
+    res = compute(None, WhatIfInputs(), report_of(lines).whatif_unmodelled)
     assert res.error and res.error.startswith("not modelled: this run's KV budget is split")
     # a log with no pool yet keeps the plain wait
-    assert compute(None, WhatIfInputs(), whatif_unmodelled(())).error.startswith(
+    assert compute(None, WhatIfInputs(), None).error.startswith(
         "no KV pool or capacity line yet")
 
 
