@@ -86,6 +86,11 @@ def test_importing_vllm_is_no_proof_of_vllm():
     assert report_of(IMPORT_THROUGH_VLLM_INIT).engine is None
     whole = [IMPORT_THROUGH_VLLM_INIT[0], SGLANG_IMPORT_FRAME, *IMPORT_THROUGH_VLLM_INIT[1:]]
     assert report_of(whole).engine == "sglang"
+    # `vllm serve` failing at the same import is vLLM's own crash: its console script says so
+    serve = [IMPORT_THROUGH_VLLM_INIT[0],
+             '  File "/opt/venv/bin/vllm", line 5, in <module>',
+             "    from vllm.entrypoints.cli.main import main", *IMPORT_THROUGH_VLLM_INIT[1:]]
+    assert report_of(serve).engine == "vllm"
 
 
 def test_engine_agnostic_lines_alone_stay_unrecognised():

@@ -3,7 +3,8 @@
 Each engine claims only code no other engine runs: SGLang's `sglang/srt/` runtime and its
 launcher; functions of vLLM's engines, entry points, executors and workers, never its model
 layers, config or parallel state, which SGLang 0.1-0.4 ran (an SGLang traceback may pass through
-them), nor those modules' import (`in <module>`), which `import vllm` ran for SGLang too.
+them), nor those modules' import (`in <module>`), which `import vllm` ran for SGLang too;
+vLLM's servers and CLI, which nobody else imports, anywhere.
 """
 
 from __future__ import annotations
@@ -61,6 +62,15 @@ def test_a_frame_is_read_only_near_the_line_start():
     ('  File "/usr/local/lib/python3.10/dist-packages/vllm/engine/arg_utils.py", line 9, in '
      '<module>', False, False),
     ('  File "/usr/local/lib/python3.10/dist-packages/vllm/v1/engine/llm_engine.py", line 9, in '
+     '<module>', False, False),
+    # vLLM's servers and CLI, which nobody else imports, are its proof even at import: where an
+    # install's import error (`undefined symbol`) shows, vllm-project/vllm#20361's shape
+    ('  File "/home/pc/envs/vllmNext/bin/vllm", line 5, in <module>', False, True),
+    ('  File "/home/pc/vllm/vllm/entrypoints/cli/__init__.py", line 3, in <module>', False, True),
+    ('  File "/usr/local/lib/python3.10/dist-packages/vllm/entrypoints/openai/api_server.py", '
+     'line 27, in <module>', False, True),
+    # ...but not what `import vllm` imports (vLLM 0.6.3.post1 vllm/__init__.py)
+    ('  File "/usr/local/lib/python3.10/dist-packages/vllm/entrypoints/llm.py", line 9, in '
      '<module>', False, False),
     # vLLM's layers and parallel state, as SGLang 0.1-0.4 imported them: nobody's proof
     ('  File "/usr/local/lib/python3.10/dist-packages/vllm/model_executor/layers/linear.py", '
