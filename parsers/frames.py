@@ -17,7 +17,7 @@ from typing import NamedTuple
 _WITHIN = 240
 _OPEN = 'File "'
 _LINE = '", line '
-_IN = ", in "
+_IN = " in "  # ", in f" from a traceback, " in f" from faulthandler's dump of every thread
 
 
 class Frame(NamedTuple):
@@ -26,10 +26,13 @@ class Frame(NamedTuple):
 
 
 def read_frame(text: str) -> Frame | None:
-    """The traceback frame on this line, or None when it holds none. Only `find`s until a frame
-    is there, so a line that is none costs almost nothing. The path ends at its closing quote,
-    which Python writes right before `, line N`: a quote inside a message that merely mentions
-    `File "x", line 3` is no frame."""
+    """The traceback frame on this line, or None when it holds none: a traceback's
+    `File "p", line N, in f` or faulthandler's `File "p", line N in f` (a segfault's or a hung
+    NCCL call's dump). Only `find`s until a frame is there, so a line that is none costs almost
+    nothing. The path ends at its closing quote, which Python writes right before `, line N`:
+    a quote inside a message that merely mentions `File "x", line 3` is no frame. The function
+    is the name's one word: what a wrapper appends (Ray's ` [repeated 3x across cluster]`, a
+    colour reset) is not part of it."""
     at = text.find(_OPEN, 0, _WITHIN)
     if at < 0 or (at and text[at - 1] not in " \t"):  # "File" as a word of its own
         return None
@@ -39,6 +42,9 @@ def read_frame(text: str) -> Frame | None:
         return None
     number_at = end + len(_LINE)
     in_at = text.find(_IN, number_at)
-    if in_at < 0 or not text[number_at:in_at].isdigit():
+    if in_at < 0 or not text[number_at:in_at].removesuffix(",").isdigit():
         return None
-    return Frame(text[start:end].replace("\\", "/"), text[in_at + len(_IN):].rstrip())
+    function = text[in_at + len(_IN):].split(None, 1)
+    if not function:
+        return None
+    return Frame(text[start:end].replace("\\", "/"), function[0].split("\x1b", 1)[0])

@@ -11,5 +11,7 @@ from parsers.frames import read_frame
 
 def owns_frame(text: str) -> bool:
     frame = read_frame(text)
-    return frame is not None and (
-        "/sglang/srt/" in frame.path or frame.path.endswith("/sglang/launch_server.py"))
+    if frame is None:
+        return False
+    path = "/" + frame.path  # a relative path (`sglang/srt/x.py`) reads as an absolute one
+    return "/sglang/srt/" in path or path.endswith("/sglang/launch_server.py")

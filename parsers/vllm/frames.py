@@ -12,7 +12,7 @@ those imports also runs `vllm/__init__.py`, which imports the engine, `entrypoin
 an SGLang import-time crash can pass through those `in <module>`. So a frame of the engine,
 entry point, executor and worker modules is vLLM's proof only *in a function*, which SGLang
 never calls; the servers and the CLI (`entrypoints/openai/api_server.py`,
-`entrypoints/api_server.py`, `entrypoints/cli/`, `scripts.py`, the `bin/vllm` console script)
+`entrypoints/api_server.py`, `entrypoints/cli/`, `scripts.py`, the `vllm` console script)
 are imported by nobody else and prove it anywhere (`parsers.frames`)."""
 
 from __future__ import annotations
@@ -22,13 +22,15 @@ from parsers.frames import read_frame
 _OWN = ("/vllm/v1/", "/vllm/engine/", "/vllm/entrypoints/", "/vllm/executor/", "/vllm/worker/")
 _ENTRY = ("/vllm/entrypoints/openai/api_server.py", "/vllm/entrypoints/api_server.py",
           "/vllm/entrypoints/cli/", "/vllm/scripts.py")
+# the `vllm` console script: POSIX bin/vllm, Windows Scripts\vllm.exe (a zip run as __main__)
+_SCRIPTS = ("/bin/vllm", "/vllm.exe/__main__.py", "/vllm.exe")
 
 
 def owns_frame(text: str) -> bool:
     frame = read_frame(text)
     if frame is None:
         return False
-    path = frame.path
-    if path.endswith("/bin/vllm") or any(part in path for part in _ENTRY):
+    path = "/" + frame.path  # a relative path (`vllm/v1/x.py`) reads as an absolute one
+    if path.endswith(_SCRIPTS) or any(part in path for part in _ENTRY):
         return True
     return frame.function != "<module>" and any(part in path for part in _OWN)

@@ -87,10 +87,22 @@ def test_importing_vllm_is_no_proof_of_vllm():
     whole = [IMPORT_THROUGH_VLLM_INIT[0], SGLANG_IMPORT_FRAME, *IMPORT_THROUGH_VLLM_INIT[1:]]
     assert report_of(whole).engine == "sglang"
     # `vllm serve` failing at the same import is vLLM's own crash: its console script says so
+    # (vLLM 0.6's is vllm.scripts:main)
     serve = [IMPORT_THROUGH_VLLM_INIT[0],
              '  File "/opt/venv/bin/vllm", line 5, in <module>',
-             "    from vllm.entrypoints.cli.main import main", *IMPORT_THROUGH_VLLM_INIT[1:]]
+             "    from vllm.scripts import main", *IMPORT_THROUGH_VLLM_INIT[1:]]
     assert report_of(serve).engine == "vllm"
+
+
+def test_a_faulthandler_dump_names_its_engine():
+    # a segfault's dump of every thread: `File "p", line N in f`, no comma
+    dump = ["Fatal Python error: Segmentation fault",
+            "",
+            "Thread 0x00007f2a4c9ff640 (most recent call first):",
+            '  File "/usr/local/lib/python3.10/dist-packages/sglang/srt/managers/scheduler.py", '
+            "line 1234 in event_loop_normal",
+            '  File "/usr/lib/python3.10/threading.py", line 953 in run']
+    assert report_of(dump).engine == "sglang"
 
 
 def test_engine_agnostic_lines_alone_stay_unrecognised():

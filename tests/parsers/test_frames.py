@@ -35,6 +35,20 @@ VLLM_V1 = ('(EngineCore pid=316)   File "/opt/venv/lib/python3.12/site-packages/
     ('  File "/x/sglang/srt/a.py", line ?, in f', None),
     # a message quoting a frame after a quoted word: the path ends at the first quote
     ('  File "config.json" not found; see File "/x/sglang/srt/a.py", line 3, in f', None),
+    # faulthandler's dump (a segfault, a hung NCCL call): no comma before "in"
+    ('  File "/sgl/python/sglang/srt/managers/scheduler.py", line 1234 in event_loop_normal',
+     Frame("/sgl/python/sglang/srt/managers/scheduler.py", "event_loop_normal")),
+    # what a wrapper appends after the function is not part of it
+    ('(EngineCore pid=7)   File "/v/vllm/engine/arg_utils.py", line 9, in <module> [repeated 3x '
+     'across cluster]', Frame("/v/vllm/engine/arg_utils.py", "<module>")),
+    ('  File "/v/vllm/engine/arg_utils.py", line 9, in <module>\x1b[0m',
+     Frame("/v/vllm/engine/arg_utils.py", "<module>")),
+    # ", in " inside the path, importlib's frozen frames
+    ('  File "/srv/a, in b/vllm/v1/x.py", line 2, in run',
+     Frame("/srv/a, in b/vllm/v1/x.py", "run")),
+    ('  File "<frozen importlib._bootstrap>", line 1206, in _gcd_import',
+     Frame("<frozen importlib._bootstrap>", "_gcd_import")),
+    ('  File "/x/sglang/srt/a.py", line 3, in ', None),  # no function
 ])
 def test_read_frame(text, frame):
     assert read_frame(text) == frame
@@ -69,6 +83,15 @@ def test_a_frame_is_read_only_near_the_line_start():
     ('  File "/home/pc/vllm/vllm/entrypoints/cli/__init__.py", line 3, in <module>', False, True),
     ('  File "/usr/local/lib/python3.10/dist-packages/vllm/entrypoints/openai/api_server.py", '
      'line 27, in <module>', False, True),
+    # the console script on Windows, relative paths
+    ('  File "C:\\venv\\Scripts\\vllm.exe\\__main__.py", line 7, in <module>', False, True),
+    ('  File "sglang/launch_server.py", line 14, in <module>', True, False),
+    ('  File "vllm/v1/engine/core.py", line 144, in __init__', False, True),
+    # faulthandler's frames, and a Ray suffix that must not hide `<module>`
+    ('  File "/sgl/python/sglang/srt/managers/scheduler.py", line 1234 in event_loop_normal',
+     True, False),
+    ('(EngineCore pid=7)   File "/v/vllm/engine/arg_utils.py", line 9, in <module> [repeated 3x '
+     'across cluster]', False, False),
     # ...but not what `import vllm` imports (vLLM 0.6.3.post1 vllm/__init__.py)
     ('  File "/usr/local/lib/python3.10/dist-packages/vllm/entrypoints/llm.py", line 9, in '
      '<module>', False, False),
