@@ -302,11 +302,15 @@ def least_client_work(connector: Connector, log: Path, small: Path) -> tuple[flo
     through the same link and sshd: (receiving the host's `zstd -1` output of the log, which
     is paramiko's decryption and packet handling, and decompressing it with the client's own
     `ZstdStream`; and that plus counting the decompressed lines, which a client must do to
-    number each piece's lines before a worker folds it: leaving the numbering to the join cost
-    0.15 s of CPU instead, measured with stream.py's relative numbering). Best of 3, each less
-    the same session on a few-line log (the session's own fixed cost, not per byte). Not even
-    the hand-over to the workers is in it: a lower bound."""
+    number each piece's lines before a worker folds it: shifting the numbers at the join
+    instead cost the reader more, as kvtui/core/pipeline/stream.py's PieceJob comment says).
+    Best of 3, each less the same session on a few-line log (the session's own fixed cost, not
+    per byte). Not even the hand-over to the workers is in it: a lower bound. The bench's host
+    is this machine, so its `zstd` is the one `shutil.which` finds here; RUSAGE_SELF counts
+    every thread of this process, which then runs only this session (paramiko's transport
+    thread is part of the cost)."""
     import resource
+    import shlex
 
     from kvtui.sources.ssh.frames import ZstdStream
 
@@ -317,14 +321,16 @@ def least_client_work(connector: Connector, log: Path, small: Path) -> tuple[flo
     def one(conn: Any, path: Path, count: bool) -> float:
         c0 = cpu()
         chan = conn.transport.open_session()
-        chan.exec_command(f"zstd -1 -c -q {path}")
+        chan.exec_command(f"zstd -1 -c -q {shlex.quote(str(path))}")
         stream, lines = ZstdStream(), 0
         while chunk := chan.recv(1 << 20):
             for piece in stream.feed(chunk):
                 if count:
                     lines += piece.count(b"\n")
-        chan.recv_exit_status()
+        status = chan.recv_exit_status()
         chan.close()
+        if status != 0:  # a floor from a failed read would be no floor
+            raise RuntimeError(f"zstd on the host exited {status} reading {path}")
         return cpu() - c0
 
     conn = connector.connect()

@@ -83,7 +83,7 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "dsv4_memory": ("bytes_per_full_token", "available_gib", "full_tokens"),
     # DeepSeek-V4's sub-pools: full and SWA in tokens, the C4/C128 compressed pools in entries
     # (one per 4 and per 128 tokens), their states in ring rows.
-    "dsv4_pool": ("full_tokens", "swa_tokens", "c4_tokens", "c128_tokens", "c4_state_rows",
+    "dsv4_pool": ("full_tokens", "swa_tokens", "c4_entries", "c128_entries", "c4_state_rows",
                   "c128_state_rows"),
     # A request rejected (or truncated) for being longer than the engine allows.
     "input_too_long": ("input_tokens", "max_tokens"),
@@ -206,7 +206,7 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
                    "ring_cost_tokens", "paged_swa_tokens"),
     "dsv4_memory": ("unified", "unified_fp8", "dspark_draft_bf16", "c128_state_gib",
                     "c2_state_gib", "swa_gib", "swa_ring_gib", "c4_state_gib"),
-    "dsv4_pool": ("max_num_reqs", "c4_logical_tokens", "unified", "unified_fp8"),
+    "dsv4_pool": ("max_num_reqs", "c4_logical_entries", "unified", "unified_fp8"),
     "input_too_long": ("truncated",),
     "process_exception": (),
     "pool_leak": ("total_tokens", "available_tokens"),

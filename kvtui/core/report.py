@@ -127,7 +127,7 @@ def _pools(run: Run) -> tuple[PoolFacts, ...]:
 
 
 # A DeepSeek-V4 pool line's sub-pool fields, as the report names them (SGLang's own names).
-_SUBPOOLS = (("swa", "swa_tokens"), ("c4", "c4_tokens"), ("c128", "c128_tokens"),
+_SUBPOOLS = (("swa", "swa_tokens"), ("c4", "c4_entries"), ("c128", "c128_entries"),
              ("c4_state", "c4_state_rows"), ("c128_state", "c128_state_rows"))
 
 
@@ -211,7 +211,8 @@ def whatif_unmodelled(pools: tuple[PoolFacts, ...]) -> str | None:
         return None
     names = ", ".join(split.subpools or {})
     return (f"not modelled: this run's KV budget is split among sub-pools"
-            f"{f' ({names})' if names else ''}; the what-if sizes one KV pool per GPU")
+            f"{f' ({names})' if names else ''}: kvtui does not size it yet (the what-if sizes "
+            f"one KV pool per GPU)")
 
 
 def build_report(state: State, *, engine: Any = None, model: Any = None,

@@ -434,7 +434,7 @@ CATALOG: tuple[Format, ...] = (
                 "0.5.12 model_executor/pool_configurator.py:421, 0.5.23 :1606",
                 P + "DSV4 pool sizes: full=2499840, swa=549888, c4=624960, c128=19530, "
                 "c4_state=52928, c128_state=846848",
-                ("full_tokens", "swa_tokens", "c4_tokens", "c128_tokens", "c4_state_rows",
+                ("full_tokens", "swa_tokens", "c4_entries", "c128_entries", "c4_state_rows",
                  "c128_state_rows")),
         Variant("dsv4_pool:init_dev", None,
                 "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=.. swa_size=.. c4_size=.. "
@@ -442,14 +442,14 @@ CATALOG: tuple[Format, ...] = (
                 " a pre-release build)", "corpus repofile-54751690598 (2026-05)",
                 P + "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=256 swa_size=423424 "
                 "c4_size=132352 c128_size=4136 c4_state_pool_size=52928 "
-                "c128_state_pool_size=846848", ("max_num_reqs", "swa_tokens", "c4_tokens")),
+                "c128_state_pool_size=846848", ("max_num_reqs", "swa_tokens", "c4_entries")),
         Variant("dsv4_pool:init", between("0.5.12", "0.5.20"),
                 "Initialize DeepSeekV4TokenToKVPool with {max_num_reqs=} {swa_size=} {c4_size=} "
                 "{c4_logical_size=} {c128_size=} {c4_state_pool_size=} {c128_state_pool_size=}",
                 "0.5.12 mem_cache/deepseek_v4_memory_pool.py:389, 0.5.19 :505",
                 P + "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=256 swa_size=423424 "
                 "c4_size=132352 c4_logical_size=132352 c128_size=4136 c4_state_pool_size=52928 "
-                "c128_state_pool_size=846848", ("max_num_reqs", "c4_logical_tokens")),
+                "c128_state_pool_size=846848", ("max_num_reqs", "c4_logical_entries")),
         Variant("dsv4_pool:init_unified", since("0.5.21"),
                 "... {c128_state_pool_size=} unified={..} unified_fp8={..}",
                 "0.5.21 mem_cache/deepseek_v4_memory_pool.py:952, 0.5.23 :1023",

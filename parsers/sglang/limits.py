@@ -14,6 +14,7 @@ from typing import Any
 
 import regex
 
+from parsers.kinds import KIND_FIELDS
 from parsers.sglang.fields import cols
 
 Parsed = tuple[dict[str, Any], str | None]
@@ -133,23 +134,21 @@ def parse_dsv4_memory(msg: str) -> Parsed | None:
 # (0.5.12 pool_configurator.py:404-413); the two state pools are ring rows, not tokens.
 _DSV4_INIT = cols(
     ("max_num_reqs", "max_num_reqs", "i", True), ("swa_size", "swa_tokens", "i", True),
-    ("c4_size", "c4_tokens", "i", True), ("c4_logical_size", "c4_logical_tokens", "i", True),
-    ("c128_size", "c128_tokens", "i", True),
+    ("c4_size", "c4_entries", "i", True), ("c4_logical_size", "c4_logical_entries", "i", True),
+    ("c128_size", "c128_entries", "i", True),
     ("c4_state_pool_size", "c4_state_rows", "i", True),
     ("c128_state_pool_size", "c128_state_rows", "i", True),
     ("unified", "unified", "b"), ("unified_fp8", "unified_fp8", "b"),
 )
 _DSV4_SIZES = cols(
     ("full", "full_tokens", "i", True), ("swa", "swa_tokens", "i", True),
-    ("c4", "c4_tokens", "i", True), ("c128", "c128_tokens", "i", True),
+    ("c4", "c4_entries", "i", True), ("c128", "c128_entries", "i", True),
     ("c4_state", "c4_state_rows", "i", True), ("c128_state", "c128_state_rows", "i", True),
 )
-_DSV4_POOL_FIELDS = ("full_tokens", "swa_tokens", "c4_tokens", "c128_tokens", "c4_state_rows",
-                     "c128_state_rows")
 
 
 def parse_dsv4_pool(msg: str) -> Parsed | None:
-    fields: dict[str, Any] = dict.fromkeys(_DSV4_POOL_FIELDS)
+    fields: dict[str, Any] = dict.fromkeys(KIND_FIELDS["dsv4_pool"])
     if msg.startswith("DSV4 pool sizes:"):
         _DSV4_SIZES.read(msg, fields, start=16, closed=True)
         return fields, "dsv4_pool:sizes"

@@ -61,8 +61,8 @@ def test_either_line_alone_makes_the_row():
     assert (row.tokens, row.kv_gib, row.subpools) == (529408, 87.26, None)
     assert "state rows" not in render_text(only_memory)
     # the what-if's reason holds without the sub-pool names too
-    assert ("What-if    not modelled: this run's KV budget is split among sub-pools; the "
-            "what-if sizes one KV pool per GPU") in render_text(only_memory)
+    assert ("What-if    not modelled: this run's KV budget is split among sub-pools: kvtui "
+            "does not size it yet") in render_text(only_memory)
 
 
 # SGLang 0.5.12 mem_cache/deepseek_v4_memory_pool.py:389: the pool's own init line, which

@@ -595,15 +595,15 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     (  # real (DeepSeek-V4-Flash on 4 x DGX Spark, 2026; the paste ends the line with ", ...")
         "DSV4 pool sizes: full=2499840, swa=549888, c4=624960, c128=19530, ...",
         "dsv4_pool",
-        {"full_tokens": 2499840, "swa_tokens": 549888, "c4_tokens": 624960,
-         "c128_tokens": 19530, "c4_state_rows": None},
+        {"full_tokens": 2499840, "swa_tokens": 549888, "c4_entries": 624960,
+         "c128_entries": 19530, "c4_state_rows": None},
     ),
     (
         P + "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=256 swa_size=423424 "
         "c4_size=132352 c4_logical_size=132352 c128_size=4136 c4_state_pool_size=52928 "
         "c128_state_pool_size=846848 unified=False unified_fp8=False",
         "dsv4_pool",
-        {"max_num_reqs": 256, "swa_tokens": 423424, "c4_logical_tokens": 132352,
+        {"max_num_reqs": 256, "swa_tokens": 423424, "c4_logical_entries": 132352,
          "c128_state_rows": 846848, "unified": False, "full_tokens": None},
     ),
     # --- errors ---------------------------------------------------------------------------
