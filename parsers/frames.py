@@ -5,7 +5,7 @@ Why: a paste that is only a traceback (the common issue report: "it crashed with
 no line an engine's grammar reads, yet its frames say whose code crashed. Each engine's parser
 says which of those frames are its own (`parsers.sglang.frames`, `parsers.vllm.frames`); this
 reads the frame, wherever a wrapper put it (a Ray `(EngineCore pid=316) ` prefix, a docker or
-kubectl envelope, a log head).
+kubectl envelope, a log head), once per line for every engine asked (`Fold.parse`).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kvtui.core.report_types import RunningLimit
 from parsers import Event
+from parsers.frames import Frame
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
@@ -103,10 +104,11 @@ class Engine(Protocol):
     def identifies(self, ev: Event) -> bool:
         """Does this event (from this engine's parser) prove the log is this engine's?"""
 
-    def owns_line(self, text: str) -> bool:
-        """Does this line, which no engine's grammar reads as an event, prove the log is this
-        engine's? (A traceback frame in a module of its own that no other engine imports: a
-        paste that is only a traceback names its engine there.)"""
+    def owns_frame(self, frame: Frame) -> bool:
+        """Does this traceback frame (of a line no engine's grammar reads as an event, read
+        once by the fold: `parsers.frames`) prove the log is this engine's? A frame in code of
+        its own that no other engine runs: a paste that is only a traceback names its engine
+        there."""
 
     def hints(self, ev: Event, text: str) -> Iterable[str]:
         """Format features of the first event of a kind in a run, for dating the release."""

@@ -6,12 +6,9 @@ no proof of vLLM: `parsers.vllm.frames` says which are."""
 
 from __future__ import annotations
 
-from parsers.frames import read_frame
+from parsers.frames import Frame
 
 
-def owns_frame(text: str) -> bool:
-    frame = read_frame(text)
-    if frame is None:
-        return False
+def owns_frame(frame: Frame) -> bool:
     path = "/" + frame.path  # a relative path (`sglang/srt/x.py`) reads as an absolute one
     return "/sglang/srt/" in path or path.endswith("/sglang/launch_server.py")

@@ -17,7 +17,7 @@ are imported by nobody else and prove it anywhere (`parsers.frames`)."""
 
 from __future__ import annotations
 
-from parsers.frames import read_frame
+from parsers.frames import Frame
 
 _OWN = ("/vllm/v1/", "/vllm/engine/", "/vllm/entrypoints/", "/vllm/executor/", "/vllm/worker/")
 _ENTRY = ("/vllm/entrypoints/openai/api_server.py", "/vllm/entrypoints/api_server.py",
@@ -26,10 +26,7 @@ _ENTRY = ("/vllm/entrypoints/openai/api_server.py", "/vllm/entrypoints/api_serve
 _SCRIPTS = ("/bin/vllm", "/vllm.exe/__main__.py", "/vllm.exe")
 
 
-def owns_frame(text: str) -> bool:
-    frame = read_frame(text)
-    if frame is None:
-        return False
+def owns_frame(frame: Frame) -> bool:
     path = "/" + frame.path  # a relative path (`vllm/v1/x.py`) reads as an absolute one
     if path.endswith(_SCRIPTS) or any(part in path for part in _ENTRY):
         return True

@@ -12,8 +12,18 @@ from __future__ import annotations
 import pytest
 
 from parsers.frames import Frame, read_frame
-from parsers.sglang.frames import owns_frame as sglang_owns
-from parsers.vllm.frames import owns_frame as vllm_owns
+from parsers.sglang.frames import owns_frame as sglang_owns_frame
+from parsers.vllm.frames import owns_frame as vllm_owns_frame
+
+
+def sglang_owns(text: str) -> bool:
+    frame = read_frame(text)
+    return frame is not None and sglang_owns_frame(frame)
+
+
+def vllm_owns(text: str) -> bool:
+    frame = read_frame(text)
+    return frame is not None and vllm_owns_frame(frame)
 
 SGLANG = '  File "/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py", line 2009, in run'
 VLLM_V1 = ('(EngineCore pid=316)   File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/'

@@ -33,6 +33,7 @@ from kvtui.core.engine import Engine
 from kvtui.core.runtime import Columns, Runtime
 from kvtui.core.state import State
 from parsers import BATCH_KINDS, Event
+from parsers.frames import read_frame
 from parsers.prefix import ends_in_comma, headless, unclosed
 
 # Below this many lines a block, or STRETCH_MIN recognised rows between two other events, the
@@ -87,10 +88,12 @@ class Fold:
                 return ev
             first = first or ev
         if first is None:  # no event: a line of an engine's own that is none (a traceback frame)
-            for engine in self.engines:
-                if engine.owns_line(text):
-                    self._identified(engine)
-                    break
+            frame = read_frame(text)
+            if frame is not None:
+                for engine in self.engines:
+                    if engine.owns_frame(frame):
+                        self._identified(engine)
+                        break
         return first
 
     def _identified(self, engine: Engine) -> None:

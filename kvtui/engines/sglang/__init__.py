@@ -15,6 +15,7 @@ from kvtui.engines.sglang.cell import ELEM_BYTES
 from kvtui.engines.sglang.flags import FLAGS
 from kvtui.engines.sglang.sizing.families import kv_dtype_spelling
 from parsers import Event
+from parsers.frames import Frame
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
@@ -70,8 +71,8 @@ class SGLang:
         # An out-of-memory error reads the same from any engine (the CUDA allocator's text).
         return ev.kind != "oom"
 
-    def owns_line(self, text: str) -> bool:
-        return sglang_frames.owns_frame(text)
+    def owns_frame(self, frame: Frame) -> bool:
+        return sglang_frames.owns_frame(frame)
 
     def hints(self, ev: Event, text: str) -> Iterable[str]:
         return grammar.hints(ev, text)

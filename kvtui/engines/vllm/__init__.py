@@ -20,6 +20,7 @@ from kvtui.engines.vllm.version import (
     kv_dtype_flag,
 )
 from parsers import Event
+from parsers.frames import Frame
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
@@ -146,8 +147,8 @@ class VLLM:
         # the KV-too-small errors are vLLM's own.
         return ev.kind != "oom" or ev.get("reason") != "torch"
 
-    def owns_line(self, text: str) -> bool:
-        return vllm_frames.owns_frame(text)
+    def owns_frame(self, frame: Frame) -> bool:
+        return vllm_frames.owns_frame(frame)
 
     def hints(self, ev: Event, text: str) -> Iterable[str]:
         return grammar.hints(ev, text)
