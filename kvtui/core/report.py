@@ -135,9 +135,9 @@ def _subpools(run: Run) -> list[PoolFacts]:
     """DeepSeek-V4's pools per rank: the budget line (bytes per full-attention token, the GiB
     it divides, in GiB though printed "GB", the full tokens that buys) and the sub-pool sizes,
     which SGLang prints apart (0.5.12 model_executor/pool_configurator.py:447-450 and :421):
-    swa, c4 and c128 in tokens, the two state pools in ring rows (swa pages x ring size,
-    :404-413). No KV pool line stands for them, so without these rows a DeepSeek-V4 log showed
-    no pool at all."""
+    swa in tokens, c4 and c128 in compressed entries (one per 4 / 128 tokens), the two state
+    pools in ring rows (swa pages x ring size, :404-413). No KV pool line stands for them, so
+    without these rows a DeepSeek-V4 log showed no pool at all."""
     eff, basis, _ = run.effective
     out = []
     for rank in sorted(run.dsv4_memory.keys() | run.dsv4_pools.keys(), key=_rank_sort_key):

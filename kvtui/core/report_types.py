@@ -356,7 +356,8 @@ class PoolFacts:
     # it; in the JSON only when true
     configured: bool = field(default=False, metadata=OMIT_EMPTY)
     # kind "subpools": the engine's bytes per full-attention token (its budget's divisor, every
-    # sub-pool's share in it), and each sub-pool's size in tokens, by the engine's own name
+    # sub-pool's share in it), and each sub-pool's size in its own unit (SWA tokens, C4/C128
+    # compressed entries, state ring rows), by the engine's own name
     bytes_per_full_token: float | None = field(default=None, metadata=OMIT_NONE)
     subpools: dict[str, int] | None = field(default=None, metadata=OMIT_NONE)
 
