@@ -146,7 +146,7 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
         "gpu_memory_utilization", "max_num_batched_tokens", "enable_prefix_caching",
         "enable_expert_parallel", "enforce_eager", "dcp_size", "kv_cache_memory_bytes",
         "num_gpu_blocks_override", "mamba_ssm_cache_dtype", "calculate_kv_scales",
-        "speculative_method", "num_speculative_tokens", "performance_mode",
+        "speculative_method", "num_speculative_tokens", "performance_mode", "async_scheduling",
         # SGLang: a part logged while the arguments are resolved, before the dump (`DSA with TP
         # mode is active`): partial, yet it opens the start, as a KV dtype override line does.
         "before_dump",
@@ -231,7 +231,9 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     # pp_partition: the layers of each PP stage, "11,11,10" (vLLM's "Hidden layers were
     # unevenly partitioned")
     # mamba_page_aligned: the attention page was sized to hold a Mamba state (a hybrid model)
-    "kv_layout": ("mamba_cache_mode", "pp_partition", "mamba_page_aligned"),
+    # hybrid_manager_off: vLLM turned its hybrid KV cache manager off (chunked local attention)
+    "kv_layout": ("mamba_cache_mode", "pp_partition", "mamba_page_aligned",
+                  "hybrid_manager_off"),
     # pcp_rank: the index in vLLM's prefill-context-parallel group (0.12+), another factor
     "parallel_rank": ("pcp_rank",),
 }

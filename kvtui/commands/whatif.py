@@ -47,6 +47,10 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "bytes per GPU, whatever the TP; vLLM's syntax: 52613349376, 49G = "
                         "49 x 2^30, 52.6g = 52.6 x 10^9); on a profiled run N replaces the "
                         "profiled budget")
+    p.add_argument("--max-num-batched-tokens", metavar="N",
+                   help="vLLM: the scheduler's batch tokens (default: the log's, else vLLM's "
+                        "API-server default); sliding-window and chunked-attention groups "
+                        "reserve them per request")
     p.add_argument("--target-tp", metavar="N",
                    help="what-if for another TP with the log's memory lines (--tp re-reads the "
                         "log's layout instead)")
@@ -157,6 +161,8 @@ def validate(args: argparse.Namespace, engine: str | None = None) -> dict[str, A
         "current_dtype": _dtype("--current-dtype", args.current_dtype, engine)
         if args.current_dtype else None,
         "release": _release(args, engine),
+        "max_batched": _positive_int("--max-num-batched-tokens",
+                                     getattr(args, "max_num_batched_tokens", None)),
     }
     if out["tp"] and out["attn_dp"] and out["tp"] % out["attn_dp"]:
         raise ValueError(f"--attn-dp {out['attn_dp']} must divide --tp {out['tp']}")
@@ -238,6 +244,12 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         calc, opt = _calculator(args)
+        if opt["max_batched"] is not None:
+            with_batched = getattr(calc, "with_max_batched", None)
+            if with_batched is None:
+                raise ValueError("--max-num-batched-tokens is vLLM's flag (--engine vllm or a "
+                                 "vLLM log)")
+            calc = with_batched(opt["max_batched"])
         sizer, mf = _memory_knob(args, opt, calc)
     except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)

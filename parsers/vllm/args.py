@@ -48,7 +48,7 @@ _OWN: dict[str, str] = {
     "decode_context_parallel_size": "dcp_size", "kv_cache_memory_bytes": "kv_cache_memory_bytes",
     "num_gpu_blocks_override": "num_gpu_blocks_override",
     "mamba_ssm_cache_dtype": "mamba_ssm_cache_dtype", "calculate_kv_scales": "calculate_kv_scales",
-    "performance_mode": "performance_mode",
+    "performance_mode": "performance_mode", "async_scheduling": "async_scheduling",
 }
 _WANTED = {**_SHARED, **_OWN, "model_tag": "model_tag", "speculative_config": "speculative_config"}
 # Inside a speculative config (a dict in the args, a SpeculativeConfig(...) in the engine's line).
@@ -184,6 +184,12 @@ def parse_engine_config(msg: str) -> dict[str, Any] | None:
 _MAX_LEN = regex.compile(r"Using max model len (\d+)")
 _CHUNKED = regex.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(\d+)")
 _ARCH = regex.compile(r"Resolved architecture: (\w+)")
+# VllmConfig turning async scheduling off where the operator left it to vLLM: "Async scheduling
+# will be disabled because it is not supported with the `%s` distributed executor backend.",
+# "Async scheduling is disabled for ROCm DeepEP high-throughput DBO ...", "Async scheduling is
+# disabled because the V1 model runner does not support it with %s." (config/vllm.py:1698-1716
+# in 0.33.0): the windowed groups then reserve one batch in flight, not two (sizing.py).
+_ASYNC_OFF = regex.compile(r"Async scheduling (?:will be disabled|is disabled) ")
 
 
 def _partial(before_dump: bool = False, **values: Any) -> dict[str, Any]:
@@ -231,4 +237,6 @@ def parse_resolved(msg: str) -> dict[str, Any] | None:
     m = _ARCH.match(msg)
     if m is not None:
         return _partial(True, architecture=m.group(1))
+    if _ASYNC_OFF.match(msg):
+        return _partial(True, async_scheduling=False)
     return None

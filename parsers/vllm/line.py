@@ -154,6 +154,8 @@ _HANDLERS: dict[str, _Handler] = {
     "Usin": _h_using,
     "Chun": _h_chunked,
     "Reso": _h_chunked,
+    "Asyn": _h_chunked,
+    "Ther": _h_setting,
     "Star": _h_loading,
     "Chec": _h_scales,
     "Defa": _h_scales,

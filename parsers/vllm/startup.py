@@ -427,9 +427,15 @@ _MAMBA_MODE = regex.compile(r"Mamba cache mode is set to '(\w+)'")
 # environment variable" (distributed/utils.py:125-129 in 0.9.2 and 0.10.2, :130-135 in 0.14.0,
 # :231-236 in 0.33.0). A VLLM_PP_LAYER_PARTITION split is logged nowhere.
 _PP_SPLIT = regex.compile(r"Hidden layers were unevenly partitioned: \[([\d, ]+)\]")
+# "There is a latency regression when using chunked local attention with the hybrid KV cache
+# manager. Disabling it, by default. ..." (config/__init__.py:3551 in 0.10.2, config/vllm.py:968
+# in 0.14.0, :2247 in 0.33.0, :2168 in 0.34.0): every chunked layer is then sized as a full one.
+_CHUNKED_OFF = "There is a latency regression when using chunked local attention with the hybrid"
 
 
 def parse_layout(msg: str) -> dict[str, Any] | None:
+    if msg.startswith(_CHUNKED_OFF):
+        return _blank("kv_layout", hybrid_manager_off=True)
     m = _PP_SPLIT.match(msg)
     if m is not None:
         return _blank("kv_layout", pp_partition=",".join(

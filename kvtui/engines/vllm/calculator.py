@@ -28,7 +28,16 @@ from kvtui.core.deployment import sized_label
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.vllm import kvbytes
 from kvtui.engines.vllm.flags import FLAGS
-from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
+from kvtui.engines.vllm.sizing import (
+    GIB,
+    Layout,
+    Rules,
+    batch_token_defaults,
+    chunked_hybrid,
+    in_flight_batches,
+    layout,
+    rules_for,
+)
 from kvtui.engines.vllm.version import VLLM_LINE, VersionRange, kv_dtype_flag
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4")
@@ -113,7 +122,18 @@ class Calculator:
     pp_partition: tuple[int, ...] | None = None
     # a KV budget per GPU the user gives (`kvtui whatif --engine vllm --pool-gib G`, no log)
     pool_bytes: int | None = None
+    # --async-scheduling / --no-async-scheduling as the arguments give it, or False when vLLM
+    # logged turning it off ("Async scheduling is disabled because ..."); None: vLLM's default
+    async_scheduling: bool | None = None
+    # False: the log says vLLM turned the hybrid KV cache manager off for chunked local
+    # attention ("There is a latency regression when using chunked local attention ...")
+    chunked_hybrid_logged: bool | None = None
+    max_batched_given: bool = False  # max_batched is the what-if's --max-num-batched-tokens
     _variant: tuple[Rules, int, int] | None = None
+    # (scheduler batches in flight, max_num_batched_tokens, hybrid KV cache manager on) that
+    # reproduce this log: what a windowed group reserves per request (`sizing.in_flight_batches`)
+    _flight: tuple[int, int, bool] | None = None
+    _flight_score: int = 0
 
     engine_label = "vLLM"
     tp_flag = FLAGS.tensor_parallel  # what a TP what-if tells the operator to pass
@@ -166,8 +186,27 @@ class Calculator:
     def variant(self) -> tuple[Rules, int, int]:
         """(era rules, draft layers, Mamba blocks per request) that reproduce this log."""
         if self._variant is None:
-            self._variant = self._choose_variant()
+            self._choose_variant()
+        assert self._variant is not None
         return self._variant
+
+    @property
+    def flight(self) -> tuple[int, int, bool]:
+        """(batches in flight, max_num_batched_tokens, hybrid manager on) for windowed groups."""
+        if self._flight is None:
+            self._choose_variant()
+        assert self._flight is not None
+        return self._flight
+
+    def with_max_batched(self, tokens: int) -> Calculator:
+        """This run with another max_num_batched_tokens (`kvtui whatif --max-num-batched-tokens`):
+        what a sliding-window or chunked group reserves per request follows it."""
+        out = replace(self, max_batched=tokens, max_batched_given=True, notes=list(self.notes),
+                      _variant=None, _flight=None)
+        if self.pool_bytes is not None:  # a plan: its pool is what the budget gives (plan.py)
+            out.tokens = None
+            out.tokens = out.tokens_for(self.current_dtype)[0]
+        return out
 
     def layout(self, dtype: str, tp: int | None = None,
                rules: Rules | None = None,
@@ -176,6 +215,7 @@ class Calculator:
             return None
         v = variant or (self.variant if rules is None else (rules, *self.variant[1:]))
         r = v[0]
+        batches, batch_tokens, hybrid_manager = self.flight
         block = self.user_block
         hybrid = bool(self.spec.linear_layer_ids or self.spec.swa_layer_ids)
         if dtype == self.current_dtype and tp in (None, self.parallel.tp) and self.logged_block:
@@ -186,7 +226,8 @@ class Calculator:
             return layout(self.spec, dtype, tp or self.parallel.tp, r, block_size=block,
                           model_dtype=self.model_dtype, ssm_dtype=self._ssm(r),
                           pp=self.parallel.pp, draft_layers=v[1], mamba_blocks=v[2],
-                          pp_partition=self.pp_partition)
+                          pp_partition=self.pp_partition, hybrid_allocator=hybrid_manager,
+                          batches=batches, batch_tokens=batch_tokens)
         except ValueError:
             return None
 
@@ -534,13 +575,44 @@ class Calculator:
             score += 1
         return score
 
-    def _choose_variant(self) -> tuple[Rules, int, int]:
+    def _flights(self) -> list[tuple[int, int, bool]]:
+        """Every (batches in flight, max_num_batched_tokens, hybrid manager on) the log's
+        releases and settings allow for its windowed groups, vLLM's default first: the batch
+        tokens logged or given, else the API server's default tiers (`batch_token_defaults`);
+        chunked local attention turns the hybrid manager off before 0.14 (`chunked_hybrid`),
+        and with an EAGLE draft in every release read (config/vllm.py:2239-2245 in 0.33.0)."""
+        spec = self.spec
+        lo, hi = self.version.lo, self.version.hi
+        tokens = [self.max_batched] if self.max_batched else batch_token_defaults(
+            hi, self.total_gib)
+        if spec is None or not spec.swa_layer_ids:
+            return [(1, tokens[0], True)]
+        batches = in_flight_batches(lo, hi, self.parallel.pp, self.async_scheduling)
+        hybrid = [True]
+        if spec.attention_chunk_size:
+            eagle = (self.speculative_method or "").lower().startswith("eagle")
+            hybrid = [False] if self.chunked_hybrid_logged is False or eagle else \
+                chunked_hybrid(lo, hi)
+        return [(b, t, h) for h in hybrid for b in batches for t in tokens]
+
+    def _choose_variant(self) -> None:
+        """Set the variant and the flight that reproduce the most of the log's own figures
+        (the first, vLLM's default, on a tie or without a log)."""
         variants = self._variants()
-        if self.spec is None or len(variants) == 1:
-            return variants[0]
-        scores = [self._fits(v) for v in variants]
-        best = max(scores)
-        return variants[scores.index(best)]
+        flights = self._flights()
+        if self.spec is None or len(variants) * len(flights) == 1:
+            self._variant, self._flight = variants[0], flights[0]
+            return
+        best: tuple[int, tuple[Rules, int, int], tuple[int, int, bool]] | None = None
+        for fl in flights:
+            self._flight = fl
+            for v in variants:
+                score = self._fits(v)
+                if best is None or score > best[0]:
+                    best = (score, v, fl)
+        assert best is not None
+        self._variant, self._flight = best[1], best[2]
+        self._flight_score = best[0]
 
     # -- outputs -----------------------------------------------------------------------------
     def _contexts(self, context_lengths: list[int] | tuple[int, ...] | None) -> list[int]:
@@ -670,6 +742,7 @@ class Calculator:
             if lay is not None:
                 lines.extend(lay.lines)
                 lines.append(lay.rules.describe())
+                lines.extend(self._flight_lines(lay))
         else:
             lines.append(f"no model spec ({self.spec_reason}): log-only arithmetic, the logged "
                          "tokens scaled by each dtype's bytes per value (exact for dense "
@@ -704,6 +777,35 @@ class Calculator:
             lines.append(f"KV budget held fixed: {budget:,} B = {budget / GIB:.2f} GiB per GPU "
                          f"({basis}{', estimate' if est else ''})")
         return lines
+
+    def _flight_lines(self, lay: Layout) -> list[str]:
+        """Where the tokens in flight of a windowed group came from, in the log's terms."""
+        if not lay.swa_groups:
+            if self.spec is not None and self.spec.attention_chunk_size and \
+                    self.spec.swa_layer_ids and not self.flight[2]:
+                return ["chunked local attention turns vLLM's hybrid KV cache manager off by "
+                        "default before 0.14 (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE"
+                        " defaults to 0 in 0.10.2-0.13.0, 1 from 0.14.0; with an EAGLE draft in "
+                        "every release): every layer holds the whole request"]
+            return []
+        fitted = self._flight_score > 0 and self.concurrency_logged is not None
+        if self.max_batched_given:
+            said = "given (--max-num-batched-tokens)"
+        elif self.max_batched:
+            said = "logged"
+        elif fitted:
+            said = ("not logged: the API server default that reproduces the logged "
+                    "concurrency")
+        else:
+            said = ("not logged: assumed vLLM's API server default (8192 on a 70-160 GiB "
+                    "GPU; 2048 below 70 GiB or on an A100, 16384 from 160 GiB on 0.28+), "
+                    "pass --max-num-batched-tokens")
+        why = {1: "one batch (before 0.26, or without async scheduling)",
+               2: "two batches (async scheduling, on by default from 0.26)"}.get(
+            lay.batches, f"{lay.batches} batches (PP {self.parallel.pp}"
+            + (", async scheduling)" if lay.batches > self.parallel.pp else ")"))
+        return [f"tokens in flight per windowed group: {why} x max_num_batched_tokens "
+                f"{lay.batch_tokens:,} ({said}) = {lay.in_flight():,}"]
 
     def inverse(self, dtype: str, context_len: int, concurrency: float) -> Inverse:
         """What `concurrency` requests of `context_len` tokens in `dtype` would take: blocks,

@@ -248,7 +248,10 @@ def calculator_from_run(run: Any, model: Any = None,
     if kv_bytes is not None and kv_bytes <= 0:
         kv_bytes = None
     configured = any(p.configured for p in run.pools.values() if p.kind == "kv")
+    asched = sa.get("async_scheduling")
     return Calculator(
+        async_scheduling=asched if isinstance(asched, bool) else None,
+        chunked_hybrid_logged=False if run.kv_layout.get("hybrid_manager_off") else None,
         kv_bytes=kv_bytes, sized_by_bytes=kv_bytes is not None or configured,
         reserved_gib=reserved, budget_reduced=bool(left), pp_partition=_partition(run),
         padding_logged=_int(run.kv_layout.get("padding_layers")),

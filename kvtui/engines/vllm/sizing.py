@@ -37,6 +37,31 @@ ELEM_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e4m3": 1, "f
 DEFAULT_BLOCK = 16  # CacheConfig.DEFAULT_BLOCK_SIZE / platforms/cuda.py:127 (0.11.0)
 MLA_BLOCK = 64  # "Forcing kv cache block size to 64 for FlashMLA backend." (cuda.py:167, 0.11)
 KERNEL_ALIGN = 16  # the smallest kernel block of FlashInfer/FlashAttention (interface.py 0.33)
+# max_num_batched_tokens of the API server on a 70-160 GiB GPU other than an A100
+# (`EngineArgs.get_batch_defaults`, engine/arg_utils.py:2462-2465 in 0.26.0, :2989-2992 in
+# 0.33.0, :3026-3029 in 0.34.0); 2048 on smaller GPUs and A100s, 16384 on >= 160 GiB from 0.28
+# (0.33.0 :2973-2977). `batch_token_defaults` orders them by the GPU when its memory is known.
+DEFAULT_BATCHED = 8192
+# Tokens in flight, per request, that a sliding-window or chunked-local group reserves for:
+# one max_num_batched_tokens up to 0.25 (SlidingWindowSpec.max_memory_usage_bytes,
+# v1/kv_cache_interface.py:200-214 in 0.11.0, :464 in 0.22.0, 0.25.0); from 0.26
+# `VllmConfig.max_in_flight_tokens` = max_concurrent_batches x max_num_batched_tokens
+# (config/vllm.py:512-530 in 0.26.0, :588-609 in 0.33.0, :560-575 in 0.34.0;
+# kv_cache_interface.py:503 in 0.26.0, :919-955 in 0.33.0).
+IN_FLIGHT_SINCE = (0, 26, 0)
+# Async scheduling overlaps pp + 1 batches on every runner from 0.34 (config/vllm.py:560-566);
+# in 0.26-0.33 the V1 model runner keeps 2 at PP 1 and PP batches beyond (:588-598 in 0.33.0).
+ASYNC_PP_PLUS_ONE = (0, 34, 0)
+# Chunked local attention (Llama-4) turns the hybrid KV cache manager off by default ("There is
+# a latency regression when using chunked local attention with the hybrid KV cache manager.
+# Disabling it, by default.", config/__init__.py:3542-3556 in 0.10.2, :513-528 in 0.11.0,
+# config/vllm.py:920-925 in 0.12.0) while VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE
+# defaults to "0" (envs.py:1205 in 0.10.2, :1391 in 0.11.0, :1425 in 0.12.0, :1433 in
+# 0.13.0; 0.9 was not read and is taken to do the same); its default is
+# "1" from 0.14.0 (envs.py:1469; :1717 in 0.22.0, :1932 in 0.33.0, :2041 in 0.34.0). Turned
+# off, every chunked layer is sized as a full-attention one (`unify_hybrid_kv_cache_specs`,
+# v1/core/kv_cache_utils.py:1100-1140 in 0.11.0).
+CHUNKED_HYBRID_SINCE = (0, 14, 0)
 
 
 def cdiv(a: int, b: int) -> int:
@@ -148,6 +173,11 @@ class Layout:
     # v1/kv_cache_interface.py:582 in 0.22.0).
     mamba_blocks: int = 1
     padding_layers: int = 0
+    # Tokens in flight a sliding-window / chunked group reserves for: `batches` scheduler
+    # batches of `batch_tokens` (max_num_batched_tokens) each (IN_FLIGHT_SINCE).
+    batches: int = 1
+    batch_tokens: int = DEFAULT_BATCHED
+    chunk: int | None = None  # the windowed groups are chunked local attention of this size
 
     @property
     def groups(self) -> int:
@@ -161,13 +191,25 @@ class Layout:
     def blocks(self, available: int) -> int:
         return max(0, int(available // self.block_bytes))
 
+    def in_flight(self, max_batched: int | None = None) -> int:
+        """Tokens scheduled but not settled that a windowed group keeps blocks for
+        (`max_in_flight_tokens`, config/vllm.py:601-609 in 0.33.0): `batches` batches of
+        `max_batched` (the layout's own `batch_tokens` when None)."""
+        return self.batches * (max_batched or self.batch_tokens)
+
     def blocks_per_request(self, max_model_len: int, max_batched: int | None = None) -> int:
         """Blocks one `max_model_len`-token request takes over every group (FullAttentionSpec,
-        SlidingWindowSpec, MambaSpec max_memory_usage_bytes; kv_cache_interface.py 0.11.0)."""
+        MambaSpec max_memory_usage_bytes; kv_cache_interface.py 0.11.0). Sliding window:
+        cdiv(min(window - 1 + in flight, len), block) + 1; chunked local attention:
+        cdiv(min(chunk + in flight, len), block) (`max_admission_blocks_per_request`,
+        v1/kv_cache_interface.py:865-955 in 0.33.0; :175-214 in 0.11.0 with one batch)."""
         full = cdiv(max_model_len, self.block_size)
         swa = 0
-        if self.swa_groups and self.sliding_window:
-            n = min(self.sliding_window - 1 + (max_batched or 8192), max_model_len)
+        if self.swa_groups and self.chunk:
+            n = min(self.chunk + self.in_flight(max_batched), max_model_len)
+            swa = cdiv(n, self.block_size)
+        elif self.swa_groups and self.sliding_window:
+            n = min(self.sliding_window - 1 + self.in_flight(max_batched), max_model_len)
             swa = cdiv(n, self.block_size) + 1
         return self.full_groups * full + self.swa_groups * swa + \
             self.mamba_groups * self.mamba_blocks
@@ -204,7 +246,60 @@ class Layout:
                 "block_bytes": self.block_bytes, "mamba_state_bytes": self.mamba_bytes,
                 "mamba_blocks_per_request": self.mamba_blocks if self.mamba_groups else None,
                 "padding_layers": self.padding_layers, "rules": self.rules.name,
+                **({"in_flight_tokens": self.in_flight(), "batches": self.batches,
+                    "max_num_batched_tokens": self.batch_tokens}
+                   if self.swa_groups else {}),
+                **({"attention_chunk_size": self.chunk} if self.chunk and self.swa_groups
+                   else {}),
                 "work": list(self.lines)}
+
+
+def in_flight_batches(lo: tuple[int, int, int], hi: tuple[int, int, int], pp: int,
+                      async_scheduling: bool | None) -> list[int]:
+    """The scheduler batches in flight (`max_concurrent_batches`) the releases lo..hi may
+    reserve windowed blocks for, the newest release's first. Async scheduling is on unless the
+    log says otherwise: `async_scheduling: bool | None = None` resolved to True unless a pooling
+    model, an executor without it or an incompatible option turns it off (config/scheduler.py
+    :158 and config/vllm.py:1107 in 0.26.0; :211 and :1685-1719 in 0.33.0; :1637 in 0.34.0);
+    PP with the V1 model runner is one such option (0.33.0 :1651-1664)."""
+    pp = max(1, pp)
+    out: list[int] = []
+    if hi >= IN_FLIGHT_SINCE:
+        if async_scheduling is False:
+            out.append(pp)
+        elif lo >= ASYNC_PP_PLUS_ONE:
+            out.append(pp + 1)
+        elif pp == 1:
+            out.append(2)
+        else:
+            # the V1 model runner turns async off under PP (pp); the V2 one keeps pp + 1
+            out.extend([pp + 1, pp] if hi >= ASYNC_PP_PLUS_ONE else [pp, pp + 1])
+    if lo < IN_FLIGHT_SINCE:
+        out.append(1)
+    return list(dict.fromkeys(out))
+
+
+def chunked_hybrid(lo: tuple[int, int, int], hi: tuple[int, int, int]) -> list[bool]:
+    """Whether the hybrid KV cache manager covers chunked local attention by default in lo..hi
+    (CHUNKED_HYBRID_SINCE), the newest release's answer first."""
+    return ([True] if hi >= CHUNKED_HYBRID_SINCE else []) + \
+        ([False] if lo < CHUNKED_HYBRID_SINCE else [])
+
+
+def batch_token_defaults(hi: tuple[int, int, int], total_gib: float | None) -> list[int]:
+    """vLLM's API-server max_num_batched_tokens by GPU tier (DEFAULT_BATCHED), the one the
+    GPU's memory points to first (an A100's 80 GiB takes 2048: the name is not logged)."""
+    tiers = [DEFAULT_BATCHED, 2048] + ([16384] if hi >= (0, 28, 0) else [])
+    if total_gib is not None:
+        if total_gib >= 160 and hi >= (0, 28, 0):
+            first = 16384
+        elif total_gib >= 70:
+            first = DEFAULT_BATCHED
+        else:
+            first = 2048
+        tiers.remove(first)
+        tiers.insert(0, first)
+    return tiers
 
 
 def _group_size(counts: list[int], ratio: float | None) -> int:
@@ -249,11 +344,14 @@ def stage_layers(spec: ModelSpec, pp: int,
 def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: int | None = None,
            model_dtype: str = "bf16", ssm_dtype: str | None = None, pp: int = 1,
            hybrid_allocator: bool = True, draft_layers: int = 0,
-           mamba_blocks: int = 1, pp_partition: tuple[int, ...] | None = None) -> Layout:
+           mamba_blocks: int = 1, pp_partition: tuple[int, ...] | None = None,
+           batches: int = 1, batch_tokens: int = DEFAULT_BATCHED) -> Layout:
     """The layout vLLM builds for `dtype` (`block_size`: the user's or the logged one, a floor
     for hybrids, which raise it to fit a Mamba state; `draft_layers`: full-attention layers a
     speculative draft (MTP) adds to the same cache, as the "Add N padding layers" count of a
-    Qwen3.5 with MTP shows: 16 + 1 full against 48 linear)."""
+    Qwen3.5 with MTP shows: 16 + 1 full against 48 linear; `hybrid_allocator` False: the hybrid
+    KV cache manager is off, every windowed layer sized as a full one; `batches` x
+    `batch_tokens`: the tokens in flight a windowed group reserves for, `in_flight_batches`)."""
     if dtype not in ELEM_BYTES:
         raise ValueError(f"no vLLM page size for KV dtype {dtype!r}")
     tp = max(1, tp)
@@ -285,8 +383,12 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
         # One group of every KV layer (sliding-window layers sized like full ones).
         bs = block_size or (MLA_BLOCK if spec.is_mla and not rules.v0 else DEFAULT_BLOCK)
         layers = n_full + n_swa
+        kind = "chunked local attention" if spec.attention_chunk_size else "sliding-window"
+        off = (" (the hybrid KV cache manager is off: vLLM sizes them like full ones)"
+               if not hybrid_allocator and rules.hybrid and not rules.v0 else
+               " sized like full ones")
         lines.append(f"one group of {layers} KV layers" + (
-            f" ({n_swa} sliding-window layers sized like full ones)" if n_swa else "")
+            f" ({n_swa} {kind} layers{off})" if n_swa else "")
             + (f"; {n_lin} linear-attention layers keep their state outside the KV cache"
                if n_lin else ""))
         page = bs * token
@@ -321,8 +423,17 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
         lines.append(f"a request holds {mamba_blocks} block(s) in each linear-attention group"
                      + (" (mamba_cache_mode align: prefix caching)" if mamba_blocks == 2 else ""))
     window = spec.sliding_window if n_swa else None
+    chunk = int(spec.attention_chunk_size) if n_swa and spec.attention_chunk_size else None
+    if sg:
+        held = (f"cdiv(min({chunk:,} chunk" if chunk else f"cdiv(min({window} - 1 window")
+        lines.append(
+            f"a request holds {held} + {batches} x {batch_tokens:,} tokens in flight, "
+            f"max_model_len), {bs}){'' if chunk else ' + 1'} blocks in each "
+            + ("chunked local attention" if chunk else "sliding-window") + " group"
+            + (" (async scheduling: two batches in flight)" if batches == 2 else ""))
     return Layout(dtype, bs, token, page, gsize, fg, sg, mg, window, mamba, rules, tuple(lines),
-                  mamba_blocks=mamba_blocks, padding_layers=pad)
+                  mamba_blocks=mamba_blocks, padding_layers=pad, batches=batches,
+                  batch_tokens=batch_tokens, chunk=chunk)
 
 
 def v0_cache_block(spec: ModelSpec, dtype: str, tp: int, block_size: int) -> int:
