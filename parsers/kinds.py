@@ -227,7 +227,14 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
                        # (V0's "Memory profiling results: ... kv_cache_size=", 0.6.4),
                        # "reserved" (V0's "the rest of the memory reserved for KV Cache is",
                        # 0.6.5-0.10.2), "in_use" (V1's "Current kv cache memory in use is")
-                       "kv_said"),
+                       "kv_said",
+                       # vLLM 0.34's extensible KV cache, sized after warmup: whether it is on
+                       # (False: "Disabling the extensible KV cache"), the "Memory after warmup"
+                       # figures, the blocks it was remapped from and extended to, in GiB
+                       "extensible", "warmup_free_gib", "kv_committed_gib",
+                       "transient_kept_gib", "transient_peak_gib", "warmup_blocks",
+                       "warmup_kv_gib", "remapped_from_blocks", "extended_blocks",
+                       "extended_gib"),
     # pp_partition: the layers of each PP stage, "11,11,10" (vLLM's "Hidden layers were
     # unevenly partitioned")
     # mamba_page_aligned: the attention page was sized to hold a Mamba state (a hybrid model)

@@ -94,6 +94,8 @@ def hints(ev: Event, text: str) -> list[str]:
         h.append("memory:cg_default")
     elif k == "memory_profile" and "will be enabled by default" in text:
         h.append("memory:cg_soon")
+    elif k == "memory_profile" and ev.get("extensible") is not None:
+        h.append("memory:extensible")
     elif k == "parallel_rank":
         # the group list an upstream release prints (a plugin's own list dates nothing)
         wording = assignment_wording(text)

@@ -32,6 +32,7 @@ from parsers.vllm.runtime import parse_preemption, parse_stats
 from parsers.vllm.startup import (
     parse_available,
     parse_capacity,
+    parse_extensible,
     parse_graph,
     parse_kv_dtype,
     parse_layout,
@@ -112,6 +113,10 @@ def _h_memory(msg: str) -> _Result:
     return _kind("memory_profile", parse_memory_profile(msg))
 
 
+def _h_extensible(msg: str) -> _Result:
+    return _kind("memory_profile", parse_extensible(msg))
+
+
 def _h_graph(msg: str) -> _Result:
     fields = parse_graph(msg)
     if fields is not None:
@@ -168,6 +173,9 @@ _HANDLERS: dict[str, _Handler] = {
     "Maxi": _h_capacity,
     "Over": _h_capacity,
     "Memo": _h_memory,
+    "Rema": _h_extensible,
+    "Exte": _h_extensible,
+    "Disa": _h_extensible,
     "the ": _h_memory,
     "mode": _h_memory,
     "In v": _h_memory,

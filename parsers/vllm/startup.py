@@ -261,9 +261,52 @@ def _parse_free(msg: str) -> dict[str, Any] | None:
     return fields
 
 
+# vLLM 0.34's extensible KV cache, sized after warmup and CUDA graph capture from the memory
+# then free (v1/worker/extensible_kv_cache.py in 0.34.0): "Memory after warmup: %s GiB free,
+# %s GiB committed to the KV cache, %s GiB kept for transient activations (%s GiB allocated at
+# peak, %s GiB of torch reservation growth); %d KV cache blocks (%s GiB) fit within the
+# requested %s GiB. Torch may reserve up to %s GiB." (:693-705); "Remapping the KV cache from
+# %d to %d blocks to fit the measured budget." (:526); "Extended KV cache to %d blocks (%.2f
+# GiB)." (:537); the fallbacks "Disabling the extensible KV cache: %s. The KV cache will be
+# sized from profiling estimates instead of measured memory." (v1/executor/abstract.py:176)
+# and "Extensible KV cache off: without an IMEX channel, ..." (config/vllm.py:3256).
+_WARMUP = regex.compile(
+    rf"Memory after warmup: ({_NUM}) GiB free, ({_NUM}) GiB committed to the KV cache, "
+    rf"({_NUM}) GiB kept for transient activations \(({_NUM}) GiB allocated at peak, "
+    rf"({_NUM}) GiB of torch reservation growth\); (\d+) KV cache blocks \(({_NUM}) GiB\) fit "
+    rf"within the requested ({_NUM}) GiB")
+_REMAP = regex.compile(r"Remapping the KV cache from (\d+) to (\d+) blocks")
+_EXTENDED = regex.compile(rf"Extended KV cache to (\d+) blocks \(({_NUM}) GiB\)")
+_EXT_OFF = ("Disabling the extensible KV cache: ", "Extensible KV cache off: ")
+
+
+def parse_extensible(msg: str) -> dict[str, Any] | None:
+    """The extensible KV cache's post-warmup lines (vLLM 0.34+) as memory_profile facts."""
+    m = _WARMUP.match(msg)
+    if m is not None:
+        return _blank("memory_profile", warmup_free_gib=_f(m.group(1)),
+                      kv_committed_gib=_f(m.group(2)), transient_kept_gib=_f(m.group(3)),
+                      transient_peak_gib=_f(m.group(4)), warmup_blocks=int(m.group(6)),
+                      warmup_kv_gib=_f(m.group(7)), requested_gib=_f(m.group(8)),
+                      extensible=True)
+    m = _REMAP.match(msg)
+    if m is not None:
+        return _blank("memory_profile", remapped_from_blocks=int(m.group(1)),
+                      extended_blocks=int(m.group(2)), extensible=True)
+    m = _EXTENDED.match(msg)
+    if m is not None:
+        return _blank("memory_profile", extended_blocks=int(m.group(1)),
+                      extended_gib=_f(m.group(2)), extensible=True)
+    if msg.startswith(_EXT_OFF):
+        return _blank("memory_profile", extensible=False)
+    return None
+
+
 def parse_memory_profile(msg: str) -> dict[str, Any] | None:
     if msg.startswith("Free memory on device "):
         return _parse_free(msg)
+    if msg.startswith("Memory after warmup: "):
+        return parse_extensible(msg)
     if msg.startswith("Memory profiling results:"):
         fields = _blank("memory_profile")
         for m in _PROFILE_PAIR.finditer(msg):

@@ -2,7 +2,7 @@
 
 Both engines date a log with the same `VersionRange`; its bounds (and so its labels) come from the
 engine's `ReleaseLine`: SGLang's 0.2.15 .. 0.5.23 (kvtui/engines/sglang/version.py), vLLM's
-0.5.0 .. 0.33.0 (kvtui/engines/vllm/version.py).
+0.5.0 .. 0.34.0 (kvtui/engines/vllm/version.py).
 """
 
 from __future__ import annotations

@@ -45,7 +45,16 @@ DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4")
 # memory" is the default): V0's "the rest of the memory reserved for KV Cache is %.2fGiB"
 # (worker.py:225 in 0.6.5, :274 in 0.10.2), V1's "Current kv cache memory in use is %d bytes"
 # (gpu_worker.py:373 in 0.10.2).
-_SAID = {"reserved": "memory reserved for KV Cache", "in_use": "kv cache memory in use"}
+_SAID = {"reserved": "memory reserved for KV Cache", "in_use": "kv cache memory in use",
+         "extended": "Extended KV cache to"}
+# The extensible KV cache (vLLM 0.34, v1/worker/extensible_kv_cache.py): after warmup it takes
+# min(requested - non-KV use, free + committed - margin) - max(transient peak, torch growth)
+# (`measure_kv_cache_bytes`, :592-618), margin = max(1 GiB on CUDA (3 on ROCm), 0.75 x the
+# transient peak) (:64-65); requested = ceil(total x gpu_memory_utilization)
+# (v1/worker/utils.py:742-743), the utilization None -> 1.0 in this mode (config/cache.py:216,
+# :494-500).
+EXT_MARGIN_FLOOR = GIB
+EXT_MARGIN_FRACTION = 0.75
 ROUNDING_GIB = 0.005  # "Available KV cache memory" is printed to 0.01 GiB
 MAX_UTILIZATION = 0.95  # beyond this CUDA graphs and activations rarely fit
 TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
@@ -129,6 +138,13 @@ class Calculator:
     # attention ("There is a latency regression when using chunked local attention ...")
     chunked_hybrid_logged: bool | None = None
     max_batched_given: bool = False  # max_batched is the what-if's --max-num-batched-tokens
+    # vLLM 0.34's extensible KV cache sized this pool after warmup (its lines are in the log, or
+    # a 0.34 plan), and the "Memory after warmup" figures (GiB: warmup_free_gib,
+    # kv_committed_gib, transient_kept_gib, transient_peak_gib, requested_gib) with the free
+    # memory at startup ("Free memory on device (F/T GiB)"), when logged
+    extensible: bool = False
+    warmup: dict[str, float] | None = None
+    initial_free_gib: float | None = None
     _variant: tuple[Rules, int, int] | None = None
     # (scheduler batches in flight, max_num_batched_tokens, hybrid KV cache manager on) that
     # reproduce this log: what a windowed group reserves per request (`sizing.in_flight_batches`)
@@ -360,6 +376,15 @@ class Calculator:
             else:
                 basis += "; the same KV bytes per GPU at the new TP (no weight line)"
             estimate = True
+        if mem_fraction_static is not None and base is not None and \
+                mem_fraction_static != self.utilization and self.extensible:
+            moved = self._extensible_delta(mem_fraction_static)
+            if moved is None:
+                return None, ("changing --gpu-memory-utilization under the extensible KV cache "
+                              "needs the GPU's total memory and the \"Memory after warmup\" "
+                              "line"), True
+            delta, how = moved
+            return base + delta, basis + f"; {how}", True
         if mem_fraction_static is not None and base is not None and \
                 mem_fraction_static != self.utilization:
             if self.total_gib is None or self.utilization is None:
@@ -727,6 +752,18 @@ class Calculator:
     def explanation(self) -> list[str]:
         """Show-your-work lines, in the order a reader checks them."""
         lines = list(self.notes)
+        if self.extensible:
+            w = self.warmup or {}
+            text = ("vLLM 0.34's extensible KV cache sized the pool after warmup and CUDA graph "
+                    "capture from the memory then free (\"Available KV cache memory\" is only "
+                    "the profiling estimate it reserved address space for)")
+            if w.get("warmup_free_gib") is not None:
+                text += (f": {w['warmup_free_gib']} GiB free, {w.get('kv_committed_gib')} GiB "
+                         f"committed, {w.get('transient_kept_gib')} GiB kept for activations, "
+                         f"within the requested {w.get('requested_gib')} GiB")
+            if self.utilization is not None:
+                text += f"; gpu_memory_utilization {self.utilization:g} caps it"
+            lines.append(text)
         if self.sized_by_bytes:
             now = self._knob_now()
             said = ("the run's arguments" if self.kv_bytes is not None else
@@ -851,8 +888,56 @@ class Calculator:
                               is not None else "estimate: the same KV bytes per GPU")
         return Inverse.of(**out)
 
+    def _extensible_avail(self, util: float) -> int | None:
+        """What the extensible KV cache takes after warmup at `util` (`measure_kv_cache_bytes`,
+        extensible_kv_cache.py:613-618 in 0.34.0), from the "Memory after warmup" figures; the
+        free memory at startup, when not logged, taken as the total (nothing else on the GPU)."""
+        w = self.warmup or {}
+        total = self.total_gib
+        need = ("warmup_free_gib", "kv_committed_gib", "transient_kept_gib")
+        if total is None or any(w.get(k) is None for k in need):
+            return None
+        free, committed, kept = (w[k] * GIB for k in need)
+        init_free = (self.initial_free_gib if self.initial_free_gib is not None else total) * GIB
+        margin = max(EXT_MARGIN_FLOOR, EXT_MARGIN_FRACTION * (w.get("transient_peak_gib") or 0)
+                     * GIB)
+        requested = math.ceil(total * GIB * util)
+        non_kv = init_free - free - committed
+        return int(max(0.0, min(requested - non_kv, free + committed - margin) - kept))
+
+    def _extensible_delta(self, util: float) -> tuple[int, str] | None:
+        """(bytes the pool gains at `util`, how) under the extensible KV cache."""
+        now = self.utilization if self.utilization is not None else 1.0
+        a, b = self._extensible_avail(util), self._extensible_avail(now)
+        if a is None or b is None:
+            return None
+        assumed = ("" if self.initial_free_gib is not None else
+                   "; the free memory at startup not logged: taken as the whole GPU")
+        return a - b, (f"--gpu-memory-utilization {now:g} -> {util:g} under the extensible KV "
+                       f"cache (0.34: sized after warmup from measured free memory, capped at "
+                       f"the utilization's share of {self.total_gib:.2f} GiB): "
+                       f"{(a - b) / GIB:+.2f} GiB{assumed}")
+
     def _utilization_needed(self, out: dict[str, Any], missing: int) -> None:
         out["gpu_memory_utilization_current"] = self.utilization
+        if self.extensible and self.total_gib and self.utilization is not None:
+            # the pool grows with the utilization only until the measured headroom binds
+            # (extensible_kv_cache.py:616): 1.0 gives the most there is
+            top = self._extensible_delta(1.0)
+            gain = top[0] if top is not None else 0
+            util = self.utilization + missing / (self.total_gib * GIB)
+            feasible = missing <= gain
+            out["gpu_memory_utilization_needed"] = (math.ceil(util * 10_000) / 10_000
+                                                    if feasible else None)
+            out["gpu_memory_utilization_feasible"] = feasible
+            out["total_gpu_gib"] = round(self.total_gib, 2)
+            out["gpu_memory_utilization_note"] = (
+                "the extensible KV cache (vLLM 0.34) takes the memory measured free after "
+                "warmup and CUDA graph capture, up to the utilization's share: "
+                + ("raising it gives that" if feasible else
+                   f"at most {gain / GIB:.2f} GiB more at 1.0, short of "
+                   f"{missing / GIB:.2f} GiB"))
+            return
         if self.total_gib and self.utilization is not None:
             util = self.utilization + missing / (self.total_gib * GIB)
             out["gpu_memory_utilization_needed"] = math.ceil(util * 10_000) / 10_000

@@ -168,6 +168,52 @@ def _total_memory(run: Any, util: float | None) -> tuple[float | None, str]:
     return None, ""
 
 
+def _extensible(run: Any) -> tuple[bool, dict[str, float] | None, float | None]:
+    """(the pool was sized by 0.34's extensible KV cache, the "Memory after warmup" figures of
+    the rank with the fewest blocks, the final pool's GiB per GPU): its lines are logged and no
+    "Disabling the extensible KV cache" says it fell back to the profiling estimate."""
+    profiles = list(run.memory_profile.values())
+    if any(p.get("extensible") is False for p in profiles) or \
+            not any(p.get("extensible") for p in profiles):
+        return False, None, None
+    warm = [p for p in profiles if p.get("warmup_blocks") is not None]
+    best = min(warm, key=lambda p: p["warmup_blocks"]) if warm else {}
+    keys = ("warmup_free_gib", "kv_committed_gib", "transient_kept_gib", "transient_peak_gib",
+            "requested_gib", "warmup_kv_gib")
+    warmup = {k: float(best[k]) for k in keys if best.get(k) is not None} or None
+    sized = [float(p["extended_gib"]) for p in profiles if p.get("extended_gib") is not None]
+    gib = min(sized) if sized else (warmup or {}).get("warmup_kv_gib")
+    return True, warmup, gib
+
+
+def _extensible_budget(sa: dict[str, Any], warmup: dict[str, float] | None, util: float | None,
+                       total: float | None, basis: str, notes: list[str],
+                       complete: bool) -> tuple[float | None, float | None, str]:
+    """(utilization, the GPU's memory, its basis) under the extensible KV cache: the "Memory
+    after warmup" line's requested GiB is ceil(total x utilization) (v1/worker/utils.py:742-743
+    in 0.34.0), and the utilization defaults to None -> 1.0 in this mode (config/cache.py:216,
+    `resolved_gpu_memory_utilization` :494-500), where the args dump's absent value is not
+    0.9."""
+    requested = (warmup or {}).get("requested_gib")
+    raw = sa.get("gpu_memory_utilization")
+    # a complete args dump fills an absent utilization with 0.9 (parsers/vllm/args.py)
+    given = None if raw is None or (complete and raw == 0.9) else raw
+    if total is not None and requested:
+        util = round(requested / total, 4)
+        notes.append(f"gpu_memory_utilization {util:g}: the requested {requested} GiB of the "
+                     f"GPU's {total:.2f} GiB (\"Memory after warmup\")")
+        return util, total, basis
+    util = _float(given) if given is not None else 1.0
+    if requested and util:
+        total = requested / util
+        basis = (f"the requested {requested} GiB over gpu_memory_utilization {util:g} "
+                 "(\"Memory after warmup\")")
+    notes.append(f"gpu_memory_utilization {util:g}"
+                 + (" (vLLM 0.34's default with the extensible KV cache: None -> 1.0)"
+                    if given is None else ""))
+    return util, total, basis
+
+
 def calculator_from_run(run: Any, model: Any = None,
                         checkpoint: CheckpointFacts | None = None, *,
                         tp: int | None = None, page_size: int | None = None,
@@ -190,6 +236,13 @@ def calculator_from_run(run: Any, model: Any = None,
     # 0.33 takes its multimodal frontend reservation out after printing "Available KV cache
     # memory" and logs what is left ("KV cache memory reduced to X GiB": parsers/vllm/startup.py
     # `parse_mm_reserved`): that is the budget the pool is sized by.
+    # 0.34's extensible KV cache sizes the pool after warmup ("Extended KV cache to N blocks
+    # (X GiB)", the same N on every rank: the minimum over ranks, v1/worker/gpu_worker.py:
+    # 1231-1238 in 0.34.0): that, not the profiling estimate, is the budget (`_extensible`).
+    ext, warmup, ext_gib = _extensible(run)
+    if ext_gib is not None:
+        budgets = [(ext_gib, "extended")]
+        avails, said = [ext_gib], "extended"
     left = [v for v in run.kv_budget_left.values() if v is not None]
     reserved = max(run.kv_reserved.values()) if run.kv_reserved else None
     if left:
@@ -232,6 +285,12 @@ def calculator_from_run(run: Any, model: Any = None,
         (p["gpu_memory_utilization"] for p in run.memory_profile.values()
          if p.get("gpu_memory_utilization")), None)
     total, total_basis = _total_memory(run, util)
+    initial_free = next((float(p["free_gib"]) for p in run.memory_profile.values()
+                         if p.get("free_gib") is not None), None)
+    if ext:
+        util, total, total_basis = _extensible_budget(
+            sa, warmup, util, total, total_basis, notes, bool(getattr(run, "args_complete",
+                                                                      False)))
     usages = [w["usage_gib"] for w in run.weights.values() if w.get("usage_gib") is not None]
     algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
     kv_fp8 = (str(algo).upper() == "FP8") if isinstance(algo, str) else (
@@ -250,6 +309,7 @@ def calculator_from_run(run: Any, model: Any = None,
     configured = any(p.configured for p in run.pools.values() if p.kind == "kv")
     asched = sa.get("async_scheduling")
     return Calculator(
+        extensible=ext, warmup=warmup, initial_free_gib=initial_free if ext else None,
         async_scheduling=asched if isinstance(asched, bool) else None,
         chunked_hybrid_logged=False if run.kv_layout.get("hybrid_manager_off") else None,
         kv_bytes=kv_bytes, sized_by_bytes=kv_bytes is not None or configured,

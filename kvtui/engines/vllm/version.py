@@ -13,7 +13,7 @@ from __future__ import annotations
 from kvtui.core.releases import ReleaseLine, Version, VersionRange, fmt, parse_version
 
 OLDEST: Version = (0, 5, 0)
-NEWEST: Version = (0, 33, 0)
+NEWEST: Version = (0, 34, 0)
 VLLM_LINE = ReleaseLine("vllm", OLDEST, NEWEST, json_names_engine=True)
 
 
@@ -91,6 +91,10 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
     # v1/metrics/loggers.py prints "Engine %03d: " from 0.8.5; V0's metrics have "Swapped:".
     "stats:engine": ((0, 8, 0), None, "stats line with 'Engine NNN:' (V1, 0.8+)"),
     "stats:v0": (None, (0, 10, 2), "stats line with 'Swapped:' (V0, <= 0.10)"),
+    # v1/worker/extensible_kv_cache.py (absent from the 0.33.0 wheel): "Memory after warmup",
+    # "Remapping the KV cache from", "Extended KV cache to N blocks" (:526-537, :693-705 in
+    # 0.34.0); v1/executor/abstract.py:176 "Disabling the extensible KV cache" (0.34.0).
+    "memory:extensible": ((0, 34, 0), None, "the extensible KV cache's lines (0.34+)"),
 }
 
 
