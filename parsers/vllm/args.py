@@ -56,9 +56,12 @@ _SPEC_METHOD = regex.compile(r"""method['"]?\s*[:=]\s*['"]?(\w+)""")
 _SPEC_TOKENS = regex.compile(r"""num_spec(?:ulative)?_tokens['"]?\s*[:=]\s*(\d+)""")
 
 # The defaults an absent name stands for in a complete `non-default args` dump (the same in
-# every release that prints it: `EngineArgs` in engine/arg_utils.py, 0.10.2-0.33.0).
+# every release that prints it: `EngineArgs` in engine/arg_utils.py, 0.10.2-0.34.0). Not
+# gpu_memory_utilization: its default moved with the release (0.9 to 0.19.0, 0.92 from 0.20.0,
+# None in 0.34.0: config/cache.py), so the engine's calculator resolves an absent one by the
+# release (kvtui/engines/vllm/version.py `default_utilization`).
 _DEFAULTS: dict[str, Any] = {"tp_size": 1, "pp_size": 1, "dp_size": 1, "kv_cache_dtype": "auto",
-                             "dtype": "auto", "gpu_memory_utilization": 0.9}
+                             "dtype": "auto"}
 
 _TOKEN = regex.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[(\[{]|[)\]}]|, """)
 _VERSION = regex.compile(r"\(v(\d+\.\d+[\w.+\-]*)\) with config: ")

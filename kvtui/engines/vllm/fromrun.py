@@ -18,7 +18,7 @@ from kvtui.core.values import as_int as _int
 from kvtui.engines.vllm import kvbytes
 from kvtui.engines.vllm.calculator import VALUE_COST, Calculator
 from kvtui.engines.vllm.sizing import rules_for
-from kvtui.engines.vllm.version import infer_version
+from kvtui.engines.vllm.version import default_utilization, infer_version
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
@@ -186,31 +186,23 @@ def _extensible(run: Any) -> tuple[bool, dict[str, float] | None, float | None]:
     return True, warmup, gib
 
 
-def _extensible_budget(sa: dict[str, Any], warmup: dict[str, float] | None, util: float | None,
-                       total: float | None, basis: str, notes: list[str],
-                       complete: bool) -> tuple[float | None, float | None, str]:
+def _extensible_total(warmup: dict[str, float] | None, util: float | None,
+                      total: float | None, basis: str,
+                      notes: list[str]) -> tuple[float | None, float | None, str]:
     """(utilization, the GPU's memory, its basis) under the extensible KV cache: the "Memory
     after warmup" line's requested GiB is ceil(total x utilization) (v1/worker/utils.py:742-743
-    in 0.34.0), and the utilization defaults to None -> 1.0 in this mode (config/cache.py:216,
-    `resolved_gpu_memory_utilization` :494-500), where the args dump's absent value is not
-    0.9."""
+    in 0.34.0), so one gives the other."""
     requested = (warmup or {}).get("requested_gib")
-    raw = sa.get("gpu_memory_utilization")
-    # a complete args dump fills an absent utilization with 0.9 (parsers/vllm/args.py)
-    given = None if raw is None or (complete and raw == 0.9) else raw
-    if total is not None and requested:
+    if not requested:
+        return util, total, basis
+    if total is not None and util is None:
         util = round(requested / total, 4)
         notes.append(f"gpu_memory_utilization {util:g}: the requested {requested} GiB of the "
                      f"GPU's {total:.2f} GiB (\"Memory after warmup\")")
-        return util, total, basis
-    util = _float(given) if given is not None else 1.0
-    if requested and util:
+    elif total is None and util:
         total = requested / util
         basis = (f"the requested {requested} GiB over gpu_memory_utilization {util:g} "
                  "(\"Memory after warmup\")")
-    notes.append(f"gpu_memory_utilization {util:g}"
-                 + (" (vLLM 0.34's default with the extensible KV cache: None -> 1.0)"
-                    if given is None else ""))
     return util, total, basis
 
 
@@ -284,13 +276,15 @@ def calculator_from_run(run: Any, model: Any = None,
     util = _float(sa.get("gpu_memory_utilization")) or next(
         (p["gpu_memory_utilization"] for p in run.memory_profile.values()
          if p.get("gpu_memory_utilization")), None)
+    if util is None and run.args_complete:
+        # absent from a complete dump: the release's default (the parser does not fill it)
+        util, why = default_utilization(vr, ext)
+        notes.append(f"gpu_memory_utilization {util:g} not in the arguments: {why}")
     total, total_basis = _total_memory(run, util)
     initial_free = next((float(p["free_gib"]) for p in run.memory_profile.values()
                          if p.get("free_gib") is not None), None)
     if ext:
-        util, total, total_basis = _extensible_budget(
-            sa, warmup, util, total, total_basis, notes, bool(getattr(run, "args_complete",
-                                                                      False)))
+        util, total, total_basis = _extensible_total(warmup, util, total, total_basis, notes)
     usages = [w["usage_gib"] for w in run.weights.values() if w.get("usage_gib") is not None]
     algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
     kv_fp8 = (str(algo).upper() == "FP8") if isinstance(algo, str) else (

@@ -155,6 +155,30 @@ def kv_dtype_flag(dtype: str, vr: VersionRange, *, model_dtype: str = "bf16",
     return flag, advice
 
 
+# --gpu-memory-utilization's default (config/cache.py): 0.9 up to 0.19.0 (:42 in 0.10.2, :50 in
+# 0.14.0, :41 in 0.19.0), 0.92 from 0.20.0 (:66 in 0.20.0, :66 in 0.22.0, :215 in 0.33.0); 0.34.0
+# makes it None, resolved to 1.0 with the extensible KV cache, else
+# DEFAULT_GPU_MEMORY_UTILIZATION = 0.92 (:186, :216, :494-501).
+UTIL_092: Version = (0, 20, 0)
+UTIL_NONE: Version = (0, 34, 0)
+
+
+def default_utilization(vr: VersionRange, extensible: bool) -> tuple[float, str]:
+    """(vLLM's gpu_memory_utilization when the operator gave none, why): the value of the
+    newest release `vr` allows, said to be assumed when the range spans a change."""
+    def at(v: Version) -> float:
+        if v >= UTIL_NONE:
+            return 1.0 if extensible else 0.92
+        return 0.92 if v >= UTIL_092 else 0.9
+    value = at(vr.hi)
+    why = ("vLLM 0.34's default with the extensible KV cache (None -> 1.0)" if vr.hi >= UTIL_NONE
+           and extensible else f"vLLM's default on {vr.label()}")
+    if at(vr.lo) != value:
+        why += (f"; assumed: 0.9 up to 0.19, 0.92 from 0.20"
+                + (", 1.0 with 0.34's extensible KV cache" if extensible else ""))
+    return value, why
+
+
 def check_release(text: str) -> Version:
     """The release named by `--vllm-version` (ValueError, one line, when kvtui cannot model it):
     OLDEST .. NEWEST, the span whose wheels were read (the sizing eras, `sizing.rules_for`,
