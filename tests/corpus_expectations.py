@@ -2100,7 +2100,7 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
         3: ('server_args', None, '09-03 16:28:10',
             {'form': 'args', 'model_path': '/data/datasets/models-hf/Qwen2.5-0.5B/',
              'dtype': 'auto', 'kv_cache_dtype': 'auto', 'tp_size': 2, 'dp_size': 1,
-             'pp_size': 1, 'gpu_memory_utilization': 0.9, 'complete': True}),
+             'pp_size': 1, 'complete': True}),  # the utilization: by release (calculator)
         5: ('server_args', None, '09-03 16:28:17',
             {'form': 'resolved', 'architecture': 'Qwen2ForCausalLM', 'partial': True,
              'resolved': True, 'before_dump': True}),

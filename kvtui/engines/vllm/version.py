@@ -174,7 +174,7 @@ def default_utilization(vr: VersionRange, extensible: bool) -> tuple[float, str]
     why = ("vLLM 0.34's default with the extensible KV cache (None -> 1.0)" if vr.hi >= UTIL_NONE
            and extensible else f"vLLM's default on {vr.label()}")
     if at(vr.lo) != value:
-        why += (f"; assumed: 0.9 up to 0.19, 0.92 from 0.20"
+        why += ("; assumed: 0.9 up to 0.19, 0.92 from 0.20"
                 + (", 1.0 with 0.34's extensible KV cache" if extensible else ""))
     return value, why
 
