@@ -239,8 +239,10 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     # unevenly partitioned")
     # mamba_page_aligned: the attention page was sized to hold a Mamba state (a hybrid model)
     # hybrid_manager_off: vLLM turned its hybrid KV cache manager off (chunked local attention)
+    # ds_mla_fp8: DeepSeek sparse MLA stores FP8 as the 656-byte fp8_ds_mla row (False: the
+    # plain 576 bytes)
     "kv_layout": ("mamba_cache_mode", "pp_partition", "mamba_page_aligned",
-                  "hybrid_manager_off"),
+                  "hybrid_manager_off", "ds_mla_fp8"),
     # pcp_rank: the index in vLLM's prefill-context-parallel group (0.12+), another factor
     "parallel_rank": ("pcp_rank",),
 }

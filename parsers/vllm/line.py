@@ -75,6 +75,9 @@ def _h_using(msg: str) -> _Result:
     hit = parse_scales(msg)
     if hit is not None:
         return hit
+    layout = parse_layout(msg)  # the DeepSeek sparse-MLA FP8 row format
+    if layout is not None:
+        return "kv_layout", layout
     return _kind("server_args", parse_resolved(msg))
 
 

@@ -476,9 +476,23 @@ _PP_SPLIT = regex.compile(r"Hidden layers were unevenly partitioned: \[([\d, ]+)
 _CHUNKED_OFF = "There is a latency regression when using chunked local attention with the hybrid"
 
 
+# DeepSeek sparse MLA's FP8 rows as the 0.33 backend picks them (model_executor/layers/
+# attention/mla_attention.py:524-544 in 0.33.0): "Using %s KV cache format for %s backend."
+# (fp8_ds_mla, 656 bytes per token, for FLASHMLA_SPARSE) or "Using standard fp8 KV cache format.
+# To use DeepSeek's fp8_ds_mla KV cache format, ..." (FLASHINFER_MLA_SPARSE: the plain 576
+# bytes). 0.11-0.14's "Using custom fp8 kv-cache format for DeepSeekV3.2" is a KV dtype line
+# (`parse_kv_dtype`).
+_DS_MLA_ROW = regex.compile(r"Using fp8_ds_mla KV cache format for \w+ backend")
+_PLAIN_FP8 = "Using standard fp8 KV cache format. To use DeepSeek's fp8_ds_mla"
+
+
 def parse_layout(msg: str) -> dict[str, Any] | None:
     if msg.startswith(_CHUNKED_OFF):
         return _blank("kv_layout", hybrid_manager_off=True)
+    if _DS_MLA_ROW.match(msg):
+        return _blank("kv_layout", ds_mla_fp8=True)
+    if msg.startswith(_PLAIN_FP8):
+        return _blank("kv_layout", ds_mla_fp8=False)
     m = _PP_SPLIT.match(msg)
     if m is not None:
         return _blank("kv_layout", pp_partition=",".join(

@@ -143,6 +143,9 @@ class Calculator:
     # kv_committed_gib, transient_kept_gib, transient_peak_gib, requested_gib) with the free
     # memory at startup ("Free memory on device (F/T GiB)"), when logged
     extensible: bool = False
+    # DeepSeek sparse MLA's FP8 rows as the log says (True: fp8_ds_mla, 656 B; False: the plain
+    # 576 B; None: not logged, `_ds_layout`)
+    ds_mla_fp8: bool | None = None
     warmup: dict[str, float] | None = None
     initial_free_gib: float | None = None
     _variant: tuple[Rules, int, int] | None = None
@@ -224,11 +227,29 @@ class Calculator:
             out.tokens = out.tokens_for(self.current_dtype)[0]
         return out
 
+    def _ds_layout(self, dtype: str) -> tuple[str, str | None]:
+        """(the dtype vLLM sizes a DSA model's FP8 KV as, why it is not exact or None). FP8 is
+        DeepSeek's 656-byte fp8_ds_mla row in 0.11-0.14 (models/config.py:419-422 in 0.11.0,
+        :485-487 in 0.13.0, :522-524 in 0.14.0); from 0.18 the sparse backend decides: 656 on
+        FLASHMLA_SPARSE, the plain 576 bytes on FLASHINFER_MLA_SPARSE (model_executor/layers/
+        attention/mla_attention.py:358-375, :524-544 in 0.33.0)."""
+        spec = self.spec
+        if spec is None or not spec.is_dsa or dtype not in ("fp8_e4m3", "fp8_e5m2"):
+            return dtype, None
+        if self.ds_mla_fp8 is not None:
+            return ("fp8_ds_mla" if self.ds_mla_fp8 else dtype), None
+        if self.version.hi < (0, 15, 0):
+            return "fp8_ds_mla", None
+        return "fp8_ds_mla", ("FP8 sized as DeepSeek's 656-byte fp8_ds_mla row "
+                              "(FLASHMLA_SPARSE); FLASHINFER_MLA_SPARSE stores 576 bytes, and "
+                              "the log does not say which backend ran")
+
     def layout(self, dtype: str, tp: int | None = None,
                rules: Rules | None = None,
                variant: tuple[Rules, int, int] | None = None) -> Layout | None:
         if self.spec is None:
             return None
+        dtype = self._ds_layout(dtype)[0]
         v = variant or (self.variant if rules is None else (rules, *self.variant[1:]))
         r = v[0]
         batches, batch_tokens, hybrid_manager = self.flight
@@ -687,6 +708,10 @@ class Calculator:
             "estimate": estimate,
             "basis": basis,
         }
+        ds_why = self._ds_layout(dtype)[1]
+        if ds_why is not None:
+            row["approximate"] = True
+            row["basis"] = f"{basis}; {ds_why}" if basis else ds_why
         if lay is not None:
             row["block_size"] = lay.block_size
         if self.max_num_seqs is None and self.max_num_seqs_default:

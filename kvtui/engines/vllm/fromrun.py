@@ -303,6 +303,7 @@ def calculator_from_run(run: Any, model: Any = None,
     configured = any(p.configured for p in run.pools.values() if p.kind == "kv")
     asched = sa.get("async_scheduling")
     return Calculator(
+        ds_mla_fp8=ds if isinstance(ds := run.kv_layout.get("ds_mla_fp8"), bool) else None,
         extensible=ext, warmup=warmup, initial_free_gib=initial_free if ext else None,
         async_scheduling=asched if isinstance(asched, bool) else None,
         chunked_hybrid_logged=False if run.kv_layout.get("hybrid_manager_off") else None,

@@ -135,6 +135,20 @@ def attn_token_bytes(spec: ModelSpec, dtype: str, tp: int) -> int:
     return h * (spec.head_dim + spec.v_head_dim) * ELEM_BYTES[dtype]
 
 
+def indexer_token_bytes(spec: ModelSpec) -> int:
+    """Bytes of one token in a DSA layer's indexer key cache (DeepSeek-V3.2), the same on every
+    GPU: `DeepseekV32IndexerCache(head_dim=index_head_dim + index_head_dim // 128 * 4,
+    dtype=uint8)`, an MLAAttentionSpec of one head and max_tp_shards=1 (fp8 keys and an fp32
+    scale per 128 values; model_executor/models/deepseek_v2.py:770-775 in 0.11.0, :638-668 and
+    :731-736 in 0.33.0). vLLM builds one for every layer of a config with `index_topk`
+    (`is_v32`, :1138-1169 in 0.33.0; index_topk_freq / index_topk_pattern, which kvtui does not
+    read, can leave layers without one); absent from the 0.10.2 wheel."""
+    if not spec.is_dsa or not spec.index_head_dim:
+        return 0
+    d = int(spec.index_head_dim)
+    return d + d // 128 * 4
+
+
 def mamba_state_bytes(spec: ModelSpec, tp: int, conv_dtype: str, ssm_dtype: str) -> int | None:
     """One request's state in one linear-attention layer (a Mamba page before padding):
     `MambaStateShapeCalculator.gated_delta_net_state_shape` (mamba_utils.py:272 in 0.33.0),
@@ -178,6 +192,7 @@ class Layout:
     batches: int = 1
     batch_tokens: int = DEFAULT_BATCHED
     chunk: int | None = None  # the windowed groups are chunked local attention of this size
+    indexer_bytes: int = 0  # one token of one layer's DSA indexer cache, inside `page_bytes`
 
     @property
     def groups(self) -> int:
@@ -240,6 +255,7 @@ class Layout:
     def to_dict(self) -> dict[str, Any]:
         return {"dtype": self.dtype, "block_size": self.block_size,
                 "token_bytes": self.token_bytes, "page_bytes": self.page_bytes,
+                **({"indexer_token_bytes": self.indexer_bytes} if self.indexer_bytes else {}),
                 "group_size": self.group_size, "groups": {"full": self.full_groups,
                                                           "sliding_window": self.swa_groups,
                                                           "mamba": self.mamba_groups},
@@ -391,10 +407,23 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
             f" ({n_swa} {kind} layers{off})" if n_swa else "")
             + (f"; {n_lin} linear-attention layers keep their state outside the KV cache"
                if n_lin else ""))
-        page = bs * token
-        lines.append(f"block = {bs} tokens x {token:,} B x {layers} layers = "
-                     f"{page * layers:,} B")
-        return Layout(dtype, bs, token, page, layers, 1, 0, 0, None, None, rules, tuple(lines))
+        idx = indexer_token_bytes(spec) if spec.is_mla and not rules.v0 else 0
+        page = bs * (token + idx)
+        if idx:
+            # the indexer's pages join the latent's in one group of per-layer page sizes:
+            # num_blocks = available // their sum (UniformTypeKVCacheSpecs,
+            # v1/core/kv_cache_utils.py:1030-1037 in 0.11.0, kv_cache_planning.py:1143-1147 and
+            # kv_cache_interface.py:1319-1320 in 0.33.0)
+            lines.append(f"DSA indexer keys: {spec.index_head_dim} fp8 + "
+                         f"{int(spec.index_head_dim or 0) // 128} x 4 B scales = {idx} B per "
+                         "token and layer, on every GPU, in the same block")
+            lines.append(f"block = {bs} tokens x ({token:,} + {idx}) B x {layers} layers = "
+                         f"{page * layers:,} B")
+        else:
+            lines.append(f"block = {bs} tokens x {token:,} B x {layers} layers = "
+                         f"{page * layers:,} B")
+        return Layout(dtype, bs, token, page, layers, 1, 0, 0, None, None, rules, tuple(lines),
+                      indexer_bytes=idx)
     # (draft layers and Mamba blocks only matter to a hybrid's groups)
     bs = block_size or DEFAULT_BLOCK
     if mamba is not None:
