@@ -230,11 +230,11 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
                        "kv_said",
                        # vLLM 0.34's extensible KV cache, sized after warmup: whether it is on
                        # (False: "Disabling the extensible KV cache"), the "Memory after warmup"
-                       # figures, the blocks it was remapped from and extended to, in GiB
+                       # figures, the blocks it was remapped from and to (its "Extended KV
+                       # cache to N blocks (X GiB)" is a post-capture kv_pool)
                        "extensible", "warmup_free_gib", "kv_committed_gib",
                        "transient_kept_gib", "transient_peak_gib", "warmup_blocks",
-                       "warmup_kv_gib", "remapped_from_blocks", "extended_blocks",
-                       "extended_gib"),
+                       "warmup_kv_gib", "remapped_from_blocks", "remapped_to_blocks"),
     # pp_partition: the layers of each PP stage, "11,11,10" (vLLM's "Hidden layers were
     # unevenly partitioned")
     # mamba_page_aligned: the attention page was sized to hold a Mamba state (a hybrid model)

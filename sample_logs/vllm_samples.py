@@ -14,6 +14,9 @@ state, and the "GPU KV cache size" each release prints.
   0.9-0.19 "GPU KV cache size" that divides the pool by its four layer groups.
 - vllm-llama31-70b-tp8-bf16.log: 0.33.0 (the process prefix inside the format, one capacity
   line), Llama-3.1-70B-Instruct at TP 8 in BF16, behind docker compose's `name  | ` column.
+- vllm-gpt-oss-120b-tp2-extensible.log: 0.34.0, gpt-oss-120b at TP 2 on H100s with the
+  extensible KV cache (sized after warmup, gpu_memory_utilization unset: 1.0) and its sliding
+  window group reserving two scheduler batches in flight (async scheduling, 0.26+).
 """
 
 from __future__ import annotations
@@ -316,10 +319,97 @@ def llama70b_bf16() -> str:
     return log.text()
 
 
+def gpt_oss_extensible() -> str:
+    """0.34.0: the extensible KV cache (v1/worker/extensible_kv_cache.py) sizes the pool after
+    warmup: measure_kv_cache_bytes = min(requested - non-KV use, free + committed - margin) -
+    max(transient peak, torch growth) (:592-618), margin max(1 GiB, 0.75 x peak) (:64-65),
+    requested = ceil(total x 1.0) (v1/worker/utils.py:742-743; utilization None -> 1.0,
+    config/cache.py:494-500), capped by the profiled capacity (kv_cache_planning.py:1883-1884);
+    then "Memory after warmup" (:693-705), "Extended KV cache to %d blocks (%.2f GiB)." (:537)
+    and the capacity line from the final blocks (kv_cache_planning.py:1864-1907, 1169).
+    gpt-oss-120b: 18 sliding-window layers (128 tokens) and 18 full, 8 KV heads of 64, one group
+    of each; a window group holds cdiv(min(127 + 2 x 8192, len), 16) + 1 blocks per request
+    (v1/kv_cache_interface.py:919-955; two batches: config/vllm.py:560-575; 8192 the API
+    server's max_num_batched_tokens on an H100, engine/arg_utils.py:3026-3029)."""
+    rng = random.Random(3401)
+    log = VLog(datetime(2026, 11, 3, 9, 14, 5))
+    model = "openai/gpt-oss-120b"
+    tp, max_len = 2, 131072
+    log.add("APIServer pid=1", "INFO", "api_utils.py:339",
+            " \u2584\u2584 \u2584\u2588 \u2588     \u2588     \u2588 \u2580\u2584\u2580 \u2588  "
+            "version 0.34.0")
+    log.add("APIServer pid=1", "INFO", "api_utils.py:281",
+            f"non-default args: {{'model_tag': '{model}', 'model': '{model}', "
+            f"'tensor_parallel_size': {tp}, 'max_model_len': {max_len}}}")
+    log.add("APIServer pid=1", "INFO", "model.py:561", "Resolved architecture: GptOssForCausalLM")
+    log.tick(6)
+    log.add("EngineCore pid=77", "INFO", "core.py:140",
+            f"Initializing a V1 LLM engine (v0.34.0) with config: model='{model}', "
+            f"speculative_config=None, tokenizer='{model}', skip_tokenizer_init=False, "
+            "tokenizer_mode=auto, revision=None, tokenizer_revision=None, "
+            f"trust_remote_code=False, dtype=torch.bfloat16, max_seq_len={max_len}, "
+            f"download_dir=None, load_format=auto, tensor_parallel_size={tp}, "
+            "pipeline_parallel_size=1, data_parallel_size=1, decode_context_parallel_size=1, "
+            "dcp_comm_backend=ag_rs, disable_custom_all_reduce=False, quantization=mxfp4, "
+            "quantization_config=None, enforce_eager=False, aux_output_config=None, "
+            "kv_cache_dtype=auto, device_config=cuda, seed=0, "
+            f"served_model_name={model}, enable_prefix_caching=True, "
+            "enable_chunked_prefill=True, pooler_config=None, compilation_config={'mode': 3}")
+    log.tick(48)
+    weights = int(30.45 * GIB)
+    for w in range(tp):
+        log.add(f"Worker_TP{w} pid={90 + w}", "INFO", "gpu_model_runner.py:5120",
+                f"Model loading took {fmt_gib(weights)} GiB memory and {41.7 + w * 0.2:.6f} "
+                "seconds")
+    log.tick(21)
+    total = int(79.19 * GIB)  # an H100 80GB; the utilization unset: 1.0
+    requested = total
+    non_torch, graphs_est, activations = int(1.21 * GIB), int(0.93 * GIB), int(2.1 * GIB)
+    estimate = requested - weights - non_torch - activations - graphs_est  # gpu_worker.py:775
+    for w in range(tp):
+        log.add(f"Worker_TP{w} pid={90 + w}", "INFO", "gpu_worker.py:796",
+                f"Available KV cache memory: {fmt_gib(estimate)} GiB")
+    # TP 2 over 8 KV heads: 4 per GPU; (64 + 64) x 2 B each; 16-token blocks; groups of 18.
+    block_bytes = 16 * 4 * 128 * 2 * 18
+    capacity = estimate // block_bytes
+    log.tick(52)
+    # after warmup and CUDA graph capture (free memory at startup: the whole GPU here)
+    committed = int(38.0 * GIB)
+    graphs = int(0.88 * GIB)
+    non_kv = weights + non_torch + graphs
+    free = total - non_kv - committed
+    peak, growth = int(2.1 * GIB), int(1.4 * GIB)
+    kept = max(peak, growth)
+    margin = max(GIB, int(peak * 0.75))
+    measured = min(requested - non_kv, free + committed - margin) - kept
+    blocks = min(measured // block_bytes, capacity)
+    for w in range(tp):
+        log.add(f"Worker_TP{w} pid={90 + w}", "INFO", "extensible_kv_cache.py:694",
+                f"Memory after warmup: {fmt_gib(free)} GiB free, {fmt_gib(committed)} GiB "
+                f"committed to the KV cache, {fmt_gib(kept)} GiB kept for transient activations "
+                f"({fmt_gib(peak)} GiB allocated at peak, {fmt_gib(growth)} GiB of torch "
+                f"reservation growth); {measured // block_bytes} KV cache blocks "
+                f"({fmt_gib(measured // block_bytes * block_bytes)} GiB) fit within the "
+                f"requested {fmt_gib(requested)} GiB. Torch may reserve up to "
+                f"{fmt_gib(weights + free - (measured - committed))} GiB.")
+    for w in range(tp):
+        log.add(f"Worker_TP{w} pid={90 + w}", "INFO", "extensible_kv_cache.py:537",
+                f"Extended KV cache to {blocks} blocks ({blocks * block_bytes / GIB:.2f} GiB).")
+    per_request = cdiv(max_len, 16) + cdiv(min(127 + 2 * 8192, max_len), 16) + 1
+    conc = blocks / per_request
+    log.add("EngineCore pid=77", "INFO", "kv_cache_planning.py:1169",
+            f"GPU KV cache size: {int(conc * max_len):,} tokens, Maximum concurrency for "
+            f"{max_len:,} tokens per request: {conc:.2f}x")
+    log.tick(3)
+    runtime(log, rng, steps=40, pool=int(conc * max_len), pressure=False, preemptions=False)
+    return log.text()
+
+
 SAMPLES = {
     "vllm-llama31-8b-tp2-fp8-unscaled.log": llama8b_fp8_unscaled,
     "vllm-qwen3-next-80b-tp4-hybrid.log": qwen3_next_hybrid,
     "vllm-llama31-70b-tp8-bf16.log": llama70b_bf16,
+    "vllm-gpt-oss-120b-tp2-extensible.log": gpt_oss_extensible,
 }
 
 

@@ -32,6 +32,7 @@ from parsers.vllm.runtime import parse_preemption, parse_stats
 from parsers.vllm.startup import (
     parse_available,
     parse_capacity,
+    parse_extended_pool,
     parse_extensible,
     parse_graph,
     parse_kv_dtype,
@@ -120,6 +121,12 @@ def _h_extensible(msg: str) -> _Result:
     return _kind("memory_profile", parse_extensible(msg))
 
 
+def _h_extended(msg: str) -> _Result:
+    # "Extended KV cache to ..." (the pool) or "Extensible KV cache off: ..." (a fallback)
+    hit = _kind("kv_pool", parse_extended_pool(msg))
+    return hit if hit is not None else _h_extensible(msg)
+
+
 def _h_graph(msg: str) -> _Result:
     fields = parse_graph(msg)
     if fields is not None:
@@ -177,7 +184,7 @@ _HANDLERS: dict[str, _Handler] = {
     "Over": _h_capacity,
     "Memo": _h_memory,
     "Rema": _h_extensible,
-    "Exte": _h_extensible,
+    "Exte": _h_extended,
     "Disa": _h_extensible,
     "the ": _h_memory,
     "mode": _h_memory,

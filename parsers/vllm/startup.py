@@ -281,7 +281,8 @@ _EXT_OFF = ("Disabling the extensible KV cache: ", "Extensible KV cache off: ")
 
 
 def parse_extensible(msg: str) -> dict[str, Any] | None:
-    """The extensible KV cache's post-warmup lines (vLLM 0.34+) as memory_profile facts."""
+    """The extensible KV cache's post-warmup lines (vLLM 0.34+) as memory_profile facts; the
+    "Extended KV cache" line is the pool (`parse_extended_pool`)."""
     m = _WARMUP.match(msg)
     if m is not None:
         return _blank("memory_profile", warmup_free_gib=_f(m.group(1)),
@@ -292,14 +293,19 @@ def parse_extensible(msg: str) -> dict[str, Any] | None:
     m = _REMAP.match(msg)
     if m is not None:
         return _blank("memory_profile", remapped_from_blocks=int(m.group(1)),
-                      extended_blocks=int(m.group(2)), extensible=True)
-    m = _EXTENDED.match(msg)
-    if m is not None:
-        return _blank("memory_profile", extended_blocks=int(m.group(1)),
-                      extended_gib=_f(m.group(2)), extensible=True)
+                      remapped_to_blocks=int(m.group(2)), extensible=True)
     if msg.startswith(_EXT_OFF):
         return _blank("memory_profile", extensible=False)
     return None
+
+
+def parse_extended_pool(msg: str) -> dict[str, Any] | None:
+    """"Extended KV cache to N blocks (X GiB)." as the rank's pool: the post-warmup size that
+    replaces the profiling estimate "Available KV cache memory" gave (a post-capture pool)."""
+    m = _EXTENDED.match(msg)
+    if m is None:
+        return None
+    return _blank("kv_pool", kv_gib=_f(m.group(2)), scope="all", post_capture=True)
 
 
 def parse_memory_profile(msg: str) -> dict[str, Any] | None:

@@ -29,6 +29,7 @@ EXPECTED: dict[str, set[str]] = {
     "vllm-llama31-8b-tp2-fp8-unscaled.log": {"kv-fp8-unscaled", "pool-saturated", "kv-retraction"},
     "vllm-qwen3-next-80b-tp4-hybrid.log": set(),
     "vllm-llama31-70b-tp8-bf16.log": set(),
+    "vllm-gpt-oss-120b-tp2-extensible.log": set(),
 }
 
 

@@ -76,8 +76,14 @@ def test_0_34_is_known_and_its_lines_date_it():
         BLOCKS, TOTAL, True)
     ev = parse_line(H.format(0, "x.py:1") + "Remapping the KV cache from 40000 to 30000 blocks "
                     "to fit the measured budget.")
-    assert ev is not None and (ev.get("remapped_from_blocks"), ev.get("extended_blocks")) == (
+    assert ev is not None and (ev.get("remapped_from_blocks"), ev.get("remapped_to_blocks")) == (
         40000, 30000)
+    ev = parse_line(log()[4])
+    assert ev is not None and ev.kind == "kv_pool" and ev.get("post_capture")
+    assert ev.get("kv_gib") == round(BLOCKS * BLOCK_BYTES / GIB, 2)
+    ev = parse_line(H.format(0, "vllm.py:3256") + "Extensible KV cache off: without an IMEX "
+                    "channel, NIXL would fall back to TCP.")
+    assert ev is not None and ev.kind == "memory_profile" and ev.get("extensible") is False
     ev = parse_line(H.format(0, "abstract.py:176") + "Disabling the extensible KV cache: "
                     "kv_cache_memory_bytes is set. The KV cache will be sized from profiling "
                     "estimates instead of measured memory.")
@@ -91,8 +97,11 @@ def test_the_budget_is_the_extended_pool_and_the_utilization_defaults_to_one():
     assert calc.utilization == 1.0 and calc.total_gib == TOTAL
     cal = calc.calibration()
     assert cal is not None and cal["within_rounding"]  # the extended GiB, not the 62.4 estimate
-    w = session().report().to_json()["whatif"]
+    rep = session().report().to_json()
+    w = rep["whatif"]
     assert any("extensible KV cache sized the pool after warmup" in x for x in w["explanation"])
+    # the report's pool is the extended one, not the 62.4 GiB profiling estimate
+    assert [p["kv_gib"] for p in rep["pools"]] == [round(BLOCKS * BLOCK_BYTES / GIB, 2)]
 
 
 def test_a_lower_utilization_follows_the_post_warmup_model():
@@ -114,3 +123,24 @@ def test_the_inverse_says_the_utilization_cannot_add_memory_at_one():
     assert inv.gpu_memory_utilization_feasible is False
     assert inv.gpu_memory_utilization_needed is None
     assert "extensible KV cache" in (inv.gpu_memory_utilization_note or "")
+
+
+def test_the_bundled_0_34_sample_reproduces_its_pool():
+    """sample_logs/vllm-gpt-oss-120b-tp2-extensible.log (written by vllm_samples.py through
+    vLLM's arithmetic): the extended pool, two batches of 8,192 in flight for the window group
+    (the logged 16.96x fixes them: one batch would print more), utilization 1.0."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "sample_logs" / \
+        "vllm-gpt-oss-120b-tp2-extensible.log"
+    s = Session()
+    s.feed_lines(path.name, path.read_text(encoding="utf-8").splitlines())
+    calc = s.calculator()
+    assert calc is not None and calc.extensible and calc.utilization == 1.0
+    assert calc.flight[:2] == (2, 8192)
+    cal = calc.calibration()
+    assert cal is not None and cal["within_rounding"]
+    lay = calc.layout("bf16")
+    assert lay is not None and lay.blocks_per_request(131072) == 8192 + 1033
+    blocks = 156_467  # "Extended KV cache to 156467 blocks"
+    assert round(blocks / (8192 + 1033), 2) == 16.96 != round(blocks / (8192 + 521), 2)

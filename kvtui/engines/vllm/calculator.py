@@ -153,6 +153,7 @@ class Calculator:
     # reproduce this log: what a windowed group reserves per request (`sizing.in_flight_batches`)
     _flight: tuple[int, int, bool] | None = None
     _flight_score: int = 0
+    _flight_ties: list[tuple[int, int]] = field(default_factory=list)
 
     engine_label = "vLLM"
     tp_flag = FLAGS.tensor_parallel  # what a TP what-if tells the operator to pass
@@ -650,15 +651,20 @@ class Calculator:
             self._variant, self._flight = variants[0], flights[0]
             return
         best: tuple[int, tuple[Rules, int, int], tuple[int, int, bool]] | None = None
+        scored: list[tuple[int, tuple[int, int, bool]]] = []
         for fl in flights:
             self._flight = fl
             for v in variants:
                 score = self._fits(v)
+                scored.append((score, fl))
                 if best is None or score > best[0]:
                     best = (score, v, fl)
         assert best is not None
         self._variant, self._flight = best[1], best[2]
         self._flight_score = best[0]
+        # the other (batches, batch tokens) that reproduce the log as well: not fixed by it
+        self._flight_ties = sorted({fl[:2] for sc, fl in scored if sc == best[0]} -
+                                   {best[2][:2]})
 
     # -- outputs -----------------------------------------------------------------------------
     def _contexts(self, context_lengths: list[int] | tuple[int, ...] | None) -> list[int]:
@@ -787,7 +793,7 @@ class Calculator:
                          f"committed, {w.get('transient_kept_gib')} GiB kept for activations, "
                          f"within the requested {w.get('requested_gib')} GiB")
             if self.utilization is not None:
-                text += f"; gpu_memory_utilization {self.utilization:g} caps it"
+                text += f"; gpu_memory_utilization {self.utilization} caps it"
             lines.append(text)
         if self.sized_by_bytes:
             now = self._knob_now()
@@ -855,9 +861,13 @@ class Calculator:
             said = "given (--max-num-batched-tokens)"
         elif self.max_batched:
             said = "logged"
-        elif fitted:
+        elif fitted and not self._flight_ties:
             said = ("not logged: the API server default that reproduces the logged "
                     "concurrency")
+        elif fitted:
+            also = ", ".join(f"{b} x {t:,}" for b, t in self._flight_ties)
+            said = (f"not logged: assumed vLLM's API server default; {also} reproduce the "
+                    "logged concurrency as well, pass --max-num-batched-tokens")
         else:
             said = ("not logged: assumed vLLM's API server default (8192 on a 70-160 GiB "
                     "GPU; 2048 below 70 GiB or on an A100, 16384 from 160 GiB on 0.28+), "
@@ -916,7 +926,10 @@ class Calculator:
     def _extensible_avail(self, util: float) -> int | None:
         """What the extensible KV cache takes after warmup at `util` (`measure_kv_cache_bytes`,
         extensible_kv_cache.py:613-618 in 0.34.0), from the "Memory after warmup" figures; the
-        free memory at startup, when not logged, taken as the total (nothing else on the GPU)."""
+        free memory at startup, when not logged, taken as the total (nothing else on the GPU).
+        Never more than the capacity reserved from the profiling estimate, which moves with the
+        requested memory (`min(..., scheduler num_blocks)`, kv_cache_planning.py:1883-1884;
+        "Available KV cache memory" = requested - non-KV - CUDA graphs, gpu_worker.py:775-779)."""
         w = self.warmup or {}
         total = self.total_gib
         need = ("warmup_free_gib", "kv_committed_gib", "transient_kept_gib")
@@ -928,7 +941,12 @@ class Calculator:
                      * GIB)
         requested = math.ceil(total * GIB * util)
         non_kv = init_free - free - committed
-        return int(max(0.0, min(requested - non_kv, free + committed - margin) - kept))
+        measured = min(requested - non_kv, free + committed - margin) - kept
+        est = w.get("estimate_gib")
+        if est is not None:
+            now = self.utilization if self.utilization is not None else 1.0
+            measured = min(measured, est * GIB + (util - now) * total * GIB)
+        return int(max(0.0, measured))
 
     def _extensible_delta(self, util: float) -> tuple[int, str] | None:
         """(bytes the pool gains at `util`, how) under the extensible KV cache."""

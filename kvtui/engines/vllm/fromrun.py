@@ -171,18 +171,22 @@ def _total_memory(run: Any, util: float | None) -> tuple[float | None, str]:
 def _extensible(run: Any) -> tuple[bool, dict[str, float] | None, float | None]:
     """(the pool was sized by 0.34's extensible KV cache, the "Memory after warmup" figures of
     the rank with the fewest blocks, the final pool's GiB per GPU): its lines are logged and no
-    "Disabling the extensible KV cache" says it fell back to the profiling estimate."""
+    "Disabling the extensible KV cache" says it fell back to the profiling estimate. The final
+    pool is the "Extended KV cache to N blocks (X GiB)" post-capture pool (the same N on every
+    rank: the minimum over ranks, v1/worker/gpu_worker.py:1231-1238 in 0.34.0), else the
+    warmup line's blocks."""
     profiles = list(run.memory_profile.values())
+    extended = [p.kv_gib for p in run.pools.values()
+                if p.kind == "kv" and p.post_capture and p.kv_gib is not None]
     if any(p.get("extensible") is False for p in profiles) or \
-            not any(p.get("extensible") for p in profiles):
+            not (extended or any(p.get("extensible") for p in profiles)):
         return False, None, None
     warm = [p for p in profiles if p.get("warmup_blocks") is not None]
     best = min(warm, key=lambda p: p["warmup_blocks"]) if warm else {}
     keys = ("warmup_free_gib", "kv_committed_gib", "transient_kept_gib", "transient_peak_gib",
             "requested_gib", "warmup_kv_gib")
     warmup = {k: float(best[k]) for k in keys if best.get(k) is not None} or None
-    sized = [float(p["extended_gib"]) for p in profiles if p.get("extended_gib") is not None]
-    gib = min(sized) if sized else (warmup or {}).get("warmup_kv_gib")
+    gib = min(extended) if extended else (warmup or {}).get("warmup_kv_gib")
     return True, warmup, gib
 
 
@@ -232,6 +236,15 @@ def calculator_from_run(run: Any, model: Any = None,
     # (X GiB)", the same N on every rank: the minimum over ranks, v1/worker/gpu_worker.py:
     # 1231-1238 in 0.34.0): that, not the profiling estimate, is the budget (`_extensible`).
     ext, warmup, ext_gib = _extensible(run)
+    # the profiling estimates that survive (a rank whose pool the post-capture line did not
+    # replace, or the start-up summary's "kv cache memory in use")
+    estimates = [p.kv_gib for p in run.pools.values() if p.kind == "kv" and not p.post_capture
+                 and p.kv_gib is not None] + [gib for gib, how in budgets if how == "in_use"]
+    if ext and estimates:
+        # the profiling estimate ("Available KV cache memory") is the reserved capacity the
+        # post-warmup pool cannot exceed (finalize_extensible_kv_cache,
+        # v1/core/kv_cache_planning.py:1883-1884 in 0.34.0)
+        warmup = {**(warmup or {}), "estimate_gib": min(estimates)}
     if ext_gib is not None:
         budgets = [(ext_gib, "extended")]
         avails, said = [ext_gib], "extended"
@@ -279,7 +292,7 @@ def calculator_from_run(run: Any, model: Any = None,
     if util is None and run.args_complete:
         # absent from a complete dump: the release's default (the parser does not fill it)
         util, why = default_utilization(vr, ext)
-        notes.append(f"gpu_memory_utilization {util:g} not in the arguments: {why}")
+        notes.append(f"gpu_memory_utilization {util} not in the arguments: {why}")
     total, total_basis = _total_memory(run, util)
     initial_free = next((float(p["free_gib"]) for p in run.memory_profile.values()
                          if p.get("free_gib") is not None), None)

@@ -171,8 +171,8 @@ def default_utilization(vr: VersionRange, extensible: bool) -> tuple[float, str]
             return 1.0 if extensible else 0.92
         return 0.92 if v >= UTIL_092 else 0.9
     value = at(vr.hi)
-    why = ("vLLM 0.34's default with the extensible KV cache (None -> 1.0)" if vr.hi >= UTIL_NONE
-           and extensible else f"vLLM's default on {vr.label()}")
+    why = ("vLLM 0.34's default with the extensible KV cache (unset means 1.0)"
+           if vr.hi >= UTIL_NONE and extensible else f"vLLM's default on {vr.label()}")
     if at(vr.lo) != value:
         why += ("; assumed: 0.9 up to 0.19, 0.92 from 0.20"
                 + (", 1.0 with 0.34's extensible KV cache" if extensible else ""))
