@@ -14,8 +14,12 @@ computed here, not by kvtui.
 
 from __future__ import annotations
 
+import json
 import math
 
+import pytest
+
+from kvtui.cli import main
 from kvtui.core.pipeline import Session
 from kvtui.engines.vllm.version import check_release, infer_version
 from parsers.vllm.line import parse_line
@@ -144,3 +148,19 @@ def test_the_bundled_0_34_sample_reproduces_its_pool():
     assert lay is not None and lay.blocks_per_request(131072) == 8192 + 1033
     blocks = 156_467  # "Extended KV cache to 156467 blocks"
     assert round(blocks / (8192 + 1033), 2) == 16.96 != round(blocks / (8192 + 521), 2)
+
+
+def test_a_0_34_plan_has_the_extensible_cache_and_no_utilization_to_raise(
+        capsys: pytest.CaptureFixture[str]):
+    """Without a log, --vllm-version 0.34.0: the extensible KV cache is vLLM's default on CUDA
+    (config/cache.py:395-400) and the utilization unset means 1.0 (:494-500), so the inverse
+    proposes no higher utilization."""
+    code = main(["whatif", "--engine", "vllm", "--vllm-version", "0.34.0", "--model",
+                 "llama-3.1-8b", "--tp", "1", "--pool-gib", "20", "--context-len", "131072",
+                 "--target-concurrency", "30", "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    inv = json.loads(out.out)["inverse"]
+    assert inv["gpu_memory_utilization_current"] == 1.0
+    assert inv["gpu_memory_utilization_feasible"] is False
+    assert inv["gpu_memory_utilization_needed"] is None

@@ -956,6 +956,9 @@ class Calculator:
             return None
         assumed = ("" if self.initial_free_gib is not None else
                    "; the free memory at startup not logged: taken as the whole GPU")
+        if (self.warmup or {}).get("estimate_gib") is None:
+            assumed += ("; the cap of the profiled capacity (within the CUDA graph estimate's "
+                        "error of the measured figure) not applied: its estimate was replaced")
         return a - b, (f"--gpu-memory-utilization {now:g} -> {util:g} under the extensible KV "
                        f"cache (0.34: sized after warmup from measured free memory, capped at "
                        f"the utilization's share of {self.total_gib:.2f} GiB): "
@@ -963,6 +966,14 @@ class Calculator:
 
     def _utilization_needed(self, out: dict[str, Any], missing: int) -> None:
         out["gpu_memory_utilization_current"] = self.utilization
+        if self.extensible and missing > 0 and (self.utilization or 0) >= 1.0:
+            out["gpu_memory_utilization_needed"] = None
+            out["gpu_memory_utilization_feasible"] = False
+            out["gpu_memory_utilization_note"] = (
+                "the extensible KV cache (vLLM 0.34) at gpu_memory_utilization 1.0 already takes "
+                "the memory measured free after warmup and CUDA graph capture: no utilization "
+                "gives more")
+            return
         if self.extensible and self.total_gib and self.utilization is not None:
             # the pool grows with the utilization only until the measured headroom binds
             # (extensible_kv_cache.py:616): 1.0 gives the most there is

@@ -12,7 +12,7 @@ from kvtui.core.capacity import ModelSpec, Parallel
 from kvtui.engines.vllm import limits
 from kvtui.engines.vllm.calculator import Calculator
 from kvtui.engines.vllm.sizing import GIB, rules_for
-from kvtui.engines.vllm.version import VLLM_LINE, check_release
+from kvtui.engines.vllm.version import UTIL_NONE, VLLM_LINE, check_release
 
 
 def plan(spec: ModelSpec | None, spec_reason: str, *, current_dtype: str, tokens: int | None,
@@ -33,6 +33,11 @@ def plan(spec: ModelSpec | None, spec_reason: str, *, current_dtype: str, tokens
                       candidates=rules_for(version.lo, version.hi, False),
                       notes=[f"max_num_seqs not given: {limits.RULE}"],
                       max_num_seqs_default=limits.plan_defaults(version))
+    if version.lo >= UTIL_NONE:
+        # 0.34's extensible KV cache, on by default on CUDA and ROCm (config/cache.py:395-400):
+        # the pool is sized after warmup, gpu_memory_utilization unset means 1.0 (:494-500)
+        calc.extensible = True
+        calc.utilization = 1.0
     if calc.tokens is None and pool_gib is not None:
         calc.tokens = calc.tokens_for(current_dtype)[0]
     return calc
