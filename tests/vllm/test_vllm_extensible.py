@@ -142,6 +142,8 @@ def test_the_bundled_0_34_sample_reproduces_its_pool():
     calc = s.calculator()
     assert calc is not None and calc.extensible and calc.utilization == 1.0
     assert calc.flight[:2] == (2, 8192)
+    cell = calc.current().cell
+    assert cell is not None and cell["max_num_batched_tokens_from"] == "fitted"
     cal = calc.calibration()
     assert cal is not None and cal["within_rounding"]
     lay = calc.layout("bf16")

@@ -165,3 +165,52 @@ def test_the_log_lines_that_change_the_reservation():
                     "{'model': 'openai/gpt-oss-120b', 'async_scheduling': False}")
     assert ev is not None and ev.get("async_scheduling") is False
 
+
+
+def _scout_log(warning: bool, version: bool) -> list[str]:
+    """Llama-4 Scout at TP 8 in BF16, vLLM 0.11.0, the hybrid manager off: one group of all 48
+    layers, 16 x 512 B x 48 per block (kv_cache_utils.py:813 get_num_blocks, 0.11.0); "GPU KV
+    cache size" num_blocks // 1 x 16 (:1083), concurrency blocks / cdiv(131072, 16)."""
+    model = "meta-llama/Llama-4-Scout-17B-16E-Instruct"
+    head = "(EngineCore_DP0 pid=9) INFO 05-01 10:00:{:02d} [{}] "
+    budget = 40 * GIB
+    blocks = budget // (16 * 512 * 48)
+    out = ["(APIServer pid=1) INFO 05-01 10:00:00 [utils.py:233] non-default args: {'model': "
+           f"'{model}', 'tensor_parallel_size': 8, 'max_model_len': {L}}}"]
+    if version:
+        out.append(head.format(1, "core.py:77") + "Initializing a V1 LLM engine (v0.11.0) with "
+                   f"config: model='{model}', dtype=torch.bfloat16, max_seq_len={L}, "
+                   "tensor_parallel_size=8, kv_cache_dtype=auto")
+    if warning:
+        out.append(head.format(2, "__init__.py:521").replace("INFO", "WARNING")
+                   + "There is a latency regression when using chunked local attention with "
+                   "the hybrid KV cache manager. Disabling it, by default. To enable it, set "
+                   "the environment VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1.")
+    out += [head.format(20, "gpu_worker.py:298") + "Available KV cache memory: 40.00 GiB",
+            head.format(21, "kv_cache_utils.py:1087") + f"GPU KV cache size: {blocks * 16:,} "
+            "tokens",
+            head.format(21, "kv_cache_utils.py:1091") + f"Maximum concurrency for {L:,} tokens "
+            f"per request: {blocks / cdiv(L, 16):.2f}x"]
+    return out
+
+
+@pytest.mark.parametrize(("warning", "version"), [(True, True), (False, True), (True, False),
+                                                  (False, False)])
+def test_scout_on_0_11_is_one_group_of_full_layers(warning: bool, version: bool):
+    """The warning, the release (0.11: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE
+    defaults to 0) or, undated, the logged 13.33x each say the manager was off: the what-if is
+    one group of 48 full layers, not 12-layer groups that would fit 38.77 requests."""
+    from kvtui.core.pipeline import Session
+
+    s = Session()
+    s.feed_lines("log", _scout_log(warning, version))
+    calc = s.calculator()
+    assert calc is not None and calc.spec is not None and calc.spec.attention_chunk_size == 8192
+    lay = calc.layout("bf16")
+    assert lay is not None and (lay.groups, lay.group_size) == (1, 48)
+    blocks = 40 * GIB // (16 * 512 * 48)
+    assert round(blocks / cdiv(L, 16), 2) == 13.33
+    cal = calc.calibration()
+    assert cal is not None and cal["within_rounding"]
+    assert calc.concurrency("bf16", [32768])["32768"] == int(blocks / cdiv(32768, 16) * 100) / 100
+    assert any("hybrid KV cache manager" in x for x in lay.lines)

@@ -772,6 +772,8 @@ class Calculator:
                 else floor_fit(self.tokens, self.context_len))
         if lay is not None:
             out["cell"] = lay.to_dict()
+            if lay.swa_groups:
+                out["cell"]["max_num_batched_tokens_from"] = self._batched_from()
         if cal is not None:
             out["calibration"] = cal
             if not cal["ok"]:
@@ -846,6 +848,19 @@ class Calculator:
                          f"({basis}{', estimate' if est else ''})")
         return lines
 
+    def _batched_from(self) -> str:
+        """Where the max_num_batched_tokens of the windowed groups came from: "given" (the
+        what-if's flag), "logged", "fitted" (vLLM's default that alone reproduces the logged
+        concurrency) or "default" (assumed)."""
+        if self.max_batched_given:
+            return "given"
+        if self.max_batched:
+            return "logged"
+        if self._flight_score > 0 and self.concurrency_logged is not None and \
+                not self._flight_ties:
+            return "fitted"
+        return "default"
+
     def _flight_lines(self, lay: Layout) -> list[str]:
         """Where the tokens in flight of a windowed group came from, in the log's terms."""
         if not lay.swa_groups:
@@ -857,11 +872,12 @@ class Calculator:
                         "every release): every layer holds the whole request"]
             return []
         fitted = self._flight_score > 0 and self.concurrency_logged is not None
-        if self.max_batched_given:
+        source = self._batched_from()
+        if source == "given":
             said = "given (--max-num-batched-tokens)"
-        elif self.max_batched:
+        elif source == "logged":
             said = "logged"
-        elif fitted and not self._flight_ties:
+        elif source == "fitted":
             said = ("not logged: the API server default that reproduces the logged "
                     "concurrency")
         elif fitted:
