@@ -186,6 +186,7 @@ _HANDLERS: dict[str, _Handler] = {
     "Rema": _h_extensible,
     "Exte": _h_extended,
     "Disa": _h_extensible,
+    "gpu_": _h_extensible,
     "the ": _h_memory,
     "mode": _h_memory,
     "In v": _h_memory,

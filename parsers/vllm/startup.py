@@ -278,6 +278,12 @@ _WARMUP = regex.compile(
 _REMAP = regex.compile(r"Remapping the KV cache from (\d+) to (\d+) blocks")
 _EXTENDED = regex.compile(rf"Extended KV cache to (\d+) blocks \(({_NUM}) GiB\)")
 _EXT_OFF = ("Disabling the extensible KV cache: ", "Extensible KV cache off: ")
+# A utilization in (0.7, 1.0) that withholds >= 1 GiB from the extensible cache: "gpu_memory_
+# utilization=%s caps this instance at %s GiB, keeping %s GiB of free device memory out of the
+# KV cache. ..." (v1/worker/extensible_kv_cache.py:655-675 in 0.34.0): the utilization and the
+# requested memory, as the operator set them.
+_CAPS = regex.compile(rf"gpu_memory_utilization=({_NUM}) caps this instance at ({_NUM}) GiB, "
+                      rf"keeping ({_NUM}) GiB of free device memory out of the KV cache")
 
 
 def parse_extensible(msg: str) -> dict[str, Any] | None:
@@ -296,6 +302,10 @@ def parse_extensible(msg: str) -> dict[str, Any] | None:
                       remapped_to_blocks=int(m.group(2)), extensible=True)
     if msg.startswith(_EXT_OFF):
         return _blank("memory_profile", extensible=False)
+    m = _CAPS.match(msg)
+    if m is not None:
+        return _blank("memory_profile", gpu_memory_utilization=_f(m.group(1)),
+                      requested_gib=_f(m.group(2)), extensible=True)
     return None
 
 

@@ -166,3 +166,23 @@ def test_a_0_34_plan_has_the_extensible_cache_and_no_utilization_to_raise(
     assert inv["gpu_memory_utilization_current"] == 1.0
     assert inv["gpu_memory_utilization_feasible"] is False
     assert inv["gpu_memory_utilization_needed"] is None
+
+
+def test_the_utilization_cap_warning_gives_the_operators_value():
+    """"gpu_memory_utilization=%s caps this instance at %s GiB, keeping %s GiB of free device
+    memory out of the KV cache. ..." (extensible_kv_cache.py:663 in 0.34.0): the utilization
+    the operator set and the memory it requests, total = requested / utilization."""
+    line = (H.format(40, "extensible_kv_cache.py:663").replace("INFO", "WARNING")
+            + "gpu_memory_utilization=0.9 caps this instance at 71.27 GiB, keeping 6.73 GiB of "
+            "free device memory out of the KV cache. The extensible KV cache is sized from the "
+            "memory measured after warmup and CUDA graph capture, so vLLM's own use needs no "
+            "headroom below 1.0.")
+    ev = parse_line(line)
+    assert ev is not None and ev.kind == "memory_profile"
+    assert (ev.get("gpu_memory_utilization"), ev.get("requested_gib")) == (0.9, 71.27)
+    lines = [x for x in log() if "Memory after warmup" not in x]
+    s = Session()
+    s.feed_lines("log", [*lines[:3], line, *lines[3:]])
+    calc = s.calculator()
+    assert calc is not None and calc.extensible and calc.utilization == 0.9
+    assert calc.total_gib == pytest.approx(71.27 / 0.9)

@@ -185,9 +185,13 @@ def _extensible(run: Any) -> tuple[bool, dict[str, float] | None, float | None]:
     best = min(warm, key=lambda p: p["warmup_blocks"]) if warm else {}
     keys = ("warmup_free_gib", "kv_committed_gib", "transient_kept_gib", "transient_peak_gib",
             "requested_gib", "warmup_kv_gib")
-    warmup = {k: float(best[k]) for k in keys if best.get(k) is not None} or None
-    gib = min(extended) if extended else (warmup or {}).get("warmup_kv_gib")
-    return True, warmup, gib
+    warmup = {k: float(best[k]) for k in keys if best.get(k) is not None}
+    if "requested_gib" not in warmup:  # the utilization-cap warning states it too
+        asked = [float(p["requested_gib"]) for p in profiles if p.get("requested_gib")]
+        if asked:
+            warmup["requested_gib"] = min(asked)
+    gib = min(extended) if extended else warmup.get("warmup_kv_gib")
+    return True, warmup or None, gib
 
 
 def _extensible_total(warmup: dict[str, float] | None, util: float | None,
