@@ -214,3 +214,23 @@ def test_scout_on_0_11_is_one_group_of_full_layers(warning: bool, version: bool)
     assert cal is not None and cal["within_rounding"]
     assert calc.concurrency("bf16", [32768])["32768"] == int(blocks / cdiv(32768, 16) * 100) / 100
     assert any("hybrid KV cache manager" in x for x in lay.lines)
+
+
+def test_the_flag_on_a_log_rereads_the_logged_blocks(capsys: pytest.CaptureFixture[str]):
+    """On the 0.34 gpt-oss sample (156,467 blocks, two batches of 8,192 fitted), a what-if with
+    --max-num-batched-tokens 2048 keeps the blocks and prints what vLLM would: a window group of
+    cdiv(127 + 2 x 2048, 16) + 1 = 265 blocks per request."""
+    from pathlib import Path
+
+    log = Path(__file__).resolve().parents[2] / "sample_logs" / \
+        "vllm-gpt-oss-120b-tp2-extensible.log"
+    code = main(["whatif", "--from-log", str(log), "--max-num-batched-tokens", "2048",
+                 "--dtype", "bf16", "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)
+    blocks, per_request = 156_467, 8192 + cdiv(127 + 2 * 2048, 16) + 1
+    row = doc["scenarios"][0]
+    assert row["tokens"] == int(blocks / per_request * L)
+    assert row["concurrency"][str(L)] == int(blocks / per_request * 100) / 100
+    assert doc["current"]["cell"]["max_num_batched_tokens_from"] == "given"

@@ -226,6 +226,21 @@ class Calculator:
         if self.pool_bytes is not None:  # a plan: its pool is what the budget gives (plan.py)
             out.tokens = None
             out.tokens = out.tokens_for(self.current_dtype)[0]
+            return out
+        lay = self.layout(self.current_dtype)
+        blocks = self._blocks_from_tokens(lay) if lay is not None and lay.swa_groups else None
+        if lay is None or blocks is None:
+            return out  # no windowed group (nothing moves), or no pool to re-read
+        # the same blocks, as vLLM would print them with these batch tokens: the log's own
+        # figures were printed with the run's value
+        out.blocks_logged = blocks
+        out.concurrency_logged = out.concurrency_logged_at = None
+        new = out.layout(self.current_dtype)
+        if new is not None:
+            out.tokens = new.tokens(blocks, self.context_len)
+        out.notes.append(f"max_num_batched_tokens {tokens:,} given: the logged pool's {blocks:,} "
+                         "blocks re-read with it (the log's own size and concurrency were "
+                         "printed with the run's value)")
         return out
 
     def _ds_layout(self, dtype: str) -> tuple[str, str | None]:
