@@ -907,6 +907,11 @@ class Calculator:
                2: "two batches (async scheduling, on by default from 0.26)"}.get(
             lay.batches, f"{lay.batches} batches (PP {self.parallel.pp}"
             + (", async scheduling)" if lay.batches > self.parallel.pp else ")"))
+        batches = in_flight_batches(self.version.lo, self.version.hi, self.parallel.pp,
+                                    self.async_scheduling)
+        if len(batches) > 1 and not (fitted and not self._flight_ties):
+            why += (f"; assumed: {' or '.join(map(str, batches))} batches on {self.version.label()}"
+                    " (the release, and under PP the model runner, decide)")
         return [f"tokens in flight per windowed group: {why} x max_num_batched_tokens "
                 f"{lay.batch_tokens:,} ({said}) = {lay.in_flight():,}"]
 
