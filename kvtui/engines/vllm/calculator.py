@@ -733,6 +733,15 @@ class Calculator:
         if ds_why is not None:
             row["approximate"] = True
             row["basis"] = f"{basis}; {ds_why}" if basis else ds_why
+        quoted = row["current"] and self.pool_bytes is None and bool(self.tokens)
+        if lay is not None and lay.swa_groups and self._batched_from() == "default" and \
+                not quoted:
+            # the windowed groups' share follows max_num_batched_tokens, which neither the log
+            # nor the user gave (vLLM's default depends on the GPU)
+            why = (f"max_num_batched_tokens {lay.batch_tokens:,} assumed (vLLM's API server "
+                   "default on a 70-160 GiB GPU; pass --max-num-batched-tokens)")
+            row["approximate"] = True
+            row["basis"] = f"{row['basis']}; {why}" if row["basis"] else why
         if lay is not None:
             row["block_size"] = lay.block_size
         if self.max_num_seqs is None and self.max_num_seqs_default:
