@@ -20,6 +20,7 @@ from parsers.envelope import payload_start
 from parsers.event import Event
 from parsers.prefix import UNTIMED, vllm_head
 from parsers.text import CARET, normalize
+from parsers.vllm.accuracy import parse_context_override, parse_generation_defaults
 from parsers.vllm.args import (
     parse_engine_config,
     parse_loading,
@@ -79,6 +80,17 @@ def _h_using(msg: str) -> _Result:
 
 def _h_scales(msg: str) -> _Result:
     return parse_scales(msg)
+
+
+def _h_default(msg: str) -> _Result:
+    fields = parse_generation_defaults(msg)
+    if fields is not None:
+        return "generation_defaults", fields
+    return parse_scales(msg)
+
+
+def _h_user(msg: str) -> _Result:
+    return _kind("context_override", parse_context_override(msg))
 
 
 def _h_chunked(msg: str) -> _Result:
@@ -156,7 +168,8 @@ _HANDLERS: dict[str, _Handler] = {
     "Reso": _h_chunked,
     "Star": _h_loading,
     "Chec": _h_scales,
-    "Defa": _h_scales,
+    "Defa": _h_default,
+    "User": _h_user,
     "Load": _h_weights,
     "Mode": _h_weights,
     "Avai": _h_available,
@@ -195,6 +208,7 @@ _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_s
             "GPU KV cache size:", "Maximum concurrency for ", "Add ", "Engine ",
             "Initializing a V1 LLM engine", "Initializing an LLM engine",
             "Initializing a V0 LLM engine", "non-default args:",
+            "Default vLLM sampling parameters have been overridden",
             # the weights line as prose quotes it (a blog on vLLM 0.19 quotes "Model loading
             # took 13.72 GiB memory and 62.336108 seconds"); SGLang says "Load weight end."
             "Model loading took ", "Loading model weights took ",
@@ -210,6 +224,8 @@ _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_s
 
 
 def _fallback(msg: str) -> _Result:
+    if "User-specified max_model_len" in msg:  # the ValueError's text in a traceback
+        return _kind("context_override", parse_context_override(msg))
     if "max seq len" in msg or "cache blocks" in msg or "emory" in msg:
         return _kind("oom", parse_error(msg))
     if "version" in msg:

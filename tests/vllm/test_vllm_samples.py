@@ -297,6 +297,32 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      "seed=None, served_model_name=org/m, use_async_output_proc=True", "server_args",
      {"form": "config", "version": "0.8.3", "model_path": "org/m", "tp_size": 2, "pp_size": 1,
       "context_length": 8192, "resolved_kv_dtype": "torch.float16"}),
+    # --- accuracy (parsers/vllm/accuracy.py) -------------------------------------------------
+    (  # 0.34.0 config/model.py:2722 (logger.warning_once, VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)
+        "WARNING 05-01 16:27:56 [model.py:2722] User-specified max_model_len (262144) is greater "
+        "than the derived max_model_len (max_position_embeddings=131072 or model_max_length="
+        "None in model's config.json). VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme "
+        "caution. If the model uses relative position encoding (RoPE), positions exceeding "
+        "derived_max_model_len lead to nan.", "context_override",
+        {"context_length": 262144, "derived": 131072, "allowed": True}),
+    (  # :2724, the ValueError (the engine stops)
+        "ValueError: User-specified max_model_len (262144) is greater than the derived "
+        "max_model_len (max_position_embeddings=131072 or model_max_length=None in model's "
+        "config.json). To allow overriding this maximum, set the env var "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used",
+        "context_override", {"context_length": 262144, "derived": 131072, "allowed": False}),
+    (  # 0.34.0 config/model.py:1931 (0.22.0 :1510, 0.28.0 :1714)
+        "(APIServer pid=1) WARNING 05-01 16:27:56 [model.py:1931] Default vLLM sampling "
+        "parameters have been overridden by the model's `generation_config.json`: "
+        "`{'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}`. If this is not intended, please "
+        "relaunch vLLM instance with `--generation-config vllm`.", "generation_defaults",
+        {"params": "{'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}", "source": "model"}),
+    (  # the accuracy arguments of `non-default args` (0.34.0 entrypoints/openai/cli_args.py)
+        "(APIServer pid=1) " + H + "non-default args: {'model': 'Qwen/Qwen3-8B', "
+        "'enable_auto_tool_choice': True, 'tool_call_parser': 'hermes', "
+        "'reasoning_parser': 'qwen3', 'generation_config': 'vllm'}", "server_args",
+        {"tool_call_parser": "hermes", "reasoning_parser": "qwen3",
+         "enable_auto_tool_choice": True, "generation_config": "vllm"}),
 ]
 
 # Every head form of the same message: the same event, its ts and rank read from the head.

@@ -1,0 +1,351 @@
+"""The accuracy checklist: every setting a log shows that can cost a deployment accuracy.
+
+Why a checklist beside the alerts: the question that starts a deploy session is "are we doing
+anything that could reduce model accuracy?", and its answer is a list, the settings that are
+right included, each with the line that shows it. The KV cache is one item (its rules are the
+KV alerts'); the others are the weights' format (a pre-quantized checkpoint or weights
+quantized while loading), the context length against the model's own window, prompts cut or
+refused for length, the chat template, the tool-call / reasoning parsers its template calls
+for, and the model's own sampling defaults.
+
+The same function judges an item and raises its alert (`RULES`, in `kvtui.core.alerts`), so a
+checklist and the alerts never disagree. What only an engine can say (its flags, its env vars,
+which of its load lines prove the checkpoint carries no quantization config) sits behind the
+engine seam: the engine's `accuracy` (`AccuracyTerms`, `kvtui/engines/<name>/accuracy.py`).
+Where the log cannot tell, the item says so (state "unknown" or "info") and no alert fires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kvtui.core import severity
+from kvtui.core.evidence import Evidence
+from kvtui.core.report_types import AccuracyItem, Alert
+
+if TYPE_CHECKING:
+    from kvtui.core.checkpoint import CheckpointFacts
+    from kvtui.core.state import Run
+
+# A weights verdict from the engine: (origin, what, evidence, confidence); origin "checkpoint"
+# (pre-quantized), "online" (quantized while loading), "none" (not quantized), "given" (a
+# quantization the operator named, the log not saying whether the checkpoint carries it).
+WeightsOrigin = tuple[str, str, Evidence | None, str]
+
+
+@dataclass(frozen=True)
+class AccuracyTerms:
+    """What an engine says about the accuracy settings: its flags and env vars, and its reading
+    of the weight-load lines (`weights(run)`, None when its lines say nothing)."""
+
+    context_flag: str
+    context_env: str
+    template_flag: str
+    tool_flag: str
+    reasoning_flag: str
+    # the argument that drops the model's sampling defaults, its value that does, the fix
+    generation_arg: str
+    generation_off: str
+    generation_fix: str
+    weights: Callable[[Run], WeightsOrigin | None]
+    # where the engine's warning and refusal of a longer context are written (for the texts)
+    context_source: str = ""
+
+
+ITEMS: tuple[tuple[str, str], ...] = (
+    ("kv_cache", "KV cache"), ("weights", "Weights"), ("context", "Context length"),
+    ("length", "Prompts cut for length"), ("chat_template", "Chat template"),
+    ("parsers", "Tool / reasoning parsers"), ("generation", "Sampling defaults"))
+LABELS = dict(ITEMS)
+# the alert rules an item's state comes from (besides its own)
+KV_RULES = ("kv-fp8-unscaled", "kv-auto-fp8", "kv-fp8-e5m2", "kv-fp4", "kv-fp8",
+            "fp8-attention-scales", "checkpoint-kv-scales")
+_RANK = {"critical": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True)
+class Judged:
+    """An item's verdict; `alert` only where it costs accuracy and the log shows it."""
+
+    state: str
+    summary: str
+    evidence: Evidence | None = None
+    fix: str | None = None
+    confidence: str | None = None
+    rule: str | None = None
+    title: str = ""
+    detail: str = ""
+
+
+def terms(engine: Any) -> AccuracyTerms | None:
+    """The engine's accuracy terms (None: no engine known, or one that states none)."""
+    found = getattr(engine, "accuracy", None) if engine is not None else None
+    return found if isinstance(found, AccuracyTerms) else None
+
+
+def _started(run: Run) -> bool:
+    """Did the run get past building its model config (where both engines check the context
+    length against the model's window)? A weight load or a pool says so; with the start's
+    argument dump in the log too, the check's warning would be in it (an excerpt that begins
+    later may have cut it)."""
+    return bool(run.weights or run.pools or run.capacity)
+
+
+# --- the items ------------------------------------------------------------------------------
+def judge_weights(run: Run, engine: Any, checkpoint: CheckpointFacts | None = None) -> Judged:
+    t = terms(engine)
+    quant = run.server_args.get("quantization")
+    if checkpoint is not None and quant and checkpoint.quant_method is None \
+            and checkpoint.has_config:
+        return _online(str(quant), run.server_args_evidence, "high",
+                       "the checkpoint's config.json has no quantization_config", t)
+    got = t.weights(run) if t is not None else None
+    if got is None:
+        return Judged("unknown", "no weight-load line or argument says")
+    origin, what, ev, confidence = got
+    if origin == "checkpoint":
+        return Judged("info", f"{what}, pre-quantized checkpoint",
+                      ev, confidence=confidence)
+    if origin == "online":
+        why = ("the engine reported quantizing them" if confidence == "high" else
+               "the weight-load line names no checkpoint quantization")
+        return _online(what, ev, confidence, why, t)
+    if origin == "none":
+        shown = f"not quantized ({what})" if what and what != "auto" else "not quantized"
+        return Judged("ok", shown, ev)
+    return Judged("info", f"{what} (given as an argument: pre-quantized or quantized while "
+                  "loading, the log does not say)", ev)
+
+
+def _online(method: str, ev: Evidence | None, confidence: str, why: str,
+            t: AccuracyTerms | None) -> Judged:
+    detail = (f"The weights were quantized to {method} while loading ({why}): a checkpoint "
+              "the model's makers quantized was calibrated on data; quantizing on the fly "
+              "rounds the BF16 weights with no calibration, which costs more accuracy than a "
+              "published checkpoint of the same format.")
+    fix = (f"Serve a pre-quantized {method} checkpoint of this model if one is published (then "
+           "the argument is not needed), or drop the quantization argument to serve it in BF16.")
+    return Judged("warning", f"{method}, quantized while loading", ev, fix, confidence,
+                  "weights-quantized-on-load", f"Weights quantized to {method} while loading",
+                  detail)
+
+
+def judge_context(run: Run, engine: Any) -> Judged:
+    t = terms(engine)
+    notice = run.notices.get("context_override")
+    cap = run.primary_capacity() or {}
+    context = cap.get("context_len") or run.server_args.get("context_length")
+    rope = _rope_override(run)
+    if notice is not None:
+        f = notice.fields
+        asked, derived = f.get("context_length"), f.get("derived")
+        if not f.get("allowed"):
+            return Judged("info", f"{asked:,} asked, above the model's {derived:,}: the engine "
+                          "refused to start", notice.evidence)
+        env = t.context_env if t is not None else "the engine's override env var"
+        flag = t.context_flag if t is not None else "the context-length argument"
+        detail = (f"The context length was set to {asked:,} tokens, past the {derived:,} the "
+                  "model's config allows (its window, with its RoPE scaling). The engine let it "
+                  f"through only because {env} is set, and its own warning says positions past "
+                  "the window \"may lead to incorrect model outputs\": long prompts degrade or "
+                  "turn to garbage.")
+        fix = (f"Set {flag} {derived} (or leave it unset) and unset {env}; to serve longer "
+               "contexts, use the RoPE scaling the model's makers publish for it (YaRN in its "
+               "config), which raises the window the engine derives.")
+        return Judged("critical", f"{asked:,} > the model's {derived:,} (allowed by {env})",
+                      notice.evidence, fix, "high", "context-beyond-model",
+                      f"Context length {asked:,} past the model's window ({derived:,})", detail)
+    if context and _started(run) and run.server_args_evidence is not None:
+        text = f"{context:,} tokens, within the model's window"
+        if rope:
+            text += f"; RoPE scaling overridden ({rope})"
+        ev = run.capacity_evidence or run.server_args_evidence
+        return Judged("info" if rope else "ok",
+                      text + " (no start-up warning)", ev)
+    return Judged("unknown", "no start-up lines past the model's config")
+
+
+def _rope_override(run: Run) -> str | None:
+    for key in ("json_model_override_args", "hf_overrides"):
+        value = run.server_args.get(key)
+        if value and "rope" in str(value):
+            return f"{key}={str(value)[:80]}"
+    return None
+
+
+def judge_length(run: Run, engine: Any) -> Judged:
+    notice = run.notices.get("input_too_long")
+    if notice is not None:
+        count = notice.evidence.count
+        cut = bool(notice.fields.get("truncated"))
+        return Judged("warning", f"{count:,} request(s) {'truncated' if cut else 'rejected'} "
+                      "over the run", notice.evidence, rule="input-too-long")
+    rt = run.runtime
+    if rt.prefill_batches or rt.decode_batches:
+        return Judged("ok", f"none over {rt.prefill_batches + rt.decode_batches:,} batch lines")
+    return Judged("unknown", "no request served in the log")
+
+
+def judge_template(run: Run, engine: Any) -> Judged:
+    t = terms(engine)
+    flag = t.template_flag if t is not None else "--chat-template"
+    notice = run.notices.get("chat_template")
+    given = run.server_args.get("chat_template")
+    if notice is not None:
+        source, name = notice.fields.get("source"), notice.fields.get("name")
+        ev = notice.evidence
+        if source == "model":
+            return Judged("ok", "the model's own", ev)
+        if source == "python":
+            return Judged("ok", f"the model's own, rendered by the engine ({name})", ev)
+        if source == "argument":
+            return Judged("info", f"given by {flag} {name}", ev)
+        if source == "builtin":
+            return Judged(
+                "info", f"the engine's built-in '{name}' (guessed from the model path)", ev,
+                f"Check that '{name}' is the model's own format, or pass its template with "
+                f"{flag}.", "low")
+        detail = ("The server found no chat template for this model and sends chat requests "
+                  "as plain text: the model sees none of the role markers it was trained on, "
+                  "so chat and tool-call answers degrade.")
+        fix = (f"Pass the model's template with {flag} (a .jinja file from the model's "
+               "repository), or serve the instruct / chat checkpoint, which carries one.")
+        return Judged("warning", "none found: chat requests are sent as plain text", ev, fix,
+                      "high", "chat-template-missing", "No chat template: chats sent as plain "
+                      "text", detail)
+    if given:
+        return Judged("info", f"given by {flag} {given}", run.server_args_evidence)
+    return Judged("unknown", "no template line in the log")
+
+
+def judge_parsers(run: Run, engine: Any) -> Judged:
+    t = terms(engine)
+    sa = run.server_args
+    features = run.notices.get("template_features")
+    missing: list[tuple[str, str, str]] = []  # (what, suggested, flag)
+    if features is not None:
+        for key, what, flag in (("tool_call_parser", "tool-call",
+                                 t.tool_flag if t else "--tool-call-parser"),
+                                ("reasoning_parser", "reasoning",
+                                 t.reasoning_flag if t else "--reasoning-parser")):
+            suggested = features.fields.get(key)
+            if suggested and key in sa and sa.get(key) in (None, ""):
+                missing.append((what, str(suggested), flag))
+    if missing and features is not None:
+        names = " and ".join(f"{what} ({s})" for what, s, _ in missing)
+        fix = "Add " + " ".join(f"{flag} {s}" for _, s, flag in missing) + "."
+        detail = (f"The engine read the model's chat template and found it calls for a {names} "
+                  "parser, but none was given: tool calls come back as plain text in the "
+                  "answer instead of `tool_calls` (an agent sees no call), and the reasoning is "
+                  "left inside the content.")
+        return Judged("warning", f"{names} parser expected by the chat template, not enabled",
+                      features.evidence, fix, "medium", "parser-not-enabled",
+                      f"The chat template calls for a {names} parser; none is enabled", detail)
+    given = {k: sa.get(k) for k in ("tool_call_parser", "reasoning_parser") if sa.get(k)}
+    if given:
+        return Judged("ok", ", ".join(f"{k.split('_')[0]}: {v}" for k, v in given.items()),
+                      run.server_args_evidence)
+    if "tool_call_parser" in sa or "reasoning_parser" in sa:
+        return Judged("info", "none given (no template line says the model needs one)",
+                      run.server_args_evidence)
+    return Judged("unknown", "not in the argument dump")
+
+
+def judge_generation(run: Run, engine: Any) -> Judged:
+    t = terms(engine)
+    notice = run.notices.get("generation_defaults")
+    if notice is not None:
+        params = notice.fields.get("params") or ""
+        return Judged("ok", f"the model's generation config applied {params}".rstrip(),
+                      notice.evidence)
+    if t is not None and t.generation_arg in run.server_args:
+        value = run.server_args.get(t.generation_arg)
+        if value == t.generation_off:
+            detail = (f"{t.generation_arg}={value}: requests that do not set temperature / "
+                      "top_p / top_k get the engine's defaults, not the ones the model's makers "
+                      "recommend in its generation_config.json (if it has one); reasoning "
+                      "models loop or ramble at the wrong temperature.")
+            return Judged("warning", f"the model's generation config not applied "
+                          f"({t.generation_arg}={value})", run.server_args_evidence,
+                          t.generation_fix, "low", "generation-defaults-ignored",
+                          "The model's recommended sampling defaults are not applied", detail)
+        if value not in (None, ""):
+            return Judged("ok", f"the model's, if it has a generation config "
+                          f"({t.generation_arg}={value})", run.server_args_evidence)
+    return Judged("unknown", "no generation-config line")
+
+
+def judge_kv(run: Run, alerts: tuple[Alert, ...] | list[Alert]) -> Judged:
+    found = sorted((a for a in alerts if a.rule in KV_RULES),
+                   key=lambda a: severity.rank(a.severity))
+    if found:
+        a = found[0]
+        return Judged(a.severity, a.title, a.evidence, a.fix, a.confidence, a.rule)
+    eff, basis, ev = run.effective
+    if eff:
+        return Judged("ok", f"{eff} ({basis})" if basis else eff, ev)
+    return Judged("unknown", "no KV dtype line or argument")
+
+
+JUDGES: dict[str, Callable[[Run, Any], Judged]] = {
+    "context": judge_context, "length": judge_length, "chat_template": judge_template,
+    "parsers": judge_parsers, "generation": judge_generation,
+}
+
+
+def checklist(run: Run, alerts: tuple[Alert, ...] | list[Alert], engine: Any,
+              checkpoint: CheckpointFacts | None = None) -> tuple[AccuracyItem, ...]:
+    """The current run's checklist, one item per setting, in `ITEMS` order; empty when no
+    engine is known (no line was recognised)."""
+    if engine is None:
+        return ()
+    out = []
+    for key, label in ITEMS:
+        if key == "kv_cache":
+            j = judge_kv(run, alerts)
+        elif key == "weights":
+            j = judge_weights(run, engine, checkpoint)
+        else:
+            j = JUDGES[key](run, engine)
+        out.append(AccuracyItem(key, label, j.state, j.summary, j.evidence, j.fix,
+                                j.confidence if j.state != "ok" else None, j.rule))
+    return tuple(out)
+
+
+# --- the alert rules (entries of kvtui.core.alerts.RULES) -------------------------------------
+def _alert(j: Judged) -> Alert | None:
+    if j.rule is None or j.state not in ("critical", "warning") or not j.title:
+        return None
+    return Alert(j.rule, j.state, j.title, j.detail, j.evidence, j.fix or "",
+                 j.confidence or "high")
+
+
+def rule_context(st: Any, run: Run, ctx: Any) -> Alert | None:
+    return _alert(judge_context(run, ctx.engine))
+
+
+def rule_weights(st: Any, run: Run, ctx: Any) -> Alert | None:
+    return _alert(judge_weights(run, ctx.engine, ctx.checkpoint))
+
+
+def rule_template(st: Any, run: Run, ctx: Any) -> Alert | None:
+    return _alert(judge_template(run, ctx.engine))
+
+
+def rule_parsers(st: Any, run: Run, ctx: Any) -> Alert | None:
+    return _alert(judge_parsers(run, ctx.engine))
+
+
+def rule_generation(st: Any, run: Run, ctx: Any) -> Alert | None:
+    return _alert(judge_generation(run, ctx.engine))
+
+
+RULES: tuple[tuple[str, Callable[[Any, Run, Any], Alert | None]], ...] = (
+    ("context-beyond-model", rule_context),
+    ("weights-quantized-on-load", rule_weights),
+    ("chat-template-missing", rule_template),
+    ("parser-not-enabled", rule_parsers),
+    ("generation-defaults-ignored", rule_generation),
+)

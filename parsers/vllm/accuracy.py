@@ -1,0 +1,42 @@
+"""vLLM's lines on a context length past the model's window and on the model's own sampling
+defaults (the accuracy checklist, `kvtui.core.accuracy`).
+
+- `User-specified max_model_len ({n}) is greater than the derived max_model_len ({key}={m} or
+  model_max_length={l} in model's config.json).` then VLLM_ALLOW_LONG_MAX_MODEL_LEN's caution:
+  a warning when that env var is set (the engine goes on), else the text of the ValueError it
+  raises, with "To allow overriding this maximum, set the env var
+  VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" (0.34.0 config/model.py:2705-2727, 0.22.0 :2236, 0.28.0
+  :2445);
+- `Default vLLM sampling parameters have been overridden by {source}: `{params}`. If this is
+  not intended, please relaunch vLLM instance with `--generation-config vllm`.` (0.34.0
+  config/model.py:1931, 0.22.0 :1510, 0.28.0 :1714): the model's generation_config.json (or
+  the folder given to --generation-config) set the default sampling parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+_CONTEXT = regex.compile(r"User-specified max_model_len \((\d+)\) is greater than (?:the )?"
+                         r"derived max_model_len \((?:\w+=)?(\d+)")
+_GEN = regex.compile(r"Default vLLM sampling parameters have been overridden by (.+?): `(.*?)`")
+
+
+def parse_context_override(msg: str) -> dict[str, Any] | None:
+    m = _CONTEXT.search(msg)
+    if m is None:
+        return None
+    refused = "To allow overriding" in msg or "Error" in msg[:40]
+    return {"context_length": int(m.group(1)), "derived": int(m.group(2)),
+            "allowed": not refused}
+
+
+def parse_generation_defaults(msg: str) -> dict[str, Any] | None:
+    m = _GEN.match(msg)
+    if m is None:
+        return None
+    source = m.group(1)
+    return {"params": m.group(2)[:240] or None,
+            "source": "model" if "generation_config.json" in source else source}

@@ -1,0 +1,268 @@
+"""The accuracy checklist and its alert rules (kvtui.core.accuracy).
+
+Each rule fires on lines rendered from the engine's own log call (release and file:line beside
+each) and stays quiet where the setting is right or where the log cannot tell; the Qwen3.5
+sample shows the checklist with its KV item red and its weights stated.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvtui.core.accuracy import ITEMS
+from kvtui.core.accuracy_text import checklist_markdown, checklist_text
+from kvtui.core.pipeline import Options, Session
+from kvtui.core.render import render_markdown, render_text
+from kvtui.core.report_types import Report
+from kvtui.sources.readers import iter_lines
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+QWEN = "qwen35-397b-nvfp4-tp8-fp8.log"
+NEW_RULES = {"context-beyond-model", "weights-quantized-on-load", "chat-template-missing",
+             "parser-not-enabled", "generation-defaults-ignored"}
+
+T = "[2026-06-01 10:00:"
+# an SGLang 0.5.19+ start (the dict dump; 0.5.23 entrypoints/engine.py:173) on 0.5.10+ lines
+SG_LOAD = (T + "30 TP0] Load weight end. elapsed=10.00 s, type=Qwen3ForCausalLM, "
+           "avail mem=60.00 GB, mem usage=16.00 GB.")  # 0.5.23 model_runner.py:1373
+SG_CAP = (T + "40 TP0] max_total_num_tokens=400000, chunked_prefill_size=8192, "
+          "max_prefill_tokens=16384, max_running_requests=128, context_len={ctx}, "
+          "available_gpu_mem=6.00 GB")  # 0.5.23 managers/scheduler.py:1270
+
+
+def sg_args(**extra: object) -> str:
+    args = {"model_path": "Qwen/Qwen3-8B", "tp_size": 1, "kv_cache_dtype": "auto",
+            "quantization": None, "context_length": None, **extra}
+    return T + "00] server_args=" + repr(args)
+
+
+def report(lines: list[str], name: str = "inline") -> Report:
+    s = Session(Options())
+    s.feed_lines(name, iter(lines))
+    return s.report()
+
+
+def sample(name: str) -> Report:
+    s = Session(Options())
+    s.feed_lines(name, iter_lines(str(SAMPLES / name)))
+    return s.report()
+
+
+def item(r: Report, key: str):
+    return next(i for i in r.accuracy if i.item == key)
+
+
+def rules(r: Report) -> set[str]:
+    return {a.rule for a in r.alerts}
+
+
+def alert(r: Report, rule: str):
+    return next(a for a in r.alerts if a.rule == rule)
+
+
+# --- context length past the model's window -------------------------------------------------
+# SGLang 0.5.23 configs/model_config.py:1299 (warning with the env var set, :1303)
+SG_OVER = (T + "05 TP0] Warning: User-specified context_length (524288) is greater than the "
+           "derived context_length (262144). This may lead to incorrect model outputs or CUDA "
+           "errors. Note that the derived context_length may differ from "
+           "max_position_embeddings in the model's config.")
+
+
+def test_sglang_context_past_the_window_is_critical_and_sure():
+    r = report([sg_args(context_length=524288), SG_OVER, SG_LOAD, SG_CAP.format(ctx=524288)])
+    a = alert(r, "context-beyond-model")
+    assert (a.severity, a.confidence) == ("critical", "high")
+    assert a.evidence is not None and a.evidence.line == 2
+    assert "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN" in a.fix and "--context-length 262144" \
+        in a.fix
+    it = item(r, "context")
+    assert (it.state, it.rule) == ("critical", "context-beyond-model")
+
+
+def test_sglang_refused_context_raises_no_accuracy_alert():
+    """Without the env var SGLang raises (:1314): the server never served, nothing to fix in
+    accuracy (the exception has its own alert)."""
+    r = report([sg_args(context_length=524288), "ValueError: " + SG_OVER[len(T) + 8:]
+                + " To allow overriding this maximum, set the env var "
+                "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"])
+    assert "context-beyond-model" not in rules(r)
+    assert item(r, "context").state == "info"
+
+
+def test_vllm_context_past_the_window_names_vllms_flag_and_env():
+    # vLLM 0.34.0 config/model.py:2722 (logger.warning_once with VLLM_ALLOW_LONG_MAX_MODEL_LEN)
+    lines = [
+        "(APIServer pid=1) INFO 05-01 16:27:50 [api_utils.py:281] non-default args: "
+        "{'model': 'meta-llama/Llama-3.1-8B-Instruct', 'max_model_len': 262144}",
+        "(APIServer pid=1) WARNING 05-01 16:27:51 [model.py:2722] User-specified max_model_len "
+        "(262144) is greater than the derived max_model_len (max_position_embeddings=131072 or "
+        "model_max_length=None in model's config.json). VLLM_ALLOW_LONG_MAX_MODEL_LEN must be "
+        "used with extreme caution.",
+    ]
+    a = alert(report(lines), "context-beyond-model")
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" in a.fix and "--max-model-len 131072" in a.fix
+
+
+def test_context_within_the_window_is_ok_only_with_the_start_in_the_log():
+    r = report([sg_args(context_length=32768), SG_LOAD, SG_CAP.format(ctx=32768)])
+    assert item(r, "context").state == "ok"
+    # an excerpt that begins after the start may have cut the engine's warning
+    assert item(report([SG_LOAD, SG_CAP.format(ctx=32768)]), "context").state == "unknown"
+
+
+# --- weights quantized while loading ---------------------------------------------------------
+def test_sglang_online_quantization_report_is_sure():
+    # 0.5.23 model_runner_components/load_model_utils.py:171
+    r = report([sg_args(quantization="fp8"), SG_LOAD,
+                T + "31 TP0] Online fp8 quantization: quantized 252 layers of types: "
+                "{'QKVParallelLinear'}"])
+    a = alert(r, "weights-quantized-on-load")
+    assert (a.severity, a.confidence) == ("warning", "high")
+    assert item(r, "weights").summary.startswith("fp8, quantized while loading")
+
+
+def test_sglang_load_line_without_quant_and_a_quantization_is_likely_online():
+    """0.5.10+ prints quant= from the checkpoint's config (0.5.23 model_config.py:1899): a
+    line without it while --quantization fp8 is given is a BF16 checkpoint quantized on load."""
+    a = alert(report([sg_args(quantization="fp8"), SG_LOAD]), "weights-quantized-on-load")
+    assert (a.severity, a.confidence) == ("warning", "medium")
+
+
+def test_sglang_old_load_line_cannot_tell_and_raises_nothing():
+    old = (T + "30 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, "
+           "avail mem=60.00 GB, mem usage=16.00 GB.")  # 0.4.6 model_runner.py:477
+    r = report([sg_args(quantization="fp8"), old])
+    assert "weights-quantized-on-load" not in rules(r)
+    assert item(r, "weights").state == "info"
+    # and with no --quantization an old line says nothing of the checkpoint (DeepSeek-V3's
+    # FP8 checkpoint loads so)
+    assert item(report([sg_args(), old]), "weights").state == "unknown"
+
+
+def test_prequantized_checkpoint_is_stated_not_alarmed():
+    r = sample(QWEN)
+    it = item(r, "weights")
+    assert it.state == "info" and "NVFP4" in it.summary and "pre-quantized" in it.summary
+    assert it.confidence == "high" and it.evidence is not None
+
+
+def test_vllm_quantization_named_by_the_operator_cannot_be_told():
+    lines = [
+        "(APIServer pid=1) INFO 05-01 16:27:50 [api_utils.py:281] non-default args: "
+        "{'model': 'Qwen/Qwen3-8B', 'quantization': 'fp8'}",
+        "(EngineCore pid=7) INFO 05-01 16:27:51 [core.py:140] Initializing a V1 LLM engine "
+        "(v0.33.0) with config: model='Qwen/Qwen3-8B', dtype=torch.bfloat16, "
+        "max_seq_len=40960, quantization=fp8, kv_cache_dtype=auto, device_config=cuda",
+    ]
+    r = report(lines)
+    assert "weights-quantized-on-load" not in rules(r)
+    assert item(r, "weights").state == "info"
+    # the config line's method, not asked for: the checkpoint's own (config/model.py:1403)
+    lines[0] = lines[0].replace(", 'quantization': 'fp8'", "")
+    it = item(report(lines), "weights")
+    assert (it.state, it.confidence) == ("info", "high") and "pre-quantized" in it.summary
+
+
+# --- chat template ---------------------------------------------------------------------------
+def test_the_models_own_template_is_the_normal_wording():
+    """SGLang's "Using default HuggingFace chat template with detected content format" means it
+    found the model's own template (0.5.23 parser/template_manager.py:202), not a fallback."""
+    r = sample(QWEN)
+    assert item(r, "chat_template").state == "ok"
+    assert "chat-template-missing" not in rules(r)
+
+
+def test_no_chat_template_is_a_warning():
+    r = report([sg_args(), T + "08] No chat template found, defaulting to 'string' content "
+                "format"])  # 0.5.23 parser/template_manager.py:207
+    a = alert(r, "chat-template-missing")
+    assert (a.severity, a.confidence) == ("warning", "high") and "--chat-template" in a.fix
+
+
+def test_a_builtin_template_is_stated_as_possible():
+    r = report([sg_args(), T + "08] Inferred chat template from model path: llama-3-instruct"])
+    it = item(r, "chat_template")
+    assert (it.state, it.confidence) == ("info", "low")
+    assert not rules(r) & NEW_RULES
+
+
+# --- tool-call / reasoning parsers ------------------------------------------------------------
+FEATURES = (T + "08] Auto-detected template features: reasoning_parser=qwen3, "
+            "tool_call_parser=qwen3_coder")  # 0.5.23 parser/template_manager.py:226
+
+
+def test_parsers_the_template_calls_for_and_none_given():
+    r = report([sg_args(tool_call_parser=None, reasoning_parser=None), FEATURES])
+    a = alert(r, "parser-not-enabled")
+    assert (a.severity, a.confidence) == ("warning", "medium")
+    assert "--tool-call-parser qwen3_coder" in a.fix and "--reasoning-parser qwen3" in a.fix
+
+
+@pytest.mark.parametrize("given", ["qwen3_coder", "auto"])
+def test_parsers_given_or_auto_raise_nothing(given):
+    """"auto" takes the template's suggestion (0.5.23 entrypoints/engine.py:215-235)."""
+    r = report([sg_args(tool_call_parser=given, reasoning_parser=given), FEATURES])
+    assert "parser-not-enabled" not in rules(r)
+    assert item(r, "parsers").state == "ok"
+
+
+def test_parsers_not_in_the_dump_are_unknown():
+    assert item(report([sg_args(), FEATURES]), "parsers").state == "unknown"
+
+
+# --- sampling defaults -------------------------------------------------------------------------
+def test_sglang_openai_sampling_defaults_is_possible():
+    # --sampling-defaults {openai,model} (0.5.23 arg_groups/fields/serving.py:232)
+    a = alert(report([sg_args(sampling_defaults="openai")]), "generation-defaults-ignored")
+    assert (a.severity, a.confidence) == ("warning", "low")
+    assert item(report([sg_args(sampling_defaults="model")]), "generation").state == "ok"
+
+
+def test_vllm_generation_config_vllm_is_possible_and_its_line_is_ok():
+    args = ("(APIServer pid=1) INFO 05-01 16:27:50 [api_utils.py:281] non-default args: "
+            "{'model': 'Qwen/Qwen3-8B', 'generation_config': 'vllm'}")
+    a = alert(report([args]), "generation-defaults-ignored")
+    assert "--generation-config vllm" in a.fix
+    # 0.34.0 config/model.py:1931: the model's generation_config.json applied
+    applied = ("(APIServer pid=1) WARNING 05-01 16:27:52 [model.py:1931] Default vLLM sampling "
+               "parameters have been overridden by the model's `generation_config.json`: "
+               "`{'temperature': 0.6}`. If this is not intended, please relaunch vLLM instance "
+               "with `--generation-config vllm`.")
+    r = report([args.replace(", 'generation_config': 'vllm'", ""), applied])
+    assert item(r, "generation").state == "ok" and not rules(r) & NEW_RULES
+
+
+# --- prompts cut for length ---------------------------------------------------------------------
+def test_prompts_rejected_are_counted_over_the_run():
+    line = (T + "50 TP0] Input length (70000 tokens) exceeds the maximum allowed length (65536 "
+            "tokens). Use a shorter input or enable --allow-auto-truncate.")
+    r = report([sg_args(), SG_LOAD, line, line, line])
+    it = item(r, "length")
+    assert (it.state, it.rule) == ("warning", "input-too-long")
+    assert it.summary.startswith("3 request(s) rejected")
+
+
+# --- the checklist on the Qwen3.5 sample, in check's text, Markdown and JSON --------------------
+def test_qwen35_sample_checklist_kv_red_and_weights_stated():
+    r = sample(QWEN)
+    assert [i.item for i in r.accuracy] == [k for k, _ in ITEMS]
+    kv = item(r, "kv_cache")
+    assert (kv.state, kv.rule) == ("critical", "kv-fp8-unscaled")
+    text = render_text(r)
+    assert "Accuracy checklist" in text
+    assert any(line.lstrip().startswith("KV cache") and "CRITICAL" in line
+               for line in checklist_text(r.accuracy))
+    assert any("Weights" in line and "NVFP4" in line and "pre-quantized" in line
+               for line in text.splitlines())
+    md = render_markdown(r)
+    assert "## Accuracy checklist" in md and checklist_markdown(r.accuracy)[0] in md
+    js = r.to_json()["accuracy"]
+    assert js[0]["item"] == "kv_cache" and js[0]["state"] == "critical"
+    assert js[1]["state"] == "info" and "NVFP4" in js[1]["summary"]
+
+
+def test_log_text_in_a_summary_is_inert():
+    r = report([sg_args(), T + "08] Inferred chat template from model path: [red]x\x1b[31m"])
+    assert "\x1b" not in "\n".join(checklist_text(r.accuracy))
