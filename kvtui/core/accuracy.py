@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvtui.core import severity
 from kvtui.core.evidence import Evidence
-from kvtui.core.report_types import AccuracyItem, Alert
+from kvtui.core.report_types import AccuracyItem, Alert, snapshot
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
@@ -309,7 +309,7 @@ def checklist(run: Run, alerts: tuple[Alert, ...] | list[Alert], engine: Any,
             j = judge_weights(run, engine, checkpoint)
         else:
             j = JUDGES[key](run, engine)
-        out.append(AccuracyItem(key, label, j.state, j.summary, j.evidence, j.fix,
+        out.append(AccuracyItem(key, label, j.state, j.summary, snapshot(j.evidence), j.fix,
                                 j.confidence if j.state != "ok" else None, j.rule))
     return tuple(out)
 
