@@ -16,6 +16,10 @@ from kvtui.ui.text import clean
 STATE_STYLE = {"ok": "green", "info": "cyan", "warning": "bold yellow",
                "critical": "bold red", "unknown": "dim"}
 STATE_MARK = {"ok": "✓", "info": "•", "warning": "!", "critical": "✗", "unknown": "?"}
+# the pane is a third of a wide screen: the core's labels, shortened
+SHORT = {"kv_cache": "KV cache", "weights": "Weights", "context": "Context", "length":
+         "Length cuts", "chat_template": "Template", "parsers": "Parsers", "generation":
+         "Sampling"}
 
 
 def accuracy_text(t: Text, r: rv.Shown) -> None:
@@ -27,7 +31,8 @@ def accuracy_text(t: Text, r: rv.Shown) -> None:
     for it in items:
         style = STATE_STYLE.get(it.state, "")
         t.append(f"  {STATE_MARK.get(it.state, '?')} ", style=style)
-        t.append(f"{it.label:<25}", style="bold" if it.state in ("warning", "critical") else "")
+        t.append(f"{SHORT.get(it.item, it.label):<12}",
+                 style="bold" if it.state in ("warning", "critical") else "")
         t.append(f"{STATE_WORD.get(it.state, it.state):<8} ", style=style)
         t.append(clean(it.summary, 160), style="dim" if it.state == "unknown" else "")
         sure = CERTAINTY_WORD.get(it.confidence or "")
