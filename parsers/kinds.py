@@ -96,8 +96,10 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     # Accuracy (kvtui.core.accuracy): the engine let a context length longer than the model's
     # own window through (`allowed`: its env var was set and it went on; False: it refused).
     "context_override": ("context_length", "derived", "allowed"),
-    # Where the chat template came from: "model" (the checkpoint's own), "builtin" (the
-    # engine's template guessed from the model path), "argument" (--chat-template), "none".
+    # Where the chat template came from: "model" (the checkpoint's own), "python" (the
+    # engine's rendering of it), "builtin" (the engine's template guessed from the model path),
+    # "fallback" (the engine's template for a model type that has none), "argument"
+    # (--chat-template), "none".
     "chat_template": ("source", "name"),
     # The parsers the engine found the chat template calls for (SGLang's template detection).
     "template_features": ("reasoning_parser", "tool_call_parser"),

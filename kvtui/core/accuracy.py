@@ -50,8 +50,8 @@ class AccuracyTerms:
     generation_off: str
     generation_fix: str
     weights: Callable[[Run], WeightsOrigin | None]
-    # where the engine's warning and refusal of a longer context are written (for the texts)
-    context_source: str = ""
+    # what a chat request gets when the model has no chat template, in the engine's terms
+    no_template: str = ""
 
 
 ITEMS: tuple[tuple[str, str], ...] = (
@@ -207,14 +207,20 @@ def judge_template(run: Run, engine: Any) -> Judged:
                 "info", f"the engine's built-in '{name}' (guessed from the model path)", ev,
                 f"Check that '{name}' is the model's own format, or pass its template with "
                 f"{flag}.", "low")
-        detail = ("The server found no chat template for this model and sends chat requests "
-                  "as plain text: the model sees none of the role markers it was trained on, "
-                  "so chat and tool-call answers degrade.")
+        if source == "fallback":
+            return Judged(
+                "info", "the engine's fallback for the model type (the model has none)", ev,
+                f"Check the fallback matches how the model was trained, or pass its template "
+                f"with {flag}.", "low")
+        effect = t.no_template if t is not None else (
+            "chat requests are refused or rendered without the role markers the model was "
+            "trained on")
+        detail = (f"The server found no chat template for this model: {effect}, so chat and "
+                  "tool-call answers degrade or fail.")
         fix = (f"Pass the model's template with {flag} (a .jinja file from the model's "
                "repository), or serve the instruct / chat checkpoint, which carries one.")
-        return Judged("warning", "none found: chat requests are sent as plain text", ev, fix,
-                      "high", "chat-template-missing", "No chat template: chats sent as plain "
-                      "text", detail)
+        return Judged("warning", "none found for this model", ev, fix, "high",
+                      "chat-template-missing", "No chat template for this model", detail)
     if given:
         return Judged("info", f"given by {flag} {given}", run.server_args_evidence)
     return Judged("unknown", "no template line in the log")

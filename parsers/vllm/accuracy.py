@@ -10,7 +10,12 @@ defaults (the accuracy checklist, `kvtui.core.accuracy`).
 - `Default vLLM sampling parameters have been overridden by {source}: `{params}`. If this is
   not intended, please relaunch vLLM instance with `--generation-config vllm`.` (0.34.0
   config/model.py:1931, 0.22.0 :1510, 0.28.0 :1714): the model's generation_config.json (or
-  the folder given to --generation-config) set the default sampling parameters.
+  the folder given to --generation-config) set the default sampling parameters;
+- `Loading chat template fallback for {model} as there isn't one defined on HF Hub.` (0.34.0
+  renderers/hf.py:357, 0.22.0 :304, 0.28.0 :307): vLLM's own template for the model type, the
+  model having none; and the error a chat request gets when there is no template at all, "As of
+  transformers v4.44, default chat template is no longer allowed, so you must provide a chat
+  template if the tokenizer does not define one." (0.34.0 :892, 0.22.0 :654, 0.28.0 :731).
 """
 
 from __future__ import annotations
@@ -40,3 +45,16 @@ def parse_generation_defaults(msg: str) -> dict[str, Any] | None:
     source = m.group(1)
     return {"params": m.group(2)[:240] or None,
             "source": "model" if "generation_config.json" in source else source}
+
+
+_FALLBACK = regex.compile(r"Loading chat template fallback for (\S+) as there isn't one")
+NO_TEMPLATE = "default chat template is no longer allowed"
+
+
+def parse_chat_template(msg: str) -> dict[str, Any] | None:
+    m = _FALLBACK.match(msg)
+    if m is not None:
+        return {"source": "fallback", "name": m.group(1)}
+    if NO_TEMPLATE in msg:
+        return {"source": "none", "name": None}
+    return None

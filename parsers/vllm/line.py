@@ -20,7 +20,12 @@ from parsers.envelope import payload_start
 from parsers.event import Event
 from parsers.prefix import UNTIMED, vllm_head
 from parsers.text import CARET, normalize
-from parsers.vllm.accuracy import parse_context_override, parse_generation_defaults
+from parsers.vllm.accuracy import (
+    NO_TEMPLATE,
+    parse_chat_template,
+    parse_context_override,
+    parse_generation_defaults,
+)
 from parsers.vllm.args import (
     parse_engine_config,
     parse_loading,
@@ -105,6 +110,8 @@ def _h_weights(msg: str) -> _Result:
     fields = parse_weights(msg)
     if fields is not None:
         return "load_weight_end", fields
+    if msg.startswith("Loading chat template fallback"):
+        return _kind("chat_template", parse_chat_template(msg))
     return parse_scales(msg)  # "Loaded KV cache scaling factors from ..."
 
 
@@ -226,6 +233,8 @@ _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_s
 def _fallback(msg: str) -> _Result:
     if "User-specified max_model_len" in msg:  # the ValueError's text in a traceback
         return _kind("context_override", parse_context_override(msg))
+    if NO_TEMPLATE in msg:  # a chat request's error: the model has no chat template
+        return _kind("chat_template", parse_chat_template(msg))
     if "max seq len" in msg or "cache blocks" in msg or "emory" in msg:
         return _kind("oom", parse_error(msg))
     if "version" in msg:

@@ -188,6 +188,20 @@ def test_a_builtin_template_is_stated_as_possible():
     assert not rules(r) & NEW_RULES
 
 
+def test_vllm_without_a_template_warns_and_its_fallback_is_stated():
+    none = ("(APIServer pid=1) ERROR 05-01 16:30:00 [serving.py:1] Error in preprocessing prompt "
+            "inputs: As of transformers v4.44, default chat template is no longer allowed, so "
+            "you must provide a chat template if the tokenizer does not define one.")
+    args = ("(APIServer pid=1) INFO 05-01 16:27:50 [api_utils.py:281] non-default args: "
+            "{'model': 'org/base-model'}")
+    a = alert(report([args, none, none]), "chat-template-missing")
+    assert a.evidence is not None and a.evidence.count == 2
+    fallback = ("(APIServer pid=1) INFO 05-01 16:27:56 [hf.py:357] Loading chat template "
+                "fallback for org/base-model as there isn't one defined on HF Hub.")
+    r = report([args, fallback])
+    assert item(r, "chat_template").state == "info" and not rules(r) & NEW_RULES
+
+
 # --- tool-call / reasoning parsers ------------------------------------------------------------
 FEATURES = (T + "08] Auto-detected template features: reasoning_parser=qwen3, "
             "tool_call_parser=qwen3_coder")  # 0.5.23 parser/template_manager.py:226

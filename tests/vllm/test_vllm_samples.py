@@ -317,6 +317,12 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "`{'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}`. If this is not intended, please "
         "relaunch vLLM instance with `--generation-config vllm`.", "generation_defaults",
         {"params": "{'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}", "source": "model"}),
+    ("(APIServer pid=1) INFO 05-01 16:27:56 [hf.py:357] Loading chat template fallback for "
+     "org/base-model as there isn't one defined on HF Hub.", "chat_template",  # 0.34.0
+     {"source": "fallback", "name": "org/base-model"}),
+    ("ChatTemplateResolutionError: As of transformers v4.44, default chat template is no longer "
+     "allowed, so you must provide a chat template if the tokenizer does not define one.",
+     "chat_template", {"source": "none", "name": None}),  # 0.34.0 renderers/hf.py:892
     (  # the accuracy arguments of `non-default args` (0.34.0 entrypoints/openai/cli_args.py)
         "(APIServer pid=1) " + H + "non-default args: {'model': 'Qwen/Qwen3-8B', "
         "'enable_auto_tool_choice': True, 'tool_call_parser': 'hermes', "

@@ -73,5 +73,10 @@ ACCURACY = AccuracyTerms(
     generation_fix="Drop --sampling-defaults openai (the default, model, applies the model's "
                    "generation_config.json), or set the sampling parameters in every request.",
     weights=weights,
-    context_source="0.5.23 configs/model_config.py:1295-1316",
+    # 0.5.23: no template name and no Jinja template (parser/template_manager.py:205-209), so a
+    # chat request goes to the tokenizer's apply_chat_template
+    # (entrypoints/openai/serving_chat.py:1957-1958, :2299), which transformers refuses
+    # without a template (no default since v4.44)
+    no_template="chat requests fail in the tokenizer (it has no template to apply); only "
+                "raw completions and /generate work",
 )

@@ -47,5 +47,5 @@ ACCURACY = AccuracyTerms(
     generation_fix="Drop --generation-config vllm (the default, auto, applies the model's "
                    "generation_config.json), or set the sampling parameters in every request.",
     weights=weights,
-    context_source="0.34.0 config/model.py:2705-2727",
+    no_template="every chat request is refused with an error (0.34.0 renderers/hf.py:891-896)",
 )
