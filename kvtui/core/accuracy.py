@@ -52,6 +52,8 @@ class AccuracyTerms:
     weights: Callable[[Run], WeightsOrigin | None]
     # what a chat request gets when the model has no chat template, in the engine's terms
     no_template: str = ""
+    # when the engine lets a context longer than the model's window through (its env var)
+    context_allowed: str = ""
 
 
 ITEMS: tuple[tuple[str, str], ...] = (
@@ -147,14 +149,15 @@ def judge_context(run: Run, engine: Any) -> Judged:
         env = t.context_env if t is not None else "the engine's override env var"
         flag = t.context_flag if t is not None else "the context-length argument"
         detail = (f"The context length was set to {asked:,} tokens, past the {derived:,} the "
-                  "model's config allows (its window, with its RoPE scaling). The engine let it "
-                  f"through only because {env} is set, and its own warning says positions past "
-                  "the window \"may lead to incorrect model outputs\": long prompts degrade or "
-                  "turn to garbage.")
+                  "model's config allows (its window, with its RoPE scaling). "
+                  + (t.context_allowed if t is not None and t.context_allowed else
+                     "The engine let it through.")
+                  + " Its own warning says positions past the window \"may lead to incorrect "
+                  "model outputs\": long prompts degrade or turn to garbage.")
         fix = (f"Set {flag} {derived} (or leave it unset) and unset {env}; to serve longer "
                "contexts, use the RoPE scaling the model's makers publish for it (YaRN in its "
                "config), which raises the window the engine derives.")
-        return Judged("critical", f"{asked:,} > the model's {derived:,} (allowed by {env})",
+        return Judged("critical", f"{asked:,} > the model's {derived:,} ({env})",
                       notice.evidence, fix, "high", "context-beyond-model",
                       f"Context length {asked:,} past the model's window ({derived:,})", detail)
     if context and _started(run) and run.server_args_evidence is not None:

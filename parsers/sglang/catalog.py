@@ -795,7 +795,8 @@ CATALOG: tuple[Format, ...] = (
                 "Warning: User-specified context_length ({n}) is greater than the derived "
                 "context_length ({derived}). This may lead to incorrect model outputs or CUDA "
                 "errors. ...", "0.5.23 configs/model_config.py:1299 (logger.warning when "
-                "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set, :1303)",
+                "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is set, :1303); 0.4.10 :165 the same "
+                "without the note (the env var on by default up to 0.4.10)",
                 P + "Warning: User-specified context_length (524288) is greater than the "
                 "derived context_length (262144). This may lead to incorrect model outputs or "
                 "CUDA errors. Note that the derived context_length may differ from "
@@ -804,7 +805,8 @@ CATALOG: tuple[Format, ...] = (
         Variant("context_override:refused", None,
                 "ValueError: Warning: User-specified context_length ... To allow overriding "
                 "this maximum, set the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
-                "0.5.23 configs/model_config.py:1314",
+                "0.5.23 configs/model_config.py:1314; 0.4.10 :171 without the leading "
+                "'Warning: '",
                 "ValueError: Warning: User-specified context_length (524288) is greater than "
                 "the derived context_length (262144). This may lead to incorrect model outputs "
                 "or CUDA errors. Note that the derived context_length may differ from "
@@ -818,7 +820,7 @@ CATALOG: tuple[Format, ...] = (
         "Using Python chat template"), _cast(accuracy.parse_chat_template), (
         Variant("chat_template:model", None,
                 "Using default HuggingFace chat template with detected content format: {fmt}",
-                "0.5.23 parser/template_manager.py:202",
+                "0.5.23 parser/template_manager.py:202 (in 0.4.10-0.5.23; dates nothing)",
                 "[2026-11-24 09:14:08] Using default HuggingFace chat template with detected "
                 "content format: openai", ("source",)),
         Variant("chat_template:none", None,
@@ -844,7 +846,7 @@ CATALOG: tuple[Format, ...] = (
            _cast(accuracy.parse_template_features), (
         Variant("template_features:detected", None,
                 "Auto-detected template features: [reasoning_config=.., ][reasoning_parser=.., ]"
-                "[tool_call_parser=..]", "0.5.23 parser/template_manager.py:226",
+                "[tool_call_parser=..]", "0.5.23 parser/template_manager.py:226 (0.5.13+; 0.5.12 has none)",
                 "[2026-11-24 09:14:08] Auto-detected template features: "
                 "reasoning_parser=qwen3, tool_call_parser=qwen3_coder",
                 ("reasoning_parser", "tool_call_parser")),
@@ -853,7 +855,7 @@ CATALOG: tuple[Format, ...] = (
            _cast(accuracy.parse_generation_defaults), (
         Variant("generation_defaults:model", None,
                 "Using default chat sampling params from model generation config: {params}",
-                "0.5.23 entrypoints/openai/serving_chat.py:424",
+                "0.5.23 entrypoints/openai/serving_chat.py:424 (0.5.4+; 0.5.2 has none)",
                 "[2026-02-04 11:30:31] Using default chat sampling params from model generation "
                 "config: {'repetition_penalty': 1.1, 'temperature': 0.7, 'top_k': 20, "
                 "'top_p': 0.8}", ("params",)),
@@ -861,7 +863,7 @@ CATALOG: tuple[Format, ...] = (
     Format("online_quant", ("Online ",), _cast(accuracy.parse_online_quant), (
         Variant("online_quant:report", None,
                 "Online {quantization} quantization: quantized {n} layers of types: {types}",
-                "0.5.23 model_executor/model_runner_components/load_model_utils.py:171",
+                "0.5.23 model_executor/model_runner_components/load_model_utils.py:171 (0.5.13+)",
                 P + "Online fp8 quantization: quantized 448 layers of types: "
                 "{'QKVParallelLinear', 'RowParallelLinear'}", ("method", "layers")),
     )),

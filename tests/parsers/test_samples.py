@@ -716,6 +716,17 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
         "context_override", {"context_length": 40960, "derived": 32768, "allowed": False},
     ),
+    (  # 0.4.10 configs/model_config.py:165 (the env var on by default): no note
+        P + "Warning: User-specified context_length (200000) is greater than the derived "
+        "context_length (131072). This may lead to incorrect model outputs or CUDA errors.",
+        "context_override", {"context_length": 200000, "derived": 131072, "allowed": True},
+    ),
+    ("ValueError: User-specified context_length (200000) is greater than the derived "  # :171
+     "context_length (131072). This may lead to incorrect model outputs or CUDA errors. Note "
+     "that the derived context_length may differ from max_position_embeddings in the model's "
+     "config. To allow overriding this maximum, set the env var "
+     "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+     "context_override", {"context_length": 200000, "allowed": False}),
     (  # parser/template_manager.py:202: the model's own template (the normal wording)
         "[2026-11-24 09:14:08] Using default HuggingFace chat template with detected content "
         "format: openai", "chat_template", {"source": "model", "name": None},

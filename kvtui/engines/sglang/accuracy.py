@@ -73,6 +73,11 @@ ACCURACY = AccuracyTerms(
     generation_fix="Drop --sampling-defaults openai (the default, model, applies the model's "
                    "generation_config.json), or set the sampling parameters in every request.",
     weights=weights,
+    # logged (and the longer length kept) when the env var is on; on by default up to 0.4.10
+    # (0.4.10 configs/model_config.py:162-164, `default="True"`), off from 0.5.1 (:176), an
+    # EnvBool(False) from 0.5.4 (environ.py:212; 0.5.23 :320), else a ValueError
+    context_allowed="SGLang went on with it because SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN "
+                    "is on (set by the operator; on by default up to 0.4.10).",
     # 0.5.23: no template name and no Jinja template (parser/template_manager.py:205-209), so a
     # chat request goes to the tokenizer's apply_chat_template
     # (entrypoints/openai/serving_chat.py:1957-1958, :2299), which transformers refuses

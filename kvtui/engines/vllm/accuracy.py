@@ -47,5 +47,8 @@ ACCURACY = AccuracyTerms(
     generation_fix="Drop --generation-config vllm (the default, auto, applies the model's "
                    "generation_config.json), or set the sampling parameters in every request.",
     weights=weights,
+    # logged only with the env var set, else a ValueError (0.34.0 config/model.py:2721-2727;
+    # envs.py:1177 defaults it to "0")
+    context_allowed="vLLM went on with it only because VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set.",
     no_template="every chat request is refused with an error (0.34.0 renderers/hf.py:891-896)",
 )
