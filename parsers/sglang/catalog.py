@@ -846,7 +846,8 @@ CATALOG: tuple[Format, ...] = (
            _cast(accuracy.parse_template_features), (
         Variant("template_features:detected", None,
                 "Auto-detected template features: [reasoning_config=.., ][reasoning_parser=.., ]"
-                "[tool_call_parser=..]", "0.5.23 parser/template_manager.py:226 (0.5.13+; 0.5.12 has none)",
+                "[tool_call_parser=..]",
+                "0.5.23 parser/template_manager.py:226 (0.5.13+; 0.5.12 has none)",
                 "[2026-11-24 09:14:08] Auto-detected template features: "
                 "reasoning_parser=qwen3, tool_call_parser=qwen3_coder",
                 ("reasoning_parser", "tool_call_parser")),
