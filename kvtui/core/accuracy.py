@@ -50,6 +50,11 @@ class AccuracyTerms:
     generation_off: str
     generation_fix: str
     weights: Callable[[Run], WeightsOrigin | None]
+    # the argument's default, which applies the model's generation config ("" if none)
+    generation_on: str = ""
+    # does an argument the run's dumps leave out stand for its default (a dump of only the
+    # operator's arguments, complete)?
+    absent_is_default: Callable[[Run], bool] = lambda run: False
     # what a chat request gets when the model has no chat template, in the engine's terms
     no_template: str = ""
     # when the engine lets a context longer than the model's window through (its env var)
@@ -256,7 +261,8 @@ def judge_parsers(run: Run, engine: Any) -> Judged:
     if given:
         return Judged("ok", ", ".join(f"{k.split('_')[0]}: {v}" for k, v in given.items()),
                       run.server_args_evidence)
-    if "tool_call_parser" in sa or "reasoning_parser" in sa:
+    if "tool_call_parser" in sa or "reasoning_parser" in sa or (
+            t is not None and t.absent_is_default(run)):
         return Judged("info", "none given (no template line says the model needs one)",
                       run.server_args_evidence)
     return Judged("unknown", "not in the argument dump")
@@ -283,6 +289,11 @@ def judge_generation(run: Run, engine: Any) -> Judged:
         if value not in (None, ""):
             return Judged("ok", f"the model's, if it has a generation config "
                           f"({t.generation_arg}={value})", run.server_args_evidence)
+    if t is not None and t.generation_on and t.absent_is_default(run) \
+            and t.generation_arg not in run.server_args:
+        # every argument the operator gave is listed: an absent one is the engine's default
+        return Judged("ok", f"the model's, if it has a generation config ({t.generation_arg}="
+                      f"{t.generation_on}, the default)", run.server_args_evidence)
     return Judged("unknown", "no generation-config line")
 
 

@@ -248,6 +248,19 @@ def test_vllm_generation_config_vllm_is_possible_and_its_line_is_ok():
     assert item(r, "generation").state == "ok" and not rules(r) & NEW_RULES
 
 
+def test_vllm_complete_args_without_the_argument_mean_its_default():
+    """A complete `non-default args` dump (0.10+) leaves out what the operator did not give:
+    --generation-config is then "auto" (0.34.0 config/model.py:373) and no parser is given;
+    a cut dump says nothing of either."""
+    complete = ("(APIServer pid=1) INFO 05-01 16:27:50 [api_utils.py:281] non-default args: "
+                "{'model': 'Qwen/Qwen3-8B', 'tensor_parallel_size': 2}")
+    r = report([complete])
+    assert item(r, "generation").state == "ok" and "the default" in item(r, "generation").summary
+    assert item(r, "parsers").state == "info"
+    cut = report([complete[:-2]])
+    assert item(cut, "generation").state == "unknown" and item(cut, "parsers").state == "unknown"
+
+
 # --- prompts cut for length ---------------------------------------------------------------------
 def test_prompts_rejected_are_counted_over_the_run():
     line = (T + "50 TP0] Input length (70000 tokens) exceeds the maximum allowed length (65536 "

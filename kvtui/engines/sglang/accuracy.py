@@ -72,6 +72,7 @@ ACCURACY = AccuracyTerms(
     generation_off="openai",
     generation_fix="Drop --sampling-defaults openai (the default, model, applies the model's "
                    "generation_config.json), or set the sampling parameters in every request.",
+    generation_on="model",  # the default: 0.5.4+ (0.5.23 arg_groups/fields/serving.py:238)
     weights=weights,
     # logged (and the longer length kept) when the env var is on; on by default up to 0.4.10
     # (0.4.10 configs/model_config.py:162-164, `default="True"`), off from 0.5.1 (:176), an

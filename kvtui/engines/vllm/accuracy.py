@@ -34,6 +34,13 @@ def weights(run: Run) -> WeightsOrigin | None:
     return None
 
 
+def absent_is_default(run: Run) -> bool:
+    """A complete `non-default args` dump (0.10+) lists every argument the operator gave, so
+    one it leaves out is the default; a Namespace (up to 0.9) prints every argument of its
+    release, so one it leaves out did not exist yet."""
+    return run.args_complete and any(form == "args" for form, _ in run.dump_parts)
+
+
 ACCURACY = AccuracyTerms(
     context_flag="--max-model-len",
     context_env="VLLM_ALLOW_LONG_MAX_MODEL_LEN",
@@ -46,7 +53,9 @@ ACCURACY = AccuracyTerms(
     generation_off="vllm",
     generation_fix="Drop --generation-config vllm (the default, auto, applies the model's "
                    "generation_config.json), or set the sampling parameters in every request.",
+    generation_on="auto",  # the default: 0.34.0 config/model.py:373
     weights=weights,
+    absent_is_default=absent_is_default,
     # logged only with the env var set, else a ValueError (0.34.0 config/model.py:2721-2727;
     # envs.py:1177 defaults it to "0")
     context_allowed="vLLM went on with it only because VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set.",
