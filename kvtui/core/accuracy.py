@@ -59,6 +59,11 @@ class AccuracyTerms:
     no_template: str = ""
     # when the engine lets a context longer than the model's window through (its env var)
     context_allowed: str = ""
+    # why the log's silence says nothing of prompts refused for length, where it does not
+    # (the engine logs them below the usual level); "" when it logs every one
+    length_unlogged: str = ""
+    # what the log's silence does not cover, where it covers the rest
+    length_caveat: str = ""
 
 
 ITEMS: tuple[tuple[str, str], ...] = (
@@ -191,8 +196,13 @@ def judge_length(run: Run, engine: Any) -> Judged:
         return Judged("warning", f"{count:,} request(s) {'truncated' if cut else 'rejected'} "
                       "over the run", notice.evidence, rule="input-too-long")
     rt = run.runtime
+    t = terms(engine)
+    if t is not None and t.length_unlogged:
+        return Judged("unknown", t.length_unlogged)
     if rt.prefill_batches or rt.decode_batches:
-        return Judged("ok", f"none over {rt.prefill_batches + rt.decode_batches:,} batch lines")
+        caveat = f" ({t.length_caveat})" if t is not None and t.length_caveat else ""
+        return Judged("ok", f"none logged over {rt.prefill_batches + rt.decode_batches:,} "
+                      f"batch lines{caveat}")
     return Judged("unknown", "no request served in the log")
 
 

@@ -772,8 +772,21 @@ CATALOG: tuple[Format, ...] = (
                 P + "Testing retraction. #retracted_reqs: 3, #new_tokens_gained: 12",
                 ("retracted_reqs",)),
     )),
-    Format("input_too_long", ("Input length (", "Request length is longer than the KV"),
+    Format("input_too_long", ("Input length (", "Request length is longer than the KV",
+                              "The input ("),
            _cast(errors.parse_input_too_long), (
+        Variant("input_too_long:tokenizer_truncated", None,
+                "The input ({n} tokens) is longer than the model's context length ({m} "
+                "tokens). Truncating the input.",
+                "0.5.23 managers/tokenizer_manager.py:1340 (0.5.5 :656; --allow-auto-truncate)",
+                "[2026-03-01 12:00:00] The input (140000 tokens) is longer than the model's "
+                "context length (131072 tokens). Truncating the input.",
+                ("input_tokens", "max_tokens", "truncated")),
+        Variant("input_too_long:tokenizer", None,
+                "The input ({n} tokens) is longer than the model's context length ({m} tokens).",
+                "0.5.23 managers/tokenizer_manager.py:1348 (0.4.10 :557), a ValueError",
+                "ValueError: The input (140000 tokens) is longer than the model's context length "
+                "(131072 tokens).", ("input_tokens", "max_tokens")),
         Variant("input_too_long:rejected", EVERY,
                 "Input length ({n} tokens) exceeds the maximum allowed length "
                 "({max_req_input_len} tokens). Use a shorter input or enable "

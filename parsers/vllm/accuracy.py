@@ -15,7 +15,13 @@ defaults (the accuracy checklist, `kvtui.core.accuracy`).
   renderers/hf.py:357, 0.22.0 :304, 0.28.0 :307): vLLM's own template for the model type, the
   model having none; and the error a chat request gets when there is no template at all, "As of
   transformers v4.44, default chat template is no longer allowed, so you must provide a chat
-  template if the tokenizer does not define one." (0.34.0 :892, 0.22.0 :654, 0.28.0 :731).
+  template if the tokenizer does not define one." (0.34.0 :892, 0.22.0 :654, 0.28.0 :731);
+- a prompt refused for length: "This model's maximum context length is {M} tokens. However,
+  your prompt contains {N} input tokens, ..." (0.34.0 renderers/params.py:544) and "The
+  {decoder} prompt (length {N}) is longer than the maximum model length of {M}." (0.34.0
+  v1/engine/input_processor.py:583). vLLM returns them to the client and logs them at DEBUG
+  only (entrypoints/serve/exception_handling/error_response.py:25): a log shows them when
+  debug logging was on, or pasted from a client's error.
 """
 
 from __future__ import annotations
@@ -57,4 +63,22 @@ def parse_chat_template(msg: str) -> dict[str, Any] | None:
         return {"source": "fallback", "name": m.group(1)}
     if NO_TEMPLATE in msg:
         return {"source": "none", "name": None}
+    return None
+
+
+_CONTEXT_LIMIT = regex.compile(r"This model's maximum context length is (\d+) tokens\. However, "
+                               r"your prompt contains (?:at least )?(\d+) input tokens")
+_MODEL_LIMIT = regex.compile(r"The \w+ prompt \(length (\d+)\) is longer than the maximum "
+                             r"model length of (\d+)")
+
+
+def parse_too_long(msg: str) -> dict[str, Any] | None:
+    m = _CONTEXT_LIMIT.search(msg)
+    if m is not None:
+        return {"input_tokens": int(m.group(2)), "max_tokens": int(m.group(1)),
+                "truncated": False}
+    m = _MODEL_LIMIT.search(msg)
+    if m is not None:
+        return {"input_tokens": int(m.group(1)), "max_tokens": int(m.group(2)),
+                "truncated": False}
     return None

@@ -25,6 +25,7 @@ from parsers.vllm.accuracy import (
     parse_chat_template,
     parse_context_override,
     parse_generation_defaults,
+    parse_too_long,
 )
 from parsers.vllm.args import (
     parse_engine_config,
@@ -216,6 +217,8 @@ _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_s
             "Initializing a V1 LLM engine", "Initializing an LLM engine",
             "Initializing a V0 LLM engine", "non-default args:",
             "Default vLLM sampling parameters have been overridden",
+            # a prompt refused for length, as the client got it (parsers/vllm/accuracy.py)
+            "This model's maximum context length is ",
             # the weights line as prose quotes it (a blog on vLLM 0.19 quotes "Model loading
             # took 13.72 GiB memory and 62.336108 seconds"); SGLang says "Load weight end."
             "Model loading took ", "Loading model weights took ",
@@ -235,6 +238,8 @@ def _fallback(msg: str) -> _Result:
         return _kind("context_override", parse_context_override(msg))
     if NO_TEMPLATE in msg:  # a chat request's error: the model has no chat template
         return _kind("chat_template", parse_chat_template(msg))
+    if "maximum context length is" in msg or "than the maximum model length" in msg:
+        return _kind("input_too_long", parse_too_long(msg))
     if "max seq len" in msg or "cache blocks" in msg or "emory" in msg:
         return _kind("oom", parse_error(msg))
     if "version" in msg:

@@ -271,6 +271,23 @@ def test_prompts_rejected_are_counted_over_the_run():
     assert it.summary.startswith("3 request(s) rejected")
 
 
+def test_vllm_length_silence_says_nothing_its_debug_lines_count():
+    """vLLM logs a refusal at DEBUG only (0.34.0 exception_handling/error_response.py:25)."""
+    r = sample("vllm-llama31-8b-tp2-fp8-unscaled.log")
+    it = item(r, "length")
+    assert it.state == "unknown" and "DEBUG" in it.summary
+    refused = ("DEBUG 05-01 16:30:00 [error_response.py:25] create_error_response called with "
+               "VLLMValidationError: This model's maximum context length is 32768 tokens. "
+               "However, your prompt contains 40000 input tokens, which exceeds this limit even "
+               "without any output tokens. Please reduce the length of the input prompt.")
+    s = Session(Options())
+    s.feed_lines("x", iter_lines(str(SAMPLES / "vllm-llama31-8b-tp2-fp8-unscaled.log")))
+    s.feed_lines("x", iter([refused, refused]))
+    it = item(s.report(), "length")
+    assert (it.state, it.rule) == ("warning", "input-too-long")
+    assert it.summary.startswith("2 request(s) rejected")
+
+
 # --- the checklist on the Qwen3.5 sample, in check's text, Markdown and JSON --------------------
 def test_qwen35_sample_checklist_kv_red_and_weights_stated():
     r = sample(QWEN)

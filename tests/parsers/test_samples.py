@@ -617,6 +617,12 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "Truncated. len(req.origin_input_ids)=70000, max_req_input_len=65535.",
         "input_too_long", {"input_tokens": 70000, "max_tokens": 65535, "truncated": True},
     ),
+    ("[2026-03-01 12:00:00] The input (140000 tokens) is longer than the model's context "
+     "length (131072 tokens). Truncating the input.", "input_too_long",  # 0.5.23 :1340
+     {"input_tokens": 140000, "max_tokens": 131072, "truncated": True}),
+    ("ValueError: The input (140000 tokens) is longer than the model's context length (131072 "
+     "tokens).", "input_too_long",  # 0.5.23 tokenizer_manager.py:1348
+     {"input_tokens": 140000, "max_tokens": 131072, "truncated": False}),
     ('{"object": "error", "message": "Input length (9000 tokens) exceeds the maximum allowed '
      'length (8192 tokens). Use a shorter input"}', "input_too_long",
      {"input_tokens": 9000, "max_tokens": 8192}),

@@ -323,6 +323,14 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     ("ChatTemplateResolutionError: As of transformers v4.44, default chat template is no longer "
      "allowed, so you must provide a chat template if the tokenizer does not define one.",
      "chat_template", {"source": "none", "name": None}),  # 0.34.0 renderers/hf.py:892
+    ("DEBUG 05-01 16:30:00 [error_response.py:25] create_error_response called with "
+     "VLLMValidationError: This model's maximum context length is 32768 tokens. However, your "
+     "prompt contains 40000 input tokens, which exceeds this limit even without any output "
+     "tokens. Please reduce the length of the input prompt.", "input_too_long",  # params.py:544
+     {"input_tokens": 40000, "max_tokens": 32768, "truncated": False}),
+    ("ValueError: The decoder prompt (length 40000) is longer than the maximum model length of "
+     "32768. Make sure that `max_model_len` is no smaller than the number of text tokens.",
+     "input_too_long", {"input_tokens": 40000, "max_tokens": 32768}),  # input_processor.py:583
     (  # the accuracy arguments of `non-default args` (0.34.0 entrypoints/openai/cli_args.py)
         "(APIServer pid=1) " + H + "non-default args: {'model': 'Qwen/Qwen3-8B', "
         "'enable_auto_tool_choice': True, 'tool_call_parser': 'hermes', "

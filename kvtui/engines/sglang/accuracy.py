@@ -74,6 +74,12 @@ ACCURACY = AccuracyTerms(
                    "generation_config.json), or set the sampling parameters in every request.",
     generation_on="model",  # the default: 0.5.4+ (0.5.23 arg_groups/fields/serving.py:238)
     weights=weights,
+    # The scheduler's refusals are logged (`set_finish_with_abort` at ERROR, 0.5.23
+    # managers/schedule_batch.py:2228) and truncations warn (managers/utils.py:273,
+    # tokenizer_manager.py:1340); the tokenizer's refusal of an input past the context length
+    # (tokenizer_manager.py:1348) is logged on /generate (entrypoints/http_server.py:989) but
+    # returned unlogged by the OpenAI API (entrypoints/openai/serving_base.py:123).
+    length_caveat="an OpenAI-API prompt past the context length is refused unlogged",
     # logged (and the longer length kept) when the env var is on; on by default up to 0.4.10
     # (0.4.10 configs/model_config.py:162-164, `default="True"`), off from 0.5.1 (:176), an
     # EnvBool(False) from 0.5.4 (environ.py:212; 0.5.23 :320), else a ValueError

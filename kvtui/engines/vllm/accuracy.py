@@ -55,6 +55,9 @@ ACCURACY = AccuracyTerms(
                    "generation_config.json), or set the sampling parameters in every request.",
     generation_on="auto",  # the default: 0.34.0 config/model.py:373
     weights=weights,
+    # the refusal goes back to the client; the server logs it at DEBUG only (0.34.0
+    # entrypoints/serve/exception_handling/error_response.py:25)
+    length_unlogged="not logged: vLLM logs a prompt refused for length at DEBUG only",
     absent_is_default=absent_is_default,
     # logged only with the env var set, else a ValueError (0.34.0 config/model.py:2721-2727;
     # envs.py:1177 defaults it to "0")
