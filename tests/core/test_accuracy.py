@@ -17,6 +17,7 @@ from kvtui.core.pipeline import Options, Session
 from kvtui.core.render import render_markdown, render_text
 from kvtui.core.report_types import Report
 from kvtui.sources.readers import iter_lines
+from tests.conftest import corpus_dir
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 QWEN = "qwen35-397b-nvfp4-tp8-fp8.log"
@@ -286,6 +287,51 @@ def test_vllm_length_silence_says_nothing_its_debug_lines_count():
     it = item(s.report(), "length")
     assert (it.state, it.rule) == ("warning", "input-too-long")
     assert it.summary.startswith("2 request(s) rejected")
+
+
+# --- corpus logs that hold the accuracy lines ----------------------------------------------------
+def corpus(name: str) -> Report:
+    path = corpus_dir() / name
+    if not path.exists():
+        pytest.skip("corpus not present")
+    s = Session(Options())
+    s.feed_lines(name, iter_lines(str(path)))
+    return s.report()
+
+
+def test_corpus_model_template_and_generation_config_are_the_normal_wording():
+    """A real SGLang 2026-02 start: "Using default HuggingFace chat template with detected
+    content format: string" and "Using default chat sampling params from model generation
+    config: {...}" are the model's own, ok, and raise nothing."""
+    r = corpus("repofile-53259568910.log")
+    assert item(r, "chat_template").state == "ok"
+    gen = item(r, "generation")
+    assert gen.state == "ok" and "'temperature': 0.7" in gen.summary
+    assert not rules(r) & NEW_RULES
+
+
+@pytest.mark.parametrize("name", ["dsv4_head.log", "repofile-54751690598.log",
+                                  "vllm-issue-51454.log"])
+def test_corpus_parsers_given_are_ok(name):
+    """DeepSeek-V4 starts that give both parsers (SGLang's dump, vLLM's non-default args)."""
+    r = corpus(name)
+    it = item(r, "parsers")
+    assert it.state == "ok" and "deepseek" in it.summary
+    assert "parser-not-enabled" not in rules(r)
+
+
+def test_corpus_rejected_prompts_are_counted():
+    """sglang#4048: prompts past the pool's limit, one line per TP rank."""
+    r = corpus("sglang-issue-4048.log")
+    it = item(r, "length")
+    assert (it.state, it.rule) == ("warning", "input-too-long")
+    assert it.evidence is not None and it.evidence.count >= 2
+
+
+def test_corpus_prequantized_checkpoint_from_the_load_line():
+    """DeepSeek-V4-Flash-FP8 on SGLang 0.5.11: `Load weight end. ... quant=..., fmt=...`."""
+    it = item(corpus("repofile-54751690598.log"), "weights")
+    assert it.state == "info" and "pre-quantized" in it.summary and it.confidence == "high"
 
 
 # --- the checklist on the Qwen3.5 sample, in check's text, Markdown and JSON --------------------
