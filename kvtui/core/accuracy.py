@@ -144,8 +144,37 @@ def _online(method: str, ev: Evidence | None, confidence: str, why: str,
                   detail)
 
 
-def judge_context(run: Run, engine: Any) -> Judged:
+def model_window(checkpoint: CheckpointFacts | None) -> str | None:
+    """The model's own window and RoPE scaling as its config.json states them (the checkpoint
+    read by `kvtui ssh` / `--checkpoint`), the text config of a multimodal model first; None
+    when no config was read. The engines derive their limit from these (SGLang 0.5.23
+    utils/hf_transformers/common.py:677-696: max_position_embeddings times the RoPE factor,
+    unless the scaling names its original window or is llama3's)."""
+    if checkpoint is None or not checkpoint.model_config:
+        return None
+    cfg = checkpoint.model_config
+    text = cfg.get("text_config")
+    if isinstance(text, dict) and text.get("max_position_embeddings"):
+        cfg = text
+    window = cfg.get("max_position_embeddings")
+    if not isinstance(window, int):
+        return None
+    rope = cfg.get("rope_scaling") or cfg.get("rope_parameters")
+    said = f"config.json: max_position_embeddings {window:,}"
+    if isinstance(rope, dict) and (rope.get("factor") or rope.get("rope_type") or rope.get("type")):
+        kind = rope.get("rope_type") or rope.get("type") or "?"
+        factor = rope.get("factor")
+        original = rope.get("original_max_position_embeddings")
+        said += f", RoPE {kind}" + (f" x{factor}" if factor else "") + (
+            f" of {original:,}" if isinstance(original, int) else "")
+    else:
+        said += ", no RoPE scaling"
+    return said
+
+
+def judge_context(run: Run, engine: Any, checkpoint: CheckpointFacts | None = None) -> Judged:
     t = terms(engine)
+    window = model_window(checkpoint)
     notice = run.notices.get("context_override")
     cap = run.primary_capacity() or {}
     context = cap.get("context_len") or run.server_args.get("context_length")
@@ -167,11 +196,15 @@ def judge_context(run: Run, engine: Any) -> Judged:
         fix = (f"Set {flag} {derived} (or leave it unset) and unset {env}; to serve longer "
                "contexts, use the RoPE scaling the model's makers publish for it (YaRN in its "
                "config), which raises the window the engine derives.")
+        if window:
+            detail += f" The checkpoint's {window}."
         return Judged("critical", f"{asked:,} > the model's {derived:,} ({env})",
                       notice.evidence, fix, "high", "context-beyond-model",
                       f"Context length {asked:,} past the model's window ({derived:,})", detail)
     if context and _started(run) and run.server_args_evidence is not None:
         text = f"{context:,} tokens, within the model's window"
+        if window:
+            text += f" ({window})"
         if rope:
             text += f"; RoPE scaling overridden ({rope})"
         ev = run.capacity_evidence or run.server_args_evidence
@@ -320,7 +353,7 @@ def judge_kv(run: Run, alerts: tuple[Alert, ...] | list[Alert]) -> Judged:
 
 
 JUDGES: dict[str, Callable[[Run, Any], Judged]] = {
-    "context": judge_context, "length": judge_length, "chat_template": judge_template,
+    "length": judge_length, "chat_template": judge_template,
     "parsers": judge_parsers, "generation": judge_generation,
 }
 
@@ -337,6 +370,8 @@ def checklist(run: Run, alerts: tuple[Alert, ...] | list[Alert], engine: Any,
             j = judge_kv(run, alerts)
         elif key == "weights":
             j = judge_weights(run, engine, checkpoint)
+        elif key == "context":
+            j = judge_context(run, engine, checkpoint)
         else:
             j = JUDGES[key](run, engine)
         out.append(AccuracyItem(key, label, j.state, j.summary, snapshot(j.evidence), j.fix,
@@ -353,7 +388,7 @@ def _alert(j: Judged) -> Alert | None:
 
 
 def rule_context(st: Any, run: Run, ctx: Any) -> Alert | None:
-    return _alert(judge_context(run, ctx.engine))
+    return _alert(judge_context(run, ctx.engine, ctx.checkpoint))
 
 
 def rule_weights(st: Any, run: Run, ctx: Any) -> Alert | None:

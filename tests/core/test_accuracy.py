@@ -166,6 +166,28 @@ def test_vllm_quantization_named_by_the_operator_cannot_be_told():
     assert (it.state, it.confidence) == ("info", "high") and "pre-quantized" in it.summary
 
 
+def test_a_checkpoint_read_settles_the_weights_and_states_the_window():
+    """With the checkpoint's config.json read (kvtui ssh, --checkpoint): no quantization_config
+    while --quantization is given is quantization on load, sure, even on a pre-0.5.10 line;
+    the context item states the model's own window and RoPE scaling."""
+    from kvtui.core.checkpoint.facts import CheckpointFacts
+
+    ck = CheckpointFacts(has_config=True, quant_method=None, model_config={
+        "max_position_embeddings": 32768,
+        "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                         "original_max_position_embeddings": 32768}})
+    old = (T + "30 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, "
+           "avail mem=60.00 GB, mem usage=16.00 GB.")
+    s = Session(Options(checkpoint=ck))
+    s.feed_lines("inline", iter([sg_args(quantization="fp8", context_length=32768), old,
+                                 SG_CAP.format(ctx=32768)]))
+    r = s.report()
+    assert alert(r, "weights-quantized-on-load").confidence == "high"
+    ctx = item(r, "context")
+    assert ctx.state == "ok"
+    assert "max_position_embeddings 32,768, RoPE yarn x4.0 of 32,768" in ctx.summary
+
+
 # --- chat template ---------------------------------------------------------------------------
 def test_the_models_own_template_is_the_normal_wording():
     """SGLang's "Using default HuggingFace chat template with detected content format" means it
