@@ -101,6 +101,9 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     # "fallback" (the engine's template for a model type that has none), "argument"
     # (--chat-template), "none".
     "chat_template": ("source", "name"),
+    # The content format the engine detected in the chat template it uses (vLLM, at the first
+    # chat request): a template is in use, whose source the chat_template lines tell.
+    "chat_format": ("format",),
     # The parsers the engine found the chat template calls for (SGLang's template detection).
     "template_features": ("reasoning_parser", "tool_call_parser"),
     # The model's generation config applied as the default sampling parameters.
@@ -241,6 +244,7 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "engine_version": (),
     "context_override": (),
     "chat_template": (),
+    "chat_format": (),
     "template_features": (),
     "generation_defaults": ("source",),
     "online_quant": (),
@@ -325,6 +329,7 @@ KIND_TRAITS: dict[str, KindTraits] = {
     "engine_version": KindTraits("startup", "config"),
     "context_override": KindTraits("startup", "danger", alerting=True),
     "chat_template": KindTraits("startup", "config"),
+    "chat_format": KindTraits("startup", "config"),
     "template_features": KindTraits("startup", "config"),
     "generation_defaults": KindTraits("startup", "config"),
     "online_quant": KindTraits("startup", "warn", alerting=True),

@@ -274,6 +274,11 @@ def judge_template(run: Run, engine: Any) -> Judged:
                       "chat-template-missing", "No chat template for this model", detail)
     if given:
         return Judged("info", f"given by {flag} {given}", run.server_args_evidence)
+    used = run.notices.get("chat_format")
+    if used is not None:
+        # a template in use, no fallback line and no error: the tokenizer's, the model's own
+        return Judged("ok", f"the model's own (content format {used.fields.get('format')})",
+                      used.evidence)
     return Judged("unknown", "no template line in the log")
 
 

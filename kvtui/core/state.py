@@ -104,7 +104,7 @@ class Notice:
 NOTICE_KINDS = ("kv_accuracy_warning", "mamba_cap", "requests_reduced", "input_too_long",
                 "process_exception", "pool_leak",
                 # the accuracy checklist's lines (kvtui.core.accuracy)
-                "context_override", "chat_template", "template_features",
+                "context_override", "chat_template", "chat_format", "template_features",
                 "generation_defaults", "online_quant")
 
 

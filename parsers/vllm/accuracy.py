@@ -16,6 +16,10 @@ defaults (the accuracy checklist, `kvtui.core.accuracy`).
   model having none; and the error a chat request gets when there is no template at all, "As of
   transformers v4.44, default chat template is no longer allowed, so you must provide a chat
   template if the tokenizer does not define one." (0.34.0 :892, 0.22.0 :654, 0.28.0 :731);
+- `Detected the chat template content format to be '{fmt}'. You can set
+  `--chat-template-content-format` to override this.` (0.34.0 renderers/hf.py:744, 0.10.2
+  entrypoints/chat_utils.py:539): logged once, at the first chat request, whatever the
+  template's source (also when there is none: the error follows);
 - a prompt refused for length: "This model's maximum context length is {M} tokens. However,
   your prompt contains {N} input tokens, ..." (0.34.0 renderers/params.py:544) and "The
   {decoder} prompt (length {N}) is longer than the maximum model length of {M}." (0.34.0
@@ -82,3 +86,11 @@ def parse_too_long(msg: str) -> dict[str, Any] | None:
         return {"input_tokens": int(m.group(1)), "max_tokens": int(m.group(2)),
                 "truncated": False}
     return None
+
+
+_FORMAT = regex.compile(r"Detected the chat template content format to be '(\w+)'")
+
+
+def parse_chat_format(msg: str) -> dict[str, Any] | None:
+    m = _FORMAT.match(msg)
+    return None if m is None else {"format": m.group(1)}

@@ -22,6 +22,7 @@ from parsers.prefix import UNTIMED, vllm_head
 from parsers.text import CARET, normalize
 from parsers.vllm.accuracy import (
     NO_TEMPLATE,
+    parse_chat_format,
     parse_chat_template,
     parse_context_override,
     parse_generation_defaults,
@@ -93,6 +94,10 @@ def _h_default(msg: str) -> _Result:
     if fields is not None:
         return "generation_defaults", fields
     return parse_scales(msg)
+
+
+def _h_detected(msg: str) -> _Result:
+    return _kind("chat_format", parse_chat_format(msg))
 
 
 def _h_user(msg: str) -> _Result:
@@ -178,6 +183,7 @@ _HANDLERS: dict[str, _Handler] = {
     "Chec": _h_scales,
     "Defa": _h_default,
     "User": _h_user,
+    "Dete": _h_detected,
     "Load": _h_weights,
     "Mode": _h_weights,
     "Avai": _h_available,

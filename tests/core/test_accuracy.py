@@ -221,8 +221,15 @@ def test_vllm_without_a_template_warns_and_its_fallback_is_stated():
     assert a.evidence is not None and a.evidence.count == 2
     fallback = ("(APIServer pid=1) INFO 05-01 16:27:56 [hf.py:357] Loading chat template "
                 "fallback for org/base-model as there isn't one defined on HF Hub.")
-    r = report([args, fallback])
+    detected = ("(APIServer pid=1) INFO 05-01 16:28:30 [hf.py:744] Detected the chat template "
+                "content format to be 'openai'. You can set `--chat-template-content-format` "
+                "to override this.")  # 0.34.0 renderers/hf.py:744, at the first chat request
+    r = report([args, fallback, detected])
     assert item(r, "chat_template").state == "info" and not rules(r) & NEW_RULES
+    # the format line alone: a template in use and neither a fallback nor an error
+    assert item(report([args, detected]), "chat_template").state == "ok"
+    # and it says nothing against the error that follows it when there is none
+    assert "chat-template-missing" in rules(report([args, detected, none]))
 
 
 # --- tool-call / reasoning parsers ------------------------------------------------------------

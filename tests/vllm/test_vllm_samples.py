@@ -331,6 +331,9 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     ("ValueError: The decoder prompt (length 40000) is longer than the maximum model length of "
      "32768. Make sure that `max_model_len` is no smaller than the number of text tokens.",
      "input_too_long", {"input_tokens": 40000, "max_tokens": 32768}),  # input_processor.py:583
+    ("(APIServer pid=1) INFO 05-01 16:28:30 [hf.py:744] Detected the chat template content "
+     "format to be 'string'. You can set `--chat-template-content-format` to override this.",
+     "chat_format", {"format": "string"}),  # 0.34.0 renderers/hf.py:744
     (  # the accuracy arguments of `non-default args` (0.34.0 entrypoints/openai/cli_args.py)
         "(APIServer pid=1) " + H + "non-default args: {'model': 'Qwen/Qwen3-8B', "
         "'enable_auto_tool_choice': True, 'tool_call_parser': 'hermes', "
