@@ -70,16 +70,15 @@ ITEMS: tuple[tuple[str, str], ...] = (
     ("kv_cache", "KV cache"), ("weights", "Weights"), ("context", "Context length"),
     ("length", "Prompts cut for length"), ("chat_template", "Chat template"),
     ("parsers", "Tool / reasoning parsers"), ("generation", "Sampling defaults"))
-LABELS = dict(ITEMS)
 # the alert rules an item's state comes from (besides its own)
 KV_RULES = ("kv-fp8-unscaled", "kv-auto-fp8", "kv-fp8-e5m2", "kv-fp4", "kv-fp8",
             "fp8-attention-scales", "checkpoint-kv-scales")
-_RANK = {"critical": 0, "warning": 1, "info": 2}
 
 
 @dataclass(frozen=True)
 class Judged:
-    """An item's verdict; `alert` only where it costs accuracy and the log shows it."""
+    """An item's verdict; a `rule` with a `title` raises that alert (where it costs accuracy
+    and the log shows it), a `rule` alone names the alert that already says it."""
 
     state: str
     summary: str
@@ -112,7 +111,7 @@ def judge_weights(run: Run, engine: Any, checkpoint: CheckpointFacts | None = No
     if checkpoint is not None and quant and checkpoint.quant_method is None \
             and checkpoint.has_config:
         return _online(str(quant), run.server_args_evidence, "high",
-                       "the checkpoint's config.json has no quantization_config", t)
+                       "the checkpoint's config.json has no quantization_config")
     got = t.weights(run) if t is not None else None
     if got is None:
         return Judged("unknown", "no weight-load line or argument says")
@@ -123,7 +122,7 @@ def judge_weights(run: Run, engine: Any, checkpoint: CheckpointFacts | None = No
     if origin == "online":
         why = ("the engine reported quantizing them" if confidence == "high" else
                "the weight-load line names no checkpoint quantization")
-        return _online(what, ev, confidence, why, t)
+        return _online(what, ev, confidence, why)
     if origin == "none":
         shown = f"not quantized ({what})" if what and what != "auto" else "not quantized"
         return Judged("ok", shown, ev)
@@ -131,8 +130,7 @@ def judge_weights(run: Run, engine: Any, checkpoint: CheckpointFacts | None = No
                   "loading, the log does not say)", ev)
 
 
-def _online(method: str, ev: Evidence | None, confidence: str, why: str,
-            t: AccuracyTerms | None) -> Judged:
+def _online(method: str, ev: Evidence | None, confidence: str, why: str) -> Judged:
     detail = (f"The weights were quantized to {method} while loading ({why}): a checkpoint "
               "the model's makers quantized was calibrated on data; quantizing on the fly "
               "rounds the BF16 weights with no calibration, which costs more accuracy than a "
@@ -146,16 +144,13 @@ def _online(method: str, ev: Evidence | None, confidence: str, why: str,
 
 def model_window(checkpoint: CheckpointFacts | None) -> str | None:
     """The model's own window and RoPE scaling as its config.json states them (the checkpoint
-    read by `kvtui ssh` / `--checkpoint`), the text config of a multimodal model first; None
-    when no config was read. The engines derive their limit from these (SGLang 0.5.23
-    utils/hf_transformers/common.py:677-696: max_position_embeddings times the RoPE factor,
-    unless the scaling names its original window or is llama3's)."""
+    read by `kvtui ssh` / `--checkpoint`); None when no config was read. The engines derive
+    their limit from these (SGLang 0.5.23 utils/hf_transformers/common.py:677-696:
+    max_position_embeddings times the RoPE factor, unless the scaling names its original
+    window or is llama3's)."""
     if checkpoint is None or not checkpoint.model_config:
         return None
-    cfg = checkpoint.model_config
-    text = cfg.get("text_config")
-    if isinstance(text, dict) and text.get("max_position_embeddings"):
-        cfg = text
+    cfg = checkpoint.model_config  # a multimodal model's text config already merged in
     window = cfg.get("max_position_embeddings")
     if not isinstance(window, int):
         return None
