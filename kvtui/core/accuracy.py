@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from kvtui.core.state import Run
 
 # A weights verdict from the engine: (origin, what, evidence, confidence); origin "checkpoint"
-# (pre-quantized), "online" (quantized while loading), "none" (not quantized), "given" (a
+# (pre-quantized), "online" (quantized while loading), "requant" ("TARGET from SOURCE": a
+# quantized checkpoint re-quantized while loading), "none" (not quantized), "given" (a
 # quantization the operator named, the log not saying whether the checkpoint carries it).
 WeightsOrigin = tuple[str, str, Evidence | None, str]
 
@@ -123,6 +124,10 @@ def judge_weights(run: Run, engine: Any, checkpoint: CheckpointFacts | None = No
         why = ("the engine reported quantizing them" if confidence == "high" else
                "the weight-load line names no checkpoint quantization")
         return _online(what, ev, confidence, why)
+    if origin == "requant":
+        target, _, source = what.partition(" from ")
+        return _online(target, ev, confidence, "the weight-load line names the "
+                       "re-quantization", source or None)
     if origin == "none":
         shown = f"not quantized ({what})" if what and what != "auto" else "not quantized"
         return Judged("ok", shown, ev)
@@ -130,16 +135,22 @@ def judge_weights(run: Run, engine: Any, checkpoint: CheckpointFacts | None = No
                   "loading, the log does not say)", ev)
 
 
-def _online(method: str, ev: Evidence | None, confidence: str, why: str) -> Judged:
+def _online(method: str, ev: Evidence | None, confidence: str, why: str,
+            source: str | None = None) -> Judged:
+    """Weights quantized to `method` while loading, from a BF16 checkpoint or (`source`) from
+    a checkpoint quantized in another format."""
+    frm = f"the {source} checkpoint" if source else "the BF16 weights"
     detail = (f"The weights were quantized to {method} while loading ({why}): a checkpoint "
               "the model's makers quantized was calibrated on data; quantizing on the fly "
-              "rounds the BF16 weights with no calibration, which costs more accuracy than a "
-              "published checkpoint of the same format.")
+              f"rounds {frm} with no calibration, which costs more accuracy than a published "
+              "checkpoint of the same format.")
     fix = (f"Serve a pre-quantized {method} checkpoint of this model if one is published (then "
-           "the argument is not needed), or drop the quantization argument to serve it in BF16.")
-    return Judged("warning", f"{method}, quantized while loading", ev, fix, confidence,
-                  "weights-quantized-on-load", f"Weights quantized to {method} while loading",
-                  detail)
+           "the argument is not needed), or drop the quantization argument to serve "
+           + (f"the {source} checkpoint as it is." if source else "it in BF16."))
+    shown = f"{method}, re-quantized from {source} while loading" if source else \
+        f"{method}, quantized while loading"
+    return Judged("warning", shown, ev, fix, confidence, "weights-quantized-on-load",
+                  f"Weights quantized to {method} while loading", detail)
 
 
 def model_window(checkpoint: CheckpointFacts | None) -> str | None:

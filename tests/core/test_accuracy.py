@@ -131,6 +131,18 @@ def test_sglang_load_line_without_quant_and_a_quantization_is_likely_online():
     assert (a.severity, a.confidence) == ("warning", "medium")
 
 
+def test_sglang_requantized_checkpoint_is_quantization_on_load():
+    """0.5.17+ prints `requantization_method` when --quantization re-quantizes the checkpoint
+    while loading (0.5.23 model_loader/weight_utils.py:302-304)."""
+    line = (T + "30 TP0] Load weight end. elapsed=10.00 s, type=Qwen3MoeForCausalLM, "
+            "quant=modelopt_fp4, quant_algo=NVFP4, requantization_method=quark_mxfp4, "
+            "avail mem=60.00 GB, mem usage=16.00 GB.")
+    r = report([sg_args(quantization="quark_mxfp4"), line])
+    a = alert(r, "weights-quantized-on-load")
+    assert a.confidence == "high" and "NVFP4 (modelopt_fp4)" in a.detail
+    assert item(r, "weights").summary.startswith("quark_mxfp4, re-quantized from NVFP4")
+
+
 def test_sglang_old_load_line_cannot_tell_and_raises_nothing():
     old = (T + "30 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, "
            "avail mem=60.00 GB, mem usage=16.00 GB.")  # 0.4.6 model_runner.py:477

@@ -44,6 +44,13 @@ def weights(run: Run) -> WeightsOrigin | None:
         algo = w.get("quant_algo") or w.get("quant_fmt")
         bits = w.get("quant_bits")
         what = f"{algo} ({quant})" if algo else (f"{quant}, {bits}-bit" if bits else str(quant))
+        requant = w.get("requant_method")
+        if requant:
+            # `requantization_method` is the --quantization that re-quantizes a quantized
+            # checkpoint while loading (an FP4 / FP8 checkpoint to MXFP4: 0.5.23
+            # model_loader/weight_utils.py:302-304, :365), printed from 0.5.17 (model_config.py
+            # :1913)
+            return "requant", f"{requant} from {what}", ev, "high"
         return "checkpoint", what, ev, "high"
     # the 0.5.10+ layout (no dtype column, the memory columns read): quant would be printed
     prints_quant = w.get("dtype") is None and w.get("avail_gib") is not None \
