@@ -317,7 +317,7 @@ def judge_parsers(run: Run, engine: Any) -> Judged:
                       run.server_args_evidence)
     if "tool_call_parser" in sa or "reasoning_parser" in sa or (
             t is not None and t.absent_is_default(run)):
-        return Judged("info", "none given (no template line says the model needs one)",
+        return Judged("info", "none given (no line says whether the model's chat format needs one)",
                       run.server_args_evidence)
     return Judged("unknown", "not in the argument dump")
 
