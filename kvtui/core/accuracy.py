@@ -313,8 +313,18 @@ def judge_parsers(run: Run, engine: Any) -> Judged:
                       f"The chat template calls for a {names} parser; none is enabled", detail)
     given = {k: sa.get(k) for k in ("tool_call_parser", "reasoning_parser") if sa.get(k)}
     if given:
-        return Judged("ok", ", ".join(f"{k.split('_')[0]}: {v}" for k, v in given.items()),
-                      run.server_args_evidence)
+        # "auto" takes the template's suggestion (SGLang 0.5.23 entrypoints/engine.py:215-239):
+        # what it became is the detection line's, and without one the log does not say
+        shown, unsure = [], False
+        for k, v in given.items():
+            if v == "auto":
+                found = features.fields.get(k) if features is not None else None
+                unsure |= features is None
+                v = f"{found} (auto)" if found else "auto, none detected"
+            shown.append(f"{k.split('_')[0]}: {v}")
+        return Judged("info" if unsure else "ok", ", ".join(shown),
+                      features.evidence if features is not None and not unsure
+                      else run.server_args_evidence)
     if "tool_call_parser" in sa or "reasoning_parser" in sa or (
             t is not None and t.absent_is_default(run)):
         return Judged("info", "none given (no line says whether the model's chat format needs one)",

@@ -264,6 +264,13 @@ def test_parsers_given_or_auto_raise_nothing(given):
     assert item(r, "parsers").state == "ok"
 
 
+def test_parsers_auto_says_what_the_detection_chose():
+    r = report([sg_args(tool_call_parser="auto", reasoning_parser="qwen3"), FEATURES])
+    assert item(r, "parsers").summary == "tool: qwen3_coder (auto), reasoning: qwen3"
+    # without the detection line the log does not say what "auto" became
+    assert item(report([sg_args(tool_call_parser="auto")]), "parsers").state == "info"
+
+
 def test_parsers_not_in_the_dump_are_unknown():
     assert item(report([sg_args(), FEATURES]), "parsers").state == "unknown"
 
