@@ -367,9 +367,9 @@ def judge_kv(run: Run, alerts: tuple[Alert, ...] | list[Alert]) -> Judged:
     if found:
         a = found[0]
         return Judged(a.severity, a.title, a.evidence, a.fix, a.confidence, a.rule)
-    eff, basis, ev = run.effective
+    eff, _, ev = run.effective
     if eff:
-        return Judged("ok", f"{eff} ({basis})" if basis else eff, ev)
+        return Judged("ok", f"{eff}, no KV-cache alert", ev)
     return Judged("unknown", "no KV dtype line or argument")
 
 
