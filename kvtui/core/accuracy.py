@@ -208,14 +208,18 @@ def judge_context(run: Run, engine: Any, checkpoint: CheckpointFacts | None = No
                       notice.evidence, fix, "high", "context-beyond-model",
                       f"Context length {asked:,} past the model's window ({derived:,})", detail)
     if context and _started(run) and run.server_args_evidence is not None:
-        text = f"{context:,} tokens, within the model's window"
+        # not asked for: the engine took the model's own (a value only its resolved config
+        # line states is its own, vLLM's `max_seq_len`)
+        asked_for = run.server_args.get("context_length") is not None \
+            and "context_length" not in run.resolved_keys
+        text = (f"{context:,} tokens, within the model's window (no start-up warning)"
+                if asked_for else f"{context:,} tokens, the model's own window (not set)")
         if window:
-            text += f" ({window})"
+            text += f"; {window}"
         if rope:
             text += f"; RoPE scaling overridden ({rope})"
         ev = run.capacity_evidence or run.server_args_evidence
-        return Judged("info" if rope else "ok",
-                      text + " (no start-up warning)", ev)
+        return Judged("info" if rope else "ok", text, ev)
     return Judged("unknown", "no start-up lines past the model's config")
 
 
