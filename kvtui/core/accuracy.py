@@ -404,6 +404,25 @@ def checklist(run: Run, alerts: tuple[Alert, ...] | list[Alert], engine: Any,
     return tuple(out)
 
 
+def run_checklists(state: Any, engine: Any, checkpoint: CheckpointFacts | None = None,
+                   options: Any = None) -> tuple[tuple[int, tuple[AccuracyItem, ...]], ...]:
+    """(run index, checklist) for every server start in the log, the last one's as the report
+    gives it: each run judged as if it were the current one (the rules read only the current
+    run), for a report that lists its runs (`Report.runs`). The what-if is not rebuilt per run:
+    no checklist item reads it."""
+    import copy
+
+    from kvtui.core import alerts  # alerts takes in this module's rules: imported late
+
+    out = []
+    for i, run in enumerate(state.runs):
+        view = copy.copy(state)
+        view.runs = state.runs[:i + 1]
+        found = alerts.evaluate(view, options=options, checkpoint=checkpoint, engine=engine)
+        out.append((run.index, checklist(run, found, engine, checkpoint)))
+    return tuple(out)
+
+
 # --- the alert rules (entries of kvtui.core.alerts.RULES) -------------------------------------
 def _alert(j: Judged) -> Alert | None:
     if j.rule is None or j.state not in ("critical", "warning") or not j.title:

@@ -382,6 +382,23 @@ def test_corpus_prequantized_checkpoint_from_the_load_line():
     assert it.state == "info" and "pre-quantized" in it.summary and it.confidence == "high"
 
 
+def test_every_run_has_its_checklist():
+    """A restart: each server start judged as the current one; the last is the report's."""
+    from kvtui.core.accuracy import run_checklists
+    from kvtui.core.engine import load
+
+    s = Session(Options())
+    s.feed_lines("g", iter_lines(str(SAMPLES / "gpt-oss-120b-tp4-e5m2-restart.log")))
+    r = s.report()
+    runs = run_checklists(s.state.settled(), load(r.engine))
+    assert [i for i, _ in runs] == [run.index for run in r.runs] and len(runs) == 2
+    assert [(i.item, i.state, i.summary) for i in runs[-1][1]] == \
+        [(i.item, i.state, i.summary) for i in r.accuracy]
+    first = {i.item: i for i in runs[0][1]}
+    assert first["kv_cache"].evidence is not None
+    assert first["kv_cache"].evidence.line < r.runs[1].start.line  # its own run's line
+
+
 # --- the checklist on the Qwen3.5 sample, in check's text, Markdown and JSON --------------------
 def test_qwen35_sample_checklist_kv_red_and_weights_stated():
     r = sample(QWEN)
