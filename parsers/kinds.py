@@ -93,6 +93,23 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "pool_leak": ("pool",),
     # The engine's own release, as it prints it (vLLM: "vLLM API server version X", its banner).
     "engine_version": ("version",),
+    # Accuracy (kvtui.core.accuracy): the engine let a context length longer than the model's
+    # own window through (`allowed`: its env var was set and it went on; False: it refused).
+    "context_override": ("context_length", "derived", "allowed"),
+    # Where the chat template came from: "model" (the checkpoint's own), "python" (the
+    # engine's rendering of it), "builtin" (the engine's template guessed from the model path),
+    # "fallback" (the engine's template for a model type that has none), "argument"
+    # (--chat-template), "none".
+    "chat_template": ("source", "name"),
+    # The content format the engine detected in the chat template it uses (vLLM, at the first
+    # chat request): a template is in use, whose source the chat_template lines tell.
+    "chat_format": ("format",),
+    # The parsers the engine found the chat template calls for (SGLang's template detection).
+    "template_features": ("reasoning_parser", "tool_call_parser"),
+    # The model's generation config applied as the default sampling parameters.
+    "generation_defaults": ("params",),
+    # Weights quantized while loading, from a checkpoint that is not (SGLang's report).
+    "online_quant": ("method", "layers"),
     # FP8 attention quantises the query (and the softmax probabilities) too, with their own
     # scales. form: "q_from_k" (no q scale in the checkpoint: k_scale is used) or
     # "uncalibrated" (q and/or prob scale 1.0). Not the KV cache's scales: kv-fp8-unscaled is
@@ -129,6 +146,14 @@ SGLANG_SIZING_ARGS: tuple[str, ...] = (
     "nsa_prefill_backend", "nsa_decode_backend", "dsa_prefill_backend", "dsa_decode_backend",
 )
 
+# Arguments either engine's dump may print that decide accuracy (chat template, parsers,
+# sampling defaults, model overrides); SGLang's and vLLM's own names.
+ACCURACY_ARGS: tuple[str, ...] = (
+    "chat_template", "tool_call_parser", "reasoning_parser", "sampling_defaults",
+    "json_model_override_args", "enable_auto_tool_choice", "generation_config",
+    "hf_overrides",
+)
+
 OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "server_args": (
         # SGLang's own, which its dump always carries (None when absent, in the order of
@@ -150,6 +175,9 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
         # SGLang: a part logged while the arguments are resolved, before the dump (`DSA with TP
         # mode is active`): partial, yet it opens the start, as a KV dtype override line does.
         "before_dump",
+        # What the accuracy checklist reads (kvtui.core.accuracy), present only when the
+        # dump printed the name (a value of None then means "not given").
+        *ACCURACY_ARGS,
     ),
     "load_weight_begin": (),
     # overlap: the --startup-weight-load-mode overlap line; the rest split the checkpoint's
@@ -214,6 +242,12 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "oom": ("reason", "needed_gib", "available_gib", "max_model_len", "estimated_max_model_len",
             "requested", "available"),
     "engine_version": (),
+    "context_override": (),
+    "chat_template": (),
+    "chat_format": (),
+    "template_features": (),
+    "generation_defaults": ("source",),
+    "online_quant": (),
     "fp8_qscale_missing": (),
     # the CUDA graph memory the utilization figures account for (vLLM 0.1x-0.33)
     "memory_profile": ("equivalent_gpu_memory_utilization", "suggested_gpu_memory_utilization",
@@ -304,6 +338,12 @@ KIND_TRAITS: dict[str, KindTraits] = {
     "process_exception": KindTraits("error", "danger", alerting=True),
     "pool_leak": KindTraits("runtime", "danger", alerting=True),
     "engine_version": KindTraits("startup", "config"),
+    "context_override": KindTraits("startup", "danger", alerting=True),
+    "chat_template": KindTraits("startup", "config"),
+    "chat_format": KindTraits("startup", "config"),
+    "template_features": KindTraits("startup", "config"),
+    "generation_defaults": KindTraits("startup", "config"),
+    "online_quant": KindTraits("startup", "warn", alerting=True),
     "fp8_qscale_missing": KindTraits("startup", "warn", alerting=True),
     "memory_profile": KindTraits("startup", "memory"),
     "kv_layout": KindTraits("startup", "memory"),

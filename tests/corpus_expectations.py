@@ -105,6 +105,8 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
          None,
          '2026-05-13 02:13:59',
          {'model_path': '/eph/nvme/models/DeepSeek-V4-Flash-FP8',
+          'tool_call_parser': 'deepseekv4', 'reasoning_parser': 'deepseek-v4',
+          'sampling_defaults': 'model', 'json_model_override_args': '{}',
           'served_model_name': '/eph/nvme/models/DeepSeek-V4-Flash-FP8',
           'dtype': 'auto',
           'kv_cache_dtype': 'fp8_e4m3',
@@ -294,6 +296,8 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
              'resolved': True, 'before_dump': True}),
     },
     'repofile-53259568910.log': {
+        # the model's own template found (0.5.23 parser/template_manager.py:202): normal
+        2: ('chat_template', None, '2026-02-04 11:30:18', {'source': 'model'}),
         19: ('dist_init_end', None, '2026-02-04 11:30:26',
             {'usage_gib': 0.09, 'elapsed_s': 0.26}),
         25: ('load_weight_begin', None, '2026-02-04 11:30:29', {'avail_gib': 78.43}),
@@ -332,6 +336,12 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
           'max_running_requests': 128,
           'context_len': 32768,
           'available_gpu_mem_gib': 76.95}),
+        47: ('generation_defaults', None, '2026-02-04 11:30:31',
+            {'source': 'model', 'params': ("{'repetition_penalty': 1.1, 'temperature': 0.7, "
+                                           "'top_k': 20, 'top_p': 0.8}")}),
+        48: ('generation_defaults', None, '2026-02-04 11:30:31',
+            {'source': 'model', 'params': ("{'repetition_penalty': 1.1, 'temperature': 0.7, "
+                                           "'top_k': 20, 'top_p': 0.8}")}),
         53: ('prefill_batch',
          None,
          '2026-02-04 11:30:33',
@@ -353,6 +363,8 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
          None,
          '2026-05-13 02:13:59',
          {'model_path': '/eph/nvme/models/DeepSeek-V4-Flash-FP8',
+          'tool_call_parser': 'deepseekv4', 'reasoning_parser': 'deepseek-v4',
+          'sampling_defaults': 'model', 'json_model_override_args': '{}',
           'served_model_name': '/eph/nvme/models/DeepSeek-V4-Flash-FP8',
           'dtype': 'auto',
           'kv_cache_dtype': 'fp8_e4m3',
@@ -1996,7 +2008,8 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
              'served_model_name': 'deepseek-v4-flash-0731', 'kv_cache_dtype': 'fp8',
              'dp_size': 8, 'max_running_requests': 256, 'page_size': 256,
              'enable_expert_parallel': True, 'gpu_memory_utilization': 0.95,
-             'max_num_batched_tokens': 8192}),
+             'max_num_batched_tokens': 8192, 'enable_auto_tool_choice': True,
+             'tool_call_parser': 'deepseek_v4', 'reasoning_parser': 'deepseek_v4'}),
     },
     'vllm-issue-5493.log': {
         1: ('kv_dtype', None, '06-16 21:05:01',

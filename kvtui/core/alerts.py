@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kvtui.core import dtypes, severity
+from kvtui.core import accuracy, dtypes, severity
 from kvtui.core.capacity.whatif import floor_fit
 from kvtui.core.engine import retraction_groups, term
 from kvtui.core.evidence import Evidence
@@ -884,6 +884,8 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("mamba-cap", _rule_mamba_cap),
     ("requests-reduced", _rule_requests_reduced),
     ("checkpoint-kv-scales", _rule_checkpoint_scales),
+    # the accuracy checklist's rules beside the KV cache's (kvtui.core.accuracy)
+    *accuracy.RULES,
 )
 
 

@@ -10,6 +10,7 @@ import textwrap
 from typing import Any
 
 from kvtui.core import severity
+from kvtui.core.accuracy_text import checklist_markdown, checklist_text
 from kvtui.core.deployment import parallel_label, rank_span
 from kvtui.core.engine import Engine, figure, load
 from kvtui.core.evidence import Evidence
@@ -90,6 +91,9 @@ def render_text(report: Report) -> str:
     w("")
     out.extend(_render_alerts(sorted_alerts(report)))
     w("")
+    if report.accuracy:
+        out.extend(checklist_text(report.accuracy))
+        w("")
     if report.pools:
         w("Pools (per rank)")
         for names, p in group_pools(report.pools):
@@ -358,6 +362,7 @@ def render_markdown(report: Report) -> str:
             if a.fix:
                 md.append(f"**Fix:** {_md_escape(inert(str(a.fix), 1000))}")
                 md.append("")
+    md.extend(checklist_markdown(report.accuracy))
     md.append("## Report")
     md.append("")
     md.append("```")

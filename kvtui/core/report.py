@@ -218,6 +218,7 @@ def whatif_unmodelled(pools: tuple[PoolFacts, ...]) -> str | None:
 def build_report(state: State, *, engine: Any = None, model: Any = None,
                  alert_options: Any = None, checkpoint: CheckpointFacts | None = None,
                  release: str | None = None, partial: bool = False) -> Report:
+    from kvtui.core import accuracy
     from kvtui.core import alerts as alerts_mod
 
     run = state.current
@@ -253,4 +254,5 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
         alerts=tuple(a.frozen() for a in found),
         checkpoint=checkpoint.to_dict() if checkpoint is not None else None,
         partial=partial,
+        accuracy=accuracy.checklist(run, found, engine, checkpoint),
     )

@@ -491,6 +491,26 @@ class RunSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class AccuracyItem:
+    """One line of the accuracy checklist (`kvtui.core.accuracy`): a setting that can cost the
+    deployment accuracy, what the log says of it, the line that says so, and the fix where it
+    costs accuracy. `state`: ok | info (stated, a trade-off the operator chose or one the log
+    cannot call) | warning | critical | unknown (the log does not say)."""
+
+    item: str  # kv_cache | weights | context | length | chat_template | parsers | generation
+    label: str
+    state: str
+    summary: str
+    evidence: Evidence | None = None
+    fix: str | None = field(default=None, metadata=OMIT_NONE)
+    confidence: str | None = field(default=None, metadata=OMIT_NONE)  # high | medium | low
+    rule: str | None = field(default=None, metadata=OMIT_NONE)  # the alert that says it
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """Everything `kvtui check` says about one stream; `to_json()` is `kvtui check --json`."""
 
@@ -513,6 +533,8 @@ class Report:
     # why there is no what-if although the log gives the pools (kvtui.core.report)
     whatif_unmodelled: str | None = field(default=None, metadata=OMIT_NONE)
     partial: bool = field(default=False, metadata=OMIT_EMPTY)  # start-up lines only
+    # the accuracy checklist of the current run (kvtui.core.accuracy), when an engine is known
+    accuracy: tuple[AccuracyItem, ...] = field(default=(), metadata=OMIT_EMPTY)
 
     @property
     def unrecognised(self) -> bool:
@@ -523,6 +545,6 @@ class Report:
         return _fields_json(self)
 
 
-__all__ = ["Alert", "CapacityFacts", "Current", "Inverse", "KVCacheFacts", "ModelFacts",
-           "ParallelFacts", "PoolFacts", "Report", "RunSummary", "RunningLimit", "RuntimeFacts",
-           "Scenario", "Source", "WeightFacts", "WhatIf", "snapshot"]
+__all__ = ["AccuracyItem", "Alert", "CapacityFacts", "Current", "Inverse", "KVCacheFacts",
+           "ModelFacts", "ParallelFacts", "PoolFacts", "Report", "RunSummary", "RunningLimit",
+           "RuntimeFacts", "Scenario", "Source", "WeightFacts", "WhatIf", "snapshot"]

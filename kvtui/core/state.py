@@ -102,7 +102,10 @@ class Notice:
 
 # Kinds folded as notices (a warning or error line that alerts read by its latest numbers).
 NOTICE_KINDS = ("kv_accuracy_warning", "mamba_cap", "requests_reduced", "input_too_long",
-                "process_exception", "pool_leak")
+                "process_exception", "pool_leak",
+                # the accuracy checklist's lines (kvtui.core.accuracy)
+                "context_override", "chat_template", "chat_format", "template_features",
+                "generation_defaults", "online_quant")
 
 
 @dataclass

@@ -24,6 +24,7 @@ from kvtui.core.render import describe_subpools, group_pools
 from kvtui.sources.base import INLINE, MESSAGES
 from kvtui.sources.replay import parse_ts
 from kvtui.ui import report_view as rv
+from kvtui.ui.accuracy import accuracy_text
 from kvtui.ui.text import (
     clean,
     fmt_gib,
@@ -215,7 +216,8 @@ class AlertsPane(OptionList):
 
 
 def facts_text(r: rv.Shown) -> Text:
-    """Pools per rank, capacity, weights and bytes/token, as inert text."""
+    """The accuracy checklist, then pools per rank, capacity, weights and bytes/token, as
+    inert text."""
     t = Text()
     failed = rv.failure(r)
     if failed is not None:
@@ -225,6 +227,7 @@ def facts_text(r: rv.Shown) -> Text:
     if kv is None:
         t.append("waiting for startup lines…", style="dim")
         return t
+    accuracy_text(t, r)
     t.append("KV cache  ", style="bold")
     t.append(f"configured {clean(str(kv.configured_dtype or '?'), 20)}  ")
     t.append(f"effective {clean(str(kv.effective_dtype or '?'), 20)}")

@@ -19,6 +19,7 @@ from kvtui.core.engine import load
 from kvtui.core.engine import term as engine_term
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import (
+    AccuracyItem,
     Alert,
     CapacityFacts,
     KVCacheFacts,
@@ -29,7 +30,8 @@ from kvtui.core.report_types import (
     WeightFacts,
 )
 
-__all__ = ["Alert", "Failed", "PoolFacts", "Shown", "alert_key", "alerts", "capacity",
+__all__ = ["AccuracyItem", "Alert", "Failed", "PoolFacts", "Shown", "accuracy", "alert_key",
+           "alerts", "capacity",
            "computed_bytes_per_token", "context_len", "evidence", "evidence_lines", "failure",
            "figure",
            "kv_cache", "kv_verdict", "last_log_time", "model_name", "pool_padding_rows", "pools",
@@ -156,6 +158,12 @@ def context_len(shown: Shown) -> int | None:
     cap = capacity(shown)
     value = cap.context_len if cap is not None else None
     return value if isinstance(value, int) and value > 0 else None
+
+
+def accuracy(shown: Shown) -> tuple[AccuracyItem, ...]:
+    """The accuracy checklist of the current run (empty before an engine is known)."""
+    report = report_of(shown)
+    return report.accuracy if report is not None else ()
 
 
 def weights(shown: Shown) -> WeightFacts | None:

@@ -159,6 +159,11 @@ What-if
 Words
   scales        FP8 KV caches need per-layer scaling factors (k_scale/v_scale);
                 "no scales" means SGLang used 1.0, which loses precision
+  Accuracy      the Facts pane's first section: each setting that can cost
+                the model accuracy (KV cache, weights, context length, prompts
+                cut, chat template, parsers, sampling defaults): ok, stated (a
+                trade-off chosen, or one the log cannot call), warning,
+                critical, or ? (the log does not say)
   alert certainty  "sure": the log settles it; "likely": the log alone
                 cannot (the checkpoint would); "possible": indirect signs
   estimate      a figure derived from the memory lines of the log rather than

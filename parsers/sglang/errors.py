@@ -83,7 +83,20 @@ _TRUNCATED = cols(("len(req.origin_input_ids)", "input_tokens", "i", True),
                   ("max_req_input_len", "max_tokens", "i", True))
 
 
+# The tokenizer manager's own check against the context length (0.5.23
+# managers/tokenizer_manager.py:1338-1351; 0.4.10 :557 raises only): a warning when
+# --allow-auto-truncate cuts the input (0.5.5 :656), else a ValueError returned to the client.
+_TOKENIZER = regex.compile(r"The input \((\d+) tokens\) is longer than the model's context "
+                           r"length \((\d+) tokens\)")
+
+
 def parse_input_too_long(msg: str) -> Parsed | None:
+    m = _TOKENIZER.search(msg)
+    if m is not None:
+        cut = "Truncating the input" in msg
+        return ({"input_tokens": int(m.group(1)), "max_tokens": int(m.group(2)),
+                 "truncated": cut},
+                "input_too_long:tokenizer_truncated" if cut else "input_too_long:tokenizer")
     at = msg.find("Input length (")
     if at >= 0:
         m = _TOO_LONG.match(msg, at)

@@ -14,7 +14,7 @@ from typing import Any
 
 import regex
 
-from parsers.kinds import KIND_FIELDS, SGLANG_SIZING_ARGS
+from parsers.kinds import ACCURACY_ARGS, KIND_FIELDS, SGLANG_SIZING_ARGS
 from parsers.literals import literal_scalar
 
 SERVER_ARG_FIELDS: tuple[str, ...] = (
@@ -26,6 +26,12 @@ SERVER_ARG_FIELDS: tuple[str, ...] = (
     *SGLANG_SIZING_ARGS,  # read by the capacity calculator's SGLang sizing rules
 )
 _WANTED = frozenset(SERVER_ARG_FIELDS)
+# Read only when the dump prints them (the accuracy checklist tells "not given" from "not
+# printed"): chat_template, tool_call_parser, reasoning_parser, sampling_defaults,
+# json_model_override_args (ServerArgs fields in 0.5.23 arg_groups/fields/serving.py).
+_ACCURACY = frozenset(ACCURACY_ARGS)
+_ALL = len(_WANTED) + len(_ACCURACY & {"chat_template", "tool_call_parser", "reasoning_parser",
+                                        "sampling_defaults", "json_model_override_args"})
 
 _PAIR = regex.compile(
     r"""(?<![\w.])'?([A-Za-z_]\w*)'?(?:=|: )('[^']*'|"[^"]*"|[^,)}'"]*)(?=[,)}])"""
@@ -46,10 +52,10 @@ def parse_server_args(msg: str) -> tuple[dict[str, Any], str] | None:
     seen: set[str] = set()
     for m in _PAIR.finditer(msg, 12):
         name = m.group(1)
-        if name in _WANTED and name not in seen:
+        if (name in _WANTED or name in _ACCURACY) and name not in seen:
             seen.add(name)
             fields[name] = literal_scalar(m.group(2))
-            if len(seen) == len(_WANTED):
+            if len(seen) == _ALL:
                 break
     if form == "dict":
         return fields, "server_args:dict_attn_dp" if "attn_dp_size" in seen else "server_args:dict"

@@ -49,6 +49,11 @@ _OWN: dict[str, str] = {
     "num_gpu_blocks_override": "num_gpu_blocks_override",
     "mamba_ssm_cache_dtype": "mamba_ssm_cache_dtype", "calculate_kv_scales": "calculate_kv_scales",
     "performance_mode": "performance_mode", "async_scheduling": "async_scheduling",
+    # what the accuracy checklist reads (kvtui.core.accuracy; parsers.kinds ACCURACY_ARGS):
+    # FrontendArgs / ModelConfig names (0.34.0 entrypoints/openai/cli_args.py, config/model.py)
+    "chat_template": "chat_template", "tool_call_parser": "tool_call_parser",
+    "reasoning_parser": "reasoning_parser", "enable_auto_tool_choice": "enable_auto_tool_choice",
+    "generation_config": "generation_config", "hf_overrides": "hf_overrides",
 }
 _WANTED = {**_SHARED, **_OWN, "model_tag": "model_tag", "speculative_config": "speculative_config"}
 # Inside a speculative config (a dict in the args, a SpeculativeConfig(...) in the engine's line).

@@ -20,6 +20,14 @@ from parsers.envelope import payload_start
 from parsers.event import Event
 from parsers.prefix import UNTIMED, vllm_head
 from parsers.text import CARET, normalize
+from parsers.vllm.accuracy import (
+    NO_TEMPLATE,
+    parse_chat_format,
+    parse_chat_template,
+    parse_context_override,
+    parse_generation_defaults,
+    parse_too_long,
+)
 from parsers.vllm.args import (
     parse_engine_config,
     parse_loading,
@@ -86,6 +94,21 @@ def _h_scales(msg: str) -> _Result:
     return parse_scales(msg)
 
 
+def _h_default(msg: str) -> _Result:
+    fields = parse_generation_defaults(msg)
+    if fields is not None:
+        return "generation_defaults", fields
+    return parse_scales(msg)
+
+
+def _h_detected(msg: str) -> _Result:
+    return _kind("chat_format", parse_chat_format(msg))
+
+
+def _h_user(msg: str) -> _Result:
+    return _kind("context_override", parse_context_override(msg))
+
+
 def _h_chunked(msg: str) -> _Result:
     return _kind("server_args", parse_resolved(msg))
 
@@ -98,6 +121,8 @@ def _h_weights(msg: str) -> _Result:
     fields = parse_weights(msg)
     if fields is not None:
         return "load_weight_end", fields
+    if msg.startswith("Loading chat template fallback"):
+        return _kind("chat_template", parse_chat_template(msg))
     return parse_scales(msg)  # "Loaded KV cache scaling factors from ..."
 
 
@@ -173,7 +198,9 @@ _HANDLERS: dict[str, _Handler] = {
     "Ther": _h_setting,
     "Star": _h_loading,
     "Chec": _h_scales,
-    "Defa": _h_scales,
+    "Defa": _h_default,
+    "User": _h_user,
+    "Dete": _h_detected,
     "Load": _h_weights,
     "Mode": _h_weights,
     "Avai": _h_available,
@@ -216,6 +243,9 @@ _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_s
             "GPU KV cache size:", "Maximum concurrency for ", "Add ", "Engine ",
             "Initializing a V1 LLM engine", "Initializing an LLM engine",
             "Initializing a V0 LLM engine", "non-default args:",
+            "Default vLLM sampling parameters have been overridden",
+            # a prompt refused for length, as the client got it (parsers/vllm/accuracy.py)
+            "This model's maximum context length is ",
             # the weights line as prose quotes it (a blog on vLLM 0.19 quotes "Model loading
             # took 13.72 GiB memory and 62.336108 seconds"); SGLang says "Load weight end."
             "Model loading took ", "Loading model weights took ",
@@ -231,6 +261,12 @@ _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_s
 
 
 def _fallback(msg: str) -> _Result:
+    if "User-specified max_model_len" in msg:  # the ValueError's text in a traceback
+        return _kind("context_override", parse_context_override(msg))
+    if NO_TEMPLATE in msg:  # a chat request's error: the model has no chat template
+        return _kind("chat_template", parse_chat_template(msg))
+    if "maximum context length is" in msg or "than the maximum model length" in msg:
+        return _kind("input_too_long", parse_too_long(msg))
     if "max seq len" in msg or "cache blocks" in msg or "emory" in msg:
         return _kind("oom", parse_error(msg))
     if "version" in msg:

@@ -617,6 +617,12 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "Truncated. len(req.origin_input_ids)=70000, max_req_input_len=65535.",
         "input_too_long", {"input_tokens": 70000, "max_tokens": 65535, "truncated": True},
     ),
+    ("[2026-03-01 12:00:00] The input (140000 tokens) is longer than the model's context "
+     "length (131072 tokens). Truncating the input.", "input_too_long",  # 0.5.23 :1340
+     {"input_tokens": 140000, "max_tokens": 131072, "truncated": True}),
+    ("ValueError: The input (140000 tokens) is longer than the model's context length (131072 "
+     "tokens).", "input_too_long",  # 0.5.23 tokenizer_manager.py:1348
+     {"input_tokens": 140000, "max_tokens": 131072, "truncated": False}),
     ('{"object": "error", "message": "Input length (9000 tokens) exceeds the maximum allowed '
      'length (8192 tokens). Use a shorter input"}', "input_too_long",
      {"input_tokens": 9000, "max_tokens": 8192}),
@@ -699,6 +705,71 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "prefill_batch",
         {"new_token": 64, "cached_token": 10048, "pending_token": 0, "inflight_req": 1,
          "cuda_graph": False, "input_throughput": 178.18, "prefill_tflops": 9.9},
+    ),
+    # --- accuracy (parsers/sglang/accuracy.py; rendered from 0.5.23's log calls) -------------
+    (  # configs/model_config.py:1299, logged when SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1
+        P + "Warning: User-specified context_length (524288) is greater than the derived "
+        "context_length (262144). This may lead to incorrect model outputs or CUDA errors. Note "
+        "that the derived context_length may differ from max_position_embeddings in the "
+        "model's config.",
+        "context_override", {"context_length": 524288, "derived": 262144, "allowed": True},
+    ),
+    (  # :1314, the ValueError without the env var (the server stops)
+        "ValueError: Warning: User-specified context_length (40960) is greater than the derived "
+        "context_length (32768). This may lead to incorrect model outputs or CUDA errors. Note "
+        "that the derived context_length may differ from max_position_embeddings in the "
+        "model's config. To allow overriding this maximum, set the env var "
+        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+        "context_override", {"context_length": 40960, "derived": 32768, "allowed": False},
+    ),
+    (  # 0.4.10 configs/model_config.py:165 (the env var on by default): no note
+        P + "Warning: User-specified context_length (200000) is greater than the derived "
+        "context_length (131072). This may lead to incorrect model outputs or CUDA errors.",
+        "context_override", {"context_length": 200000, "derived": 131072, "allowed": True},
+    ),
+    ("ValueError: User-specified context_length (200000) is greater than the derived "  # :171
+     "context_length (131072). This may lead to incorrect model outputs or CUDA errors. Note "
+     "that the derived context_length may differ from max_position_embeddings in the model's "
+     "config. To allow overriding this maximum, set the env var "
+     "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+     "context_override", {"context_length": 200000, "allowed": False}),
+    (  # parser/template_manager.py:202: the model's own template (the normal wording)
+        "[2026-11-24 09:14:08] Using default HuggingFace chat template with detected content "
+        "format: openai", "chat_template", {"source": "model", "name": None},
+    ),
+    ("[2026-11-24 09:14:08] No chat template found, defaulting to 'string' content format",
+     "chat_template", {"source": "none", "name": None}),  # :207
+    ("[2026-11-24 09:14:08] Loading chat template from argument: ./tool_chat.jinja",
+     "chat_template", {"source": "argument", "name": "./tool_chat.jinja"}),  # :232
+    ("[2026-11-24 09:14:08] Inferred chat template from model path: llama-3-instruct",
+     "chat_template", {"source": "builtin", "name": "llama-3-instruct"}),  # :263
+    ("[2026-11-24 09:14:08] Using Python chat template 'deepseek_v4' in place of the Jinja "
+     "chat template, content format: openai",
+     "chat_template", {"source": "python", "name": "deepseek_v4"}),  # :320
+    ("[2026-11-24 09:14:08] Auto-detected template features: reasoning_config=ReasoningConfig("
+     "toggle_param='enable_thinking'), reasoning_parser=qwen3, tool_call_parser=qwen3_coder",
+     "template_features", {"reasoning_parser": "qwen3", "tool_call_parser": "qwen3_coder"}),
+    ("[2026-11-24 09:14:08] Auto-detected template features: tool_call_parser=llama3",
+     "template_features", {"reasoning_parser": None, "tool_call_parser": "llama3"}),
+    (  # real (corpus repofile-53259568910); entrypoints/openai/serving_chat.py:424
+        "[2026-02-04 11:30:31] Using default chat sampling params from model generation config: "
+        "{'repetition_penalty': 1.1, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}",
+        "generation_defaults",
+        {"params": "{'repetition_penalty': 1.1, 'temperature': 0.7, 'top_k': 20, "
+                   "'top_p': 0.8}", "source": "model"},
+    ),
+    (  # model_executor/model_runner_components/load_model_utils.py:171
+        P + "Online fp8 quantization: quantized 448 layers of types: "
+        "{'QKVParallelLinear', 'RowParallelLinear'}",
+        "online_quant", {"method": "fp8", "layers": 448},
+    ),
+    (  # the accuracy arguments are read only where the dump prints them
+        "[2026-06-01 10:00:00] server_args={'model_path': 'm', 'tp_size': 2, "
+        "'chat_template': None, 'tool_call_parser': 'qwen3_coder', 'reasoning_parser': None, "
+        "'sampling_defaults': 'openai'}",
+        "server_args",
+        {"tool_call_parser": "qwen3_coder", "reasoning_parser": None, "chat_template": None,
+         "sampling_defaults": "openai", "tp_size": 2},
     ),
 ]
 

@@ -297,6 +297,49 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      "seed=None, served_model_name=org/m, use_async_output_proc=True", "server_args",
      {"form": "config", "version": "0.8.3", "model_path": "org/m", "tp_size": 2, "pp_size": 1,
       "context_length": 8192, "resolved_kv_dtype": "torch.float16"}),
+    # --- accuracy (parsers/vllm/accuracy.py) -------------------------------------------------
+    (  # 0.34.0 config/model.py:2722 (logger.warning_once, VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)
+        "WARNING 05-01 16:27:56 [model.py:2722] User-specified max_model_len (262144) is greater "
+        "than the derived max_model_len (max_position_embeddings=131072 or model_max_length="
+        "None in model's config.json). VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme "
+        "caution. If the model uses relative position encoding (RoPE), positions exceeding "
+        "derived_max_model_len lead to nan.", "context_override",
+        {"context_length": 262144, "derived": 131072, "allowed": True}),
+    (  # :2724, the ValueError (the engine stops)
+        "ValueError: User-specified max_model_len (262144) is greater than the derived "
+        "max_model_len (max_position_embeddings=131072 or model_max_length=None in model's "
+        "config.json). To allow overriding this maximum, set the env var "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used",
+        "context_override", {"context_length": 262144, "derived": 131072, "allowed": False}),
+    (  # 0.34.0 config/model.py:1931 (0.22.0 :1510, 0.28.0 :1714)
+        "(APIServer pid=1) WARNING 05-01 16:27:56 [model.py:1931] Default vLLM sampling "
+        "parameters have been overridden by the model's `generation_config.json`: "
+        "`{'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}`. If this is not intended, please "
+        "relaunch vLLM instance with `--generation-config vllm`.", "generation_defaults",
+        {"params": "{'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}", "source": "model"}),
+    ("(APIServer pid=1) INFO 05-01 16:27:56 [hf.py:357] Loading chat template fallback for "
+     "org/base-model as there isn't one defined on HF Hub.", "chat_template",  # 0.34.0
+     {"source": "fallback", "name": "org/base-model"}),
+    ("ChatTemplateResolutionError: As of transformers v4.44, default chat template is no longer "
+     "allowed, so you must provide a chat template if the tokenizer does not define one.",
+     "chat_template", {"source": "none", "name": None}),  # 0.34.0 renderers/hf.py:892
+    ("DEBUG 05-01 16:30:00 [error_response.py:25] create_error_response called with "
+     "VLLMValidationError: This model's maximum context length is 32768 tokens. However, your "
+     "prompt contains 40000 input tokens, which exceeds this limit even without any output "
+     "tokens. Please reduce the length of the input prompt.", "input_too_long",  # params.py:544
+     {"input_tokens": 40000, "max_tokens": 32768, "truncated": False}),
+    ("ValueError: The decoder prompt (length 40000) is longer than the maximum model length of "
+     "32768. Make sure that `max_model_len` is no smaller than the number of text tokens.",
+     "input_too_long", {"input_tokens": 40000, "max_tokens": 32768}),  # input_processor.py:583
+    ("(APIServer pid=1) INFO 05-01 16:28:30 [hf.py:744] Detected the chat template content "
+     "format to be 'string'. You can set `--chat-template-content-format` to override this.",
+     "chat_format", {"format": "string"}),  # 0.34.0 renderers/hf.py:744
+    (  # the accuracy arguments of `non-default args` (0.34.0 entrypoints/openai/cli_args.py)
+        "(APIServer pid=1) " + H + "non-default args: {'model': 'Qwen/Qwen3-8B', "
+        "'enable_auto_tool_choice': True, 'tool_call_parser': 'hermes', "
+        "'reasoning_parser': 'qwen3', 'generation_config': 'vllm'}", "server_args",
+        {"tool_call_parser": "hermes", "reasoning_parser": "qwen3",
+         "enable_auto_tool_choice": True, "generation_config": "vllm"}),
 ]
 
 # Every head form of the same message: the same event, its ts and rank read from the head.

@@ -14,6 +14,7 @@ import pytest
 
 from kvtui.core.pipeline import Session
 from parsers import KIND_FIELDS, OPTIONAL_FIELDS
+from parsers.kinds import ACCURACY_ARGS
 from parsers.sglang.server_args import SERVER_ARG_FIELDS
 from parsers.vllm import args as vllm_args
 
@@ -53,4 +54,6 @@ def test_a_vllm_report_names_no_sglang_argument(name):
 def test_an_sglang_report_keeps_its_whole_dump(name):
     engine, sa = _server_args(name)
     assert engine == "sglang"
-    assert list(sa) == list(SERVER_ARG_FIELDS)
+    assert list(sa)[:len(SERVER_ARG_FIELDS)] == list(SERVER_ARG_FIELDS)
+    # then the accuracy checklist's arguments the dump printed (parsers.kinds ACCURACY_ARGS)
+    assert set(list(sa)[len(SERVER_ARG_FIELDS):]) <= set(ACCURACY_ARGS)

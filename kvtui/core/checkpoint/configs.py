@@ -19,6 +19,8 @@ MODEL_CONFIG_KEYS: tuple[str, ...] = (
     "num_key_value_heads", "head_dim", "hidden_size", "kv_lora_rank", "qk_rope_head_dim",
     "qk_nope_head_dim", "v_head_dim", "sliding_window", "max_position_embeddings",
     "layer_types", "full_attention_interval",
+    # the model's own window's scaling (kvtui.core.accuracy states it beside the context)
+    "rope_scaling", "rope_parameters",
 )
 
 

@@ -10,6 +10,7 @@ import parsers.sglang as grammar
 import parsers.sglang.frames as sglang_frames
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.sglang import fromrun, plan, ranks, scales, version
+from kvtui.engines.sglang.accuracy import ACCURACY
 from kvtui.engines.sglang.calculator import DEFAULT_DTYPES
 from kvtui.engines.sglang.cell import ELEM_BYTES
 from kvtui.engines.sglang.flags import FLAGS
@@ -34,6 +35,7 @@ class _Columns:
 
 class SGLang:
     name = "sglang"
+    accuracy = ACCURACY  # the accuracy checklist's terms (accuracy.py)
     label = "SGLang"
     flags = FLAGS
     wording: Mapping[str, str] = MappingProxyType({})  # the core's sentences are SGLang's

@@ -10,6 +10,7 @@ import parsers.vllm.frames as vllm_frames
 from kvtui.core import dtypes
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.vllm import fromrun, limits, plan
+from kvtui.engines.vllm.accuracy import ACCURACY
 from kvtui.engines.vllm.calculator import DEFAULT_DTYPES, VALUE_COST
 from kvtui.engines.vllm.flags import FLAGS
 from kvtui.engines.vllm.version import (
@@ -113,6 +114,7 @@ FIGURE_FORMATS: dict[str, str] = {"max_total_num_tokens": "{term}: {value} token
 
 class VLLM:
     name = "vllm"
+    accuracy = ACCURACY  # the accuracy checklist's terms (accuracy.py)
     label = "vLLM"
     flags = FLAGS
     wording: Mapping[str, str] = WORDING
