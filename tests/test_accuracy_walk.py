@@ -32,6 +32,7 @@ SAMPLE_ALERTS: dict[str, set[str]] = {
     "qwen35-397b-nvfp4-tp8-fp8.log": {'kv-fp8-unscaled'},
     "sglang-0.3-legacy.log": {'kv-retraction', 'pool-saturated'},
     "vllm-llama31-70b-tp8-bf16.log": set(),
+    "vllm-gpt-oss-120b-tp2-extensible.log": set(),
     "vllm-llama31-8b-tp2-fp8-unscaled.log": {'kv-fp8-unscaled', 'kv-retraction', 'pool-saturated'},
     "vllm-qwen3-next-80b-tp4-hybrid.log": set(),
 }
