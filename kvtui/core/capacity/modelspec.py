@@ -304,6 +304,12 @@ def _pattern_kinds(text: dict[str, Any], n: int, model_type: str,
     hlp = text.get("hybrid_layer_pattern")
     if isinstance(hlp, list) and len(hlp) == n:
         return tuple(SWA if int(x) == 1 else FULL for x in hlp), None
+    # MiniMax-Text-01 / M1: attn_type_list, 0 = lightning (linear) attention, 1 = softmax
+    # (vLLM 0.22.0 model_executor/models/minimax_text_01.py:509); read so that no engine takes
+    # the lightning layers for KV layers (neither sizes the family: engines' `coverage`).
+    atl = text.get("attn_type_list")
+    if isinstance(atl, list) and len(atl) == n:
+        return tuple(FULL if int(x) == 1 else LINEAR for x in atl), None
     # Llama-4: full attention iff (i + 1) % 4 == 0, the rest chunked (get_hybrid_layer_ids).
     if any(a.startswith("Llama4") for a in arch) or model_type.startswith("llama4"):
         return tuple(FULL if (i + 1) % 4 == 0 else SWA for i in range(n)), None
@@ -421,6 +427,11 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
     n, heads = int(n), int(heads)
     if n <= 0 or heads <= 0:
         raise ValueError(f"{source}: num_hidden_layers and num_attention_heads must be positive")
+    if "LongcatFlashForCausalLM" in arch:
+        # Two MLA attentions per decoder layer: SGLang counts num_hidden_layers (else
+        # num_layers, configs/longcat_flash.py:81-83) x 2 attention layers (configs/
+        # model_config.py:1583-1584, 0.5.23). vLLM counts 2 x num_layers (its coverage says so).
+        n *= 2
     kv, kv_from = total_kv_heads(cfg, text, heads)
     hidden = _first(text, "hidden_size", "n_embd", "d_model")
     head_dim, v_head_dim = _head_dims(text, heads, hidden, source)

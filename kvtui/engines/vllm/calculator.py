@@ -113,6 +113,9 @@ class Calculator:
     pp_partition: tuple[int, ...] | None = None
     # a KV budget per GPU the user gives (`kvtui whatif --engine vllm --pool-gib G`, no log)
     pool_bytes: int | None = None
+    # why kvtui does not size this model on vLLM (`coverage.unmodelled`, or the spec's own
+    # `unsupported`): every figure but the logged ones is then withheld, never approximated
+    unmodelled: str | None = None
     _variant: tuple[Rules, int, int] | None = None
 
     engine_label = "vLLM"
@@ -172,7 +175,7 @@ class Calculator:
     def layout(self, dtype: str, tp: int | None = None,
                rules: Rules | None = None,
                variant: tuple[Rules, int, int] | None = None) -> Layout | None:
-        if self.spec is None:
+        if self.spec is None or self.unmodelled:
             return None
         v = variant or (self.variant if rules is None else (rules, *self.variant[1:]))
         r = v[0]
@@ -352,7 +355,7 @@ class Calculator:
         lay = self.layout(dtype, tp)
         if lay is None:
             if (tp in (None, self.parallel.tp) and mem_fraction_static is None
-                    and not self._hybrid_unsized()):
+                    and not self._hybrid_unsized() and not self.unmodelled):
                 return self._log_only(dtype), None
             return None, None
         budget, _, _ = self.budget_bytes(tp, mem_fraction_static)
@@ -365,7 +368,7 @@ class Calculator:
         lay = self.layout(dtype)
         if lay is None:
             cur = self.measured_bytes_per_token()
-            if cur is None or dtype not in VALUE_COST:
+            if cur is None or dtype not in VALUE_COST or self.unmodelled:
                 return None
             return cur * VALUE_COST[dtype] / VALUE_COST[self.current_dtype]
         tokens, _ = self.tokens_for(dtype)
@@ -400,7 +403,8 @@ class Calculator:
             elif lay is not None and budget is not None:
                 out[str(c)] = floor_fit(*lay.concurrency_ratio(lay.blocks(budget), c,
                                                                self.max_batched))
-            elif self._tokens_below_concurrency() or self._hybrid_unsized():
+            elif (self._tokens_below_concurrency() or self._hybrid_unsized()
+                  or self.unmodelled):
                 out[str(c)] = None  # the tokens do not scale to a length (`explanation`)
             else:
                 n, _ = self.tokens_for(dtype, tp, mem_fraction_static)
@@ -561,7 +565,9 @@ class Calculator:
         tokens, _ = self.tokens_for(dtype, tp, mem_fraction_static)
         budget, basis, estimate = self.budget_bytes(tp, mem_fraction_static)
         lay = self.layout(dtype, tp)
-        if lay is None and self.spec is None:
+        if self.unmodelled:
+            basis = f"cannot model: {self.unmodelled}"
+        elif lay is None and self.spec is None:
             estimate = True
             basis = basis or "log only: the logged tokens scaled by each dtype's bytes per value"
         ctxs = self._contexts(context_lengths)
@@ -592,6 +598,8 @@ class Calculator:
         }
         if lay is not None:
             row["block_size"] = lay.block_size
+        if self.unmodelled:
+            row["cannot_model"] = self.unmodelled
         if self.max_num_seqs is None and self.max_num_seqs_default:
             row["max_running_requests_default"] = list(self.max_num_seqs_default)
         if tp is not None:
@@ -638,6 +646,8 @@ class Calculator:
         exact = self.concurrency_exact()
         if exact is not None:
             out["max_concurrency_exact"] = exact
+        if self.unmodelled:
+            out["cannot_model"] = self.unmodelled
         if self.context_len and self.tokens:
             out["concurrency_at_context_len"] = (
                 self.concurrency_logged if self.concurrency_logged is not None
@@ -655,6 +665,8 @@ class Calculator:
     def explanation(self) -> list[str]:
         """Show-your-work lines, in the order a reader checks them."""
         lines = list(self.notes)
+        if self.unmodelled:
+            lines.append(f"not modelled: {self.unmodelled}; no figure but the logged ones")
         if self.sized_by_bytes:
             now = self._knob_now()
             said = ("the run's arguments" if self.kv_bytes is not None else
@@ -664,13 +676,15 @@ class Calculator:
                 + (f" ({int(now):,} B = {now / GIB:.2f} GiB per GPU)" if now is not None else "")
                 + f", from {said}: vLLM skips the memory profile and reserves that on every GPU "
                 "whatever the TP; --gpu-memory-utilization does not size it")
-        if self.spec is not None:
+        if self.spec is not None and self.unmodelled:
+            lines.append(f"model: {self.spec.name} ({self.spec_reason})")
+        elif self.spec is not None:
             lines.append(f"model: {self.spec.summary()} ({self.spec_reason})")
             lay = self.layout(self.current_dtype)
             if lay is not None:
                 lines.extend(lay.lines)
                 lines.append(lay.rules.describe())
-        else:
+        elif not self.unmodelled:
             lines.append(f"no model spec ({self.spec_reason}): log-only arithmetic, the logged "
                          "tokens scaled by each dtype's bytes per value (exact for dense "
                          "models up to block rounding)")
@@ -714,6 +728,9 @@ class Calculator:
         have, _ = self.tokens_for(dtype)
         out["tokens_available"] = have
         budget, _, estimate = self.budget_bytes()
+        if self.unmodelled:
+            out["note"] = self.unmodelled
+            return Inverse.of(**out)
         if lay is None or budget is None:
             need = math.ceil(context_len * concurrency)
             out["tokens_needed"] = need

@@ -9,7 +9,7 @@ makes of that budget, under the rules of the release named (or of the newest kvt
 from __future__ import annotations
 
 from kvtui.core.capacity import ModelSpec, Parallel
-from kvtui.engines.vllm import limits
+from kvtui.engines.vllm import coverage, limits
 from kvtui.engines.vllm.calculator import Calculator
 from kvtui.engines.vllm.sizing import GIB, rules_for
 from kvtui.engines.vllm.version import VLLM_LINE, check_release
@@ -32,7 +32,8 @@ def plan(spec: ModelSpec | None, spec_reason: str, *, current_dtype: str, tokens
                       pool_bytes=int(pool_gib * GIB) if pool_gib else None,
                       candidates=rules_for(version.lo, version.hi, False),
                       notes=[f"max_num_seqs not given: {limits.RULE}"],
-                      max_num_seqs_default=limits.plan_defaults(version))
+                      max_num_seqs_default=limits.plan_defaults(version),
+                      unmodelled=coverage.for_run(spec))
     if calc.tokens is None and pool_gib is not None:
         calc.tokens = calc.tokens_for(current_dtype)[0]
     return calc

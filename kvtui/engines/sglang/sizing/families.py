@@ -115,6 +115,13 @@ def check_supported(spec: ModelSpec, version: Version) -> None:
     if spec.linear_layer_ids and spec.linear is None:
         raise CannotModel(f"{spec.name}: the config's linear-attention layers have no state "
                           "shape kvtui can read")
+    # Every other architecture: its verdict from SGLang's registry (`coverage`, which reads
+    # this module's tables, hence imported here and not at the top).
+    from kvtui.engines.sglang import coverage
+
+    why = coverage.for_spec(spec)
+    if why is not None:
+        raise CannotModel(why)
 
 
 # -- What SGLang sets for an architecture on its own -------------------------------------------

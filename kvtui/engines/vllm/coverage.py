@@ -1,0 +1,193 @@
+"""Which vLLM architectures kvtui sizes by a cited rule, and which it says it does not model.
+
+Why: `sizing.layout` knows full attention, MLA, sliding windows and one recurrent state (GDN's,
+`sizing.mamba_state_bytes`); a family whose layers vLLM gives another spec (a Mamba1/Mamba2,
+short-conv, KDA or lightning state, KV shared between layers, cross attention) read through it
+comes out as a confident wrong number (MiniMax-Text-01 as 80 full-attention layers, about 8x
+its KV). Every name in vLLM's registry (`registry/vllm-0.34.0.json`, read from the 0.34.0 wheel
+by tools/read_registry.py, with the models vLLM lists as previously supported) gets a verdict:
+a family table below when kvtui knows the family, else the markers read from its module.
+
+Citations are vLLM 0.34.0 unless a release is named.
+"""
+
+from __future__ import annotations
+
+from kvtui.core.capacity import ModelSpec
+from kvtui.core.capacity.coverage import Verdict, load_registry
+
+RELEASE = "0.34.0"
+_REGISTRY = f"vllm-{RELEASE}.json"
+
+# -- the rules (what sizing.layout does, and where vLLM does it) --------------------------------
+DENSE = ("full attention", "FullAttentionSpec per decoder layer: model_executor/layers/attention/"
+         "attention.py:637-705 (page: v1/kv_cache_interface.py), sizing.layout")
+SWA = ("full + sliding-window attention", "SlidingWindowSpec for the config's sliding layers: "
+       "model_executor/layers/attention/attention.py:650-694, sizing.layout")
+MLA = ("MLA latent", "MLAAttentionSpec: model_executor/layers/attention/mla_attention.py:1567, "
+       "sizing.attn_token_bytes")
+GDN = ("GDN hybrid", "MambaSpec of gated_delta_net_state_shape: model_executor/layers/mamba/"
+       "mamba_utils.py:280, sizing.mamba_state_bytes")
+CHUNKED = ("chunked local attention", "ChunkedLocalAttention: model_executor/layers/attention/"
+           "chunked_local_attention.py:119, sizing.layout")
+DSA = ("MLA + DSA indexer", "vllm/models/deepseek_v32/ (the indexer k_cache beside the latent), "
+       "sizing.attn_token_bytes")
+
+_SIZED: dict[str, tuple[str, str]] = {
+    **dict.fromkeys(("Qwen3NextForCausalLM", "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM",
+                     "Qwen3_5ForConditionalGeneration",
+                     "Qwen3_5MoeForConditionalGeneration"), GDN),
+    **dict.fromkeys(("GptOssForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM",
+                     "Gemma3ForConditionalGeneration"), SWA),
+    **dict.fromkeys(("Llama4ForCausalLM", "Llama4ForConditionalGeneration"), CHUNKED),
+    **dict.fromkeys(("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"), DSA),
+    "DeepseekForCausalLM": (DENSE[0], "DeepseekAttention (models/deepseek_v2.py:148): "
+                            + DENSE[1]),
+    **dict.fromkeys(("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
+                     "Glm4MoeLiteForCausalLM", "KimiK25ForConditionalGeneration",
+                     "MistralLarge3ForCausalLM"), MLA),
+}
+
+# -- families kvtui names and does not size on vLLM, with the reason ----------------------------
+_STATE = ("kvtui sizes only GDN's recurrent state on vLLM (sizing.mamba_state_bytes); this "
+          "family's state is another shape")
+_NOT_MODELLED: dict[str, str] = {
+    **dict.fromkeys((
+        "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxForCausalLM",
+        "MiniMaxVL01ForConditionalGeneration"),
+        "MiniMax-Text-01 / M1 is a lightning-attention hybrid: most layers keep a linear-"
+        "attention state (MambaSpec of linear_attention_state_shape), the others full KV "
+        "(attn_type_list; vLLM 0.22.0 model_executor/models/minimax_text_01.py:509, :993-1009); "
+        "kvtui does not size it (vLLM serves it until 0.23.0)"),
+    **dict.fromkeys(("JambaForCausalLM", "JambaForSequenceClassification"),
+                    "Jamba interleaves Mamba1 layers (MambaSpec of mamba1_state_shape, "
+                    "model_executor/models/jamba.py:478, layers/mamba/mamba_utils.py:179) "
+                    "with attention: " + _STATE),
+    **dict.fromkeys(("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM",
+                     "NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3",
+                     "NemotronH_Super_Omni_Reasoning_V3", "NemotronH_Omni_Reasoning_V3",
+                     "NemotronHMTPModel", "FalconH1ForCausalLM",
+                     "GraniteMoeHybridForCausalLM", "Zamba2ForCausalLM"),
+                    "a Mamba2 hybrid (MambaSpec of mamba2_state_shape, layers/mamba/"
+                    "mamba_utils.py:194; models/nemotron_h.py:801, falcon_h1.py:562, "
+                    "granitemoehybrid.py:636): " + _STATE),
+    **dict.fromkeys(("Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration",
+                     "Lfm3ForCausalLM", "Lfm3VlForConditionalGeneration",
+                     "Lfm3AudioForConditionalGeneration"),
+                    "LFM2 interleaves short-convolution layers (MambaSpec of "
+                    "short_conv_state_shape, models/lfm2.py:573, layers/mamba/mamba_utils.py:"
+                    "257) with attention: " + _STATE),
+    **dict.fromkeys(("BailingMoeV2_5ForCausalLM", "BailingMoeV25MTPModel"),
+                    "Bailing (Ring/Ling) linear is a linear-attention hybrid (MambaSpec of "
+                    "linear_attention_state_shape, models/bailing_moe_linear.py:693, :781, "
+                    "layers/mamba/mamba_utils.py:162): " + _STATE),
+    **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
+                     "Gemma4UnifiedForConditionalGeneration", "Gemma4MTPModel",
+                     "Gemma4DSparkModel", "Gemma3nForCausalLM",
+                     "Gemma3nForConditionalGeneration"),
+                    "the last num_kv_shared_layers layers reuse an earlier layer's KV "
+                    "(kv_sharing_target_layer_name, models/gemma4.py:423-427): kvtui does not "
+                    "size KV sharing"),
+    **dict.fromkeys(("LongcatFlashForCausalLM", "LongcatFlashNgramForCausalLM",
+                     "LongCatFlashMTPModel"),
+                    "LongCat-Flash keeps two MLA attentions per decoder layer "
+                    "(models/longcat_flash.py:267-286) over num_layers decoder layers "
+                    "(transformers_utils/model_arch_config_convertor.py:759-762); kvtui's spec "
+                    "counts them as SGLang does (num_hidden_layers first), which a config "
+                    "carrying both counts makes differ: not sized on vLLM yet"),
+    **dict.fromkeys(("MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "MiMoV2MTPModel"),
+                    "MiMo-V2's sliding-window layers have their own KV heads and head_dim "
+                    "(models/mimo_v2.py:424-425): kvtui's vLLM page is one shape for every "
+                    "layer"),
+    "DeepseekV4ForCausalLM": ("DeepSeek-V4 keeps a compressed KV cache (vllm/models/"
+                              "deepseek_v4/): kvtui does not size it yet"),
+    "KimiLinearForCausalLM": "Kimi-Linear's KDA state (layers/mamba/mamba_utils.py:304): "
+                             + _STATE,
+}
+
+_BY_GROUP: dict[str, str] = {
+    "embedding": "a pooling model: kvtui sizes text generation",
+    "late_interaction": "a pooling model: kvtui sizes text generation",
+    "reward": "a pooling model: kvtui sizes text generation",
+    "token_classification": "a pooling model: kvtui sizes text generation",
+    "sequence_classification": "a pooling model: kvtui sizes text generation",
+    "speculative_decoding": ("a speculative draft model: its layers join the target's KV "
+                             "cache; kvtui sizes the target"),
+    "transformers_supported": ("the Transformers backend: the layout is the wrapped Hugging "
+                               "Face model's, which kvtui does not read"),
+    "transformers_backend": ("the Transformers backend: the layout is the wrapped Hugging Face "
+                             "model's, which kvtui does not read"),
+}
+
+# markers read from a module (tools/read_registry.py) -> why it is not modelled
+_BY_MARKER: dict[str, str] = {
+    "recurrent_state": "its layers keep a recurrent state (IsHybrid / HasInnerState): "
+                       + _STATE,
+    "attention_free": "an attention-free model (IsAttentionFree): a recurrent state only",
+    "kv_sharing": "layers share KV (kv_sharing_target_layer_name): kvtui does not size it",
+    "cross_attention": "an encoder-decoder (cross attention, CrossAttentionSpec): kvtui does "
+                       "not size it",
+    "static_sink": "static sink tokens (StaticSinkAttention) add KV kvtui does not size",
+    "sparse_indexer": "a sparse-attention indexer cache kvtui does not size for this family",
+    "chunked_local": "chunked local attention in a family kvtui has no rule for",
+}
+
+
+def verdict(arch: str) -> Verdict:
+    """kvtui's verdict on `arch` for vLLM (the 0.34.0 registry, and the models vLLM lists as
+    served by an earlier release)."""
+    if arch in _SIZED:
+        name, source = _SIZED[arch]
+        return Verdict(arch, name, source)
+    if arch in _NOT_MODELLED:
+        return Verdict(arch, None, "coverage._NOT_MODELLED", _NOT_MODELLED[arch])
+    doc = load_registry("kvtui.engines.vllm", _REGISTRY)
+    entry = doc["architectures"].get(arch)
+    if entry is None:
+        last = doc["previously_supported"].get(arch)
+        why = (f"vLLM served {arch} until {last}; kvtui has no rule for it" if last else
+               f"{arch} is not in vLLM {RELEASE}'s model registry: kvtui has no rule for it")
+        return Verdict(arch, None, f"registry/{_REGISTRY}", why)
+    where = f"{entry['module']} ({entry['group']})"
+    if entry["group"] in _BY_GROUP:
+        return Verdict(arch, None, where, _BY_GROUP[entry["group"]])
+    found = [m for m in entry["markers"] if m in _BY_MARKER]
+    if found and entry["module"].endswith("/"):
+        # a vllm.models package: its modules (and those it re-exports) were read together, so
+        # a marker says the package names that layout, not which class uses it
+        return Verdict(arch, None, where,
+                       f"its package {entry['module']} names layouts kvtui has no rule for "
+                       f"({', '.join(found)})")
+    if found:
+        return Verdict(arch, None, where, f"{_BY_MARKER[found[0]]} ({entry['module']})")
+    if "mla" in entry["markers"]:
+        return Verdict(arch, MLA[0], MLA[1])
+    if "sliding_window" in entry["markers"]:
+        return Verdict(arch, SWA[0], SWA[1])
+    return Verdict(arch, DENSE[0], DENSE[1])
+
+
+def unmodelled(arch: str | None) -> str | None:
+    """Why kvtui does not size `arch` on vLLM, or None when a rule does (or no name is known:
+    a spec without architectures is sized as its config reads)."""
+    if not arch:
+        return None
+    why = verdict(arch).unmodelled
+    return f"{arch} on vLLM: {why}" if why else None
+
+
+def registry_names() -> list[str]:
+    """Every name the stored registry holds, served now or before."""
+    doc = load_registry("kvtui.engines.vllm", _REGISTRY)
+    return sorted({*doc["architectures"], *doc["previously_supported"]})
+
+
+def for_run(spec: ModelSpec | None, logged_arch: object = None) -> str | None:
+    """Why a what-if has no figures on vLLM: the spec's own reason (a preset kvtui names but
+    cannot size), else its architecture's verdict, else that of the architecture vLLM's log
+    printed when no spec is known (the log-only arithmetic scales a dense pool only)."""
+    if spec is not None and spec.unsupported:
+        return spec.unsupported
+    arch = spec.arch if spec is not None and spec.arch else (
+        logged_arch if isinstance(logged_arch, str) else None)
+    return unmodelled(arch)

@@ -1,0 +1,169 @@
+"""Every architecture SGLang 0.5.23 and vLLM 0.34.0 register is either sized by a cited rule or
+said to be not modelled, never sized by a rule that does not apply (issue 35, "Coverage").
+
+The registries are data read from the wheels (kvtui/engines/<engine>/registry/, written by
+tools/read_registry.py); the verdicts are kvtui's (`kvtui.engines.<engine>.coverage`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kvtui.core.capacity import from_hf_config, preset_spec
+from kvtui.core.capacity.coverage import load_registry
+from kvtui.core.pipeline import Options, Session
+from kvtui.engines.sglang import coverage as sgl_cov
+from kvtui.engines.sglang.sizing.families import CannotModel, check_supported
+from kvtui.engines.vllm import coverage as vllm_cov
+from kvtui.engines.vllm.plan import plan
+
+ROOT = Path(__file__).resolve().parents[2]
+# a rule's source names a file and line, or a kvtui module that cites them
+_CITED = re.compile(r"\.py:\d+|sizing\.|sglang\.cell|modelspec\.")
+
+
+@pytest.mark.parametrize(("cov", "package", "name"), [
+    (vllm_cov, "kvtui.engines.vllm", "vllm-0.34.0.json"),
+    (sgl_cov, "kvtui.engines.sglang", "sglang-0.5.23.json"),
+])
+def test_every_registered_architecture_is_sized_by_a_cited_rule_or_not_modelled(
+        cov, package, name):
+    doc = load_registry(package, name)
+    assert doc["release"] == cov.RELEASE and doc["source"]
+    names = cov.registry_names()
+    assert len(names) > 200  # the whole registry, not a sample
+    for arch in names:
+        v = cov.verdict(arch)
+        if v.sized:
+            assert v.rule and _CITED.search(v.source), (arch, v)
+            assert cov.unmodelled(arch) is None
+        else:
+            assert v.unmodelled and arch in cov.unmodelled(arch), (arch, v)
+
+
+def _counts(cov) -> tuple[int, int]:
+    verdicts = [cov.verdict(a) for a in cov.registry_names()]
+    sized = sum(v.sized for v in verdicts)
+    return sized, len(verdicts) - sized
+
+
+def test_the_docs_state_the_counts_the_verdicts_give():
+    text = (ROOT / "docs" / "calculator.md").read_text(encoding="utf-8")
+    for label, cov in (("vLLM 0.34.0", vllm_cov), ("SGLang 0.5.23", sgl_cov)):
+        sized, unmodelled = _counts(cov)
+        line = f"{label}: {sized} sized, {unmodelled} not modelled"
+        assert line in text, line
+
+
+# The families the issue names, on each engine that serves them: sized (True) or not (False).
+@pytest.mark.parametrize(("cov", "arch", "sized"), [
+    (vllm_cov, "Gemma4ForCausalLM", False), (sgl_cov, "Gemma4ForCausalLM", False),
+    (vllm_cov, "MiniMaxText01ForCausalLM", False), (vllm_cov, "MiniMaxM1ForCausalLM", False),
+    (vllm_cov, "JambaForCausalLM", False),
+    (vllm_cov, "NemotronHForCausalLM", False), (sgl_cov, "NemotronHForCausalLM", True),
+    (vllm_cov, "Lfm2ForCausalLM", False), (sgl_cov, "Lfm2ForCausalLM", False),
+    (vllm_cov, "BailingMoeV2_5ForCausalLM", False), (sgl_cov, "BailingMoeV2_5ForCausalLM", False),
+    (vllm_cov, "LongcatFlashForCausalLM", False), (sgl_cov, "LongcatFlashForCausalLM", True),
+    # the families kvtui sized before, still sized
+    (vllm_cov, "LlamaForCausalLM", True), (sgl_cov, "LlamaForCausalLM", True),
+    (vllm_cov, "Qwen3NextForCausalLM", True), (sgl_cov, "Qwen3NextForCausalLM", True),
+    (vllm_cov, "DeepseekV3ForCausalLM", True), (sgl_cov, "DeepseekV3ForCausalLM", True),
+    (vllm_cov, "GptOssForCausalLM", True), (sgl_cov, "GptOssForCausalLM", True),
+])
+def test_the_named_families(cov, arch, sized):
+    assert cov.verdict(arch).sized is sized
+
+
+def test_engines_that_do_not_serve_a_family_say_so():
+    assert "until 0.23.0" in vllm_cov.unmodelled("MiniMaxText01ForCausalLM")
+    assert "not in SGLang 0.5.23's model registry" in sgl_cov.unmodelled("MiniMaxM1ForCausalLM")
+    assert "not in SGLang 0.5.23's model registry" in sgl_cov.unmodelled("JambaForCausalLM")
+
+
+def test_the_minimax_config_is_not_read_as_eighty_kv_layers():
+    """attn_type_list: 0 lightning, 1 softmax (vLLM 0.22.0 models/minimax_text_01.py:509): the
+    preset's 80 layers hold KV in 10."""
+    spec = preset_spec("minimax-m1")
+    assert spec.num_layers == 80
+    assert len(spec.full_layer_ids) == 10 and len(spec.linear_layer_ids) == 70
+
+
+# A vLLM 0.22 start of MiniMax-Text-01 (the release's wording, figures of its own).
+E = "(EngineCore_DP0 pid=41) INFO 06-11 09:14:"
+MINIMAX_LOG = [
+    "(APIServer pid=7) INFO 06-11 09:13:58 [model.py:531] Resolved architecture: "
+    "MiniMaxText01ForCausalLM",
+    E + "02 [core.py:114] Initializing a V1 LLM engine (v0.22.0) with config: "
+    "model='MiniMaxAI/MiniMax-Text-01', dtype=torch.bfloat16, max_seq_len=131072, "
+    "tensor_parallel_size=8, kv_cache_dtype=auto, enable_prefix_caching=True, "
+    "compilation_config={}",
+    E + "40 [gpu_worker.py:515] Available KV cache memory: 21.50 GiB",
+    E + "40 [kv_cache_utils.py:2146] GPU KV cache size: 1,802,240 tokens",
+    E + "40 [kv_cache_utils.py:2147] Maximum concurrency for 131,072 tokens per request: 13.75x",
+]
+
+
+@pytest.mark.parametrize("model", [None, "minimax-m1"])
+def test_minimax_on_vllm_gets_no_figure_but_the_logged_ones(model):
+    """Before: with the config, 80 full-attention layers (about 8x the KV); without it, the
+    logged tokens scaled by dtype as if the pool were dense. Now: the logged row quoted, every
+    other cell withheld, and the reason said."""
+    s = Session(Options(model=model))
+    s.feed_lines("log", MINIMAX_LOG)
+    w = s.report().whatif
+    assert w is not None
+    rows = {r.dtype: r for r in w.scenarios}
+    assert rows["bf16"].tokens == 1_802_240 and rows["bf16"].concurrency["131072"] == 13.75
+    for dtype, row in rows.items():
+        assert row.cannot_model and "lightning" in row.cannot_model, dtype
+        if dtype != "bf16":
+            assert row.tokens is None and set(row.concurrency.values()) == {None}, dtype
+    assert w.inverse is not None and w.inverse.tokens_needed is None
+    assert any(line.startswith("not modelled: MiniMax") for line in w.explanation)
+    assert w.current.cannot_model
+
+
+def test_a_plan_for_an_unmodelled_preset_says_so_instead_of_failing():
+    """`kvtui whatif --engine vllm --model deepseek-v4 --pool-gib 40` raised (a spec with no
+    layers); it now answers "not modelled" on every row."""
+    calc = plan(preset_spec("deepseek-v4"), "preset", current_dtype="bf16", tokens=None,
+                context_len=32768, tp=8, attn_dp=1, page_size=None, pool_gib=40.0,
+                release=None)
+    rows = calc.report().scenarios
+    assert rows and all(r.cannot_model and r.tokens is None for r in rows)
+
+
+def test_an_unknown_architecture_is_not_modelled_on_either_engine():
+    spec = from_hf_config({"architectures": ["FooBarForCausalLM"], "num_hidden_layers": 4,
+                           "num_attention_heads": 8, "num_key_value_heads": 2,
+                           "hidden_size": 512})
+    with pytest.raises(CannotModel, match="FooBarForCausalLM is not in SGLang"):
+        check_supported(spec, (0, 5, 23))
+    calc = plan(spec, "given", current_dtype="bf16", tokens=None, context_len=4096, tp=1,
+                attn_dp=1, page_size=None, pool_gib=10.0, release=None)
+    assert calc.unmodelled and "not in vLLM 0.34.0" in calc.unmodelled
+    assert all(r.tokens is None for r in calc.report().scenarios)
+
+
+def test_a_registered_dense_architecture_is_still_sized():
+    spec = from_hf_config({"architectures": ["Phi3ForCausalLM"], "num_hidden_layers": 32,
+                           "num_attention_heads": 32, "num_key_value_heads": 32,
+                           "hidden_size": 3072})
+    check_supported(spec, (0, 5, 23))  # no CannotModel
+    calc = plan(spec, "given", current_dtype="bf16", tokens=None, context_len=4096, tp=1,
+                attn_dp=1, page_size=None, pool_gib=10.0, release=None)
+    assert calc.unmodelled is None
+    # 32 KV heads x (96 + 96) x 2 B x 32 layers = 393,216 B/token; 10 GiB // (16 x that)
+    # blocks of 16 (FullAttentionSpec, v1/kv_cache_interface.py)
+    assert calc.tokens == (10 << 30) // (16 * 393_216) * 16
+
+
+def test_a_longcat_checkpoint_with_an_indexer_is_not_modelled_on_sglang():
+    spec = from_hf_config({"architectures": ["LongcatFlashForCausalLM"], "num_layers": 2,
+                           "num_attention_heads": 4, "hidden_size": 64, "kv_lora_rank": 16,
+                           "qk_rope_head_dim": 8, "index_topk": 4, "index_head_dim": 8})
+    with pytest.raises(CannotModel, match="DSA"):
+        check_supported(spec, (0, 5, 23))
