@@ -50,8 +50,9 @@ class LinearAttention:
     """One recurrent-state layer's shape, as SGLang's `Mamba2StateShape.create` /
     `KimiLinearStateShape.create` take it (configs/mamba_utils.py:197-240, 322-360, 0.5.23).
 
-    `kind` is "gdn" (Qwen3-Next / Qwen3.5), "mamba2" (NemotronH, Falcon-H1, Granite-4.0-H) or
-    "kda" (Kimi-Linear). For GDN SGLang passes intermediate = value_dim x value_heads,
+    `kind` is "gdn" (Qwen3-Next / Qwen3.5), "mamba2" (NemotronH, Falcon-H1, Granite-4.0-H),
+    "short_conv" (LFM2: a Mamba2 state of the conv alone) or "kda" (Kimi-Linear). For GDN
+    SGLang passes intermediate = value_dim x value_heads,
     n_groups = key heads, num_heads = value heads, head_dim = value_dim, state = key_dim
     (configs/qwen3_next.py:288-313, 0.5.23).
     """
@@ -313,6 +314,12 @@ def _pattern_kinds(text: dict[str, Any], n: int, model_type: str,
     # Llama-4: full attention iff (i + 1) % 4 == 0, the rest chunked (get_hybrid_layer_ids).
     if any(a.startswith("Llama4") for a in arch) or model_type.startswith("llama4"):
         return tuple(FULL if (i + 1) % 4 == 0 else SWA for i in range(n)), None
+    # LFM2: full_attn_idxs when the config has no layer_types (the rest short-conv layers;
+    # SGLang reads layer_types, configs/lfm2.py:42-50 in 0.5.23, which transformers derives so)
+    fai = text.get("full_attn_idxs")
+    if model_type.startswith("lfm2") and isinstance(fai, list) and not text.get("layer_types"):
+        full = {int(i) for i in fai}
+        return tuple(FULL if i in full else LINEAR for i in range(n)), None
     types = text.get("layer_types")
     if isinstance(types, list) and len(types) == n:
         out = []
@@ -356,6 +363,13 @@ def _linear_state(text: dict[str, Any], kinds: tuple[str, ...], state_layers: An
                                n_groups=int(_first(text, "n_groups", "mamba_n_groups") or 1),
                                intermediate_size=h * d,
                                conv_kernel=int(text.get("conv_kernel") or 4), ssm_dtype=ssm)
+    if model_type.startswith("lfm2") and text.get("conv_L_cache"):  # LFM2 short conv
+        # Lfm2Config.mamba2_cache_params (configs/lfm2.py:59-96, 0.5.23): a Mamba2 state of
+        # the conv alone, intermediate = head_dim = hidden_size, n_groups 1, state_size 0
+        hidden = int(text.get("hidden_size") or 0)
+        return LinearAttention("short_conv", num_heads=1, head_dim=hidden, state_size=0,
+                               n_groups=1, intermediate_size=hidden,
+                               conv_kernel=int(text["conv_L_cache"]), ssm_dtype=ssm)
     if text.get("mamba_n_heads") is not None:  # Falcon-H1, Granite-4.0-H
         h = int(text["mamba_n_heads"])
         hidden = int(text.get("hidden_size") or 0)

@@ -43,6 +43,13 @@ LONGCAT = ("MLA latent pool, two attentions per layer",
            "num_attention_layers = num_hidden_layers x 2 for LongcatFlashForCausalLM "
            "(configs/model_config.py:1583-1584), modelspec.from_hf_config")
 
+LFM2 = ("short-conv hybrid (a Mamba2 state of the conv alone)",
+        "mamba2_config (configs/hybrid_arch.py:78-90) with Lfm2Config.mamba2_cache_params "
+        "(configs/lfm2.py:59-96), sizing.mamba")
+# families whose rule kvtui read in one release only
+_READ_FROM: dict[str, tuple[int, int, int]] = {"Lfm2ForCausalLM": (0, 5, 23),
+                                               "LongcatFlashForCausalLM": (0, 5, 23)}
+
 _SIZED: dict[str, tuple[str, str]] = {
     **dict.fromkeys(MLA_ARCHS, MLA),
     **dict.fromkeys(GDN_ARCHS, GDN), **dict.fromkeys(MAMBA2_ARCHS, MAMBA2),
@@ -54,16 +61,17 @@ _SIZED: dict[str, tuple[str, str]] = {
     # (models/gpt2.py:190, models/gpt_bigcode.py:201): plain decoders
     **dict.fromkeys(("GPT2LMHeadModel", "GPTBigCodeForCausalLM"), DENSE),
     "LongcatFlashForCausalLM": LONGCAT,
+    "Lfm2ForCausalLM": LFM2,
 }
 
 _STATE = ("kvtui's SGLang rules size the GDN, Mamba2 (Falcon-H1, NemotronH, Granite-4.0-H) and "
           "KDA (Kimi-Linear) states only (sizing.families)")
 _NOT_MODELLED: dict[str, str] = {
-    **dict.fromkeys(("Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration",
+    **dict.fromkeys(("Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration",
                      "Lfm2BidirectionalModel", "Lfm2DSparkDraftModel"),
-                    "LFM2's short-convolution layers keep a state in SGLang's Mamba pool "
-                    "(Lfm2Config in mamba2_config, configs/hybrid_arch.py:78-90) with a shape "
-                    "kvtui does not read: " + _STATE),
+                    "the LFM2 MoE / VL / bidirectional / draft variants keep short-conv states "
+                    "(configs/hybrid_arch.py:78-90) kvtui has not checked against its LFM2 "
+                    "rule (Lfm2ForCausalLM only)"),
     **dict.fromkeys(("BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM"),
                     "Bailing (Ring/Ling) linear keeps a lightning-attention state "
                     "(hybrid_lightning_config, configs/hybrid_arch.py:46-52) or a KDA one "
@@ -123,10 +131,15 @@ def unmodelled(arch: str | None) -> str | None:
     return f"{arch} on SGLang: {why}" if why else None
 
 
-def for_spec(spec: ModelSpec) -> str | None:
-    """The verdict for a spec: its architecture's, and what only the config tells (a LongCat
-    checkpoint with an indexer is DSA to SGLang, configs/model_config.py:191-207, which kvtui's
-    DSA rules do not cover)."""
+def for_spec(spec: ModelSpec, version: tuple[int, int, int] = (0, 5, 23)) -> str | None:
+    """The verdict for a spec on a release: its architecture's, and what only the config or
+    the release tells (a LongCat checkpoint with an indexer is DSA to SGLang,
+    configs/model_config.py:191-207, which kvtui's DSA rules do not cover; a family whose rule
+    was read in one release only is not modelled before it)."""
+    first = _READ_FROM.get(spec.arch)
+    if first is not None and version < first:
+        return (f"{spec.arch} on SGLang {'.'.join(map(str, version))}: kvtui read its sizing in "
+                f"{'.'.join(map(str, first))} only")
     if spec.arch.startswith("LongcatFlash") and spec.index_topk is not None:
         return (f"{spec.arch} on SGLang: with index_topk SGLang sizes it as DSA "
                 "(configs/model_config.py:191-207), which kvtui's DSA rules do not cover")

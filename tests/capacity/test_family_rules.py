@@ -1,0 +1,89 @@
+"""The family rules issue 35 added, each holding SGLang's figure for one configuration, worked by
+hand from the 0.5.23 source named in each comment (the presets give the shapes, with sources)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtui.core.capacity import Parallel, from_hf_config, preset_spec
+from kvtui.engines.sglang.cell import kv_cell
+from kvtui.engines.sglang.sizing import mamba
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.families import CannotModel, check_supported, linear_kind
+from kvtui.engines.vllm import coverage as vllm_cov
+from kvtui.engines.vllm.plan import plan
+
+V = (0, 5, 23)
+
+
+@pytest.mark.parametrize(("dtype", "tp", "cell"), [
+    # MLA: (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 B x 56 layers, whatever the TP:
+    # num_attention_layers = num_layers 28 x 2 (configs/model_config.py:1583-1584,
+    # configs/longcat_flash.py:81-83), MLATokenToKVPool one latent per layer
+    ("bf16", 8, 576 * 2 * 56),
+    ("bf16", 1, 576 * 2 * 56),
+    ("fp8_e4m3", 8, 576 * 56),
+])
+def test_longcat_flash_on_sglang_counts_two_mla_layers_per_decoder_layer(dtype, tp, cell):
+    spec = preset_spec("longcat-flash")
+    check_supported(spec, V)
+    c = kv_cell(spec, dtype, Parallel(tp=tp), version=V)
+    assert c.kind == "mla" and c.layers == 56
+    assert c.bytes_per_token == cell
+
+
+def test_longcat_flash_before_the_release_read_is_not_modelled():
+    with pytest.raises(CannotModel, match=r"read its sizing in 0\.5\.23 only"):
+        check_supported(preset_spec("longcat-flash"), (0, 5, 22))
+
+
+def test_longcat_flash_on_vllm_is_said_to_be_not_modelled():
+    calc = plan(preset_spec("longcat-flash"), "preset", current_dtype="bf16", tokens=None,
+                context_len=32768, tp=8, attn_dp=1, page_size=None, pool_gib=40.0,
+                release=None)
+    assert calc.unmodelled and "two MLA attentions" in calc.unmodelled
+    assert vllm_cov.verdict("LongcatFlashForCausalLM").unmodelled
+
+
+@pytest.mark.parametrize(("tp", "cell", "slot"), [
+    # KV: 6 attention layers (full_attn_idxs) x 8 KV heads / TP x (64 + 64) x 2 B;
+    # state: Lfm2Config.mamba2_cache_params (configs/lfm2.py:59-96): Mamba2StateShape.create
+    # (configs/mamba_utils.py:195-240) with intermediate 2048, n_groups 1, state_size 0:
+    # conv (2048 // tp) x (conv_L_cache 3 - 1) x 2 B (bf16 conv), temporal 0, x 10 conv layers
+    (1, 6 * 8 * 128 * 2, 2048 * 2 * 2 * 10),
+    (2, 6 * 4 * 128 * 2, 1024 * 2 * 2 * 10),
+])
+def test_lfm2_on_sglang_is_a_mamba2_hybrid_whose_state_is_the_conv(tp, cell, slot):
+    spec = preset_spec("lfm2-1.2b")
+    check_supported(spec, V)
+    assert linear_kind(spec, V) == "mamba2"
+    assert len(spec.full_layer_ids) == 6 and len(spec.linear_layer_ids) == 10
+    assert kv_cell(spec, "bf16", Parallel(tp=tp), version=V).bytes_per_token == cell
+    st = mamba.state_per_slot(spec, tp, SizingArgs(), V, "mamba2")
+    assert (st.per_slot, st.ssm_bytes) == (slot, 0)
+
+
+def test_lfm2_layer_types_and_full_attn_idxs_give_the_same_layout():
+    base = {"architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2",
+            "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4,
+            "num_key_value_heads": 2, "conv_L_cache": 3}
+    by_idx = from_hf_config({**base, "full_attn_idxs": [1, 3]})
+    by_types = from_hf_config({**base, "layer_types": ["conv", "full_attention", "conv",
+                                                       "full_attention"]})
+    assert by_idx.layer_kinds == by_types.layer_kinds
+    assert by_idx.full_layer_ids == (1, 3)
+
+
+def test_lfm2_variants_and_other_engines_stay_not_modelled():
+    spec = preset_spec("lfm2-1.2b")
+    with pytest.raises(CannotModel, match=r"0\.5\.23 only"):
+        check_supported(spec, (0, 5, 21))
+    moe = from_hf_config({"architectures": ["Lfm2MoeForCausalLM"], "model_type": "lfm2_moe",
+                          "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+                          "num_key_value_heads": 2, "conv_L_cache": 3,
+                          "layer_types": ["conv", "full_attention"]})
+    with pytest.raises(CannotModel, match="Lfm2MoeForCausalLM on SGLang"):
+        check_supported(moe, V)
+    calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
+                attn_dp=1, page_size=None, pool_gib=10.0, release=None)
+    assert calc.unmodelled and "short-convolution" in calc.unmodelled
