@@ -87,3 +87,30 @@ def test_lfm2_variants_and_other_engines_stay_not_modelled():
     calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
                 attn_dp=1, page_size=None, pool_gib=10.0, release=None)
     assert calc.unmodelled and "short-convolution" in calc.unmodelled
+
+
+@pytest.mark.parametrize("preset", ["gemma-4", "jamba", "ring-linear", "minimax-m1",
+                                    "deepseek-v4"])
+def test_presets_of_unmodelled_families_say_so_on_both_engines(preset):
+    spec = preset_spec(preset)
+    with pytest.raises(CannotModel):
+        check_supported(spec, V)
+    calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=8,
+                attn_dp=1, page_size=None, pool_gib=40.0, release=None)
+    rows = calc.report().scenarios
+    assert calc.unmodelled and all(r.cannot_model and r.tokens is None for r in rows)
+
+
+@pytest.mark.parametrize(("name", "preset"), [
+    ("google/gemma-4-26b-a4b-it", "gemma-4"), ("/models/gemma-4-31b-it", "gemma-4"),
+    ("ai21labs/AI21-Jamba-1.5-Mini", "jamba"), ("inclusionAI/Ring-mini-linear-2.0",
+                                                "ring-linear"),
+    ("MiniMaxAI/MiniMax-M1-40k", "minimax-m1"), ("meituan-longcat/LongCat-Flash-Chat-FP8",
+                                                  "longcat-flash"),
+    ("LiquidAI/LFM2-1.2B", "lfm2-1.2b"),
+])
+def test_served_names_find_the_family_presets(name, preset):
+    from kvtui.core.capacity import match_preset
+
+    hit = match_preset(name)
+    assert hit is not None and hit[0] == preset
