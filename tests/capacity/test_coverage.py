@@ -168,3 +168,29 @@ def test_a_longcat_checkpoint_with_an_indexer_is_not_modelled_on_sglang():
                            "qk_rope_head_dim": 8, "index_topk": 4, "index_head_dim": 8})
     with pytest.raises(CannotModel, match="DSA"):
         check_supported(spec, (0, 5, 23))
+
+
+def test_an_sglang_log_naming_an_unmodelled_class_gets_only_its_logged_figures():
+    """No spec: the log-only arithmetic scaled a DeepSeek-V4 or Gemma-4 pool by each dtype's
+    value size (a bf16 row of half the fp8 tokens), though SGLang sizes neither as a plain
+    pool. The logged row keeps its tokens; every other row says why it has none."""
+    lines = [
+        "[2026-09-11 23:34:13 TP0] Load weight begin. avail mem=111.47 GB",
+        "[2026-09-11 23:43:15 TP0] Load weight end. elapsed=41.76 s, "
+        "type=Gemma4ForConditionalGeneration, quant=None, avail mem=57.47 GB, "
+        "mem usage=54.00 GB.",
+        "[2026-09-11 23:46:13 TP0] Memory pool end. avail mem=9.90 GB",
+        "[2026-09-11 23:46:49 TP0] max_total_num_tokens=999808, chunked_prefill_size=8192, "
+        "max_prefill_tokens=16384, max_running_requests=64, context_len=262144, "
+        "available_gpu_mem=7.68 GB",
+    ]
+    s = Session()
+    s.feed_lines("log", lines)
+    w = s.report().whatif
+    assert w is not None
+    rows = {r.dtype: r for r in w.scenarios}
+    cur = next(r for r in rows.values() if r.current)
+    assert cur.tokens == 999_808
+    others = [r for r in rows.values() if not r.current]
+    assert others and all(r.tokens is None and r.cannot_model for r in others)
+    assert all("Gemma-4" in (r.cannot_model or "") for r in rows.values())

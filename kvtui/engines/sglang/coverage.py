@@ -131,6 +131,17 @@ def unmodelled(arch: str | None) -> str | None:
     return f"{arch} on SGLang: {why}" if why else None
 
 
+def for_logged_class(arch: str | None) -> str | None:
+    """The verdict for the model class a log names when no spec is known (SGLang's weight line,
+    `type=...`): the log-only arithmetic scales a plain pool, so a class SGLang sizes another
+    way gets no figure. A class in no registry kvtui read keeps the log-only arithmetic (an
+    older release's class sized by the plain pool, most likely), as before."""
+    if not arch or (arch not in _SIZED and arch not in _NOT_MODELLED
+                    and arch not in registry_names()):
+        return None
+    return unmodelled(arch)
+
+
 def for_spec(spec: ModelSpec, version: tuple[int, int, int] = (0, 5, 23)) -> str | None:
     """The verdict for a spec on a release: its architecture's, and what only the config or
     the release tells (a LongCat checkpoint with an indexer is DSA to SGLang,
