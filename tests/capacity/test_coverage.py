@@ -67,7 +67,7 @@ def test_the_docs_state_the_counts_the_verdicts_give():
     (vllm_cov, "Lfm2ForCausalLM", False), (sgl_cov, "Lfm2ForCausalLM", True),
     (sgl_cov, "Lfm2MoeForCausalLM", False),
     (vllm_cov, "BailingMoeV2_5ForCausalLM", False), (sgl_cov, "BailingMoeV2_5ForCausalLM", False),
-    (vllm_cov, "LongcatFlashForCausalLM", False), (sgl_cov, "LongcatFlashForCausalLM", True),
+    (vllm_cov, "LongcatFlashForCausalLM", True), (sgl_cov, "LongcatFlashForCausalLM", True),
     # the families kvtui sized before, still sized
     (vllm_cov, "LlamaForCausalLM", True), (sgl_cov, "LlamaForCausalLM", True),
     (vllm_cov, "Qwen3NextForCausalLM", True), (sgl_cov, "Qwen3NextForCausalLM", True),

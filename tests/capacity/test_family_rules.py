@@ -37,12 +37,38 @@ def test_longcat_flash_before_the_release_read_is_not_modelled():
         check_supported(preset_spec("longcat-flash"), (0, 5, 22))
 
 
-def test_longcat_flash_on_vllm_is_said_to_be_not_modelled():
+def test_longcat_flash_on_vllm():
+    """Two DeepseekV2MLAAttention per decoder layer (models/longcat_flash.py:267-286, vLLM
+    0.34.0) over num_layers 28: 56 MLA layers, one group; a page of 64 tokens (kvtui's MLA
+    block, sizing.MLA_BLOCK) x (512 + 64) x 2 B = 73,728 B per layer, a block of the group
+    4,128,768 B. 40 GiB // that = 10,402 blocks; at max_model_len 32,768 a request takes
+    32,768 / 64 = 512 blocks, and 0.22+ prints int(10,402 / 512 x 32,768) = 665,728 tokens
+    (the layout rules of the newest release kvtui dates, sizing.RULES["v1-0.22"]; 0.34's
+    post-warmup budget is issue 35 point 6, this is the pool a given budget makes)."""
     calc = plan(preset_spec("longcat-flash"), "preset", current_dtype="bf16", tokens=None,
                 context_len=32768, tp=8, attn_dp=1, page_size=None, pool_gib=40.0,
                 release=None)
-    assert calc.unmodelled and "two MLA attentions" in calc.unmodelled
-    assert vllm_cov.verdict("LongcatFlashForCausalLM").unmodelled
+    assert calc.unmodelled is None
+    lay = calc.layout("bf16")
+    assert (lay.block_size, lay.group_size, lay.block_bytes) == (64, 56, 4_128_768)
+    assert calc.tokens == 665_728
+    assert vllm_cov.verdict("LongcatFlashForCausalLM").sized
+
+
+def test_longcat_flash_cases_kvtui_does_not_size():
+    base = {"architectures": ["LongcatFlashForCausalLM"], "num_attention_heads": 4,
+            "hidden_size": 64, "kv_lora_rank": 16, "qk_rope_head_dim": 8}
+    # a config carrying both counts, unequal: SGLang takes 2 x 4, vLLM 2 x 2
+    both = from_hf_config({**base, "num_layers": 2, "num_hidden_layers": 4})
+    assert both.unsupported and "does not pick one" in both.unsupported
+    with pytest.raises(CannotModel):
+        check_supported(both, V)
+    # equal counts agree: sized
+    assert from_hf_config({**base, "num_layers": 2, "num_hidden_layers": 2}).num_layers == 4
+    # with an indexer (DSA on SGLang, a sparse indexer on vLLM), or split by PP on vLLM
+    dsa = from_hf_config({**base, "num_layers": 2, "index_topk": 4, "index_head_dim": 8})
+    assert vllm_cov.for_run(dsa) and "index_topk" in vllm_cov.for_run(dsa)
+    assert "pipeline parallel" in vllm_cov.for_run(preset_spec("longcat-flash"), pp=2)
 
 
 @pytest.mark.parametrize(("tp", "cell", "slot"), [

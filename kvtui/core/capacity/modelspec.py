@@ -441,10 +441,18 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
     n, heads = int(n), int(heads)
     if n <= 0 or heads <= 0:
         raise ValueError(f"{source}: num_hidden_layers and num_attention_heads must be positive")
+    longcat_why = None
     if "LongcatFlashForCausalLM" in arch:
         # Two MLA attentions per decoder layer: SGLang counts num_hidden_layers (else
         # num_layers, configs/longcat_flash.py:81-83) x 2 attention layers (configs/
-        # model_config.py:1583-1584, 0.5.23). vLLM counts 2 x num_layers (its coverage says so).
+        # model_config.py:1583-1584, 0.5.23); vLLM builds num_layers decoder layers of two
+        # (models/longcat_flash.py:267-286, 396, vLLM 0.34.0). The same count when the config
+        # gives num_layers alone (or both equal); else the engines differ and neither is taken.
+        hidden_n, decoder_n = text.get("num_hidden_layers"), text.get("num_layers")
+        if hidden_n is not None and decoder_n is not None and int(hidden_n) != int(decoder_n):
+            longcat_why = (f"LongCat-Flash: the config gives num_hidden_layers {hidden_n} and "
+                           f"num_layers {decoder_n}: SGLang counts 2 x {hidden_n} KV layers, "
+                           f"vLLM 2 x {decoder_n}; kvtui does not pick one")
         n *= 2
     kv, kv_from = total_kv_heads(cfg, text, heads)
     hidden = _first(text, "hidden_size", "n_embd", "d_model")
@@ -488,6 +496,7 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
         nextn_layers=int(_first(text, "num_nextn_predict_layers", "mtp_num_hidden_layers") or 0),
         kv_heads_from=kv_from,
         source=source,
+        unsupported=longcat_why,
     )
 
 

@@ -41,6 +41,11 @@ _SIZED: dict[str, tuple[str, str]] = {
                      "Gemma3ForConditionalGeneration"), SWA),
     **dict.fromkeys(("Llama4ForCausalLM", "Llama4ForConditionalGeneration"), CHUNKED),
     **dict.fromkeys(("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"), DSA),
+    "LongcatFlashForCausalLM": (
+        "MLA latent, two attentions per decoder layer",
+        "DeepseekV2MLAAttention x 2 per layer (models/longcat_flash.py:267-286) over num_layers "
+        "decoder layers (:396; transformers_utils/model_arch_config_convertor.py:759-762): "
+        "2 x num_layers MLA layers, modelspec.from_hf_config, sizing.attn_token_bytes"),
     "DeepseekForCausalLM": (DENSE[0], "DeepseekAttention (models/deepseek_v2.py:148): "
                             + DENSE[1]),
     **dict.fromkeys(("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
@@ -88,13 +93,9 @@ _NOT_MODELLED: dict[str, str] = {
                     "the last num_kv_shared_layers layers reuse an earlier layer's KV "
                     "(kv_sharing_target_layer_name, models/gemma4.py:423-427): kvtui does not "
                     "size KV sharing"),
-    **dict.fromkeys(("LongcatFlashForCausalLM", "LongcatFlashNgramForCausalLM",
-                     "LongCatFlashMTPModel"),
-                    "LongCat-Flash keeps two MLA attentions per decoder layer "
-                    "(models/longcat_flash.py:267-286) over num_layers decoder layers "
-                    "(transformers_utils/model_arch_config_convertor.py:759-762); kvtui's spec "
-                    "counts them as SGLang does (num_hidden_layers first), which a config "
-                    "carrying both counts makes differ: not sized on vLLM yet"),
+    **dict.fromkeys(("LongcatFlashNgramForCausalLM", "LongCatFlashMTPModel"),
+                    "the LongCat-Flash n-gram and MTP variants: kvtui has not checked them "
+                    "against its LongCat rule (LongcatFlashForCausalLM only)"),
     **dict.fromkeys(("MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "MiMoV2MTPModel"),
                     "MiMo-V2's sliding-window layers have their own KV heads and head_dim "
                     "(models/mimo_v2.py:424-425): kvtui's vLLM page is one shape for every "
@@ -182,12 +183,21 @@ def registry_names() -> list[str]:
     return sorted({*doc["architectures"], *doc["previously_supported"]})
 
 
-def for_run(spec: ModelSpec | None, logged_arch: object = None) -> str | None:
+def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1) -> str | None:
     """Why a what-if has no figures on vLLM: the spec's own reason (a preset kvtui names but
     cannot size), else its architecture's verdict, else that of the architecture vLLM's log
     printed when no spec is known (the log-only arithmetic scales a dense pool only)."""
     if spec is not None and spec.unsupported:
         return spec.unsupported
+    if spec is not None and spec.arch == "LongcatFlashForCausalLM":
+        if spec.index_topk is not None:
+            return (f"{spec.arch} on vLLM: with index_topk its MLA layers carry a sparse "
+                    "indexer kvtui does not size for this family")
+        if pp > 1:
+            # vLLM splits num_layers decoder layers over PP (two KV layers each); kvtui's
+            # stage split counts KV layers, which differs when the split is uneven
+            return (f"{spec.arch} on vLLM: pipeline parallel splits its decoder layers of two "
+                    "MLA layers each, which kvtui's stage split does not follow")
     arch = spec.arch if spec is not None and spec.arch else (
         logged_arch if isinstance(logged_arch, str) else None)
     return unmodelled(arch)
