@@ -140,3 +140,35 @@ def test_served_names_find_the_family_presets(name, preset):
 
     hit = match_preset(name)
     assert hit is not None and hit[0] == preset
+
+
+def test_nemotron_h_on_vllm_0_33_and_later():
+    """Nemotron-H-8B at TP1, bf16 KV, 10 GiB, max_model_len 8,192 (vLLM 0.33.0 / 0.34.0:
+    models/nemotron_h.py:780-810, layers/mamba/mamba_utils.py:186 / :194):
+    Mamba2 state per layer: conv (128 x 64 + 2 x 8 x 128) x (4 - 1) x 2 B = 61,440 B, SSM
+    128 x 64 x 128 x 4 B (float32, NemotronHForCausalLMConfig) = 4,194,304 B: 4,255,744 B.
+    Attention token: 8 x (128 + 128) x 2 B = 4,096 B; block raised to 16 x cdiv(4,255,744,
+    16 x 4,096) = 1,040 tokens (platforms/interface.py). 4 attention and 24 Mamba layers:
+    groups of 4 (24 >= 1.5 x 4), 1 full + 6 Mamba; a block 1,040 x 4,096 x 4 = 17,039,360 B;
+    10 GiB holds 630. A request of 8,192 takes cdiv(8,192, 1,040) = 8 + 6 x 1 = 14 blocks:
+    concurrency 45.0, GPU KV cache size int(45.0 x 8,192) = 368,640 tokens."""
+    calc = plan(preset_spec("nemotron-h-8b-base-8k"), "preset", current_dtype="bf16",
+                tokens=None, context_len=8192, tp=1, attn_dp=1, page_size=None, pool_gib=10.0,
+                release="0.33.0")
+    assert calc.unmodelled is None
+    lay = calc.layout("bf16")
+    assert lay.mamba_bytes == 61_440 + 4_194_304
+    assert (lay.block_size, lay.group_size, lay.full_groups, lay.mamba_groups) == (1040, 4, 1, 6)
+    assert lay.blocks(10 << 30) == 630
+    assert calc.tokens == 368_640
+
+
+def test_nemotron_h_on_vllm_is_not_modelled_where_it_was_not_read():
+    spec = preset_spec("nemotron-h-8b-base-8k")
+    calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=8192, tp=1,
+                attn_dp=1, page_size=None, pool_gib=10.0, release="0.28.0")
+    assert calc.unmodelled and "0.33.0 and 0.34.0 only" in calc.unmodelled
+    assert all(r.tokens is None for r in calc.report().scenarios)
+    assert "speculative" in vllm_cov.for_run(spec, lo=(0, 33, 0), spec_tokens=2)
+    for arch in ("FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM", "JambaForCausalLM"):
+        assert vllm_cov.verdict(arch).unmodelled, arch

@@ -29,6 +29,7 @@ from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.vllm import kvbytes
 from kvtui.engines.vllm.flags import FLAGS
 from kvtui.engines.vllm.sizing import GIB, Layout, Rules, layout, rules_for
+from kvtui.engines.vllm.states import NEMOTRON_H_SSM_DEFAULT
 from kvtui.engines.vllm.version import VLLM_LINE, VersionRange, kv_dtype_flag
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4")
@@ -200,6 +201,8 @@ class Calculator:
         model_type = (self.spec.model_type or "") if self.spec is not None else ""
         if lin is not None and rules.ssm_from_config and model_type.startswith("qwen3_5"):
             return lin.ssm_dtype  # Qwen3_5ForConditionalGenerationConfig (0.22+)
+        if self.spec is not None and self.spec.arch == "NemotronHForCausalLM":
+            return NEMOTRON_H_SSM_DEFAULT  # NemotronHForCausalLMConfig (states.py)
         return None  # mamba_ssm_cache_dtype auto: the model dtype
 
     # -- the budget --------------------------------------------------------------------------

@@ -41,6 +41,10 @@ _SIZED: dict[str, tuple[str, str]] = {
                      "Gemma3ForConditionalGeneration"), SWA),
     **dict.fromkeys(("Llama4ForCausalLM", "Llama4ForConditionalGeneration"), CHUNKED),
     **dict.fromkeys(("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"), DSA),
+    "NemotronHForCausalLM": (
+        "Mamba2 hybrid", "MambaSpec of mamba2_state_shape (layers/mamba/mamba_utils.py:194; "
+        "models/nemotron_h.py:780-810; SSM state float32 by default, models/config.py:"
+        "1143-1163), read in 0.33.0 and 0.34.0 only: states.mamba2_state_bytes"),
     "LongcatFlashForCausalLM": (
         "MLA latent, two attentions per decoder layer",
         "DeepseekV2MLAAttention x 2 per layer (models/longcat_flash.py:267-286) over num_layers "
@@ -54,8 +58,8 @@ _SIZED: dict[str, tuple[str, str]] = {
 }
 
 # -- families kvtui names and does not size on vLLM, with the reason ----------------------------
-_STATE = ("kvtui sizes only GDN's recurrent state on vLLM (sizing.mamba_state_bytes); this "
-          "family's state is another shape")
+_STATE = ("kvtui sizes GDN's recurrent state and Nemotron-H's Mamba2 state on vLLM "
+          "(sizing.mamba_state_bytes, states.py); this family's state is another shape")
 _NOT_MODELLED: dict[str, str] = {
     **dict.fromkeys((
         "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxForCausalLM",
@@ -68,14 +72,15 @@ _NOT_MODELLED: dict[str, str] = {
                     "Jamba interleaves Mamba1 layers (MambaSpec of mamba1_state_shape, "
                     "model_executor/models/jamba.py:478, layers/mamba/mamba_utils.py:179) "
                     "with attention: " + _STATE),
-    **dict.fromkeys(("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM",
+    **dict.fromkeys(("NemotronHPuzzleForCausalLM",
                      "NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3",
                      "NemotronH_Super_Omni_Reasoning_V3", "NemotronH_Omni_Reasoning_V3",
                      "NemotronHMTPModel", "FalconH1ForCausalLM",
                      "GraniteMoeHybridForCausalLM", "Zamba2ForCausalLM"),
                     "a Mamba2 hybrid (MambaSpec of mamba2_state_shape, layers/mamba/"
-                    "mamba_utils.py:194; models/nemotron_h.py:801, falcon_h1.py:562, "
-                    "granitemoehybrid.py:636): " + _STATE),
+                    "mamba_utils.py:194; models/falcon_h1.py:562, granitemoehybrid.py:636): "
+                    "kvtui's vLLM Mamba2 rule was read for NemotronHForCausalLM only (its "
+                    "shape arguments and SSM dtype default), not for this class"),
     **dict.fromkeys(("Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration",
                      "Lfm3ForCausalLM", "Lfm3VlForConditionalGeneration",
                      "Lfm3AudioForConditionalGeneration"),
@@ -183,12 +188,28 @@ def registry_names() -> list[str]:
     return sorted({*doc["architectures"], *doc["previously_supported"]})
 
 
-def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1) -> str | None:
+# families whose rule was read in some releases only: (first, reason) when the run may be older
+_READ_FROM: dict[str, tuple[tuple[int, int, int], str]] = {
+    "NemotronHForCausalLM": ((0, 33, 0), "its Mamba2 state was read in vLLM 0.33.0 and 0.34.0 "
+                                         "only (the SSM dtype default and the state shape)"),
+}
+
+
+def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1,
+            lo: tuple[int, int, int] | None = None, spec_tokens: int = 0) -> str | None:
     """Why a what-if has no figures on vLLM: the spec's own reason (a preset kvtui names but
     cannot size), else its architecture's verdict, else that of the architecture vLLM's log
     printed when no spec is known (the log-only arithmetic scales a dense pool only)."""
     if spec is not None and spec.unsupported:
         return spec.unsupported
+    gate = _READ_FROM.get(spec.arch) if spec is not None else None
+    if spec is not None and gate is not None:
+        if lo is None or lo < gate[0]:
+            return (f"{spec.arch} on vLLM: {gate[1]}; this run is not dated to them "
+                    "(pass --vllm-version)")
+        if spec_tokens:
+            return (f"{spec.arch} on vLLM: speculative tokens widen its conv state "
+                    "(num_spec in mamba2_state_shape), which kvtui does not size")
     if spec is not None and spec.arch == "LongcatFlashForCausalLM":
         if spec.index_topk is not None:
             return (f"{spec.arch} on vLLM: with index_topk its MLA layers carry a sparse "

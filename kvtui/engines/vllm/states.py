@@ -1,0 +1,41 @@
+"""vLLM's recurrent states other than GDN's: one request's state in one layer, per family.
+
+Why a module of its own: `sizing.mamba_state_bytes` is GDN's shape (Qwen3-Next / Qwen3.5), and
+each other family asks `MambaStateShapeCalculator` for another shape; a family gets a formula
+here only when it was read in the releases its verdict (`coverage`) allows.
+
+Mamba2 (Nemotron-H), read in vLLM 0.33.0 and 0.34.0 (identical there):
+`NemotronHForCausalLM.get_mamba_state_shape_from_config` (models/nemotron_h.py:780-810 in both)
+passes intermediate = mamba_num_heads x mamba_head_dim, n_groups, ssm_state_size, conv_kernel to
+`mamba2_state_shape` (layers/mamba/mamba_utils.py:186 in 0.33.0, :194 in 0.34.0): the groups
+extended to TP when they do not divide (`extra_groups_for_head_shards`, :261 / :269), conv
+`(intermediate + 2 x groups x state) // TP x (conv_kernel - 1)` in the conv dtype, temporal
+`heads // TP x head_dim x state` in the SSM dtype. The SSM dtype `auto` becomes the config's
+mamba_ssm_cache_dtype, else float32, for Nemotron-H (models/config.py:812 in 0.33.0, :1143-1163
+in 0.34.0). The page is their sum (MambaSpec.page_size_bytes, state_alignment 1 without
+ReplaySSM, v1/kv_cache_interface.py:1146-1162 in 0.34.0).
+"""
+
+from __future__ import annotations
+
+from kvtui.core.capacity import ModelSpec
+
+ELEM = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e4m3": 1, "fp8_e5m2": 1}
+NEMOTRON_H_SSM_DEFAULT = "fp32"  # NemotronHForCausalLMConfig.DEFAULT_MAMBA_SSM_CACHE_DTYPE
+
+
+def mamba2_state_bytes(spec: ModelSpec, tp: int, conv_dtype: str, ssm_dtype: str) -> int | None:
+    """One request's Mamba2 state in one layer on one GPU, or None without a Mamba2 shape."""
+    lin = spec.linear
+    if lin is None or lin.kind != "mamba2":
+        return None
+    tp = max(1, tp)
+    groups = lin.n_groups
+    if groups % tp:
+        groups += tp - groups  # extra_groups_for_head_shards
+    conv_dim = lin.intermediate_size + 2 * groups * lin.state_size
+    if conv_dim % tp or lin.num_heads % tp:
+        return None  # vLLM's divide() asserts: it would refuse this TP
+    conv = conv_dim // tp * (lin.conv_kernel - 1) * ELEM.get(conv_dtype, 2)
+    ssm = lin.num_heads // tp * lin.head_dim * lin.state_size * ELEM.get(ssm_dtype, 4)
+    return conv + ssm
