@@ -62,7 +62,7 @@ def test_the_docs_state_the_counts_the_verdicts_give():
 @pytest.mark.parametrize(("cov", "arch", "sized"), [
     (vllm_cov, "Gemma4ForCausalLM", False), (sgl_cov, "Gemma4ForCausalLM", False),
     (vllm_cov, "MiniMaxText01ForCausalLM", False), (vllm_cov, "MiniMaxM1ForCausalLM", False),
-    (vllm_cov, "JambaForCausalLM", False),
+    (vllm_cov, "JambaForCausalLM", True),
     (vllm_cov, "NemotronHForCausalLM", True), (sgl_cov, "NemotronHForCausalLM", True),
     (vllm_cov, "Lfm2ForCausalLM", False), (sgl_cov, "Lfm2ForCausalLM", True),
     (sgl_cov, "Lfm2MoeForCausalLM", False),

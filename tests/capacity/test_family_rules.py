@@ -115,8 +115,7 @@ def test_lfm2_variants_and_other_engines_stay_not_modelled():
     assert calc.unmodelled and "short-convolution" in calc.unmodelled
 
 
-@pytest.mark.parametrize("preset", ["gemma-4", "jamba", "ring-linear", "minimax-m1",
-                                    "deepseek-v4"])
+@pytest.mark.parametrize("preset", ["gemma-4", "ring-linear", "minimax-m1", "deepseek-v4"])
 def test_presets_of_unmodelled_families_say_so_on_both_engines(preset):
     spec = preset_spec(preset)
     with pytest.raises(CannotModel):
@@ -129,8 +128,8 @@ def test_presets_of_unmodelled_families_say_so_on_both_engines(preset):
 
 @pytest.mark.parametrize(("name", "preset"), [
     ("google/gemma-4-26b-a4b-it", "gemma-4"), ("/models/gemma-4-31b-it", "gemma-4"),
-    ("ai21labs/AI21-Jamba-1.5-Mini", "jamba"), ("inclusionAI/Ring-mini-linear-2.0",
-                                                "ring-linear"),
+    ("ai21labs/Jamba-v0.1", "jamba-v0.1"), ("inclusionAI/Ring-mini-linear-2.0",
+                                             "ring-linear"),
     ("MiniMaxAI/MiniMax-M1-40k", "minimax-m1"), ("meituan-longcat/LongCat-Flash-Chat-FP8",
                                                   "longcat-flash"),
     ("LiquidAI/LFM2-1.2B", "lfm2-1.2b"),
@@ -170,5 +169,31 @@ def test_nemotron_h_on_vllm_is_not_modelled_where_it_was_not_read():
     assert calc.unmodelled and "0.33.0 and 0.34.0 only" in calc.unmodelled
     assert all(r.tokens is None for r in calc.report().scenarios)
     assert "speculative" in vllm_cov.for_run(spec, lo=(0, 33, 0), spec_tokens=2)
-    for arch in ("FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM", "JambaForCausalLM"):
+    for arch in ("FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM"):
         assert vllm_cov.verdict(arch).unmodelled, arch
+
+
+def test_jamba_on_vllm_0_33_and_later():
+    """Jamba-v0.1 at TP1, bf16 KV, 20 GiB, max_model_len 8,192 (vLLM 0.33.0 / 0.34.0:
+    models/jamba.py:478, layers/mamba/mamba_utils.py:179): Mamba1 state per layer, intermediate
+    2 x 4,096 = 8,192: conv 8,192 x (4 - 1) x 2 B = 49,152 B, SSM 8,192 x 16 x 2 B (the model
+    dtype: mamba1_state_dtype with auto) = 262,144 B: 311,296 B. Attention token 8 x 256 x 2 B
+    = 4,096 B; block 16 x cdiv(311,296, 65,536) = 80 tokens. Attention at 4, 12, 20, 28 (period
+    8, offset 4), 28 Mamba layers: groups of 4, 1 full + 7 Mamba; a block 80 x 4,096 x 4 =
+    1,310,720 B; 20 GiB holds 16,384. A request of 8,192 takes cdiv(8,192, 80) = 103 + 7 = 110
+    blocks: int(16,384 / 110 x 8,192) = 1,220,161 tokens."""
+    spec = preset_spec("jamba-v0.1")
+    assert spec.full_layer_ids == (4, 12, 20, 28) and len(spec.linear_layer_ids) == 28
+    calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=8192, tp=1,
+                attn_dp=1, page_size=None, pool_gib=20.0, release="0.33.0")
+    assert calc.unmodelled is None
+    lay = calc.layout("bf16")
+    assert lay.mamba_bytes == 49_152 + 262_144
+    assert (lay.block_size, lay.group_size, lay.full_groups, lay.mamba_groups) == (80, 4, 1, 7)
+    assert lay.blocks(20 << 30) == 16_384
+    assert calc.tokens == 1_220_161
+    older = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=8192, tp=1,
+                 attn_dp=1, page_size=None, pool_gib=20.0, release="0.28.0")
+    assert older.unmodelled and "0.33.0 and 0.34.0 only" in older.unmodelled
+    with pytest.raises(CannotModel, match="not in SGLang"):
+        check_supported(spec, V)

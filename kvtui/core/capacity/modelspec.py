@@ -51,7 +51,8 @@ class LinearAttention:
     `KimiLinearStateShape.create` take it (configs/mamba_utils.py:197-240, 322-360, 0.5.23).
 
     `kind` is "gdn" (Qwen3-Next / Qwen3.5), "mamba2" (NemotronH, Falcon-H1, Granite-4.0-H),
-    "short_conv" (LFM2: a Mamba2 state of the conv alone) or "kda" (Kimi-Linear). For GDN
+    "short_conv" (LFM2: a Mamba2 state of the conv alone), "mamba1" (Jamba) or "kda"
+    (Kimi-Linear). For GDN
     SGLang passes intermediate = value_dim x value_heads,
     n_groups = key heads, num_heads = value heads, head_dim = value_dim, state = key_dim
     (configs/qwen3_next.py:288-313, 0.5.23).
@@ -311,6 +312,13 @@ def _pattern_kinds(text: dict[str, Any], n: int, model_type: str,
     atl = text.get("attn_type_list")
     if isinstance(atl, list) and len(atl) == n:
         return tuple(FULL if int(x) == 1 else LINEAR for x in atl), None
+    # Jamba: attention iff i % attn_layer_period == attn_layer_offset, the rest Mamba1
+    # (transformers JambaConfig.layers_block_type, defaults 8 and 4, which vLLM's
+    # models/jamba.py:322 reads; vLLM 0.34.0)
+    if model_type == "jamba" or any(a.startswith("Jamba") for a in arch):
+        period = int(text.get("attn_layer_period") or 8)
+        offset = int(text.get("attn_layer_offset") or 4)
+        return tuple(FULL if i % period == offset else LINEAR for i in range(n)), None
     # Llama-4: full attention iff (i + 1) % 4 == 0, the rest chunked (get_hybrid_layer_ids).
     if any(a.startswith("Llama4") for a in arch) or model_type.startswith("llama4"):
         return tuple(FULL if (i + 1) % 4 == 0 else SWA for i in range(n)), None
@@ -363,6 +371,12 @@ def _linear_state(text: dict[str, Any], kinds: tuple[str, ...], state_layers: An
                                n_groups=int(_first(text, "n_groups", "mamba_n_groups") or 1),
                                intermediate_size=h * d,
                                conv_kernel=int(text.get("conv_kernel") or 4), ssm_dtype=ssm)
+    if model_type == "jamba":  # Mamba1: intermediate = mamba_expand x hidden_size
+        hidden = int(text.get("hidden_size") or 0)
+        return LinearAttention("mamba1", num_heads=0, head_dim=0,
+                               state_size=int(text.get("mamba_d_state") or 16), n_groups=0,
+                               intermediate_size=int(text.get("mamba_expand") or 2) * hidden,
+                               conv_kernel=int(text.get("mamba_d_conv") or 4), ssm_dtype=ssm)
     if model_type.startswith("lfm2") and text.get("conv_L_cache"):  # LFM2 short conv
         # Lfm2Config.mamba2_cache_params (configs/lfm2.py:59-96, 0.5.23): a Mamba2 state of
         # the conv alone, intermediate = head_dim = hidden_size, n_groups 1, state_size 0

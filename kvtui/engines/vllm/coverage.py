@@ -41,6 +41,10 @@ _SIZED: dict[str, tuple[str, str]] = {
                      "Gemma3ForConditionalGeneration"), SWA),
     **dict.fromkeys(("Llama4ForCausalLM", "Llama4ForConditionalGeneration"), CHUNKED),
     **dict.fromkeys(("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"), DSA),
+    "JambaForCausalLM": (
+        "Mamba1 hybrid", "MambaSpec of mamba1_state_shape (models/jamba.py:478, layers/mamba/"
+        "mamba_utils.py:179), attention every attn_layer_period from attn_layer_offset "
+        "(models/jamba.py:322), read in 0.33.0 and 0.34.0 only: states.mamba1_state_bytes"),
     "NemotronHForCausalLM": (
         "Mamba2 hybrid", "MambaSpec of mamba2_state_shape (layers/mamba/mamba_utils.py:194; "
         "models/nemotron_h.py:780-810; SSM state float32 by default, models/config.py:"
@@ -58,7 +62,7 @@ _SIZED: dict[str, tuple[str, str]] = {
 }
 
 # -- families kvtui names and does not size on vLLM, with the reason ----------------------------
-_STATE = ("kvtui sizes GDN's recurrent state and Nemotron-H's Mamba2 state on vLLM "
+_STATE = ("kvtui sizes GDN's, Nemotron-H's (Mamba2) and Jamba's (Mamba1) states on vLLM "
           "(sizing.mamba_state_bytes, states.py); this family's state is another shape")
 _NOT_MODELLED: dict[str, str] = {
     **dict.fromkeys((
@@ -68,10 +72,7 @@ _NOT_MODELLED: dict[str, str] = {
         "attention state (MambaSpec of linear_attention_state_shape), the others full KV "
         "(attn_type_list; vLLM 0.22.0 model_executor/models/minimax_text_01.py:509, :993-1009); "
         "kvtui does not size it (vLLM serves it until 0.23.0)"),
-    **dict.fromkeys(("JambaForCausalLM", "JambaForSequenceClassification"),
-                    "Jamba interleaves Mamba1 layers (MambaSpec of mamba1_state_shape, "
-                    "model_executor/models/jamba.py:478, layers/mamba/mamba_utils.py:179) "
-                    "with attention: " + _STATE),
+
     **dict.fromkeys(("NemotronHPuzzleForCausalLM",
                      "NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3",
                      "NemotronH_Super_Omni_Reasoning_V3", "NemotronH_Omni_Reasoning_V3",
@@ -192,6 +193,7 @@ def registry_names() -> list[str]:
 _READ_FROM: dict[str, tuple[tuple[int, int, int], str]] = {
     "NemotronHForCausalLM": ((0, 33, 0), "its Mamba2 state was read in vLLM 0.33.0 and 0.34.0 "
                                          "only (the SSM dtype default and the state shape)"),
+    "JambaForCausalLM": ((0, 33, 0), "its Mamba1 state was read in vLLM 0.33.0 and 0.34.0 only"),
 }
 
 
@@ -208,7 +210,7 @@ def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1,
             return (f"{spec.arch} on vLLM: {gate[1]}; this run is not dated to them "
                     "(pass --vllm-version)")
         if spec_tokens:
-            return (f"{spec.arch} on vLLM: speculative tokens widen its conv state "
+            return (f"{spec.arch} on vLLM: speculative decoding changes its state "
                     "(num_spec in mamba2_state_shape), which kvtui does not size")
     if spec is not None and spec.arch == "LongcatFlashForCausalLM":
         if spec.index_topk is not None:

@@ -14,6 +14,13 @@ extended to TP when they do not divide (`extra_groups_for_head_shards`, :261 / :
 mamba_ssm_cache_dtype, else float32, for Nemotron-H (models/config.py:812 in 0.33.0, :1143-1163
 in 0.34.0). The page is their sum (MambaSpec.page_size_bytes, state_alignment 1 without
 ReplaySSM, v1/kv_cache_interface.py:1146-1162 in 0.34.0).
+
+Mamba1 (Jamba), read in vLLM 0.33.0 and 0.34.0 (identical there):
+`JambaForCausalLM.get_mamba_state_shape_from_config` (models/jamba.py) passes intermediate =
+mamba_expand x hidden_size, mamba_d_state, mamba_d_conv to `mamba1_state_shape`
+(layers/mamba/mamba_utils.py:179 in 0.34.0): conv (intermediate // TP) x (d_conv - 1),
+temporal (intermediate // TP) x d_state; both in the model dtype unless
+--mamba-cache-dtype / --mamba-ssm-cache-dtype say otherwise (`mamba1_state_dtype`, :72-81).
 """
 
 from __future__ import annotations
@@ -39,3 +46,16 @@ def mamba2_state_bytes(spec: ModelSpec, tp: int, conv_dtype: str, ssm_dtype: str
     conv = conv_dim // tp * (lin.conv_kernel - 1) * ELEM.get(conv_dtype, 2)
     ssm = lin.num_heads // tp * lin.head_dim * lin.state_size * ELEM.get(ssm_dtype, 4)
     return conv + ssm
+
+
+def mamba1_state_bytes(spec: ModelSpec, tp: int, conv_dtype: str, ssm_dtype: str) -> int | None:
+    """One request's Mamba1 state in one layer on one GPU, or None without a Mamba1 shape."""
+    lin = spec.linear
+    if lin is None or lin.kind != "mamba1":
+        return None
+    tp = max(1, tp)
+    if lin.intermediate_size % tp:
+        return None  # vLLM's divide() asserts
+    local = lin.intermediate_size // tp
+    return (local * (lin.conv_kernel - 1) * ELEM.get(conv_dtype, 2)
+            + local * lin.state_size * ELEM.get(ssm_dtype, 2))
