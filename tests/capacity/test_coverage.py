@@ -61,7 +61,8 @@ def test_the_docs_state_the_counts_the_verdicts_give():
 # The families the issue names, on each engine that serves them: sized (True) or not (False).
 @pytest.mark.parametrize(("cov", "arch", "sized"), [
     (vllm_cov, "Gemma4ForCausalLM", False), (sgl_cov, "Gemma4ForCausalLM", False),
-    (vllm_cov, "MiniMaxText01ForCausalLM", False), (vllm_cov, "MiniMaxM1ForCausalLM", False),
+    (vllm_cov, "MiniMaxText01ForCausalLM", True), (vllm_cov, "MiniMaxM1ForCausalLM", True),
+    (vllm_cov, "MiniMaxVL01ForConditionalGeneration", False),
     (vllm_cov, "JambaForCausalLM", True),
     (vllm_cov, "NemotronHForCausalLM", True), (sgl_cov, "NemotronHForCausalLM", True),
     (vllm_cov, "Lfm2ForCausalLM", False), (sgl_cov, "Lfm2ForCausalLM", True),
@@ -79,7 +80,9 @@ def test_the_named_families(cov, arch, sized):
 
 
 def test_engines_that_do_not_serve_a_family_say_so():
-    assert "until 0.23.0" in vllm_cov.unmodelled("MiniMaxText01ForCausalLM")
+    minimax = preset_spec("minimax-m1")
+    assert "0.24+ refuses" in vllm_cov.for_run(minimax, lo=(0, 28, 0), hi=(0, 28, 0))
+    assert "served Grok1ForCausalLM until 0.24.0" in vllm_cov.unmodelled("Grok1ForCausalLM")
     assert "not in SGLang 0.5.23's model registry" in sgl_cov.unmodelled("MiniMaxM1ForCausalLM")
     assert "not in SGLang 0.5.23's model registry" in sgl_cov.unmodelled("JambaForCausalLM")
 
@@ -92,39 +95,65 @@ def test_the_minimax_config_is_not_read_as_eighty_kv_layers():
     assert len(spec.full_layer_ids) == 10 and len(spec.linear_layer_ids) == 70
 
 
-# A vLLM 0.22 start of MiniMax-Text-01 (the release's wording, figures of its own).
+# A vLLM 0.22 start of MiniMax-M1 at TP8 (the release's wording; figures worked from its rules:
+# a block of 512 tokens x 512 B x 10 layers = 2,621,440 B, tests/capacity/test_family_rules.py;
+# 21.50 GiB holds 8,806 blocks; a 131,072-token request takes 256 + 7 = 263 blocks: 33.48x,
+# int(8,806 / 263 x 131,072) = 4,388,669 tokens).
 E = "(EngineCore_DP0 pid=41) INFO 06-11 09:14:"
 MINIMAX_LOG = [
     "(APIServer pid=7) INFO 06-11 09:13:58 [model.py:531] Resolved architecture: "
-    "MiniMaxText01ForCausalLM",
-    E + "02 [core.py:114] Initializing a V1 LLM engine (v0.22.0) with config: "
-    "model='MiniMaxAI/MiniMax-Text-01', dtype=torch.bfloat16, max_seq_len=131072, "
-    "tensor_parallel_size=8, kv_cache_dtype=auto, enable_prefix_caching=True, "
-    "compilation_config={}",
+    "MiniMaxM1ForCausalLM",
+    E + "02 [core.py:114] Initializing a V1 LLM engine (v{release}) with config: "
+    "model='{path}', dtype=torch.bfloat16, max_seq_len=131072, "
+    "tensor_parallel_size=8, kv_cache_dtype=auto, enable_prefix_caching=False, "
+    "compilation_config={{}}",
     E + "40 [gpu_worker.py:515] Available KV cache memory: 21.50 GiB",
-    E + "40 [kv_cache_utils.py:2146] GPU KV cache size: 1,802,240 tokens",
-    E + "40 [kv_cache_utils.py:2147] Maximum concurrency for 131,072 tokens per request: 13.75x",
+    E + "40 [kv_cache_utils.py:2146] GPU KV cache size: 4,388,669 tokens",
+    E + "40 [kv_cache_utils.py:2147] Maximum concurrency for 131,072 tokens per request: 33.48x",
 ]
 
 
-@pytest.mark.parametrize("model", [None, "minimax-m1"])
-def test_minimax_on_vllm_gets_no_figure_but_the_logged_ones(model):
-    """Before: with the config, 80 full-attention layers (about 8x the KV); without it, the
-    logged tokens scaled by dtype as if the pool were dense. Now: the logged row quoted, every
-    other cell withheld, and the reason said."""
+def _minimax(model, release="0.22.0", path="MiniMaxAI/MiniMax-M1-80k"):
     s = Session(Options(model=model))
-    s.feed_lines("log", MINIMAX_LOG)
+    s.feed_lines("log", [line.format(release=release, path=path) for line in MINIMAX_LOG])
     w = s.report().whatif
     assert w is not None
-    rows = {r.dtype: r for r in w.scenarios}
-    assert rows["bf16"].tokens == 1_802_240 and rows["bf16"].concurrency["131072"] == 13.75
+    return w, {r.dtype: r for r in w.scenarios}
+
+
+@pytest.mark.parametrize(("path", "release", "why"), [
+    # no spec (a path no preset matches): no log-only scaling
+    ("org/minimax-finetune", "0.22.0", "need the model's config"),
+    # the preset, on a release the rule was not read in
+    ("MiniMaxAI/MiniMax-M1-80k", "0.28.0", "read in vLLM 0.22.0 only"),
+])
+def test_minimax_on_vllm_gets_no_figure_but_the_logged_ones_where_no_rule_applies(
+        path, release, why):
+    """Before: with the config, 80 full-attention layers (about 8x the KV); without it, the
+    logged tokens scaled by dtype as if the pool were dense. Where kvtui has no rule: the logged
+    row quoted, every other cell withheld, and the reason said."""
+    w, rows = _minimax(None, release, path)
+    assert rows["bf16"].tokens == 4_388_669 and rows["bf16"].concurrency["131072"] == 33.48
     for dtype, row in rows.items():
-        assert row.cannot_model and "lightning" in row.cannot_model, dtype
+        assert row.cannot_model and why in row.cannot_model, dtype
         if dtype != "bf16":
             assert row.tokens is None and set(row.concurrency.values()) == {None}, dtype
     assert w.inverse is not None and w.inverse.tokens_needed is None
     assert any(line.startswith("not modelled: MiniMax") for line in w.explanation)
     assert w.current.cannot_model
+
+
+def test_minimax_on_vllm_0_22_with_its_config_reproduces_the_log():
+    """The lightning rule (10 KV layers, a (64 // 8) x 128 x 128 x 2 B state in 70): the
+    preset and the rules reproduce the logged pool from the logged memory, and FP8 halves the
+    attention page only (the state stays bf16)."""
+    w, rows = _minimax("minimax-m1")
+    assert w.current.calibration is not None and w.current.calibration["within_rounding"]
+    assert rows["bf16"].cannot_model is None
+    fp8 = rows["fp8_e4m3"]
+    # fp8: token 256 B; block 16 x cdiv(262,144, 16 x 256) = 1,024 tokens, page 262,144 B (the
+    # same bytes): 8,806 blocks; a request takes 128 + 7 = 135: int(8,806 / 135 x 131,072)
+    assert fp8.tokens == 8806 * 131072 // 135
 
 
 def test_a_plan_for_an_unmodelled_preset_says_so_instead_of_failing():

@@ -197,3 +197,21 @@ def test_jamba_on_vllm_0_33_and_later():
     assert older.unmodelled and "0.33.0 and 0.34.0 only" in older.unmodelled
     with pytest.raises(CannotModel, match="not in SGLang"):
         check_supported(spec, V)
+
+
+def test_minimax_m1_on_vllm_0_22():
+    """MiniMax-M1 at TP8, bf16, 40 GiB, max_model_len 131,072 (vLLM 0.22.0: models/
+    minimax_text_01.py:509, :993-1009; layers/mamba/mamba_utils.py:130-137): 10 softmax layers
+    of max(1, 8 // 8) x (128 + 128) x 2 B = 512 B per token; 70 lightning layers of a
+    (64 // 8) x 128 x 128 x 2 B = 262,144 B state. Block 16 x cdiv(262,144, 16 x 512) = 512
+    tokens (page 262,144 B: no padding); groups of 10 (70 >= 1.5 x 10): 1 full + 7 lightning;
+    a block 2,621,440 B, 40 GiB holds 16,384; a request of 131,072 takes 256 + 7 = 263:
+    int(16,384 / 263 x 131,072) = 8,165,337 tokens."""
+    calc = plan(preset_spec("minimax-m1"), "preset", current_dtype="bf16", tokens=None,
+                context_len=131072, tp=8, attn_dp=1, page_size=None, pool_gib=40.0,
+                release="0.22.0")
+    assert calc.unmodelled is None
+    lay = calc.layout("bf16")
+    assert (lay.block_size, lay.mamba_bytes, lay.group_size) == (512, 262_144, 10)
+    assert (lay.full_groups, lay.mamba_groups, lay.blocks(40 << 30)) == (1, 7, 16_384)
+    assert calc.tokens == 8_165_337

@@ -51,8 +51,8 @@ class LinearAttention:
     `KimiLinearStateShape.create` take it (configs/mamba_utils.py:197-240, 322-360, 0.5.23).
 
     `kind` is "gdn" (Qwen3-Next / Qwen3.5), "mamba2" (NemotronH, Falcon-H1, Granite-4.0-H),
-    "short_conv" (LFM2: a Mamba2 state of the conv alone), "mamba1" (Jamba) or "kda"
-    (Kimi-Linear). For GDN
+    "short_conv" (LFM2: a Mamba2 state of the conv alone), "mamba1" (Jamba), "lightning"
+    (MiniMax-Text-01 / M1) or "kda" (Kimi-Linear). For GDN
     SGLang passes intermediate = value_dim x value_heads,
     n_groups = key heads, num_heads = value heads, head_dim = value_dim, state = key_dim
     (configs/qwen3_next.py:288-313, 0.5.23).
@@ -371,6 +371,14 @@ def _linear_state(text: dict[str, Any], kinds: tuple[str, ...], state_layers: An
                                n_groups=int(_first(text, "n_groups", "mamba_n_groups") or 1),
                                intermediate_size=h * d,
                                conv_kernel=int(text.get("conv_kernel") or 4), ssm_dtype=ssm)
+    atl = text.get("attn_type_list")
+    if isinstance(atl, list) and text.get("num_attention_heads"):  # MiniMax lightning
+        # MiniMaxText01ForCausalLM.get_mamba_state_shape_from_config (vLLM 0.22.0
+        # models/minimax_text_01.py:993-1009): one (heads, head_dim, head_dim) state
+        h = int(text["num_attention_heads"])
+        d = int(text.get("head_dim") or int(text.get("hidden_size") or 0) // h)
+        return LinearAttention("lightning", num_heads=h, head_dim=d, state_size=d, n_groups=0,
+                               intermediate_size=0, conv_kernel=1, ssm_dtype=ssm)
     if model_type == "jamba":  # Mamba1: intermediate = mamba_expand x hidden_size
         hidden = int(text.get("hidden_size") or 0)
         return LinearAttention("mamba1", num_heads=0, head_dim=0,

@@ -41,6 +41,10 @@ _SIZED: dict[str, tuple[str, str]] = {
                      "Gemma3ForConditionalGeneration"), SWA),
     **dict.fromkeys(("Llama4ForCausalLM", "Llama4ForConditionalGeneration"), CHUNKED),
     **dict.fromkeys(("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"), DSA),
+    **dict.fromkeys(("MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxForCausalLM"), (
+        "lightning-attention hybrid", "attn_type_list (models/minimax_text_01.py:509), MambaSpec "
+        "of linear_attention_state_shape (:993-1009; layers/mamba/mamba_utils.py:130-137), "
+        "read in 0.22.0 (vLLM 0.22.0; served until 0.23.0): states.lightning_state_bytes")),
     "JambaForCausalLM": (
         "Mamba1 hybrid", "MambaSpec of mamba1_state_shape (models/jamba.py:478, layers/mamba/"
         "mamba_utils.py:179), attention every attn_layer_period from attn_layer_offset "
@@ -65,13 +69,9 @@ _SIZED: dict[str, tuple[str, str]] = {
 _STATE = ("kvtui sizes GDN's, Nemotron-H's (Mamba2) and Jamba's (Mamba1) states on vLLM "
           "(sizing.mamba_state_bytes, states.py); this family's state is another shape")
 _NOT_MODELLED: dict[str, str] = {
-    **dict.fromkeys((
-        "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxForCausalLM",
-        "MiniMaxVL01ForConditionalGeneration"),
-        "MiniMax-Text-01 / M1 is a lightning-attention hybrid: most layers keep a linear-"
-        "attention state (MambaSpec of linear_attention_state_shape), the others full KV "
-        "(attn_type_list; vLLM 0.22.0 model_executor/models/minimax_text_01.py:509, :993-1009); "
-        "kvtui does not size it (vLLM serves it until 0.23.0)"),
+    "MiniMaxVL01ForConditionalGeneration": (
+        "MiniMax-VL-01: kvtui has not checked it against its MiniMax-Text-01 rule "
+        "(vLLM serves it until 0.23.0)"),
 
     **dict.fromkeys(("NemotronHPuzzleForCausalLM",
                      "NemotronH_Nano_VL_V2", "NemotronH_Nano_Omni_Reasoning_V3",
@@ -189,6 +189,12 @@ def registry_names() -> list[str]:
     return sorted({*doc["architectures"], *doc["previously_supported"]})
 
 
+# families whose rule was read in one release line only: the releases allowed
+_READ_IN: dict[str, tuple[tuple[int, int, int], tuple[int, int, int], str]] = {
+    **dict.fromkeys(("MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxForCausalLM"), (
+        (0, 22, 0), (0, 22, 99), "its lightning-attention state was read in vLLM 0.22.0 only "
+        "(0.24+ refuses the model)")),
+}
 # families whose rule was read in some releases only: (first, reason) when the run may be older
 _READ_FROM: dict[str, tuple[tuple[int, int, int], str]] = {
     "NemotronHForCausalLM": ((0, 33, 0), "its Mamba2 state was read in vLLM 0.33.0 and 0.34.0 "
@@ -197,13 +203,29 @@ _READ_FROM: dict[str, tuple[tuple[int, int, int], str]] = {
 }
 
 
+# hybrids whose figures need the model's config: without a spec the log-only arithmetic (the
+# logged pool scaled as if dense) does not apply to them
+_NEEDS_SPEC = frozenset({"MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxForCausalLM",
+                         "JambaForCausalLM", "NemotronHForCausalLM"})
+
+
 def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1,
-            lo: tuple[int, int, int] | None = None, spec_tokens: int = 0) -> str | None:
+            lo: tuple[int, int, int] | None = None, spec_tokens: int = 0,
+            hi: tuple[int, int, int] | None = None) -> str | None:
     """Why a what-if has no figures on vLLM: the spec's own reason (a preset kvtui names but
     cannot size), else its architecture's verdict, else that of the architecture vLLM's log
     printed when no spec is known (the log-only arithmetic scales a dense pool only)."""
     if spec is not None and spec.unsupported:
         return spec.unsupported
+    if spec is None and isinstance(logged_arch, str) and logged_arch in _NEEDS_SPEC:
+        return (f"{logged_arch} on vLLM: a hybrid whose state does not scale with the KV "
+                "dtype: its figures need the model's config (pass --model)")
+    line = _READ_IN.get(spec.arch) if spec is not None else None
+    if spec is not None and line is not None:
+        first, last, why = line
+        if lo is None or hi is None or lo < first or hi > last:
+            return (f"{spec.arch} on vLLM: {why}; this run is not dated to it "
+                    "(pass --vllm-version)")
     gate = _READ_FROM.get(spec.arch) if spec is not None else None
     if spec is not None and gate is not None:
         if lo is None or lo < gate[0]:

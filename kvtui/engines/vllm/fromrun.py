@@ -250,7 +250,7 @@ def calculator_from_run(run: Any, model: Any = None,
     configured = any(p.configured for p in run.pools.values() if p.kind == "kv")
     return Calculator(
         unmodelled=coverage.for_run(spec, sa.get("architecture"), par.pp, vr.lo,
-                                    _int(sa.get("num_speculative_tokens")) or 0),
+                                    _int(sa.get("num_speculative_tokens")) or 0, vr.hi),
         kv_bytes=kv_bytes, sized_by_bytes=kv_bytes is not None or configured,
         reserved_gib=reserved, budget_reduced=bool(left), pp_partition=_partition(run),
         padding_logged=_int(run.kv_layout.get("padding_layers")),

@@ -35,7 +35,7 @@ def plan(spec: ModelSpec | None, spec_reason: str, *, current_dtype: str, tokens
                       max_num_seqs_default=limits.plan_defaults(version),
                       # without --vllm-version a plan follows the newest release's rules
                       unmodelled=coverage.for_run(spec, lo=version.lo if release
-                                                  else version.hi))
+                                                  else version.hi, hi=version.hi))
     if calc.tokens is None and pool_gib is not None:
         calc.tokens = calc.tokens_for(current_dtype)[0]
     return calc

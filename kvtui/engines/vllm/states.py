@@ -21,6 +21,13 @@ mamba_expand x hidden_size, mamba_d_state, mamba_d_conv to `mamba1_state_shape`
 (layers/mamba/mamba_utils.py:179 in 0.34.0): conv (intermediate // TP) x (d_conv - 1),
 temporal (intermediate // TP) x d_state; both in the model dtype unless
 --mamba-cache-dtype / --mamba-ssm-cache-dtype say otherwise (`mamba1_state_dtype`, :72-81).
+
+Lightning attention (MiniMax-Text-01 / M1), read in vLLM 0.22.0 (vLLM serves the family until
+0.23.0 and refuses it after, registry.py `_PREVIOUSLY_SUPPORTED_MODELS` of 0.34.0):
+`get_mamba_state_shape_from_config` (models/minimax_text_01.py:993-1009) passes
+num_attention_heads and head_dim to `linear_attention_state_shape` (layers/mamba/
+mamba_utils.py:130-137): one state of (heads // TP) x head_dim x head_dim in the model dtype
+(`linear_attention_state_dtype`, :53-59, --mamba-cache-dtype auto).
 """
 
 from __future__ import annotations
@@ -59,3 +66,21 @@ def mamba1_state_bytes(spec: ModelSpec, tp: int, conv_dtype: str, ssm_dtype: str
     local = lin.intermediate_size // tp
     return (local * (lin.conv_kernel - 1) * ELEM.get(conv_dtype, 2)
             + local * lin.state_size * ELEM.get(ssm_dtype, 2))
+
+
+def lightning_state_bytes(spec: ModelSpec, tp: int, conv_dtype: str,
+                          ssm_dtype: str) -> int | None:
+    """One request's lightning-attention state in one layer on one GPU (the state is in the
+    mamba cache dtype, `conv_dtype` here; `ssm_dtype` does not apply)."""
+    lin = spec.linear
+    if lin is None or lin.kind != "lightning":
+        return None
+    tp = max(1, tp)
+    if lin.num_heads % tp:
+        return None
+    return lin.num_heads // tp * lin.head_dim * lin.head_dim * ELEM.get(conv_dtype, 2)
+
+
+# The state formula of each kind that is not GDN's (sizing.mamba_state_bytes asks here).
+STATE_BYTES = {"mamba2": mamba2_state_bytes, "mamba1": mamba1_state_bytes,
+               "lightning": lightning_state_bytes}
