@@ -223,3 +223,16 @@ def test_an_sglang_log_naming_an_unmodelled_class_gets_only_its_logged_figures()
     others = [r for r in rows.values() if not r.current]
     assert others and all(r.tokens is None and r.cannot_model for r in others)
     assert all("Gemma-4" in (r.cannot_model or "") for r in rows.values())
+
+
+def test_a_vllm_log_without_a_spec_keeps_the_log_only_arithmetic_for_a_class_kvtui_has_no_verdict_on():
+    """An out-of-tree class (or one an older release served) is not in the registry kvtui
+    read: without a spec its logged pool is scaled as before; a registered hybrid kvtui does
+    not size (Falcon-H1) gets no scaled figure."""
+    assert vllm_cov.for_run(None, "MyOrgCustomForCausalLM") is None
+    assert vllm_cov.for_run(None, "LlamaForCausalLM") is None
+    assert "FalconH1ForCausalLM on vLLM" in vllm_cov.for_run(None, "FalconH1ForCausalLM")
+    # with a spec the verdict is strict: an unregistered class is not modelled
+    spec = from_hf_config({"architectures": ["MyOrgCustomForCausalLM"], "num_hidden_layers": 2,
+                           "num_attention_heads": 4, "hidden_size": 64})
+    assert "not in vLLM 0.34.0" in vllm_cov.for_run(spec)

@@ -243,6 +243,14 @@ def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1,
             # stage split counts KV layers, which differs when the split is uneven
             return (f"{spec.arch} on vLLM: pipeline parallel splits its decoder layers of two "
                     "MLA layers each, which kvtui's stage split does not follow")
-    arch = spec.arch if spec is not None and spec.arch else (
-        logged_arch if isinstance(logged_arch, str) else None)
-    return unmodelled(arch)
+    if spec is not None and spec.arch:
+        return unmodelled(spec.arch)
+    if not isinstance(logged_arch, str) or not logged_arch:
+        return None
+    # No spec: the log-only arithmetic (the logged pool scaled, with its hybrid guards) stays
+    # for a class kvtui has no verdict on (an out-of-tree or an older release's class); a class
+    # in the registry or kvtui's tables gets its verdict
+    doc = load_registry("kvtui.engines.vllm", _REGISTRY)
+    known = logged_arch in _SIZED or logged_arch in _NOT_MODELLED or \
+        logged_arch in doc["architectures"]
+    return unmodelled(logged_arch) if known else None
