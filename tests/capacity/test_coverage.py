@@ -225,7 +225,7 @@ def test_an_sglang_log_naming_an_unmodelled_class_gets_only_its_logged_figures()
     assert all("Gemma-4" in (r.cannot_model or "") for r in rows.values())
 
 
-def test_a_vllm_log_without_a_spec_keeps_the_log_only_arithmetic_for_a_class_kvtui_has_no_verdict_on():
+def test_a_vllm_log_without_a_spec_keeps_log_only_figures_for_a_class_with_no_verdict():
     """An out-of-tree class (or one an older release served) is not in the registry kvtui
     read: without a spec its logged pool is scaled as before; a registered hybrid kvtui does
     not size (Falcon-H1) gets no scaled figure."""
