@@ -821,8 +821,8 @@ class Calculator:
                      model=self.spec.to_dict() if self.spec else None,
                      model_reason=self.spec_reason, version=self.version.to_dict(),
                      explanation=tuple(self.explanation()))
-        if not (self.context_len and self.tokens):
-            return out
+        if not (self.context_len and self.tokens) or self.unmodelled:
+            return out  # (not modelled: no inverse, as SGLang's `scenario.inverse`)
         conc = self.concurrency_logged or self.tokens / self.context_len
         if self.current_dtype != "bf16":
             inverse = self.inverse("bf16", self.context_len, max(1, math.floor(conc)))
