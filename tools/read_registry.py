@@ -9,6 +9,8 @@ test can walk every name and a reviewer can rerun it:
         kvtui/engines/vllm/registry/vllm-0.34.0.json
     python tools/read_registry.py sglang /work/wheels/sglang-0.5.23-*.whl > \
         kvtui/engines/sglang/registry/sglang-0.5.23.json
+    python tools/read_registry.py vllm /work/wheels/vllm-0.22.0-*.whl > \
+        kvtui/engines/vllm/registry/vllm-0.22.0.json   (the classes 0.34.0 dropped)
 
 Per architecture it stores the module that defines it and the "markers" found in that module's
 text: the names of the engine's own non-standard KV layouts (a recurrent state, MLA, sliding

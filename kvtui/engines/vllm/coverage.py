@@ -13,11 +13,17 @@ Citations are vLLM 0.34.0 unless a release is named.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from kvtui.core.capacity import ModelSpec
 from kvtui.core.capacity.coverage import Verdict, load_registry
 
 RELEASE = "0.34.0"
 _REGISTRY = f"vllm-{RELEASE}.json"
+# the classes 0.34.0 lists as served by an earlier release are judged by this registry's
+# markers (tools/read_registry.py on the 0.22.0 wheel), for runs dated before they were dropped
+_OLDER = "vllm-0.22.0.json"
 
 # -- the rules (what sizing.layout does, and where vLLM does it) --------------------------------
 DENSE = ("full attention", "FullAttentionSpec per decoder layer: model_executor/layers/attention/"
@@ -150,11 +156,23 @@ def verdict(arch: str) -> Verdict:
         return Verdict(arch, None, "coverage._NOT_MODELLED", _NOT_MODELLED[arch])
     doc = load_registry("kvtui.engines.vllm", _REGISTRY)
     entry = doc["architectures"].get(arch)
+    last = doc["previously_supported"].get(arch)
+    if entry is None and last is not None:
+        # a class vLLM dropped: judged by the 0.22.0 registry, which still has most of them
+        entry = load_registry("kvtui.engines.vllm", _OLDER)["architectures"].get(arch)
+        if entry is not None:
+            v = _by_entry(arch, entry)
+            return replace(v, source=f"{v.source} (served until {last}: its module as vLLM "
+                                      f"0.22.0 ships it, registry/{_OLDER})")
     if entry is None:
-        last = doc["previously_supported"].get(arch)
         why = (f"vLLM served {arch} until {last}; kvtui has no rule for it" if last else
                f"{arch} is not in vLLM {RELEASE}'s model registry: kvtui has no rule for it")
         return Verdict(arch, None, f"registry/{_REGISTRY}", why)
+    return _by_entry(arch, entry)
+
+
+def _by_entry(arch: str, entry: dict[str, Any]) -> Verdict:
+    """The verdict the registry entry's group and markers give (tools/read_registry.py)."""
     where = f"{entry['module']} ({entry['group']})"
     if entry["group"] in _BY_GROUP:
         return Verdict(arch, None, where, _BY_GROUP[entry["group"]])
@@ -226,6 +244,14 @@ def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1,
         if lo is None or hi is None or lo < first or hi > last:
             return (f"{spec.arch} on vLLM: {why}; this run is not dated to it "
                     "(pass --vllm-version)")
+    dropped: str | None = (
+        load_registry("kvtui.engines.vllm", _REGISTRY)["previously_supported"].get(spec.arch)
+        if spec is not None and spec.arch else None)
+    if spec is not None and dropped is not None and (
+            lo is None or lo > tuple(int(x) for x in dropped.split("."))):
+        return (f"{spec.arch} on vLLM: served until {dropped} (registry.py "
+                f"_PREVIOUSLY_SUPPORTED_MODELS, {RELEASE}); this run is not dated to a release "
+                "that serves it (pass --vllm-version)")
     gate = _READ_FROM.get(spec.arch) if spec is not None else None
     if spec is not None and gate is not None:
         if lo is None or lo < gate[0]:
