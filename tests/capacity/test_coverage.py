@@ -74,6 +74,10 @@ def test_the_docs_state_the_counts_the_verdicts_give():
     (vllm_cov, "Qwen3NextForCausalLM", True), (sgl_cov, "Qwen3NextForCausalLM", True),
     (vllm_cov, "DeepseekV3ForCausalLM", True), (sgl_cov, "DeepseekV3ForCausalLM", True),
     (vllm_cov, "GptOssForCausalLM", True), (sgl_cov, "GptOssForCausalLM", True),
+    # served by vLLM's Transformers backend (one Attention per layer, transformers/base.py)
+    (vllm_cov, "Olmo2ForCausalLM", True), (vllm_cov, "TransformersForCausalLM", True),
+    (vllm_cov, "NanbeigeForCausalLM", False),
+    (vllm_cov, "TransformersForSequenceClassification", False),
 ])
 def test_the_named_families(cov, arch, sized):
     assert cov.verdict(arch).sized is sized

@@ -126,10 +126,10 @@ _BY_GROUP: dict[str, str] = {
     "sequence_classification": "a pooling model: kvtui sizes text generation",
     "speculative_decoding": ("a speculative draft model: its layers join the target's KV "
                              "cache; kvtui sizes the target"),
-    "transformers_supported": ("the Transformers backend: the layout is the wrapped Hugging "
-                               "Face model's, which kvtui does not read"),
-    "transformers_backend": ("the Transformers backend: the layout is the wrapped Hugging Face "
-                             "model's, which kvtui does not read"),
+    "transformers_supported": ("served by the Transformers backend: kvtui sizes its text "
+                               "generators only (not a pooling, speech or layer-looping model)"),
+    "transformers_backend": ("served by the Transformers backend: kvtui sizes its text "
+                             "generators only (not a pooling, speech or layer-looping model)"),
 }
 
 # markers read from a module (tools/read_registry.py) -> why it is not modelled
@@ -171,9 +171,24 @@ def verdict(arch: str) -> Verdict:
     return _by_entry(arch, entry)
 
 
+# The Transformers backend makes one Attention per decoder layer from the config: num_kv_heads
+# x head_size, a per-layer sliding window where layer_types says "sliding_attention", MLA when
+# kv_lora_rank is set (model_executor/models/transformers/base.py:610-700); a layer that does
+# not go through the attention interface is refused (:630-640), so no recurrent state. Sized
+# for its text generators; Nanbeige (loops its layers) and the other classes are not modelled.
+TRANSFORMERS = ("full / sliding-window / MLA attention per layer (the Transformers backend)",
+                "model_executor/models/transformers/base.py:610-700, sizing.layout")
+_TRANSFORMERS_GENERATORS = frozenset({"TransformersForCausalLM", "TransformersMoEForCausalLM",
+                                      "TransformersMultiModalForCausalLM",
+                                      "TransformersMultiModalMoEForCausalLM"})
+
+
 def _by_entry(arch: str, entry: dict[str, Any]) -> Verdict:
     """The verdict the registry entry's group and markers give (tools/read_registry.py)."""
     where = f"{entry['module']} ({entry['group']})"
+    if (entry["group"] == "transformers_supported" and arch.endswith("ForCausalLM")
+            and arch != "NanbeigeForCausalLM") or arch in _TRANSFORMERS_GENERATORS:
+        return Verdict(arch, TRANSFORMERS[0], TRANSFORMERS[1])
     if entry["group"] in _BY_GROUP:
         return Verdict(arch, None, where, _BY_GROUP[entry["group"]])
     found = [m for m in entry["markers"] if m in _BY_MARKER]
