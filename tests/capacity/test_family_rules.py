@@ -104,12 +104,12 @@ def test_lfm2_variants_and_other_engines_stay_not_modelled():
     spec = preset_spec("lfm2-1.2b")
     with pytest.raises(CannotModel, match=r"0\.5\.23 only"):
         check_supported(spec, (0, 5, 21))
-    moe = from_hf_config({"architectures": ["Lfm2MoeForCausalLM"], "model_type": "lfm2_moe",
-                          "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
-                          "num_key_value_heads": 2, "conv_L_cache": 3,
-                          "layer_types": ["conv", "full_attention"]})
-    with pytest.raises(CannotModel, match="Lfm2MoeForCausalLM on SGLang"):
-        check_supported(moe, V)
+    vl = from_hf_config({"architectures": ["Lfm2VlForConditionalGeneration"],
+                         "model_type": "lfm2_vl", "num_hidden_layers": 2, "hidden_size": 64,
+                         "num_attention_heads": 4, "num_key_value_heads": 2,
+                         "conv_L_cache": 3, "layer_types": ["conv", "full_attention"]})
+    with pytest.raises(CannotModel, match="Lfm2VlForConditionalGeneration on SGLang"):
+        check_supported(vl, V)
     calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
                 attn_dp=1, page_size=None, pool_gib=10.0, release=None)
     assert calc.unmodelled and "short-convolution" in calc.unmodelled
@@ -215,3 +215,14 @@ def test_minimax_m1_on_vllm_0_22():
     assert (lay.block_size, lay.mamba_bytes, lay.group_size) == (512, 262_144, 10)
     assert (lay.full_groups, lay.mamba_groups, lay.blocks(40 << 30)) == (1, 7, 16_384)
     assert calc.tokens == 8_165_337
+
+
+def test_lfm2_moe_on_sglang_has_the_lfm2_state():
+    """LFM2-8B-A1B at attention TP 1 (configs/lfm2_moe.py, 0.5.23: the same Mamba2StateShape
+    as LFM2): KV 6 layers x 8 x (64 + 64) x 2 B = 12,288 B/token; state 18 conv layers x 2,048
+    x (3 - 1) x 2 B = 147,456 B per request."""
+    spec = preset_spec("lfm2-8b-a1b")
+    check_supported(spec, V)
+    assert linear_kind(spec, V) == "mamba2"
+    assert kv_cell(spec, "bf16", Parallel(tp=1), version=V).bytes_per_token == 12_288
+    assert mamba.state_per_slot(spec, 1, SizingArgs(), V, "mamba2").per_slot == 147_456

@@ -48,6 +48,7 @@ LFM2 = ("short-conv hybrid (a Mamba2 state of the conv alone)",
         "(configs/lfm2.py:59-96), sizing.mamba")
 # families whose rule kvtui read in one release only
 _READ_FROM: dict[str, tuple[int, int, int]] = {"Lfm2ForCausalLM": (0, 5, 23),
+                                               "Lfm2MoeForCausalLM": (0, 5, 23),
                                                "LongcatFlashForCausalLM": (0, 5, 23)}
 
 _SIZED: dict[str, tuple[str, str]] = {
@@ -62,16 +63,18 @@ _SIZED: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("GPT2LMHeadModel", "GPTBigCodeForCausalLM"), DENSE),
     "LongcatFlashForCausalLM": LONGCAT,
     "Lfm2ForCausalLM": LFM2,
+    # the same state (configs/lfm2_moe.py:34-90, layer_types required there)
+    "Lfm2MoeForCausalLM": LFM2,
 }
 
 _STATE = ("kvtui's SGLang rules size the GDN, Mamba2 (Falcon-H1, NemotronH, Granite-4.0-H) and "
           "KDA (Kimi-Linear) states only (sizing.families)")
 _NOT_MODELLED: dict[str, str] = {
-    **dict.fromkeys(("Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration",
+    **dict.fromkeys(("Lfm2VlForConditionalGeneration",
                      "Lfm2BidirectionalModel", "Lfm2DSparkDraftModel"),
-                    "the LFM2 MoE / VL / bidirectional / draft variants keep short-conv states "
+                    "the LFM2 VL / bidirectional / draft variants keep short-conv states "
                     "(configs/hybrid_arch.py:78-90) kvtui has not checked against its LFM2 "
-                    "rule (Lfm2ForCausalLM only)"),
+                    "rule (Lfm2ForCausalLM and Lfm2MoeForCausalLM only)"),
     **dict.fromkeys(("BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM"),
                     "Bailing (Ring/Ling) linear keeps a lightning-attention state "
                     "(hybrid_lightning_config, configs/hybrid_arch.py:46-52) or a KDA one "

@@ -56,7 +56,7 @@ MAMBA2_ARCHS: dict[str, Version] = {
     # LFM2: Lfm2Config in mamba2_config (configs/hybrid_arch.py:78-90), its short-conv state
     # from configs/lfm2.py:59-96. Read in 0.5.23 only: older releases are not modelled
     # (`coverage.for_spec`).
-    "Lfm2ForCausalLM": (0, 5, 23),
+    "Lfm2ForCausalLM": (0, 5, 23), "Lfm2MoeForCausalLM": (0, 5, 23),  # configs/lfm2_moe.py
 }
 KDA_ARCHS: dict[str, Version] = {"KimiLinearForCausalLM": (0, 5, 5)}
 
