@@ -322,8 +322,9 @@ def _pattern_kinds(text: dict[str, Any], n: int, model_type: str,
     # Llama-4: full attention iff (i + 1) % 4 == 0, the rest chunked (get_hybrid_layer_ids).
     if any(a.startswith("Llama4") for a in arch) or model_type.startswith("llama4"):
         return tuple(FULL if (i + 1) % 4 == 0 else SWA for i in range(n)), None
-    # LFM2: full_attn_idxs when the config has no layer_types (the rest short-conv layers;
-    # SGLang reads layer_types, configs/lfm2.py:42-50 in 0.5.23, which transformers derives so)
+    # LFM2: full_attn_idxs when the config has no layer_types (the rest short-conv layers):
+    # SGLang reads layer_types (configs/lfm2.py:42-50 in 0.5.23), which transformers' Lfm2Config
+    # derives so when absent (configuration_lfm2.py: "full_attention" if i in full_attn_idxs)
     fai = text.get("full_attn_idxs")
     if model_type.startswith("lfm2") and isinstance(fai, list) and not text.get("layer_types"):
         full = {int(i) for i in fai}
