@@ -103,8 +103,10 @@ _NOT_MODELLED: dict[str, str] = {
                      "Gemma4DSparkModel", "Gemma3nForCausalLM",
                      "Gemma3nForConditionalGeneration"),
                     "the last num_kv_shared_layers layers reuse an earlier layer's KV "
-                    "(kv_sharing_target_layer_name, models/gemma4.py:423-427): kvtui does not "
-                    "size KV sharing"),
+                    "(kv_sharing_target_layer_name, models/gemma4.py:423-427), and Gemma-4's "
+                    "sliding and full layers have their own head_dim and KV heads "
+                    "(per_layer_config, :599-602), full layers K = V (attention_k_eq_v): kvtui's "
+                    "vLLM page is one shape and does not size KV sharing"),
     **dict.fromkeys(("LongcatFlashNgramForCausalLM", "LongCatFlashMTPModel"),
                     "the LongCat-Flash n-gram and MTP variants: kvtui has not checked them "
                     "against its LongCat rule (LongcatFlashForCausalLM only)"),
