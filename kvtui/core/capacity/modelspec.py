@@ -50,8 +50,10 @@ class LinearAttention:
     """One recurrent-state layer's shape, as SGLang's `Mamba2StateShape.create` /
     `KimiLinearStateShape.create` take it (configs/mamba_utils.py:197-240, 322-360, 0.5.23).
 
-    `kind` is "gdn" (Qwen3-Next / Qwen3.5), "mamba2" (NemotronH, Falcon-H1, Granite-4.0-H) or
-    "kda" (Kimi-Linear). For GDN SGLang passes intermediate = value_dim x value_heads,
+    `kind` is "gdn" (Qwen3-Next / Qwen3.5), "mamba2" (NemotronH, Falcon-H1, Granite-4.0-H),
+    "short_conv" (LFM2: a Mamba2 state of the conv alone), "mamba1" (Jamba), "lightning"
+    (MiniMax-Text-01 / M1) or "kda" (Kimi-Linear). For GDN
+    SGLang passes intermediate = value_dim x value_heads,
     n_groups = key heads, num_heads = value heads, head_dim = value_dim, state = key_dim
     (configs/qwen3_next.py:288-313, 0.5.23).
     """
@@ -304,9 +306,29 @@ def _pattern_kinds(text: dict[str, Any], n: int, model_type: str,
     hlp = text.get("hybrid_layer_pattern")
     if isinstance(hlp, list) and len(hlp) == n:
         return tuple(SWA if int(x) == 1 else FULL for x in hlp), None
+    # MiniMax-Text-01 / M1: attn_type_list, 0 = lightning (linear) attention, 1 = softmax
+    # (vLLM 0.22.0 model_executor/models/minimax_text_01.py:509); read so that no engine takes
+    # the lightning layers for KV layers (neither sizes the family: engines' `coverage`).
+    atl = text.get("attn_type_list")
+    if isinstance(atl, list) and len(atl) == n:
+        return tuple(FULL if int(x) == 1 else LINEAR for x in atl), None
+    # Jamba: attention iff i % attn_layer_period == attn_layer_offset, the rest Mamba1
+    # (transformers JambaConfig.layers_block_type, defaults 8 and 4, which vLLM's
+    # models/jamba.py:322 reads; vLLM 0.34.0)
+    if model_type == "jamba" or any(a.startswith("Jamba") for a in arch):
+        period = int(text.get("attn_layer_period") or 8)
+        offset = int(text.get("attn_layer_offset") or 4)
+        return tuple(FULL if i % period == offset else LINEAR for i in range(n)), None
     # Llama-4: full attention iff (i + 1) % 4 == 0, the rest chunked (get_hybrid_layer_ids).
     if any(a.startswith("Llama4") for a in arch) or model_type.startswith("llama4"):
         return tuple(FULL if (i + 1) % 4 == 0 else SWA for i in range(n)), None
+    # LFM2: full_attn_idxs when the config has no layer_types (the rest short-conv layers):
+    # SGLang reads layer_types (configs/lfm2.py:42-50 in 0.5.23), which transformers' Lfm2Config
+    # derives so when absent (configuration_lfm2.py: "full_attention" if i in full_attn_idxs)
+    fai = text.get("full_attn_idxs")
+    if model_type.startswith("lfm2") and isinstance(fai, list) and not text.get("layer_types"):
+        full = {int(i) for i in fai}
+        return tuple(FULL if i in full else LINEAR for i in range(n)), None
     types = text.get("layer_types")
     if isinstance(types, list) and len(types) == n:
         out = []
@@ -350,6 +372,27 @@ def _linear_state(text: dict[str, Any], kinds: tuple[str, ...], state_layers: An
                                n_groups=int(_first(text, "n_groups", "mamba_n_groups") or 1),
                                intermediate_size=h * d,
                                conv_kernel=int(text.get("conv_kernel") or 4), ssm_dtype=ssm)
+    atl = text.get("attn_type_list")
+    if isinstance(atl, list) and text.get("num_attention_heads"):  # MiniMax lightning
+        # MiniMaxText01ForCausalLM.get_mamba_state_shape_from_config (vLLM 0.22.0
+        # models/minimax_text_01.py:993-1009): one (heads, head_dim, head_dim) state
+        h = int(text["num_attention_heads"])
+        d = int(text.get("head_dim") or int(text.get("hidden_size") or 0) // h)
+        return LinearAttention("lightning", num_heads=h, head_dim=d, state_size=d, n_groups=0,
+                               intermediate_size=0, conv_kernel=1, ssm_dtype=ssm)
+    if model_type == "jamba":  # Mamba1: intermediate = mamba_expand x hidden_size
+        hidden = int(text.get("hidden_size") or 0)
+        return LinearAttention("mamba1", num_heads=0, head_dim=0,
+                               state_size=int(text.get("mamba_d_state") or 16), n_groups=0,
+                               intermediate_size=int(text.get("mamba_expand") or 2) * hidden,
+                               conv_kernel=int(text.get("mamba_d_conv") or 4), ssm_dtype=ssm)
+    if model_type.startswith("lfm2") and text.get("conv_L_cache"):  # LFM2 short conv
+        # Lfm2Config.mamba2_cache_params (configs/lfm2.py:59-96, 0.5.23): a Mamba2 state of
+        # the conv alone, intermediate = head_dim = hidden_size, n_groups 1, state_size 0
+        hidden = int(text.get("hidden_size") or 0)
+        return LinearAttention("short_conv", num_heads=1, head_dim=hidden, state_size=0,
+                               n_groups=1, intermediate_size=hidden,
+                               conv_kernel=int(text["conv_L_cache"]), ssm_dtype=ssm)
     if text.get("mamba_n_heads") is not None:  # Falcon-H1, Granite-4.0-H
         h = int(text["mamba_n_heads"])
         hidden = int(text.get("hidden_size") or 0)
@@ -421,6 +464,19 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
     n, heads = int(n), int(heads)
     if n <= 0 or heads <= 0:
         raise ValueError(f"{source}: num_hidden_layers and num_attention_heads must be positive")
+    longcat_why = None
+    if "LongcatFlashForCausalLM" in arch:
+        # Two MLA attentions per decoder layer: SGLang counts num_hidden_layers (else
+        # num_layers, configs/longcat_flash.py:81-83) x 2 attention layers (configs/
+        # model_config.py:1583-1584, 0.5.23); vLLM builds num_layers decoder layers of two
+        # (models/longcat_flash.py:267-286, 396, vLLM 0.34.0). The same count when the config
+        # gives num_layers alone (or both equal); else the engines differ and neither is taken.
+        hidden_n, decoder_n = text.get("num_hidden_layers"), text.get("num_layers")
+        if hidden_n is not None and decoder_n is not None and int(hidden_n) != int(decoder_n):
+            longcat_why = (f"LongCat-Flash: the config gives num_hidden_layers {hidden_n} and "
+                           f"num_layers {decoder_n}: SGLang counts 2 x {hidden_n} KV layers, "
+                           f"vLLM 2 x {decoder_n}; kvtui does not pick one")
+        n *= 2
     kv, kv_from = total_kv_heads(cfg, text, heads)
     hidden = _first(text, "hidden_size", "n_embd", "d_model")
     head_dim, v_head_dim = _head_dims(text, heads, hidden, source)
@@ -463,6 +519,7 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
         nextn_layers=int(_first(text, "num_nextn_predict_layers", "mtp_num_hidden_layers") or 0),
         kv_heads_from=kv_from,
         source=source,
+        unsupported=longcat_why,
     )
 
 

@@ -52,6 +52,7 @@ from kvtui.engines.sglang.cell import (
     pool_rows,
     printed_bytes,
 )
+from kvtui.engines.sglang.coverage import for_logged_class
 from kvtui.engines.sglang.flags import FLAGS
 from kvtui.engines.sglang.sizing import budget as sgl_budget
 from kvtui.engines.sglang.sizing import mamba as sgl_mamba
@@ -208,7 +209,7 @@ class Calculator:
     def supported(self) -> str | None:
         """None when kvtui can give SGLang's number; else the plain reason."""
         if self.spec is None:
-            return None
+            return for_logged_class(self.architecture)
         try:
             check_supported(self.spec, self.rules_version)
             self._state(None)

@@ -40,10 +40,16 @@ def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
     unsupported = calc.supported() or calc.cell_error(dtype, tp)
     cell = calc.cell(dtype, tp)
     if unsupported:
-        row.update(tokens=None, bytes_per_token=None, max_running_requests=None,
+        # Without a spec (a log naming a class kvtui does not model) the logged setting keeps
+        # what the log printed, its pool and the running cap SGLang derived from it; no other
+        # figure is given.
+        logged = current and calc.spec is None and bool(calc.tokens)
+        row.update(tokens=calc.tokens if logged else None, bytes_per_token=None,
+                   max_running_requests=(calc_mrr_log_only(calc, calc.tokens or 0) if logged
+                                         else None),
                    concurrency={str(c): None for c in ctxs}, estimate=False, approximate=False,
                    basis=f"cannot model: {unsupported}", cannot_model=unsupported,
-                   vs_current=None)
+                   vs_current=1.0 if logged else None)
         return Scenario.of(**row)
     swa_tokens = None
     mrr: int | None = None
@@ -190,6 +196,9 @@ def explanation(calc: Calculator) -> list[str]:
         cell = calc.cell(calc.current_dtype)
         if cell is not None:
             lines.extend(cell.lines)
+    elif (why := calc.supported()) is not None:
+        lines.append(f"no model spec ({calc.spec_reason}); cannot model: {why}: no figure but "
+                     "the logged ones")
     else:
         lines.append(f"no model spec ({calc.spec_reason}): log-only arithmetic, the logged "
                      "bytes/token scaled by the value size of each dtype")

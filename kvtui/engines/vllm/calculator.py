@@ -38,6 +38,7 @@ from kvtui.engines.vllm.sizing import (
     layout,
     rules_for,
 )
+from kvtui.engines.vllm.states import NEMOTRON_H_SSM_DEFAULT
 from kvtui.engines.vllm.version import VLLM_LINE, VersionRange, kv_dtype_flag
 
 DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4")
@@ -148,6 +149,9 @@ class Calculator:
     ds_mla_fp8: bool | None = None
     warmup: dict[str, float] | None = None
     initial_free_gib: float | None = None
+    # why kvtui does not size this model on vLLM (`coverage.unmodelled`, or the spec's own
+    # `unsupported`): every figure but the logged ones is then withheld, never approximated
+    unmodelled: str | None = None
     _variant: tuple[Rules, int, int] | None = None
     # (scheduler batches in flight, max_num_batched_tokens, hybrid KV cache manager on) that
     # reproduce this log: what a windowed group reserves per request (`sizing.in_flight_batches`)
@@ -263,7 +267,7 @@ class Calculator:
     def layout(self, dtype: str, tp: int | None = None,
                rules: Rules | None = None,
                variant: tuple[Rules, int, int] | None = None) -> Layout | None:
-        if self.spec is None:
+        if self.spec is None or self.unmodelled:
             return None
         dtype = self._ds_layout(dtype)[0]
         v = variant or (self.variant if rules is None else (rules, *self.variant[1:]))
@@ -291,6 +295,8 @@ class Calculator:
         model_type = (self.spec.model_type or "") if self.spec is not None else ""
         if lin is not None and rules.ssm_from_config and model_type.startswith("qwen3_5"):
             return lin.ssm_dtype  # Qwen3_5ForConditionalGenerationConfig (0.22+)
+        if self.spec is not None and self.spec.arch == "NemotronHForCausalLM":
+            return NEMOTRON_H_SSM_DEFAULT  # NemotronHForCausalLMConfig (states.py)
         return None  # mamba_ssm_cache_dtype auto: the model dtype
 
     # -- the budget --------------------------------------------------------------------------
@@ -455,7 +461,7 @@ class Calculator:
         lay = self.layout(dtype, tp)
         if lay is None:
             if (tp in (None, self.parallel.tp) and mem_fraction_static is None
-                    and not self._hybrid_unsized()):
+                    and not self._hybrid_unsized() and not self.unmodelled):
                 return self._log_only(dtype), None
             return None, None
         budget, _, _ = self.budget_bytes(tp, mem_fraction_static)
@@ -468,7 +474,7 @@ class Calculator:
         lay = self.layout(dtype)
         if lay is None:
             cur = self.measured_bytes_per_token()
-            if cur is None or dtype not in VALUE_COST:
+            if cur is None or dtype not in VALUE_COST or self.unmodelled:
                 return None
             return cur * VALUE_COST[dtype] / VALUE_COST[self.current_dtype]
         tokens, _ = self.tokens_for(dtype)
@@ -503,7 +509,8 @@ class Calculator:
             elif lay is not None and budget is not None:
                 out[str(c)] = floor_fit(*lay.concurrency_ratio(lay.blocks(budget), c,
                                                                self.max_batched))
-            elif self._tokens_below_concurrency() or self._hybrid_unsized():
+            elif (self._tokens_below_concurrency() or self._hybrid_unsized()
+                  or self.unmodelled):
                 out[str(c)] = None  # the tokens do not scale to a length (`explanation`)
             else:
                 n, _ = self.tokens_for(dtype, tp, mem_fraction_static)
@@ -700,7 +707,9 @@ class Calculator:
         tokens, _ = self.tokens_for(dtype, tp, mem_fraction_static)
         budget, basis, estimate = self.budget_bytes(tp, mem_fraction_static)
         lay = self.layout(dtype, tp)
-        if lay is None and self.spec is None:
+        if self.unmodelled:
+            basis = f"cannot model: {self.unmodelled}"
+        elif lay is None and self.spec is None:
             estimate = True
             basis = basis or "log only: the logged tokens scaled by each dtype's bytes per value"
         ctxs = self._contexts(context_lengths)
@@ -744,6 +753,8 @@ class Calculator:
             row["basis"] = f"{row['basis']}; {why}" if row["basis"] else why
         if lay is not None:
             row["block_size"] = lay.block_size
+        if self.unmodelled:
+            row["cannot_model"] = self.unmodelled
         if self.max_num_seqs is None and self.max_num_seqs_default:
             row["max_running_requests_default"] = list(self.max_num_seqs_default)
         if tp is not None:
@@ -790,6 +801,8 @@ class Calculator:
         exact = self.concurrency_exact()
         if exact is not None:
             out["max_concurrency_exact"] = exact
+        if self.unmodelled:
+            out["cannot_model"] = self.unmodelled
         if self.context_len and self.tokens:
             out["concurrency_at_context_len"] = (
                 self.concurrency_logged if self.concurrency_logged is not None
@@ -821,6 +834,8 @@ class Calculator:
             if self.utilization is not None:
                 text += f"; gpu_memory_utilization {self.utilization} caps it"
             lines.append(text)
+        if self.unmodelled:
+            lines.append(f"not modelled: {self.unmodelled}; no figure but the logged ones")
         if self.sized_by_bytes:
             now = self._knob_now()
             said = ("the run's arguments" if self.kv_bytes is not None else
@@ -830,14 +845,16 @@ class Calculator:
                 + (f" ({int(now):,} B = {now / GIB:.2f} GiB per GPU)" if now is not None else "")
                 + f", from {said}: vLLM skips the memory profile and reserves that on every GPU "
                 "whatever the TP; --gpu-memory-utilization does not size it")
-        if self.spec is not None:
+        if self.spec is not None and self.unmodelled:
+            lines.append(f"model: {self.spec.name} ({self.spec_reason})")
+        elif self.spec is not None:
             lines.append(f"model: {self.spec.summary()} ({self.spec_reason})")
             lay = self.layout(self.current_dtype)
             if lay is not None:
                 lines.extend(lay.lines)
                 lines.append(lay.rules.describe())
                 lines.extend(self._flight_lines(lay))
-        else:
+        elif not self.unmodelled:
             lines.append(f"no model spec ({self.spec_reason}): log-only arithmetic, the logged "
                          "tokens scaled by each dtype's bytes per value (exact for dense "
                          "models up to block rounding)")
@@ -933,6 +950,9 @@ class Calculator:
         have, _ = self.tokens_for(dtype)
         out["tokens_available"] = have
         budget, _, estimate = self.budget_bytes()
+        if self.unmodelled:
+            out["note"] = self.unmodelled
+            return Inverse.of(**out)
         if lay is None or budget is None:
             need = math.ceil(context_len * concurrency)
             out["tokens_needed"] = need
@@ -1087,8 +1107,8 @@ class Calculator:
                      model=self.spec.to_dict() if self.spec else None,
                      model_reason=self.spec_reason, version=self.version.to_dict(),
                      explanation=tuple(self.explanation()))
-        if not (self.context_len and self.tokens):
-            return out
+        if not (self.context_len and self.tokens) or self.unmodelled:
+            return out  # (not modelled: no inverse, as SGLang's `scenario.inverse`)
         conc = self.concurrency_logged or self.tokens / self.context_len
         if self.current_dtype != "bf16":
             inverse = self.inverse("bf16", self.context_len, max(1, math.floor(conc)))

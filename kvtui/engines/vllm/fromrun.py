@@ -15,7 +15,7 @@ from kvtui.core.capacity import ModelSpec, Parallel, spec_for_run
 from kvtui.core.deployment import layout, proven, sized_label, world_label
 from kvtui.core.values import as_float as _float
 from kvtui.core.values import as_int as _int
-from kvtui.engines.vllm import kvbytes
+from kvtui.engines.vllm import coverage, kvbytes
 from kvtui.engines.vllm.calculator import VALUE_COST, Calculator
 from kvtui.engines.vllm.sizing import rules_for
 from kvtui.engines.vllm.version import default_utilization, infer_version
@@ -324,6 +324,8 @@ def calculator_from_run(run: Any, model: Any = None,
         extensible=ext, warmup=warmup, initial_free_gib=initial_free if ext else None,
         async_scheduling=asched if isinstance(asched, bool) else None,
         chunked_hybrid_logged=False if run.kv_layout.get("hybrid_manager_off") else None,
+        unmodelled=coverage.for_run(spec, sa.get("architecture"), par.pp, vr.lo,
+                                    _int(sa.get("num_speculative_tokens")) or 0, vr.hi),
         kv_bytes=kv_bytes, sized_by_bytes=kv_bytes is not None or configured,
         reserved_gib=reserved, budget_reduced=bool(left), pp_partition=_partition(run),
         padding_logged=_int(run.kv_layout.get("padding_layers")),

@@ -9,7 +9,7 @@ makes of that budget, under the rules of the release named (or of the newest kvt
 from __future__ import annotations
 
 from kvtui.core.capacity import ModelSpec, Parallel
-from kvtui.engines.vllm import limits
+from kvtui.engines.vllm import coverage, limits
 from kvtui.engines.vllm.calculator import Calculator
 from kvtui.engines.vllm.sizing import GIB, rules_for
 from kvtui.engines.vllm.version import UTIL_NONE, VLLM_LINE, check_release
@@ -32,7 +32,10 @@ def plan(spec: ModelSpec | None, spec_reason: str, *, current_dtype: str, tokens
                       pool_bytes=int(pool_gib * GIB) if pool_gib else None,
                       candidates=rules_for(version.lo, version.hi, False),
                       notes=[f"max_num_seqs not given: {limits.RULE}"],
-                      max_num_seqs_default=limits.plan_defaults(version))
+                      max_num_seqs_default=limits.plan_defaults(version),
+                      # without --vllm-version a plan follows the newest release's rules
+                      unmodelled=coverage.for_run(spec, lo=version.lo if release
+                                                  else version.hi, hi=version.hi))
     if version.lo >= UTIL_NONE:
         # 0.34's extensible KV cache, on by default on CUDA and ROCm (config/cache.py:395-400):
         # the pool is sized after warmup, gpu_memory_utilization unset means 1.0 (:494-500)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvtui.core.capacity import ModelSpec
+from kvtui.engines.vllm.states import STATE_BYTES
 
 GIB = 1 << 30
 ELEM_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e4m3": 1, "fp8_e5m2": 1,
@@ -157,6 +158,9 @@ def mamba_state_bytes(spec: ModelSpec, tp: int, conv_dtype: str, ssm_dtype: str)
     lin = spec.linear
     if lin is None or not spec.linear_layer_ids:
         return None
+    other = STATE_BYTES.get(lin.kind)
+    if other is not None:  # another shape (states.py; coverage says where it applies)
+        return other(spec, tp, conv_dtype, ssm_dtype)
     tp = max(1, tp)
     conv_dim = lin.key_head_dim * lin.num_key_heads * 2 + lin.value_head_dim * lin.num_value_heads
     conv = (conv_dim // tp) * (lin.conv_kernel - 1) * ELEM_BYTES.get(conv_dtype, 2)

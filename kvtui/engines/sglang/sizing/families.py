@@ -53,6 +53,10 @@ GDN_ARCHS: dict[str, Version] = {
 MAMBA2_ARCHS: dict[str, Version] = {
     "FalconH1ForCausalLM": (0, 5, 3), "NemotronHForCausalLM": (0, 5, 4),
     "GraniteMoeHybridForCausalLM": (0, 5, 9),
+    # LFM2: Lfm2Config in mamba2_config (configs/hybrid_arch.py:78-90), its short-conv state
+    # from configs/lfm2.py:59-96. Read in 0.5.23 only: older releases are not modelled
+    # (`coverage.for_spec`).
+    "Lfm2ForCausalLM": (0, 5, 23), "Lfm2MoeForCausalLM": (0, 5, 23),  # configs/lfm2_moe.py
 }
 KDA_ARCHS: dict[str, Version] = {"KimiLinearForCausalLM": (0, 5, 5)}
 
@@ -115,6 +119,13 @@ def check_supported(spec: ModelSpec, version: Version) -> None:
     if spec.linear_layer_ids and spec.linear is None:
         raise CannotModel(f"{spec.name}: the config's linear-attention layers have no state "
                           "shape kvtui can read")
+    # Every other architecture: its verdict from SGLang's registry (`coverage`, which reads
+    # this module's tables, hence imported here and not at the top).
+    from kvtui.engines.sglang import coverage
+
+    why = coverage.for_spec(spec, version)
+    if why is not None:
+        raise CannotModel(why)
 
 
 # -- What SGLang sets for an architecture on its own -------------------------------------------

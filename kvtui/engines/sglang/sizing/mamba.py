@@ -92,6 +92,15 @@ def state_per_slot(spec: ModelSpec, attn_tp: int, args: SizingArgs, version: Ver
         conv = (lin.conv_kernel - 1) * 3 * proj * conv_b
         ssm = _divide(lin.num_heads, tp, "the KDA heads") * lin.head_dim * lin.head_dim * ssm_b
         conv_line = f"conv: ({lin.conv_kernel} - 1) x 3 x {proj} x {conv_b} B = {conv:,} B"
+    elif lin.kind == "short_conv":
+        # LFM2 (configs/lfm2.py:84-92, 0.5.23): Mamba2StateShape.create with num_heads = the
+        # attention TP (one head per rank) and state_size 0: conv (hidden // tp) x (kernel - 1),
+        # no temporal state (the n_groups extension adds 2 x groups x 0)
+        conv_local = _divide(lin.intermediate_size, tp, "the conv state")
+        conv = conv_local * (lin.conv_kernel - 1) * conv_b
+        ssm = 0
+        conv_line = (f"conv: ({lin.intermediate_size} // {tp}) x ({lin.conv_kernel} - 1) x "
+                     f"{conv_b} B = {conv:,} B per layer (short conv)")
     else:
         groups = lin.n_groups
         if version >= (0, 5, 4) and groups % tp:
@@ -106,7 +115,8 @@ def state_per_slot(spec: ModelSpec, attn_tp: int, args: SizingArgs, version: Ver
         conv_line = (f"conv: ({conv_dim} // {tp}) x ({lin.conv_kernel} - 1) x {conv_b} B = "
                      f"{conv:,} B per layer")
     ssm_line = (f"ssm: ({lin.num_heads} // {tp}) x {lin.head_dim} x {lin.state_size} x {ssm_b} B "
-                f"({dt}, {why}) = {ssm:,} B per layer")
+                f"({dt}, {why}) = {ssm:,} B per layer" if lin.kind != "short_conv" else
+                "ssm: none (a short-conv layer keeps no temporal state)")
     per = (conv + ssm) * n
     lines = (conv_line, ssm_line,
              f"per request slot: ({conv:,} + {ssm:,}) x {n} layers = {per:,} B = "
