@@ -198,6 +198,13 @@ class Inverse(_Keyed):
     dtype: str = ""
     context_len: int = 0
     concurrency: float = 0.0
+    # the setting asked about, when not the logged one (the what-if pane's target, or
+    # `kvtui whatif --target-tp / --mem-fraction-static`): `fits_now` and the missing bytes
+    # are that setting's
+    tp_target: int | None = None
+    mem_fraction_static_target: float | None = None
+    gpu_memory_utilization_target: float | None = None
+    kv_cache_memory_bytes_target: int | None = None
     tokens_needed: int | None = None
     tokens_available: int | None = None
     fits_now: bool = False
