@@ -85,6 +85,16 @@ def _check(calc: Any) -> int:
                 assert tp_refused(spec.num_attention_heads, kv, attn_tp) is None, (where, over)
                 then = _conc(calc, row.dtype, ctx, over.tp_needed, knob)
                 assert then is not None and then >= over.concurrency - 0.01, (where, over, then)
+            if calc.spec is not None:
+                # a TP whose row holds the requests (one the engines shard to) is found:
+                # the CLI's inverse proposes what the pane's TP field shows fitting
+                wider = calc.parallel.tp * 2
+                then = _conc(calc, row.dtype, ctx, wider, knob)
+                if then is not None and then >= over.concurrency + 0.01 and \
+                        tp_refused(calc.spec.num_attention_heads,
+                                   None if calc.spec.is_mla else calc.spec.num_kv_heads,
+                                   wider // max(1, calc.parallel.attn_dp)) is None:
+                    assert over.tp_needed is not None and over.tp_needed <= wider, (where, over)
             needed = over.mem_fraction_static_needed
             if needed is not None and not over.fits_now:
                 then = _conc(calc, row.dtype, ctx, tp, needed)
