@@ -83,6 +83,8 @@ def _inverse_rows(calc: Any, dtype: str, concurrency: float, ctx: int, tp: int |
              "fits" if inv.fits_now else "does NOT fit")]
     if inv.fits_now:
         return rows
+    if inv.missing_gib_per_gpu is None and inv.note:
+        rows.append(("why", "", str(inv.note)))  # what the engine cannot size at this setting
     if inv.missing_gib_per_gpu is not None:
         rows.append(("missing per GPU", "", f"{inv.missing_gib_per_gpu:.2f} GiB"))
     knob = calc.memory_knob()  # the engine's memory setting: a field of Inverse

@@ -180,3 +180,16 @@ def test_the_pane_and_the_cli_ask_the_inverse_at_the_target_setting() -> None:
         assert cli["tp_needed"] == inv.tp_needed
         assert ("TP that fits" in rows) is (inv.tp_needed is not None)
     assert len(set(seen)) == 3, seen
+
+
+def test_a_setting_the_log_cannot_size_keeps_the_requests_and_says_why() -> None:
+    """vLLM without the GPU's total memory cannot move --gpu-memory-utilization (the budget
+    what-if says so): the inverse still says what the requests take, in the table's unit, and
+    why it cannot say whether they fit."""
+    calc = _calc(ROOT / "sample_logs" / "vllm-qwen3-next-80b-tp4-hybrid.log")
+    now = calc.inverse("bf16", 262_144, 22)
+    there = calc.inverse("bf16", 262_144, 22, mem_fraction_static=0.95)
+    assert calc.scenario("bf16", mem_fraction_static=0.95).tokens is None
+    assert there.tokens_needed == now.tokens_needed and there.kv_gib_needed == now.kv_gib_needed
+    assert not there.fits_now and there.missing_gib_per_gpu is None
+    assert there.note is not None and "total memory" in there.note

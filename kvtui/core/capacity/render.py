@@ -126,6 +126,8 @@ def _inverse_parts(inv: Inverse, knob: Json | None = None) -> list[str]:
     if inv.fits_now:
         parts.append("fits at that setting" if at else "fits today")
         return parts
+    if inv.missing_gib_per_gpu is None and inv.note and not inv.estimate:
+        parts.append(f"not known at that setting: {inv.note}" if at else inv.note)
     if inv.missing_gib_per_gpu is not None:
         miss = f"{inv.missing_gib_per_gpu} GiB per GPU missing"
         rest = inv.missing_rest_gib_per_gpu

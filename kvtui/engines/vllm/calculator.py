@@ -727,7 +727,19 @@ class Calculator:
             name = self.memory_knob().name
             out[f"{name}_target"] = int(knob) if name == kvbytes.NAME else knob
         have, _ = self.tokens_for(dtype, tp, knob)
-        budget, _, estimate = self.budget_bytes(tp, knob)
+        budget, basis, estimate = self.budget_bytes(tp, knob)
+        if lay is not None and budget is None:
+            # the setting cannot be sized (another utilization without the GPU's memory):
+            # what the requests take is still the table's, whether they fit is not known
+            blocks = math.ceil(concurrency * lay.blocks_per_request(context_len,
+                                                                    self.max_batched))
+            out["tokens_available"] = have
+            out["blocks_needed"] = blocks
+            out["tokens_needed"] = lay.tokens(blocks, self.context_len, self.max_batched)
+            out["kv_gib_needed"] = round(blocks * lay.block_bytes / GIB, 2)
+            out["fits_now"] = False
+            out["note"] = basis
+            return Inverse.of(**out)
         if lay is None or budget is None:
             if self._tokens_below_concurrency() or self._hybrid_unsized():
                 return self._hybrid_inverse(out, dtype, context_len, concurrency, tp, knob, have)
