@@ -62,7 +62,7 @@ def _check(calc: Any) -> int:
     ctx = calc.context_len
     checked = 0
     for row in calc.scenarios():
-        if row.tokens is None or row.cannot_model:
+        if row.cannot_model:
             continue
         for tp, knob in _settings(calc):
             conc = _conc(calc, row.dtype, ctx, tp, knob)

@@ -744,6 +744,15 @@ class Calculator:
             if self._tokens_below_concurrency() or self._hybrid_unsized():
                 return self._hybrid_inverse(out, dtype, context_len, concurrency, tp, knob, have)
             need = math.ceil(context_len * concurrency)
+            conc = self.concurrency(dtype, [context_len], tp, knob).get(str(context_len))
+            if have is None and conc is not None:
+                # no pool size, but vLLM's own concurrency (the table quotes it)
+                out["tokens_needed"] = need
+                out["tokens_available"] = None
+                out["fits_now"] = concurrency <= conc
+                out["note"] = (f"the log prints no pool size: vLLM's logged concurrency "
+                               f"({conc:g} requests of {context_len:,}) answers")
+                return Inverse.of(**out)
             out["tokens_needed"] = need
             out["tokens_available"] = have
             out["fits_now"] = have is not None and have >= need
