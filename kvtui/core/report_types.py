@@ -233,6 +233,9 @@ class Inverse(_Keyed):
     total_gpu_basis: str | None = None
     tp_needed: int | None = None
     tp_note: str | None = None
+    # the engine's cap on running requests at the setting, when below the concurrency asked
+    # (SGLang: the request and Mamba state slots): the pool holds them, fewer run at once
+    max_running_requests: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -193,3 +193,14 @@ def test_a_setting_the_log_cannot_size_keeps_the_requests_and_says_why() -> None
     assert there.tokens_needed == now.tokens_needed and there.kv_gib_needed == now.kv_gib_needed
     assert not there.fits_now and there.missing_gib_per_gpu is None
     assert there.note is not None and "total memory" in there.note
+
+
+def test_a_pool_that_holds_more_requests_than_sglang_runs_says_so() -> None:
+    """Qwen3.5-397B at TP8: 100 requests of 1K fit the pool's tokens, but the table's
+    max_running_requests (58: the request and Mamba state slots, kv_cache_configurator.py
+    :3119-3160 in 0.5.23) runs fewer at once: the inverse names that cap."""
+    calc = _calc(ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-bf16.log")
+    inv = calc.inverse("bf16", 1024, 100)
+    mrr = calc.scenario("bf16", context_lengths=[1024]).max_running_requests
+    assert inv.fits_now and mrr is not None and inv.max_running_requests == mrr < 100
+    assert calc.inverse("bf16", 1024, mrr).max_running_requests is None

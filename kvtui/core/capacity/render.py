@@ -125,6 +125,9 @@ def _inverse_parts(inv: Inverse, knob: Json | None = None) -> list[str]:
         return parts
     if inv.fits_now:
         parts.append("fits at that setting" if at else "fits today")
+        if inv.max_running_requests is not None:
+            parts.append(f"but max_running_requests is {_n(inv.max_running_requests)}: fewer "
+                         "run at once, the rest queue")
         return parts
     if inv.missing_gib_per_gpu is None and inv.note and not inv.estimate:
         parts.append(f"not known at that setting: {inv.note}" if at else inv.note)

@@ -144,4 +144,8 @@ def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float, 
     if tp_fit is not None and tp_fit != calc.parallel.tp:
         out["tp_note"] = ("estimate: weights per GPU rescaled by TP" if mem is not None else
                           "estimate: assumes the same rest memory per GPU (no memory lines)")
+    mrr = calc.scenario(dtype, tp=tp, mem_fraction_static=mf,
+                        context_lengths=[context_len]).max_running_requests
+    if mrr is not None and mrr < concurrency:
+        out["max_running_requests"] = mrr  # the table's max_run column at this setting
     return Inverse.of(**out)
