@@ -82,6 +82,8 @@ def _inverse_rows(calc: Any, dtype: str, concurrency: float, ctx: int, tp: int |
     rows = [(f"{concurrency} reqs @ {fmt_length(ctx)}", f"needs {_i(inv.tokens_needed)} tok",
              "fits" if inv.fits_now else "does NOT fit")]
     if inv.fits_now:
+        if inv.max_running_requests is not None:  # the pool holds them; fewer run at once
+            rows.append(("runs at once", "", f"{inv.max_running_requests:,} (the rest queue)"))
         return rows
     if inv.missing_gib_per_gpu is None and inv.note:
         rows.append(("why", "", str(inv.note)))  # what the engine cannot size at this setting

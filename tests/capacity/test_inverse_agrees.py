@@ -204,3 +204,14 @@ def test_a_pool_that_holds_more_requests_than_sglang_runs_says_so() -> None:
     mrr = calc.scenario("bf16", context_lengths=[1024]).max_running_requests
     assert inv.fits_now and mrr is not None and inv.max_running_requests == mrr < 100
     assert calc.inverse("bf16", 1024, mrr).max_running_requests is None
+
+
+def test_the_pane_names_the_running_cap_too() -> None:
+    from kvtui.ui.whatif_calc import WhatIfInputs, compute
+
+    calc = _calc(ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-bf16.log")
+    res = compute(calc, WhatIfInputs(dtype="bf16", contexts=[1024], concurrency=100))
+    rows = {label: target for label, _, target in res.rows}
+    assert rows["100 reqs @ 1K"] == "fits"
+    cap = calc.inverse("bf16", 1024, 100).max_running_requests
+    assert rows["runs at once"] == f"{cap:,} (the rest queue)"
