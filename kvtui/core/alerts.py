@@ -55,10 +55,12 @@ def _read_scales_text(verdict: KVScaleVerdict) -> str:
 
 
 def _checkpoint_read(checkpoint: CheckpointFacts | None) -> bool:
-    """Was any of the checkpoint read (its files found where it was looked for)? Facts with
-    no source are a search that found nothing (`kvtui ssh` on a path that is not a directory
-    on the host): they support nothing beyond the log."""
-    return checkpoint is not None and checkpoint.source is not None
+    """Was any of the checkpoint read? Facts with no source are a search that found nothing
+    (`kvtui ssh` on a path that is not a directory on the host), and a directory with neither
+    a config nor a tensor list gave nothing either: they support nothing beyond the log."""
+    return checkpoint is not None and checkpoint.source is not None and (
+        checkpoint.has_config or checkpoint.has_k_scale is not None
+        or checkpoint.kv_scales is not None)
 
 
 def _not_found_text(checkpoint: CheckpointFacts | None) -> str:
