@@ -183,7 +183,9 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     # overlap: the --startup-weight-load-mode overlap line; the rest split the checkpoint's
     # quantization string (`quant=fp8, fmt=e4m3`): quant is the method, these its parts.
     "load_weight_end": ("overlap", "quant_bits", "quant_algo", "quant_fmt", "requant_method"),
-    "kv_dtype": ("reason",),  # override target, e.g. "DeepSeek DSA on SM8 device"
+    # reason: the override target, e.g. "DeepSeek DSA on SM8 device"; the DSA backends SGLang
+    # set with the KV dtype (`Set DSA backends for ... KV Cache: prefill=.., decode=..`).
+    "kv_dtype": ("reason", "dsa_prefill_backend", "dsa_decode_backend"),
     "fp8_scales_missing": ("tp_rank",),  # form "load_error" only
     "fp8_scales_loaded": (),
     # post_capture: "VA upper bound"/post-capture; draft: the post-capture draft pool line.

@@ -264,9 +264,11 @@ def run(args: argparse.Namespace) -> int:
     appended = False
     if opt["target_concurrency"] is not None and calc.context_len:
         appended = report.inverse is None
-        report = replace(report, inverse=calc.inverse(
+        # asked at the budget what-if's setting (--target-tp, the memory knob), as the
+        # what-if pane asks it (`kvtui.ui.whatif_calc._inverse_rows`)
+        report = replace(report, inverse=sizer.inverse(
             (wanted or [calc.current_dtype])[0], calc.context_len,
-            opt["target_concurrency"]))
+            opt["target_concurrency"], tp=tp, mem_fraction_static=mf))
     if args.json:
         doc = report.to_json()
         if appended:  # an inverse the calculator did not give comes last, as it always did

@@ -54,6 +54,24 @@ def _read_scales_text(verdict: KVScaleVerdict) -> str:
     return f"\nThe checkpoint was read ({verdict.engine} rules): {verdict.summary()}."
 
 
+def _checkpoint_read(checkpoint: CheckpointFacts | None) -> bool:
+    """Was any of the checkpoint read? Facts with no source are a search that found nothing
+    (`kvtui ssh` on a path that is not a directory on the host), and a directory with neither
+    a config nor a tensor list gave nothing either: they support nothing beyond the log."""
+    return checkpoint is not None and checkpoint.source is not None and (
+        checkpoint.has_config or checkpoint.has_k_scale is not None
+        or checkpoint.kv_scales is not None)
+
+
+def _not_found_text(checkpoint: CheckpointFacts | None) -> str:
+    """Where the checkpoint was looked for and not found, for an alert's detail ("" when it
+    was read, or not looked for)."""
+    if checkpoint is None or _checkpoint_read(checkpoint):
+        return ""
+    why = "; ".join(checkpoint.notes) or f"{checkpoint.model_path}: not found"
+    return f"\nThe checkpoint was looked for but nothing of the checkpoint was read ({why})."
+
+
 # The sentences only an engine can say (what its warning reads, what its silence means), by key;
 # an engine's `wording` replaces any of them. These defaults are SGLang's, the first engine's.
 WORDING: dict[str, str] = {
@@ -196,8 +214,8 @@ def _rule_fp8_unscaled(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     elif ck_scales is False:
         detail += "\nThe checkpoint was inspected: it has no k_scale/v_scale tensors anywhere."
     else:
-        detail += "\n" + say(ctx, "scales_missing.unknown")
-        confidence = "medium" if ck is None else "high"
+        detail += "\n" + say(ctx, "scales_missing.unknown") + _not_found_text(ck)
+        confidence = "high" if _checkpoint_read(ck) else "medium"
     fix = (f"Serve the KV cache in BF16: {ctx.bf16_advice(run)}. Or keep FP8 with "
            f"calibrated scales: {_calibrated_scales(ctx)}.")
     # The pool scales each tile of values itself: the warning is printed all the same.
@@ -254,7 +272,8 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     else:
         why = (f"{label} {since} turns `auto` into FP8 when the checkpoint's quantization config "
                "declares kv_cache_quant_algo FP8 (ModelOpt NVFP4/FP8 exports do); the checkpoint "
-               "itself was not read (kvtui ssh, or kvtui check --checkpoint DIR, reads it)")
+               "itself was not read (kvtui ssh, or kvtui check --checkpoint DIR, reads it)"
+               + _not_found_text(ck).replace("\n", " ").rstrip("."))
     said = f"{kv_flag} was left at auto"
     fix = (f"Pin the KV dtype explicitly: {ctx.bf16_advice(run)}; or, if FP8 is intended, "
            f"say so with {kv_flag} fp8_e4m3 and supply calibrated scales.")
@@ -336,6 +355,7 @@ def _rule_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     if inline is not None:
         return inline
     verdict = _scale_verdict(ctx.checkpoint, ctx.engine_name)
+    detail += _not_found_text(ctx.checkpoint)
     if verdict is not None:
         detail += _read_scales_text(verdict)
         if verdict.usable:

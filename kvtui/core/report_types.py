@@ -198,6 +198,13 @@ class Inverse(_Keyed):
     dtype: str = ""
     context_len: int = 0
     concurrency: float = 0.0
+    # the setting asked about, when not the logged one (the what-if pane's target, or
+    # `kvtui whatif --target-tp / --mem-fraction-static`): `fits_now` and the missing bytes
+    # are that setting's
+    tp_target: int | None = None
+    mem_fraction_static_target: float | None = None
+    gpu_memory_utilization_target: float | None = None
+    kv_cache_memory_bytes_target: int | None = None
     tokens_needed: int | None = None
     tokens_available: int | None = None
     fits_now: bool = False
@@ -226,6 +233,9 @@ class Inverse(_Keyed):
     total_gpu_basis: str | None = None
     tp_needed: int | None = None
     tp_note: str | None = None
+    # the engine's cap on running requests at the setting, when below the concurrency asked
+    # (SGLang: the request and Mamba state slots): the pool holds them, fewer run at once
+    max_running_requests: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

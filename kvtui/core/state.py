@@ -730,6 +730,15 @@ def _on_kv_dtype(st: State, run: Run, ev: Event, src: str, n: int, text: str) ->
     origin = ev.get("origin") or "resolved"
     if origin == "override" and ev.get("reason") == "DSA backends":
         origin = "dsa_backend"
+        # The backends it names are resolved arguments, as `DSA with TP mode is active`'s
+        # sizes are: the dump keeps them where it states them, the line fills where not.
+        for key in ("dsa_prefill_backend", "dsa_decode_backend"):
+            value = ev.get(key)
+            if value is None:
+                continue
+            run.early_args.setdefault(key, value)
+            if run.server_args is not None and run.server_args.get(key) is None:
+                run.server_args[key] = value
     for d, o, e in run.kv_dtype_lines:
         if d == dtype and o == origin:
             e.count += 1

@@ -73,17 +73,20 @@ def compute(calc: Any, inputs: WhatIfInputs, unsized: str | None = None) -> What
         return res
 
 
-def _inverse_rows(calc: Any, dtype: str, concurrency: float, ctx: int, changed: bool,
-                  tgt_tokens: int | None) -> list[tuple[str, str, str]]:
-    """Does the target concurrency fit (today, or in `tgt_tokens` when TP or the memory
-    fraction `changed`), and if not, what is missing."""
-    inv = calc.inverse(dtype, ctx, concurrency)
-    fits = inv.fits_now if not changed else (
-        isinstance(tgt_tokens, int) and tgt_tokens >= (inv.tokens_needed or 0))
+def _inverse_rows(calc: Any, dtype: str, concurrency: float, ctx: int, tp: int | None,
+                  mem: float | None) -> list[tuple[str, str, str]]:
+    """Does the target concurrency fit at the target TP and memory setting, and if not, what
+    is missing there: the engine's inverse asked at that setting, as `kvtui whatif
+    --target-concurrency --target-tp --mem-fraction-static` asks it (one code path)."""
+    inv = calc.inverse(dtype, ctx, concurrency, tp=tp, mem_fraction_static=mem)
     rows = [(f"{concurrency} reqs @ {fmt_length(ctx)}", f"needs {_i(inv.tokens_needed)} tok",
-             "fits" if fits else "does NOT fit")]
-    if fits:
+             "fits" if inv.fits_now else "does NOT fit")]
+    if inv.fits_now:
+        if inv.max_running_requests is not None:  # the pool holds them; fewer run at once
+            rows.append(("runs at once", "", f"{inv.max_running_requests:,} (the rest queue)"))
         return rows
+    if inv.missing_gib_per_gpu is None and inv.note:
+        rows.append(("why", "", str(inv.note)))  # what the engine cannot size at this setting
     if inv.missing_gib_per_gpu is not None:
         rows.append(("missing per GPU", "", f"{inv.missing_gib_per_gpu:.2f} GiB"))
     knob = calc.memory_knob()  # the engine's memory setting: a field of Inverse
@@ -143,9 +146,8 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
         rows.append((f"concurrent @ {fmt_length(c)}", fmt_fit(now_conc.get(str(c))),
                      fmt_fit(conc.get(str(c)))))
     if inputs.concurrency and ctxs:
-        changed = tgt_tp is not None or tgt_mf is not None
-        rows.extend(_inverse_rows(calc, inputs.dtype, inputs.concurrency, max(ctxs), changed,
-                                  tgt_tokens))
+        rows.extend(_inverse_rows(calc, inputs.dtype, inputs.concurrency, max(ctxs), tgt_tp,
+                                  tgt_mf))
     # Never a flag the engine would refuse: without one, the advice says why (flag_advice).
     flags = [str(row.flag)] if row.flag else []
     if tgt_tp is not None:

@@ -91,7 +91,8 @@ _ARCH = regex.compile(r"\w+For\w+")
 # sinks, GLM on SM120) name no KV dtype: not matched.
 _KV_BACKEND_FP8 = regex.compile(r"Setting [ND]SA backend to \w+ for prefill and \w+ for decode "
                                 r"for FP8 KV Cache\b")
-_KV_BACKENDS = regex.compile(r"Set [ND]SA backends for (\w+) KV Cache: ")
+_KV_BACKENDS = regex.compile(r"Set [ND]SA backends for (\w+) KV Cache: "
+                             r"(?:prefill=(\w+), decode=(\w+))?")
 # torch without an FP4 dtype: KV in the model dtype (0.5.8 model_executor/model_runner.py:1576)
 _KV_FP4_FALLBACK = "--kv-cache-dtype falls back to 'auto' because this torch version does not"
 
@@ -115,8 +116,14 @@ def parse_kv_dtype(msg: str) -> Parsed | None:
                 "kv_dtype:dsa_backend_fp8")
     m = _KV_BACKENDS.match(msg)
     if m is not None:
-        return ({"dtype": m.group(1), "origin": "override", "reason": "DSA backends"},
-                "kv_dtype:dsa_backends")
+        fields: dict[str, Any] = {"dtype": m.group(1), "origin": "override",
+                                  "reason": "DSA backends"}
+        if m.group(2):
+            # The backends pick the FP8 latent's layout (raw for trtllm, scaled for the
+            # flashmla ones: `calculate_mla_kv_cache_dim`, 0.5.23 mem_cache/
+            # kv_cache_configurator.py:3425-3456), which the dump may not show.
+            fields.update(dsa_prefill_backend=m.group(2), dsa_decode_backend=m.group(3))
+        return fields, "kv_dtype:dsa_backends"
     if msg.startswith(_KV_FP4_FALLBACK):
         return {"dtype": "auto", "origin": "fallback"}, "kv_dtype:fp4_fallback"
     return None

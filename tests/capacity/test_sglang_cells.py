@@ -58,30 +58,57 @@ def test_v_head_dim_counts_from_0_5_7():
     assert kv_cell(spec, "bf16", version=(0, 5, 7)).bytes_per_token == 4 * 320 * 2 * 2
 
 
-@pytest.mark.parametrize(("dtype", "version", "args", "budget", "per_layer_store"), [
+HOPPER = SizingArgs(dsa_prefill_backend="flashmla_kv", dsa_decode_backend="flashmla_kv")
+TRTLLM = SizingArgs(dsa_prefill_backend="trtllm", dsa_decode_backend="trtllm")
+
+
+@pytest.mark.parametrize(("dtype", "version", "args", "budget", "per_layer_store", "approx"), [
     # indexer keys (128 + 128 // 128 x 4) x 61 = 8,052 B in the budget from 0.5.4
-    ("bf16", (0, 5, 23), SizingArgs(), 576 * 61 * 2 + 8052, 576 * 2),
+    ("bf16", (0, 5, 23), SizingArgs(), 576 * 61 * 2 + 8052, 576 * 2, False),
     # 0.5.3-0.5.16: the pool stores 512 + 16 + 64 x 2 = 656 (memory_pool.py:1052-1058 in
     # 0.5.3, :1246-1251 in 0.5.4), the budget still 576
-    ("fp8_e4m3", (0, 5, 3), SizingArgs(), 576 * 61, 656),  # no indexer in 0.5.3's budget
-    ("fp8_e4m3", (0, 5, 4), SizingArgs(), 576 * 61 + 8052, 656),
-    ("fp8_e4m3", (0, 5, 16), SizingArgs(), 576 * 61 + 8052, 656),
+    ("fp8_e4m3", (0, 5, 3), SizingArgs(), 576 * 61, 656, False),  # no indexer in 0.5.3's budget
+    ("fp8_e4m3", (0, 5, 4), SizingArgs(), 576 * 61 + 8052, 656, False),
+    # 0.5.9: FP8 defaults to flashmla_auto / flashmla_kv on every GPU (server_args.py:1157-1162)
+    ("fp8_e4m3", (0, 5, 9), SizingArgs(), 576 * 61 + 8052, 656, False),
+    ("fp8_e4m3", (0, 5, 16), HOPPER, 576 * 61 + 8052, 656, False),
     # 0.5.17+: the budget divides by 656 too (pool_configurator.py:252-262 in 0.5.18)
-    ("fp8_e4m3", (0, 5, 17), SizingArgs(), 656 * 61 + 8052, 656),
-    # trtllm DSA backends keep the raw layout (kv_cache_configurator.py:3425-3440, 0.5.23)
-    ("fp8_e4m3", (0, 5, 23), SizingArgs(dsa_decode_backend="trtllm"), 576 * 61 + 8052, 576),
+    ("fp8_e4m3", (0, 5, 17), HOPPER, 656 * 61 + 8052, 656, False),
+    # trtllm DSA backends keep the raw layout (calculate_mla_kv_cache_dim: 0.5.9
+    # model_runner_kv_cache_mixin.py:223-230, 0.5.23 kv_cache_configurator.py:3425-3440)
+    ("fp8_e4m3", (0, 5, 9), TRTLLM, 576 * 61 + 8052, 576, False),
+    ("fp8_e4m3", (0, 5, 17), TRTLLM, 576 * 61 + 8052, 576, False),
+    ("fp8_e4m3", (0, 5, 23), SizingArgs(dsa_decode_backend="trtllm"), 576 * 61 + 8052, 576,
+     False),
+    # 0.5.8 has no trtllm DSA backend (server_args.py NSA_CHOICES): the scaled store
+    ("fp8_e4m3", (0, 5, 8), TRTLLM, 576 * 61 + 8052, 656, False),
+    # no backends known from 0.5.10: SM100's default trtllm (0.5.10 server_args.py:1464-1467,
+    # 0.5.23 arg_groups/overrides.py:714-720), the only GPU FP8 is the default on: assumed
+    ("fp8_e4m3", (0, 5, 16), SizingArgs(), 576 * 61 + 8052, 576, False),  # budget 576 anyway
+    ("fp8_e4m3", (0, 5, 23), SizingArgs(), 576 * 61 + 8052, 576, True),
+    # CUDA tilelang with both phases: raw in 0.5.23 (kv_cache_configurator.py:3450-3456)
+    ("fp8_e4m3", (0, 5, 23), SizingArgs(dsa_prefill_backend="tilelang",
+                                        dsa_decode_backend="tilelang"), 576 * 61 + 8052, 576,
+     False),
+    # mixed prefill/decode on 0.5.20+: the local role decides (:3425-3437); colocated assumed
+    ("fp8_e4m3", (0, 5, 23), SizingArgs(dsa_prefill_backend="flashmla_kv",
+                                        dsa_decode_backend="trtllm"), 576 * 61 + 8052, 576,
+     True),
 ])
-def test_dsa_cells(dtype, version, args, budget, per_layer_store):
+def test_dsa_cells(dtype, version, args, budget, per_layer_store, approx):
     cell = kv_cell(preset_spec("deepseek-v3.2"), dtype, Parallel(tp=8), version=version,
                    args=args)
     assert cell.bytes_per_token == budget
     assert cell.k_bytes == per_layer_store * 61
+    assert cell.approximate is approx
+    if approx:
+        assert any("assumed" in line for line in cell.lines)
 
 
 def test_dsa_printed_kv_size_includes_page_rounded_indexer():
     """KV size = (tokens + page) x latent + (tokens + page + 1) // page x page x indexer
     (memory_pool.py:1784-1800 and get_kv_size_bytes :1879-1883 in 0.5.9), page 64."""
-    cell = kv_cell(preset_spec("deepseek-v3.2"), "fp8_e4m3", version=(0, 5, 16))
+    cell = kv_cell(preset_spec("deepseek-v3.2"), "fp8_e4m3", version=(0, 5, 9))
     k, v = printed_bytes(100_000, cell, 64)
     assert k == 100_064 * 656 * 61 + (100_065 // 64) * 64 * 132 * 61
     assert v == 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 from kvtui.core.capacity import Parallel, preset_spec
 from kvtui.core.capacity.presets import match_preset
 from kvtui.engines.sglang.cell import kv_cell
+from kvtui.engines.sglang.sizing.args import SizingArgs
 from tests.capacity._logged import calculator_of
 
 TOKENS = 1_000_000
@@ -45,9 +46,14 @@ def test_glm5_checkpoints_name_the_preset():
 
 def test_glm5_cell_is_the_nsa_layout_over_78_layers():
     spec = preset_spec("glm-5")
-    cell = kv_cell(spec, "fp8_e4m3", Parallel(tp=8), version=(0, 5, 17))
+    hopper = SizingArgs(dsa_prefill_backend="flashmla_kv", dsa_decode_backend="flashmla_kv")
+    cell = kv_cell(spec, "fp8_e4m3", Parallel(tp=8), version=(0, 5, 17), args=hopper)
     # 0.5.17+: the budget divides by the 656-B store; indexer 132 B per layer
     assert cell.bytes_per_token == 656 * 78 + 132 * 78
+    # trtllm keeps the raw 576-B latent (kv_cache_configurator.py:2005-2008 in 0.5.17)
+    trtllm = SizingArgs(dsa_prefill_backend="trtllm", dsa_decode_backend="trtllm")
+    cell = kv_cell(spec, "fp8_e4m3", Parallel(tp=8), version=(0, 5, 17), args=trtllm)
+    assert cell.bytes_per_token == 576 * 78 + 132 * 78 and not cell.approximate
     bf16 = kv_cell(spec, "bf16", Parallel(tp=8), version=(0, 5, 17))
     assert bf16.bytes_per_token == 576 * 2 * 78 + 132 * 78
 

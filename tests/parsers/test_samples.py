@@ -152,7 +152,13 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
     # ... then for any: 0.5.9 server_args.py:1179 (NSA), 0.5.23 arg_groups/overrides.py:738
     ("[2026-01-01 00:00:00] Set NSA backends for fp8_e4m3 KV Cache: prefill=flashmla_auto, "
      "decode=flashmla_kv.", "kv_dtype",
-     {"dtype": "fp8_e4m3", "origin": "override", "reason": "DSA backends"}),
+     {"dtype": "fp8_e4m3", "origin": "override", "reason": "DSA backends",
+      "dsa_prefill_backend": "flashmla_auto", "dsa_decode_backend": "flashmla_kv"}),
+    # the backends pick the FP8 latent's layout (raw for trtllm: 0.5.23
+    # mem_cache/kv_cache_configurator.py:3425-3440)
+    ("[2026-01-01 00:00:00] Set DSA backends for fp8_e4m3 KV Cache: prefill=trtllm, "
+     "decode=trtllm.", "kv_dtype",
+     {"dtype": "fp8_e4m3", "dsa_prefill_backend": "trtllm", "dsa_decode_backend": "trtllm"}),
     ("[2026-01-01 00:00:00] Set DSA backends for bfloat16 KV Cache: prefill=flashmla_sparse, "
      "decode=fa3.", "kv_dtype", {"dtype": "bfloat16", "origin": "override"}),
     # torch without an FP4 dtype: the model dtype instead (0.5.8 model_executor/

@@ -163,3 +163,32 @@ def test_ssh_check_alert_follows_the_scale_values(ssh_env, tmp_path, capsys, one
     alert = next(a for a in report["alerts"] if a["rule"] == "kv-fp8-unscaled")
     assert alert["severity"] == ("critical" if ones else "warning")
     assert ("exactly 1.0" if ones else "KV scales calibrated") in alert["detail"]
+
+
+def test_ssh_check_alert_keeps_the_logs_confidence_when_the_checkpoint_is_not_there(
+        ssh_env, tmp_path, capsys):
+    """The served path is not a directory on the host: nothing was read, so the alert says
+    what the log alone supports (the confidence `kvtui check` gives the same log) and that the
+    checkpoint was not found there, instead of rising to "high"."""
+    from kvtui.commands import check as check_cmd
+
+    missing = tmp_path / "not-on-this-host"
+    text = (SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log").read_text()
+    log = tmp_path / "server.log"
+    log.write_text(text.replace("/models/nvidia/Qwen3.5-397B-A17B-NVFP4", str(missing)))
+    p = argparse.ArgumentParser()
+    check_cmd.configure(p)
+    assert check_cmd.run(p.parse_args([str(log), "--json", "--fail-on", "never"])) == 0
+    alone = next(a for a in json.loads(capsys.readouterr().out)["alerts"]
+                 if a["rule"] == "kv-fp8-unscaled")
+    rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(log), "--check", "--json",
+                           "--fail-on", "never"))
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert report["checkpoint"]["source"] is None
+    assert any("not a directory on the host" in n for n in report["checkpoint"]["notes"])
+    alert = next(a for a in report["alerts"] if a["rule"] == "kv-fp8-unscaled")
+    assert alert["confidence"] == alone["confidence"] == "medium"
+    assert alert["severity"] == alone["severity"]
+    assert f"{missing}: not a directory on the host" in alert["detail"]
+    assert "nothing of the checkpoint was read" in alert["detail"]

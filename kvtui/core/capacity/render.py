@@ -110,11 +110,27 @@ def _inverse_parts(inv: Inverse, knob: Json | None = None) -> list[str]:
     need = f"{_n(inv.tokens_needed)} tokens"
     if inv.kv_gib_needed is not None:
         need += f" = {inv.kv_gib_needed} GiB per GPU"
-    parts = [f"{inv.concurrency:g} x {_n(inv.context_len)} tokens in {inv.dtype} "
-             f"needs {need}"]
-    if inv.fits_now:
-        parts.append("fits today")
+    at = [f"TP {inv.tp_target}"] if inv.tp_target is not None else []
+    for k in _KNOBS:
+        value = getattr(inv, f"{k}_target")
+        if value is not None:
+            at.append(f"{k} {value}")
+    parts = [f"{inv.concurrency:g} x {_n(inv.context_len)} tokens in {inv.dtype}"
+             + (f" at {', '.join(at)}" if at else "") + f" needs {need}"]
+    if inv.estimate and inv.note and inv.tokens_needed is not None:
+        parts.append(f"estimate: {inv.note}")
+    elif inv.tokens_needed is None and inv.note:
+        parts[0] = (f"{inv.concurrency:g} x {_n(inv.context_len)} tokens in {inv.dtype}: "
+                    f"{inv.note}")
         return parts
+    if inv.fits_now:
+        parts.append("fits at that setting" if at else "fits today")
+        if inv.max_running_requests is not None:
+            parts.append(f"but max_running_requests is {_n(inv.max_running_requests)}: fewer "
+                         "run at once, the rest queue")
+        return parts
+    if inv.missing_gib_per_gpu is None and inv.note and not inv.estimate:
+        parts.append(f"not known at that setting: {inv.note}" if at else inv.note)
     if inv.missing_gib_per_gpu is not None:
         miss = f"{inv.missing_gib_per_gpu} GiB per GPU missing"
         rest = inv.missing_rest_gib_per_gpu

@@ -616,12 +616,14 @@ class Calculator:
     def rule_notes(self) -> list[str]:
         return version_notes(self)
 
-    def inverse(self, dtype: str, context_len: int, concurrency: float) -> Inverse:
-        """What `concurrency` requests of `context_len` tokens in `dtype` would take
-        (`kvtui.engines.sglang.inverse`)."""
+    def inverse(self, dtype: str, context_len: int, concurrency: float, *,
+                tp: int | None = None, mem_fraction_static: float | None = None) -> Inverse:
+        """What `concurrency` requests of `context_len` tokens in `dtype` would take, at the
+        logged setting or at `tp` / `mem_fraction_static` (`kvtui.engines.sglang.inverse`)."""
         from kvtui.engines.sglang.inverse import inverse
 
-        return inverse(self, dtype, context_len, concurrency)
+        return inverse(self, dtype, context_len, concurrency, tp=tp,
+                       mem_fraction_static=mem_fraction_static)
 
 
 def _printed_includes(cell: Cell, version: tuple[int, int, int]) -> str:

@@ -265,6 +265,7 @@ def _mla_cell(spec: ModelSpec, dtype: str, eb: int, par: Parallel, version: Vers
     layers = _layers_on_stage(ids, spec.num_layers, par.pp)
     dsa = is_dsa(spec, version)
     kvl, rope = spec.kv_lora_rank or 0, spec.qk_rope_head_dim or 0
+    approx = False
     lines = [f"MLA: one latent of {kvl} + {rope} per layer over {layers} layers, the same on "
              f"every TP rank (not divided by TP {par.tp})"]
     if dtype in FP4_DTYPES:
@@ -278,10 +279,15 @@ def _mla_cell(spec: ModelSpec, dtype: str, eb: int, par: Parallel, version: Vers
         k, extra, printed = base // 2 + scale, scale, base // 2
         lines.append(f"FP4 MLA: {base:,} // 2 + ({spec.kv_dim} // 16) x {layers} = {k:,} B")
     else:
-        bdim, why = rules.mla_store_dim(kvl, rope, dtype, version, dsa=dsa, args=args,
-                                        budget=True)
-        pdim, pwhy = rules.mla_store_dim(kvl, rope, dtype, version, dsa=dsa, args=args,
-                                         budget=False)
+        bdim, why, assumed = rules.mla_store_dim(kvl, rope, dtype, version, dsa=dsa,
+                                                 args=args, budget=True)
+        pdim, pwhy, p_assumed = rules.mla_store_dim(kvl, rope, dtype, version, dsa=dsa,
+                                                    args=args, budget=False)
+        # the budget's layout assumed: the tokens are not exact; the printed one only: the
+        # calibration says which it held the pool line against
+        approx = assumed is not None
+        if assumed or p_assumed:
+            lines.append(str(assumed or p_assumed))
         k = bdim * layers * eb
         extra = 0
         printed = pdim * layers * eb
@@ -316,6 +322,7 @@ def _mla_cell(spec: ModelSpec, dtype: str, eb: int, par: Parallel, version: Vers
         lines.append(f"draft layers: + {budget - total:,} B ({draft} draft layer(s), 0.5.14+)")
     return Cell(dtype=dtype, bytes_per_token=budget, k_bytes=printed, v_bytes=0, kind="mla",
                 layers=layers, elem_bytes=eb, extra_bytes=extra, lines=tuple(lines),
+                approximate=approx,
                 draft_bytes=budget - total,
                 index_bytes=(spec.index_head_dim + spec.index_head_dim // 128 * 4) * layers
                 if idx and spec.index_head_dim else 0,  # 0.5.3 prints no indexer either

@@ -25,6 +25,7 @@ from kvtui.core.values import as_int as _int
 from kvtui.engines.sglang.calculator import Calculator, MemoryFacts
 from kvtui.engines.sglang.ranks import tag_floors
 from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.sizing.cells import TRTLLM_DEFAULT_SINCE
 from kvtui.engines.sglang.sizing.families import (
     DSA_BY_CLASS,
     DSV4_ARCH,
@@ -212,6 +213,7 @@ def _dtype_by_pool(calc: Calculator) -> Calculator:
         if other == calc.current_dtype:
             continue
         alt = replace(calc, current_dtype=other, notes=list(calc.notes))
+        _settle_dsa_layout(alt)
         alt_cal = alt.calibration()
         if alt_cal is not None and alt_cal["within_rounding"]:
             fits.append((alt, alt_cal))
@@ -302,7 +304,10 @@ def _calculator(run: Any, model: Any, checkpoint: CheckpointFacts | None, *,
     pool_gib = None
     if pool is not None:
         pool_gib = {"k_gib": pool.k_gib, "v_gib": pool.v_gib, "kv_gib": pool.kv_gib}
-    args = SizingArgs.from_server_args(sa)
+    # What a line logged while the arguments were resolved stated (the DSA backends) holds
+    # where no dump does.
+    args = SizingArgs.from_server_args(
+        {**run.early_args, **{k: v for k, v in sa.items() if v is not None}})
     swa_line = _swa_pool_line(run, pool)
     ratio = _logged_swa_ratio(swa_line, page)
     if swa_line is not None and ratio is not None and "swa_full_tokens_ratio" not in args.given \
@@ -335,7 +340,31 @@ def _calculator(run: Any, model: Any, checkpoint: CheckpointFacts | None, *,
             calc.notes.append(f"max_running_requests not in an args dump: {DSV4_RUNNING_DEFAULT}, "
                               f"which SGLang sets for {DSV4_ARCH} when the flag is not given")
         _operator_cap(calc, _draft_seen(run))
+    _settle_dsa_layout(calc)
     return calc
+
+
+def _settle_dsa_layout(calc: Calculator) -> None:
+    """An FP8 DSA pool whose backends the log does not name: from 0.5.10 its latent is raw
+    on SM100's default trtllm and scaled on Hopper's flashmla_kv (`dsa_fp8_layout`), and the
+    pool line's size tells which, when exactly one of the two reproduces it."""
+    a = calc.sargs
+    if calc.spec is None or not calc.spec.is_dsa or calc.current_dtype != "fp8_e4m3" \
+            or a.dsa_prefill_backend or a.dsa_decode_backend \
+            or calc.rules_version < TRTLLM_DEFAULT_SINCE:
+        return
+    fits = []
+    for raw in (True, False):
+        calc.args = a.with_changes(dsa_layout_raw=raw)
+        cal = calc.calibration()
+        if cal is not None and cal.get("ok"):
+            fits.append(raw)
+    calc.args = a
+    if len(fits) == 1:
+        calc.args = a.with_changes(dsa_layout_raw=fits[0])
+        calc.notes.append("DSA backends not in the log: the pool line's size is the "
+                          + ("raw 576-B FP8 latent (trtllm, SM100's default)" if fits[0] else
+                             "scaled 656-B FP8 latent (flashmla, Hopper's default)"))
 
 
 def _swa_pool_line(run: Any, pool: Any) -> dict[str, Any] | None:

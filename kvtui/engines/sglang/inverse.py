@@ -5,6 +5,11 @@ turn without touching the model. The answer searches the forward what-if itself 
 `Calculator.allocation`), so "fits" means SGLang would allocate at least that many tokens, with
 the hybrid state split and the slot cap included: on Qwen3.5 only 1/(1 + r) of any extra memory
 reaches the KV pool, and a closed-form "need / cell" answer would fall short.
+
+The question is asked at a setting (the logged one, or the TP and mem_fraction_static the
+what-if pane or `kvtui whatif --target-tp / --mem-fraction-static` name): whether it fits, what
+is missing per GPU and the fraction that would fit are that setting's, so they move with the
+target the budget what-if shows beside them; the TP search keeps its memory fraction.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from kvtui.core.capacity.parallel import TP_CHOICES, tp_refused
 from kvtui.core.report_types import Inverse
 from kvtui.engines.sglang.cell import GIB
 from kvtui.engines.sglang.sizing.families import CannotModel
@@ -20,7 +26,6 @@ if TYPE_CHECKING:
     from kvtui.engines.sglang.calculator import Calculator
 
 MAX_MEM_FRACTION = 0.95  # beyond this CUDA graphs and activations rarely fit
-TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 _STEP = 10_000  # mem_fraction_static resolution: 4 decimals, rounded up
 
 
@@ -33,15 +38,15 @@ def _tokens(calc: Calculator, dtype: str, *, tp: int | None = None,
     return n
 
 
-def _fraction_needed(calc: Calculator, dtype: str, need: int) -> float | None:
+def _fraction_needed(calc: Calculator, dtype: str, need: int, tp: int | None) -> float | None:
     """The smallest mem_fraction_static (4 decimals) at which SGLang allocates `need` tokens."""
     lo, hi = 1, _STEP - 1
-    top = _tokens(calc, dtype, mf=hi / _STEP)
+    top = _tokens(calc, dtype, tp=tp, mf=hi / _STEP)
     if top is None or top < need:
         return None
     while lo < hi:
         mid = (lo + hi) // 2
-        n = _tokens(calc, dtype, mf=mid / _STEP)
+        n = _tokens(calc, dtype, tp=tp, mf=mid / _STEP)
         if n is not None and n >= need:
             hi = mid
         else:
@@ -49,35 +54,68 @@ def _fraction_needed(calc: Calculator, dtype: str, need: int) -> float | None:
     return lo / _STEP
 
 
-def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float) -> Inverse:
+def shardable_tp(calc: Calculator, tp: int) -> bool:
+    """Would SGLang shard this model over `tp` GPUs with the logged attention DP / CP?"""
+    par = calc.parallel
+    if calc.spec is None or tp % (max(1, par.attn_dp) * max(1, par.attn_cp)):
+        return False
+    attn_tp = tp // max(1, par.attn_dp) // max(1, par.attn_cp)
+    kv = None if calc.spec.is_mla else calc.spec.num_kv_heads
+    return tp_refused(calc.spec.num_attention_heads, kv, attn_tp) is None
+
+
+def _kv_bytes(calc: Calculator, dtype: str, tp: int | None, mf: float | None) -> int | None:
+    """The KV bytes per GPU SGLang would give `dtype` at this setting (the budget what-if's)."""
+    if calc.spec is None:
+        kv, _, _ = calc.budget_bytes(tp, mf)
+        return kv
+    alloc, _ = calc.allocation(dtype, tp, mf)
+    return alloc.kv_bytes if alloc is not None else None
+
+
+def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float, *,
+            tp: int | None = None, mem_fraction_static: float | None = None) -> Inverse:
     """Tokens, bytes, missing GiB per GPU, and the mem_fraction_static / TP that would fit
-    (`Calculator.inverse`: every engine's calculator answers the question with its own)."""
+    (`Calculator.inverse`: every engine's calculator answers the question with its own), at
+    the logged setting or at `tp` / `mem_fraction_static`."""
+    mem = calc.memory
+    tp = tp if tp not in (None, calc.parallel.tp) else None
+    mf = mem_fraction_static
+    if mf is not None and mem is not None and mf == mem.mem_fraction_static:
+        mf = None
     page = max(1, calc.page_size)
+    # the table's arithmetic: concurrency = pool tokens / context (`floor_fit`)
     need_tokens = math.ceil(context_len * concurrency / page) * page
     out: dict[str, Any] = {"dtype": dtype, "context_len": context_len,
                            "concurrency": concurrency, "tokens_needed": need_tokens}
-    have_tokens = _tokens(calc, dtype)
+    if tp is not None:
+        out["tp_target"] = tp
+    if mf is not None:
+        out["mem_fraction_static_target"] = mf
+    have_tokens = _tokens(calc, dtype, tp=tp, mf=mf)
     out["tokens_available"] = have_tokens
-    cost = calc._cost_per_token(dtype)
+    cost = calc._cost_per_token(dtype, tp)
     out["fits_now"] = have_tokens is not None and have_tokens >= need_tokens
     if cost is None:
         out["note"] = "no pool sizes and no model spec: bytes per token unknown, tokens only"
         return Inverse.of(**out)
     need_bytes = int(need_tokens * cost)
-    kv_now, _, estimate = calc.budget_bytes()
+    kv_now = _kv_bytes(calc, dtype, tp, mf)
+    _, _, estimate = calc.budget_bytes(tp, mf)
     out["bytes_per_token"] = round(cost, 1)
     out["kv_gib_needed"] = round(need_bytes / GIB, 2)
     if kv_now is not None:
         out["kv_gib_available"] = round(kv_now / GIB, 2)
         out["missing_gib_per_gpu"] = round(max(0, need_bytes - kv_now) / GIB, 2)
     out["estimate"] = estimate
-    mem = calc.memory
     if mem is not None and kv_now is not None:
-        m = None if out["fits_now"] else _fraction_needed(calc, dtype, need_tokens)
+        base = mem.mem_fraction_static if mf is None else mf
+        m = None if out["fits_now"] else _fraction_needed(calc, dtype, need_tokens, tp)
         out["mem_fraction_static_current"] = mem.mem_fraction_static
         if out["fits_now"]:
-            out["mem_fraction_static_needed"] = mem.mem_fraction_static
-            out["mem_fraction_static_feasible"] = True
+            out["mem_fraction_static_needed"] = base
+            # the logged setting ran; a target beyond the usual ceiling is said so
+            out["mem_fraction_static_feasible"] = mf is None or base <= MAX_MEM_FRACTION
         elif m is None:
             out["mem_fraction_static_needed"] = None
             out["mem_fraction_static_note"] = "no mem_fraction_static below 1 fits it"
@@ -85,7 +123,7 @@ def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float) 
         else:
             out["mem_fraction_static_needed"] = m
             out["mem_fraction_static_feasible"] = m <= MAX_MEM_FRACTION
-            rest_now, rest_then = calc.rest_for(), calc.rest_for(mem_fraction_static=m)
+            rest_now, rest_then = calc.rest_for(tp, mf), calc.rest_for(tp, m)
             if rest_now.bytes is not None and rest_then.bytes is not None:
                 out["missing_rest_gib_per_gpu"] = round(
                     (rest_then.bytes - rest_now.bytes) / GIB, 2)
@@ -95,15 +133,19 @@ def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float) 
                                            "mem_fraction_static from the server_args dump")
     tp_fit = None
     if calc.spec is not None:
-        for tp in TP_CHOICES:
-            if tp < calc.parallel.tp:
+        for t in TP_CHOICES:
+            if t < calc.parallel.tp or not shardable_tp(calc, t):
                 continue
-            n = _tokens(calc, dtype, tp=tp)
+            n = _tokens(calc, dtype, tp=t, mf=mf)
             if n is not None and n >= need_tokens:
-                tp_fit = tp
+                tp_fit = t
                 break
     out["tp_needed"] = tp_fit
     if tp_fit is not None and tp_fit != calc.parallel.tp:
         out["tp_note"] = ("estimate: weights per GPU rescaled by TP" if mem is not None else
                           "estimate: assumes the same rest memory per GPU (no memory lines)")
+    mrr = calc.scenario(dtype, tp=tp, mem_fraction_static=mf,
+                        context_lengths=[context_len]).max_running_requests
+    if mrr is not None and mrr < concurrency:
+        out["max_running_requests"] = mrr  # the table's max_run column at this setting
     return Inverse.of(**out)

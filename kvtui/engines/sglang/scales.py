@@ -22,6 +22,7 @@ from kvtui.engines.sglang.fromrun import _model_class
 from kvtui.engines.sglang.sizing.args import SizingArgs
 from kvtui.engines.sglang.sizing.cells import dsa_raw_layout
 from kvtui.engines.sglang.sizing.families import DSA_BY_CLASS
+from kvtui.engines.sglang.version import NEWEST
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
@@ -55,7 +56,14 @@ def fp8_scales_inline(run: Any, checkpoint: CheckpointFacts | None = None) -> st
     """Why this run's FP8 KV cache keeps its own scales beside its values (so "scales of 1.0"
     does not apply), or None when it reads the static k_scale/v_scale or that is not known."""
     why = nsa_pool(run, checkpoint)
-    if why is None or dsa_raw_layout(SizingArgs.from_server_args(run.server_args)):
+    if why is None:
+        return None
+    # the backends the dump or the `Set DSA backends` line names (none: the scaled pool
+    # this text describes is not ruled out, so it stays)
+    args = SizingArgs.from_server_args(
+        {**run.early_args, **{k: v for k, v in (run.server_args or {}).items()
+                              if v is not None}})
+    if (args.dsa_prefill_backend or args.dsa_decode_backend) and dsa_raw_layout(args, NEWEST):
         return None
     return (f"This run's KV pool is SGLang's NSA pool ({why}). That pool quantizes each "
             "token's latent itself, with one float32 scale per 128 values stored beside them "

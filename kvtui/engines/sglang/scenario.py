@@ -196,6 +196,11 @@ def explanation(calc: Calculator) -> list[str]:
         cell = calc.cell(calc.current_dtype)
         if cell is not None:
             lines.extend(cell.lines)
+        if calc.spec.is_dsa and calc.current_dtype != "fp8_e4m3":
+            # the FP8 row's layout is the backends', which a BF16 run's log may not settle
+            fp8 = calc.cell("fp8_e4m3")
+            if fp8 is not None and fp8.approximate:
+                lines.extend(f"fp8_e4m3 row: {ln}" for ln in fp8.lines if "assumed" in ln)
     elif (why := calc.supported()) is not None:
         lines.append(f"no model spec ({calc.spec_reason}); cannot model: {why}: no figure but "
                      "the logged ones")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvtui.core.capacity import ModelSpec, Parallel
+from kvtui.core.capacity.parallel import TP_CHOICES, tp_refused
 from kvtui.core.capacity.whatif import MemoryKnob, floor_fit, request_lengths
 from kvtui.core.deployment import sized_label
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
@@ -58,7 +59,6 @@ EXT_MARGIN_FLOOR = GIB
 EXT_MARGIN_FRACTION = 0.75
 ROUNDING_GIB = 0.005  # "Available KV cache memory" is printed to 0.01 GiB
 MAX_UTILIZATION = 0.95  # beyond this CUDA graphs and activations rarely fit
-TP_CHOICES = (1, 2, 4, 8, 16, 32, 64)
 # Bytes per cached value, for a log without a model spec (exact ratios for dense models:
 # NVFP4 is d/2 + d/16 bytes per d values).
 VALUE_COST: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8_e4m3": 1.0,
@@ -941,28 +941,68 @@ class Calculator:
         return [f"tokens in flight per windowed group: {why} x max_num_batched_tokens "
                 f"{lay.batch_tokens:,} ({said}) = {lay.in_flight():,}"]
 
-    def inverse(self, dtype: str, context_len: int, concurrency: float) -> Inverse:
+    def inverse(self, dtype: str, context_len: int, concurrency: float, *,
+                tp: int | None = None, mem_fraction_static: float | None = None) -> Inverse:
         """What `concurrency` requests of `context_len` tokens in `dtype` would take: blocks,
-        GiB per GPU, the --gpu-memory-utilization or the TP that fits them."""
-        lay = self.layout(dtype)
+        GiB per GPU, the --gpu-memory-utilization or the TP that fits them, at the logged
+        setting or at `tp` / the memory knob's value `mem_fraction_static` (the what-if pane's
+        target, `kvtui whatif --target-tp / --mem-fraction-static`).
+
+        The per-request arithmetic is the table's (`Layout.blocks_per_request`: a full group's
+        blocks for the length, a window's, one state block per Mamba group), and the tokens are
+        in the table's unit (`Layout.tokens`, the "GPU KV cache size" this release prints for
+        those blocks), so N requests the table says fit are N the inverse says fit."""
+        tp = tp if tp not in (None, self.parallel.tp) else None
+        knob = mem_fraction_static if mem_fraction_static != self._knob_now() else None
+        lay = self.layout(dtype, tp)
         out: dict[str, Any] = {"dtype": dtype, "context_len": context_len,
                                "concurrency": concurrency}
-        have, _ = self.tokens_for(dtype)
-        out["tokens_available"] = have
-        budget, _, estimate = self.budget_bytes()
+        if tp is not None:
+            out["tp_target"] = tp
+        if knob is not None:
+            name = self.memory_knob().name
+            out[f"{name}_target"] = int(knob) if name == kvbytes.NAME else knob
+        have, _ = self.tokens_for(dtype, tp, knob)
+        budget, basis, estimate = self.budget_bytes(tp, knob)
         if self.unmodelled:
+            out["tokens_available"] = have
             out["note"] = self.unmodelled
             return Inverse.of(**out)
+        if lay is not None and budget is None:
+            # the setting cannot be sized (another utilization without the GPU's memory):
+            # what the requests take is still the table's, whether they fit is not known
+            blocks = math.ceil(concurrency * lay.blocks_per_request(context_len,
+                                                                    self.max_batched))
+            out["tokens_available"] = have
+            out["blocks_needed"] = blocks
+            out["tokens_needed"] = lay.tokens(blocks, self.context_len, self.max_batched)
+            out["kv_gib_needed"] = round(blocks * lay.block_bytes / GIB, 2)
+            out["fits_now"] = False
+            out["note"] = basis
+            return Inverse.of(**out)
         if lay is None or budget is None:
+            if self._tokens_below_concurrency() or self._hybrid_unsized():
+                return self._hybrid_inverse(out, dtype, context_len, concurrency, tp, knob, have)
             need = math.ceil(context_len * concurrency)
+            conc = self.concurrency(dtype, [context_len], tp, knob).get(str(context_len))
+            if have is None and conc is not None:
+                # no pool size, but vLLM's own concurrency (the table quotes it)
+                out["tokens_needed"] = need
+                out["tokens_available"] = None
+                out["fits_now"] = concurrency <= conc
+                out["note"] = (f"the log prints no pool size: vLLM's logged concurrency "
+                               f"({conc:g} requests of {context_len:,}) answers")
+                return Inverse.of(**out)
             out["tokens_needed"] = need
+            out["tokens_available"] = have
             out["fits_now"] = have is not None and have >= need
             out["note"] = "no model spec or no pool size: tokens only"
             return Inverse.of(**out)
         blocks = math.ceil(concurrency * lay.blocks_per_request(context_len, self.max_batched))
         need_bytes = blocks * lay.block_bytes
+        out["tokens_available"] = have
         out["blocks_needed"] = blocks
-        out["tokens_needed"] = math.ceil(context_len * concurrency)
+        out["tokens_needed"] = lay.tokens(blocks, self.context_len, self.max_batched)
         out["bytes_per_token"] = round(need_bytes / max(1, out["tokens_needed"]), 1)
         out["kv_gib_needed"] = round(need_bytes / GIB, 2)
         out["kv_gib_available"] = round(budget / GIB, 2)
@@ -980,8 +1020,8 @@ class Calculator:
                 "vLLM reserves it on every GPU without profiling: it must fit beside the "
                 "weights, activations and CUDA graphs (the log's initial free memory)")
         else:
-            self._utilization_needed(out, missing)
-        out["tp_needed"] = self._tp_that_fits(dtype, concurrency, context_len)
+            self._utilization_needed(out, missing, knob)
+        out["tp_needed"] = self._tp_that_fits(dtype, concurrency, context_len, knob)
         if out["tp_needed"] not in (None, self.parallel.tp):
             out["tp_note"] = (f"the same {kvbytes.FLAG} per GPU" if self.sized_by_bytes else
                               "estimate: weights per GPU re-sharded by TP" if self.weights_gib
@@ -1029,9 +1069,37 @@ class Calculator:
                        f"the utilization's share of {self.total_gib:.2f} GiB): "
                        f"{(a - b) / GIB:+.2f} GiB{assumed}")
 
-    def _utilization_needed(self, out: dict[str, Any], missing: int) -> None:
+    def _hybrid_inverse(self, out: dict[str, Any], dtype: str, context_len: int,
+                        concurrency: float, tp: int | None, knob: float | None,
+                        have: int | None) -> Inverse:
+        """A hybrid's pool without the model spec: a request does not take its length in
+        tokens (`_tokens_below_concurrency`), so only the concurrency the table quotes (vLLM's
+        own, logged) answers, and the tokens scale with it (vLLM's tokens are linear in the
+        blocks, `Layout.tokens`)."""
+        conc = self.concurrency(dtype, [context_len], tp, knob).get(str(context_len))
+        out["tokens_available"] = have
+        if conc is None or not have:
+            out["tokens_needed"] = None
+            out["fits_now"] = False
+            out["note"] = ("the pool is in several KV cache groups (a hybrid model) and the "
+                           "log names no model: what requests of this length take is not "
+                           "their tokens (pass --model)")
+            return Inverse.of(**out)
+        out["tokens_needed"] = math.ceil(have * concurrency / conc)
+        out["fits_now"] = concurrency <= conc
+        out["estimate"] = True
+        out["note"] = (f"a hybrid's pool without the model spec: the tokens scaled by vLLM's "
+                       f"logged concurrency ({conc:g} requests of {context_len:,} in "
+                       f"{have:,} tokens), not requests x length")
+        return Inverse.of(**out)
+
+    def _utilization_needed(self, out: dict[str, Any], missing: int,
+                            target: float | None = None) -> None:
+        """The utilization that adds `missing` bytes to the setting asked about (the logged
+        utilization, or the target's)."""
         out["gpu_memory_utilization_current"] = self.utilization
-        if self.extensible and missing > 0 and (self.utilization or 0) >= 1.0:
+        base = self.utilization if target is None else target
+        if self.extensible and missing > 0 and (base or 0) >= 1.0:
             out["gpu_memory_utilization_needed"] = None
             out["gpu_memory_utilization_feasible"] = False
             out["gpu_memory_utilization_note"] = (
@@ -1039,12 +1107,13 @@ class Calculator:
                 "the memory measured free after warmup and CUDA graph capture: no utilization "
                 "gives more")
             return
-        if self.extensible and self.total_gib and self.utilization is not None:
+        if self.extensible and self.total_gib and base is not None:
             # the pool grows with the utilization only until the measured headroom binds
             # (extensible_kv_cache.py:616): 1.0 gives the most there is
             top = self._extensible_delta(1.0)
-            gain = top[0] if top is not None else 0
-            util = self.utilization + missing / (self.total_gib * GIB)
+            at = self._extensible_delta(base) if target is not None else None
+            gain = (top[0] if top is not None else 0) - (at[0] if at is not None else 0)
+            util = base + missing / (self.total_gib * GIB)
             feasible = missing <= gain
             out["gpu_memory_utilization_needed"] = (math.ceil(util * 10_000) / 10_000
                                                     if feasible else None)
@@ -1057,10 +1126,11 @@ class Calculator:
                    f"at most {gain / GIB:.2f} GiB more at 1.0, short of "
                    f"{missing / GIB:.2f} GiB"))
             return
-        if self.total_gib and self.utilization is not None:
-            util = self.utilization + missing / (self.total_gib * GIB)
+        if self.total_gib and base is not None:
+            util = base + missing / (self.total_gib * GIB)
             out["gpu_memory_utilization_needed"] = math.ceil(util * 10_000) / 10_000
-            out["gpu_memory_utilization_feasible"] = util <= MAX_UTILIZATION
+            out["gpu_memory_utilization_feasible"] = (util <= MAX_UTILIZATION
+                                                      or (target is None and not missing))
             out["total_gpu_gib"] = round(self.total_gib, 2)
             if self.total_basis:
                 out["total_gpu_basis"] = self.total_basis
@@ -1070,14 +1140,24 @@ class Calculator:
                 f"raise --gpu-memory-utilization by {missing / GIB:.2f} GiB / the GPU's memory "
                 "(the log does not print the GPU's total memory)")
 
-    def _tp_that_fits(self, dtype: str, concurrency: float, context_len: int) -> int | None:
+    def shardable_tp(self, tp: int) -> bool:
+        """Would vLLM shard this model over `tp` GPUs (`tp_refused`)?"""
+        if self.spec is None:
+            return False
+        kv = None if self.spec.is_mla else self.spec.num_kv_heads
+        return tp_refused(self.spec.num_attention_heads, kv, tp) is None
+
+    def _tp_that_fits(self, dtype: str, concurrency: float, context_len: int,
+                      knob: float | None = None) -> int | None:
+        """The smallest TP from the logged one up that vLLM shards the model to and that holds
+        the requests, at the memory knob asked about."""
         if self.spec is None:
             return None
         for tp in TP_CHOICES:
-            if tp < self.parallel.tp:
+            if tp < self.parallel.tp or not self.shardable_tp(tp):
                 continue
             lay = self.layout(dtype, tp)
-            budget, _, _ = self.budget_bytes(None if tp == self.parallel.tp else tp)
+            budget, _, _ = self.budget_bytes(None if tp == self.parallel.tp else tp, knob)
             if lay is None or budget is None:
                 continue
             need = math.ceil(concurrency * lay.blocks_per_request(context_len, self.max_batched))

@@ -55,6 +55,9 @@ class SizingArgs:
     dsa_prefill_backend: str | None = None
     dsa_decode_backend: str | None = None
     linear_attn_backend: str = "triton"
+    # The FP8 DSA latent layout a logged pool line's size shows, where no DSA backends are
+    # named (True: raw, False: scaled; `sizing.cells.dsa_fp8_layout`): not a server argument.
+    dsa_layout_raw: bool | None = None
     context_length: int | None = None
     given: frozenset[str] = frozenset()  # the fields the dump (or the user) actually set
 

@@ -121,33 +121,92 @@ def _fp4_mha(dtype: str, h: int, d: int, dv: int, layers: int, version: Version,
                   *notes))
 
 
-def dsa_raw_layout(args: SizingArgs) -> bool:
-    """Do the DSA backends keep the FP8 latent raw, without its per-tile scales (trtllm, or
-    tilelang for both phases), where the others store 512 FP8 + 16 scale bytes + the rope?"""
-    backends = {args.dsa_prefill_backend, args.dsa_decode_backend}
-    return "trtllm" in backends or args.dsa_prefill_backend == args.dsa_decode_backend == "tilelang"
+@dataclass(frozen=True, slots=True)
+class DsaLayout:
+    """Which FP8 latent layout the DSA backends select: `raw` (512 + 64 FP8 values, no
+    per-tile scales) or scaled (512 FP8 + 16 scale bytes + 64 bf16 rope), why, and what was
+    assumed when the log does not settle it (None: the rule decides)."""
+
+    raw: bool
+    why: str
+    assumed: str | None = None
+
+
+# The DSA backends that keep the raw FP8 latent, with the first release that does
+# (`calculate_mla_kv_cache_dim`): trtllm from 0.5.9, the release that adds it to the choices
+# (server_args.py:169 and model_runner_kv_cache_mixin.py:223-230 in 0.5.9; :240-244 in 0.5.14;
+# kv_cache_configurator.py:2005-2008 in 0.5.17, :3425-3440 in 0.5.23); tilelang from 0.5.10
+# (ROCm: mixin :261-266 in 0.5.10; CUDA refuses an FP8 cache with it from 0.5.17,
+# arg_groups/overrides.py:1554-1574, and keeps it raw with both phases on it in 0.5.23,
+# kv_cache_configurator.py:3450-3456); aiter from 0.5.14 (ROCm, mixin :246-252);
+# triton from 0.5.20 (ROCm only, kv_cache_configurator.py:2573-2578 in 0.5.20).
+_RAW_SINCE: dict[str, Version] = {"trtllm": (0, 5, 9), "tilelang": (0, 5, 10),
+                                  "aiter": (0, 5, 14), "triton": (0, 5, 20)}
+# 0.5.10 sets trtllm for both phases of an FP8 cache on SM100 (server_args.py:1464-1467;
+# 0.5.14 :3446-3450; 0.5.23 arg_groups/overrides.py:714-720, flashmla_kv on Hopper), where
+# 0.5.9 sets flashmla_auto / flashmla_kv on every GPU (server_args.py:1157-1162). FP8 is the
+# DSA default only on SM100 (0.5.23 overrides.py:532-538): the default's layout there.
+TRTLLM_DEFAULT_SINCE: Version = (0, 5, 10)
+
+
+def dsa_fp8_layout(args: SizingArgs, version: Version) -> DsaLayout:
+    """The FP8 latent layout of a DSA pool on this release with these backends."""
+    pre, dec = args.dsa_prefill_backend, args.dsa_decode_backend
+    if pre is None and dec is None:
+        if args.dsa_layout_raw is not None:
+            return DsaLayout(args.dsa_layout_raw, ("raw" if args.dsa_layout_raw else "scaled")
+                             + " FP8 latent, the layout the logged pool line's size shows")
+        if version < TRTLLM_DEFAULT_SINCE:
+            return DsaLayout(False, "flashmla DSA backends, the FP8 default before 0.5.10")
+        return DsaLayout(True, "raw FP8 latent of trtllm, SM100's default DSA backend",
+                         "DSA backends not in the log: the raw 576-B layout of SM100's default "
+                         "trtllm backend assumed (FP8 is the DSA default only on SM100; "
+                         "Hopper's flashmla_kv stores 656 B)")
+    chosen = {b for b in (pre, dec) if b}
+    raw = sorted(b for b in chosen if b in _RAW_SINCE and version >= _RAW_SINCE[b])
+    if not raw:
+        return DsaLayout(False, f"scaled FP8 latent of the {'/'.join(sorted(chosen))} DSA "
+                                "backend(s)")
+    why = f"raw FP8 latent ({'/'.join(raw)} DSA backend)"
+    assumed = None
+    if raw == ["tilelang"] and version < (0, 5, 17):
+        assumed = ("tilelang with an FP8 cache: ROCm's raw layout assumed (CUDA stores the "
+                   "scaled 656-B one before 0.5.17)")
+    elif pre and dec and pre != dec and version >= (0, 5, 20):
+        # 0.5.20+: a PD-disaggregated server keeps its own role's backend's layout
+        # (kv_cache_configurator.py:2557-2568 in 0.5.20, :3425-3437 in 0.5.23).
+        assumed = (f"prefill {pre} / decode {dec}: a colocated server assumed (a "
+                   "disaggregated one keeps only its role's backend's layout)")
+    return DsaLayout(True, why, assumed)
+
+
+def dsa_raw_layout(args: SizingArgs, version: Version) -> bool:
+    """Do these DSA backends keep the FP8 latent raw on this release?"""
+    return dsa_fp8_layout(args, version).raw
 
 
 def mla_store_dim(kv_lora: int, rope: int, dtype: str, version: Version, *, dsa: bool,
-                  args: SizingArgs, budget: bool) -> tuple[int, str]:
-    """(bytes per layer of the latent, why): DSA's FP8 layout stores 512 FP8 + 16 scale bytes
-    + 64 rope values in bf16 = 656 (NSATokenToKVPool, memory_pool.py:1565-1608 in 0.5.5;
-    calculate_mla_kv_cache_dim, kv_cache_configurator.py:3412-3475 in 0.5.23), except on the
-    trtllm / tilelang raw layouts. The pool stores it from 0.5.3, the first release with the NSA
-    pool (MLATokenToKVPool's hard-coded `kv_cache_dim = 656` when use_nsa and fp8_e4m3,
-    memory_pool.py:1052-1058 in 0.5.3, :1246-1251 in 0.5.4, which NSATokenToKVPool sets);
-    the budget divides by it only from 0.5.17 (pool_configurator.py:252-262 in 0.5.18; 576 in
-    :124 of 0.5.11-0.5.16)."""
+                  args: SizingArgs, budget: bool) -> tuple[int, str, str | None]:
+    """(bytes per layer of the latent, why, what was assumed): DSA's FP8 layout stores 512
+    FP8 + 16 scale bytes + 64 rope values in bf16 = 656 (NSATokenToKVPool,
+    memory_pool.py:1565-1608 in 0.5.5; calculate_mla_kv_cache_dim, kv_cache_configurator.py:
+    3412-3475 in 0.5.23), except on the raw layouts of `dsa_fp8_layout`. The pool stores it
+    from 0.5.3, the first release with the NSA pool (MLATokenToKVPool's hard-coded
+    `kv_cache_dim = 656` when use_nsa and fp8_e4m3, memory_pool.py:1052-1058 in 0.5.3,
+    :1246-1251 in 0.5.4, which NSATokenToKVPool sets); the budget divides by it only from
+    0.5.17 (pool_configurator.py:252-262 in 0.5.18; 576 in :124 of 0.5.11-0.5.16)."""
     raw = kv_lora + rope
     if not dsa or dtype != "fp8_e4m3":
-        return raw, f"{kv_lora} + {rope}"
-    if dsa_raw_layout(args):
-        return raw, "raw FP8 latent (trtllm / tilelang DSA layout)"
+        return raw, f"{kv_lora} + {rope}", None
     first = (0, 5, 17) if budget else (0, 5, 3)
     if version < first:
-        return raw, f"{kv_lora} + {rope} (SGLang < {'.'.join(map(str, first))})"
+        return raw, f"{kv_lora} + {rope} (SGLang < {'.'.join(map(str, first))})", None
+    layout = dsa_fp8_layout(args, version)
+    if layout.raw:
+        return raw, f"{kv_lora} + {rope}, {layout.why}", layout.assumed
     scaled = kv_lora + kv_lora // 128 * 4 + rope * 2
-    return scaled, f"{kv_lora} FP8 + {kv_lora // 128 * 4} scale B + {rope} x 2 B rope = {scaled}"
+    return (scaled, f"{kv_lora} FP8 + {kv_lora // 128 * 4} scale B + {rope} x 2 B rope "
+                    f"= {scaled}, {layout.why}", layout.assumed)
 
 
 def dsa_indexer_bytes(index_head_dim: int, index_kpool: int, layers: int,

@@ -27,8 +27,9 @@ BOUNDARIES: dict[str, tuple[tuple[Version, ...], str]] = {
         (((0, 4, 10), (0, 5, 7), (0, 5, 8), (0, 5, 9), (0, 5, 10), (0, 5, 11)), "swa"),
     "FP4 cell (scales, dequant workspace, printed sizes)":
         (((0, 5, 6), (0, 5, 16), (0, 5, 21)), "fp4"),
-    "DSA FP8 latent (656 B stored from 0.5.5, budgeted from 0.5.17)":
-        (((0, 5, 5), (0, 5, 17)), "dsa"),
+    "DSA FP8 latent (656 B stored from 0.5.5, budgeted from 0.5.17; raw 576 B with trtllm "
+    "from 0.5.9, SM100's FP8 default from 0.5.10)":
+        (((0, 5, 5), (0, 5, 9), (0, 5, 10), (0, 5, 17)), "dsa"),
     "draft layers in the target's cell": (((0, 5, 14), (0, 5, 16)), "spec"),
     "max_running_requests with --max-running-requests": (((0, 5, 10), (0, 5, 14)), "mrr"),
     "V sized with v_head_dim": (((0, 5, 7),), "vdim"),
