@@ -88,6 +88,10 @@ WORDING: dict[str, str] = {
         "what the profile set aside (the weights, the activation peak and the reserved slack) "
         "already takes more than the --mem-fraction-static share of GPU memory, so there is "
         "no KV cache at all and the server stops at start-up."),
+    # a pool line that counts no KV block (`_no_blocks`)
+    "profiled_negative.blocks_why": (
+        "what the profile set aside (the weights and the activation peak) leaves no room for "
+        "one KV block, so there is no KV cache at all and the server stops at start-up."),
     "profiled_negative.budget_fix": (
         "Raise --mem-fraction-static (or free the GPU), lower --context-length, "
         "--max-running-requests or --chunked-prefill-size (a smaller activation peak), shard "
@@ -648,7 +652,7 @@ def _rule_profiled_negative(st: State, run: Run, ctx: _Ctx) -> Alert | None:
                      ev, fix, extra={"profiled_tokens": profiled})
     budget = _profiled_budget(run)
     if budget is None or budget[0] > 0:
-        return None
+        return _no_blocks(run, ctx)
     gib, ev = budget
     shown = f"{gib:.2f}"  # as the engine prints its budget (to 0.01 GiB)
     detail = (f"The memory profile left {shown} GiB for the KV cache: "
@@ -657,6 +661,23 @@ def _rule_profiled_negative(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     return Alert("profiled-capacity-negative", "critical",
                  f"No memory left for the KV cache (profiled {shown} GiB)", detail, ev, fix,
                  extra={"kv_budget_gib": gib})
+
+
+def _no_blocks(run: Run, ctx: _Ctx) -> Alert | None:
+    """A pool line that counts 0 (or fewer) KV blocks: the engine's own check stops it there
+    (vLLM raises "No available memory for the cache blocks" right after printing "# GPU blocks:
+    0": vllm/engine/llm_engine.py:205-211 in 0.2.0), so the log never shows a pool to serve from.
+    """
+    for cap in run.capacity.values():
+        blocks = cap.get("gpu_blocks")
+        if isinstance(blocks, int) and blocks <= 0 and run.capacity_evidence is not None:
+            detail = (f"The KV cache pool has {blocks:,} blocks: "
+                      + say(ctx, "profiled_negative.blocks_why"))
+            return Alert("profiled-capacity-negative", "critical",
+                         f"No memory left for the KV cache ({blocks:,} blocks)", detail,
+                         run.capacity_evidence, say(ctx, "profiled_negative.budget_fix"),
+                         extra={"gpu_blocks": blocks})
+    return None
 
 
 def _rule_input_too_long(st: State, run: Run, ctx: _Ctx) -> Alert | None:

@@ -849,8 +849,8 @@ def _tokens_from_blocks(run: Run, cap: dict[str, Any]) -> None:
     if cap.pop("page_size_default", False):  # taken before a line that may say more: again
         cap.pop("page_size", None)
         cap.pop("max_total_num_tokens", None)
-    if cap.get("max_total_num_tokens") is not None or not isinstance(blocks, int) or not blocks:
-        return
+    if cap.get("max_total_num_tokens") is not None or not isinstance(blocks, int) or blocks <= 0:
+        return  # no pool (0 or fewer blocks: the engine stops, alerts' profiled-capacity-negative)
     page = (cap.get("page_size") or run.kv_layout.get("block_size")
             or run.server_args.get("page_size"))
     conc, context = cap.get("max_concurrency"), cap.get("context_len")
