@@ -231,14 +231,21 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     if not dtypes.is_fp8(ctx.effective):
         return None
     conf = run.configured_kv_dtype
-    if conf != "auto":
+    chosen, basis, ev = run.effective
+    # The engine's own "Setting KV cache dtype to X for <model>" line is printed only when the
+    # dtype was left at auto (SGLang: `if kv_cache_dtype == "auto"` before each, 0.5.23
+    # arg_groups/overrides.py:318, :502, :532, :902), so it proves `auto` without the dump.
+    # (A dump names what the override made of it, ServerArgs logged once built:
+    # entrypoints/engine.py:311 in 0.5.23; such a run, corpus dsv4_head, keeps kv-fp8 until
+    # the DeepSeek-V4 pool's own scales are modelled.)
+    engine_chose = basis == "model_default_line" and conf is None and chosen is not None
+    if conf != "auto" and not engine_chose:
         return None  # an explicit FP8 choice, or no dump seen (kv-fp8 covers that)
     if run.scales_missing is not None and not ctx.after_load:
         return None  # SGLang's warning only fires for a literal fp8_e4m3 setting
     confidence = "high"
     ck = ctx.checkpoint
     algo = ck.kv_cache_quant_algo if ck is not None else None
-    _, basis, ev = run.effective
     where = basis_words(ctx, basis)
     if ev is not None:
         where += f" (line {ev.line})"
