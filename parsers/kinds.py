@@ -211,8 +211,10 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "process_exception": (),
     "pool_leak": ("total_tokens", "available_tokens"),
     # vLLM's "KV cache is needed, which is larger than the available" family.
+    # process: the engine's own process that printed a CUDA allocator's OOM (vLLM's
+    # `(VllmWorker rank=0 pid=9) ` prefix), which names the engine where the text does not.
     "oom": ("reason", "needed_gib", "available_gib", "max_model_len", "estimated_max_model_len",
-            "requested", "available"),
+            "requested", "available", "process"),
     "engine_version": (),
     "fp8_qscale_missing": (),
     # the CUDA graph memory the utilization figures account for (vLLM 0.1x-0.33)

@@ -161,6 +161,15 @@ _V_HEAD = regex.compile(rf"({_V_LEVEL}) ({_V_TS}) \[?[\w.\-/]+:\d+\] ")
 _PROC = r"\(([\w.\-]+(?: (?:PP\d+_TP\d+|PP\d+|TP\d+))?)(?: rank=(\d+))? pid=\d+\) "
 _V_PROC = regex.compile(_PROC)
 _V_PROC_TAIL = regex.compile(_PROC + r"\Z")
+# The process names only vLLM gives its processes: `VllmWorker rank=N` (V1 0.7-0.10.0,
+# multiproc_executor.py:346 in 0.9.2; `VllmWorker TP3` in 0.10.1), V0's `VllmWorkerProcess`,
+# `EngineCore_DPn` / `EngineCore` (v1/engine/core.py:1479 in 0.33.0; `EngineCore_0`
+# 0.9-0.10.1), `Worker_DPn_PPn_TPn_EPn` (v1/executor/multiproc_executor.py:672-682 in 0.10.2,
+# :1214-1220 in 0.33.0) and `APIServer` (entrypoints/launchers/api_server/entry.py:166 in
+# 0.33.0). A bare `Worker` or another name (a Ray actor's `(RayWorkerWrapper pid=N)`) proves
+# nothing.
+_V_OWN_PROC = regex.compile(r"(?:VllmWorker(?:Process)?(?: [\w]+)?|EngineCore(?:_DP\d+|_\d+)?"
+                            r"|APIServer|Worker(?:_(?:DP|PP|PCP|TP|DCP|EP)\d+)+)\Z")
 # The same head with the time cut out, as pastes in threads often show it (`INFO
 # [gpu_worker.py:462] Available KV cache memory: ...`, vllm-project/vllm#54623): vLLM itself
 # always prints the time (0.33.0 vllm/logger.py:28 `%(levelname)s %(asctime)s [%(fileinfo)s`),
@@ -199,6 +208,19 @@ def vllm_rank(name: str, rank: str | None = None) -> str | None:
     if not tags and parts[0] == "EngineCore" and len(parts) == 2 and parts[1].isdigit():
         tags = [f"DP{parts[1]}"]
     return " ".join(tags) or None
+
+
+def vllm_process(text: str, end: int) -> str | None:
+    """The name of the vLLM process whose prefix stands in `text[:end]` (a line's head), when
+    it is one only vLLM gives (`_V_OWN_PROC`), else None."""
+    at = text.find("(", 0, end)
+    while at >= 0:
+        p = _V_PROC.match(text, at, end)
+        if p is not None:
+            name = p.group(1)
+            return name if _V_OWN_PROC.match(name) else None
+        at = text.find("(", at + 1, end)
+    return None
 
 
 def _memo(head: str, value: tuple[str | None, str | None]) -> None:

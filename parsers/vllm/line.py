@@ -18,7 +18,7 @@ from typing import Any
 
 from parsers.envelope import payload_start
 from parsers.event import Event
-from parsers.prefix import UNTIMED, vllm_head
+from parsers.prefix import UNTIMED, vllm_head, vllm_process
 from parsers.text import CARET, normalize
 from parsers.vllm.args import (
     parse_engine_config,
@@ -263,6 +263,11 @@ def parse_unchecked(text: str) -> Event | None:
         hit = _fallback(msg)
     if hit is None:
         return None
+    if hit[0] == "oom" and start and hit[1].get("reason") == "torch":
+        # the CUDA allocator's text names no engine; the vLLM process that printed it does
+        process = vllm_process(text, start)
+        if process is not None:
+            hit[1]["process"] = process
     return Event(hit[0], rank, ts, hit[1])
 
 

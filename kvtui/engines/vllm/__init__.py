@@ -153,8 +153,10 @@ class VLLM:
 
     def identifies(self, ev: Event) -> bool:
         # An out-of-memory error reads the same from any engine (the CUDA allocator's text);
-        # the KV-too-small errors are vLLM's own.
-        return ev.kind != "oom" or ev.get("reason") != "torch"
+        # the KV-too-small errors are vLLM's own, and so is one a vLLM process printed (its
+        # `(VllmWorker rank=0 pid=9) ` prefix: parsers.prefix.vllm_process).
+        return (ev.kind != "oom" or ev.get("reason") != "torch"
+                or ev.get("process") is not None)
 
     def owns_frame(self, frame: Frame) -> bool:
         return vllm_frames.owns_frame(frame)
