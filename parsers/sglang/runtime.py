@@ -368,12 +368,20 @@ def _decode_variant(msg: str, rest: str, fields: dict[str, Any]) -> str | None:
 
 
 def parse_bare_decode(msg: str) -> tuple[dict[str, Any], str | None] | None:
-    """Pre-0.2 decode stats printed without the "Decode batch" head."""
-    if not msg.startswith("#running-req: ") or "gen throughput" not in msg:
+    """Pre-0.2 decode stats printed without the "Decode batch" head: `#running-req: N, #token:
+    N, token usage: F, #queue-req: N` (0.1.14 managers/router/model_rpc.py:226-231, under
+    `format="%(message)s"`, :62-65), with `gen throughput (token/s): F, ` before the queue from
+    0.1.16 (:245-249). The running count must be followed by the token columns: the same
+    file's "Cache not flushed ... #running-req: N" warning is no batch."""
+    if not msg.startswith("#running-req: ") or ", #token: " not in msg[:40] \
+            or "token usage: " not in msg:
         return None
     fields: dict[str, Any] = dict.fromkeys(DECODE_BASE)
     fill_pairs(msg, DECODE_KEYS, fields)
-    return fields, "decode_batch:bare"
+    if fields.get("token_usage") is None:
+        return None
+    return fields, ("decode_batch:bare" if "gen throughput" in msg
+                    else "decode_batch:bare_no_gen")
 
 
 _PREFILL_HEAD = regex.compile(
