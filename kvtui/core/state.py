@@ -537,12 +537,12 @@ class State:
             return
         run = self._run_for(ev)
         run.lines_seen += 1
-        if ev.rank:
+        if ev.rank and not ev.foreign:  # another engine's tags prove nothing of this layout
             run.ranks.add(ev.rank)
         if ev.ts:
             run.last_ts = latest_ts(run.last_ts, ev.ts)
-        if self.hinter is not None and (kind not in BATCH_KINDS
-                                        or kind not in run.kinds_seen):
+        if self.hinter is not None and not ev.foreign and (kind not in BATCH_KINDS
+                                                           or kind not in run.kinds_seen):
             run.hints.update(self.hinter(ev, text))
         run.kinds_seen.add(kind)
         handler(self, run, ev, source, line_no, text)
