@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import json
 
+from kvtui.core.engine import all_engines
 from kvtui.core.pipeline import Session
 from kvtui.core.pipeline.fold import Fold
-from kvtui.core.engine import all_engines
 from tests.test_cli_check import kvtui
 
 VLLM = [
