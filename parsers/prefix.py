@@ -26,7 +26,8 @@ from datetime import datetime
 
 import regex
 
-from parsers.envelope import payload_start
+from parsers.envelope import dynamo_head, payload_start
+from parsers.text import normalize
 
 _RANK = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+"
 _TS = r"(?:\d{4}-\d{2}-\d{2}[ T])?\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"
@@ -94,6 +95,9 @@ def line_timestamp(text: str) -> str | None:
     envelope (a saved `docker/kubectl logs --timestamps` or `journalctl`, `parsers.envelope`) it
     is the server's own timestamp, so such a file replays at the server's pace."""
     first = text[:1]
+    if first == "\x1b":  # a coloured head (NVIDIA Dynamo's, parsers.envelope): its plain text
+        text = normalize(text)
+        first = text[:1]
     enveloped = (first == "[" and text[1:5] == "pod/") or (text[4:5] == "-"
                                                           and text[10:11] == "T")
     if (first == "[" or "0" <= first <= "9") and not enveloped:
@@ -102,6 +106,10 @@ def line_timestamp(text: str) -> str | None:
             return m.group(1)
     cut = payload_start(text)
     if cut:
+        if enveloped:
+            dynamo = dynamo_head(text)  # NVIDIA Dynamo's head: its time is the server's
+            if dynamo is not None and dynamo[0] == cut and text[cut:cut + 1] != "[":
+                return dynamo[1]
         text = text[cut:]
         first = text[:1]
     if first == "[" or "0" <= first <= "9":

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from parsers.envelope import payload_start
+from parsers.envelope import dynamo_head, payload_start
 from parsers.event import Event
 from parsers.prefix import UNTIMED, vllm_head, vllm_process
 from parsers.text import CARET, normalize
@@ -227,6 +227,12 @@ def parse_unchecked(text: str) -> Event | None:
             or text[:1] == " "):
         text = normalize(text)
     head = vllm_head(text)
+    if head is None and "0" <= text[:1] <= "9" and text[10:11] == "T":
+        # NVIDIA Dynamo's `VllmColorFormatter` prints `{ts} {level:>5} {module.func}: {msg}` in
+        # place of vLLM's head (parsers.envelope): the level is there, the time is Dynamo's
+        dynamo = dynamo_head(text)
+        if dynamo is not None and vllm_head(text[dynamo[0]:]) is None:
+            head = (dynamo[0], dynamo[1], None)
     if head is None and ("0" <= text[:1] <= "9" or text[:5] == "[pod/"):
         # An untimed head behind a client's envelope (`2026-05-21T02:05:31Z (APIServer
         # pid=568) INFO [model.py:531] ...`, a controller that re-stamps vLLM's lines): the

@@ -50,7 +50,9 @@ def tag_floors(run: Any) -> dict[str, tuple[int, str]]:
         if _tagged(ranks, name):
             out[name] = (2, f"SGLang's scheduler tags {name} only when {flag} > 1")
     if not _tagged(ranks, "TP"):
+        # (not behind a wrapper that replaced SGLang's head and its tags: `ts:envelope`)
         if (_SCHEDULER_LINES & set(getattr(run, "kinds_seen", ()) or ())
+                and "ts:envelope" not in (getattr(run, "hints", ()) or ())
                 and infer_version(run).lo >= TP_TAG_IF_SIZED):
             out["TP"] = (1, "SGLang's scheduler lines carry no TP tag, which 0.4.7+ prints "
                             "whenever tp_size > 1 (managers/scheduler.py:2461-2462 in 0.4.7)")
