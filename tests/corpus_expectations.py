@@ -33,8 +33,11 @@ Judgement calls (lines deliberately expected to be None, or parsed on purpose):
   as `oom` (reason "alloc").
 - Wrapped continuation fragments of ServerArgs dumps (ktransformers-issue-1969, sglang-pr-10622,
   sglang-pr-13023, sglangjax-pr-564) have no `server_args=` head: None.
-- Cut pastes keep what is certain: the last column of a line cut mid-value is dropped unless it
-  is a column that ends a line in some version (e.g. `#queue-req`).
+- Cut pastes keep what is certain: the last value of a batch line cut short is kept when it is
+  printed whole (a count, or a float with SGLang's two decimals, `#token: 20800`, `gen throughput
+  (token/s): 6.73`: the paste stopped after it) and dropped when its shape shows the cut fell
+  inside it (`token usage: 0.0`); a column that ends a line in some version (`#queue-req`) is
+  always whole.
 """
 
 from __future__ import annotations
@@ -1488,7 +1491,7 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
           'gen_throughput': 157.11,
           'queue_req': 0,
           'cuda_graph': True}),
-        9: ('decode_batch', 'TP0', '2026-04-08 14:05:32', {'running_req': 5}),
+        9: ('decode_batch', 'TP0', '2026-04-08 14:05:32', {'running_req': 5, 'token': 20800}),
     },
     'sglang-pr-25960.log': {
         1: ('decode_batch',
@@ -1538,7 +1541,7 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
           'queue_req': 82,
           'cuda_graph': False,
           'pending_token': 70234}),
-        11: ('prefill_batch', 'TP0', '2026-05-28 03:00:00', {}),
+        11: ('prefill_batch', 'TP0', '2026-05-28 03:00:00', {'new_seq': 1}),
     },
     'sglang-pr-29853.log': {
         3: ('kv_pool',
