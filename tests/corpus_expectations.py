@@ -87,9 +87,18 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
         2: ('decode_batch', None, '05-08 16:25:09',
             {'running_req': 1, 'token_usage': 0.074, 'gen_throughput': 74.7,
              'queue_req': 0, 'prompt_throughput': 2.5, 'prefix_cache_hit_rate': 0.0}),
+        # vLLM's speculative-decoding metrics line (v1/spec_decode/metrics.py), its own kind
+        3: ('spec_decode', None, '05-08 16:25:09',
+            {'accept_len': 2.87, 'accept_rate': 0.311, 'accepted_throughput': 48.9,
+             'drafted_throughput': 157.19, 'accepted_tokens': 489, 'drafted_tokens': 1572,
+             'per_position': '0.740, 0.473, 0.309, 0.187, 0.099, 0.057'}),
         4: ('decode_batch', None, '05-08 16:25:19',
             {'running_req': 1, 'token_usage': 0.078, 'gen_throughput': 72.0,
              'queue_req': 0, 'prompt_throughput': 0.0, 'prefix_cache_hit_rate': 0.0}),
+        5: ('spec_decode', None, '05-08 16:25:19',
+            {'accept_len': 2.72, 'accept_rate': 0.286, 'accepted_throughput': 45.49,
+             'drafted_throughput': 158.98, 'accepted_tokens': 455, 'drafted_tokens': 1590,
+             'per_position': '0.728, 0.445, 0.275, 0.151, 0.075, 0.042'}),
     },
     'club3090-issue-613.log': {
         2: ('fp8_qscale_missing', None, '07-06 23:16:53',

@@ -954,6 +954,11 @@ def _on_capped(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> N
         run.profiled_tokens = profiled
 
 
+def _on_spec_decode(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    """Speculative decoding's acceptance (vLLM's metrics line) is an event for `kvtui events`
+    and the comparisons built on it; no report figure reads it yet, so nothing is kept."""
+
+
 def _on_notice(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
     notice = run.notices.get(ev.kind)
     if notice is None:
@@ -1101,6 +1106,7 @@ HANDLERS = {
     "decode_batch": _on_decode,
     "retraction": _on_retraction,
     **dict.fromkeys(NOTICE_KINDS, _on_notice),
+    "spec_decode": _on_spec_decode,
     "swa_pool": _on_swa_pool,
     "swa_sizing": _on_swa_sizing,
     "dsv4_memory": _on_dsv4_memory,

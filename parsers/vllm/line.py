@@ -28,7 +28,7 @@ from parsers.vllm.args import (
     parse_resolved,
 )
 from parsers.vllm.errors import parse_error
-from parsers.vllm.runtime import parse_preemption, parse_stats
+from parsers.vllm.runtime import parse_preemption, parse_spec_decode, parse_stats
 from parsers.vllm.startup import (
     parse_available,
     parse_capacity,
@@ -139,6 +139,10 @@ def _h_sequence(msg: str) -> _Result:
     return _kind("retraction", parse_preemption(msg))
 
 
+def _h_spec(msg: str) -> _Result:
+    return _kind("spec_decode", parse_spec_decode(msg))
+
+
 def _h_version(msg: str) -> _Result:
     return _kind("engine_version", parse_version(msg))
 
@@ -185,6 +189,7 @@ _HANDLERS: dict[str, _Handler] = {
     "vllm": _h_capacity,
     "Avg ": _h_stats,
     "Sequ": _h_sequence,
+    "Spec": _h_spec,  # V1 "SpecDecoding metrics: ..."; V0 "Speculative metrics: ..."
     "vLLM": _h_version,
     "rank": _h_rank,
 }
@@ -204,6 +209,8 @@ _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_s
             # V0's preemption warning quoted alone (GAIR-NLP/LIMO#29); `parse_preemption`
             # reads only the full "... is preempted by PreemptionMode.X mode because ..."
             "Sequence group ",
+            # the speculative-decoding metrics line quoted alone (V1, V0)
+            "SpecDecoding metrics: ", "Speculative metrics: ",
             # 0.7-0.10 names the device (executor_base.py): "# cuda blocks: N, # CPU blocks: M"
             "# cuda blocks: ", "# rocm blocks: ", "# xpu blocks: ", "# hpu blocks: ",
             "# tpu blocks: ", "# HPU blocks: ", "# TPU blocks: ")
