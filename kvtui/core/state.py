@@ -544,7 +544,8 @@ class State:
         if self.hinter is not None and not ev.foreign and (kind not in BATCH_KINDS
                                                            or kind not in run.kinds_seen):
             run.hints.update(self.hinter(ev, text))
-        run.kinds_seen.add(kind)
+        if not ev.foreign:  # (what the stream's engine printed: its rules read these kinds)
+            run.kinds_seen.add(kind)
         handler(self, run, ev, source, line_no, text)
 
     # -- run boundaries -------------------------------------------------------------------

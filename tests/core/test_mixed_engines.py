@@ -77,3 +77,14 @@ def test_the_gate_reads_the_other_engines_alert(tmp_path):
     doc = json.loads(out.stdout)
     assert out.returncode == 1, out.stdout
     assert "profiled-capacity-negative" in [a["rule"] for a in doc["alerts"]]
+
+
+def test_another_engines_lines_prove_nothing_of_the_streams_layout():
+    # an SGLang start-up line of the launcher (untagged at any TP) under which vLLM's pool lines
+    # were pasted: vLLM's lines are no SGLang scheduler lines, so no TP = 1 is inferred from
+    # their missing SGLang tags (kvtui.engines.sglang.ranks)
+    launcher = ("[2025-07-14 05:48:30.100] Setting KV cache dtype to bfloat16 for DeepSeek DSA "
+                "on SM9 device.")
+    report = _report([launcher, *VLLM])
+    assert report["engine"] == "sglang"
+    assert report["parallel"]["tp"] is None
