@@ -237,8 +237,13 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     # arg_groups/overrides.py:318, :502, :532, :902), so it proves `auto` without the dump.
     # (A dump names what the override made of it, ServerArgs logged once built:
     # entrypoints/engine.py:311 in 0.5.23; such a run, corpus dsv4_head, keeps kv-fp8 until
-    # the DeepSeek-V4 pool's own scales are modelled.)
-    engine_chose = basis == "model_default_line" and conf is None and chosen is not None
+    # the DeepSeek-V4 pool's own scales are modelled.) Only where the engine knows how that
+    # pool scales (DSA's NSA pool): DeepSeek-V4's keeps scales of its own that kvtui does not
+    # model yet (mem_cache/deepseek_v4_memory_pool.py:300-320 in 0.5.23), so its line alone
+    # keeps the generic kv-fp8 rather than a critical "scales of 1.0".
+    engine_chose = (basis == "model_default_line" and conf is None and chosen is not None
+                    and ctx.engine is not None
+                    and ctx.engine.fp8_scales_inline(run, ctx.checkpoint) is not None)
     if conf != "auto" and not engine_chose:
         return None  # an explicit FP8 choice, or no dump seen (kv-fp8 covers that)
     if run.scales_missing is not None and not ctx.after_load:

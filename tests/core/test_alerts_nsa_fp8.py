@@ -192,3 +192,12 @@ def test_the_gate_fails_on_the_dsa_line_at_warning(tmp_path):
     out = kvtui("check", "--json", str(path))
     assert out.returncode == 0  # a warning passes the default (critical) gate, and says so
     assert '"kv-auto-fp8"' in out.stdout
+
+
+def test_a_dsv4_default_line_alone_is_not_called_unit_scaled():
+    # DeepSeek-V4's pool keeps scales of its own (584 B/token: FP8 NoPE, its tile scales, BF16
+    # RoPE; 0.5.23 mem_cache/deepseek_v4_memory_pool.py:300-320) that kvtui does not model: no
+    # critical "scales default to 1.0" from its override line (overrides.py:900-904) alone
+    alerts = _alone(["[2026-05-13 02:13:58] Setting KV cache dtype to fp8_e4m3 for "
+                     "DeepseekV4ForCausalLM."])
+    assert [(a["rule"], a["severity"]) for a in alerts] == [("kv-fp8", "warning")]
