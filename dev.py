@@ -77,9 +77,11 @@ def ensure_bytecode() -> None:
 
 # What the tests run for real, by the file that shows it is there and the Debian package that
 # brings it: sshd for the SSH tests; journalctl's journal writer and the docker and kubectl
-# clients for the log-client tests (which talk to stand-in servers, no daemon or cluster).
+# clients for the log-client tests (which talk to stand-in servers, no daemon or cluster);
+# tmux, the terminal the installed wheel's `kvtui demo` runs in (tests/test_installed_wheel.py).
 TEST_TOOLS = (
     ("/usr/sbin/sshd", "openssh-server"),
+    ("tmux", "tmux"),
     ("/lib/systemd/systemd-journal-remote", "systemd-journal-remote"),
     ("docker", "docker.io"),
     ("kubectl", "kubernetes-client"),

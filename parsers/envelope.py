@@ -13,6 +13,22 @@ A server in a container or a systemd unit is read through a client that wraps ev
 journalctl also prints lines of its own ("-- Boot 3f... --", "-- No entries --") and indents
 the continuation lines of a multi-line message to the width of the envelope.
 
+A server run by NVIDIA Dynamo logs through Dynamo's own logging, which replaces the engine's head:
+
+    Dynamo (SGLang, Rust)      2026-11-24T09:14:20.123456Z  INFO scheduler.event_loop_normal: <msg>
+    Dynamo (vLLM, Python)      2026-11-24T09:14:20.123456Z WARNING gpu_worker.load_model: <msg>
+
+Dynamo's `configure_sglang_logging` points SGLANG_LOGGING_CONFIG_PATH at a config whose format is
+`%(message)s` and whose handler hands each record to the Rust runtime (`LogHandler.emit`: target
+`{record.module}.{record.funcName}`, or the module alone at module level); the runtime prints it
+with tracing-subscriber's compact format and its `TimeFormatter` (`%Y-%m-%dT%H:%M:%S%.6fZ`, or the
+local offset `%:z` under DYN_LOG_USE_LOCAL_TZ), the level right-aligned in 5 (` INFO`, ` WARN`),
+ANSI colours unless disabled (ai-dynamo/dynamo components/src/dynamo/runtime/logging.py,
+lib/runtime/src/logging.rs `setup_logging`, `TimeFormatter::format_now`). vLLM's loggers go through
+its `VllmColorFormatter` instead: the same layout with Python's level name (`WARNING`). So the
+engine's own head (SGLang's `[ts TPn]`, vLLM's `LEVEL MM-DD ... [file.py:N]`) is gone, its rank tags
+with it: `dynamo_head` reads the timestamp, and the message is the engine's.
+
 One module holds that grammar so the live sources (which strip the envelope and resume a client
 at the last timestamp seen), the saved-file parser and the SSH follower agree on it. Pure: no IO.
 """
@@ -44,6 +60,10 @@ _STAMP = regex.compile(rf"({_RFC3339}) ")
 _POD = regex.compile(r"\[(pod/[^\s/\]]+/[^\s\]]+)\] ")
 _MARKER = regex.compile(r"-- (?:Boot [0-9a-f]{32}|Reboot|No entries|(?:Logs|Journal) begins? "
                         r"at [^\n]*) --")
+# NVIDIA Dynamo's head (see above): its timestamp (date, time; the zone dropped), a level, the
+# record's target and ": ".
+_DYNAMO = regex.compile(r"(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d(?:\.\d{1,9})?)(?:Z|[+-]\d\d:\d\d) +"
+                        r"(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL) [\w.<>:\-]+: ")
 _ISO = regex.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?"
                      r"(?: ?(Z|UTC|GMT|[+-]\d\d:?\d\d))")
 
@@ -90,9 +110,33 @@ def split(text: str, client: str | None = None) -> Envelope | None:
 
 
 def payload_start(text: str) -> int:
-    """Where the server's own line starts (0: no envelope); the parser's hook."""
+    """Where the server's own line starts (0: no envelope); the parser's hook. Behind NVIDIA
+    Dynamo's head (`dynamo_head`) that is the engine's message."""
+    m = _DYNAMO.match(text)
+    if m is not None:
+        return m.end()
     env = split(text)
-    return 0 if env is None else env.start
+    if env is None:
+        return 0
+    m = _DYNAMO.match(text, env.start)
+    return env.start if m is None else m.end()
+
+
+def dynamo_head(text: str) -> tuple[int, str] | None:
+    """(where the message starts, the head's time as `YYYY-MM-DD HH:MM:SS.ffffff`) of a line
+    NVIDIA Dynamo's logging printed, also behind a client's envelope (a saved `docker logs
+    --timestamps`); None for any other line. The time keeps at most 6 decimals and no zone (the
+    engines' own stamps carry none either)."""
+    m = _DYNAMO.match(text)
+    if m is None:
+        env = split(text)
+        if env is None or not env.start:
+            return None
+        m = _DYNAMO.match(text, env.start)
+        if m is None:
+            return None
+    time = m.group(2)
+    return m.end(), f"{m.group(1)} {time[:15]}"
 
 
 def strip(text: str) -> str:

@@ -23,6 +23,9 @@ class Event:
     # Which layout of its kind the line showed, as the engine's catalogue names it (e.g.
     # "kv_pool:dtype"): the event's dating hint. Not part of the JSON contract (`to_dict`).
     variant: str | None = None
+    # Read by another engine's grammar than the stream's (a paste that mixes engines): the
+    # stream's own dating rules do not apply to it. Not part of the JSON contract.
+    foreign: bool = False
 
     def get(self, name: str, default: Any = None) -> Any:
         return self.fields.get(name, default)

@@ -128,6 +128,10 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     # the world (vLLM's "rank 3 in world size 8 is assigned as DP rank 0, PP rank 0, TP rank
     # 3"). The fold turns the places seen into the sizes they prove (kvtui.core.state).
     "parallel_rank": ("global_rank", "world_size", "dp_rank", "pp_rank", "tp_rank"),
+    # Speculative decoding's acceptance over an interval (vLLM's "SpecDecoding metrics" line):
+    # accept_len the mean tokens per draft step, the bonus token included (SGLang's decode
+    # line's `accept len`), accept_rate the drafted tokens accepted, a fraction.
+    "spec_decode": ("accept_len", "accept_rate"),
 }
 
 KINDS: tuple[str, ...] = tuple(KIND_FIELDS)
@@ -241,8 +245,10 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "process_exception": (),
     "pool_leak": ("total_tokens", "available_tokens"),
     # vLLM's "KV cache is needed, which is larger than the available" family.
+    # process: the engine's own process that printed a CUDA allocator's OOM (vLLM's
+    # `(VllmWorker rank=0 pid=9) ` prefix), which names the engine where the text does not.
     "oom": ("reason", "needed_gib", "available_gib", "max_model_len", "estimated_max_model_len",
-            "requested", "available"),
+            "requested", "available", "process"),
     "engine_version": (),
     "context_override": (),
     "chat_template": (),
@@ -281,6 +287,9 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
                   "hybrid_manager_off", "ds_mla_fp8"),
     # pcp_rank: the index in vLLM's prefill-context-parallel group (0.12+), another factor
     "parallel_rank": ("pcp_rank",),
+    "spec_decode": ("accepted_tokens", "drafted_tokens", "accepted_throughput",
+                    "drafted_throughput", "per_position", "system_efficiency", "spec_tokens",
+                    "emitted_tokens"),
 }
 
 # Keys every event's JSON line carries besides its fields; no field may shadow them.
@@ -350,6 +359,8 @@ KIND_TRAITS: dict[str, KindTraits] = {
     "memory_profile": KindTraits("startup", "memory"),
     "kv_layout": KindTraits("startup", "memory"),
     "parallel_rank": KindTraits("startup", "config"),
+    # an event of its own (`kvtui events`, a loop's compare); the fold keeps no figure of it
+    "spec_decode": KindTraits("runtime", "decode", joinable=True),
 }
 
 TONES: tuple[str, ...] = ("config", "load", "dtype", "danger", "good", "memory", "capacity",

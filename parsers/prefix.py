@@ -26,7 +26,8 @@ from datetime import datetime
 
 import regex
 
-from parsers.envelope import payload_start
+from parsers.envelope import dynamo_head, payload_start
+from parsers.text import normalize
 
 _RANK = r"(?:DP|PP|ATTN_CP|MOE_DP|TP|EP)\d+"
 _TS = r"(?:\d{4}-\d{2}-\d{2}[ T])?\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?"
@@ -94,6 +95,9 @@ def line_timestamp(text: str) -> str | None:
     envelope (a saved `docker/kubectl logs --timestamps` or `journalctl`, `parsers.envelope`) it
     is the server's own timestamp, so such a file replays at the server's pace."""
     first = text[:1]
+    if first == "\x1b":  # a coloured head (NVIDIA Dynamo's, parsers.envelope): its plain text
+        text = normalize(text)
+        first = text[:1]
     enveloped = (first == "[" and text[1:5] == "pod/") or (text[4:5] == "-"
                                                           and text[10:11] == "T")
     if (first == "[" or "0" <= first <= "9") and not enveloped:
@@ -102,6 +106,10 @@ def line_timestamp(text: str) -> str | None:
             return m.group(1)
     cut = payload_start(text)
     if cut:
+        if enveloped:
+            dynamo = dynamo_head(text)  # NVIDIA Dynamo's head: its time is the server's
+            if dynamo is not None and dynamo[0] == cut and text[cut:cut + 1] != "[":
+                return dynamo[1]
         text = text[cut:]
         first = text[:1]
     if first == "[" or "0" <= first <= "9":
@@ -161,6 +169,15 @@ _V_HEAD = regex.compile(rf"({_V_LEVEL}) ({_V_TS}) \[?[\w.\-/]+:\d+\] ")
 _PROC = r"\(([\w.\-]+(?: (?:PP\d+_TP\d+|PP\d+|TP\d+))?)(?: rank=(\d+))? pid=\d+\) "
 _V_PROC = regex.compile(_PROC)
 _V_PROC_TAIL = regex.compile(_PROC + r"\Z")
+# The process names only vLLM gives its processes: `VllmWorker rank=N` (V1 0.7-0.10.0,
+# multiproc_executor.py:346 in 0.9.2; `VllmWorker TP3` in 0.10.1), V0's `VllmWorkerProcess`,
+# `EngineCore_DPn` / `EngineCore` (v1/engine/core.py:1479 in 0.33.0; `EngineCore_0`
+# 0.9-0.10.1), `Worker_DPn_PPn_TPn_EPn` (v1/executor/multiproc_executor.py:672-682 in 0.10.2,
+# :1214-1220 in 0.33.0) and `APIServer` (entrypoints/launchers/api_server/entry.py:166 in
+# 0.33.0). A bare `Worker` or another name (a Ray actor's `(RayWorkerWrapper pid=N)`) proves
+# nothing.
+_V_OWN_PROC = regex.compile(r"(?:VllmWorker(?:Process)?(?: [\w]+)?|EngineCore(?:_DP\d+|_\d+)?"
+                            r"|APIServer|Worker(?:_(?:DP|PP|PCP|TP|DCP|EP)\d+)+)\Z")
 # The same head with the time cut out, as pastes in threads often show it (`INFO
 # [gpu_worker.py:462] Available KV cache memory: ...`, vllm-project/vllm#54623): vLLM itself
 # always prints the time (0.33.0 vllm/logger.py:28 `%(levelname)s %(asctime)s [%(fileinfo)s`),
@@ -199,6 +216,19 @@ def vllm_rank(name: str, rank: str | None = None) -> str | None:
     if not tags and parts[0] == "EngineCore" and len(parts) == 2 and parts[1].isdigit():
         tags = [f"DP{parts[1]}"]
     return " ".join(tags) or None
+
+
+def vllm_process(text: str, end: int) -> str | None:
+    """The name of the vLLM process whose prefix stands in `text[:end]` (a line's head), when
+    it is one only vLLM gives (`_V_OWN_PROC`), else None."""
+    at = text.find("(", 0, end)
+    while at >= 0:
+        p = _V_PROC.match(text, at, end)
+        if p is not None:
+            name = p.group(1)
+            return name if _V_OWN_PROC.match(name) else None
+        at = text.find("(", at + 1, end)
+    return None
 
 
 def _memo(head: str, value: tuple[str | None, str | None]) -> None:

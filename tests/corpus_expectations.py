@@ -33,8 +33,11 @@ Judgement calls (lines deliberately expected to be None, or parsed on purpose):
   as `oom` (reason "alloc").
 - Wrapped continuation fragments of ServerArgs dumps (ktransformers-issue-1969, sglang-pr-10622,
   sglang-pr-13023, sglangjax-pr-564) have no `server_args=` head: None.
-- Cut pastes keep what is certain: the last column of a line cut mid-value is dropped unless it
-  is a column that ends a line in some version (e.g. `#queue-req`).
+- Cut pastes keep what is certain: the last value of a batch line cut short is kept when it is
+  printed whole (a count, or a float with SGLang's two decimals, `#token: 20800`, `gen throughput
+  (token/s): 6.73`: the paste stopped after it) and dropped when its shape shows the cut fell
+  inside it (`token usage: 0.0`); a column that ends a line in some version (`#queue-req`) is
+  always whole.
 """
 
 from __future__ import annotations
@@ -84,9 +87,18 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
         2: ('decode_batch', None, '05-08 16:25:09',
             {'running_req': 1, 'token_usage': 0.074, 'gen_throughput': 74.7,
              'queue_req': 0, 'prompt_throughput': 2.5, 'prefix_cache_hit_rate': 0.0}),
+        # vLLM's speculative-decoding metrics line (v1/spec_decode/metrics.py), its own kind
+        3: ('spec_decode', None, '05-08 16:25:09',
+            {'accept_len': 2.87, 'accept_rate': 0.311, 'accepted_throughput': 48.9,
+             'drafted_throughput': 157.19, 'accepted_tokens': 489, 'drafted_tokens': 1572,
+             'per_position': '0.740, 0.473, 0.309, 0.187, 0.099, 0.057'}),
         4: ('decode_batch', None, '05-08 16:25:19',
             {'running_req': 1, 'token_usage': 0.078, 'gen_throughput': 72.0,
              'queue_req': 0, 'prompt_throughput': 0.0, 'prefix_cache_hit_rate': 0.0}),
+        5: ('spec_decode', None, '05-08 16:25:19',
+            {'accept_len': 2.72, 'accept_rate': 0.286, 'accepted_throughput': 45.49,
+             'drafted_throughput': 158.98, 'accepted_tokens': 455, 'drafted_tokens': 1590,
+             'per_position': '0.728, 0.445, 0.275, 0.151, 0.075, 0.042'}),
     },
     'club3090-issue-613.log': {
         2: ('fp8_qscale_missing', None, '07-06 23:16:53',
@@ -1501,7 +1513,7 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
           'gen_throughput': 157.11,
           'queue_req': 0,
           'cuda_graph': True}),
-        9: ('decode_batch', 'TP0', '2026-04-08 14:05:32', {'running_req': 5}),
+        9: ('decode_batch', 'TP0', '2026-04-08 14:05:32', {'running_req': 5, 'token': 20800}),
     },
     'sglang-pr-25960.log': {
         1: ('decode_batch',
@@ -1551,7 +1563,7 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
           'queue_req': 82,
           'cuda_graph': False,
           'pending_token': 70234}),
-        11: ('prefill_batch', 'TP0', '2026-05-28 03:00:00', {}),
+        11: ('prefill_batch', 'TP0', '2026-05-28 03:00:00', {'new_seq': 1}),
     },
     'sglang-pr-29853.log': {
         3: ('kv_pool',

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 DEMO_LOG = "qwen35-397b-nvfp4-tp8-fp8.log"
@@ -19,14 +21,18 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_tui_options(p)
 
 
-def sample_dir() -> Path:
-    import kvtui
-
-    return Path(kvtui.__file__).resolve().parents[1] / "sample_logs"
+def sample_dir() -> Traversable:
+    """The bundled samples, package data of kvtui (pyproject.toml): in a wheel the logs
+    themselves, in a checkout the link `kvtui/sample-logs` to sample_logs/ that generate.py
+    writes; read through importlib.resources either way."""
+    return resources.files("kvtui") / "sample-logs"
 
 
 def bundled_samples() -> list[str]:
-    return sorted(p.name for p in sample_dir().glob("*.log"))
+    try:
+        return sorted(p.name for p in sample_dir().iterdir() if p.name.endswith(".log"))
+    except OSError:  # no samples folder at all (an install that dropped the package data)
+        return []
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     if args.export_dir is None:
         # The sample's directory belongs to kvtui, not to the user: exports go to the data dir.
         args.export_dir = str(xdg_export_dir())
-    source = replay.ReplaySource([str(path)],
-                                 speed=args.speed if args.speed else replay.DEFAULT_SPEED,
-                                 instant=args.instant)
-    return open_tui(source, f"demo: {path.name}", args)
+    with resources.as_file(path) as local:  # a real file, even from a zipped install
+        source = replay.ReplaySource([str(local)],
+                                     speed=args.speed if args.speed else replay.DEFAULT_SPEED,
+                                     instant=args.instant)
+        return open_tui(source, f"demo: {path.name}", args)

@@ -169,6 +169,10 @@ def validate(args: argparse.Namespace, engine: str | None = None) -> dict[str, A
     return out
 
 
+class Unrecognised(ValueError):
+    """The log holds no line of any engine (`check` exits 3 for it: EXIT_UNRECOGNISED)."""
+
+
 def _calculator(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     """(the what-if calculator, the checked options): the log's engine sizes a log's run; the
     engine `_engine_wanted` names sizes a plan."""
@@ -184,7 +188,10 @@ def _calculator(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
         session = analyse([log_input(args.from_log)])[0]
         engine = session.engine
         if engine is None:
-            raise ValueError(f"{args.from_log}: no KV pool line and no capacity line found")
+            from kvtui.core.render import unrecognised_words
+
+            # what `check` says of it (its Engine line), and its exit code
+            raise Unrecognised(f"{args.from_log}: {unrecognised_words()}")
         if args.engine and args.engine != engine.name:
             raise ValueError(f"--engine {args.engine}: {args.from_log} is {engine.label}'s log")
         opt = validate(args, engine.name)
@@ -253,6 +260,10 @@ def run(args: argparse.Namespace) -> int:
         sizer, mf = _memory_knob(args, opt, calc)
     except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)
+        if isinstance(exc, Unrecognised):
+            from kvtui.commands.check import EXIT_UNRECOGNISED
+
+            return EXIT_UNRECOGNISED
         return 2
     wanted, contexts = opt["dtypes"], opt["contexts"]
     report = calc.report(wanted, contexts)

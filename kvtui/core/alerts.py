@@ -106,6 +106,10 @@ WORDING: dict[str, str] = {
         "what the profile set aside (the weights, the activation peak and the reserved slack) "
         "already takes more than the --mem-fraction-static share of GPU memory, so there is "
         "no KV cache at all and the server stops at start-up."),
+    # a pool line that counts no KV block (`_no_blocks`)
+    "profiled_negative.blocks_why": (
+        "what the profile set aside (the weights and the activation peak) leaves no room for "
+        "one KV block, so there is no KV cache at all and the server stops at start-up."),
     "profiled_negative.budget_fix": (
         "Raise --mem-fraction-static (or free the GPU), lower --context-length, "
         "--max-running-requests or --chunked-prefill-size (a smaller activation peak), shard "
@@ -245,14 +249,26 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     if not dtypes.is_fp8(ctx.effective):
         return None
     conf = run.configured_kv_dtype
-    if conf != "auto":
+    chosen, basis, ev = run.effective
+    # The engine's own "Setting KV cache dtype to X for <model>" line is printed only when the
+    # dtype was left at auto (SGLang: `if kv_cache_dtype == "auto"` before each, 0.5.23
+    # arg_groups/overrides.py:318, :502, :532, :902), so it proves `auto` without the dump.
+    # (A dump names what the override made of it, ServerArgs logged once built:
+    # entrypoints/engine.py:311 in 0.5.23; such a run, corpus dsv4_head, keeps kv-fp8 until
+    # the DeepSeek-V4 pool's own scales are modelled.) Only where the engine knows how that
+    # pool scales (DSA's NSA pool): DeepSeek-V4's keeps scales of its own that kvtui does not
+    # model yet (mem_cache/deepseek_v4_memory_pool.py:300-320 in 0.5.23), so its line alone
+    # keeps the generic kv-fp8 rather than a critical "scales of 1.0".
+    engine_chose = (basis == "model_default_line" and conf is None and chosen is not None
+                    and ctx.engine is not None
+                    and ctx.engine.fp8_scales_inline(run, ctx.checkpoint) is not None)
+    if conf != "auto" and not engine_chose:
         return None  # an explicit FP8 choice, or no dump seen (kv-fp8 covers that)
     if run.scales_missing is not None and not ctx.after_load:
         return None  # SGLang's warning only fires for a literal fp8_e4m3 setting
     confidence = "high"
     ck = ctx.checkpoint
     algo = ck.kv_cache_quant_algo if ck is not None else None
-    _, basis, ev = run.effective
     where = basis_words(ctx, basis)
     if ev is not None:
         where += f" (line {ev.line})"
@@ -668,7 +684,7 @@ def _rule_profiled_negative(st: State, run: Run, ctx: _Ctx) -> Alert | None:
                      ev, fix, extra={"profiled_tokens": profiled})
     budget = _profiled_budget(run)
     if budget is None or budget[0] > 0:
-        return None
+        return _no_blocks(run, ctx)
     gib, ev = budget
     shown = f"{gib:.2f}"  # as the engine prints its budget (to 0.01 GiB)
     detail = (f"The memory profile left {shown} GiB for the KV cache: "
@@ -677,6 +693,23 @@ def _rule_profiled_negative(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     return Alert("profiled-capacity-negative", "critical",
                  f"No memory left for the KV cache (profiled {shown} GiB)", detail, ev, fix,
                  extra={"kv_budget_gib": gib})
+
+
+def _no_blocks(run: Run, ctx: _Ctx) -> Alert | None:
+    """A pool line that counts 0 (or fewer) KV blocks: the engine's own check stops it there
+    (vLLM raises "No available memory for the cache blocks" right after printing "# GPU blocks:
+    0": vllm/engine/llm_engine.py:205-211 in 0.2.0), so the log never shows a pool to serve from.
+    """
+    for cap in run.capacity.values():
+        blocks = cap.get("gpu_blocks")
+        if isinstance(blocks, int) and blocks <= 0 and run.capacity_evidence is not None:
+            detail = (f"The KV cache pool has {blocks:,} blocks: "
+                      + say(ctx, "profiled_negative.blocks_why"))
+            return Alert("profiled-capacity-negative", "critical",
+                         f"No memory left for the KV cache ({blocks:,} blocks)", detail,
+                         run.capacity_evidence, say(ctx, "profiled_negative.budget_fix"),
+                         extra={"gpu_blocks": blocks})
+    return None
 
 
 def _rule_input_too_long(st: State, run: Run, ctx: _Ctx) -> Alert | None:

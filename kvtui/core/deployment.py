@@ -37,6 +37,11 @@ def _tag_index(rank: str, prefix: str) -> int | None:
     return None
 
 
+# The basis of a degree the engine infers from tags its lines lack (`Engine.tag_floors` maps
+# it to (1, why): SGLang 0.4.7+ tags TP only when tp_size > 1).
+INFERRED = "inferred from untagged lines"
+
+
 def proven(ranks: Any, prefix: str) -> int | None:
     """The least size a degree can have given the rank tags seen: tag `TP5` proves TP >= 6
     (None: no tag of that kind)."""
@@ -52,6 +57,8 @@ def degree_label(name: str, value: int | None, basis: str | None, ranks: Any,
     sizes the engine's tags prove beyond their index (`Layout.least`)."""
     if value is None:
         return f"{name}=?"
+    if basis == INFERRED:
+        return f"{name}={value} (inferred)"
     if basis == "rank tags":
         least = proven(ranks, name)
         floor = (floors or {}).get(name)
@@ -205,6 +212,12 @@ def layout(run: Any, floors: Mapping[str, tuple[int, str]] | None = None) -> Lay
     dp = dp or _placed(placed, "dp", basis)
     pp = pp or _placed(placed, "pp", basis)
     top = proven(ranks, "TP")
+    if tp is None and top is None and floors and floors.get("TP", (0, ""))[0] == 1:
+        # the engine tags TP only when it exceeds 1, and its tagging lines have none
+        tp = 1
+        basis["tp"] = INFERRED
+        notes.append(f"tp_size not in the log: {floors['TP'][1]}, so TP = 1 (inferred); pass "
+                     "--tp to override")
     seen = bound("TP") if tp is None else top
     if tp is None and seen is not None and top is not None:
         tp = _pow2_at_least(seen)

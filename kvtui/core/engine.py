@@ -152,7 +152,8 @@ class Engine(Protocol):
     def tag_floors(self, run: Any) -> Mapping[str, tuple[int, str]]:
         """{degree: (least size, why)} where this run's rank tags prove more than their index
         (an engine that tags a degree only when it exceeds 1: `TP0` proves TP >= 2); a degree
-        left out proves its highest index + 1 (`kvtui.core.deployment.proven`)."""
+        left out proves its highest index + 1 (`kvtui.core.deployment.proven`). (1, why) for a
+        degree with no tag: the lines that would carry one have none, so it is 1 (inferred)."""
 
 
 def tag_floors(engine: Engine | None, run: Any) -> Mapping[str, tuple[int, str]]:

@@ -72,10 +72,7 @@ def render_text(report: Report) -> str:
     sources = ", ".join(f"{inert(s.name, 200)} ({s.lines:,} lines)" for s in report.sources)
     w(f"kvtui {report.kvtui_version} - {sources or 'no input'}")
     if report.unrecognised:
-        from kvtui.core.engine import ENGINE_MODULES
-
-        w(f"Engine     none recognised: no line of {' or '.join(ENGINE_MODULES)} was found; "
-          "this does not look like an LLM-server log")
+        w(f"Engine     {unrecognised_words()}")
     w(f"Model      {inert(str(model.name or 'unknown'), 200)}"
       + (f"  ({inert(str(model.model_class), 80)})"
          if model.model_class and model.model_class != model.name else ""))
@@ -188,6 +185,15 @@ def _render_deployment(report: Report) -> list[str]:
             f" {_fmt_num(rt.mean_gen_throughput)} tok/s; retractions"
             f" {rt.retractions}")
     return out
+
+
+def unrecognised_words() -> str:
+    """What every reader says of input in which no engine's line was recognised (`check`,
+    `whatif --from-log`, the TUI): one sentence, so they agree."""
+    from kvtui.core.engine import ENGINE_MODULES
+
+    return (f"none recognised: no line of {' or '.join(ENGINE_MODULES)} was found; this does "
+            "not look like an LLM-server log")
 
 
 def render_gate(reports: list[Report], fail_on: str, code: int) -> str:

@@ -540,14 +540,15 @@ class State:
             return
         run = self._run_for(ev)
         run.lines_seen += 1
-        if ev.rank:
+        if ev.rank and not ev.foreign:  # another engine's tags prove nothing of this layout
             run.ranks.add(ev.rank)
         if ev.ts:
             run.last_ts = latest_ts(run.last_ts, ev.ts)
-        if self.hinter is not None and (kind not in BATCH_KINDS
-                                        or kind not in run.kinds_seen):
+        if self.hinter is not None and not ev.foreign and (kind not in BATCH_KINDS
+                                                           or kind not in run.kinds_seen):
             run.hints.update(self.hinter(ev, text))
-        run.kinds_seen.add(kind)
+        if not ev.foreign:  # (what the stream's engine printed: its rules read these kinds)
+            run.kinds_seen.add(kind)
         handler(self, run, ev, source, line_no, text)
 
     # -- run boundaries -------------------------------------------------------------------
@@ -861,8 +862,8 @@ def _tokens_from_blocks(run: Run, cap: dict[str, Any]) -> None:
     if cap.pop("page_size_default", False):  # taken before a line that may say more: again
         cap.pop("page_size", None)
         cap.pop("max_total_num_tokens", None)
-    if cap.get("max_total_num_tokens") is not None or not isinstance(blocks, int) or not blocks:
-        return
+    if cap.get("max_total_num_tokens") is not None or not isinstance(blocks, int) or blocks <= 0:
+        return  # no pool (0 or fewer blocks: the engine stops, alerts' profiled-capacity-negative)
     page = (cap.get("page_size") or run.kv_layout.get("block_size")
             or run.server_args.get("page_size"))
     conc, context = cap.get("max_concurrency"), cap.get("context_len")
@@ -964,6 +965,11 @@ def _on_capped(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> N
     if isinstance(profiled, int) and (run.profiled_tokens is None
                                       or profiled < run.profiled_tokens):
         run.profiled_tokens = profiled
+
+
+def _on_spec_decode(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
+    """Speculative decoding's acceptance (vLLM's metrics line) is an event for `kvtui events`
+    and the comparisons built on it; no report figure reads it yet, so nothing is kept."""
 
 
 def _on_notice(st: State, run: Run, ev: Event, src: str, n: int, text: str) -> None:
@@ -1113,6 +1119,7 @@ HANDLERS = {
     "decode_batch": _on_decode,
     "retraction": _on_retraction,
     **dict.fromkeys(NOTICE_KINDS, _on_notice),
+    "spec_decode": _on_spec_decode,
     "swa_pool": _on_swa_pool,
     "swa_sizing": _on_swa_sizing,
     "dsv4_memory": _on_dsv4_memory,

@@ -370,6 +370,8 @@ class Ingest:
                         self.session.end()
                     if item.state == "at_end":
                         self.finished_at = time.perf_counter()
+                        if item.source:  # an empty input is still reported, as `check` does
+                            self.session.state.sources.setdefault(item.source, 0)
                     if item.state in INLINE:
                         entries.append(LogEntry(0, item.source,
                                                 f"── {item.state}: {item.message} ──",

@@ -115,7 +115,11 @@ class HeaderBar(Static):
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(" kvtui ", style="bold reverse")
         t.append(" ")
-        if r:
+        if r and rv.unrecognised(r):
+            # no engine's line (yet): not a KV verdict of unknowns
+            t.append("no SGLang or vLLM line recognised", style="bold yellow")
+            t.append_text(_sep())
+        elif r:
             conf, eff, scales = rv.kv_verdict(r)
             sev = rv.worst_severity(r)
             t.append("KV ")
@@ -137,7 +141,7 @@ class HeaderBar(Static):
             t.append(f" {self.speed}", style=style)
         if self.state in INLINE and self.state_message:
             t.append(" " + clean(self.state_message, 60), style=style)
-        if r:
+        if r and not rv.unrecognised(r):
             t.append_text(_sep())
             t.append(model_name(r), style="bold")
             t.append(f" · {rv.tp(r)}")
@@ -178,7 +182,9 @@ class AlertsPane(OptionList):
         self.alerts = alerts
         self.clear_options()
         if not alerts:
-            self.add_option(Option(Text("no alerts (yet)", style="dim"), disabled=True))
+            none = rv.unrecognised(report)
+            self.add_option(Option(Text(f"no alerts: {none}" if none else "no alerts (yet)",
+                                        style="dim"), disabled=True))
             return
         self.add_options([Option(self._prompt(a)) for a in alerts])
         if highlighted is not None and highlighted < len(alerts):
@@ -222,6 +228,10 @@ def facts_text(r: rv.Shown) -> Text:
     failed = rv.failure(r)
     if failed is not None:
         t.append(clean(failed, 300), style="bold red")
+        return t
+    none = rv.unrecognised(r)
+    if none is not None:
+        t.append(f"Engine    {none}", style="yellow")
         return t
     kv = rv.kv_cache(r)
     if kv is None:

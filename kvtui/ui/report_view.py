@@ -36,7 +36,7 @@ __all__ = ["AccuracyItem", "Alert", "Failed", "PoolFacts", "Shown", "accuracy", 
            "figure",
            "kv_cache", "kv_verdict", "last_log_time", "model_name", "pool_padding_rows", "pools",
            "report_of",
-           "running_limit", "runtime", "term", "tp", "weights", "worst_severity"]
+           "running_limit", "runtime", "term", "tp", "unrecognised", "weights", "worst_severity"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +51,17 @@ Shown = Report | Failed | None
 
 def report_of(shown: Shown) -> Report | None:
     return shown if isinstance(shown, Report) else None
+
+
+def unrecognised(shown: Shown) -> str | None:
+    """What `check` says of input in which no engine's line was recognised (an empty file,
+    another program's log), or None: the panes say it instead of unknown facts."""
+    report = report_of(shown)
+    if report is None or not report.unrecognised:
+        return None
+    from kvtui.core.render import unrecognised_words
+
+    return unrecognised_words()
 
 
 def failure(shown: Shown) -> str | None:

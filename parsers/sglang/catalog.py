@@ -668,9 +668,17 @@ CATALOG: tuple[Format, ...] = (
         Variant("decode_batch:bare", None,
                 "#running-req: .., #token: .., token usage: .., gen throughput (token/s): .., "
                 "#queue-req: .. (0.1.x, no head)",
-                "sglang 0.1.x router/model_rpc.py (before the reference's oldest release)",
+                "sglang 0.1.16 managers/router/model_rpc.py:245-249 (before the reference's "
+                "oldest release)",
                 "#running-req: 3, #token: 300, token usage: 0.01, gen throughput (token/s): "
                 "50.00, #queue-req: 0", ("running_req", "token", "gen_throughput")),
+        Variant("decode_batch:bare_no_gen", None,
+                "#running-req: .., #token: .., token usage: .., #queue-req: .. (0.1.14, no "
+                "head, no throughput)",
+                "sglang 0.1.14 managers/router/model_rpc.py:226-231 (0.1.16 adds the "
+                "throughput, :245-249)",
+                "#running-req: 3, #token: 300, token usage: 0.01, #queue-req: 0",
+                ("running_req", "token", "queue_req")),
         Variant("decode_batch:v0.2", until("0.4.6"),
                 "Decode batch. #running-req: .., #token: .., token usage: .., gen throughput "
                 "(token/s): .., #queue-req: .. (no graph, no trailing \", \")",

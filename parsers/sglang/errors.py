@@ -114,8 +114,10 @@ def parse_input_too_long(msg: str) -> Parsed | None:
 
 # `logger.error(f"{Process} hit an exception: {traceback}")` in every long-running process:
 # Scheduler (0.4.6 managers/scheduler.py:2040, 0.5.23 :6372), DataParallelController,
-# TokenizerManager, DetokenizerManager, TpModelWorkerClient, Multi(De)TokenizerRouter.
-_EXCEPTION = regex.compile(r"(\w+) hit an exception")
+# TokenizerManager, DetokenizerManager, TpModelWorkerClient, Multi(De)TokenizerRouter. Always
+# with the colon: vLLM's worker says "WorkerProc hit an exception." (a period:
+# v1/executor/multiproc_executor.py:654 in 0.10.2), which is not SGLang's.
+_EXCEPTION = regex.compile(r"(\w+) hit an exception:")
 
 
 def parse_exception(msg: str) -> Parsed | None:

@@ -18,9 +18,12 @@ _DATING = frozenset(v.id for v in VARIANTS.values() if v.dates)
 
 
 def ts_hint(ts: str) -> str:
-    """The timestamp's form: `ts:ms` (0.5.6+), `ts:time_only` (<= 0.3.2) or `ts:date`."""
+    """The timestamp's form: `ts:ms` (0.5.6+), `ts:time_only` (<= 0.3.2) or `ts:date`; or
+    `ts:envelope`, a stamp in microseconds, which SGLang never prints (`.%(msecs)03d`: 0.5.23
+    utils/common.py:2629) but a wrapper that replaces its head does (NVIDIA Dynamo,
+    parsers.envelope): it dates nothing, and says the rank tags are gone."""
     if "." in ts:
-        return "ts:ms"
+        return "ts:envelope" if len(ts) - ts.rindex(".") > 4 else "ts:ms"
     return "ts:time_only" if "-" not in ts else "ts:date"
 
 

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import regex
 
-from parsers.envelope import payload_start
+from parsers.envelope import dynamo_head, payload_start
 from parsers.event import Event
 from parsers.prefix import MAX_PREFIX, PREFIX_CACHE, parse_prefix, strip_level_file
 from parsers.sglang.catalog import CATALOG
@@ -140,7 +140,13 @@ def _parse(text: str, depth: int) -> Event | None:
     if first != "[" and "0" <= first <= "9" and text[10:11] == "T":
         cut = payload_start(text)
         if cut:
-            text = text[cut:]
+            # (a head that ends in ": " may be NVIDIA Dynamo's, which prints the message in
+            # place of SGLang's head, parsers.envelope: read it under a head of Dynamo's time,
+            # with no rank, as Dynamo drops SGLang's tags; its microseconds tell it from
+            # SGLang's own stamp, `ts_hint`)
+            dynamo = dynamo_head(text) if text[cut - 2:cut] == ": " else None
+            rest = text[cut:]
+            text = rest if dynamo is None or rest[:1] == "[" else f"[{dynamo[1]}] {rest}"
             first = text[:1]
     start = 0
     if first == "[" or "0" <= first <= "9":

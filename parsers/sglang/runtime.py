@@ -125,6 +125,21 @@ def _convert(code: str, raw: str) -> Any:
     return None
 
 
+# A number SGLang prints in these lines, whole: every float column is `:.2f` (a percent `:.2f%`:
+# 0.5.23 managers/scheduler_components/metrics_reporter.py:783-1055, pool_stats_observer.py
+# :108-141; 0.1.14 managers/router/model_rpc.py:229), every count a plain int. A line that ends
+# right after such a number was cut after it, not inside it (a paste trimmed to a column, a
+# tool that prints the first columns only); "0.0" or "6.7" at the end was cut inside its value.
+_WHOLE = {"i": regex.compile(r"-?\d+"), "f": regex.compile(r"-?\d+\.\d\d"),
+          "p": regex.compile(r"-?\d+\.\d\d%"), "b": regex.compile(r"True|False")}
+
+
+def _whole(code: str, raw: str) -> bool:
+    """Is `raw`, the last value of a line, a number printed whole (`_WHOLE`)?"""
+    pattern = _WHOLE.get(code)
+    return pattern is not None and pattern.fullmatch(raw.strip()) is not None
+
+
 def fill_pairs(rest: str, table: dict[str, _Spec], fields: dict[str, Any]) -> None:
     """Walk `key: value, ` pairs into `fields` through `table`."""
     parts = rest.split(", ")
@@ -143,7 +158,8 @@ def fill_pairs(rest: str, table: dict[str, _Spec], fields: dict[str, Any]) -> No
             split_key = None
             continue
         split_key = None
-        if i == last and not complete and key not in _TERMINAL_KEYS:
+        if i == last and not complete and key not in _TERMINAL_KEYS and not (
+                key in table and _whole(table[key][1], raw)):
             continue  # the paste stopped inside this value
         if raw.startswith("full=") and key in _SPLIT_KEYS:
             full_name, _swa, code = _SPLIT_KEYS[key]
@@ -368,12 +384,20 @@ def _decode_variant(msg: str, rest: str, fields: dict[str, Any]) -> str | None:
 
 
 def parse_bare_decode(msg: str) -> tuple[dict[str, Any], str | None] | None:
-    """Pre-0.2 decode stats printed without the "Decode batch" head."""
-    if not msg.startswith("#running-req: ") or "gen throughput" not in msg:
+    """Pre-0.2 decode stats printed without the "Decode batch" head: `#running-req: N, #token:
+    N, token usage: F, #queue-req: N` (0.1.14 managers/router/model_rpc.py:226-231, under
+    `format="%(message)s"`, :62-65), with `gen throughput (token/s): F, ` before the queue from
+    0.1.16 (:245-249). The running count must be followed by the token columns: the same
+    file's "Cache not flushed ... #running-req: N" warning is no batch."""
+    if not msg.startswith("#running-req: ") or ", #token: " not in msg[:40] \
+            or "token usage: " not in msg:
         return None
     fields: dict[str, Any] = dict.fromkeys(DECODE_BASE)
     fill_pairs(msg, DECODE_KEYS, fields)
-    return fields, "decode_batch:bare"
+    if fields.get("token_usage") is None:
+        return None
+    return fields, ("decode_batch:bare" if "gen throughput" in msg
+                    else "decode_batch:bare_no_gen")
 
 
 _PREFILL_HEAD = regex.compile(

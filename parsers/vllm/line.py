@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from parsers.envelope import payload_start
+from parsers.envelope import dynamo_head, payload_start
 from parsers.event import Event
-from parsers.prefix import UNTIMED, vllm_head
+from parsers.prefix import UNTIMED, vllm_head, vllm_process
 from parsers.text import CARET, normalize
 from parsers.vllm.accuracy import (
     NO_TEMPLATE,
@@ -36,7 +36,7 @@ from parsers.vllm.args import (
     parse_resolved,
 )
 from parsers.vllm.errors import parse_error
-from parsers.vllm.runtime import parse_preemption, parse_stats
+from parsers.vllm.runtime import parse_preemption, parse_spec_decode, parse_stats
 from parsers.vllm.startup import (
     parse_available,
     parse_capacity,
@@ -179,6 +179,10 @@ def _h_sequence(msg: str) -> _Result:
     return _kind("retraction", parse_preemption(msg))
 
 
+def _h_spec(msg: str) -> _Result:
+    return _kind("spec_decode", parse_spec_decode(msg))
+
+
 def _h_version(msg: str) -> _Result:
     return _kind("engine_version", parse_version(msg))
 
@@ -233,6 +237,7 @@ _HANDLERS: dict[str, _Handler] = {
     "vllm": _h_capacity,
     "Avg ": _h_stats,
     "Sequ": _h_sequence,
+    "Spec": _h_spec,  # V1 "SpecDecoding metrics: ..."; V0 "Speculative metrics: ..."
     "vLLM": _h_version,
     "rank": _h_rank,
 }
@@ -255,6 +260,8 @@ _BARE_OK = ("Using KV cache scaling factor 1.0 for fp8", "Using uncalibrated q_s
             # V0's preemption warning quoted alone (GAIR-NLP/LIMO#29); `parse_preemption`
             # reads only the full "... is preempted by PreemptionMode.X mode because ..."
             "Sequence group ",
+            # the speculative-decoding metrics line quoted alone (V1, V0)
+            "SpecDecoding metrics: ", "Speculative metrics: ",
             # 0.7-0.10 names the device (executor_base.py): "# cuda blocks: N, # CPU blocks: M"
             "# cuda blocks: ", "# rocm blocks: ", "# xpu blocks: ", "# hpu blocks: ",
             "# tpu blocks: ", "# HPU blocks: ", "# TPU blocks: ")
@@ -284,6 +291,12 @@ def parse_unchecked(text: str) -> Event | None:
             or text[:1] == " "):
         text = normalize(text)
     head = vllm_head(text)
+    if head is None and "0" <= text[:1] <= "9" and text[10:11] == "T":
+        # NVIDIA Dynamo's `VllmColorFormatter` prints `{ts} {level:>5} {module.func}: {msg}` in
+        # place of vLLM's head (parsers.envelope): the level is there, the time is Dynamo's
+        dynamo = dynamo_head(text)
+        if dynamo is not None and vllm_head(text[dynamo[0]:]) is None:
+            head = (dynamo[0], dynamo[1], None)
     if head is None and ("0" <= text[:1] <= "9" or text[:5] == "[pod/"):
         # An untimed head behind a client's envelope (`2026-05-21T02:05:31Z (APIServer
         # pid=568) INFO [model.py:531] ...`, a controller that re-stamps vLLM's lines): the
@@ -320,6 +333,11 @@ def parse_unchecked(text: str) -> Event | None:
         hit = _fallback(msg)
     if hit is None:
         return None
+    if hit[0] == "oom" and start and hit[1].get("reason") == "torch":
+        # the CUDA allocator's text names no engine; the vLLM process that printed it does
+        process = vllm_process(text, start)
+        if process is not None:
+            hit[1]["process"] = process
     return Event(hit[0], rank, ts, hit[1])
 
 

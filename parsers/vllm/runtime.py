@@ -110,3 +110,46 @@ def parse_preemption(msg: str) -> dict[str, Any] | None:
     fields.update({"retracted_reqs": 1, "wording": "preempted", "mode": m.group(1).lower(),
                    "cumulative": int(m.group(2)) if m.group(2) else None})
     return fields
+
+
+# Speculative decoding, every stats interval: V1 "SpecDecoding metrics: Mean acceptance length:
+# %.2f, Accepted throughput: %.2f tokens/s, Drafted throughput: %.2f tokens/s, Accepted: %d
+# tokens, Drafted: %d tokens, Per-position acceptance rate: %s, Avg Draft acceptance rate:
+# %.1f%%" (v1/spec_decode/metrics.py:96-104 in 0.10.2, :120-128 in 0.34.0; the per-position
+# rates `, `-joined `:.3f`); V0 "Speculative metrics: Draft acceptance rate: %.3f, System
+# efficiency: %.3f, Number of speculative tokens: %d, Number of accepted tokens: %d, Number of
+# draft tokens: %d, Number of emitted tokens: %d." (engine/metrics.py:380-386 in 0.6.3).
+_SPEC_V1 = regex.compile(
+    rf"SpecDecoding metrics: Mean acceptance length: ({_NUM}), Accepted throughput: ({_NUM}) "
+    rf"tokens/s, Drafted throughput: ({_NUM}) tokens/s, Accepted: (\d+) tokens, Drafted: (\d+) "
+    rf"tokens, Per-position acceptance rate: ((?:{_NUM}(?:, )?)*?), Avg Draft acceptance rate: "
+    rf"({_NUM})%")
+_SPEC_V0 = regex.compile(
+    rf"Speculative metrics: Draft acceptance rate: ({_NUM}), System efficiency: ({_NUM}), "
+    rf"Number of speculative tokens: (\d+), Number of accepted tokens: (\d+), Number of draft "
+    rf"tokens: (\d+), Number of emitted tokens: (\d+)")
+
+
+def _ratio(raw: str) -> float | None:
+    x = float(raw)
+    return x if math.isfinite(x) else None
+
+
+def parse_spec_decode(msg: str) -> dict[str, Any] | None:
+    """The acceptance of a speculative-decoding metrics line, or None (a line cut before its
+    acceptance rate is no metrics line: the rate is its last column)."""
+    m = _SPEC_V1.match(msg)
+    if m is not None:
+        rate = _ratio(m.group(7))
+        return {"accept_len": _ratio(m.group(1)),
+                "accept_rate": None if rate is None else round(rate / 100, 6),
+                "accepted_throughput": _ratio(m.group(2)),
+                "drafted_throughput": _ratio(m.group(3)), "accepted_tokens": int(m.group(4)),
+                "drafted_tokens": int(m.group(5)), "per_position": m.group(6) or None}
+    m = _SPEC_V0.match(msg)
+    if m is not None:
+        return {"accept_len": None, "accept_rate": _ratio(m.group(1)),
+                "system_efficiency": _ratio(m.group(2)), "spec_tokens": int(m.group(3)),
+                "accepted_tokens": int(m.group(4)), "drafted_tokens": int(m.group(5)),
+                "emitted_tokens": int(m.group(6))}
+    return None

@@ -380,10 +380,17 @@ def _mib_gib(s: str) -> float | None:
 # size: %s tokens" and the concurrency line apart; 0.28-0.29 one line; 0.30+ "%s KV cache
 # size: ..." (the device: GPU, XPU, ...) with " + host" under HiSparse (kv_cache_utils.py
 # update_kv_cache_capacity, 0.33.0).
-_BLOCKS = regex.compile(r"# (?:GPU blocks: (\d+)(?:, # CPU blocks: (\d+))?|([A-Za-z]+) blocks: "
-                        r"(\d+), # CPU blocks: (\d+))")
+# The oldest form, 0.1-0.2, is the same "# GPU blocks: {num_gpu_blocks}, # CPU blocks:
+# {num_cpu_blocks}" printed by the engine itself (vllm/engine/llm_engine.py:199-200 in 0.1.7,
+# :205-206 in 0.2.0) under the head `%(levelname)s %(asctime)s %(filename)s:%(lineno)d]`
+# (vllm/logger.py:7 in both), just before `if num_gpu_blocks <= 0: raise ValueError("No available
+# memory for the cache blocks. ...")` (:202-205 / :208-211): a count of 0 or less is a server
+# that did not start, so the count is read signed (the worker clamps it at 0 in those releases,
+# worker/worker.py:127 in 0.1.7, :128 in 0.2.0, but a paste or a patched build may not).
+_BLOCKS = regex.compile(r"# (?:GPU blocks: (-?\d+)(?:, # CPU blocks: (-?\d+))?|([A-Za-z]+) "
+                        r"blocks: (-?\d+), # CPU blocks: (-?\d+))")
 # the V0 line pasted without its first "# " (vllm-project/vllm#10517): the CPU tail names it
-_BLOCKS_UNHASHED = regex.compile(r"(GPU) blocks: (\d+), # CPU blocks: (\d+)")
+_BLOCKS_UNHASHED = regex.compile(r"(GPU) blocks: (-?\d+), # CPU blocks: (-?\d+)")
 # The block size a V0 pool line's device runs at when nothing sets another (the line does not
 # print it; `--block-size`, a dump's block_size and a "Forcing kv cache block size" line come
 # first): `EngineArgs.block_size = 16` (engine/arg_utils.py:107 in 0.6.3, every device but

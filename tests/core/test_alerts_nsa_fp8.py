@@ -138,3 +138,66 @@ def test_auto_fp8_on_an_nsa_pool_is_not_unit_scaled():
 def test_auto_fp8_on_a_plain_pool_stays_critical():
     a = _auto_alert(_auto_lines(None, cls="LlamaForCausalLM", model_path="/models/llama"))
     assert a["severity"] == "critical" and "kv_cache_quant_algo" in a["detail"]
+
+
+# Issue 36.2: the DSA line alone, with no args dump in the excerpt. The line is printed only
+# when kv_cache_dtype was left at auto (`if kv_cache_dtype == "auto":` 0.5.23
+# arg_groups/overrides.py:532-538, logger.warning) and only for a DSA model
+# (`is_deepseek_dsa(hf_config)`, :495), so it proves both the engine's choice and the NSA pool.
+DSA_SM = "[2026-03-01 12:00:00] Setting KV cache dtype to {d} for DeepSeek DSA on SM{m} device."
+
+
+def _alone(lines: list[str]) -> list[dict]:
+    s = Session()
+    s.feed_lines("dsa", lines)
+    return s.report().to_json()["alerts"]
+
+
+@pytest.mark.parametrize("line", [
+    DSA_SM.format(d="fp8_e4m3", m=10),
+    DSA_SM.format(d="fp8_e4m3", m=12),
+    # the logging-config head (corpus ktransformers-issue-1969 prints it so, at SM8)
+    "[2026-05-01 15:16:08] WARNING server_args.py:1168: Setting KV cache dtype to fp8_e4m3 for "
+    "DeepSeek DSA on SM10 device.",
+    "[2026-03-01 12:00:00] Setting KV cache dtype to fp8_e4m3 for DeepSeek NSA.",  # 0.5.5-0.5.7
+])
+def test_the_dsa_line_alone_is_the_engines_own_fp8_choice(line):
+    for lines in ([line], [line, "[2026-03-01 12:00:09 TP0] Load weight begin. avail mem=78 GB"]):
+        alerts = _alone(lines)
+        rules = [a["rule"] for a in alerts]
+        assert rules == ["kv-auto-fp8"], rules  # not the generic kv-fp8
+        a = alerts[0]
+        assert "its default for this model" in a["detail"]
+        assert "NSA pool" in a["detail"] and a["severity"] == "warning"
+
+
+def test_the_dsa_line_at_bf16_raises_nothing():
+    assert _alone([DSA_SM.format(d="bfloat16", m=9)]) == []
+
+
+def test_a_dump_that_names_fp8_keeps_it_an_explicit_choice():
+    # with a dump the line reads with it (the dump is the post-override value): not this rule
+    dump = ("[2026-03-01 12:00:00] server_args=ServerArgs(model_path='/models/x', tp_size=8, "
+            "kv_cache_dtype='fp8_e5m2', page_size=64)")
+    rules = [a["rule"] for a in _alone([DSA_SM.format(d="fp8_e4m3", m=10), dump])]
+    assert "kv-auto-fp8" not in rules
+
+
+def test_the_gate_fails_on_the_dsa_line_at_warning(tmp_path):
+    from tests.test_cli_check import kvtui
+
+    path = tmp_path / "dsa.log"
+    path.write_text(DSA_SM.format(d="fp8_e4m3", m=10) + "\n")
+    assert kvtui("check", "--fail-on", "warning", str(path)).returncode == 1
+    out = kvtui("check", "--json", str(path))
+    assert out.returncode == 0  # a warning passes the default (critical) gate, and says so
+    assert '"kv-auto-fp8"' in out.stdout
+
+
+def test_a_dsv4_default_line_alone_is_not_called_unit_scaled():
+    # DeepSeek-V4's pool keeps scales of its own (584 B/token: FP8 NoPE, its tile scales, BF16
+    # RoPE; 0.5.23 mem_cache/deepseek_v4_memory_pool.py:300-320) that kvtui does not model: no
+    # critical "scales default to 1.0" from its override line (overrides.py:900-904) alone
+    alerts = _alone(["[2026-05-13 02:13:58] Setting KV cache dtype to fp8_e4m3 for "
+                     "DeepseekV4ForCausalLM."])
+    assert [(a["rule"], a["severity"]) for a in alerts] == [("kv-fp8", "warning")]

@@ -248,6 +248,20 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      "tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=51",
      "retraction", {"retracted_reqs": 1, "mode": "recompute", "cumulative": 51,
                     "wording": "preempted"}),
+    # --- speculative decoding: v1/spec_decode/metrics.py:96-104 (0.10.2), :120-128 (0.34.0);
+    # V0 engine/metrics.py:380-386 (0.6.3) -----------------------------------------------------
+    ("(EngineCore_DP0 pid=9) INFO 05-01 10:01:00 [metrics.py:120] SpecDecoding metrics: Mean "
+     "acceptance length: 2.74, Accepted throughput: 51.20 tokens/s, Drafted throughput: 87.90 "
+     "tokens/s, Accepted: 512 tokens, Drafted: 879 tokens, Per-position acceptance rate: "
+     "0.812, 0.571, 0.357, Avg Draft acceptance rate: 58.2%", "spec_decode",
+     {"accept_len": 2.74, "accept_rate": 0.582, "accepted_throughput": 51.2,
+      "drafted_throughput": 87.9, "accepted_tokens": 512, "drafted_tokens": 879,
+      "per_position": "0.812, 0.571, 0.357"}),
+    ("INFO 10-17 07:51:08 metrics.py:367] Speculative metrics: Draft acceptance rate: 0.651, "
+     "System efficiency: 0.570, Number of speculative tokens: 5, Number of accepted tokens: "
+     "3255, Number of draft tokens: 5000, Number of emitted tokens: 3421.", "spec_decode",
+     {"accept_rate": 0.651, "system_efficiency": 0.57, "spec_tokens": 5,
+      "accepted_tokens": 3255, "drafted_tokens": 5000, "emitted_tokens": 3421}),
     # --- errors: kv_cache_utils.py:716 (0.11), kv_cache_planning.py:75 (0.33) ----------------
     ("ERROR 04-02 12:33:23 [core.py:380] ValueError: To serve at least one request with the "
      "models's max seq len (32768), (0.95 GiB KV cache is needed, which is larger than the "

@@ -77,7 +77,10 @@ class Fold:
     def parse(self, text: str) -> Event | None:
         """The event of one line, detecting the engine on the way."""
         if self.engine is not None:
-            return self.engine.parse_line(text)
+            ev = self.engine.parse_line(text)
+            if ev is None and len(self.engines) > 1:
+                ev = self._foreign(text)
+            return ev
         first: Event | None = None
         for engine in self.engines:
             ev = engine.parse_line(text)
@@ -95,6 +98,20 @@ class Fold:
                         self._identified(engine)
                         break
         return first
+
+    def _foreign(self, text: str) -> Event | None:
+        """A line the stream's engine does not read, read by another engine whose own wording
+        it is (`identifies`): a paste that mixes engines ("vLLM vs SGLang capacity") keeps
+        each line's fact. A line another grammar reads but cannot claim (an OOM's CUDA text)
+        stays unread."""
+        for engine in self.engines:
+            if engine is self.engine:
+                continue
+            ev = engine.parse_line(text)
+            if ev is not None and engine.identifies(ev):
+                ev.foreign = True
+                return ev
+        return None
 
     def _identified(self, engine: Engine) -> None:
         self.engine = engine

@@ -31,15 +31,31 @@ def _tagged(ranks: Any, name: str) -> bool:
                for r in ranks for tok in str(r).split())
 
 
+# Kinds of lines the scheduler process prints (its model runner's start-up and its batch
+# statistics), which it would tag `TPn` at tp_size > 1: the launcher's own lines (the args
+# dump, the tokenizer's) carry no tag at any size (sglang-log-lines.md 1).
+_SCHEDULER_LINES = frozenset({"load_weight_begin", "load_weight_end", "kv_pool", "capacity",
+                              "memory_pool_end", "cuda_graph_begin", "cuda_graph_end",
+                              "prefill_batch", "decode_batch"})
+
+
 def tag_floors(run: Any) -> dict[str, tuple[int, str]]:
     """{degree: (least size, why)} for each degree (TP, PP, EP) whose tag on this run proves
-    it exceeds 1; a degree left out proves only its index + 1."""
+    it exceeds 1; a degree left out proves only its index + 1. TP maps to (1, why) when the
+    run's scheduler lines carry no TP tag on a release that tags TP only when tp_size > 1:
+    then TP is 1 (`kvtui.core.deployment.layout` says it is inferred)."""
     ranks = tuple(getattr(run, "ranks", ()) or ())
     out: dict[str, tuple[int, str]] = {}
     for name, flag in (("PP", "pp_size"), ("EP", "ep_size")):
         if _tagged(ranks, name):
             out[name] = (2, f"SGLang's scheduler tags {name} only when {flag} > 1")
     if not _tagged(ranks, "TP"):
+        # (not behind a wrapper that replaced SGLang's head and its tags: `ts:envelope`)
+        if (_SCHEDULER_LINES & set(getattr(run, "kinds_seen", ()) or ())
+                and "ts:envelope" not in (getattr(run, "hints", ()) or ())
+                and infer_version(run).lo >= TP_TAG_IF_SIZED):
+            out["TP"] = (1, "SGLang's scheduler lines carry no TP tag, which 0.4.7+ prints "
+                            "whenever tp_size > 1 (managers/scheduler.py:2461-2462 in 0.4.7)")
         return out
     scheduler = bool(_SCHEDULER_KINDS & set(getattr(run, "kinds_seen", ()) or ())) or any(
         _tagged(ranks, part) for part in _SCHEDULER_PARTS)

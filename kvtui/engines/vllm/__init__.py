@@ -88,6 +88,15 @@ WORDING: dict[str, str] = {
         "exceed the share vLLM may use, gpu_memory_utilization x total GPU memory, so there "
         "is no KV cache at all: vLLM stops at start-up (\"No available memory for the cache "
         "blocks\", then \"EngineCore failed to start\")."),
+    # "# GPU blocks: 0, # CPU blocks: C": V0 sizes the pool as num_gpu_blocks = (total GPU
+    # memory x gpu_memory_utilization - the profile's peak) // block bytes, clamped at 0
+    # (worker/worker.py:124-128 in 0.2.0), and raises "No available memory for the cache
+    # blocks. Try increasing `gpu_memory_utilization` ..." when it is <= 0
+    # (engine/llm_engine.py:208-211 in 0.2.0, :202-205 in 0.1.7)
+    "profiled_negative.blocks_why": (
+        "the weights and the activation peak of the profile run already take the share vLLM "
+        "may use, gpu_memory_utilization x total GPU memory, so not one KV block fits: vLLM "
+        "stops at start-up (\"No available memory for the cache blocks\")."),
     "profiled_negative.budget_fix": (
         "Raise --gpu-memory-utilization (or free the GPU of other processes); lower the "
         "activation peak with a smaller --max-num-batched-tokens, --max-num-seqs or "
@@ -146,8 +155,10 @@ class VLLM:
 
     def identifies(self, ev: Event) -> bool:
         # An out-of-memory error reads the same from any engine (the CUDA allocator's text);
-        # the KV-too-small errors are vLLM's own.
-        return ev.kind != "oom" or ev.get("reason") != "torch"
+        # the KV-too-small errors are vLLM's own, and so is one a vLLM process printed (its
+        # `(VllmWorker rank=0 pid=9) ` prefix: parsers.prefix.vllm_process).
+        return (ev.kind != "oom" or ev.get("reason") != "torch"
+                or ev.get("process") is not None)
 
     def owns_frame(self, frame: Frame) -> bool:
         return vllm_frames.owns_frame(frame)
