@@ -404,6 +404,22 @@ class Run:
             seen = target.get("evidence") if target is not None else None
         return isinstance(seen, Evidence) and _before(ev.ts, seen.ts)
 
+    def pool_again(self, ev: Event) -> bool:
+        """Is a KV pool line a second target pool of a rank that already sized one, in a run
+        with no speculative draft (whose pool follows the target's on the same rank) and no
+        post-capture re-sizing? Then the server sized its pool again: a restart whose dump
+        was not captured. A whole-cache budget (kind "kv") restates itself with a draft's
+        layers, so it never counts."""
+        if ev.get("post_capture") or ev.get("draft") or self.draft_weights \
+                or _speculative(self):
+            return False
+        kind = pool_kind(ev)
+        if kind == "kv":
+            return False
+        held = self.pools.get((ev.rank, ev.get("label"), kind))
+        return held is not None and held.role == "target" and not held.post_capture \
+            and self.started_up
+
     @property
     def args_only(self) -> bool:
         """Opened by a server start and holding nothing but its argument-resolution lines."""
@@ -508,6 +524,9 @@ class State:
         # Does a start-up line in another rank-tag shape begin another server start (`bind`:
         # the engine's `tag_shape_starts`)?
         self.shape_starts = False
+        # A log client said the server started again (a container restart, `restart_notice`):
+        # the next line that is folded opens a new run, dump or not.
+        self.restart_pending = False
 
     def bind(self, engine: Any) -> None:
         """The engine's rules this fold follows, once a line named the engine."""
@@ -517,6 +536,20 @@ class State:
     @property
     def current(self) -> Run:
         return self.runs[-1]
+
+    def restart_notice(self) -> None:
+        """A log client saw the server start again (docker's or kubectl's restart count, a
+        journald unit restarted): what follows is a new run even if its start prints no
+        argument dump (a client resumed with `--since` may miss it)."""
+        self.restart_pending = True
+
+    def upto(self, count: int) -> State:
+        """The state as it stood when run `count` (1-based) was the last: a shallow view whose
+        `current` is that run, so the report, the alerts and the what-if of an earlier run are
+        built by the same code as the last one's. Only `runs` differs; nothing is copied."""
+        view = copy.copy(self)
+        view.runs = self.runs[:count]
+        return view
 
     def rename_source(self, old: str, new: str) -> None:
         """The lines read as `old` now live in the file `new` (a rotation): every piece of
@@ -584,19 +617,28 @@ class State:
                 run = self._start_in(run, ev.ts)
         elif (kind == "load_weight_begin" and ev.rank in run.weights_begin and (
                 run.started_up or run.stamped_before_rank(ev, kind))) or (
-                kind == "kv_pool" and run.stamped_before_rank(ev, kind)):
+                kind == "kv_pool" and (run.stamped_before_rank(ev, kind)
+                                       or run.pool_again(ev))) or self._shape_start(run, ev):
             run = self._new_run()
-        elif (self.shape_starts and ev.rank and run.started_up and run.tag_shape is not None
-              and KIND_TRAITS[kind].phase == "startup" and tag_shape(ev.rank) != run.tag_shape):
-            # Every rank of one start tags its lines alike (the engine's `tag_shape_starts`):
-            # a start-up line in another shape after the run started up is another start.
-            run = self._new_run()
+        if self.restart_pending:
+            self.restart_pending = False
+            if run.lines_seen and run is self.current:
+                run = self._new_run()
         if ev.rank and run.tag_shape is None:
             run.tag_shape = tag_shape(ev.rank)
         if run.opener is None:
             run.opener = "start" if start else kind
             run.opened_ts = ev.ts
         return run
+
+    def _shape_start(self, run: Run, ev: Event) -> bool:
+        """Every rank of one start tags its lines alike (the engine's `tag_shape_starts`): a
+        start-up line in another shape after the run started up is another start; so is a
+        tagged one after a start whose lines carried no tag at all (SGLang tags ranks only
+        when TP > 1: a TP1 start followed by a TP2 start that printed no dump)."""
+        return bool(self.shape_starts and ev.rank and run.started_up
+                    and KIND_TRAITS[ev.kind].phase == "startup"
+                    and tag_shape(ev.rank) != run.tag_shape)
 
     def _start_in(self, run: Run, ts: str | None) -> Run:
         """The run a start line stamped `ts` opens: a new one, or `run` when its stamp says it
