@@ -136,7 +136,9 @@ def summaries(state: State, found: list[Analysis], tp_of: Callable[[Run], int | 
             pool_tokens=pool.tokens if pool else None,
             max_total_num_tokens=cap.get("max_total_num_tokens"),
             decode_batches=run.runtime.decode_batches,
-            opened_by=run.opener,
+            # The first run's opener depends on the route that folded its first rows (a batch
+            # row read column-wise opens nothing): only a start is said of it.
+            opened_by=run.opener if i or run.opener == "start" else None,
             engine_version=version,
             tp=tp_of(run),
             bytes_per_token=round(bpt, 1) if bpt is not None else None,

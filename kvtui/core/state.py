@@ -202,6 +202,9 @@ class Run:
     # The shape of the rank tags of the run's first ranked line that opened or joined it
     # (`tag_shape`: ("DP", "TP", "EP") for `DP1 TP1 EP1`).
     tag_shape: tuple[str, ...] | None = None
+    # The number of the line that opened the run (beside `opener`: its start, or the line that
+    # showed a restart without one): where the log pane marks the restart.
+    first_line: int | None = None
 
     # -- derived facts -------------------------------------------------------------------
     @property
@@ -568,7 +571,7 @@ class State:
         handler = HANDLERS.get(kind)
         if handler is None:
             return
-        run = self._run_for(ev)
+        run = self._run_for(ev, line_no)
         run.lines_seen += 1
         if ev.rank:
             run.ranks.add(ev.rank)
@@ -581,7 +584,7 @@ class State:
         handler(self, run, ev, source, line_no, text)
 
     # -- run boundaries -------------------------------------------------------------------
-    def _run_for(self, ev: Event) -> Run:
+    def _run_for(self, ev: Event, line_no: int | None = None) -> Run:
         """The run an event belongs to, opening a new one at a server start.
 
         SGLang resolves its arguments (and logs model-specific KV dtype overrides, the DSA
@@ -629,6 +632,7 @@ class State:
         if run.opener is None:
             run.opener = "start" if start else kind
             run.opened_ts = ev.ts
+            run.first_line = line_no
         return run
 
     def _shape_start(self, run: Run, ev: Event) -> bool:

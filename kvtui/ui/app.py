@@ -66,6 +66,8 @@ class KvCommands(Provider):
             ("Log: search…", "search", ""),
             ("Log: copy the selected line", "copy_line", "terminal clipboard (OSC 52)"),
             ("Log: follow the tail", "log_tail", ""),
+            ("Runs: every server start", "runs", "the facts, alerts and what-if of each"),
+            ("Runs: compare the last run with the one before", "compare_runs", ""),
             ("Help: keys", "help", ""),
         ]
         app = self.app
@@ -144,6 +146,8 @@ class KvApp(App[int]):
         Binding("w", "log_wrap", "Wrap"),
         Binding("c", "copy_line", "Copy"),
         Binding("r", "regex_filter", "Regex", show=False),
+        Binding("R", "runs", "Runs", show=False),
+        Binding("C", "compare_runs", "Compare", show=False),
         Binding("e", "export('md')", "Export"),
         Binding("E", "export('json')", "JSON", show=False),
         Binding("space", "toggle_pause", "Play/Pause", show=False),
@@ -370,7 +374,9 @@ class KvApp(App[int]):
         self.facts_pane.show(report)
         self.timeline_pane.show(timeline)
         self.log_view.set_evidence(rv.evidence_lines(report))
-        title = f"Alerts ({len(rv.alerts(report))})"
+        resolved = sum(1 for _, a in rv.earlier_alerts(report) if a.resolved_by is not None)
+        title = f"Alerts ({len(rv.alerts(report))}" + (f", {resolved} resolved)" if resolved
+                                                        else ")")
         if self.alerts_pane.border_title != title:
             self.alerts_pane.border_title = title
 
@@ -393,6 +399,29 @@ class KvApp(App[int]):
         with self.ingest.report_lock:
             self.ingest.session.configure(model=model)
         self.ingest.refresh_report()
+
+    # -- runs -------------------------------------------------------------------------------------
+    def action_runs(self) -> None:
+        """The runs list: every server start, each one's facts, alerts and what-if."""
+        from kvtui.ui.runs import RunsScreen
+
+        runs = rv.runs(self.report)
+        if not runs:
+            self.notify("no server start seen yet", markup=False)
+            return
+        self.push_screen(RunsScreen(runs, self.ingest.session, self.ingest.report_lock))
+
+    def action_compare_runs(self) -> None:
+        """The last run against the one before it (`kvtui compare` on the log)."""
+        from kvtui.ui.runs import TextScreen, compare_text
+
+        number = len(rv.runs(self.report))
+        if number < 2:
+            self.notify("one server start so far: nothing to compare with", markup=False)
+            return
+        self.push_screen(TextScreen(f"Run {number} against run {number - 1}",
+                                    compare_text(self.ingest.session, self.ingest.report_lock,
+                                                 number)))
 
     # -- log pane status --------------------------------------------------------------------------
     @on(LogView.Status)
