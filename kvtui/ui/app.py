@@ -690,16 +690,20 @@ class KvApp(App[int]):
 
     # -- export ---------------------------------------------------------------------------------
     def action_export(self, fmt: str) -> None:
-        self._export(fmt)
+        # The scenario is read here, on the UI thread that owns the pane.
+        from kvtui.ui.scenario_export import scenario_doc
+
+        pane = self.whatif_pane
+        self._export(fmt, scenario_doc(pane.inputs, pane.result))
 
     @work(thread=True, exclusive=True, group="export")
-    def _export(self, fmt: str) -> None:
+    def _export(self, fmt: str, scenario: dict[str, Any] | None = None) -> None:
         try:
             with self.ingest.report_lock:
                 report = self.ingest.session.report()
             path = export_path(self.source, self.export_dir, fmt)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render_export(report, fmt), encoding="utf-8")
+            path.write_text(render_export(report, fmt, scenario), encoding="utf-8")
             self.call_from_thread(self.notify, f"exported to {path}", title="export",
                                   markup=False, timeout=8)
         except Exception as exc:
@@ -718,16 +722,25 @@ class KvApp(App[int]):
             gc.unfreeze()
 
 
-def render_export(report: Report, fmt: str) -> str:
-    """The same document `kvtui check` prints: its Markdown renderer, or its JSON."""
+def render_export(report: Report, fmt: str, scenario: dict[str, Any] | None = None) -> str:
+    """The same document `kvtui check` prints (its Markdown renderer, or its JSON), with the
+    what-if scenario built in the pane after it (a `whatif_scenario` key, or a section)."""
     if fmt == "md":
         try:
             from kvtui.core.render import render_markdown
 
-            return render_markdown(report)
+            text = render_markdown(report)
+            if scenario is not None:
+                from kvtui.ui.scenario_export import scenario_markdown
+
+                text += scenario_markdown(scenario)
+            return text
         except ImportError:
             pass
-    return json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"
+    doc = report.to_json()
+    if scenario is not None:
+        doc["whatif_scenario"] = scenario
+    return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def run_app(source: LineSource, title: str, **opts: Any) -> int:
