@@ -89,3 +89,16 @@ def test_errors_exit_2():
     assert run("sample_logs/llama31-70b-tp8.log#3", "sample_logs/llama31-70b-tp8.log"
                ).returncode == 2
     assert run("no/such/file.log").returncode == 2
+
+
+def test_the_readme_walk_through_is_printed_verbatim():
+    """The README's deploy-loop example is what `kvtui compare` prints today."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"^`(?P<cmd>kvtui compare (?P<arg>[^` ]+))` \(one file", readme, re.M)
+    assert m, "the README's compare example"
+    block = readme[m.end():].split("```\n", 2)[1]
+    out = run(m.group("arg"))
+    assert out.returncode == 0
+    assert out.stdout == block

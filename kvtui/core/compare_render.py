@@ -7,6 +7,7 @@ from typing import Any
 
 from kvtui.core.compare import Comparison, Row
 from kvtui.core.text import inert
+from kvtui.core.units import fmt_length
 
 
 def _v(value: Any) -> str:
@@ -46,7 +47,8 @@ def render_comparison(c: Comparison) -> str:
     out.extend(_row(r) for r in c.facts)
     if c.fits:
         out += ["", "Requests that fit, by context length"]
-        out.extend(_row(r) for r in c.fits)
+        out.extend(_row(Row(fmt_length(int(r.name)) if r.name.isdigit() else r.name, r.a, r.b))
+                   for r in c.fits)
     out += [""]
     if c.alerts:
         out.append("Alerts")
