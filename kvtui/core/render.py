@@ -108,7 +108,9 @@ def render_text(report: Report) -> str:
         w("")
         w(f"Runs ({len(runs)} server starts; the last one is reported above)")
         for r in runs:
-            at = f"line {r.start.line}" if r.start is not None else "(no start line)"
+            at = (f"line {r.start.line}" if r.start is not None
+                  else f"line {r.opened_line} (no start line)" if r.opened_line is not None
+                  else "(no start line)")
             w(f"  #{r.index} {at}: {r.configured_dtype or '?'}"
               f" -> {r.effective_dtype or '?'}, pool {_fmt_num(r.pool_tokens)}"
               f" tokens, {r.decode_batches:,} decode batches")

@@ -551,6 +551,9 @@ class RunSummary:
     bytes_per_token: float | None = None
     max_running_requests: int | None = None
     alerts: tuple[RunAlert, ...] = ()
+    # A run opened with no start line (no dump): where and when its first line was.
+    opened_line: int | None = field(default=None, metadata=OMIT_NONE)
+    opened_ts: str | None = field(default=None, metadata=OMIT_NONE)
 
     def to_json(self) -> Json:
         return _fields_json(self)

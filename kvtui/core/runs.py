@@ -107,7 +107,7 @@ def _resolution(state: State, found: list[Analysis], i: int, rule: str) -> Resol
         if any(a.rule == rule for a in found[j][1]):
             return None
         start = later.start
-        return Resolution(run=j + 1, line=start.line if start else None,
+        return Resolution(run=j + 1, line=start.line if start else later.first_line,
                           ts=(start.ts if start else later.opened_ts),
                           cause=arg_changes(runs[i], later),
                           note=no_dump_note(runs[i], later, j + 1))
@@ -147,7 +147,9 @@ def summaries(state: State, found: list[Analysis], tp_of: Callable[[Run], int | 
                                   evidence=snapshot(a.evidence),
                                   resolved_by=(_resolution(state, found, i, a.rule)
                                                if i < len(state.runs) - 1 else None))
-                         for a in alerts)))
+                         for a in alerts),
+            opened_line=run.first_line if run.start is None and i else None,
+            opened_ts=run.opened_ts if run.start is None and i else None))
     return tuple(out)
 
 

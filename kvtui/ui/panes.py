@@ -184,7 +184,7 @@ def run_label(r: rv.Shown, *, short: bool = False) -> str | None:
     if len(runs) < 2:
         return None
     last = runs[-1]
-    ts = last.start.ts if last.start is not None else None
+    ts = last.start.ts if last.start is not None else last.opened_ts
     when = _clock(ts) if ts else None
     if short:
         return f"run {last.index}" + (f" ↻{when}" if when else "")

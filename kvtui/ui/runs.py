@@ -30,9 +30,11 @@ def run_line(r: RunSummary, resolved: int) -> Text:
     effective, scales, pool tokens, max running, alerts."""
     t = Text()
     t.append(f"#{r.index:<3}", style="bold")
-    ts = r.start.ts if r.start is not None else None
-    where = f"line {r.start.line:,}" if r.start is not None else (
-        f"opened by a {clean(r.opened_by or 'line', 30)} line")
+    ts = r.start.ts if r.start is not None else r.opened_ts
+    line = r.start.line if r.start is not None else r.opened_line
+    where = (f"line {line:,}" if line is not None else "") + (
+        "" if r.start is not None or r.index == 1
+        else f" (no start line: a {clean(r.opened_by or 'line', 30)} line)")
     t.append(f"{_clock(ts) if ts else '--:--:--'}  {where}\n", style="dim")
     t.append(f"     {clean(r.engine_version or '?', 24)}  KV ")
     t.append(clean(r.configured_dtype or "?", 20), style="bold")
