@@ -97,10 +97,21 @@ def llama8b_tp1_then_tp2() -> str:
                             dump=False)
 
 
+def vllm_llama70b_tp8_then_tp4() -> str:
+    """vLLM 0.33.0, Llama-3.1-70B at TP=8, then restarted at TP=4 (`vllm_samples.py`)."""
+    import vllm_samples
+
+    first = vllm_samples.llama70b_bf16()
+    tokens = _predicted(first, "bf16", tp=4)
+    return first + vllm_samples.llama70b_bf16(tp=4, tokens=tokens,
+                                              start=datetime(2026, 7, 20, 19, 0, 0))
+
+
 RESTARTS = {
     "qwen35-397b-nvfp4-tp8-fp8-then-bf16.log": qwen35_fp8_then_bf16,
     "llama31-70b-tp8-mem-fraction-restart.log": llama70b_mem_fraction,
     "llama31-8b-tp1-then-tp2-no-dump.log": llama8b_tp1_then_tp2,
+    "vllm-llama31-70b-tp8-then-tp4.log": vllm_llama70b_tp8_then_tp4,
 }
 
 

@@ -24,6 +24,7 @@ CASES = {
     "sglang-vs-vllm": ["sample_logs/llama31-70b-tp8.log",
                        "sample_logs/vllm-llama31-70b-tp8-bf16.log"],
     "no-dump-tp1-to-tp2": ["sample_logs/llama31-8b-tp1-then-tp2-no-dump.log"],
+    "vllm-tp8-to-tp4": ["sample_logs/vllm-llama31-70b-tp8-then-tp4.log"],
     "mem-fraction": ["sample_logs/llama31-70b-tp8-mem-fraction-restart.log#1",
                      "sample_logs/llama31-70b-tp8-mem-fraction-restart.log#2"],
 }

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvtui.core.report_types import OMIT_NONE, ArgChange, Json, Report, _fields_json
-from kvtui.core.runs import arg_changes, flag_of
+from kvtui.core.runs import arg_changes
 from kvtui.core.state import Run
 
 # A prediction agrees when the logged pool is within this share of it: the engines page-align
@@ -269,12 +269,13 @@ def _runtime(a: RunRef, b: RunRef) -> RuntimeDiff:
     return RuntimeDiff(shared=tuple(shared), single=single, aggregate=aggregate, rows=rows)
 
 
-# The memory settings a what-if moves, by engine-neutral role: the fraction of GPU memory.
-def _memory_value(calc: Any, run: Run) -> tuple[str, Any] | None:
+def _memory_value(calc: Any) -> tuple[str, float] | None:
+    """The engine's memory fraction as the run set it (its `memory_knob`, the logged value or
+    the engine's default), None when the run is sized in bytes or the value is unknown."""
     knob = calc.memory_knob()
-    if knob.bytes:
+    if knob.bytes or not isinstance(knob.value, (int, float)):
         return None
-    return knob.name, run.server_args.get(knob.name)
+    return knob.name, float(knob.value)
 
 
 def predict(a: RunRef, b: RunRef, *, model: Any = None, checkpoint: Any = None,
@@ -292,7 +293,7 @@ def predict(a: RunRef, b: RunRef, *, model: Any = None, checkpoint: Any = None,
         return None, f"run {b.number} logged no pool size"
     dtype_a, dtype_b = a.report.kv_cache.effective_dtype, b.report.kv_cache.effective_dtype
     tp_a, tp_b = a.report.parallel.tp, b.report.parallel.tp
-    mem_a, mem_b = _memory_value(calc_a, a.run), _memory_value(calc_b, b.run)
+    mem_a, mem_b = _memory_value(calc_a), _memory_value(calc_b)
     changed: list[str] = []
     kw: dict[str, Any] = {}
     if dtype_b and dtype_b != dtype_a:
@@ -300,7 +301,7 @@ def predict(a: RunRef, b: RunRef, *, model: Any = None, checkpoint: Any = None,
     if tp_b and tp_a and tp_b != tp_a:
         changed.append(f"TP {tp_a} -> {tp_b}")
         kw["tp"] = tp_b
-    if mem_a and mem_b and isinstance(mem_b[1], (int, float)) and mem_b[1] != mem_a[1]:
+    if mem_a and mem_b and mem_b[1] != mem_a[1]:
         changed.append(f"{mem_b[0]} {mem_a[1]} -> {mem_b[1]}")
         kw["mem_fraction_static"] = float(mem_b[1])
     if not changed:
@@ -323,8 +324,9 @@ def predict(a: RunRef, b: RunRef, *, model: Any = None, checkpoint: Any = None,
 def _disagreement(a: RunRef, b: RunRef, moved: dict[str, Any]) -> str:
     """Why a prediction may miss: other flags changed, or another release sized it."""
     modelled = {"kv_cache_dtype", "tp_size", "tensor_parallel_size", *moved}
-    others = [c.flag for c in arg_changes(a.run, b.run) if c.arg not in modelled
-              and flag_of(c.arg) not in ("--mem-fraction-static", "--gpu-memory-utilization")]
+    knobs = {"mem_fraction_static", "gpu_memory_utilization"}
+    others = [c.flag for c in arg_changes(a.run, b.run, b.engine)
+              if c.arg not in modelled and c.arg not in knobs]
     why = []
     if others:
         why.append("other flags changed: " + ", ".join(others[:6]))
@@ -340,7 +342,7 @@ def _disagreement(a: RunRef, b: RunRef, moved: dict[str, Any]) -> str:
 def compare(a: RunRef, b: RunRef, *, model: Any = None, checkpoint: Any = None,
             release: str | None = None) -> Comparison:
     """Run `a` (the earlier, the baseline) against run `b`."""
-    args = arg_changes(a.run, b.run)
+    args = arg_changes(a.run, b.run, b.engine if a.report.engine == b.report.engine else None)
     note = None
     if not a.run.server_args or not b.run.server_args:
         which = [r.label for r in (a, b) if not r.run.server_args]

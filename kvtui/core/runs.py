@@ -34,15 +34,29 @@ DRAWN_AT_START = frozenset({"random_seed"})
 Analysis = tuple[WhatIf | None, Sequence[Alert]]
 
 
-def flag_of(arg: str) -> str:
-    """The command-line spelling of a dumped argument: both engines' CLIs spell a field
-    `--field-name` (SGLang's argparse in srt/server_args.py `add_cli_args`, vLLM's
-    `EngineArgs.add_cli_args` through `FlexibleArgumentParser`)."""
+# The dumped arguments whose name the parsers share across engines (a vLLM dump's
+# tensor_parallel_size and max_model_len are read as tp_size and context_length), by the
+# engine's `Flags` field that spells them on its command line.
+SHARED_NAMES = {"kv_cache_dtype": "kv_cache_dtype", "tp_size": "tensor_parallel",
+                "context_length": "context_length",
+                "max_running_requests": "max_running_requests"}
+
+
+def flag_of(arg: str, engine: Any = None) -> str:
+    """The command-line spelling of a dumped argument: the engine's own for the names the
+    parsers share (`Engine.flags`: vLLM's `-tp`, `--max-model-len`), else `--field-name`, as
+    both engines' CLIs spell a field (SGLang's argparse in srt/server_args.py `add_cli_args`,
+    vLLM's `EngineArgs.add_cli_args`)."""
+    flags = getattr(engine, "flags", None)
+    shared = SHARED_NAMES.get(arg)
+    if flags is not None and shared is not None:
+        return str(getattr(flags, shared))
     return "--" + arg.replace("_", "-")
 
 
-def arg_changes(before: Run, after: Run) -> tuple[ArgChange, ...]:
-    """The server arguments that differ between two runs' dumps, in the later dump's order.
+def arg_changes(before: Run, after: Run, engine: Any = None) -> tuple[ArgChange, ...]:
+    """The server arguments that differ between two runs' dumps, in the later dump's order,
+    spelled as `engine`'s command line spells them.
 
     A dump that lists every argument (SGLang's ServerArgs) states each one; a dump of the
     non-default arguments only (vLLM's, `Run.args_complete`) leaves a default out, which is
@@ -56,7 +70,7 @@ def arg_changes(before: Run, after: Run) -> tuple[ArgChange, ...]:
             continue
         va, vb = a.get(key), b.get(key)
         if va != vb:
-            out.append(ArgChange(arg=key, flag=flag_of(key), before=va, after=vb))
+            out.append(ArgChange(arg=key, flag=flag_of(key, engine), before=va, after=vb))
     return tuple(out)
 
 
@@ -95,7 +109,8 @@ def analyses(state: State, last: Analysis, analyse: Callable[[State], Analysis],
     return out
 
 
-def _resolution(state: State, found: list[Analysis], i: int, rule: str) -> Resolution | None:
+def _resolution(state: State, found: list[Analysis], i: int, rule: str,
+                engine: Any = None) -> Resolution | None:
     """The first later run that got going (`Run.started_up`) and no longer raises `rule`;
     None while every later run that got going still raises it (or none got going yet: a
     restart still loading has said nothing about the alert)."""
@@ -109,13 +124,13 @@ def _resolution(state: State, found: list[Analysis], i: int, rule: str) -> Resol
         start = later.start
         return Resolution(run=j + 1, line=start.line if start else later.first_line,
                           ts=(start.ts if start else later.opened_ts),
-                          cause=arg_changes(runs[i], later),
+                          cause=arg_changes(runs[i], later, engine),
                           note=no_dump_note(runs[i], later, j + 1))
     return None
 
 
-def summaries(state: State, found: list[Analysis], tp_of: Callable[[Run], int | None]) \
-        -> tuple[RunSummary, ...]:
+def summaries(state: State, found: list[Analysis], tp_of: Callable[[Run], int | None],
+              engine: Any = None) -> tuple[RunSummary, ...]:
     """One summary per run, numbered from 1, each with its own alerts; an earlier run's alert
     that a later run resolved says which restart did and what changed."""
     out = []
@@ -145,7 +160,7 @@ def summaries(state: State, found: list[Analysis], tp_of: Callable[[Run], int | 
             max_running_requests=_int(cap.get("max_running_requests")),
             alerts=tuple(RunAlert(rule=a.rule, severity=a.severity, title=a.title,
                                   evidence=snapshot(a.evidence),
-                                  resolved_by=(_resolution(state, found, i, a.rule)
+                                  resolved_by=(_resolution(state, found, i, a.rule, engine)
                                                if i < len(state.runs) - 1 else None))
                          for a in alerts),
             opened_line=run.first_line if run.start is None and i else None,

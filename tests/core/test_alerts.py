@@ -29,6 +29,7 @@ EXPECTED: dict[str, set[str]] = {
     "qwen35-397b-nvfp4-tp8-fp8-then-bf16.log": {"low-context-concurrency"},
     "llama31-70b-tp8-mem-fraction-restart.log": set(),
     "llama31-8b-tp1-then-tp2-no-dump.log": {"low-context-concurrency"},
+    "vllm-llama31-70b-tp8-then-tp4.log": set(),
     # vLLM samples (sample_logs/vllm_samples.py)
     "vllm-llama31-8b-tp2-fp8-unscaled.log": {"kv-fp8-unscaled", "pool-saturated", "kv-retraction"},
     "vllm-qwen3-next-80b-tp4-hybrid.log": set(),

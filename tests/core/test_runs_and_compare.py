@@ -89,6 +89,7 @@ def test_the_report_of_an_earlier_run_is_that_runs():
     ("qwen35-397b-nvfp4-tp8-fp8-then-bf16.log", "KV dtype fp8_e4m3 -> bf16"),
     ("llama31-70b-tp8-mem-fraction-restart.log", "mem_fraction_static 0.85 -> 0.8"),
     ("llama31-8b-tp1-then-tp2-no-dump.log", "TP 1 -> 2"),
+    ("vllm-llama31-70b-tp8-then-tp4.log", "TP 8 -> 4"),
 ])
 def test_prediction_holds_to_the_token(name, setting):
     sessions = _sessions(name)
