@@ -423,6 +423,18 @@ class Run:
         return held is not None and held.role == "target" and not held.post_capture \
             and self.started_up
 
+    def weights_again(self, ev: Event) -> bool:
+        """Is a weight load's end a second load of the same model on a rank that already
+        loaded it, after the run started up (its capacity line, or batches)? Then the server
+        started again and its begin line was not captured. A draft model loads before the
+        capacity line and names another class; the overlap commit line restates the load
+        (SGLang 0.5.23 model_runner_components/startup_weight_load.py:353, :537): neither
+        counts."""
+        held = self.weights.get(ev.rank)
+        cls = ev.get("model_class")
+        return (held is not None and self.started_up and bool(cls) and not ev.get("overlap")
+                and held.get("model_class") == cls)
+
     @property
     def args_only(self) -> bool:
         """Opened by a server start and holding nothing but its argument-resolution lines."""
@@ -621,7 +633,8 @@ class State:
         elif (kind == "load_weight_begin" and ev.rank in run.weights_begin and (
                 run.started_up or run.stamped_before_rank(ev, kind))) or (
                 kind == "kv_pool" and (run.stamped_before_rank(ev, kind)
-                                       or run.pool_again(ev))) or self._shape_start(run, ev):
+                                       or run.pool_again(ev))) or (
+                kind == "load_weight_end" and run.weights_again(ev)) or self._shape_start(run, ev):
             run = self._new_run()
         if self.restart_pending:
             self.restart_pending = False

@@ -49,6 +49,18 @@ def test_a_second_pool_line_of_a_rank_after_start_up_is_a_restart():
     assert len(report.runs) == 2 and report.runs[1].opened_by == "kv_pool"
 
 
+def test_a_second_weight_load_of_a_rank_after_start_up_is_a_restart():
+    text = (SAMPLES / "llama31-8b-retraction.log").read_text().splitlines()
+    end = next(line for line in text if "Load weight end" in line)
+    begin = next(line for line in text if "Load weight begin" in line)
+    # its begin line was not captured: the end alone opens the run
+    report = _session("\n".join([*text, end])).report()
+    assert len(report.runs) == 2 and report.runs[1].opened_by == "load_weight_end"
+    # the begin line opens it when it is there (the end then belongs to that run)
+    report = _session("\n".join([*text, begin, end])).report()
+    assert len(report.runs) == 2 and report.runs[1].opened_by == "load_weight_begin"
+
+
 def test_a_log_clients_restart_notice_opens_a_run_without_a_dump():
     text = (SAMPLES / "llama31-8b-retraction.log").read_text().splitlines()
     decode = [line for line in text if "Decode batch" in line][:5]
