@@ -18,6 +18,7 @@ from kvtui import __version__
 COMMANDS: dict[str, str] = {
     "check": "analyse log files headless and print the report (human or --json)",
     "events": "print every recognized log line as JSON Lines",
+    "compare": "compare two server runs: changed args, pools, alerts, throughput, prediction",
     "whatif": "KV capacity what-if: tokens and concurrency for BF16 / FP8 / FP4",
     "replay": "replay saved logs in the TUI, timed by their own timestamps",
     "tail": "follow a log live in the TUI: a file, stdin (-), --docker, --kubectl or --journal",

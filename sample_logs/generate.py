@@ -251,12 +251,12 @@ QWEN35_CELL_FP8 = 1 * (256 + 256) * 15 * 1  # 7,680 B/token per GPU
 QWEN35_FP8_TOKENS = 608_174
 
 
-def qwen35(kv: str, *, fmt: str, seed: int) -> str:
+def qwen35(kv: str, *, fmt: str, seed: int, start: datetime | None = None) -> str:
     """kv: "fp8" (explicit fp8_e4m3, 0.5.10 format, the no-scaling-factor warning on every
     rank), "bf16" (the fix: --kv-cache-dtype bf16, 0.5.10 format), or "auto" (0.5.21 format:
     `auto` silently resolved to FP8 by the checkpoint's kv_cache_quant_algo, no warning)."""
     rng = random.Random(seed)
-    log = Log(Clock(datetime(2026, 11, 24, 9, 14, 2)))
+    log = Log(Clock(start or datetime(2026, 11, 24, 9, 14, 2)))
     tp = 8
     ranks = [f"TP{i}" for i in range(tp)]
     model = "/models/nvidia/Qwen3.5-397B-A17B-NVFP4"
@@ -447,16 +447,18 @@ def deepseek_v3() -> str:
     return log.text()
 
 
-def llama70b() -> str:
-    """Llama-3.1-70B-Instruct at TP=8 on H100, BF16 KV, SGLang 0.5.5-0.5.8 format."""
+def llama70b(mem_frac: float = 0.85, tokens: int | None = None,
+             start: datetime | None = None) -> str:
+    """Llama-3.1-70B-Instruct at TP=8 on H100, BF16 KV, SGLang 0.5.5-0.5.8 format. `tokens`:
+    the pool a restart at another `mem_frac` sized (`restarts.py` asks kvtui's calculator)."""
     rng = random.Random(70)
-    log = Log(Clock(datetime(2025, 12, 9, 8, 30, 0)))
+    log = Log(Clock(start or datetime(2025, 12, 9, 8, 30, 0)))
     ranks = [f"TP{i}" for i in range(8)]
-    pre, usage, mem_frac = 78.68 * GIB, 16.43 * GIB, 0.85
+    pre, usage = 78.68 * GIB, 16.43 * GIB
     after = pre - usage
     rest = after - pre * (1 - mem_frac)
     cell = max(1, 8 // 8) * (128 + 128) * 80 * 2
-    tokens = int(rest // cell)
+    tokens = int(rest // cell) if tokens is None else tokens
     args = base_server_args("meta-llama/Llama-3.1-70B-Instruct", tp_size=8,
                             mem_fraction_static=mem_frac, served_model_name="llama-3.1-70b")
     log.add(server_args_repr(args))
@@ -724,6 +726,11 @@ def render_all() -> Iterator[tuple[str, str]]:
     for name, make in SAMPLES.items():
         yield name, make()
     yield from vllm_samples.render_all()
+    if str(HERE) not in sys.path:  # imported from elsewhere (tests/test_sample_logs.py)
+        sys.path.insert(0, str(HERE))
+    import restarts  # the restarted servers' logs, beside this file (it imports this one)
+
+    yield from restarts.render_all()
 
 
 def main(argv: list[str]) -> int:

@@ -262,20 +262,23 @@ def qwen3_next_hybrid() -> str:
     return log.text()
 
 
-def llama70b_bf16() -> str:
+def llama70b_bf16(tp: int = 8, tokens: int | None = None,
+                  start: datetime | None = None) -> str:
     """0.33.0: the process prefix in the format (logger.py:28), format_gib memory, one capacity
     line "GPU KV cache size: ..., Maximum concurrency ..." (kv_cache_utils.py
-    update_kv_cache_capacity), behind docker compose."""
+    update_kv_cache_capacity), behind docker compose. `tokens`: the pool a restart at another
+    `tp` sized (`restarts.py` asks kvtui's calculator)."""
     rng = random.Random(1303)
-    log = VLog(datetime(2026, 7, 20, 18, 2, 40), compose="vllm-70b  | ")
+    log = VLog(start or datetime(2026, 7, 20, 18, 2, 40), compose="vllm-70b  | ")
     model = "meta-llama/Llama-3.1-70B-Instruct"
-    tp, layers = 8, 80
+    layers = 80
     log.add("APIServer pid=1", "INFO", "api_utils.py:339",
             " \u2584\u2584 \u2584\u2588 \u2588     \u2588     \u2588 \u2580\u2584\u2580 \u2588  "
             "version 0.33.0")
     log.add("APIServer pid=1", "INFO", "api_utils.py:281",
             f"non-default args: {{'model_tag': '{model}', 'model': '{model}', "
-            "'tensor_parallel_size': 8, 'max_model_len': 131072, 'kv_cache_dtype': 'bfloat16', "
+            f"'tensor_parallel_size': {tp}, 'max_model_len': 131072, 'kv_cache_dtype': "
+            "'bfloat16', "
             "'gpu_memory_utilization': 0.92}")
     log.add("APIServer pid=1", "INFO", "model.py:561", "Resolved architecture: LlamaForCausalLM")
     log.tick(5)
@@ -284,7 +287,7 @@ def llama70b_bf16() -> str:
             f"speculative_config=None, tokenizer='{model}', skip_tokenizer_init=False, "
             "tokenizer_mode=auto, revision=None, tokenizer_revision=None, "
             "trust_remote_code=False, dtype=torch.bfloat16, max_seq_len=131072, "
-            "download_dir=None, load_format=auto, tensor_parallel_size=8, "
+            f"download_dir=None, load_format=auto, tensor_parallel_size={tp}, "
             "pipeline_parallel_size=1, data_parallel_size=1, decode_context_parallel_size=1, "
             "dcp_comm_backend=ag_rs, disable_custom_all_reduce=False, quantization=None, "
             "quantization_config=None, enforce_eager=False, aux_output_config=None, "
@@ -304,10 +307,10 @@ def llama70b_bf16() -> str:
         log.add(f"Worker_TP{w} pid={120 + w}", "INFO", "gpu_worker.py:773",
                 f"Available KV cache memory: {fmt_gib(avail)} GiB")
     # TP 8 over 8 KV heads: 1 per GPU; 80 layers x 1 x (128 + 128) x 2 B per token.
-    block_bytes = 16 * 1 * 256 * 2 * layers
-    blocks = avail // block_bytes
+    block_bytes = 16 * (8 // tp) * 256 * 2 * layers
+    blocks = avail // block_bytes if tokens is None else tokens // 16
     conc = blocks / cdiv(131072, 16)
-    tokens = int(conc * 131072)
+    tokens = int(conc * 131072) if tokens is None else tokens
     log.add("EngineCore pid=98", "INFO", "kv_cache_utils.py:1147",
             f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for 131,072 tokens per "
             f"request: {conc:.2f}x")

@@ -17,7 +17,7 @@ Where the log cannot tell, the item says so (state "unknown" or "info") and no a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -365,7 +365,7 @@ def judge_generation(run: Run, engine: Any) -> Judged:
     return Judged("unknown", "no generation-config line")
 
 
-def judge_kv(run: Run, alerts: tuple[Alert, ...] | list[Alert]) -> Judged:
+def judge_kv(run: Run, alerts: Sequence[Alert]) -> Judged:
     found = sorted((a for a in alerts if a.rule in KV_RULES),
                    key=lambda a: severity.rank(a.severity))
     if found:
@@ -383,7 +383,7 @@ JUDGES: dict[str, Callable[[Run, Any], Judged]] = {
 }
 
 
-def checklist(run: Run, alerts: tuple[Alert, ...] | list[Alert], engine: Any,
+def checklist(run: Run, alerts: Sequence[Alert], engine: Any,
               checkpoint: CheckpointFacts | None = None) -> tuple[AccuracyItem, ...]:
     """The current run's checklist, one item per setting, in `ITEMS` order; empty when no
     engine is known (no line was recognised)."""
@@ -404,26 +404,6 @@ def checklist(run: Run, alerts: tuple[Alert, ...] | list[Alert], engine: Any,
     return tuple(out)
 
 
-def run_checklists(state: Any, engine: Any, checkpoint: CheckpointFacts | None = None,
-                   options: Any = None) -> tuple[tuple[int, tuple[AccuracyItem, ...]], ...]:
-    """(run index, checklist) for every server start in the log, the last one's as the report
-    gives it: each run judged as if it were the current one (the rules read only the current
-    run), for a report that lists its runs (`Report.runs`). The what-if is not rebuilt per run:
-    no checklist item reads it."""
-    import copy
-
-    from kvtui.core import alerts  # alerts takes in this module's rules: imported late
-
-    out = []
-    for i, run in enumerate(state.runs):
-        view = copy.copy(state)
-        view.runs = state.runs[:i + 1]
-        found = alerts.evaluate(view, options=options, checkpoint=checkpoint, engine=engine)
-        out.append((run.index, checklist(run, found, engine, checkpoint)))
-    return tuple(out)
-
-
-# --- the alert rules (entries of kvtui.core.alerts.RULES) -------------------------------------
 def _alert(j: Judged) -> Alert | None:
     if j.rule is None or j.state not in ("critical", "warning") or not j.title:
         return None

@@ -109,10 +109,18 @@ def render_text(report: Report) -> str:
         w("")
         w(f"Runs ({len(runs)} server starts; the last one is reported above)")
         for r in runs:
-            at = f"line {r.start.line}" if r.start is not None else "(no start line)"
+            at = (f"line {r.start.line}" if r.start is not None
+                  else f"line {r.opened_line} (no start line)" if r.opened_line is not None
+                  else "(no start line)")
             w(f"  #{r.index} {at}: {r.configured_dtype or '?'}"
               f" -> {r.effective_dtype or '?'}, pool {_fmt_num(r.pool_tokens)}"
               f" tokens, {r.decode_batches:,} decode batches")
+            if r is runs[-1]:
+                continue  # its alerts are listed above
+            for a in r.alerts:
+                state = a.resolved_by.describe() if a.resolved_by is not None else "not resolved"
+                out.extend(_para(f"{severity.MARK.get(a.severity, a.severity)} {a.rule}: "
+                                 f"{inert(state, 1200)}", "      "))
     return "\n".join(out) + "\n"
 
 

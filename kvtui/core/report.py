@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from kvtui import __version__
+from kvtui.core import runs as runs_mod
 from kvtui.core.deployment import layout
 from kvtui.core.engine import retraction_groups, tag_floors
 from kvtui.core.report_types import (
@@ -20,7 +21,6 @@ from kvtui.core.report_types import (
     PoolFacts,
     Report,
     RunningLimit,
-    RunSummary,
     RuntimeFacts,
     Source,
     WeightFacts,
@@ -183,23 +183,6 @@ def _kv_cache(run: Run) -> KVCacheFacts:
     )
 
 
-def run_summary(run: Run) -> RunSummary:
-    eff, _, _ = run.effective
-    pool = run.primary_kv_pool()
-    cap = run.primary_capacity()
-    return RunSummary(
-        index=run.index,
-        start=snapshot(run.start),
-        model_path=run.server_args.get("model_path"),
-        configured_dtype=run.configured_kv_dtype,
-        effective_dtype=eff,
-        scales=run.scales,
-        pool_tokens=pool.tokens if pool else None,
-        max_total_num_tokens=cap.get("max_total_num_tokens") if cap else None,
-        decode_batches=run.runtime.decode_batches,
-    )
-
-
 def whatif_unmodelled(pools: tuple[PoolFacts, ...]) -> str | None:
     """Why a run whose pools the log gives has no what-if, when that is the reason: its budget
     is split among sub-pools (DeepSeek-V4's SWA, C4, C128 and state rows), which no calculator
@@ -215,21 +198,39 @@ def whatif_unmodelled(pools: tuple[PoolFacts, ...]) -> str | None:
             f"one KV pool per GPU)")
 
 
+def analyse_run(state: State, *, engine: Any = None, model: Any = None,
+                alert_options: Any = None, checkpoint: CheckpointFacts | None = None,
+                release: str | None = None) -> runs_mod.Analysis:
+    """The what-if and the alerts of the state's current run."""
+    from kvtui.core import alerts as alerts_mod
+
+    calc = (engine.calculator(state.current, model, checkpoint, release=release)
+            if engine is not None else None)
+    whatif = calc.report() if calc is not None else None
+    found = alerts_mod.evaluate(state, whatif=whatif, options=alert_options,
+                                checkpoint=checkpoint, engine=engine, release=release)
+    return whatif, tuple(a.frozen() for a in found)
+
+
 def build_report(state: State, *, engine: Any = None, model: Any = None,
                  alert_options: Any = None, checkpoint: CheckpointFacts | None = None,
-                 release: str | None = None, partial: bool = False) -> Report:
+                 release: str | None = None, partial: bool = False,
+                 memo: dict[int, Any] | None = None) -> Report:
+    """The report of the state's last run; `runs` holds every run's facts and alerts (each
+    earlier run's analysis read from `memo` while that run is unchanged, `runs.analyses`)."""
     from kvtui.core import accuracy
-    from kvtui.core import alerts as alerts_mod
 
     run = state.current
     sa = run.server_args
     weights = _weights(run)
     pools = _pools(run)
-    calc = (engine.calculator(run, model, checkpoint, release=release)
-            if engine is not None else None)
-    whatif = calc.report() if calc is not None else None
-    found = alerts_mod.evaluate(state, whatif=whatif, options=alert_options,
-                                checkpoint=checkpoint, engine=engine, release=release)
+
+    def analyse(view: State) -> runs_mod.Analysis:
+        return analyse_run(view, engine=engine, model=model, alert_options=alert_options,
+                           checkpoint=checkpoint, release=release)
+
+    whatif, found = analyse(state)
+    every = runs_mod.analyses(state, (whatif, found), analyse, memo)
     return Report(
         kvtui_version=__version__,
         sources=tuple(Source(n, c) for n, c in state.sources.items()),
@@ -248,10 +249,11 @@ def build_report(state: State, *, engine: Any = None, model: Any = None,
         runtime=RuntimeFacts(**run.runtime.to_dict(retraction_groups(engine))),
         server_args=dict(sa) if sa else None,
         errors=tuple(e.to_dict() for e in run.ooms),
-        runs=tuple(run_summary(r) for r in state.runs),
+        runs=runs_mod.summaries(state, every, lambda r: _parallel(r, engine).tp, engine,
+                                lambda r, a: accuracy.checklist(r, a, engine, checkpoint)),
         whatif=whatif,
         whatif_unmodelled=whatif_unmodelled(pools) if whatif is None else None,
-        alerts=tuple(a.frozen() for a in found),
+        alerts=tuple(found),
         checkpoint=checkpoint.to_dict() if checkpoint is not None else None,
         partial=partial,
         accuracy=accuracy.checklist(run, found, engine, checkpoint),

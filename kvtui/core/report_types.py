@@ -483,8 +483,66 @@ class RuntimeFacts:
 
 
 @dataclass(frozen=True, slots=True)
+class ArgChange:
+    """One server argument that differs between two runs (`kvtui.core.runs.arg_changes`):
+    None on a side means that run's dump did not state it."""
+
+    arg: str
+    flag: str
+    before: Any
+    after: Any
+
+    def describe(self) -> str:
+        """`--kv-cache-dtype auto -> bf16` (a side the dump did not state reads "unset")."""
+        def show(v: Any) -> str:
+            return "unset" if v is None else str(v)
+        return f"{self.flag} {show(self.before)} -> {show(self.after)}"
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """The restart that resolved an earlier run's alert: the run (numbered from 1), where it
+    started, and the arguments that changed between the two (`cause`; `note` when the later
+    start printed no argument dump to compare)."""
+
+    run: int
+    line: int | None
+    ts: str | None
+    cause: tuple[ArgChange, ...]
+    note: str | None = field(default=None, metadata=OMIT_NONE)
+
+    def describe(self) -> str:
+        """"resolved by the restart at line 701: --kv-cache-dtype auto -> bf16"."""
+        at = f"at line {self.line:,}" if self.line is not None else f"of run {self.run}"
+        why = ", ".join(c.describe() for c in self.cause) or self.note or "no argument changed"
+        return f"resolved by the restart {at} (run {self.run}): {why}"
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RunAlert:
+    """An alert of one run; an earlier run's alert that a later run no longer raises carries
+    the restart that resolved it."""
+
+    rule: str
+    severity: str
+    title: str
+    evidence: Evidence | None
+    resolved_by: Resolution | None = field(default=None, metadata=OMIT_NONE)
+
+    def to_json(self) -> Json:
+        return _fields_json(self)
+
+
+@dataclass(frozen=True, slots=True)
 class RunSummary:
-    """One server start in the log (the report's facts are the last one's)."""
+    """One server start in the log (the report's facts are the last one's), numbered from 1
+    as users see it (`FILE#N`, the TUI, the JSON), with its own facts and alerts."""
 
     index: int
     start: Evidence | None
@@ -495,6 +553,19 @@ class RunSummary:
     pool_tokens: int | None
     max_total_num_tokens: int | None
     decode_batches: int
+    # What opened the run: "start" (an argument dump, a release line) or the kind of the
+    # line that showed a restart without one (a weight load, a pool line, a tagged line).
+    opened_by: str | None = None
+    engine_version: str | None = None
+    tp: int | None = None
+    bytes_per_token: float | None = None
+    max_running_requests: int | None = None
+    alerts: tuple[RunAlert, ...] = ()
+    # This run's accuracy checklist (`kvtui.core.accuracy.checklist`), judged with its own alerts
+    accuracy: tuple[AccuracyItem, ...] = ()
+    # A run opened with no start line (no dump): where and when its first line was.
+    opened_line: int | None = field(default=None, metadata=OMIT_NONE)
+    opened_ts: str | None = field(default=None, metadata=OMIT_NONE)
 
     def to_json(self) -> Json:
         return _fields_json(self)
@@ -555,6 +626,7 @@ class Report:
         return _fields_json(self)
 
 
-__all__ = ["AccuracyItem", "Alert", "CapacityFacts", "Current", "Inverse", "KVCacheFacts",
-           "ModelFacts", "ParallelFacts", "PoolFacts", "Report", "RunSummary", "RunningLimit",
-           "RuntimeFacts", "Scenario", "Source", "WeightFacts", "WhatIf", "snapshot"]
+__all__ = ["AccuracyItem", "Alert", "ArgChange", "CapacityFacts", "Current", "Inverse",
+           "KVCacheFacts", "ModelFacts", "ParallelFacts", "PoolFacts", "Report", "Resolution",
+           "RunAlert", "RunSummary", "RunningLimit", "RuntimeFacts", "Scenario", "Source",
+           "WeightFacts", "WhatIf", "snapshot"]

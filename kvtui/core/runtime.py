@@ -19,7 +19,7 @@ facts a reader sees.
 from __future__ import annotations
 
 import math
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
@@ -199,6 +199,11 @@ class Peak:
             self.value, self.evidence = b.value, b.evidence
 
 
+def _whole(text: str) -> int:
+    """A printed throughput rounded to a whole token/s as `add_batch` rounds it."""
+    return int(float(text) + 0.5)
+
+
 def _later(a: Any, b: Any) -> Any:
     return b if b is not None else a
 
@@ -232,6 +237,10 @@ class Runtime:
     queue_growth: Growth = field(default_factory=Growth)  # queue, decode line to decode line
     last_ts: str | None = None
     timeline: deque[TimelinePoint] = field(default_factory=lambda: deque(maxlen=TIMELINE_POINTS))
+    # Decode lines by running-request count: running -> {tok/s rounded to a whole token/s:
+    # lines}. A histogram, so joins add counts and a median at each count is read exactly to
+    # the token/s (`gen_median`): what compares two runs like for like (the same load).
+    gen_by_running: dict[int, dict[int, int]] = field(default_factory=dict)
 
     # -- what a reader sees -----------------------------------------------------------------
     @property
@@ -251,6 +260,26 @@ class Runtime:
         if not self.gen_throughput_n:
             return None
         return self.gen_throughput_centi / self.gen_throughput_n / 100
+
+    def gen_median(self, running: int) -> float | None:
+        """The median generation throughput (whole tok/s) of the decode lines that ran
+        `running` requests, None when none did; of an even count, the mean of the two middle
+        values."""
+        hist = self.gen_by_running.get(running)
+        if not hist:
+            return None
+        total = sum(hist.values())
+        lo_rank, hi_rank = (total - 1) // 2, total // 2
+        seen, lo, hi = 0, None, None
+        for value in sorted(hist):
+            seen += hist[value]
+            if lo is None and seen > lo_rank:
+                lo = value
+            if seen > hi_rank:
+                hi = value
+                break
+        assert lo is not None and hi is not None
+        return (lo + hi) / 2
 
     def retraction_counts(self, groups: Collection[str] | None) -> tuple[int, int]:
         """(episodes, requests retracted) of the retraction lines, each episode once.
@@ -345,6 +374,10 @@ class Runtime:
             self.last_gen_throughput = g
             self.gen_throughput_centi += int(g * 100 + 0.5)
             self.gen_throughput_n += 1
+            if running is not None:
+                hist = self.gen_by_running.setdefault(running, {})
+                bucket = int(g + 0.5)
+                hist[bucket] = hist.get(bucket, 0) + 1
         self.timeline.append(_new_point(TimelinePoint, (ts, line, u, running, queue, g, False)))
 
     def add_retraction(self, fields: dict[str, Any], ts: str | None, line: int,
@@ -406,6 +439,10 @@ class Runtime:
             else:
                 self.retraction_evidence.count += b.retraction_evidence.count
         self.timeline.extend(b.timeline)
+        for running, counts in b.gen_by_running.items():
+            hist = self.gen_by_running.setdefault(running, {})
+            for value, n in counts.items():
+                hist[value] = hist.get(value, 0) + n
 
     # -- whole columns ----------------------------------------------------------------------
     @classmethod
@@ -441,6 +478,9 @@ class Runtime:
             b.gen_throughput_centi = sum(map(int, map(str.replace, gens, repeat("."),
                                                       repeat(""))))
             b.gen_throughput_n = len(gens)
+            for (running, value), n in Counter(zip(map(int, compress(cols.running, gen)),
+                                                   map(_whole, gens), strict=True)).items():
+                b.gen_by_running.setdefault(running, {})[value] = n
             rows = list(compress(range(m), gen))[-TIMELINE_POINTS:]
             b.timeline.extend(TimelinePoint(cols.ts(k), cols.line(k), float(usage[k]),
                                             int(cols.running[k]), queues[k], float(gen[k]),

@@ -205,6 +205,9 @@ class Run:
     # The shape of the rank tags of the run's first ranked line that opened or joined it
     # (`tag_shape`: ("DP", "TP", "EP") for `DP1 TP1 EP1`).
     tag_shape: tuple[str, ...] | None = None
+    # The number of the line that opened the run (beside `opener`: its start, or the line that
+    # showed a restart without one): where the log pane marks the restart.
+    first_line: int | None = None
 
     # -- derived facts -------------------------------------------------------------------
     @property
@@ -407,6 +410,34 @@ class Run:
             seen = target.get("evidence") if target is not None else None
         return isinstance(seen, Evidence) and _before(ev.ts, seen.ts)
 
+    def pool_again(self, ev: Event) -> bool:
+        """Is a KV pool line a second target pool of a rank that already sized one, in a run
+        with no speculative draft (whose pool follows the target's on the same rank) and no
+        post-capture re-sizing? Then the server sized its pool again: a restart whose dump
+        was not captured. A whole-cache budget (kind "kv") restates itself with a draft's
+        layers, so it never counts."""
+        if ev.get("post_capture") or ev.get("draft") or self.draft_weights \
+                or _speculative(self):
+            return False
+        kind = pool_kind(ev)
+        if kind == "kv":
+            return False
+        held = self.pools.get((ev.rank, ev.get("label"), kind))
+        return held is not None and held.role == "target" and not held.post_capture \
+            and self.started_up
+
+    def weights_again(self, ev: Event) -> bool:
+        """Is a weight load's end a second load of the same model on a rank that already
+        loaded it, after the run started up (its capacity line, or batches)? Then the server
+        started again and its begin line was not captured. A draft model loads before the
+        capacity line and names another class; the overlap commit line restates the load
+        (SGLang 0.5.23 model_runner_components/startup_weight_load.py:353, :537): neither
+        counts."""
+        held = self.weights.get(ev.rank)
+        cls = ev.get("model_class")
+        return (held is not None and self.started_up and bool(cls) and not ev.get("overlap")
+                and held.get("model_class") == cls)
+
     @property
     def args_only(self) -> bool:
         """Opened by a server start and holding nothing but its argument-resolution lines."""
@@ -511,6 +542,9 @@ class State:
         # Does a start-up line in another rank-tag shape begin another server start (`bind`:
         # the engine's `tag_shape_starts`)?
         self.shape_starts = False
+        # A log client said the server started again (a container restart, `restart_notice`):
+        # the next line that is folded opens a new run, dump or not.
+        self.restart_pending = False
 
     def bind(self, engine: Any) -> None:
         """The engine's rules this fold follows, once a line named the engine."""
@@ -520,6 +554,20 @@ class State:
     @property
     def current(self) -> Run:
         return self.runs[-1]
+
+    def restart_notice(self) -> None:
+        """A log client saw the server start again (docker's or kubectl's restart count, a
+        journald unit restarted): what follows is a new run even if its start prints no
+        argument dump (a client resumed with `--since` may miss it)."""
+        self.restart_pending = True
+
+    def upto(self, count: int) -> State:
+        """The state as it stood when run `count` (1-based) was the last: a shallow view whose
+        `current` is that run, so the report, the alerts and the what-if of an earlier run are
+        built by the same code as the last one's. Only `runs` differs; nothing is copied."""
+        view = copy.copy(self)
+        view.runs = self.runs[:count]
+        return view
 
     def rename_source(self, old: str, new: str) -> None:
         """The lines read as `old` now live in the file `new` (a rotation): every piece of
@@ -538,7 +586,7 @@ class State:
         handler = HANDLERS.get(kind)
         if handler is None:
             return
-        run = self._run_for(ev)
+        run = self._run_for(ev, line_no)
         run.lines_seen += 1
         if ev.rank and not ev.foreign:  # another engine's tags prove nothing of this layout
             run.ranks.add(ev.rank)
@@ -552,7 +600,7 @@ class State:
         handler(self, run, ev, source, line_no, text)
 
     # -- run boundaries -------------------------------------------------------------------
-    def _run_for(self, ev: Event) -> Run:
+    def _run_for(self, ev: Event, line_no: int | None = None) -> Run:
         """The run an event belongs to, opening a new one at a server start.
 
         SGLang resolves its arguments (and logs model-specific KV dtype overrides, the DSA
@@ -588,19 +636,30 @@ class State:
                 run = self._start_in(run, ev.ts)
         elif (kind == "load_weight_begin" and ev.rank in run.weights_begin and (
                 run.started_up or run.stamped_before_rank(ev, kind))) or (
-                kind == "kv_pool" and run.stamped_before_rank(ev, kind)):
+                kind == "kv_pool" and (run.stamped_before_rank(ev, kind)
+                                       or run.pool_again(ev))) or (
+                kind == "load_weight_end" and run.weights_again(ev)) or self._shape_start(run, ev):
             run = self._new_run()
-        elif (self.shape_starts and ev.rank and run.started_up and run.tag_shape is not None
-              and KIND_TRAITS[kind].phase == "startup" and tag_shape(ev.rank) != run.tag_shape):
-            # Every rank of one start tags its lines alike (the engine's `tag_shape_starts`):
-            # a start-up line in another shape after the run started up is another start.
-            run = self._new_run()
+        if self.restart_pending:
+            self.restart_pending = False
+            if run.lines_seen and run is self.current:
+                run = self._new_run()
         if ev.rank and run.tag_shape is None:
             run.tag_shape = tag_shape(ev.rank)
         if run.opener is None:
             run.opener = "start" if start else kind
             run.opened_ts = ev.ts
+            run.first_line = line_no
         return run
+
+    def _shape_start(self, run: Run, ev: Event) -> bool:
+        """Every rank of one start tags its lines alike (the engine's `tag_shape_starts`): a
+        start-up line in another shape after the run started up is another start; so is a
+        tagged one after a start whose lines carried no tag at all (SGLang tags ranks only
+        when TP > 1: a TP1 start followed by a TP2 start that printed no dump)."""
+        return bool(self.shape_starts and ev.rank and run.started_up
+                    and KIND_TRAITS[ev.kind].phase == "startup"
+                    and tag_shape(ev.rank) != run.tag_shape)
 
     def _start_in(self, run: Run, ts: str | None) -> Run:
         """The run a start line stamped `ts` opens: a new one, or `run` when its stamp says it

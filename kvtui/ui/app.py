@@ -66,6 +66,8 @@ class KvCommands(Provider):
             ("Log: search…", "search", ""),
             ("Log: copy the selected line", "copy_line", "terminal clipboard (OSC 52)"),
             ("Log: follow the tail", "log_tail", ""),
+            ("Runs: every server start", "runs", "the facts, alerts and what-if of each"),
+            ("Runs: compare the last run with the one before", "compare_runs", ""),
             ("Help: keys", "help", ""),
         ]
         app = self.app
@@ -144,6 +146,8 @@ class KvApp(App[int]):
         Binding("w", "log_wrap", "Wrap"),
         Binding("c", "copy_line", "Copy"),
         Binding("r", "regex_filter", "Regex", show=False),
+        Binding("R", "runs", "Runs", show=False),
+        Binding("C", "compare_runs", "Compare", show=False),
         Binding("e", "export('md')", "Export"),
         Binding("E", "export('json')", "JSON", show=False),
         Binding("space", "toggle_pause", "Play/Pause", show=False),
@@ -370,7 +374,9 @@ class KvApp(App[int]):
         self.facts_pane.show(report)
         self.timeline_pane.show(timeline)
         self.log_view.set_evidence(rv.evidence_lines(report))
-        title = f"Alerts ({len(rv.alerts(report))})"
+        resolved = sum(1 for _, a in rv.earlier_alerts(report) if a.resolved_by is not None)
+        title = f"Alerts ({len(rv.alerts(report))}" + (f", {resolved} resolved)" if resolved
+                                                        else ")")
         if self.alerts_pane.border_title != title:
             self.alerts_pane.border_title = title
 
@@ -393,6 +399,29 @@ class KvApp(App[int]):
         with self.ingest.report_lock:
             self.ingest.session.configure(model=model)
         self.ingest.refresh_report()
+
+    # -- runs -------------------------------------------------------------------------------------
+    def action_runs(self) -> None:
+        """The runs list: every server start, each one's facts, alerts and what-if."""
+        from kvtui.ui.runs import RunsScreen
+
+        runs = rv.runs(self.report)
+        if not runs:
+            self.notify("no server start seen yet", markup=False)
+            return
+        self.push_screen(RunsScreen(runs, self.ingest.session, self.ingest.report_lock))
+
+    def action_compare_runs(self) -> None:
+        """The last run against the one before it (`kvtui compare` on the log)."""
+        from kvtui.ui.runs import TextScreen, compare_text
+
+        number = len(rv.runs(self.report))
+        if number < 2:
+            self.notify("one server start so far: nothing to compare with", markup=False)
+            return
+        self.push_screen(TextScreen(f"Run {number} against run {number - 1}",
+                                    compare_text(self.ingest.session, self.ingest.report_lock,
+                                                 number)))
 
     # -- log pane status --------------------------------------------------------------------------
     @on(LogView.Status)
@@ -661,16 +690,20 @@ class KvApp(App[int]):
 
     # -- export ---------------------------------------------------------------------------------
     def action_export(self, fmt: str) -> None:
-        self._export(fmt)
+        # The scenario is read here, on the UI thread that owns the pane.
+        from kvtui.ui.scenario_export import scenario_doc
+
+        pane = self.whatif_pane
+        self._export(fmt, scenario_doc(pane.inputs, pane.result))
 
     @work(thread=True, exclusive=True, group="export")
-    def _export(self, fmt: str) -> None:
+    def _export(self, fmt: str, scenario: dict[str, Any] | None = None) -> None:
         try:
             with self.ingest.report_lock:
                 report = self.ingest.session.report()
             path = export_path(self.source, self.export_dir, fmt)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(render_export(report, fmt), encoding="utf-8")
+            path.write_text(render_export(report, fmt, scenario), encoding="utf-8")
             self.call_from_thread(self.notify, f"exported to {path}", title="export",
                                   markup=False, timeout=8)
         except Exception as exc:
@@ -689,16 +722,25 @@ class KvApp(App[int]):
             gc.unfreeze()
 
 
-def render_export(report: Report, fmt: str) -> str:
-    """The same document `kvtui check` prints: its Markdown renderer, or its JSON."""
+def render_export(report: Report, fmt: str, scenario: dict[str, Any] | None = None) -> str:
+    """The same document `kvtui check` prints (its Markdown renderer, or its JSON), with the
+    what-if scenario built in the pane after it (a `whatif_scenario` key, or a section)."""
     if fmt == "md":
         try:
             from kvtui.core.render import render_markdown
 
-            return render_markdown(report)
+            text = render_markdown(report)
+            if scenario is not None:
+                from kvtui.ui.scenario_export import scenario_markdown
+
+                text += scenario_markdown(scenario)
+            return text
         except ImportError:
             pass
-    return json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str) + "\n"
+    doc = report.to_json()
+    if scenario is not None:
+        doc["whatif_scenario"] = scenario
+    return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def run_app(source: LineSource, title: str, **opts: Any) -> int:

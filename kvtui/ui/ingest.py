@@ -41,6 +41,12 @@ class LogEntry:
     notice: bool = False
 
 
+def restart_marker(source: str, run: int, line: int) -> LogEntry:
+    """The log pane's inline marker before the line that began server start `run`."""
+    return LogEntry(0, source, f"── server restarted: run {run}, line {line:,} ──", None,
+                    notice=True)
+
+
 @dataclass
 class Drained:
     """What the UI takes from the ingest in one tick."""
@@ -325,7 +331,11 @@ class Ingest:
                     for n, text in enumerate(block.texts, block.first_line_no)]
             del kept[:-(self._ring.maxlen or 1)]
             entries = []
+            starts = {run.first_line: number for number, run in enumerate(s.state.runs, 1)
+                      if number > 1 and run.first_line is not None}
             for n, source, text in kept:
+                if n in starts:
+                    entries.append(restart_marker(source, starts[n], n))
                 ev = s.parse(text)
                 entries.append(LogEntry(n, source, text, ev.kind if ev is not None else None))
         self._tail.clear()
@@ -343,17 +353,27 @@ class Ingest:
         notices: list[SourceNotice] = []
         added = 0
         with self.report_lock:
+            state = self.session.state
+            runs = len(state.runs)
             for item in batch:
                 if type(item) is SourceLine:
                     ev = feed(item.source, item.line_no, item.text)
                     added += 1
+                    if len(state.runs) > runs:
+                        runs = len(state.runs)
+                        entries.append(restart_marker(item.source, runs, item.line_no))
                     entries.append(LogEntry(item.line_no, item.source, item.text,
                                             ev.kind if ev is not None else None))
                 elif isinstance(item, SourceNotice):
+                    if item.state == "restarted":
+                        # a log client saw the server start again: a new run, dump or not
+                        self.session.restart_notice()
                     if item.state in ("restart", "truncated"):
                         self._early = None  # what it read ahead is no longer the log
                     if item.state == "restart":
                         self.session.reset()
+                        state = self.session.state
+                        runs = len(state.runs)
                         entries.clear()
                         with self._lock:
                             self._ring.clear()

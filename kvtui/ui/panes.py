@@ -109,11 +109,16 @@ class HeaderBar(Static):
 
     def build(self) -> Text:
         """Most important first, so a narrow terminal cuts the least important: the KV verdict,
-        the source state (with a replay's speed and the log's time), the deployment, then
-        which source and how many lines."""
+        the source state (with a replay's speed and the log's time), the run shown and when
+        the server restarted (once the log holds more than one start), the deployment, then
+        which source and how many lines. Below `NARROW` columns the header drops its badge,
+        the deployment (the Facts pane has it) and the line count, and cuts the source name in
+        its middle, so the run, the log time and the host or file stay on screen at 80."""
         r = rv.report_of(self.report)
+        narrow = 0 < self.size.width < NARROW
         t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(" kvtui ", style="bold reverse")
+        if not narrow:
+            t.append(" kvtui ", style="bold reverse")
         t.append(" ")
         if r and rv.unrecognised(r):
             # no engine's line (yet): not a KV verdict of unknowns
@@ -140,19 +145,55 @@ class HeaderBar(Static):
         if self.speed and self.state in ("replaying", "paused"):
             t.append(f" {self.speed}", style=style)
         if self.state in INLINE and self.state_message:
-            t.append(" " + clean(self.state_message, 60), style=style)
-        if r and not rv.unrecognised(r):
+            t.append(" " + clean(self.state_message, 30 if narrow else 60), style=style)
+        restart = run_label(r, short=narrow) if r else None
+        if restart:
+            t.append_text(_sep())
+            t.append(restart, style="bold magenta")
+        if r and not narrow and not rv.unrecognised(r):
             t.append_text(_sep())
             t.append(model_name(r), style="bold")
             t.append(f" · {rv.tp(r)}")
         if self.log_time:
             t.append_text(_sep())
-            t.append("log time ", style="dim")
+            t.append("log " if narrow else "log time ", style="dim")
             t.append(_clock(self.log_time))
         t.append_text(_sep())
+        if narrow:
+            room = max(12, self.size.width - t.cell_len)
+            t.append(middle_cut(clean(self.source_title, 200), room))
+            return t
         t.append(clean(self.source_title, 60))
         t.append(f" · {self.lines:,} lines", style="dim")
         return t
+
+
+# Below this width the header keeps the run, the log time and the source on screen (`build`).
+NARROW = 100
+
+
+def middle_cut(text: str, width: int) -> str:
+    """`text` in `width` cells, cut in its middle (a host's name and a file's end both say
+    which log it is)."""
+    if len(text) <= width:
+        return text
+    keep = width - 1
+    head = keep // 2
+    return text[:head] + "…" + text[len(text) - (keep - head):]
+
+
+def run_label(r: rv.Shown, *, short: bool = False) -> str | None:
+    """"run 2 · restarted 11:00:00" once the log holds more than one server start (the run
+    shown is the last one); None for a log of one start."""
+    runs = rv.runs(r)
+    if len(runs) < 2:
+        return None
+    last = runs[-1]
+    ts = last.start.ts if last.start is not None else last.opened_ts
+    when = _clock(ts) if ts else None
+    if short:
+        return f"run {last.index}" + (f" ↻{when}" if when else "")
+    return f"run {last.index}" + (f" · restarted {when}" if when else " · restarted")
 
 
 class AlertsPane(OptionList):
@@ -172,8 +213,10 @@ class AlertsPane(OptionList):
 
     def show(self, report: rv.Shown) -> None:
         alerts = sorted_alerts(report)
+        earlier = rv.earlier_alerts(report)
         key = tuple((a.rule, a.severity, a.title, a.evidence.line if a.evidence else None,
-                     a.evidence.count if a.evidence else None, a.fix) for a in alerts)
+                     a.evidence.count if a.evidence else None, a.fix) for a in alerts) + tuple(
+            (n, a.rule, a.resolved_by) for n, a in earlier)
         if key == self._key:
             self.alerts = alerts  # the detail view reads the newest wording
             return
@@ -181,12 +224,17 @@ class AlertsPane(OptionList):
         highlighted = self.highlighted
         self.alerts = alerts
         self.clear_options()
+        # An earlier run's alert that the last run no longer raises stays listed below the
+        # current ones, with the restart that resolved it (not selectable: its run is over).
+        history = [Option(self._earlier_prompt(n, a), disabled=True) for n, a in earlier]
         if not alerts:
             none = rv.unrecognised(report)
             self.add_option(Option(Text(f"no alerts: {none}" if none else "no alerts (yet)",
                                         style="dim"), disabled=True))
+            self.add_options(history)
             return
         self.add_options([Option(self._prompt(a)) for a in alerts])
+        self.add_options(history)
         if highlighted is not None and highlighted < len(alerts):
             self.highlighted = highlighted
         elif alerts:
@@ -208,6 +256,23 @@ class AlertsPane(OptionList):
             fix_text = clean(str(fix), 400)
             cut = fix_text.find(". ")
             t.append(fix_text[:cut + 1] if 0 < cut < 160 else fix_text[:160], style="green")
+        return t
+
+    @staticmethod
+    def _earlier_prompt(run: int, a: Any) -> Text:
+        t = Text()
+        if a.resolved_by is not None:
+            t.append("RESOLVED ", style="bold green")
+        else:
+            t.append("EARLIER  ", style="bold yellow")
+        t.append(clean(str(a.title or a.rule), 200))
+        ev = rv.evidence(a)
+        where = f"run {run}" + (f", line {ev.line}" if ev is not None and ev.line else "")
+        t.append(f"\n  {where}: ", style="dim")
+        if a.resolved_by is not None:
+            t.append(clean(a.resolved_by.describe(), 300), style="green")
+        else:
+            t.append("the restart has not said yet (still starting up)", style="dim")
         return t
 
     def current(self) -> rv.Alert | None:

@@ -25,18 +25,19 @@ from kvtui.core.report_types import (
     KVCacheFacts,
     PoolFacts,
     Report,
+    RunAlert,
     RunningLimit,
+    RunSummary,
     RuntimeFacts,
     WeightFacts,
 )
 
 __all__ = ["AccuracyItem", "Alert", "Failed", "PoolFacts", "Shown", "accuracy", "alert_key",
-           "alerts", "capacity",
-           "computed_bytes_per_token", "context_len", "evidence", "evidence_lines", "failure",
-           "figure",
-           "kv_cache", "kv_verdict", "last_log_time", "model_name", "pool_padding_rows", "pools",
-           "report_of",
-           "running_limit", "runtime", "term", "tp", "unrecognised", "weights", "worst_severity"]
+           "alerts", "capacity", "computed_bytes_per_token", "context_len", "earlier_alerts",
+           "evidence", "evidence_lines", "failure", "figure", "kv_cache", "kv_verdict",
+           "last_log_time", "model_name", "pool_padding_rows", "pools", "report_of",
+           "running_limit", "runs", "runtime", "term", "tp", "unrecognised", "weights",
+           "worst_severity"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +80,37 @@ def alerts(shown: Shown) -> list[Alert]:
                                                 a.evidence.line if a.evidence else 0))
 
 
+def runs(shown: Shown) -> tuple[RunSummary, ...]:
+    """Every server start of the log, numbered from 1 (the report's facts are the last's)."""
+    report = report_of(shown)
+    return report.runs if report is not None else ()
+
+
+def earlier_alerts(shown: Shown) -> list[tuple[int, RunAlert]]:
+    """(run number, alert) of the earlier runs' alerts that the last run does not raise: a
+    restart resolved them, or a restart still starting up has not said yet. Kept on screen so
+    nothing of an earlier run is dropped silently when the server restarts."""
+    every = runs(shown)
+    if len(every) < 2:
+        return []
+    now = {a.rule for a in every[-1].alerts}
+    out: list[tuple[int, RunAlert]] = []
+    seen: set[str] = set()
+    for r in reversed(every[:-1]):  # the latest earlier run's copy of a rule
+        for a in r.alerts:
+            if a.rule not in now and a.rule not in seen:
+                seen.add(a.rule)
+                out.append((r.index, a))
+    out.sort(key=lambda x: (severity.rank(x[1].severity), x[0]))
+    return out
+
+
 def worst_severity(shown: Shown) -> str | None:
     found = alerts(shown)
     return found[0].severity if found else None
 
 
-def evidence(alert: Alert | None) -> Evidence | None:
+def evidence(alert: Alert | RunAlert | None) -> Evidence | None:
     return alert.evidence if alert is not None else None
 
 

@@ -118,6 +118,8 @@ Keys
   escape        back to the pane from a what-if field or a menu
   e / E         export Markdown / JSON (same content as `kvtui check`), written
                 next to the log (or --export-dir DIR; else ~/.local/share/kvtui/exports)
+  R             runs: every server start; enter shows one's facts, alerts, what-if
+  C             compare the last run with the one before (`c` in the runs list)
 
 Alerts
   enter         detail: explanation, fix, raw evidence lines

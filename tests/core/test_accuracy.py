@@ -383,20 +383,19 @@ def test_corpus_prequantized_checkpoint_from_the_load_line():
 
 
 def test_every_run_has_its_checklist():
-    """A restart: each server start judged as the current one; the last is the report's."""
-    from kvtui.core.accuracy import run_checklists
-    from kvtui.core.engine import load
-
+    """A restart: each server start judged with its own alerts (`runs[].accuracy`); the last
+    run's is the report's."""
     s = Session(Options())
     s.feed_lines("g", iter_lines(str(SAMPLES / "gpt-oss-120b-tp4-e5m2-restart.log")))
     r = s.report()
-    runs = run_checklists(s.state.settled(), load(r.engine))
-    assert [i for i, _ in runs] == [run.index for run in r.runs] and len(runs) == 2
-    assert [(i.item, i.state, i.summary) for i in runs[-1][1]] == \
+    assert len(r.runs) == 2 and all(run.accuracy for run in r.runs)
+    assert [(i.item, i.state, i.summary) for i in r.runs[-1].accuracy] == \
         [(i.item, i.state, i.summary) for i in r.accuracy]
-    first = {i.item: i for i in runs[0][1]}
+    first = {i.item: i for i in r.runs[0].accuracy}
     assert first["kv_cache"].evidence is not None
+    assert r.runs[1].start is not None
     assert first["kv_cache"].evidence.line < r.runs[1].start.line  # its own run's line
+    assert "accuracy" in r.runs[0].to_json()
 
 
 # --- the checklist on the Qwen3.5 sample, in check's text, Markdown and JSON --------------------

@@ -25,6 +25,11 @@ EXPECTED: dict[str, set[str]] = {
     "sglang-0.3-legacy.log": {"kv-retraction", "pool-saturated"},
     "qwen3-235b-tp8-nvfp4-kv.log": {"kv-fp4"},
     "gpt-oss-120b-tp4-e5m2-restart.log": {"kv-fp8-e5m2", "mem-unbalanced"},
+    # restart pairs (sample_logs/restarts.py): the last run's alerts only
+    "qwen35-397b-nvfp4-tp8-fp8-then-bf16.log": {"low-context-concurrency"},
+    "llama31-70b-tp8-mem-fraction-restart.log": set(),
+    "llama31-8b-tp1-then-tp2-no-dump.log": {"low-context-concurrency"},
+    "vllm-llama31-70b-tp8-then-tp4.log": set(),
     # vLLM samples (sample_logs/vllm_samples.py)
     "vllm-llama31-8b-tp2-fp8-unscaled.log": {"kv-fp8-unscaled", "pool-saturated", "kv-retraction"},
     "vllm-qwen3-next-80b-tp4-hybrid.log": set(),

@@ -68,8 +68,11 @@ def test_every_single_cut_of_every_sample(name):
     for off in offs[::11]:
         if off < path.stat().st_size:
             joined += check_cuts(path, [0, off])
-    # Cuts in the runtime section (most of each sample) must be joinable.
-    assert joined > len(offs[::11]) // 2
+    # Cuts in the runtime section (most of each sample) must be joinable; a restart that
+    # opens with no start line (no dump) leaves every cut before it to a sequential read
+    # (`kvtui.core.pipeline.chunks`), so only the cuts in its own run's lines join.
+    share = 4 if "no-dump" in name else 2
+    assert joined > len(offs[::11]) // share
 
 
 def test_many_cuts_on_concatenated_runs(tmp_path):

@@ -263,4 +263,4 @@ def test_a_run_without_a_start_line_says_so_in_the_runs_list():
         "[2025-10-09 22:29:30 DP0 TP0] KV Cache is allocated. #tokens: 1462784, KV size: 54.52 GB",
     ])
     text = render_text(s.report())
-    assert "#0 (no start line):" in text and "line -" not in text
+    assert "#1 (no start line):" in text and "line -" not in text

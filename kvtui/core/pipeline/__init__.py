@@ -92,6 +92,9 @@ class Session:
     options: Options = field(default_factory=Options)
     fold: Fold = field(init=False)
     partial: bool = False
+    # Each earlier run's what-if and alerts, kept while the run is unchanged
+    # (`kvtui.core.runs.analyses`): a live view asks for the report many times a second.
+    memo: dict[int, Any] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.reset()
@@ -99,10 +102,12 @@ class Session:
     def reset(self) -> None:
         """Start over (a replay restarted): nothing of what was folded is kept."""
         self.fold = Fold(self.options.engines(), columns=self.options.columns)
+        self.memo = {}
 
     def configure(self, **changes: Any) -> None:
         """Change an option (a model chosen in the TUI, a checkpoint read later)."""
         self.options = replace(self.options, **changes)
+        self.memo = {}
 
     # -- feeding ---------------------------------------------------------------------------
     @property
@@ -229,7 +234,33 @@ class Session:
         o = self.options
         return build_report(self.fold.state.settled(), engine=self.fold.engine, model=o.model,
                             alert_options=o.alert_options, checkpoint=o.checkpoint,
-                            release=o.release(self.fold.engine), partial=self.partial)
+                            release=o.release(self.fold.engine), partial=self.partial,
+                            memo=self.memo)
+
+    @property
+    def run_count(self) -> int:
+        """How many server starts the stream holds so far (`State.settled`)."""
+        return len(self.fold.state.settled().runs)
+
+    def run_report(self, number: int) -> Report:
+        """The report of run `number` (from 1) as it stood when it was the last: its facts,
+        alerts and what-if, built by the same code as the last run's (`State.upto`)."""
+        from kvtui.core.report import build_report
+
+        state = self.fold.state.settled()
+        if not 1 <= number <= len(state.runs):
+            raise ValueError(f"run {number} does not exist: the log holds "
+                             f"{len(state.runs)} server start(s)")
+        o = self.options
+        return build_report(state.upto(number), engine=self.fold.engine, model=o.model,
+                            alert_options=o.alert_options, checkpoint=o.checkpoint,
+                            release=o.release(self.fold.engine), partial=self.partial,
+                            memo=self.memo)
+
+    def restart_notice(self) -> None:
+        """A log client saw the server start again: what follows is a new run
+        (`State.restart_notice`)."""
+        self.fold.state.restart_notice()
 
     def alert_watch(self) -> Callable[[Event], bool]:
         """A predicate: may an event that comes next change the alerts? (a replay's "next

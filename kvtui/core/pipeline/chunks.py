@@ -61,6 +61,8 @@ def shift_lines(runs: list[Run], offset: int) -> None:
         ev.line += offset
     for run in runs:
         run.runtime.timeline = shifted_timeline(run.runtime.timeline, offset)
+        if run.first_line is not None:
+            run.first_line += offset
 
 
 def merge_into(earlier: State, later: State, line_offset: int) -> None:
