@@ -49,6 +49,7 @@ from kvtui.ui.whatif import WhatIfPane
 TICK_HZ = 15
 PANES = ("alerts", "facts", "whatif", "log", "timeline")
 TOP_PANES = ("alerts", "facts", "whatif", "timeline")
+WHATIF_ROWS = 36  # a narrow terminal shorter than this gives the what-if the log's rows
 
 
 class KvCommands(Provider):
@@ -247,6 +248,8 @@ class KvApp(App[int]):
         self._apply_layout()
 
     def _apply_layout(self) -> None:
+        if not hasattr(self, "whatif_pane"):
+            return  # a resize before on_mount: on_mount lays out
         narrow = self.size.width < 140
         if narrow:
             # Only the narrow layout reads these classes. A class change restyles a pane's
@@ -255,6 +258,17 @@ class KvApp(App[int]):
                 self.query_one(f"#{name}").set_class(name == self.shown_pane, "-shown")
         top_has = self.shown_pane in ("alerts", "facts", "whatif")
         self.query_one("#top").set_class(narrow and not top_has, "-hidden")
+        # The what-if's inputs and answer on screen together (issue 39): while it is the pane
+        # shown, it takes the log's rows on a short narrow terminal (its 3/5 of 80x24 are 10
+        # rows; form and answer need about 20) and twice the width of its neighbours on a wide
+        # one. Inline styles: a class would restyle every subtree.
+        whatif = self.shown_pane == "whatif"
+        hide_log = narrow and whatif and self.size.height < WHATIF_ROWS
+        if self.log_view.display == hide_log:
+            self.log_view.display = not hide_log
+        width = "2fr" if whatif and not narrow else "1fr"
+        if str(self.whatif_pane.styles.width) != width:
+            self.whatif_pane.styles.width = width
         bar = Text()
         for i, name in enumerate(PANES, 1):
             label = {"whatif": "What-if"}.get(name, name.capitalize())

@@ -48,3 +48,15 @@ async def settle(pilot, timeout: float = 60.0) -> None:
                    timeout)
     await pilot.wait_for_scheduled_animations()
     await pilot.pause()
+
+
+def screen_text(app: KvApp) -> str:
+    """What the terminal shows, as plain text (the compositor's full frame)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=app.size.width, file=io.StringIO(), record=True,
+                      force_terminal=True, color_system="truecolor")
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
