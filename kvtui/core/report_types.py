@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
+from kvtui.core.dtypes import CANONICAL, is_low_precision
 from kvtui.core.evidence import Evidence
 
 Json = dict[str, Any]
@@ -324,6 +325,16 @@ class KVCacheFacts:
     scales_evidence: Evidence | None
     quantization_param_path: str | None
     page_size: int | None
+
+    @property
+    def scales_said(self) -> str:
+        """The scales as text and the TUI say them: a KV cache of 16 bits or more has none to
+        load, so "unknown" there read as a question left open (issue 39). The JSON keeps the
+        state as the fold holds it (`scales`)."""
+        if self.scales in (None, "unknown") and not is_low_precision(self.effective_dtype) \
+                and self.effective_dtype in CANONICAL:
+            return f"none needed ({self.effective_dtype})"
+        return str(self.scales or "?")
 
     def to_json(self) -> Json:
         return _fields_json(self)

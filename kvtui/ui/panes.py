@@ -29,6 +29,7 @@ from kvtui.ui.text import (
     fmt_gib,
     fmt_int,
     fmt_num,
+    gist,
     severity_style,
 )
 
@@ -198,9 +199,7 @@ class AlertsPane(OptionList):
         fix = a.fix
         if fix:
             t.append("\n  fix: ", style="dim")
-            fix_text = clean(str(fix), 400)
-            cut = fix_text.find(". ")
-            t.append(fix_text[:cut + 1] if 0 < cut < 160 else fix_text[:160], style="green")
+            t.append(gist(clean(str(fix), 400)), style="green")
         return t
 
     def current(self) -> rv.Alert | None:
@@ -230,7 +229,7 @@ def facts_text(r: rv.Shown) -> Text:
     t.append(f"effective {clean(str(kv.effective_dtype or '?'), 20)}")
     if kv.effective_basis:
         t.append(f" (from {clean(str(kv.effective_basis), 30)})", style="dim")
-    t.append(f"  scales {clean(str(kv.scales or '?'), 20)}\n")
+    t.append(f"  scales {clean(kv.scales_said, 30)}\n")
 
     cap = rv.capacity(r)
     t.append("Capacity  ", style="bold")

@@ -49,6 +49,25 @@ def clean(text: str, limit: int | None = DISPLAY_MAX) -> str:
     return text[:limit] if limit is not None else text
 
 
+def gist(text: str, limit: int = 200) -> str:
+    """The start of a fix as a list shows it: its first sentence, or as many of that
+    sentence's "; " clauses as fit in `limit`, then " …" (the detail view has the rest). Never
+    cut inside a clause: a cut at a fixed width once left "or serve BF16: -" of a flag."""
+    end = text.find(". ")
+    first = text[:end + 1] if end > 0 else text
+    if len(first) <= limit:
+        return first
+    shown = ""
+    for clause in first.split("; "):
+        longer = f"{shown}; {clause}" if shown else clause
+        if len(longer) > limit:
+            break
+        shown = longer
+    if not shown:  # one long clause: cut at a space
+        shown = first[:limit].rsplit(" ", 1)[0]
+    return shown + " …"
+
+
 def plain(text: str, limit: int | None = DISPLAY_MAX, style: str = "") -> Text:
     """Untrusted text as a Text object: never parsed as markup, controls made inert."""
     return Text(clean(text, limit), style=style, no_wrap=False)

@@ -60,3 +60,10 @@ def screen_text(app: KvApp) -> str:
                       force_terminal=True, color_system="truecolor")
     console.print(app.screen._compositor.render_update(full=True))
     return console.export_text()
+
+
+def region_text(app: KvApp, widget) -> str:
+    """What the terminal shows inside one widget's region (a pane among others side by side)."""
+    r = widget.region
+    rows = screen_text(app).splitlines()[r.y:r.y + r.height]
+    return "\n".join(row[r.x:r.x + r.width] for row in rows)

@@ -1,0 +1,58 @@
+"""Issue 39's smaller TUI defects, one test per point, each at 80x24 and at 200x50."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from ui_helpers import ROOT, region_text, replay_app, settle
+
+from kvtui.ui.text import gist
+
+SIZES = [(80, 24), (200, 50)]
+IDS = ["80x24", "200x50"]
+FP8 = ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-fp8.log"
+BF16 = ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-bf16.log"
+
+
+def unboxed(text: str) -> str:
+    """The screen's words with the panes' borders and the line ends taken out."""
+    return re.sub(r"\s+", " ", re.sub(r"[│╭╮╰╯─]", " ", text))
+
+
+# -- 1. the FP8 alert's fix during start-up ---------------------------------------------------
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_the_fp8_fix_names_the_bf16_flag_before_the_pool_line(tmp_path: Path,
+                                                                     size) -> None:
+    """Until the pool line, the fix's first sentence is long; a cut at 160 characters left
+    `or serve BF16: -`. The list now shows whole clauses."""
+    start = tmp_path / "start.log"
+    start.write_text("".join(FP8.read_text().splitlines(keepends=True)[:20]))
+    app = replay_app(start)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        text = unboxed(region_text(app, app.alerts_pane))
+        assert "or serve BF16: --kv-cache-dtype bf16" in text, text
+        assert "BF16: - " not in text
+
+
+def test_a_fix_is_shortened_by_clauses_never_inside_one() -> None:
+    long = ("Check a; or serve BF16: --kv-cache-dtype bf16; SGLang 0.5.9 - 0.5.18 accepts "
+            "an explicit bf16. Second sentence.")
+    assert gist(long, 50) == "Check a; or serve BF16: --kv-cache-dtype bf16 …"
+    assert gist(long, 200) == long.split(". ")[0] + "."
+    assert gist("one clause " * 30, 40).endswith(" …")
+    assert len(gist("one clause " * 30, 40)) <= 42
+
+
+# -- 6. a BF16 run has no scales to load -------------------------------------------------------
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_a_bf16_run_does_not_say_scales_unknown(size) -> None:
+    app = replay_app(BF16)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        text = unboxed(region_text(app, app.facts_pane))
+        assert "scales none needed (bf16)" in text, text
+        assert "scales unknown" not in text
