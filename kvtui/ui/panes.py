@@ -9,6 +9,7 @@ never through markup.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 import regex
@@ -21,6 +22,7 @@ from textual.widgets.option_list import Option
 
 from kvtui.core.deployment import rank_span
 from kvtui.core.render import describe_subpools, group_pools
+from kvtui.core.units import fmt_bytes_gib
 from kvtui.sources.base import INLINE, MESSAGES
 from kvtui.sources.replay import parse_ts
 from kvtui.ui import report_view as rv
@@ -95,11 +97,7 @@ class HeaderBar(Static):
     def redraw(self) -> None:
         """Update only when the text changed: an idle app must not repaint 15 times a second.
         One row whatever the text, so no layout is needed."""
-        text = self.build()
-        if self.size.width:
-            # Cut here, not by the renderer: it would wrap the tail onto a hidden second row,
-            # leaving a blank where the source name should end in an ellipsis.
-            text.truncate(self.size.width, overflow="ellipsis")
+        text = fit_header(self.parts(), self.size.width or 10_000)
         if text != self._last_text:
             self._last_text = text
             self.update(text, layout=False)
@@ -108,23 +106,28 @@ class HeaderBar(Static):
         self.redraw()
 
     def build(self) -> Text:
-        """Most important first, so a narrow terminal cuts the least important: the KV verdict,
-        the source state (with a replay's speed and the log's time), the deployment, then
-        which source and how many lines."""
+        """The whole header, every part in its longest form."""
+        return fit_header(self.parts(), 10_000)
+
+    def parts(self) -> list[HeaderPart]:
+        """The header's parts in the order shown, each in the forms it can take (longest
+        first): the KV verdict, the source state (with a replay's speed), the deployment, the
+        log's time, then which source and how many lines. `GIVE_WAY` says which is shortened
+        first on a narrow terminal; a new part (the run, say) is one more entry here and
+        there."""
         r = rv.report_of(self.report)
-        t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(" kvtui ", style="bold reverse")
-        t.append(" ")
+        parts = [HeaderPart("brand", (Text(" kvtui ", style="bold reverse"), Text()))]
         if r:
             conf, eff, scales = rv.kv_verdict(r)
             sev = rv.worst_severity(r)
-            t.append("KV ")
-            t.append(clean(conf, 20), style="bold")
-            t.append(" -> ")
-            t.append(clean(eff, 20), style=severity_style(sev) or "bold green")
+            tail = Text()
+            tail.append(clean(eff, 20), style=severity_style(sev) or "bold green")
             if scales == "missing":
-                t.append(" (no scales)", style=severity_style(sev) or "yellow")
-            t.append_text(_sep())
+                tail.append(" (no scales)", style=severity_style(sev) or "yellow")
+            full = Text("KV ")
+            full.append(clean(conf, 20), style="bold")
+            full.append(" -> ")
+            parts.append(HeaderPart("verdict", (full + tail, Text("KV ") + tail)))
         label, style = STATE_LABELS.get(self.state, (self.state, "bold"))
         if self.state == "replaying" and self.progress is not None:
             label = f"replaying {self.progress * 100:.0f}%"
@@ -132,23 +135,101 @@ class HeaderBar(Static):
             eta = self.load.eta
             label = (f"loading {self.load.fraction * 100:.0f}%"
                      + (f", {eta:.0f} s left" if eta is not None else ""))
-        t.append(label, style=style)
+        state = Text(label, style=style)
         if self.speed and self.state in ("replaying", "paused"):
-            t.append(f" {self.speed}", style=style)
+            state.append(f" {self.speed}", style=style)
         if self.state in INLINE and self.state_message:
-            t.append(" " + clean(self.state_message, 60), style=style)
+            state.append(" " + clean(self.state_message, 60), style=style)
+        parts.append(HeaderPart("state", (state,)))
         if r:
-            t.append_text(_sep())
-            t.append(model_name(r), style="bold")
-            t.append(f" · {rv.tp(r)}")
+            tp = Text(rv.tp(r))
+            parts.append(HeaderPart("deployment", (
+                Text(model_name(r), style="bold") + Text(f" · {rv.tp(r)}"), tp, Text())))
         if self.log_time:
-            t.append_text(_sep())
-            t.append("log time ", style="dim")
-            t.append(_clock(self.log_time))
-        t.append_text(_sep())
-        t.append(clean(self.source_title, 60))
-        t.append(f" · {self.lines:,} lines", style="dim")
+            clock = _clock(self.log_time)
+            parts.append(HeaderPart("time", (Text("log time ", style="dim") + Text(clock),
+                                             Text(clock))))
+        parts.append(HeaderPart("source", tuple(Text(f) for f in source_forms(
+            self.source_title))))
+        parts.append(HeaderPart("count", (Text(f" · {self._count()}", style="dim"), Text()),
+                                attached=True))
+        return parts
+
+    def _count(self) -> str:
+        """How much of the log is in: its lines, or while a big file is folded in bulk (its
+        lines are counted at the end), the bytes read so far."""
+        if self.state == "loading" and self.load is not None and self.load.total:
+            done, total = self.load.done, self.load.total
+            return f"{fmt_bytes_gib(done).removesuffix(' GiB')} of {fmt_bytes_gib(total)} read"
+        return f"{self.lines:,} lines"
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderPart:
+    """One part of the header in the forms it can take, longest first (an empty Text: the
+    part gives way entirely). `attached`: no separator before it (the line count after the
+    source)."""
+
+    key: str
+    forms: tuple[Text, ...]
+    attached: bool = False
+
+
+# Which part gives way next while the header is wider than the terminal, the least needed
+# first. The state, the log's time and the source (the file, or the SSH host, which is what
+# matters over SSH) are shortened but never dropped: at 80 columns the header keeps them.
+GIVE_WAY = ("brand", "count", "deployment", "source", "deployment", "time", "verdict",
+            "source")
+
+
+def fit_header(parts: list[HeaderPart], width: int) -> Text:
+    """The header in `width` columns: parts shortened in `GIVE_WAY` order, by rule (never a
+    number cut in half); only if all that is not enough, an ellipsis at the end."""
+    chosen = {p.key: 0 for p in parts}
+
+    def join() -> Text:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        first = True
+        for p in parts:
+            form = p.forms[min(chosen[p.key], len(p.forms) - 1)]
+            if not form.plain:
+                continue
+            if p.key == "brand":
+                t.append_text(form)
+                t.append(" ")
+                continue
+            if not first and not p.attached:
+                t.append_text(_sep())
+            first = False
+            t.append_text(form)
         return t
+
+    text = join()
+    for key in GIVE_WAY:
+        if text.cell_len <= width:
+            break
+        part = next((p for p in parts if p.key == key), None)
+        if part is not None and chosen[key] < len(part.forms) - 1:
+            chosen[key] += 1
+            text = join()
+    if text.cell_len > width:
+        # Cut here, not by the renderer: it would wrap the tail onto a hidden second row.
+        text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def source_forms(title: str) -> list[str]:
+    """A source's title, then shorter: an SSH source (`host:path`) keeps its host, a file its
+    name without the directories."""
+    full = clean(title, 60)
+    m = regex.fullmatch(r"([^/\s:]+):(.+)", title)
+    if m is not None:
+        host, path = clean(m.group(1), 40), m.group(2)
+        base = clean(path.rstrip("/").rsplit("/", 1)[-1], 40)
+        return [full, f"{host}:{base}", host]
+    base = clean(title.rstrip("/").rsplit("/", 1)[-1], 60)
+    short = base if len(base) <= 32 else base[:15] + "…" + base[-16:]
+    return [full, base, short]
 
 
 class AlertsPane(OptionList):

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from ui_helpers import ROOT, region_text, replay_app, settle
+from ui_helpers import ROOT, region_text, replay_app, screen_text, settle, wait_for
 
 from kvtui.ui.text import gist
 
@@ -56,3 +56,44 @@ async def test_a_bf16_run_does_not_say_scales_unknown(size) -> None:
         text = unboxed(region_text(app, app.facts_pane))
         assert "scales none needed (bf16)" in text, text
         assert "scales unknown" not in text
+
+
+# -- 2. the header at 80 columns keeps the log time and the file or the host ----------------
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+@pytest.mark.parametrize(("title", "kept"), [
+    ("sample_logs/qwen35-397b-nvfp4-tp8-fp8.log", "qwen35-397b-nvfp4-tp8-fp8.log"),
+    ("gpu-node-7.example:/var/log/sglang/server-2026-11-24.log", "gpu-node-7.example"),
+])
+async def test_the_header_keeps_the_log_time_and_the_source(size, title: str,
+                                                            kept: str) -> None:
+    app = replay_app(FP8, title)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        header = screen_text(app).splitlines()[0]
+        assert "09:21:00" in header and kept in header, header
+        assert "KV " in header and "fp8_e4m3" in header and "at end" in header
+        assert not header.rstrip().endswith("…")
+        if size[0] >= 200:  # room for everything: nothing gave way
+            assert "log time 09:21:00" in header and title in header and "457 lines" in header
+            assert "qwen3.5-397b · TP=8" in header
+
+
+# -- 7. a big file being folded says how much is read, not "0 lines" -------------------------
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_a_big_file_loading_says_how_much_is_read(size) -> None:
+    from kvtui.core.pipeline import Progress
+
+    app = replay_app(FP8, "big.log")
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        # what the ingest says while its bulk fold runs (the lines are counted at its end)
+        app.ingest.lines = 0
+        app.ingest.load = Progress(done=310 << 20, total=1200 << 20, elapsed=3.0)
+        app.header_bar.state = "loading"
+        await wait_for(pilot, lambda: "loading 26%" in screen_text(app).splitlines()[0],
+                       "the header to show the load")
+        first = screen_text(app).splitlines()[0]
+        assert "loading 26%" in first
+        if size[0] >= 200:
+            assert "0.30 of 1.17 GiB read" in first, first
+        assert "0 lines" not in first
