@@ -160,7 +160,9 @@ class KvApp(App[int]):
     def __init__(self, source: LineSource, title: str, *, session: Session | None = None,
                  log_window: int = 20000, export_dir: str | os.PathLike[str] | None = None,
                  tick_hz: float = TICK_HZ, **_ignored: Any) -> None:
-        super().__init__()
+        from kvtui.ui.terminal import quick_escape_driver
+
+        super().__init__(driver_class=quick_escape_driver())
         self.source = source
         self.controls = replay_controls(source)  # None: a live source (no play/pause/seek)
         self.source_title = title
@@ -251,11 +253,17 @@ class KvApp(App[int]):
         if not hasattr(self, "whatif_pane"):
             return  # a resize before on_mount: on_mount lays out
         narrow = self.size.width < 140
+        # The upper panes are shown and hidden by an inline `display`, not a class: a class
+        # change restyles a pane's whole subtree, and the what-if form's made key 3 cost
+        # 100-160 ms at 80x24 (issue 39). The timeline's class (a small subtree) stays.
+        for name in ("alerts", "facts", "whatif"):
+            pane = self.query_one(f"#{name}")
+            want = not narrow or name == self.shown_pane
+            if pane.display != want:
+                pane.display = want
         if narrow:
-            # Only the narrow layout reads these classes. A class change restyles a pane's
-            # whole subtree, so wide terminals skip it; a resize to narrow comes back here.
-            for name in TOP_PANES:
-                self.query_one(f"#{name}").set_class(name == self.shown_pane, "-shown")
+            timeline = self.timeline_pane
+            timeline.set_class(self.shown_pane == "timeline", "-shown")
         top_has = self.shown_pane in ("alerts", "facts", "whatif")
         self.query_one("#top").set_class(narrow and not top_has, "-hidden")
         # The what-if's inputs and answer on screen together (issue 39): while it is the pane

@@ -208,8 +208,7 @@ class WhatIfPane(Vertical, can_focus=False):
         side = event.size.width >= SIDE_MIN_WIDTH
         if side != self.has_class("-side"):
             self.set_class(side, "-side")
-        self._drawn = None  # the table's columns follow the width
-        self.recompute()
+        self.recompute()  # the table's columns follow the width (a part of its key)
 
     # -- focus -----------------------------------------------------------------------------
     def focus_target(self) -> Static:

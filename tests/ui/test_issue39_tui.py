@@ -97,3 +97,27 @@ async def test_a_big_file_loading_says_how_much_is_read(size) -> None:
         if size[0] >= 200:
             assert "0.30 of 1.17 GiB read" in first, first
         assert "0 lines" not in first
+
+
+# -- 8. Escape waits 25 ms for a sequence, not 100 ms plus the input thread's select ---------
+def test_the_app_reads_keys_with_the_quick_escape_driver(monkeypatch) -> None:
+    """Escape took 115-175 ms in a terminal: Textual's ESCDELAY (100 ms) and its input thread
+    checking it only when its select(0.1) wakes. The speed is bench_tui's to measure (pty
+    keys); here: the app asks for the driver that fixes both, and a user's ESCDELAY wins."""
+    from textual import constants
+    from textual.drivers.linux_driver import LinuxDriver
+
+    from kvtui.ui.terminal import ESCAPE_DELAY_MS, quick_escape_driver
+
+    monkeypatch.setattr(constants, "ESCAPE_DELAY", 0.1)
+    monkeypatch.delenv("ESCDELAY", raising=False)
+    driver = quick_escape_driver()
+    assert driver is not None and issubclass(driver, LinuxDriver)
+    assert driver.run_input_thread is not LinuxDriver.run_input_thread
+    assert constants.ESCAPE_DELAY == ESCAPE_DELAY_MS / 1000 < 0.1
+    monkeypatch.setattr(constants, "ESCAPE_DELAY", 0.3)
+    monkeypatch.setenv("ESCDELAY", "300")
+    quick_escape_driver()
+    assert constants.ESCAPE_DELAY == 0.3
+    app = replay_app(FP8)
+    assert app.driver_class.__name__ == "QuickEscapeDriver"
