@@ -112,8 +112,19 @@ class KvFooter(Footer):
                       for (_, b, enabled, _) in screen.active_bindings.values() if b.show)
         if shown == self._shown and self._bindings_ready:
             return
+        first = self._shown is None
         self._shown = shown
-        super().bindings_changed(screen)
+        if first or not self._bindings_ready:
+            super().bindings_changed(screen)
+            return
+        # After the frame that shows the key's own effect: a footer rebuild lays the screen
+        # out again, and leaving a what-if field (whose typing hid the letter keys) made
+        # Escape wait for it (issue 39: 130-180 ms through a terminal).
+        self.call_after_refresh(self._rebuild, screen)
+
+    def _rebuild(self, screen: Any) -> None:
+        if self.is_attached:
+            Footer.bindings_changed(self, screen)
 
 
 class KvApp(App[int]):

@@ -30,9 +30,9 @@ def terminal_problem() -> str | None:
 # escape sequence). Textual waits ESCDELAY for that (100 ms: textual 8.2.8 constants.py:155),
 # and its input thread checks the wait only when its `select(0.1)` wakes (drivers/
 # linux_driver.py:458), so Escape took 100-200 ms in a terminal where other keys take 30-80
-# (issue 39). Terminals send a sequence in one write, so 25 ms is ample (neovim's ttimeoutlen
+# (issue 39). Terminals send a sequence in one write, so 10 ms is ample (neovim's ttimeoutlen
 # is 50, tmux 3.5's escape-time 10); a user's own ESCDELAY is kept.
-ESCAPE_DELAY_MS = 25
+ESCAPE_DELAY_MS = 10
 
 
 def quick_escape_driver() -> type[Any] | None:

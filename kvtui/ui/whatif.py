@@ -121,13 +121,21 @@ def table_lines(rows: list[tuple[str, str, str, str]], width: int) -> list[tuple
 
 
 def _field(label: str, widget: Any, *, label_id: str | None = None) -> ComposeResult:
-    """A label, its field, and the line under it that says why a value is refused."""
-    fid = widget.id
-    with Vertical(classes="wi-cell"):
-        with Horizontal(classes="wi-line"):
-            yield Label(label, id=label_id, classes="wi-label")
-            yield widget
-        yield Static("", markup=False, id=f"{fid}-msg", classes="wi-msg")
+    """A label and its field, on one row."""
+    with Horizontal(classes="wi-cell"):
+        yield Label(label, id=label_id, classes="wi-label")
+        yield widget
+
+
+def _says(*fields: str) -> Static:
+    """The line under a row of fields that says why a value is refused (the message names its
+    field). One per row, not per field: fewer widgets to lay out when the pane is shown."""
+    return Static("", markup=False, id=f"{fields[0]}-msg", classes="wi-msg")
+
+
+# which message line speaks for each field (its row's)
+MSG_OF = {"wi-tp": "wi-tp-msg", "wi-mf": "wi-mf-msg", "wi-conc": "wi-mf-msg",
+          "wi-ctx": "wi-ctx-msg", "wi-config": "wi-ctx-msg"}
 
 
 class WhatIfPane(Vertical, can_focus=False):
@@ -145,8 +153,7 @@ class WhatIfPane(Vertical, can_focus=False):
     WhatIfPane.-side #wi-form { width: 40; height: 1fr; padding-right: 1; }
     WhatIfPane .wi-row { height: auto; layout: horizontal; }
     WhatIfPane.-side .wi-row { layout: vertical; }
-    WhatIfPane .wi-cell { height: auto; width: 1fr; }
-    WhatIfPane .wi-line { height: 1; }
+    WhatIfPane .wi-cell { height: 1; width: 1fr; }
     WhatIfPane .wi-label { width: 10; padding: 0 1 0 1; }
     WhatIfPane .wi-msg { display: none; height: auto; color: $text-error; padding-left: 1; }
     WhatIfPane .wi-msg.-shown { display: block; }
@@ -175,6 +182,7 @@ class WhatIfPane(Vertical, can_focus=False):
         self.lengths_typed = False  # the user typed lengths; otherwise they follow the server
         self._drawn: Any = None
         self.shown = ""  # the answer as plain text (what the pane shows)
+        self._refused: dict[str, str] = {}  # field id -> why its value is refused
 
     def compose(self) -> ComposeResult:
         with Vertical(id="wi-body"):
@@ -185,14 +193,17 @@ class WhatIfPane(Vertical, can_focus=False):
                                                          compact=True))
                     yield from _field("TP", Input(placeholder="log", id="wi-tp",
                                                   compact=True))
+                yield _says("wi-tp")
                 with Horizontal(classes="wi-row"):
                     yield from _field("mem frac", Input(placeholder="log", id="wi-mf",
                                                         compact=True), label_id="wi-mf-label")
                     yield from _field("reqs", Input(placeholder="none", id="wi-conc",
                                                     compact=True))
+                yield _says("wi-mf", "wi-conc")
                 with Horizontal(classes="wi-row"):
                     yield from _field("lengths", Input(placeholder="server's", id="wi-ctx",
                                                        compact=True))
+                yield _says("wi-ctx")
                 with Horizontal(classes="wi-row"):
                     yield from _field("model", Select(_preset_options(),
                                                       prompt="preset matching the log",
@@ -429,13 +440,19 @@ class WhatIfPane(Vertical, can_focus=False):
                 self.inputs.contexts = default_lengths(self.calc)
 
     def _say(self, field: Input, message: str | None) -> None:
-        """Mark a refused field and say why on the line under it (or clear both)."""
+        """Mark a refused field and say why on the line under its row (or clear both)."""
         field.set_class(message is not None, "-invalid")
         if message is not None:
             field.remove_class("-changed")
-        msg = self.query_one(f"#{field.id}-msg", Static)
-        msg.update(clean(message or "", 200))
-        msg.set_class(message is not None, "-shown")
+        if message is None:
+            self._refused.pop(str(field.id), None)
+        else:
+            self._refused[str(field.id)] = clean(message, 200)
+        msg_id = MSG_OF.get(str(field.id), "wi-tp-msg")
+        said = [m for f, m in self._refused.items() if MSG_OF.get(f) == msg_id]
+        msg = self.query_one(f"#{msg_id}", Static)
+        msg.update("\n".join(said))
+        msg.set_class(bool(said), "-shown")
 
     @on(Input.Submitted, "#wi-config")
     def _config(self, event: Input.Submitted) -> None:

@@ -99,7 +99,7 @@ async def test_a_big_file_loading_says_how_much_is_read(size) -> None:
         assert "0 lines" not in first
 
 
-# -- 8. Escape waits 25 ms for a sequence, not 100 ms plus the input thread's select ---------
+# -- 8. Escape waits 10 ms for a sequence, not 100 ms plus the input thread's select ---------
 def test_the_app_reads_keys_with_the_quick_escape_driver(monkeypatch) -> None:
     """Escape took 115-175 ms in a terminal: Textual's ESCDELAY (100 ms) and its input thread
     checking it only when its select(0.1) wakes. The speed is bench_tui's to measure (pty

@@ -15,7 +15,7 @@ from textual.widgets import Input, Select, Static
 from ui_helpers import QWEN, replay_app, screen_text, settle
 
 from kvtui.commands import whatif as whatif_cmd
-from kvtui.ui.whatif import WhatIfPane, abbreviate, table_lines
+from kvtui.ui.whatif import MSG_OF, WhatIfPane, abbreviate, table_lines
 
 SIZES = [(80, 24), (200, 50)]
 IDS = ["80x24", "200x50"]
@@ -97,7 +97,7 @@ async def test_a_refused_value_says_the_clis_message_at_its_field(size, field, t
         before = (pane.result.rows, pane.result.flag)
         await pilot.press(typed[-1])
         await pilot.pause()
-        msg = str(app.query_one(f"#{field}-msg", Static).render())
+        msg = str(app.query_one(f"#{MSG_OF[field]}", Static).render())
         want = cli_error(**cli)
         # the CLI's message, the name being the field's (the flag on the command line)
         assert box.has_class("-invalid")
@@ -109,7 +109,7 @@ async def test_a_refused_value_says_the_clis_message_at_its_field(size, field, t
         await pilot.press(*{"wi-tp": "4", "wi-mf": "0.5", "wi-ctx": "64K"}[field])
         await pilot.pause()
         assert not box.has_class("-invalid")
-        assert str(app.query_one(f"#{field}-msg", Static).render()) == ""
+        assert str(app.query_one(f"#{MSG_OF[field]}", Static).render()) == ""
 
 
 def test_the_cli_takes_the_lengths_the_form_takes() -> None:
