@@ -121,3 +121,47 @@ def test_the_app_reads_keys_with_the_quick_escape_driver(monkeypatch) -> None:
     assert constants.ESCAPE_DELAY == 0.3
     app = replay_app(FP8)
     assert app.driver_class.__name__ == "QuickEscapeDriver"
+
+
+# -- 3. help at 80 columns is wrapped once, at the box's width ------------------------------
+def greedy(lines: list[str], width: int) -> list[str]:
+    """The rows broken early: a row followed by a continuation (blank key column) whose first
+    word would have fitted on it. A text wrapped twice (once at ~88 columns as written, again
+    at the box) leaves such short rows."""
+    bad = []
+    for row, nxt in zip(lines, lines[1:], strict=False):
+        if not row.strip() or not nxt.startswith(" " * 16) or not nxt.strip():
+            continue
+        word = nxt.split()[0]
+        if len(row.rstrip()) + 1 + len(word) <= width:
+            bad.append(row)
+    return bad
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_help_is_wrapped_once_at_its_width(size) -> None:
+    import io
+
+    from rich.console import Console
+
+    from kvtui.ui.screens import HELP, HelpScreen, help_renderable
+
+    app = replay_app(FP8)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        box = app.screen.query_one("#detail-box")
+        width = box.scrollable_content_region.width
+        console = Console(width=width, file=io.StringIO(), record=True)
+        console.print(help_renderable(HELP))
+        lines = console.export_text().splitlines()
+        assert not greedy(lines, width), greedy(lines, width)
+        text = " ".join(" ".join(lines).split())
+        assert all(k in text for k in ("up/down", "pgup/pgdn", "home"))  # a long key: whole
+        for words in ("written next to the log (or --export-dir DIR;",
+                      "it takes (GiB missing per GPU, mem_fraction_static, TP)"):
+            assert words in text, words
+        shown = unboxed(region_text(app, box))
+        assert "move the cursor (stops following)" in shown or "Keys" in shown
