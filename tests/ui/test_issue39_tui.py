@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -129,7 +130,7 @@ def greedy(lines: list[str], width: int) -> list[str]:
     word would have fitted on it. A text wrapped twice (once at ~88 columns as written, again
     at the box) leaves such short rows."""
     bad = []
-    for row, nxt in zip(lines, lines[1:], strict=False):
+    for row, nxt in itertools.pairwise(lines):
         if not row.strip() or not nxt.startswith(" " * 16) or not nxt.strip():
             continue
         word = nxt.split()[0]
