@@ -554,13 +554,16 @@ class TimelinePane(Static):
         """A fixed-height pane: repaint (never lay out) and only when something changed."""
         width = max(20, self.size.width or 80)
         pts = self.points
-        key = (width, len(pts), pts[-1] if pts else None)
+        height = self.scrollable_content_region.height or 6
+        key = (width, height, len(pts), pts[-1] if pts else None)
         if key == self._drawn:
             return
         self._drawn = key
-        self.update(self.build(width), layout=False)
+        self.update(self.build(width, height), layout=False)
 
-    def build(self, width: int) -> Text:
+    def build(self, width: int, height: int = 6) -> Text:
+        """The rows, and the time axis last; shorter than six rows, the series give way from
+        the bottom, never the axis (issue 39: it was the row cut at 24 rows)."""
         pts = self.points
         label_w, value_w = self.LABEL_W, self.VALUE_W
         span = max(4, width - label_w - value_w - 1)
@@ -581,17 +584,21 @@ class TimelinePane(Static):
             ("queued requests", queue, None, fmt_int(last.queue_req)),
             ("generated tok/s", gen, None, fmt_num(last.gen_throughput, 0)),
         ]
-        for name, vals, top, cur in rows:
+        room = max(1, height - 1)  # rows above the axis
+        for name, vals, top, cur in rows[:room]:
             t.append(f"{name:<{label_w}}", style="bold")
             t.append_text(sparkline(vals, span, top, cols))
             t.append(f" {cur:>{value_w}}\n")
-        marks = [c for c, p in zip(cols, pts, strict=True) if p.retraction]
-        t.append(f"{'retractions':<{label_w}}", style="bold")
-        line = [" "] * span
-        for c in marks:
-            line[c] = "▼"
-        t.append("".join(line), style="bold red")
-        t.append(f" {len(marks):>{value_w}}", style="red" if marks else "dim")
+        if room > len(rows):
+            marks = [c for c, p in zip(cols, pts, strict=True) if p.retraction]
+            t.append(f"{'retractions':<{label_w}}", style="bold")
+            line = [" "] * span
+            for c in marks:
+                line[c] = "▼"
+            t.append("".join(line), style="bold red")
+            t.append(f" {len(marks):>{value_w}}", style="red" if marks else "dim")
+        else:
+            t.rstrip()
         t.append_text(self._axis(pts, span))
         return t
 

@@ -166,3 +166,20 @@ async def test_help_is_wrapped_once_at_its_width(size) -> None:
             assert words in text, words
         shown = unboxed(region_text(app, box))
         assert "move the cursor (stops following)" in shown or "Keys" in shown
+
+
+# -- 4. the Timeline keeps its time axis at 24 rows -----------------------------------------
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_the_timeline_keeps_its_time_axis(size) -> None:
+    app = replay_app(FP8)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "time (4m25s)" in text and "09:21:00" in text.split("time (4m25s)")[1], text
+        assert "retractions" in text and "generated tok/s" in text
+        # shorter than its rows: the series give way from the bottom, the axis stays
+        short = app.timeline_pane.build(80, 3).plain.splitlines()
+        assert len(short) == 3 and short[-1].startswith("time (4m25s)"), short
+        assert short[0].startswith("KV tokens used %")
