@@ -8,6 +8,7 @@ prompt containing `[@click=app.quit]` as markup. Nothing here builds markup stri
 
 from __future__ import annotations
 
+from rich.cells import cell_len, chop_cells
 from rich.text import Text
 
 from kvtui.core.text import inert
@@ -66,6 +67,24 @@ def gist(text: str, limit: int = 200) -> str:
     if not shown:  # one long clause: cut at a space
         shown = first[:limit].rsplit(" ", 1)[0]
     return shown + " …"
+
+
+def wrap_cells(text: str, width: int) -> list[str]:
+    """Rows of at most `width` cells (a trailing space may overhang: it is cropped, unseen),
+    broken after a space where the row has one, so a word is split only when it is longer
+    than a row (issue 39: the log's wrap cut words at the width). Nothing is dropped: the rows
+    joined are the text."""
+    width = max(1, width)
+    rows: list[str] = []
+    while cell_len(text) > width:
+        head = chop_cells(text[:width], width)[0]
+        cut = text.rfind(" ", 0, len(head) + 1)
+        if cut > 0:
+            head = text[:cut + 1]
+        rows.append(head)
+        text = text[len(head):]
+    rows.append(text)
+    return rows
 
 
 def plain(text: str, limit: int | None = DISPLAY_MAX, style: str = "") -> Text:

@@ -183,3 +183,40 @@ async def test_the_timeline_keeps_its_time_axis(size) -> None:
         short = app.timeline_pane.build(80, 3).plain.splitlines()
         assert len(short) == 3 and short[-1].startswith("time (4m25s)"), short
         assert short[0].startswith("KV tokens used %")
+
+
+# -- 9. wrap breaks between words -------------------------------------------------------------
+def test_wrap_cells_breaks_after_a_space_and_keeps_every_character() -> None:
+    from kvtui.ui.text import wrap_cells
+
+    text = "Using FP8 KV cache but no scaling factors provided. Defaulting to 1.0"
+    rows = wrap_cells(text, 20)
+    assert "".join(rows) == text
+    assert all(r.endswith(" ") for r in rows[:-1]), rows
+    assert all(len(r.rstrip()) <= 20 for r in rows)
+    assert wrap_cells("x" * 45, 20) == ["x" * 20, "x" * 20, "x" * 5]  # longer than a row
+    assert wrap_cells("漢字" * 12, 10)[0] == "漢字漢字漢"  # cells, not characters
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_the_log_wraps_between_words(size) -> None:
+    from kvtui.ui.logview import GUTTER, LogView
+
+    app = replay_app(FP8)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("4", "w")
+        await pilot.pause()
+        log = app.query_one(LogView)
+        log.action_top()
+        await pilot.pause()
+        width = log._wrap_width
+        rows = [r[1:] for r in region_text(app, log).splitlines()[1:-1]]
+        pieces = []  # consecutive rows of one line: a continuation has a blank gutter
+        for a, b in itertools.pairwise(rows):
+            if b[:GUTTER].strip() == "" and b[GUTTER:].strip():
+                pieces.append((a[GUTTER:GUTTER + width], b[GUTTER:GUTTER + width]))
+        assert pieces, rows
+        for a, b in pieces:
+            # never a word split: the row ends at a space or the next starts with one
+            assert a.rstrip() != a[:width] or b[:1] == " " or " " not in a, (a, b)
