@@ -186,6 +186,7 @@ class KvApp(App[int]):
         self.report: rv.Shown = None
         self.shown_pane = "alerts"
         self._seek_alert_keys: set[tuple[Any, ...]] | None = None
+        self._event_from: tuple[str, int] | None = None  # where a `]` seek started
         self.ticks = 0
         self.last_tick_ms = 0.0
         self._log_status_shown: tuple[str, str] | None = None
@@ -387,6 +388,10 @@ class KvApp(App[int]):
         if n.state in ("live", "at_end") and not self._history_frozen:
             self._history_frozen = True  # the history is in: what it left is long-lived
             self._freeze_heap()
+        if n.state == "at_end" and self._event_from is not None and self.controls is not None:
+            self._event_not_found(self.controls)
+        elif n.state == "paused":
+            self._event_from = None  # the `]` seek found its event (or was ended)
         if n.state in ("at_end", "restart"):
             # The alert seek is over: nothing left to find, or the replay starts again. A later
             # "paused" (a restart starting paused) must not resume it.
@@ -573,13 +578,14 @@ class KvApp(App[int]):
         src = self._replay()
         if src is not None:
             self._seek_alert_keys = None  # play/pause ends a "next alert" search
+            self._event_from = None
             paused = src.toggle_pause()
             self.header_bar.set_state("paused" if paused else "replaying")
 
     def action_step(self) -> None:
         src = self._replay()
         if src is not None:
-            self._seek_alert_keys = None
+            self._seek_alert_keys = self._event_from = None
             src.step(1)
 
     def action_next_event(self) -> None:
@@ -592,12 +598,30 @@ class KvApp(App[int]):
             ev = parse(line.text)
             return ev is not None and ev.kind not in ("decode_batch", "prefill_batch")
         self._seek_alert_keys = None
+        here = next((e for e in reversed(self.log_view._entries) if not e.notice), None)
+        self._event_from = (here.source, here.line_no) if here is not None else None
         src.seek(event)
+
+    def _event_not_found(self, src: ReplayControls) -> None:
+        """`]` ran out of file (from a decode line, only batches may follow): go back to the
+        line it started from, rather than leave the replay at its end (issue 39), and say so."""
+        if self._event_from is None:
+            return
+        source, line_no = self._event_from
+        self._event_from = None
+        src.restart()
+
+        def back(line: Any) -> bool:
+            return bool(line.source == source and line.line_no >= line_no)
+        src.seek(back)
+        self.notify(f"no recognized event after line {line_no:,} (only decode and prefill "
+                    "batches follow); staying there", markup=False, timeout=6)
 
     def action_next_alert(self) -> None:
         src = self._replay()
         if src is None:
             return
+        self._event_from = None
         self._seek_alert_keys = self._alert_keys(self.report)
         self._seek_trigger(src)
 
@@ -675,7 +699,7 @@ class KvApp(App[int]):
 
         def done(value: str | None) -> None:
             if value:
-                self._seek_alert_keys = None
+                self._seek_alert_keys = self._event_from = None
             if value and not src.seek_time(value):
                 self.notify(f"not a time: {value!r}", severity="warning", markup=False)
         self.push_screen(PromptScreen("Jump to time (HH:MM[:SS] or YYYY-MM-DD HH:MM:SS)"), done)
@@ -690,6 +714,7 @@ class KvApp(App[int]):
         src = self._replay()
         if src is not None:
             self._seek_alert_keys = None  # a restart ends a "next alert" search
+            self._event_from = None
             src.restart()
 
     # -- export ---------------------------------------------------------------------------------

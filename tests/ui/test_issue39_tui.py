@@ -220,3 +220,31 @@ async def test_the_log_wraps_between_words(size) -> None:
         for a, b in pieces:
             # never a word split: the row ends at a space or the next starts with one
             assert a.rstrip() != a[:width] or b[:1] == " " or " " not in a, (a, b)
+
+
+# -- 5. `]` from a decode line does not leave the replay at its end --------------------------
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+async def test_next_event_from_a_decode_line_stays_when_none_follows(size) -> None:
+    """In the FP8 sample only decode and prefill batches follow the first decode line (94):
+    `]` read on to the end and left the replay there. It now comes back and says why."""
+    from kvtui.sources.replay import ReplaySource
+    from kvtui.ui.app import KvApp
+
+    src = ReplaySource([str(FP8)], start_paused=True)
+    app = KvApp(src, "fp8.log")
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: app.ingest.last_state == "paused", "the start-up pause")
+        src.seek(lambda line: line.line_no >= 100)  # a decode line, paused there
+        await wait_for(pilot, lambda: src.paused and src.lines_emitted == 100, "line 100")
+        await wait_for(pilot, lambda: app.log_view._entries
+                       and app.log_view._entries[-1].line_no == 100, "line 100 shown")
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: any("no recognized event after line 100" in str(n.message)
+                                          for n in app._notifications), "the notice")
+        await wait_for(pilot, lambda: src.paused and src.state == "paused"
+                       and src.lines_emitted == 100, "back at line 100")
+        await wait_for(pilot, lambda: [e.line_no for e in app.log_view._entries
+                                       if not e.notice][-1:] == [100], "the log at line 100")
+        assert app._event_from is None
+        header = screen_text(app).splitlines()[0]
+        assert "paused" in header and "at end" not in header, header
