@@ -3,7 +3,8 @@ and the TUI's key response while it tails a log that grows by 50 lines a second.
 
 Targets (issue 5): ingest in at most 2x the time of `kvtui check FILE --json`; a key press answered
 within 100 ms while ingesting; peak RSS under 300 MB. Issue 15: a key press answered within 100 ms
-(until the screen shows it) while `kvtui tail` follows 50 lines/s. Each side runs in its own
+(until the screen shows it) while `kvtui tail` follows 50 lines/s. Issue 39: every key, Escape
+included, within 100 ms through a real terminal (a pty: `pty_keys`). Each side runs in its own
 process so the RSS figure is the TUI's alone.
 Run: `python bench/bench_tui.py [--lines N] [--tail-seconds S] [--tail-rate R]`.
 """
@@ -92,7 +93,7 @@ async def tui_child(path: str, with_keys: bool) -> dict[str, float]:
             "key_ms_max": max(latencies) if latencies else 0.0, "peak_rss_mb": rss_mb}
 
 
-TAIL_KEYS = ["2", "1", "3", "4", "f", "f", "f", "w", "w", "up", "end", "1"]
+TAIL_KEYS = ["2", "1", "3", "enter", "escape", "4", "f", "f", "f", "w", "w", "up", "end", "1"]
 
 
 async def tail_child(seconds: float, rate: float) -> dict[str, float]:
@@ -153,6 +154,8 @@ async def tail_child(seconds: float, rate: float) -> dict[str, float]:
     async with app.run_test(size=(160, 45)) as pilot:
         log = app.query_one(LogView)
         stamped(app, "action_pane")
+        stamped(app.whatif_pane, "action_edit")  # enter: into the what-if form
+        stamped(app.whatif_pane, "action_leave")  # escape: back out of it
         for name in ("action_cycle_filter", "action_toggle_wrap", "action_cursor",
                      "action_bottom"):
             stamped(log, name)
@@ -188,6 +191,76 @@ async def tail_child(seconds: float, rate: float) -> dict[str, float]:
             "tail_key_cpu_ms_max": cpu[-1] if cpu else 0.0}
 
 
+# (key, its bytes, a word its repaint holds: the wait ends there, not at a cursor's blink; one
+# word, since a styled row may put escape codes between words)
+PTY_KEYS = [("3", b"3", b"What-if"), ("enter", b"\r", b"field"), ("tab", b"\t", None),
+            ("escape", b"\x1b", b"inputs"), ("1", b"1", b"Alerts"), ("2", b"2", b"Facts"),
+            ("3", b"3", b"What-if"), ("enter", b"\r", b"field"), ("escape", b"\x1b", b"inputs"),
+            ("4", b"4", b"Log"), ("w", b"w", None), ("w", b"w", None), ("1", b"1", b"Alerts")]
+
+
+def pty_keys(rounds: int = 3) -> dict[str, float]:
+    """Keys through a real terminal (a pty, 80x24): from the key's bytes written until the
+    app's repaint arrives. Pilot hands keys to the app past Textual's input parser, so only
+    this sees what a lone Escape waits for (issue 39: the parser's ESCDELAY and its input
+    thread's select, see kvtui/ui/terminal.py)."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TERM="xterm-256color")
+    if "BENCH_ESCDELAY" in os.environ:
+        env["ESCDELAY"] = os.environ["BENCH_ESCDELAY"]
+    else:
+        env.pop("ESCDELAY", None)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(ROOT)
+        os.execve(sys.executable, [sys.executable, "-m", "kvtui", "replay",
+                                   "sample_logs/qwen35-397b-nvfp4-tp8-fp8.log", "--instant"],
+                  env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+
+    def drain(quiet: float, limit: float) -> None:
+        end, last = time.monotonic() + limit, time.monotonic()
+        while time.monotonic() < end and time.monotonic() - last < quiet:
+            if select.select([fd], [], [], 0.02)[0]:
+                try:
+                    os.read(fd, 1 << 16)
+                except OSError:  # the app has quit: the pty is closed
+                    return
+                last = time.monotonic()
+
+    per_key: dict[str, list[float]] = {}
+    try:
+        drain(1.5, 60)  # the replay drawn and idle
+        for _ in range(rounds):
+            for name, data, marker in PTY_KEYS:
+                t0 = time.monotonic()
+                os.write(fd, data)
+                seen = b""
+                while time.monotonic() - t0 < 2 and select.select([fd], [], [], 2)[0]:
+                    seen += os.read(fd, 1 << 16)
+                    if marker is None or marker in seen:
+                        per_key.setdefault(name, []).append((time.monotonic() - t0) * 1000)
+                        break
+                drain(0.3, 5)
+        os.write(fd, b"q")
+        drain(0.5, 5)
+    finally:
+        os.close(fd)
+        os.waitpid(pid, 0)
+    if os.environ.get("BENCH_VERBOSE"):
+        print(per_key, file=sys.stderr)
+    out = {f"pty_{k}_ms_max": round(max(v), 1) for k, v in per_key.items()}
+    out["pty_key_ms_max"] = max(out.values()) if out else 0.0
+    out["pty_key_ms_median"] = round(statistics.median(
+        [x for v in per_key.values() for x in v]), 1) if per_key else 0.0
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=1_000_000)
@@ -210,10 +283,12 @@ def main() -> int:
          "--tail-rate", str(args.tail_rate)], check=True, capture_output=True, text=True,
         env=env).stdout.strip().splitlines()[-1])
     tail = {k: round(v, 1) if isinstance(v, float) else v for k, v in tail.items()}
-    tail_ok = tail["tail_key_ms_max"] <= 100
+    tail.update(pty_keys())
+    tail_ok = tail["tail_key_ms_max"] <= 100 and tail["pty_key_ms_max"] <= 100
     if args.only_tail:
         print(json.dumps(tail, indent=2))
-        print("PASS" if tail_ok else "FAIL: target is key <= 100 ms while tailing")
+        print("PASS" if tail_ok else "FAIL: target is key <= 100 ms while tailing and in a "
+              "terminal (Escape included)")
         return 0 if tail_ok else 1
     path = make_log(args.lines)
     check_s = run_check(path)

@@ -65,31 +65,22 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def _positive_int(name: str, raw: str | None) -> int | None:
-    if raw is None:
-        return None
-    try:
-        v = int(str(raw).strip())
-    except ValueError:
-        raise ValueError(f"{name} {raw!r}: not a whole number") from None
-    if v <= 0:
-        raise ValueError(f"{name} must be a positive whole number (got {v})")
-    return v
+    from kvtui.core.capacity.options import positive_int
+
+    return positive_int(name, raw)
 
 
 def _positive_float(name: str, raw: str | None, *, below_one: bool = False) -> float | None:
-    if raw is None:
-        return None
-    try:
-        v = float(str(raw).strip())
-    except ValueError:
-        raise ValueError(f"{name} {raw!r}: not a number") from None
-    if not v == v or v in (float("inf"), float("-inf")):
-        raise ValueError(f"{name} {raw!r}: not a finite number")
-    if below_one and not 0 < v < 1:
-        raise ValueError(f"{name} must be between 0 and 1, exclusive (got {v:g})")
-    if v <= 0:
-        raise ValueError(f"{name} must be positive (got {v:g})")
-    return v
+    from kvtui.core.capacity.options import positive_float
+
+    return positive_float(name, raw, below_one=below_one)
+
+
+def _contexts(raw: list[str] | None) -> list[int] | None:
+    """--context, as the TUI's lengths field reads it (128K = 131072): one check for both."""
+    from kvtui.core.capacity.options import length
+
+    return [length("--context", c) for c in raw] if raw else None
 
 
 # kvtui.core.engine.ENGINE_MODULES, named here so that building the parser (`--help`) imports
@@ -155,8 +146,7 @@ def validate(args: argparse.Namespace, engine: str | None = None) -> dict[str, A
         "mem_fraction_static": _positive_float("--mem-fraction-static",
                                                args.mem_fraction_static, below_one=True),
         "target_concurrency": _positive_float("--target-concurrency", args.target_concurrency),
-        "contexts": [_positive_int("--context", c) for c in args.context]
-        if args.context else None,
+        "contexts": _contexts(args.context),
         "dtypes": _dtypes(args.dtype, engine),
         "current_dtype": _dtype("--current-dtype", args.current_dtype, engine)
         if args.current_dtype else None,
@@ -238,11 +228,9 @@ def _memory_knob(args: argparse.Namespace, opt: dict[str, Any], calc: Any) -> tu
         raise ValueError("--kv-cache-memory-bytes is vLLM's flag: it needs a vLLM log "
                          "(--from-log)")
     calc = by_bytes()
-    value = calc.memory_knob().parse(str(raw))
-    if value is None:
-        raise ValueError(f"--kv-cache-memory-bytes {raw!r}: not a size vLLM takes (whole "
-                         "bytes, or a number with k/m/g/t = x1000 or K/M/G/T = x1024, no "
-                         "decimals with K/M/G/T)")
+    from kvtui.core.capacity.options import memory_value
+
+    value = memory_value(calc.memory_knob(), "--kv-cache-memory-bytes", str(raw))
     return calc, value
 
 

@@ -84,7 +84,7 @@ def render_text(report: Report) -> str:
         sizes = "  ".join(filter(None, (sizes, f"world={par.world_size}")))
     w(f"Parallel   {sizes or 'unknown'}")
     w(f"KV cache   configured {kv.configured_dtype or '?'} -> effective "
-      f"{kv.effective_dtype or '?'}  (from {kv.effective_basis}); scales: {kv.scales}")
+      f"{kv.effective_dtype or '?'}  (from {kv.effective_basis}); scales: {kv.scales_said}")
     w("")
     out.extend(_render_alerts(sorted_alerts(report)))
     w("")

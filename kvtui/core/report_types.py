@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
+from kvtui.core.dtypes import CANONICAL, is_low_precision
 from kvtui.core.evidence import Evidence
 
 Json = dict[str, Any]
@@ -335,6 +336,13 @@ class KVCacheFacts:
     quantization_param_path: str | None
     page_size: int | None
 
+    @property
+    def scales_said(self) -> str:
+        """The scales as text and the TUI say them: a KV cache of 16 bits or more has none to
+        load, so "unknown" there read as a question left open (issue 39). The JSON keeps the
+        state as the fold holds it (`scales`)."""
+        return scales_said(self.scales, self.effective_dtype)
+
     def to_json(self) -> Json:
         return _fields_json(self)
 
@@ -539,6 +547,14 @@ class RunAlert:
         return _fields_json(self)
 
 
+def scales_said(scales: str | None, effective_dtype: str | None) -> str:
+    """`KVCacheFacts.scales_said` for any run's facts (the runs list says it the same way)."""
+    if scales in (None, "unknown") and not is_low_precision(effective_dtype) \
+            and effective_dtype in CANONICAL:
+        return f"none needed ({effective_dtype})"
+    return str(scales or "?")
+
+
 @dataclass(frozen=True, slots=True)
 class RunSummary:
     """One server start in the log (the report's facts are the last one's), numbered from 1
@@ -629,4 +645,4 @@ class Report:
 __all__ = ["AccuracyItem", "Alert", "ArgChange", "CapacityFacts", "Current", "Inverse",
            "KVCacheFacts", "ModelFacts", "ParallelFacts", "PoolFacts", "Report", "Resolution",
            "RunAlert", "RunSummary", "RunningLimit", "RuntimeFacts", "Scenario", "Source",
-           "WeightFacts", "WhatIf", "snapshot"]
+           "WeightFacts", "WhatIf", "scales_said", "snapshot"]

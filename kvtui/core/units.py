@@ -37,21 +37,26 @@ def parse_length(text: str) -> int | None:
     return int(value)
 
 
-def parse_lengths(text: str) -> list[int] | None:
-    """A list of lengths separated by spaces or commas ("256K 32K", "8k,32k,128k"); a comma
-    between groups of three digits is a thousands separator ("256,000, 32K" is two lengths).
-    None when any item is not a length or the list is empty."""
-    out: list[int] = []
+def split_lengths(text: str) -> list[str]:
+    """The items of a list of lengths separated by spaces or commas; a comma between groups of
+    three digits is a thousands separator ("256,000, 32K" is two items)."""
+    out: list[str] = []
     for word in text.split():
         items = [word.rstrip(",")] if _GROUPED_RE.fullmatch(word.rstrip(",")) else \
             word.split(",")
-        for item in items:
-            if not item:
-                continue
-            value = parse_length(item)
-            if value is None:
-                return None
-            out.append(value)
+        out.extend(item for item in items if item)
+    return out
+
+
+def parse_lengths(text: str) -> list[int] | None:
+    """A list of lengths ("256K 32K", "8k,32k,128k": `split_lengths`). None when any item is
+    not a length or the list is empty."""
+    out: list[int] = []
+    for item in split_lengths(text):
+        value = parse_length(item)
+        if value is None:
+            return None
+        out.append(value)
     return out or None
 
 

@@ -49,6 +49,7 @@ from kvtui.ui.whatif import WhatIfPane
 TICK_HZ = 15
 PANES = ("alerts", "facts", "whatif", "log", "timeline")
 TOP_PANES = ("alerts", "facts", "whatif", "timeline")
+WHATIF_ROWS = 36  # a narrow terminal shorter than this gives the what-if the log's rows
 
 
 class KvCommands(Provider):
@@ -113,8 +114,19 @@ class KvFooter(Footer):
                       for (_, b, enabled, _) in screen.active_bindings.values() if b.show)
         if shown == self._shown and self._bindings_ready:
             return
+        first = self._shown is None
         self._shown = shown
-        super().bindings_changed(screen)
+        if first or not self._bindings_ready:
+            super().bindings_changed(screen)
+            return
+        # After the frame that shows the key's own effect: a footer rebuild lays the screen
+        # out again, and leaving a what-if field (whose typing hid the letter keys) made
+        # Escape wait for it (issue 39: 130-180 ms through a terminal).
+        self.call_after_refresh(self._rebuild, screen)
+
+    def _rebuild(self, screen: Any) -> None:
+        if self.is_attached:
+            Footer.bindings_changed(self, screen)
 
 
 class KvApp(App[int]):
@@ -163,7 +175,9 @@ class KvApp(App[int]):
     def __init__(self, source: LineSource, title: str, *, session: Session | None = None,
                  log_window: int = 20000, export_dir: str | os.PathLike[str] | None = None,
                  tick_hz: float = TICK_HZ, **_ignored: Any) -> None:
-        super().__init__()
+        from kvtui.ui.terminal import quick_escape_driver
+
+        super().__init__(driver_class=quick_escape_driver())
         self.source = source
         self.controls = replay_controls(source)  # None: a live source (no play/pause/seek)
         self.source_title = title
@@ -176,6 +190,7 @@ class KvApp(App[int]):
         self.report: rv.Shown = None
         self.shown_pane = "alerts"
         self._seek_alert_keys: set[tuple[Any, ...]] | None = None
+        self._event_from: tuple[str, int] | None = None  # where a `]` seek started
         self.ticks = 0
         self.last_tick_ms = 0.0
         self._log_status_shown: tuple[str, str] | None = None
@@ -251,14 +266,33 @@ class KvApp(App[int]):
         self._apply_layout()
 
     def _apply_layout(self) -> None:
+        if not hasattr(self, "whatif_pane"):
+            return  # a resize before on_mount: on_mount lays out
         narrow = self.size.width < 140
+        # The upper panes are shown and hidden by an inline `display`, not a class: a class
+        # change restyles a pane's whole subtree, and the what-if form's made key 3 cost
+        # 100-160 ms at 80x24 (issue 39). The timeline's class (a small subtree) stays.
+        for name in ("alerts", "facts", "whatif"):
+            pane = self.query_one(f"#{name}")
+            want = not narrow or name == self.shown_pane
+            if pane.display != want:
+                pane.display = want
         if narrow:
-            # Only the narrow layout reads these classes. A class change restyles a pane's
-            # whole subtree, so wide terminals skip it; a resize to narrow comes back here.
-            for name in TOP_PANES:
-                self.query_one(f"#{name}").set_class(name == self.shown_pane, "-shown")
+            timeline = self.timeline_pane
+            timeline.set_class(self.shown_pane == "timeline", "-shown")
         top_has = self.shown_pane in ("alerts", "facts", "whatif")
         self.query_one("#top").set_class(narrow and not top_has, "-hidden")
+        # The what-if's inputs and answer on screen together (issue 39): while it is the pane
+        # shown, it takes the log's rows on a short narrow terminal (its 3/5 of 80x24 are 10
+        # rows; form and answer need about 20) and twice the width of its neighbours on a wide
+        # one. Inline styles: a class would restyle every subtree.
+        whatif = self.shown_pane == "whatif"
+        hide_log = narrow and whatif and self.size.height < WHATIF_ROWS
+        if self.log_view.display == hide_log:
+            self.log_view.display = not hide_log
+        width = "2fr" if whatif and not narrow else "1fr"
+        if str(self.whatif_pane.styles.width) != width:
+            self.whatif_pane.styles.width = width
         bar = Text()
         for i, name in enumerate(PANES, 1):
             label = {"whatif": "What-if"}.get(name, name.capitalize())
@@ -358,6 +392,10 @@ class KvApp(App[int]):
         if n.state in ("live", "at_end") and not self._history_frozen:
             self._history_frozen = True  # the history is in: what it left is long-lived
             self._freeze_heap()
+        if n.state == "at_end" and self._event_from is not None and self.controls is not None:
+            self._event_not_found(self.controls)
+        elif n.state == "paused":
+            self._event_from = None  # the `]` seek found its event (or was ended)
         if n.state in ("at_end", "restart"):
             # The alert seek is over: nothing left to find, or the replay starts again. A later
             # "paused" (a restart starting paused) must not resume it.
@@ -569,13 +607,14 @@ class KvApp(App[int]):
         src = self._replay()
         if src is not None:
             self._seek_alert_keys = None  # play/pause ends a "next alert" search
+            self._event_from = None
             paused = src.toggle_pause()
             self.header_bar.set_state("paused" if paused else "replaying")
 
     def action_step(self) -> None:
         src = self._replay()
         if src is not None:
-            self._seek_alert_keys = None
+            self._seek_alert_keys = self._event_from = None
             src.step(1)
 
     def action_next_event(self) -> None:
@@ -588,12 +627,30 @@ class KvApp(App[int]):
             ev = parse(line.text)
             return ev is not None and ev.kind not in ("decode_batch", "prefill_batch")
         self._seek_alert_keys = None
+        here = next((e for e in reversed(self.log_view._entries) if not e.notice), None)
+        self._event_from = (here.source, here.line_no) if here is not None else None
         src.seek(event)
+
+    def _event_not_found(self, src: ReplayControls) -> None:
+        """`]` ran out of file (from a decode line, only batches may follow): go back to the
+        line it started from, rather than leave the replay at its end (issue 39), and say so."""
+        if self._event_from is None:
+            return
+        source, line_no = self._event_from
+        self._event_from = None
+        src.restart()
+
+        def back(line: Any) -> bool:
+            return bool(line.source == source and line.line_no >= line_no)
+        src.seek(back)
+        self.notify(f"no recognized event after line {line_no:,} (only decode and prefill "
+                    "batches follow); staying there", markup=False, timeout=6)
 
     def action_next_alert(self) -> None:
         src = self._replay()
         if src is None:
             return
+        self._event_from = None
         self._seek_alert_keys = self._alert_keys(self.report)
         self._seek_trigger(src)
 
@@ -671,7 +728,7 @@ class KvApp(App[int]):
 
         def done(value: str | None) -> None:
             if value:
-                self._seek_alert_keys = None
+                self._seek_alert_keys = self._event_from = None
             if value and not src.seek_time(value):
                 self.notify(f"not a time: {value!r}", severity="warning", markup=False)
         self.push_screen(PromptScreen("Jump to time (HH:MM[:SS] or YYYY-MM-DD HH:MM:SS)"), done)
@@ -686,6 +743,7 @@ class KvApp(App[int]):
         src = self._replay()
         if src is not None:
             self._seek_alert_keys = None  # a restart ends a "next alert" search
+            self._event_from = None
             src.restart()
 
     # -- export ---------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.cells import cell_len, chop_cells
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
@@ -26,7 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from kvtui.ui.ingest import LogEntry
-from kvtui.ui.text import DISPLAY_MAX, KIND_STYLE, RECOGNIZED_STYLE, clean
+from kvtui.ui.text import DISPLAY_MAX, KIND_STYLE, RECOGNIZED_STYLE, clean, wrap_cells
 from parsers.kinds import ALERTING_KINDS
 
 WRAP_MAX = 8000  # characters of one line drawn when wrapping (the rest: see line detail)
@@ -229,7 +228,7 @@ class LogView(ScrollView, can_focus=True):
         n = len(e.text)
         if n <= width and e.text.isascii():
             return 1
-        return max(1, -(-cell_len(clean(e.text, WRAP_MAX)) // width))
+        return len(wrap_cells(clean(e.text, WRAP_MAX), width))
 
     def _update_size(self) -> None:
         rows = self._starts[-1]
@@ -370,7 +369,7 @@ class LogView(ScrollView, can_focus=True):
             style = KIND_STYLE.get(e.kind, RECOGNIZED_STYLE) if e.kind else ""
         if self.wrap:
             text = clean(e.text, WRAP_MAX)
-            chunks = chop_cells(text, max(10, self._wrap_width)) or [""]
+            chunks = wrap_cells(text, max(10, self._wrap_width))
             body = Text(chunks[sub] if sub < len(chunks) else "", style=style)
         content_width = max(0, width - GUTTER)
         shifted = False

@@ -9,6 +9,7 @@ never through markup.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 import regex
@@ -21,6 +22,7 @@ from textual.widgets.option_list import Option
 
 from kvtui.core.deployment import rank_span
 from kvtui.core.render import describe_subpools, group_pools
+from kvtui.core.units import fmt_bytes_gib
 from kvtui.sources.base import INLINE, MESSAGES
 from kvtui.sources.replay import parse_ts
 from kvtui.ui import report_view as rv
@@ -30,6 +32,7 @@ from kvtui.ui.text import (
     fmt_gib,
     fmt_int,
     fmt_num,
+    gist,
     severity_style,
 )
 
@@ -95,11 +98,7 @@ class HeaderBar(Static):
     def redraw(self) -> None:
         """Update only when the text changed: an idle app must not repaint 15 times a second.
         One row whatever the text, so no layout is needed."""
-        text = self.build()
-        if self.size.width:
-            # Cut here, not by the renderer: it would wrap the tail onto a hidden second row,
-            # leaving a blank where the source name should end in an ellipsis.
-            text.truncate(self.size.width, overflow="ellipsis")
+        text = fit_header(self.parts(), self.size.width or 10_000)
         if text != self._last_text:
             self._last_text = text
             self.update(text, layout=False)
@@ -108,32 +107,34 @@ class HeaderBar(Static):
         self.redraw()
 
     def build(self) -> Text:
-        """Most important first, so a narrow terminal cuts the least important: the KV verdict,
-        the source state (with a replay's speed and the log's time), the run shown and when
-        the server restarted (once the log holds more than one start), the deployment, then
-        which source and how many lines. Below `NARROW` columns the header drops its badge,
-        the deployment (the Facts pane has it) and the line count, and cuts the source name in
-        its middle, so the run, the log time and the host or file stay on screen at 80."""
+        """The whole header, every part in its longest form."""
+        return fit_header(self.parts(), 10_000)
+
+    def parts(self) -> list[HeaderPart]:
+        """The header's parts in the order shown, each in the forms it can take (longest
+        first): the KV verdict, the source state (with a replay's speed), the run shown and
+        when the server restarted (once the log holds more than one start), the deployment,
+        the log's time, then which source and how many lines. `GIVE_WAY` says which is shortened
+        first on a narrow terminal; a new part (the run, say) is one more entry here and
+        there."""
         r = rv.report_of(self.report)
-        narrow = 0 < self.size.width < NARROW
-        t = Text(no_wrap=True, overflow="ellipsis")
-        if not narrow:
-            t.append(" kvtui ", style="bold reverse")
-        t.append(" ")
+        parts = [HeaderPart("brand", (Text(" kvtui ", style="bold reverse"), Text()))]
         if r and rv.unrecognised(r):
             # no engine's line (yet): not a KV verdict of unknowns
-            t.append("no SGLang or vLLM line recognised", style="bold yellow")
-            t.append_text(_sep())
+            parts.append(HeaderPart("verdict", (
+                Text("no SGLang or vLLM line recognised", style="bold yellow"),
+                Text("no engine line", style="bold yellow"))))
         elif r:
             conf, eff, scales = rv.kv_verdict(r)
             sev = rv.worst_severity(r)
-            t.append("KV ")
-            t.append(clean(conf, 20), style="bold")
-            t.append(" -> ")
-            t.append(clean(eff, 20), style=severity_style(sev) or "bold green")
+            tail = Text()
+            tail.append(clean(eff, 20), style=severity_style(sev) or "bold green")
             if scales == "missing":
-                t.append(" (no scales)", style=severity_style(sev) or "yellow")
-            t.append_text(_sep())
+                tail.append(" (no scales)", style=severity_style(sev) or "yellow")
+            full = Text("KV ")
+            full.append(clean(conf, 20), style="bold")
+            full.append(" -> ")
+            parts.append(HeaderPart("verdict", (full + tail, Text("KV ") + tail)))
         label, style = STATE_LABELS.get(self.state, (self.state, "bold"))
         if self.state == "replaying" and self.progress is not None:
             label = f"replaying {self.progress * 100:.0f}%"
@@ -141,45 +142,107 @@ class HeaderBar(Static):
             eta = self.load.eta
             label = (f"loading {self.load.fraction * 100:.0f}%"
                      + (f", {eta:.0f} s left" if eta is not None else ""))
-        t.append(label, style=style)
+        state = Text(label, style=style)
         if self.speed and self.state in ("replaying", "paused"):
-            t.append(f" {self.speed}", style=style)
+            state.append(f" {self.speed}", style=style)
         if self.state in INLINE and self.state_message:
-            t.append(" " + clean(self.state_message, 30 if narrow else 60), style=style)
-        restart = run_label(r, short=narrow) if r else None
-        if restart:
-            t.append_text(_sep())
-            t.append(restart, style="bold magenta")
-        if r and not narrow and not rv.unrecognised(r):
-            t.append_text(_sep())
-            t.append(model_name(r), style="bold")
-            t.append(f" · {rv.tp(r)}")
+            state.append(" " + clean(self.state_message, 60), style=style)
+        parts.append(HeaderPart("state", (state,)))
+        run = run_label(r) if r else None
+        if r and run:
+            parts.append(HeaderPart("run", (Text(run, style="bold magenta"),
+                                            Text(run_label(r, short=True) or run,
+                                                 style="bold magenta"))))
+        if r and not rv.unrecognised(r):
+            tp = Text(rv.tp(r))
+            parts.append(HeaderPart("deployment", (
+                Text(model_name(r), style="bold") + Text(f" · {rv.tp(r)}"), tp, Text())))
         if self.log_time:
-            t.append_text(_sep())
-            t.append("log " if narrow else "log time ", style="dim")
-            t.append(_clock(self.log_time))
-        t.append_text(_sep())
-        if narrow:
-            room = max(12, self.size.width - t.cell_len)
-            t.append(middle_cut(clean(self.source_title, 200), room))
-            return t
-        t.append(clean(self.source_title, 60))
-        t.append(f" · {self.lines:,} lines", style="dim")
+            clock = _clock(self.log_time)
+            parts.append(HeaderPart("time", (Text("log time ", style="dim") + Text(clock),
+                                             Text(clock))))
+        parts.append(HeaderPart("source", tuple(Text(f) for f in source_forms(
+            self.source_title))))
+        parts.append(HeaderPart("count", (Text(f" · {self._count()}", style="dim"), Text()),
+                                attached=True))
+        return parts
+
+    def _count(self) -> str:
+        """How much of the log is in: its lines, or while a big file is folded in bulk (its
+        lines are counted at the end), the bytes read so far."""
+        if self.state == "loading" and self.load is not None and self.load.total:
+            done, total = self.load.done, self.load.total
+            return f"{fmt_bytes_gib(done).removesuffix(' GiB')} of {fmt_bytes_gib(total)} read"
+        return f"{self.lines:,} lines"
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderPart:
+    """One part of the header in the forms it can take, longest first (an empty Text: the
+    part gives way entirely). `attached`: no separator before it (the line count after the
+    source)."""
+
+    key: str
+    forms: tuple[Text, ...]
+    attached: bool = False
+
+
+# Which part gives way next while the header is wider than the terminal, the least needed
+# first. The state, the run (once the server restarted), the log's time and the source (the
+# file, or the SSH host, which is what matters over SSH) are shortened but never dropped: at 80
+# columns the header keeps them.
+GIVE_WAY = ("brand", "count", "deployment", "source", "run", "deployment", "time",
+            "verdict", "source")
+
+
+def fit_header(parts: list[HeaderPart], width: int) -> Text:
+    """The header in `width` columns: parts shortened in `GIVE_WAY` order, by rule (never a
+    number cut in half); only if all that is not enough, an ellipsis at the end."""
+    chosen = {p.key: 0 for p in parts}
+
+    def join() -> Text:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        first = True
+        for p in parts:
+            form = p.forms[min(chosen[p.key], len(p.forms) - 1)]
+            if not form.plain:
+                continue
+            if p.key == "brand":
+                t.append_text(form)
+                t.append(" ")
+                continue
+            if not first and not p.attached:
+                t.append_text(_sep())
+            first = False
+            t.append_text(form)
         return t
 
+    text = join()
+    for key in GIVE_WAY:
+        if text.cell_len <= width:
+            break
+        part = next((p for p in parts if p.key == key), None)
+        if part is not None and chosen[key] < len(part.forms) - 1:
+            chosen[key] += 1
+            text = join()
+    if text.cell_len > width:
+        # Cut here, not by the renderer: it would wrap the tail onto a hidden second row.
+        text.truncate(width, overflow="ellipsis")
+    return text
 
-# Below this width the header keeps the run, the log time and the source on screen (`build`).
-NARROW = 100
 
-
-def middle_cut(text: str, width: int) -> str:
-    """`text` in `width` cells, cut in its middle (a host's name and a file's end both say
-    which log it is)."""
-    if len(text) <= width:
-        return text
-    keep = width - 1
-    head = keep // 2
-    return text[:head] + "…" + text[len(text) - (keep - head):]
+def source_forms(title: str) -> list[str]:
+    """A source's title, then shorter: an SSH source (`host:path`) keeps its host, a file its
+    name without the directories."""
+    full = clean(title, 60)
+    m = regex.fullmatch(r"([^/\s:]+):(.+)", title)
+    if m is not None:
+        host, path = clean(m.group(1), 40), m.group(2)
+        base = clean(path.rstrip("/").rsplit("/", 1)[-1], 40)
+        return [full, f"{host}:{base}", host]
+    base = clean(title.rstrip("/").rsplit("/", 1)[-1], 60)
+    short = base if len(base) <= 32 else base[:15] + "…" + base[-16:]
+    return [full, base, short]
 
 
 def run_label(r: rv.Shown, *, short: bool = False) -> str | None:
@@ -253,9 +316,7 @@ class AlertsPane(OptionList):
         fix = a.fix
         if fix:
             t.append("\n  fix: ", style="dim")
-            fix_text = clean(str(fix), 400)
-            cut = fix_text.find(". ")
-            t.append(fix_text[:cut + 1] if 0 < cut < 160 else fix_text[:160], style="green")
+            t.append(gist(clean(str(fix), 400)), style="green")
         return t
 
     @staticmethod
@@ -308,7 +369,7 @@ def facts_text(r: rv.Shown) -> Text:
     t.append(f"effective {clean(str(kv.effective_dtype or '?'), 20)}")
     if kv.effective_basis:
         t.append(f" (from {clean(str(kv.effective_basis), 30)})", style="dim")
-    t.append(f"  scales {clean(str(kv.scales or '?'), 20)}\n")
+    t.append(f"  scales {clean(kv.scales_said, 30)}\n")
 
     cap = rv.capacity(r)
     t.append("Capacity  ", style="bold")
@@ -552,13 +613,16 @@ class TimelinePane(Static):
         """A fixed-height pane: repaint (never lay out) and only when something changed."""
         width = max(20, self.size.width or 80)
         pts = self.points
-        key = (width, len(pts), pts[-1] if pts else None)
+        height = self.scrollable_content_region.height or 6
+        key = (width, height, len(pts), pts[-1] if pts else None)
         if key == self._drawn:
             return
         self._drawn = key
-        self.update(self.build(width), layout=False)
+        self.update(self.build(width, height), layout=False)
 
-    def build(self, width: int) -> Text:
+    def build(self, width: int, height: int = 6) -> Text:
+        """The rows, and the time axis last; shorter than six rows, the series give way from
+        the bottom, never the axis (issue 39: it was the row cut at 24 rows)."""
         pts = self.points
         label_w, value_w = self.LABEL_W, self.VALUE_W
         span = max(4, width - label_w - value_w - 1)
@@ -579,17 +643,21 @@ class TimelinePane(Static):
             ("queued requests", queue, None, fmt_int(last.queue_req)),
             ("generated tok/s", gen, None, fmt_num(last.gen_throughput, 0)),
         ]
-        for name, vals, top, cur in rows:
+        room = max(1, height - 1)  # rows above the axis
+        for name, vals, top, cur in rows[:room]:
             t.append(f"{name:<{label_w}}", style="bold")
             t.append_text(sparkline(vals, span, top, cols))
             t.append(f" {cur:>{value_w}}\n")
-        marks = [c for c, p in zip(cols, pts, strict=True) if p.retraction]
-        t.append(f"{'retractions':<{label_w}}", style="bold")
-        line = [" "] * span
-        for c in marks:
-            line[c] = "▼"
-        t.append("".join(line), style="bold red")
-        t.append(f" {len(marks):>{value_w}}", style="red" if marks else "dim")
+        if room > len(rows):
+            marks = [c for c, p in zip(cols, pts, strict=True) if p.retraction]
+            t.append(f"{'retractions':<{label_w}}", style="bold")
+            line = [" "] * span
+            for c in marks:
+                line[c] = "▼"
+            t.append("".join(line), style="bold red")
+            t.append(f" {len(marks):>{value_w}}", style="red" if marks else "dim")
+        else:
+            t.rstrip()
         t.append_text(self._axis(pts, span))
         return t
 

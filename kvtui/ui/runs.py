@@ -20,7 +20,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from kvtui.core.pipeline import Session
-from kvtui.core.report_types import RunSummary
+from kvtui.core.report_types import RunSummary, scales_said
 from kvtui.ui.panes import _clock
 from kvtui.ui.text import clean, severity_style
 
@@ -40,7 +40,7 @@ def run_line(r: RunSummary, resolved: int) -> Text:
     t.append(clean(r.configured_dtype or "?", 20), style="bold")
     t.append(" -> ")
     t.append(clean(r.effective_dtype or "?", 20), style="bold")
-    t.append(f" (scales {clean(r.scales or '?', 12)})")
+    t.append(f" (scales {clean(scales_said(r.scales, r.effective_dtype), 24)})")
     pool = f"{r.pool_tokens:,}" if r.pool_tokens is not None else "-"
     mrr = f"{r.max_running_requests:,}" if r.max_running_requests is not None else "-"
     t.append(f"\n     pool {pool} tokens · max running {mrr} · ")

@@ -5,8 +5,11 @@ All log-derived content is shown as `Text` built by `kvtui.ui.text`, never as ma
 
 from __future__ import annotations
 
-from typing import ClassVar
+import re
+from typing import Any, ClassVar
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -147,9 +150,11 @@ Replay
   the time the log has reached.
 
 What-if
-  3 shows the pane; enter (or tab) steps into the form, escape steps out.
-  Empty fields mean "as logged" (the greyed value); a value you typed is
-  highlighted. The answer updates as you type:
+  3 shows the pane; enter steps into the form (the KV dtype), tab moves on, escape
+  steps out. A field entered selects its value: typing replaces it. Empty fields
+  mean "as logged" (the greyed value); a value you typed is highlighted; a value
+  `kvtui whatif` would refuse is said under its field. The answer updates as you
+  type:
   KV tokens     how many tokens the KV cache holds with the target setting
   max running   SGLang's max_running_requests: requests that can run at once
   reqs of 32K   requests of that length that fit in the KV cache ("fit"), and
@@ -166,7 +171,7 @@ Words
                 cut, chat template, parsers, sampling defaults): ok, stated (a
                 trade-off chosen, or one the log cannot call), warning,
                 critical, or ? (the log does not say)
-  alert certainty  "sure": the log settles it; "likely": the log alone
+  certainty     alerts: "sure": the log settles it; "likely": the log alone
                 cannot (the checkpoint would); "possible": indirect signs
   estimate      a figure derived from the memory lines of the log rather than
                 read from it (changing TP or mem_fraction_static)
@@ -184,7 +189,79 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail-box"):
-            yield Static(Text(HELP), markup=False)
+            yield Static(help_renderable(HELP), markup=False)
+
+
+KEY_WIDTH = 14
+
+
+def help_renderable(text: str) -> Group:
+    """HELP laid out for the width it gets: a heading, then rows of (keys, what they do) whose
+    second column wraps at the box's width, and paragraphs that wrap as a whole.
+
+    Why not the text as written: it is broken for about 88 columns, and a narrower box (80
+    columns: 66 inside) wrapped each of those lines again (issue 39: "wrapped twice"). The
+    source stays readable text: a row is two parts 3+ spaces apart (two rows on one line are
+    four parts), a line indented past the key column continues the row above, any other
+    indented line continues its paragraph."""
+    out: list[Any] = []
+    grid: Table | None = None
+    para: list[str] | None = None
+    last: list[str] | None = None  # the description being continued
+
+    def close() -> None:
+        nonlocal grid, para, last
+        if grid is not None:
+            out.append(grid)
+        if para is not None:
+            out.append(Text("  " + " ".join(para)))
+        grid, para, last = None, None, None
+
+    for line in text.splitlines():
+        if not line.strip():
+            close()
+            out.append(Text(""))
+            continue
+        if not line.startswith(" "):
+            close()
+            out.append(Text(line, style="bold"))
+            continue
+        if line.startswith(" " * KEY_WIDTH) and last is not None:
+            last.append(line.strip())
+            continue
+        parts = re.split(r"\s{3,}", line.strip())
+        if len(parts) == 1:
+            if grid is not None:
+                close()
+            para = (para or []) + [parts[0]]
+            continue
+        if para is not None:
+            close()
+        if grid is None:
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(width=KEY_WIDTH - 1, style="bold")  # a long key wraps, whole
+            grid.add_column(ratio=1)
+        for key, desc in zip(parts[0::2], parts[1::2], strict=False):
+            last = [desc]
+            grid.add_row(Text("  " + key), _Joined(last))
+    close()
+    while out and isinstance(out[-1], Text) and not out[-1].plain:
+        out.pop()
+    return Group(*out)
+
+
+class _Joined:
+    """A description whose continuation lines arrive after its row was added: rendered as
+    one paragraph (Rich wraps it once, at the column's width)."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.words = words
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        yield Text(" ".join(self.words))
+
+    def __rich_measure__(self, console: Any, options: Any) -> Any:
+        return Text(" ".join(self.words)).__rich_measure__(console, options)
 
 
 class PromptScreen(ModalScreen[str | None]):

@@ -8,6 +8,7 @@ prompt containing `[@click=app.quit]` as markup. Nothing here builds markup stri
 
 from __future__ import annotations
 
+from rich.cells import cell_len, chop_cells
 from rich.text import Text
 
 from kvtui.core.text import inert
@@ -47,6 +48,43 @@ def clean(text: str, limit: int | None = DISPLAY_MAX) -> str:
         text = text[: limit * 2]  # cut before the regexes so a 1 MB line costs nothing
     text = inert(text, None, one_line=True)
     return text[:limit] if limit is not None else text
+
+
+def gist(text: str, limit: int = 200) -> str:
+    """The start of a fix as a list shows it: its first sentence, or as many of that
+    sentence's "; " clauses as fit in `limit`, then " …" (the detail view has the rest). Never
+    cut inside a clause: a cut at a fixed width once left "or serve BF16: -" of a flag."""
+    end = text.find(". ")
+    first = text[:end + 1] if end > 0 else text
+    if len(first) <= limit:
+        return first
+    shown = ""
+    for clause in first.split("; "):
+        longer = f"{shown}; {clause}" if shown else clause
+        if len(longer) > limit:
+            break
+        shown = longer
+    if not shown:  # one long clause: cut at a space
+        shown = first[:limit].rsplit(" ", 1)[0]
+    return shown + " …"
+
+
+def wrap_cells(text: str, width: int) -> list[str]:
+    """Rows of at most `width` cells (a trailing space may overhang: it is cropped, unseen),
+    broken after a space where the row has one, so a word is split only when it is longer
+    than a row (issue 39: the log's wrap cut words at the width). Nothing is dropped: the rows
+    joined are the text."""
+    width = max(1, width)
+    rows: list[str] = []
+    while cell_len(text) > width:
+        head = chop_cells(text[:width], width)[0]
+        cut = text.rfind(" ", 0, len(head) + 1)
+        if cut > 0:
+            head = text[:cut + 1]
+        rows.append(head)
+        text = text[len(head):]
+    rows.append(text)
+    return rows
 
 
 def plain(text: str, limit: int | None = DISPLAY_MAX, style: str = "") -> Text:

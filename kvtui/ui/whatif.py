@@ -1,34 +1,40 @@
-"""The interactive what-if pane: the answer on top, the inputs underneath.
+"""The interactive what-if pane: the inputs and the answer on screen together.
 
-Why this order: on a short terminal only the top of the pane is on screen, and the answer ("can
-I afford BF16, how many requests fit and can run") is what the user came for. Every field starts
-empty and shows the log's value as its placeholder, so an untouched form is the log's deployment
-and anything the user typed stands out (`-changed`). The pane itself takes the focus (key 3), not
-a field: pane keys (1-5, q, space) keep working until the user steps into the form on purpose
-(Tab or Enter), and Escape always steps back out. A field never selects its text on focus, so a
-stray key cannot silently replace a value.
+Why this layout (issue 39): the answer "updates as you type", so it must stay on screen while the
+user types. A wide pane (90 columns and up: 120x40, or the what-if widened at 200x50) puts the
+form on the left and the answer on the right; a narrow one puts the compact form (two fields a
+row) above the answer, and the app gives the what-if the log's rows while it is shown
+(`KvApp._apply_layout`), so at 80x24 the changed rows are under the fields, not scrolled away.
 
-Recomputes on every change (the arithmetic is microseconds); invalid input never raises: the
-field is marked and the last good value is kept. The rows come from `whatif_calc.compute`; the
+Every field starts empty and shows the log's value as its placeholder, so an untouched form is
+the log's deployment and anything the user typed stands out (`-changed`). The pane itself takes
+the focus (key 3), not a field: pane keys (1-5, q, space) keep working until the user steps into
+the form on purpose (Enter: the KV dtype; Tab moves on), and Escape always steps back out. A field
+selects its content on entry, so typing replaces it (`TP 8`, Tab away and back, `16` is 16).
+
+Each field is checked by the same code and message as `kvtui whatif` (`core.capacity.options`);
+a refused value is said under its field and the last good value is kept. Recomputes on every
+change (the arithmetic is microseconds). The rows come from `whatif_calc.compute`; the
 concurrency rows are drawn from the calculator's own numbers (requests that fit by memory, and
 how many of those can run under max_running_requests).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
 
-from kvtui.core.capacity.whatif import parse_fraction
-from kvtui.core.units import fmt_length, parse_lengths
+from kvtui.core.capacity import options
+from kvtui.core.units import fmt_length
 from kvtui.ui.text import clean
 from kvtui.ui.whatif_calc import DTYPES, WhatIfInputs, WhatIfResult, compute, fmt_fit
 
@@ -45,7 +51,9 @@ SHORT_LABELS = {
     "kv_cache_memory_bytes": "kv bytes",
     "kv_cache_memory_bytes needed": "kv bytes needed",
 }
-LABEL_W = 15
+SIDE_MIN_WIDTH = 90  # the pane's width from which form and answer sit side by side
+GAP = 2  # spaces between the answer's columns
+_BIG = re.compile(r"\d{1,3}(?:,\d{3})+")
 
 
 def _preset_options() -> list[tuple[str, str]]:
@@ -76,7 +84,61 @@ def concurrency_cell(fit: float | None, cap: int | None) -> tuple[str, str]:
                                               ("bold red" if run < 1 else ""))
 
 
-class WhatIfPane(VerticalScroll, can_focus=False):
+def abbreviate(cell: str) -> str:
+    """A cell made shorter by rule, never by cutting: every grouped number of 7 digits and more
+    in millions (M = 10^6), of 5-6 digits in thousands (k = 10^3), to 3 significant figures
+    (`5,242,880` -> `5.24M`, `608,174` -> `608k`). A lowercase k, since a length's K is 1024
+    (`128K`); labels keep their lengths as `fmt_length` writes them. Used only when the whole
+    table does not fit the pane's width."""
+    def three(x: float) -> str:
+        return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.2f}"
+
+    def short(m: re.Match[str]) -> str:
+        v = int(m.group(0).replace(",", ""))
+        if v >= 1_000_000:
+            return three(v / 1e6) + "M"
+        if v >= 10_000:
+            return three(v / 1e3) + "k"
+        return m.group(0)
+    return _BIG.sub(short, cell)
+
+
+def table_lines(rows: list[tuple[str, str, str, str]], width: int) -> list[tuple[str, ...]]:
+    """The answer's rows (label, now, target, style) in columns as wide as their widest cell;
+    when that is wider than `width`, numbers are abbreviated (`abbreviate`), never cut."""
+    def widths(rs: list[tuple[str, str, str, str]]) -> tuple[int, int]:
+        return (max((len(r[0]) for r in rs), default=0), max((len(r[1]) for r in rs), default=0))
+
+    def total(rs: list[tuple[str, str, str, str]]) -> int:
+        lw, cw = widths(rs)
+        return lw + cw + 2 * GAP + max((len(r[2]) for r in rs), default=0)
+
+    if total(rows) > width:
+        rows = [(r[0], abbreviate(r[1]), abbreviate(r[2]), r[3]) for r in rows]
+    lw, cw = widths(rows)
+    gap = " " * GAP
+    return [(f"{r[0]:<{lw}}{gap}", f"{r[1]:<{cw}}{gap}", r[2], r[3]) for r in rows]
+
+
+def _field(label: str, widget: Any, *, label_id: str | None = None) -> ComposeResult:
+    """A label and its field, on one row."""
+    with Horizontal(classes="wi-cell"):
+        yield Label(label, id=label_id, classes="wi-label")
+        yield widget
+
+
+def _says(*fields: str) -> Static:
+    """The line under a row of fields that says why a value is refused (the message names its
+    field). One per row, not per field: fewer widgets to lay out when the pane is shown."""
+    return Static("", markup=False, id=f"{fields[0]}-msg", classes="wi-msg")
+
+
+# which message line speaks for each field (its row's)
+MSG_OF = {"wi-tp": "wi-tp-msg", "wi-mf": "wi-mf-msg", "wi-conc": "wi-mf-msg",
+          "wi-ctx": "wi-ctx-msg", "wi-config": "wi-ctx-msg"}
+
+
+class WhatIfPane(Vertical, can_focus=False):
     """Target KV dtype, TP, mem_fraction_static, lengths, requests, model preset."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -85,13 +147,23 @@ class WhatIfPane(VerticalScroll, can_focus=False):
     ]
 
     DEFAULT_CSS = """
-    WhatIfPane #wi-result { margin-bottom: 1; }
-    WhatIfPane .wi-row { height: 1; }
-    WhatIfPane .wi-row Label { width: auto; padding: 0 1 0 1; }
+    WhatIfPane #wi-body { height: 1fr; layout: vertical; }
+    WhatIfPane.-side #wi-body { layout: horizontal; }
+    WhatIfPane #wi-form { height: auto; width: 1fr; }
+    WhatIfPane.-side #wi-form { width: 40; height: 1fr; padding-right: 1; }
+    WhatIfPane .wi-row { height: auto; layout: horizontal; }
+    WhatIfPane.-side .wi-row { layout: vertical; }
+    WhatIfPane .wi-cell { height: 1; width: 1fr; }
+    WhatIfPane .wi-label { width: 10; padding: 0 1 0 1; }
+    WhatIfPane .wi-msg { display: none; height: auto; color: $text-error; padding-left: 1; }
+    WhatIfPane .wi-msg.-shown { display: block; }
+    WhatIfPane #wi-answer { height: 1fr; width: 1fr; padding-left: 1; }
     WhatIfPane Select { width: 1fr; }
     WhatIfPane Input { width: 1fr; }
     WhatIfPane Input.-invalid { background: $error 40%; }
     WhatIfPane Input.-changed { text-style: bold; background: $accent 30%; }
+    WhatIfPane Input:focus { background: $accent 70%; color: $text; }
+    WhatIfPane Select:focus > SelectCurrent { background: $accent 70%; color: $text; }
     """
 
     class ModelChosen(Message):
@@ -110,36 +182,44 @@ class WhatIfPane(VerticalScroll, can_focus=False):
         self.lengths_typed = False  # the user typed lengths; otherwise they follow the server
         self._drawn: Any = None
         self.shown = ""  # the answer as plain text (what the pane shows)
+        self._refused: dict[str, str] = {}  # field id -> why its value is refused
 
     def compose(self) -> ComposeResult:
-        result = Static("", markup=False, id="wi-result")
-        result.can_focus = True
-        yield result
-        with Horizontal(classes="wi-row"):
-            yield Label("KV dtype")
-            yield Select([(d, d) for d in DTYPES], value="bf16", allow_blank=False,
-                         id="wi-dtype", compact=True)
-            yield Label("TP")
-            yield Input(placeholder="log", id="wi-tp", type="integer", compact=True,
-                        select_on_focus=False)
-        with Horizontal(classes="wi-row"):
-            yield Label("mem frac", id="wi-mf-label")
-            yield Input(placeholder="log", id="wi-mf", compact=True, select_on_focus=False)
-            yield Label("reqs")
-            yield Input(placeholder="none", id="wi-conc", type="integer", compact=True,
-                        select_on_focus=False)
-        with Horizontal(classes="wi-row"):
-            yield Label("lengths")
-            yield Input(placeholder="server's", id="wi-ctx", compact=True,
-                        select_on_focus=False)
-        with Horizontal(classes="wi-row"):
-            yield Label("model")
-            yield Select(_preset_options(), prompt="preset matching the log", id="wi-preset",
-                         compact=True)
-        with Horizontal(classes="wi-row"):
-            yield Label("config")
-            yield Input(placeholder="path/to/config.json (Enter)", id="wi-config",
-                        compact=True, select_on_focus=False)
+        with Vertical(id="wi-body"):
+            with Vertical(id="wi-form"):
+                with Horizontal(classes="wi-row"):
+                    yield from _field("KV dtype", Select([(d, d) for d in DTYPES], value="bf16",
+                                                         allow_blank=False, id="wi-dtype",
+                                                         compact=True))
+                    yield from _field("TP", Input(placeholder="log", id="wi-tp",
+                                                  compact=True))
+                yield _says("wi-tp")
+                with Horizontal(classes="wi-row"):
+                    yield from _field("mem frac", Input(placeholder="log", id="wi-mf",
+                                                        compact=True), label_id="wi-mf-label")
+                    yield from _field("reqs", Input(placeholder="none", id="wi-conc",
+                                                    compact=True))
+                yield _says("wi-mf", "wi-conc")
+                with Horizontal(classes="wi-row"):
+                    yield from _field("lengths", Input(placeholder="server's", id="wi-ctx",
+                                                       compact=True))
+                yield _says("wi-ctx")
+                with Horizontal(classes="wi-row"):
+                    yield from _field("model", Select(_preset_options(),
+                                                      prompt="preset matching the log",
+                                                      id="wi-preset", compact=True))
+                    yield from _field("config", Input(placeholder="config.json (Enter)",
+                                                      id="wi-config", compact=True))
+            with VerticalScroll(id="wi-answer", can_focus=False):
+                result = Static("", markup=False, id="wi-result")
+                result.can_focus = True
+                yield result
+
+    def on_resize(self, event: events.Resize) -> None:
+        side = event.size.width >= SIDE_MIN_WIDTH
+        if side != self.has_class("-side"):
+            self.set_class(side, "-side")
+        self.recompute()  # the table's columns follow the width (a part of its key)
 
     # -- focus -----------------------------------------------------------------------------
     def focus_target(self) -> Static:
@@ -153,6 +233,14 @@ class WhatIfPane(VerticalScroll, can_focus=False):
 
     def action_leave(self) -> None:
         self.focus_target().focus()
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Say on the border what the keys do where the focus is (ctrl+u was never said)."""
+        editing = event.widget is not self.focus_target()
+        hint = ("Tab next field · typing replaces · Esc back" if editing
+                else "Enter: edit the inputs")
+        if self.border_subtitle != hint:
+            self.border_subtitle = hint
 
     # -- data ------------------------------------------------------------------------------
     def show(self, calc: Any, unsized: str | None = None) -> None:
@@ -187,15 +275,21 @@ class WhatIfPane(VerticalScroll, can_focus=False):
     def recompute(self) -> None:
         self.result = res = compute(self.calc, self.inputs, self.unsized)
         numbers = self._numbers()
+        width = self._answer_width()
         key = (tuple(res.rows), res.flag, tuple(res.notes), res.error, res.model,
-               repr(numbers))
+               res.does_not_fit, repr(numbers), width)
         if key == self._drawn:
             return  # a new report with the same deployment: nothing to repaint
         self._drawn = key
-        shown = self.render_result(res, numbers)
+        shown = self.render_result(res, numbers, width)
         self.shown = "\n".join(part.plain for part in getattr(shown, "renderables", [shown])
                                if isinstance(part, Text))
         self.query_one("#wi-result", Static).update(shown)
+
+    def _answer_width(self) -> int:
+        """The columns the answer has (before the first layout: room enough for any row)."""
+        width = self.query_one("#wi-answer").scrollable_content_region.width
+        return width - 1 if width > 1 else 200  # a vertical scrollbar may come
 
     def _numbers(self) -> dict[str, Any] | None:
         """The calculator's own figures for the concurrency rows and the flag: the same scenario
@@ -222,14 +316,14 @@ class WhatIfPane(VerticalScroll, can_focus=False):
         return {"target": target, "now": now, "cap_now": cap_now,
                 "changed_tp": tp, "changed_mf": mf}
 
-    def render_result(self, res: WhatIfResult, numbers: dict[str, Any] | None
-                      ) -> RenderableType:
-        """Rows in fixed columns (cut, never wrapped, on a narrow pane), then the flag and the
-        notes (wrapped, since they are sentences)."""
+    def render_result(self, res: WhatIfResult, numbers: dict[str, Any] | None,
+                      width: int = 200) -> RenderableType:
+        """Rows in columns sized to their cells (abbreviated by rule when the pane is narrow,
+        never cut), then the flag, or why the target does not fit, and the notes (wrapped,
+        since they are sentences)."""
         if res.error:
             return Text(clean(res.error, 400), style="yellow")
-        t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(f"{'':<{LABEL_W}}{'now (log)':<18} target\n", style="dim")
+        rows: list[tuple[str, str, str, str]] = [("", "now (log)", "target", "dim")]
         cur_tokens, tgt_tokens = res.current_tokens or 0, res.target_tokens or 0
         skip_tp = numbers is not None and numbers["changed_tp"] is None
         skip_mf = numbers is not None and numbers["changed_mf"] is None
@@ -241,14 +335,14 @@ class WhatIfPane(VerticalScroll, can_focus=False):
             style = ""
             if label == "tokens":
                 style = "green" if tgt_tokens >= cur_tokens else "yellow"
-            if "NOT fit" in tgt or "impossible" in tgt:
+            if "NOT fit" in tgt or "impossible" in tgt or "does not fit" in tgt:
                 style = "bold red"
             shown = SHORT_LABELS.get(label, label)
             if self.inputs.concurrency and label.startswith(f"{self.inputs.concurrency} reqs @"):
                 longest = max(self.inputs.contexts or [0])
                 shown = f"{self.inputs.concurrency} × {fmt_length(longest)}"
-            self._row(t, shown, cur, tgt, style)
-        if numbers is not None:
+            rows.append((clean(shown, 40), clean(cur, 40), clean(tgt, 60), style))
+        if numbers is not None and res.does_not_fit is None:
             target = numbers["target"]
             cap_t = target.max_running_requests
             for key, fit_t in target.concurrency.items():
@@ -256,8 +350,17 @@ class WhatIfPane(VerticalScroll, can_focus=False):
                 cur_text, _ = concurrency_cell(numbers["now"].concurrency.get(key),
                                                numbers["cap_now"])
                 tgt_text, style = concurrency_cell(fit_t, cap_t)
-                self._row(t, f"reqs of {fmt_length(n)}", cur_text, tgt_text, style)
-        t.rstrip()
+                rows.append((f"reqs of {fmt_length(n)}", cur_text, tgt_text, style))
+        t = Text(no_wrap=True, overflow="ignore")
+        for i, (label, cur, tgt, style) in enumerate(table_lines(rows, width)):
+            if i:
+                t.append("\n")
+            if i == 0:
+                t.append(label + cur + tgt, style="dim")
+                continue
+            t.append(label, style="bold")
+            t.append(cur)
+            t.append(tgt, style=style or "bold")
         words = Text()
         self._flag(words, res, numbers)
         for note in res.notes:
@@ -267,13 +370,14 @@ class WhatIfPane(VerticalScroll, can_focus=False):
         return Group(t, words)
 
     @staticmethod
-    def _row(t: Text, label: str, cur: str, tgt: str, style: str) -> None:
-        t.append(f"{clean(label, LABEL_W - 1):<{LABEL_W}}", style="bold")
-        t.append(f"{clean(cur, 17):<18}")
-        t.append(clean(tgt, 40) + "\n", style=style or "bold")
-
-    @staticmethod
     def _flag(t: Text, res: WhatIfResult, numbers: dict[str, Any] | None) -> None:
+        """The flag to start the target with; none for a target that does not fit, which says
+        why instead (the one place "does not fit" is explained)."""
+        if res.does_not_fit is not None:
+            t.append("because ", style="dim")
+            t.append(clean(res.does_not_fit, 300), style="bold red")
+            t.append(" (so no flag is offered)", style="dim")
+            return
         available = numbers is None or numbers["target"].flag is not None
         t.append("flag: ", style="dim")
         if available:
@@ -296,52 +400,59 @@ class WhatIfPane(VerticalScroll, can_focus=False):
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:
         event.stop()
-        iid = event.input.id
+        field = event.input
+        iid = field.id
         value = event.value.strip()
-        ok = True
+        if iid == "wi-config":
+            field.set_class(bool(value), "-changed")
+            return
+        try:
+            self._take(iid, value)
+        except ValueError as exc:  # the CLI's own message, said under the field
+            self._say(field, str(exc))
+            return
+        self._say(field, None)
+        field.set_class(bool(value), "-changed")
+        self.recompute()
+
+    def _take(self, iid: str | None, value: str) -> None:
+        """Read a field into the inputs with `kvtui whatif`'s checks (ValueError: refused, the
+        inputs unchanged). An empty field means "as logged"."""
         if iid == "wi-tp":
-            if not value:
-                self.inputs.tp = None
-            elif value.isdigit() and int(value) > 0:
-                self.inputs.tp = int(value)
-            else:
-                ok = False
+            self.inputs.tp = options.positive_int("TP", value) if value else None
         elif iid == "wi-mf":
+            knob = self.calc.memory_knob() if self.calc is not None else None
             if not value:
                 self.inputs.mem_fraction = None
+            elif knob is None:
+                self.inputs.mem_fraction = options.positive_float(
+                    "mem fraction", value, below_one=True)
             else:  # in the knob's unit and syntax (a fraction, or vLLM's "48G" bytes)
-                parse = (self.calc.memory_knob().parse if self.calc is not None
-                         else parse_fraction)
-                mf = parse(value)
-                ok = mf is not None
-                if ok:
-                    self.inputs.mem_fraction = mf
+                self.inputs.mem_fraction = options.memory_value(knob, knob.flag, value)
         elif iid == "wi-conc":
-            if not value:
-                self.inputs.concurrency = None
-            elif value.isdigit() and int(value) > 0:
-                self.inputs.concurrency = int(value)
-            else:
-                ok = False
+            self.inputs.concurrency = options.positive_int("reqs", value) if value else None
         elif iid == "wi-ctx":
-            if not value:
+            if value:
+                self.inputs.contexts = options.lengths("lengths", value)
+                self.lengths_typed = True
+            else:
                 self.lengths_typed = False
                 self.inputs.contexts = default_lengths(self.calc)
-            else:
-                parsed = parse_lengths(value)
-                ok = parsed is not None
-                if parsed is not None:
-                    self.lengths_typed = True
-                    self.inputs.contexts = parsed
-        elif iid == "wi-config":
-            event.input.set_class(bool(value), "-changed")
-            return
+
+    def _say(self, field: Input, message: str | None) -> None:
+        """Mark a refused field and say why on the line under its row (or clear both)."""
+        field.set_class(message is not None, "-invalid")
+        if message is not None:
+            field.remove_class("-changed")
+        if message is None:
+            self._refused.pop(str(field.id), None)
         else:
-            return
-        event.input.set_class(not ok, "-invalid")
-        event.input.set_class(ok and bool(value), "-changed")
-        if ok:
-            self.recompute()
+            self._refused[str(field.id)] = clean(message, 200)
+        msg_id = MSG_OF.get(str(field.id), "wi-tp-msg")
+        said = [m for f, m in self._refused.items() if MSG_OF.get(f) == msg_id]
+        msg = self.query_one(f"#{msg_id}", Static)
+        msg.update("\n".join(said))
+        msg.set_class(bool(said), "-shown")
 
     @on(Input.Submitted, "#wi-config")
     def _config(self, event: Input.Submitted) -> None:

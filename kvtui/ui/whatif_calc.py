@@ -40,6 +40,9 @@ class WhatIfResult:
     current_tokens: int | None = None
     knob: str = "mem_fraction_static"  # the engine's memory setting (a row label)
     engine: str = "SGLang"  # the engine whose rules and flags these are
+    # why the target does not start (the engine's reason, without a "does not fit:" of its
+    # own): said once, in place of the flag, which is then empty
+    does_not_fit: str | None = None
 
 
 def _i(v: Any) -> str:
@@ -113,7 +116,10 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     row = calc.scenario(inputs.dtype, tp=tgt_tp, mem_fraction_static=tgt_mf,
                         context_lengths=ctxs, target_concurrency=None)
     spec = calc.spec
-    res.model = (f"{spec.name} ({calc.spec_reason})" if spec is not None
+    # the reason's first clause ("auto-detected", "--model"): its detail (the served path, the
+    # preset it matched) is the report's, and took three rows of an 80x24 pane
+    reason = str(calc.spec_reason).split(":", 1)[0]
+    res.model = (f"{spec.name} ({reason})" if spec is not None
                  else "no model spec: bytes/token measured from the log")
     cur_tokens = calc.tokens
     tgt_tokens = row.tokens
@@ -155,24 +161,27 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     if tgt_mf is not None:
         flags.append(f"{knob.flag} {knob.arg(tgt_mf)}")
     res.flag = " ".join(flags) or "(no flag for this dtype: see the note)"
+    if row.does_not_fit:
+        why = str(row.does_not_fit)
+        res.does_not_fit = why.removeprefix("does not fit: ")
+        res.flag = ""  # never a flag for a target that would not start
     notes = []
     if calc.current_dtype_assumed:
         notes.append(f"KV dtype not in the log: now is {calc.current_dtype}, assumed (?): the "
-                     "model dtype, or the dtype whose cell prints the logged pool line (the "
+                     "model dtype, or the dtype whose bytes per token give the logged pool (the "
                      "what-if's notes say which)")
-    if row.does_not_fit:
-        notes.append(str(row.does_not_fit))
     if row.cannot_model:
         notes.append(f"cannot model: {row.cannot_model}")
-    if row.flag_advice:  # next to the flag line it explains
+    if row.flag_advice and not row.does_not_fit:  # next to the flag line it explains
         notes.append(str(row.flag_advice))
     if row.mamba_slots is not None:
         notes.append(f"{row.mamba_slots:,} Mamba state slots at these settings "
                      f"({calc.engine_label} "
                      f"{'.'.join(map(str, calc.rules_version))} rules)")
-    if row.estimate and row.basis:
-        notes.append("estimate: " + str(row.basis))
+    if row.estimate and row.basis and row.basis != row.does_not_fit:
+        basis = str(row.basis)
+        notes.append(basis if "estimate" in basis else "estimate: " + basis)
     if row.approximate:
-        notes.append("approximate cell size for this dtype")
+        notes.append("approximate bytes per token for this dtype")
     res.notes = notes
     return res

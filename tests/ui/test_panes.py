@@ -159,15 +159,14 @@ async def test_narrow_layout_switches_panes() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert app.screen.has_class("-narrow")
-        assert app.query_one("#alerts").display and not app.query_one("#facts").has_class(
-            "-shown")
+        assert app.query_one("#alerts").display and not app.query_one("#facts").display
         await pilot.press("2")
-        assert app.query_one("#facts").has_class("-shown")
+        assert app.query_one("#facts").display and not app.query_one("#alerts").display
         await pilot.press("5")
         assert app.query_one("#timeline").has_class("-shown")
         assert app.query_one("#top").has_class("-hidden")
         await pilot.press("3")
-        assert app.query_one("#whatif").has_class("-shown")
+        assert app.query_one("#whatif").display and not app.query_one("#facts").display
 
 
 async def test_replay_controls(tmp_path) -> None:

@@ -31,12 +31,14 @@ def test_main_screen(snap_compare, size: tuple[int, int]) -> None:
                         terminal_size=size, run_before=settle)
 
 
-@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)],
+                         ids=lambda s: f"{s[0]}x{s[1]}")
 def test_whatif_pane(snap_compare, size: tuple[int, int]) -> None:
-    """Key 3 on a narrow or medium terminal: the answer (and its flag) on screen first."""
+    """Key 3, Enter, Tab, a TP typed: the form, the focused field and the answer it changes on
+    one screen (issue 39): stacked at 80 columns, side by side from 120."""
     async def whatif(pilot) -> None:
         await settle(pilot)
-        await pilot.press("3")
+        await pilot.press("3", "enter", "tab", "1", "6")
         await pilot.pause()
 
     assert snap_compare(replay_app(QWEN, "qwen35-397b-nvfp4-tp8-fp8.log"),

@@ -48,3 +48,22 @@ async def settle(pilot, timeout: float = 60.0) -> None:
                    timeout)
     await pilot.wait_for_scheduled_animations()
     await pilot.pause()
+
+
+def screen_text(app: KvApp) -> str:
+    """What the terminal shows, as plain text (the compositor's full frame)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=app.size.width, file=io.StringIO(), record=True,
+                      force_terminal=True, color_system="truecolor")
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text()
+
+
+def region_text(app: KvApp, widget) -> str:
+    """What the terminal shows inside one widget's region (a pane among others side by side)."""
+    r = widget.region
+    rows = screen_text(app).splitlines()[r.y:r.y + r.height]
+    return "\n".join(row[r.x:r.x + r.width] for row in rows)

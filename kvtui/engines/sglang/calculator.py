@@ -395,8 +395,9 @@ class Calculator:
         delta = (mem.pre_gib * (m - mem.mem_fraction_static)
                  + mem.avail_after(tp) - mem.avail_gib) * GIB
         rest = now.bytes + int(delta)
-        basis = ("logged rest memory moved by pre x delta(mem_fraction_static)"
-                 + (" and the weights TP sheds" if tp_changed else "")
+        basis = ("the log's memory left after weights, moved by the change in "
+                 "mem_fraction_static" + (" and by the weights per GPU at the new TP"
+                                          if tp_changed else "")
                  + " (memory lines; estimate)")
         if rest <= 0:
             used = mem.pre_gib - mem.avail_after(tp)
