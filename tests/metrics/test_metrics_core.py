@@ -117,3 +117,9 @@ def test_release_range_from_the_metric_set():
     assert catalogue.releases(scrape, catalogue.load("sglang").names) == ">0.5.14"
     v0 = parse("# TYPE vllm:gpu_cache_usage_perc gauge\nvllm:gpu_cache_usage_perc 0.5\n")
     assert catalogue.releases(v0, catalogue.load("vllm").names) == "<=0.11.0"
+
+
+def test_vllm_release_floor_from_the_size_label():
+    # kv_cache_size_tokens is a CacheConfig field from the 0.25.0 wheel (absent in 0.22.0)
+    scrape = parse(sample("vllm-0.24.0-yongzane00-vllmtop-fixture.txt"))
+    assert catalogue.load("vllm").snapshot(scrape).releases == ">0.22.0"

@@ -87,14 +87,15 @@ def _v(text: str) -> tuple[int, ...]:
     return tuple(parse_version(text) or (0, 0, 0))
 
 
-def releases(scrape: Scrape, names: Sequence[Name]) -> str | None:
+def releases(scrape: Scrape, names: Sequence[Name], floors: Sequence[str] = ()) -> str | None:
     """The release range the metric set implies: newer than the newest `after` of the names
     present, at most the oldest `until` of them (a name later removed). Absent names prove
     nothing (a family can be missing because nothing was observed yet, or a feature is off),
-    so only present names count."""
+    so only present names count. `floors` are more `after`s the engine found elsewhere (a
+    label of an info metric)."""
     present = {n.name for n in names if scrape.get(n.name) is not None}
     rows = [n for n in names if n.name in present]
-    floors = [n.after for n in rows if n.after]
+    floors = [n.after for n in rows if n.after] + list(floors)
     ceilings = [n.until for n in rows if n.until]
     low = max(floors, key=_v) if floors else None
     high = min(ceilings, key=_v) if ceilings else None

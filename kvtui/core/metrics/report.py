@@ -104,7 +104,9 @@ def text(report: dict[str, Any]) -> str:
         rate = "" if c["per_s"] is None else f"  ({c['per_s']:.2f}/s)"
         lines.append(f"  {name:<14} {_tok(c['total'])} since start{rate}")
     tp = r["throughput"]
-    if tp:
+    if tp and r["latency"]["window_s"] is None:
+        lines.append("  throughput     - (one scrape: rates need two)")
+    elif tp:
         shown = "  ".join(f"{k.removesuffix('_per_s').replace('_', ' ')} "
                           f"{'-' if v is None else f'{v:,.1f}'}/s" for k, v in tp.items())
         lines.append(f"  throughput     {shown}")

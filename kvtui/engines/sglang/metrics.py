@@ -76,7 +76,9 @@ class SGLangMetrics:
     prefix = "sglang"
     names = NAMES
     # /server_info answers {"version": __version__, ...} (sglang-0.5.23 wheel:
-    # sglang/srt/entrypoints/http_server.py:863); /get_server_info is the older route (:853)
+    # sglang/srt/entrypoints/http_server.py:863-893); /get_server_info is the older route
+    # (sglang-0.4.6.post5 wheel: same file:221-228), deprecated with a server-side warning
+    # on every call in 0.5.23 (:853-860), so it is asked second
     version_paths = ("/server_info", "/get_server_info")
 
     def snapshot(self, scrape: Scrape) -> Snapshot:

@@ -51,6 +51,7 @@ GROUP = "engine"
 # kv_cache_size_tokens: "Per-DP-engine KV cache capacity in tokens (group-aware)"
 # (vllm-0.34.0 wheel: vllm/config/cache.py:354-357); first read in 0.25.0 (absent in 0.22.0)
 SIZE_LABEL = "kv_cache_size_tokens"
+SIZE_LABEL_AFTER = "0.22.0"
 
 
 class VLLMMetrics:
@@ -58,7 +59,8 @@ class VLLMMetrics:
     prefix = "vllm"
     names = NAMES
     # GET /version -> {"version": VLLM_VERSION}
-    # (vllm-0.34.0 wheel: vllm/entrypoints/serve/instrumentator/basic.py:53-56)
+    # (vllm-0.34.0 wheel: vllm/entrypoints/serve/instrumentator/basic.py:53-56;
+    # vllm-0.6.3 wheel: vllm/entrypoints/openai/api_server.py:305-307)
     version_paths = ("/version",)
 
     def snapshot(self, scrape: Scrape) -> Snapshot:
@@ -73,10 +75,12 @@ class VLLMMetrics:
                       if (h := read.histogram(scrape, first(NAMES, c))) is not None}
         usage = v("usage", max)
         dtype = read.label(scrape, "vllm:cache_config_info", "cache_dtype")
+        has_size = read.label(scrape, "vllm:cache_config_info", SIZE_LABEL) is not None
+        span = releases(scrape, NAMES, floors=(SIZE_LABEL_AFTER,) if has_size else ())
         return Snapshot(
             engine=self.engine,
             model=read.label(scrape, "vllm:num_requests_running", "model_name"),
-            releases=releases(scrape, NAMES), kv_cache_dtype=dtype,
+            releases=span, kv_cache_dtype=dtype,
             pools=self._pools(scrape), running=v("running"), queued=v("queued"),
             gauges={} if usage is None else {"kv_cache_usage_perc": usage},
             counters=counters, histograms=histograms, at=scrape.at)
