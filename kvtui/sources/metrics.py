@@ -5,9 +5,9 @@ say what the user can act on: `not_enabled` (the server answered 404 at that pat
 mounts /metrics only with --enable-metrics, sglang-0.5.23 wheel:
 sglang/srt/entrypoints/http_server.py:314-317; vLLM always serves it on its API port,
 vllm-0.34.0 wheel: vllm/entrypoints/serve/instrumentator/metrics.py:55-80), `refused` (nothing
-listens), `timeout`, `http_error` (another status), `stale` (a scrape succeeded before and the
-latest failed: what is shown is the last good one), `ok`. After a failure the next attempt
-waits twice as long, up to BACKOFF_MAX.
+listens), `timeout`, `http_error` (another status), `bad_url` (no scheme), `stale` (a scrape
+succeeded before and the latest failed: what is shown is the last good one), `ok`. After a
+failure the next attempt waits twice as long, up to BACKOFF_MAX.
 """
 
 from __future__ import annotations
@@ -45,6 +45,10 @@ def clamp_interval(seconds: float) -> float:
 
 def fetch(url: str, timeout: float = TIMEOUT, clock: Callable[[], float] = time.monotonic,
           ) -> ScrapeResult:
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return ScrapeResult("bad_url", None, f"{url!r} is not an http(s) URL "
+                            "(http://HOST:PORT/PATH)", clock())
     request = urllib.request.Request(url, headers={"Accept": "text/plain"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:

@@ -107,3 +107,9 @@ def test_not_exposition_and_unknown_engine(serve):
                     "/other": [(200, "# TYPE up gauge\nup 1\n")]})
     assert kvtui(server.url("/html"), "--once").returncode == 2
     assert kvtui(server.url("/other"), "--once").returncode == 3
+
+
+def test_a_url_without_scheme_is_an_error_not_a_traceback():
+    out = kvtui("127.0.0.1:30000/metrics", "--once")
+    assert out.returncode == 2
+    assert "bad_url" in out.stderr and "Traceback" not in out.stderr

@@ -32,7 +32,7 @@ def defined(engine: str, release: str) -> frozenset[str]:
         for member in z.namelist():
             if member.endswith(".py") and ("metrics" in member or "observability" in member):
                 text = z.read(member).decode("utf-8", "replace")
-                for m in re.finditer(r"[\"'](%s:[a-z0-9_]+)[\"']" % engine, text):
+                for m in re.finditer(rf"[\"']({engine}:[a-z0-9_]+)[\"']", text):
                     names.add(m.group(1).removesuffix("_total"))
     return frozenset(names)
 
