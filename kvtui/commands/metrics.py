@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import time
+from typing import Any
 
 from kvtui.commands.check import EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED
 
@@ -23,6 +24,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--interval", type=float, default=3.0, metavar="S",
                    help="seconds between the two scrapes (1-5, default 3)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--model", metavar="M",
+                   help="SGLang: compare the measured KV bytes per token with this model's cell "
+                        "per dtype (a preset, HF id, config.json or model directory; default: "
+                        "the served model name when it names a preset)")
     p.add_argument("--fail-on", choices=("critical", "warning", "never"), default="critical",
                    help="exit 1 when an alert at or above this level exists (default critical)")
 
@@ -41,6 +46,17 @@ def _failed(state: str, detail: str, as_json: bool, url: str) -> int:
         print(json.dumps({"url": url, "state": state, "error": detail}, indent=2))
     print(f"kvtui metrics: {state}: {detail}", file=sys.stderr)
     return EXIT_ERROR
+
+
+def _model(given: str | None, served: str | None) -> Any:
+    """The model spec: --model (an error if it names nothing), else the served model name when
+    it names a preset (silently none otherwise: a served name is often an alias)."""
+    from kvtui.core.capacity.presets import match_preset, preset_spec, resolve_model
+
+    if given:
+        return resolve_model(given)[0]
+    hit = match_preset(served)
+    return preset_spec(hit[0]) if hit else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,7 +94,13 @@ def run(args: argparse.Namespace) -> int:
         payload = source.get_json(base + path)
         if payload is not None and (version := engine.version(payload)):
             break
-    rep = report.build(args.url, new, old, win, found, version)
+    try:
+        spec = _model(args.model, new.model)
+    except ValueError as exc:
+        print(f"kvtui metrics: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    cell = engine.kv_cell(new, spec, version)
+    rep = report.build(args.url, new, old, win, found, version, cell)
     code = _gate(rep["alerts"], args.fail_on)
     if args.json:
         print(json.dumps(rep, indent=2))

@@ -113,3 +113,14 @@ def test_a_url_without_scheme_is_an_error_not_a_traceback():
     out = kvtui("127.0.0.1:30000/metrics", "--once")
     assert out.returncode == 2
     assert "bad_url" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_model_cell_names_the_dtype(serve):
+    text = (DATA / "sglang-seq-1.prom").read_text().replace(
+        "} 1.430511474609375", "} 3.0517578125")
+    server = serve({"/metrics": [(200, text)]})
+    out = kvtui(server.url(), "--once", "--model", "llama-3.1-8b", "--fail-on", "never")
+    assert out.returncode == 0, out.stderr
+    assert "KV cell        matches fp8_e4m3: meta-llama/Llama-3.1-8B at TP 2" in out.stdout
+    bad = kvtui(server.url(), "--once", "--model", "no-such-model")
+    assert bad.returncode == 2 and "no-such-model" in bad.stderr

@@ -123,3 +123,24 @@ def test_vllm_release_floor_from_the_size_label():
     # kv_cache_size_tokens is a CacheConfig field from the 0.25.0 wheel (absent in 0.22.0)
     scrape = parse(sample("vllm-0.24.0-yongzane00-vllmtop-fixture.txt"))
     assert catalogue.load("vllm").snapshot(scrape).releases == ">0.22.0"
+
+
+def test_sglang_bytes_per_token_against_the_model_cell():
+    from kvtui.core.capacity.presets import resolve_model
+
+    spec, _ = resolve_model("llama-3.1-8b")
+    engine = catalogue.load("sglang")
+    # 3.0517578125 GiB over 100,000 tokens = 32,768 B/token; TP 2 from the tp_rank labels:
+    # Llama-3.1-8B's cell at TP 2 is 65,536 B (bf16) and 32,768 B (fp8)
+    text = (DATA / "sglang-seq-1.prom").read_text().replace(
+        "} 1.430511474609375", "} 3.0517578125")
+    snap = engine.snapshot(parse(text))
+    assert (snap.tp, snap.pp) == (2, 1)
+    cell = engine.kv_cell(snap, spec, "0.5.23")
+    assert cell["cells"] == {"bf16": 65536, "fp8_e4m3": 32768}
+    assert cell["matches"] == "fp8_e4m3"
+    # 15,360 B/token matches neither: none is claimed
+    other = engine.kv_cell(engine.snapshot(parse((DATA / "sglang-seq-1.prom").read_text())),
+                           spec, None)
+    assert other["matches"] is None
+    assert catalogue.load("vllm").kv_cell(snap, spec, None) is None

@@ -53,6 +53,11 @@ class EngineMetrics(Protocol):
 
     def alerts(self, new: Snapshot, old: Snapshot | None) -> list[Any]: ...
 
+    def kv_cell(self, snap: Snapshot, spec: Any, release: str | None) -> dict[str, Any] | None:
+        """The measured bytes per token against the model's cell for each KV dtype (None when
+        the engine exports the dtype itself or not the figures to measure)."""
+        ...
+
 
 def load(engine: str) -> EngineMetrics:
     from kvtui.core.engine import ENGINE_MODULES

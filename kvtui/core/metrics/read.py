@@ -98,3 +98,12 @@ def labels(scrape: Scrape, name: str, key: str, group: str) -> list[str]:
         if key in s.labels:
             seen.setdefault(s.labels.get(group, ""), s.labels[key])
     return list(seen.values())
+
+
+def distinct(scrape: Scrape, name: str, key: str) -> int | None:
+    """How many values the label `key` takes on `name`'s series (ranks 0..N-1 prove N)."""
+    family = scrape.get(name)
+    if family is None:
+        return None
+    values = {s.labels[key] for s in family.samples if key in s.labels}
+    return len(values) or None

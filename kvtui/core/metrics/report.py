@@ -19,7 +19,8 @@ def _num(x: float | None) -> float | int | None:
 
 
 def build(url: str, new: Snapshot, old: Snapshot | None, window: Window,
-          alerts: list[MetricAlert], version: str | None) -> dict[str, Any]:
+          alerts: list[MetricAlert], version: str | None,
+          kv_cell: dict[str, Any] | None = None) -> dict[str, Any]:
     pools = None if new.pools is None else [
         {"kind": p.kind, "unit": p.unit, "tokens": p.tokens, "used": p.used,
          "evictable": p.evictable, "available": p.available, "usage": _num(p.usage),
@@ -43,6 +44,7 @@ def build(url: str, new: Snapshot, old: Snapshot | None, window: Window,
         "model": new.model,
         "kv_cache_dtype": new.kv_cache_dtype,
         "kv_bytes_per_token": _num(new.bytes_per_token),
+        "kv_cell": kv_cell,
         "pools": pools,
         "requests": {"running": _num(new.running), "queued": _num(new.queued)},
         "counters": counters,
@@ -87,6 +89,13 @@ def text(report: dict[str, Any]) -> str:
     if r["kv_bytes_per_token"] is not None:
         lines.append(f"  KV bytes/token ≈{r['kv_bytes_per_token']:,.0f} per GPU (pool memory / "
                      "pool tokens; compare with the model's cell: `kvtui whatif --model`)")
+    cell = r["kv_cell"]
+    if cell:
+        cells = ", ".join(f"{d} {b:,}" for d, b in cell["cells"].items())
+        verdict = (f"matches {cell['matches']}" if cell["matches"] else
+                   "matches no dtype's cell (within 2%)")
+        lines.append(f"  KV cell        {verdict}: {cell['model']} at TP {cell['tp']} PP "
+                     f"{cell['pp']} (SGLang {cell['release']} rules): {cells} B/token")
     lines.append("  pools")
     if not r["pools"]:
         lines.append("    not exported")

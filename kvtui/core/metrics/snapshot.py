@@ -58,4 +58,8 @@ class Snapshot:
     gauges: Mapping[str, float] = field(default_factory=dict)
     counters: Mapping[str, float] = field(default_factory=dict)
     histograms: Mapping[str, Histogram] = field(default_factory=dict)
+    # the parallel layout the series' rank labels prove (SGLang emits its start-up constants
+    # from every rank), None when they prove nothing
+    tp: int | None = None
+    pp: int | None = None
     at: float = 0.0

@@ -59,6 +59,11 @@ GROUP = "dp_rank"
 # kv_cache_memory_usage_gb is `mem_usage` in GiB: `mem_usage_bytes / GB` with
 # GB = 1024 * 1024 * 1024 (sglang-0.5.23 wheel: sglang/srt/mem_cache/memory_pool.py:116, 1066)
 GIB = 1024**3
+# the KV dtypes whose cells a measured bytes-per-token is compared with (FP8 e4m3 and e5m2 are
+# one size); the measure is within 2% of the cell for a pool of any useful size (the padding
+# page over hundreds of thousands of tokens)
+CELL_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3")
+CELL_MATCH = 0.02
 # A pool is "occupied" beyond what token_usage says when evictable radix-cache tokens hold this
 # much more of it (the #22726 report: ~2% shown, 72% occupied).
 EVICTABLE_GAP = 0.25
@@ -100,13 +105,16 @@ class SGLangMetrics:
             releases=releases(scrape, NAMES), kv_cache_dtype=None,
             bytes_per_token=self._bytes_per_token(v), pools=self._pools(v, gauges),
             running=v("running"), queued=v("queued"), gauges=gauges, counters=counters,
-            histograms=histograms, at=scrape.at)
+            histograms=histograms,
+            tp=read.distinct(scrape, "sglang:max_total_num_tokens", "tp_rank"),
+            pp=read.distinct(scrape, "sglang:max_total_num_tokens", "pp_rank"), at=scrape.at)
 
     @staticmethod
     def _bytes_per_token(v: Any) -> float | None:
         """Per GPU, of one rank (SGLang exports no KV dtype: metrics-fleet-compare.md 2.2).
-        Approximate: `mem_usage` is every buffer of the pool (K and V of all layers, the page
-        of padding slots included) over `max_total_num_tokens`."""
+        Approximate: `mem_usage` is every buffer of the pool, whose rows are `size + page_size`
+        (sglang-0.5.23 wheel: sglang/srt/mem_cache/memory_pool.py:2260, 2574), over
+        `max_total_num_tokens`."""
         gib = v("kv_cache_memory_usage_gb", _first_of)
         tokens = v("max_total_num_tokens", _first_of)
         if not gib or not tokens:
@@ -140,6 +148,34 @@ class SGLangMetrics:
             # invariant is <=, MC:102-105)
             pools.append(Pool("mamba", None, *mamba, gauges.get("mamba_usage"), unit="slots"))
         return tuple(pools) or None
+
+    def kv_cell(self, snap: Snapshot, spec: Any, release: str | None) -> dict[str, Any] | None:
+        """Which KV dtype's cell the measured bytes per token match. The cell is SGLang's own
+        (`kvtui.engines.sglang.cell.kv_cell`, on the TP/PP the rank labels prove and the release
+        /server_info names, else the newest read); the measure is approximate (see
+        `_bytes_per_token`), so a match is within CELL_MATCH, and none is claimed beyond."""
+        if snap.bytes_per_token is None or spec is None:
+            return None
+        from kvtui.core.capacity.parallel import Parallel
+        from kvtui.core.releases import parse_version
+        from kvtui.engines.sglang.cell import kv_cell
+        from kvtui.engines.sglang.version import NEWEST
+
+        version = NEWEST
+        if release and (parsed := parse_version(release)):
+            version = (parsed[0], parsed[1], parsed[2])
+        par = Parallel(tp=snap.tp or 1, pp=snap.pp or 1)
+        cells: dict[str, int] = {}
+        for dtype in CELL_DTYPES:
+            try:
+                cells[dtype] = kv_cell(spec, dtype, par, version=version).bytes_per_token
+            except ValueError:
+                continue
+        measured = snap.bytes_per_token
+        matches = [d for d, b in cells.items() if abs(measured - b) <= CELL_MATCH * b]
+        return {"model": spec.name, "tp": par.tp, "pp": par.pp,
+                "release": ".".join(map(str, version)), "measured": round(measured, 1),
+                "cells": cells, "matches": matches[0] if len(matches) == 1 else None}
 
     def version(self, payload: Mapping[str, Any]) -> str | None:
         found = payload.get("version")

@@ -120,5 +120,8 @@ class VLLMMetrics:
     def alerts(self, new: Snapshot, old: Snapshot | None) -> list[MetricAlert]:
         return []
 
+    def kv_cell(self, snap: Snapshot, spec: Any, release: str | None) -> dict[str, Any] | None:
+        return None  # vLLM exports its dtype (cache_config_info{cache_dtype})
+
 
 METRICS = VLLMMetrics()
