@@ -144,3 +144,20 @@ def test_sglang_bytes_per_token_against_the_model_cell():
                            spec, None)
     assert other["matches"] is None
     assert catalogue.load("vllm").kv_cell(snap, spec, None) is None
+
+
+def test_no_cell_match_claimed_under_dp():
+    from kvtui.core.capacity.presets import resolve_model
+
+    spec, _ = resolve_model("llama-3.1-8b")
+    engine = catalogue.load("sglang")
+    text = (DATA / "sglang-seq-1.prom").read_text().replace("} 1.430511474609375",
+                                                            "} 3.0517578125")
+    # two DP groups (dp_rank 0 and 1), each its own pool of 100,000 tokens
+    text = text.replace('tp_rank="1"} 100000.0', 'tp_rank="1",dp_rank="1"} 100000.0')
+    text = text.replace('moe_ep_rank="0",pp_rank="0",tp_rank="0"} 100000.0',
+                        'moe_ep_rank="0",pp_rank="0",tp_rank="0",dp_rank="0"} 100000.0')
+    snap = engine.snapshot(parse(text))
+    assert snap.dp == 2
+    assert snap.pools[0].tokens == 200000
+    assert engine.kv_cell(snap, spec, None)["matches"] is None

@@ -62,4 +62,5 @@ class Snapshot:
     # from every rank), None when they prove nothing
     tp: int | None = None
     pp: int | None = None
+    dp: int | None = None
     at: float = 0.0

@@ -107,7 +107,8 @@ class SGLangMetrics:
             running=v("running"), queued=v("queued"), gauges=gauges, counters=counters,
             histograms=histograms,
             tp=read.distinct(scrape, "sglang:max_total_num_tokens", "tp_rank"),
-            pp=read.distinct(scrape, "sglang:max_total_num_tokens", "pp_rank"), at=scrape.at)
+            pp=read.distinct(scrape, "sglang:max_total_num_tokens", "pp_rank"),
+            dp=read.distinct(scrape, "sglang:max_total_num_tokens", "dp_rank"), at=scrape.at)
 
     @staticmethod
     def _bytes_per_token(v: Any) -> float | None:
@@ -173,7 +174,11 @@ class SGLangMetrics:
                 continue
         measured = snap.bytes_per_token
         matches = [d for d, b in cells.items() if abs(measured - b) <= CELL_MATCH * b]
-        return {"model": spec.name, "tp": par.tp, "pp": par.pp,
+        if snap.dp and snap.dp > 1:
+            # `dp_rank` is there for attention DP (heads split by TP / DP) and for DP replicas
+            # (each with the whole TP) alike (MC:1379-1392): the cell's layout is not proven
+            matches = []
+        return {"model": spec.name, "tp": par.tp, "pp": par.pp, "dp": snap.dp,
                 "release": ".".join(map(str, version)), "measured": round(measured, 1),
                 "cells": cells, "matches": matches[0] if len(matches) == 1 else None}
 
