@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "tail": "follow a log live in the TUI: a file, stdin (-), --docker, --kubectl or --journal",
     "demo": "open the TUI on a bundled sample log",
     "ssh": "follow SGLang or vLLM logs on a remote host over SSH",
+    "metrics": "scrape a server's Prometheus /metrics: KV pools, queues, latency percentiles",
 }
 
 
