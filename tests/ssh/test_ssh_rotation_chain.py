@@ -246,3 +246,35 @@ def test_olddir_and_compress_together(make_connector, own_sshd, ssh_env, tmp_pat
             _run_disconnects(c, own_sshd, w, lambda: rotate(w), kills=2)
             _assert_every_line_once(c, w)
 
+
+
+def test_live_copytruncate_whose_copy_is_compressed_at_once(make_connector, tmp_path):
+    """copytruncate + compress while following live: when the follower looks, the copy is
+    already NAME.1.gz and the plain copy is gone. Its unread lines come from the .gz."""
+    import contextlib
+    import signal
+
+    from _sshutil import pids_matching
+
+    log = tmp_path / "ctz.log"
+    with Writer(log, rate=None) as w:
+        w.write(30)
+        with Collector(_follower(make_connector("gpu"), log)) as c:
+            c.wait(lambda: len(c.lines()) == 30 and c.notices("live"), what="live")
+            pids = pids_matching("kvtui-follow", str(log))
+            assert pids
+            for pid in pids:  # hold the follower: the rotation happens between two looks
+                os.kill(pid, signal.SIGSTOP)
+            try:
+                w.write(20)  # not read yet
+                copytruncate(log, w)
+                subprocess.run(["gzip", "-q", str(log) + ".1"], check=True, timeout=60)
+                w.write(10)
+            finally:
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGCONT)
+            c.wait(lambda: len(c.lines()) >= 60, timeout=30, what="all 60 lines")
+            assert c.texts() == [_line(i) for i in range(60)]
+            said = " ".join(n.message for n in c.notices("truncated"))
+            assert "ctz.log.1.gz" in said and "compressed" in said

@@ -978,6 +978,14 @@ def follow_truncation():
     copy = find_copy(cur_head[0], cur_head[1], old,
                      lambda f: bytes_before(f, old, len(tail64)) == tail64)
     keep_fd = fd
+    packed = None
+    if copy is None and cur_head[0]:
+        # copytruncate + compress: the copy may be compressed (and removed) already
+        packed = find_continuation(cur_head[0], cur_head[1], old, len(tail64),
+                                   hashlib.sha1(tail64).hexdigest())
+        if packed is not None and not packed[2]:
+            os.close(packed[1])
+            packed = None
     if copy is not None:
         p, f = copy
         start_file(f, old, "copy", p)
@@ -985,7 +993,13 @@ def follow_truncation():
         os.close(f)
         note("truncated", "%s was truncated in place (copytruncate); read its last lines from "
              "the copy %s; lines written between the copy and the truncation, if any, are "
-             "lost" % (path, os.path.basename(p)))
+             "lost" % (path, shown(p)))
+    elif packed is not None:
+        p, u, _ = packed
+        read_packed(p, u, old, "copy", cur_head)
+        note("truncated", "%s was truncated in place (copytruncate) and its copy compressed; "
+             "read its last lines from %s, decompressed on the host; lines written between "
+             "the copy and the truncation, if any, are lost" % (path, shown(p)))
     else:
         note("truncated", "%s was truncated; reading it from the start (%s, if any)"
              % (path, lost))
