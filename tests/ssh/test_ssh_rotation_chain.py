@@ -10,8 +10,10 @@ conditions (lines counted), never for a fixed time."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -251,9 +253,6 @@ def test_olddir_and_compress_together(make_connector, own_sshd, ssh_env, tmp_pat
 def test_live_copytruncate_whose_copy_is_compressed_at_once(make_connector, tmp_path):
     """copytruncate + compress while following live: when the follower looks, the copy is
     already NAME.1.gz and the plain copy is gone. Its unread lines come from the .gz."""
-    import contextlib
-    import signal
-
     from _sshutil import pids_matching
 
     log = tmp_path / "ctz.log"
@@ -278,3 +277,37 @@ def test_live_copytruncate_whose_copy_is_compressed_at_once(make_connector, tmp_
             assert c.texts() == [_line(i) for i in range(60)]
             said = " ".join(n.message for n in c.notices("truncated"))
             assert "ctz.log.1.gz" in said and "compressed" in said
+
+
+@pytest.mark.parametrize("kind", ["copytruncate", "gzip", "olddir"])
+def test_sessions_killed_mid_read_of_the_chain(make_connector, own_sshd, ssh_env, tmp_path,
+                                               kind):
+    """Big rotated files, and each session killed once the first of their lines arrived:
+    the kill lands while the chain (a copy, a compressed file, a file in olddir) is being read
+    (whenever the read is not already over), and the next session resumes inside it."""
+    from _sshutil import pids_matching
+
+    log = tmp_path / "mid.log"
+    rotate = {"copytruncate": lambda w: copytruncate(log, w),
+              "gzip": lambda w: compress(log, w, "gzip"),
+              "olddir": lambda w: olddir(log, w, tmp_path / "old")}[kind]
+    with Writer(log, rate=None) as w:
+        w.write(50)
+        with Collector(_follower(_own(own_sshd, ssh_env, make_connector), log)) as c:
+            c.wait(lambda: len(c.lines()) == 50 and c.notices("live"), what="live")
+            for _ in range(4):
+                seen = len(c.lines())
+                before = len(c.notices("reconnecting"))
+                own_sshd.kill_all()
+                c.wait(lambda before=before: len(c.notices("reconnecting")) > before,
+                       what="reconnecting")
+                for _ in range(2):
+                    w.write(30000)
+                    rotate(w)
+                w.write(30000)
+                own_sshd.start()
+                c.wait(lambda seen=seen: len(c.lines()) > seen, timeout=60, what="progress")
+                for pid in pids_matching("kvtui-follow", str(log)):  # mid-read, if not done
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+            _assert_every_line_once(c, w)
