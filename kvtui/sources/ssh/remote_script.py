@@ -7,7 +7,8 @@ events in one framed stdout stream (type byte + 4-byte length + payload), so ord
 The stream starts with MAGIC: whatever a login script printed on stdout before it is skipped.
 
   V  json {version, codec}         first frame
-  H  json {ino, dev, offset, size, head_len, head, name, why}  the file now being read:
+  H  json {ino, dev, offset, size, head_len, head, name, why[, packed]}  the file now read
+       (packed: a compressed rotation, read decompressed; offset and head are of its content):
        why "start" (first file of this session), "next" (a new file from its offset: a rotation
        successor, or the same file after a truncation), "copy" (the same byte stream goes on in
        a copy of the file: copytruncate), "head" (the file's identity grew, nothing else)
@@ -28,9 +29,13 @@ The stream starts with MAGIC: whatever a login script printed on stdout before i
 A file is known by its identity: inode and device plus a hash of its first bytes (inodes are
 reused). Rotations are followed by identity, oldest first: the renamed file is read until it has
 been quiet for `quiet` s (writers keep appending to it until they reopen), then every rotated
-sibling newer than it (two rotations during one disconnect), then the new file. A truncation in
+file newer than it (two rotations during one disconnect), then the new file. A truncation in
 place is noticed by size, first bytes or the bytes before the read position; after copytruncate
 the rest is read from the copy when one is found, and the possible loss is always said.
+Where the identity is gone (a rotation compressed and removed, inodes reused) the bytes being
+read are found by content: a copy or a compressed rotation whose first KiB and whose bytes
+before the read position hash as the client's (`find_continuation`). Rotated files are looked
+for beside the log, in the directories inside its directory and in logrotate's `olddir`s.
 
 The client sends a byte on stdin every few seconds; the follower exits on stdin EOF and when
 nothing has come for `idle_exit` s (a network drop that never heals gives no EOF for many
