@@ -157,10 +157,28 @@ def _assert_every_line_once(c: Collector, w: Writer) -> None:
     if w.thread.is_alive():
         w.thread.join(10)
     total = w.count
-    c.wait(lambda: len(c.lines()) >= total, timeout=90, what=f"all {total} lines")
+    try:
+        c.wait(lambda: len(c.lines()) >= total, timeout=90, what=f"all {total} lines")
+    except AssertionError:
+        raise AssertionError(_diagnosis(c, total)) from None
     texts = c.texts()
     assert len(texts) == total, f"{len(texts) - total} lines repeated"
     assert texts == [_line(i) for i in range(total)]
+
+
+def _diagnosis(c: Collector, total: int) -> str:
+    """Which numbers are missing or repeated, and what the follower said."""
+    got = [int(t.split(" line ")[1].split()[0]) for t in c.texts() if " line " in t]
+    missing, runs = sorted(set(range(total)) - set(got)), []
+    for i in missing:
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    said = [f"{n.state}: {n.message[:300]}" for n in c.notices()
+            if n.state in ("rotated", "truncated", "info") or "resumed" in n.message]
+    return (f"{len(got)} of {total} lines; missing {len(missing)} in runs {runs[:10]}; "
+            f"repeated {len(got) - len(set(got))}; notices: " + " | ".join(said))
 
 
 @pytest.mark.parametrize("rate", [None, 2000.0], ids=["stepwise", "writer-2000-per-s"])
@@ -311,3 +329,61 @@ def test_sessions_killed_mid_read_of_the_chain(make_connector, own_sshd, ssh_env
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
             _assert_every_line_once(c, w)
+
+
+def test_another_services_rotations_in_a_directory_inside_are_not_read(make_connector,
+                                                                      own_sshd, ssh_env,
+                                                                      tmp_path):
+    """A directory inside the log's is searched by identity and content only: another
+    service's srv.log.1 there, written meanwhile, is no member of this log's chain."""
+    log = tmp_path / "srv.log"
+    other = tmp_path / "other"
+    other.mkdir()
+
+    def create(w: Writer) -> None:
+        _shift(tmp_path, log.name)
+        with w.lock:
+            os.rename(log, tmp_path / f"{log.name}.1")
+            w.reopen()
+
+    with Writer(log, rate=None) as w:
+        w.write(50)
+        with Collector(_follower(_own(own_sshd, ssh_env, make_connector), log)) as c:
+            c.wait(lambda: len(c.lines()) == 50 and c.notices("live"), what="live")
+            own_sshd.kill_all()
+            c.wait(lambda: c.notices("reconnecting"), what="reconnecting")
+            for _ in range(2):
+                w.write(100)
+                create(w)
+                (other / "srv.log.1").write_text("another service's line\n")  # newest of all
+            w.write(100)
+            own_sshd.start()
+            _assert_every_line_once(c, w)
+            assert "another service's line" not in c.texts()
+
+
+
+def test_a_read_stopped_inside_the_first_kib_resumes_in_the_compressed_file(
+        make_connector, own_sshd, ssh_env, tmp_path):
+    """Regression (found by the mid-read test): stopped less than 1 KiB into a file whose
+    first KiB was already known (an unfinished line after it), then rotated and compressed,
+    the follower compared the wrong bytes before the offset and called the file gone."""
+    log = tmp_path / "kib.log"
+    first = [_line(i) for i in range(5)]  # about 400 bytes
+    unfinished = "u" * 900  # the file is over 1 KiB, the read stops before this line
+    log.write_text("".join(x + "\n" for x in first) + unfinished)
+    with Collector(_follower(_own(own_sshd, ssh_env, make_connector), log)) as c:
+        c.wait(lambda: c.texts() == first and c.notices("live"), what="live")
+        own_sshd.kill_all()
+        c.wait(lambda: c.notices("reconnecting"), what="reconnecting")
+        with open(log, "a") as f:
+            f.write(" ends here\n" + "".join(_line(i) + "\n" for i in range(5, 50)))
+        os.rename(log, tmp_path / "kib.log.1")
+        log.write_text(_line(50) + "\n")
+        subprocess.run(["gzip", str(tmp_path / "kib.log.1")], check=True, timeout=60)
+        own_sshd.start()
+        want = [*first, unfinished + " ends here", *(_line(i) for i in range(5, 51))]
+        c.wait(lambda: len(c.lines()) >= len(want), timeout=30, what="every line")
+        assert c.texts() == want
+        said = " ".join(n.message for n in c.notices("rotated"))
+        assert "compressed (now kib.log.1.gz" in said

@@ -571,8 +571,12 @@ class Unpacker(object):
 
     def __init__(self, f, proc=None):
         self.f, self.proc = f, proc
+        self.back = b""  # read ahead of the position the caller wants (unread)
 
     def read(self, n):
+        if self.back:
+            b, self.back = self.back[:n], self.back[n:]
+            return b
         return self.f.read(n)
 
     def close(self):
@@ -615,20 +619,26 @@ def open_packed(p, ext):
 
 
 def unpacked_prefix(u, hl, hh, off, wl, wh):
-    """Read `u` up to `off`: True when its first `hl` bytes hash to `hh`, it is at least
-    `off` long, and the `wl` bytes before `off` hash to `wh` (it holds what was being read)."""
+    """Read `u` up to `off` (left there): True when its first `hl` bytes hash to `hh`, it is
+    at least `off` long, and the `wl` bytes before `off` hash to `wh` (it holds what was being
+    read). `off` may be inside the first `hl` bytes."""
     try:
-        h = u.read(hl) if hl else b""
-        if len(h) != hl or hashlib.sha1(h).hexdigest() != hh:
-            return False
-        at, tail = len(h), h[-wl:] if wl else b""
-        while at < off:
-            b = u.read(min(CHUNK, off - at))
+        need, at, head, tail, past = max(hl, off), 0, b"", b"", []
+        while at < need:
+            b = u.read(min(CHUNK, need - at))
             if not b:
                 return False
+            if len(head) < hl:
+                head += b[:hl - len(head)]
+            if at < off and wl:
+                tail = (tail + b[:off - at])[-wl:]
+            if at + len(b) > off:  # past `off`: given back, the read goes on from `off`
+                past.append(b[max(0, off - at):])
             at += len(b)
-            tail = (tail + b)[-wl:] if wl else b""
             pump(0)
+        u.back = b"".join(past) + u.back
+        if hashlib.sha1(head).hexdigest() != hh:
+            return False
         return not wl or (len(tail) == wl and hashlib.sha1(tail).hexdigest() == wh)
     except (OSError, EOFError, ValueError):  # a corrupt or truncated archive
         return False
@@ -743,10 +753,19 @@ def successors(m, after=None):
     written after mtime `m` (a compressed file's mtime may be that of its compression)."""
     now = path_ident()
     out = []
+    # a directory inside the log's is searched by identity and content only (it may hold
+    # another service's server.log.1): chain members come from the log's directory, the one
+    # the file just read is in (a relative olddir) and logrotate's olddirs
+    places = set(os.path.realpath(d) for d in [D] + OLDDIRS + ([os.path.dirname(after)]
+                                                                if after else []))
     for p, name, st in siblings():
         if not member(name) or ident(st) in seen or ident(st) == now or st.st_size == 0:
             continue
-        by_name = newer_by_name(name, os.path.basename(after)) if after else None
+        where = os.path.realpath(os.path.dirname(p))
+        if where not in places:
+            continue
+        by_name = newer_by_name(name, os.path.basename(after)) if after and \
+            where == os.path.realpath(os.path.dirname(after)) else None
         if by_name or (by_name is None and st.st_mtime_ns >= m):
             out.append((st.st_mtime_ns, st.st_ino, p))
     out.sort()
