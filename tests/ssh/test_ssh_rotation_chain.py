@@ -387,3 +387,56 @@ def test_a_read_stopped_inside_the_first_kib_resumes_in_the_compressed_file(
         assert c.texts() == want
         said = " ".join(n.message for n in c.notices("rotated"))
         assert "compressed (now kib.log.1.gz" in said
+
+
+@pytest.mark.parametrize("kind", ["copytruncate", "gzip"])
+def test_a_file_still_empty_when_the_connection_was_lost(make_connector, own_sshd, ssh_env,
+                                                          tmp_path, kind):
+    """Nothing of it had been read, so there is no content to find its copies by: the rotated
+    files written since its mtime then (copies, or the file itself compressed) are read, then
+    the file. Before, its copies were skipped without a word."""
+    log = tmp_path / "empty.log"
+    log.touch()
+    src = _follower(_own(own_sshd, ssh_env, make_connector), log)
+    with Writer(log, rate=None) as w, Collector(src) as c:
+        c.wait(lambda: c.notices("live"), what="live")
+        own_sshd.kill_all()
+        c.wait(lambda: c.notices("reconnecting"), what="reconnecting")
+        for _ in range(2):
+            w.write(50)
+            if kind == "copytruncate":
+                copytruncate(log, w)
+            else:
+                compress(log, w, "gzip")
+        w.write(10)
+        own_sshd.start()
+        _assert_every_line_once(c, w)
+        said = " ".join(n.message for n in c.notices("rotated"))
+        assert "before anything of it had been read" in said
+
+
+def test_late_writes_to_the_renamed_file_are_not_read_twice_after_a_resume(
+        make_connector, own_sshd, ssh_env, tmp_path):
+    """The renamed file got late writes after the new (empty) file was created, so it is
+    newer than the new file's mtime; it was read already, and the host is told so on
+    resume (`done`): not read again."""
+    log = tmp_path / "late.log"
+    log.write_text("r1\n")
+    with Collector(_follower(_own(own_sshd, ssh_env, make_connector), log)) as c:
+        c.wait(lambda: c.texts() == ["r1"] and c.notices("live"), what="live")
+        with open(log, "a", buffering=1) as old:
+            os.rename(log, tmp_path / "late.log.1")
+            log.touch()  # the new file, empty
+            old.write("late1\n")  # after the new file was created
+            c.wait(lambda: c.texts()[-1:] == ["late1"], what="the late line")
+        c.wait(lambda: c.notices("rotated"), timeout=20, what="on the new file")
+        before = len(c.notices("reconnecting"))
+        own_sshd.kill_all()
+        c.wait(lambda: len(c.notices("reconnecting")) > before, what="reconnecting")
+        own_sshd.start()
+        c.wait(lambda: any("resumed" in n.message for n in c.notices("live")), timeout=30,
+               what="resumed")
+        with open(log, "a") as f:
+            f.write("n1\n")
+        c.wait(lambda: c.texts()[-1:] == ["n1"], timeout=20, what="the new file's line")
+        assert c.texts() == ["r1", "late1", "n1"]

@@ -135,6 +135,8 @@ class _Resume:
     head: str = ""
     cursor: Cursor | None = None
     chain: Any = None  # the host's state while it reads rotated files, handed back on resume
+    mtime: int | None = None  # the file's mtime (host clock, ns) when the host started it
+    done: Any = None  # the files the host had read (identities, first KiB), handed back
     line_no: int = 0
     started: bool = False  # history already requested once
 
@@ -484,7 +486,8 @@ class RemoteFollower:
         if r.cursor is not None and r.ino is not None:
             win_len, win = r.cursor.resume_window()
             opts.update(offset=r.cursor.consumed, ino=r.ino, dev=r.dev, head_len=r.head_len,
-                        head=r.head, win_len=win_len, win=win, chain=r.chain)
+                        head=r.head, win_len=win_len, win=win, chain=r.chain, mtime=r.mtime,
+                        done=r.done)
         args = ["kvtui-follow", self.target.value, json.dumps(opts, separators=(",", ":"))]
         python = ["sh", "-c", _PYTHON3, "python3"] if self.target.python == "python3" else [
             self.target.python]
@@ -640,6 +643,7 @@ class RemoteFollower:
         if why != "head":
             r.ino, r.dev = h["ino"], h["dev"]
             r.chain = h.get("chain")
+            r.mtime, r.done = h.get("mtime"), h.get("done")
         r.head_len, r.head = h["head_len"], h["head"]
         self._session_progress()
         if not r.started:

@@ -7,8 +7,9 @@ events in one framed stdout stream (type byte + 4-byte length + payload), so ord
 The stream starts with MAGIC: whatever a login script printed on stdout before it is skipped.
 
   V  json {version, codec}         first frame
-  H  json {ino, dev, offset, size, head_len, head, name, why[, packed]}  the file now read
-       (packed: a compressed rotation, read decompressed; offset and head are of its content):
+  H  json {ino, dev, offset, size, head_len, head, name, why, mtime, done[, packed]}  the file
+       now read (packed: a compressed rotation, read decompressed; offset and head are of its
+       content; mtime: its mtime then; done: the files read so far, handed back on resume):
        why "start" (first file of this session), "next" (a new file from its offset: a rotation
        successor, or the same file after a truncation), "copy" (the same byte stream goes on in
        a copy of the file: copytruncate), "head" (the file's identity grew, nothing else)
@@ -232,10 +233,18 @@ def start_file(nfd, npos, why, name=None):
     tail64 = bytes_before(fd, pos, 64)
     wj(b"H", {"ino": st.st_ino, "dev": st.st_dev, "offset": pos, "size": st.st_size,
               "head_len": cur_head[0], "head": cur_head[1], "name": cur_name, "why": why,
-              "chain": chain_state()})
+              "chain": chain_state(), "mtime": st.st_mtime_ns, "done": done_state()})
 
 
 chaining = {"newest": None, "late": [], "cut": 0}
+
+
+def done_state():
+    """The files this follower has read (identities, and first KiB of those read whole),
+    handed back on resume: a file with nothing read yet has no content to be found by, and
+    these are the rotated files that are not its copies."""
+    return {"ids": [list(x) for x in list(seen)[:64]],
+            "heads": [list(x) for x in list(read_heads)[:64]]}
 
 
 def chain_state():
@@ -1068,6 +1077,11 @@ def resume():
     global cur
     want = (o["ino"], o["dev"])
     off, hl, hh = o["offset"], o["head_len"], o["head"]
+    done = o.get("done") or {}
+    read_heads.update(tuple(x) for x in done.get("heads", ()))
+    if hl == 0 and off == 0 and o.get("mtime") is not None and resume_unknown(
+            want, set(tuple(x) for x in done.get("ids", ())) - set([want])):
+        return
     found = locate(want, hl, hh)
     if found is not None and packed_ext(os.path.basename(found[0])):
         os.close(found[1])  # a compressed rotation was being read: found again by content
@@ -1110,6 +1124,36 @@ def resume():
         note("truncated", "%s was truncated or rewritten while disconnected; reading it from "
              "the start (lines written after byte %d before that are lost)" % (path, off))
         start_file(f, 0, "start", where)
+
+
+def resume_unknown(want, done):
+    """Nothing of the file had been read (it was empty at the last look): no content to find
+    it by. The rotated files written since its mtime then, other than those read already
+    (`done`: a renamed file before it gets late writes after it was created), hold what was
+    written to it after: the file itself renamed, or its copies. Read them oldest first, then
+    the file at the path from its start; False when there are none. The identities in `done`
+    count only here (an inode freed during the disconnect may be reused by a copy)."""
+    old = set(seen)
+    seen.update(done)
+    if path_ident() == want:
+        seen.add(want)  # the file itself is read after them, from its start
+    if not successors(o["mtime"]):
+        seen.intersection_update(old)
+        return False
+    chaining.update(newest=path_ident(), late=[], cut=0)
+    watch.update(ident=None)
+    watch_path()
+    names, _ = read_chain(o["mtime"])
+    seen.difference_update(done - old)
+    note("rotated", "%s was rotated while disconnected, before anything of it had been read; "
+         "read the rotated files written since then, %s, then the file from its start (if "
+         "it was copied and truncated, lines written between a copy and its truncation are "
+         "lost on the host itself)%s" % (path, ", then ".join(names) or "none",
+                                         "; could not read %s" % ", ".join(skipped)
+                                         if skipped else ""))
+    del skipped[:]
+    start_file(wait_open(), 0, "next")
+    return True
 
 
 def resume_rotated(cont, off, maybe_copied):
