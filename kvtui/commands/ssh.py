@@ -16,6 +16,12 @@ if TYPE_CHECKING:
     from kvtui.core.report_types import Report
 
 
+# `--check` without a source to read: discovery found several logs (choose one) or none. Not 0
+# (nothing was checked), not 1 (no alert was found), not 2 (nothing failed), not 3 (check's "no
+# SGLang or vLLM line recognised"): a gate never reads "choose a source" as a pass.
+EXIT_CHOOSE = 4
+
+
 def _positive_int(text: str) -> int:
     from kvtui.commands.replay import positive_int
 
@@ -51,8 +57,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     hist.add_argument("--all", action="store_true", help="start with the whole log (default)")
     p.add_argument("--check", action="store_true",
                    help="headless: read what is logged so far, inspect the checkpoint, print the "
-                        "report like `kvtui check`, exit 0/1 by --fail-on (2 on errors)")
-    p.add_argument("--json", action="store_true", help="with --check: print one JSON object")
+                        "report like `kvtui check`, exit 0/1 by --fail-on (2 on errors, "
+                        f"{EXIT_CHOOSE} when no source was named and discovery cannot choose one)")
+    p.add_argument("--json", action="store_true",
+                   help="with --check or --list: print one JSON object")
     p.add_argument("--fail-on", choices=("critical", "warning", "never"), default="critical",
                    help="with --check: exit 1 at or above this alert level (default critical)")
     p.add_argument("--list", action="store_true",
@@ -122,9 +130,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _inert(text: str, limit: int = 400) -> str:
+    """Safe to print: escapes made inert, a name's non-UTF-8 bytes as \\xNN."""
     from kvtui.core.text import inert
+    from kvtui.sources.ssh.follow import visible
 
-    return inert(text, limit)
+    return inert(visible(text), limit)
+
+
+def _label(text: str) -> str:
+    """A candidate's one line: a newline in a file name shown as \\n (the list stays a list)."""
+    return _inert(text.replace("\n", "\\n"))
 
 
 def _shell_word(text: str) -> str:
@@ -206,8 +221,15 @@ def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: An
         found = discover(conn)
         usable = [c for c in found.candidates if c.kind != "none"]
         if args.list or args.check or not sys.stdin.isatty() or not usable:
-            _print_candidates(host, found)
-            return 0
+            # `--check` read nothing: a distinct code, so a gate never takes the list for a pass
+            code = EXIT_CHOOSE if args.check and not args.list else 0
+            if args.json:
+                _print_candidates_json(host, found, code)
+            else:
+                _print_candidates(host, found)
+                if code:
+                    _err(f"nothing checked: name the source to check (exit {code})")
+            return code
         choice = _pick(host, found.candidates)
         if choice is None:
             return 0
@@ -228,7 +250,7 @@ def _print_candidates(host: str, found: Any) -> None:
     else:
         print(f"SGLang and vLLM logs found on {host}:")
         for i, c in enumerate(found.candidates, 1):
-            print(f"  {i}. {_inert(c.label)}")
+            print(f"  {i}. {_label(c.label)}")
             if c.model_path:
                 print(f"     model: {_inert(c.model_path)}")
             if c.detail:
@@ -240,6 +262,27 @@ def _print_candidates(host: str, found: Any) -> None:
         print(f"note: {_inert(note)}")
 
 
+def _print_candidates_json(host: str, found: Any, code: int) -> None:
+    """The discovered sources as one JSON object (ASCII only: a name's control characters and
+    non-UTF-8 bytes come out as escapes, never raw on a terminal)."""
+    import json
+
+    from kvtui import __version__
+    from kvtui.sources.ssh.follow import visible
+
+    doc = {"kvtui_version": __version__, "host": host,
+           "status": "choose a source" if code else "list",
+           "candidates": [{"kind": c.kind, "target": visible(c.target),
+                           "label": visible(c.label), "detail": visible(c.detail), "pid": c.pid,
+                           "model_path": c.model_path and visible(c.model_path),
+                           "namespace": c.namespace, "container": c.container,
+                           "command": " ".join(["kvtui", "ssh", *map(_shell_word, [
+                               host, *c.source_flag()])]) if c.source_flag() else None}
+                          for c in found.candidates],
+           "notes": list(found.notes), "exit_code": code}
+    sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+
+
 def _pick(host: str, candidates: list[Any]) -> Any:
     """Choose among the discovered sources: a Textual picker on a terminal, else a numbered
     prompt (pipes, scripts); one candidate is taken as is."""
@@ -249,14 +292,14 @@ def _pick(host: str, candidates: list[Any]) -> Any:
     if usable and sys.stdin.isatty() and sys.stdout.isatty():
         from kvtui.ui.picker import pick
 
-        labels = [(_inert(c.label), _inert(f"model {c.model_path}") if c.model_path
+        labels = [(_label(c.label), _inert(f"model {c.model_path}") if c.model_path
                    else _inert(c.detail or "")) for c in usable]
         index = pick(f"server logs found on {host}", labels)
         return None if index is None else usable[index]
     print(f"server logs found on {host}:")
     for i, c in enumerate(usable, 1):
         model = f"  [model {_inert(c.model_path)}]" if c.model_path else ""
-        print(f"  {i}. {_inert(c.label)}{model}")
+        print(f"  {i}. {_label(c.label)}{model}")
     while True:
         try:
             answer = input(f"Follow which one? [1-{len(usable)}, q to quit] ").strip()

@@ -395,3 +395,88 @@ def test_cert_authority_only_says_why_the_key_is_unknown(ssh_env, sshd, make_con
     msg = str(info.value)
     assert "not known" in msg and "certificate authority" in msg
     assert f"{ssh_env['known']}:1" in msg
+
+
+# -- which known_hosts line decides: OpenSSH's rule (issue 36 point 8) ------------------------
+
+def _fake_key(ssh_env, name: str, kind: str = "ed25519") -> tuple[str, str]:
+    subprocess.run(["ssh-keygen", "-q", "-t", kind, "-N", "", "-f", str(ssh_env["tmp"] / name)],
+                   check=True, timeout=30)
+    kt, b64 = (ssh_env["tmp"] / f"{name}.pub").read_text().split()[:2]
+    return kt, b64
+
+
+def test_an_old_key_in_kvtuis_file_does_not_override_a_newer_one_in_ssh_known_hosts(
+        ssh_env, sshd, make_connector):
+    """Regression: kvtui's own file was read last and its (older) key replaced the one from
+    ~/.ssh/known_hosts, so the host's real key was refused as CHANGED."""
+    kt, b64 = _fake_key(ssh_env, "old_host_key")
+    ssh_env["kvtui_known"].write_text(f"[127.0.0.1]:{sshd.port} {kt} {b64}\n")
+    assert _whoami(make_connector("gpu")).startswith("ok:")  # ~/.ssh has the real key
+
+
+def test_kvtuis_file_never_vouches_for_a_key_ssh_known_hosts_contradicts(ssh_env, sshd,
+                                                                          make_connector):
+    kt, b64 = _fake_key(ssh_env, "newer_key")
+    ssh_env["known"].write_text(f"[127.0.0.1]:{sshd.port} {kt} {b64}\n")
+    ssh_env["kvtui_known"].write_text(sshd.known_hosts_line())
+    with pytest.raises(SSHError) as info:
+        make_connector("gpu").connect()
+    assert "HOST KEY CHANGED" in str(info.value)
+
+
+def test_any_line_listing_the_key_makes_it_known(ssh_env, sshd, make_connector):
+    """As in ssh: two lines of one type for the host (a stale one first) and one matches."""
+    kt, b64 = _fake_key(ssh_env, "stale")
+    ssh_env["known"].write_text(f"[127.0.0.1]:{sshd.port} {kt} {b64}\n"
+                                + sshd.known_hosts_line())
+    assert _whoami(make_connector("gpu")).startswith("ok:")
+
+
+def test_a_key_of_another_type_known_makes_the_key_new_not_changed(ssh_env, sshd,
+                                                                    make_connector):
+    """ssh calls the key new (HOST_NEW) when only keys of other types are known; paramiko's
+    own check called it changed."""
+    kt, b64 = _fake_key(ssh_env, "ecdsa_only", "ecdsa")
+    ssh_env["known"].write_text(f"[127.0.0.1]:{sshd.port} {kt} {b64}\n")
+    with pytest.raises(SSHError) as info:
+        make_connector("gpu").connect()
+    assert "not known" in str(info.value) and "CHANGED" not in str(info.value)
+
+
+def _strict_config(ssh_env, value: str):
+    cfg = ssh_env["tmp"] / f"ssh_config_strict_{value}"
+    cfg.write_text(f"Host gpu\n  StrictHostKeyChecking {value}\n"
+                   + ssh_env["config"].read_text())
+    return cfg
+
+
+@pytest.mark.parametrize("value", ["accept-new", "no"])
+def test_strict_host_key_checking_accept_new_in_ssh_config_records_a_new_key(
+        ssh_env, sshd, value):
+    ssh_env["known"].write_text("")
+    spec = resolve_host("gpu", config_path=str(_strict_config(ssh_env, value)))
+    assert spec.strict_host_key_checking == value
+    c = Connector(spec, load_identities(spec, None))
+    assert _whoami(c).startswith("ok:")
+    assert any("recorded new host key" in m for m in c.messages)
+    assert ssh_env["kvtui_known"].read_text().startswith(f"[127.0.0.1]:{sshd.port} ssh-ed25519")
+    assert ssh_env["known"].read_text() == ""  # OpenSSH's file is never written
+
+
+def test_strict_host_key_checking_yes_refuses_and_says_so(ssh_env, sshd):
+    ssh_env["known"].write_text("")
+    spec = resolve_host("gpu", config_path=str(_strict_config(ssh_env, "yes")))
+    with pytest.raises(SSHError) as info:
+        Connector(spec, load_identities(spec, None)).connect()
+    assert "not known" in str(info.value) and "StrictHostKeyChecking yes" in str(info.value)
+    assert not ssh_env["kvtui_known"].exists()
+
+
+def test_strict_host_key_checking_no_still_refuses_a_changed_key(ssh_env, sshd):
+    kt, b64 = _fake_key(ssh_env, "changed_strict_no")
+    ssh_env["known"].write_text(f"[127.0.0.1]:{sshd.port} {kt} {b64}\n")
+    spec = resolve_host("gpu", config_path=str(_strict_config(ssh_env, "no")))
+    with pytest.raises(SSHError) as info:
+        Connector(spec, load_identities(spec, None)).connect()
+    assert "HOST KEY CHANGED" in str(info.value)

@@ -232,6 +232,8 @@ def test_ssh_check_errors_exit_2_without_traceback(ssh_env, tmp_path, capsys):
     rc = ssh_cmd.run(_args(ssh_env, "gpu", "--log", str(tmp_path / "missing.log"), "--check"))
     err = capsys.readouterr().err
     assert rc == 2 and "no such file" in err and "Traceback" not in err
+    # which host it is missing on (issue 36 point 7)
+    assert f"{tmp_path / 'missing.log'} (on gpu): no such file" in err
     ssh_env["known"].write_text("")
     rc = ssh_cmd.run(_args(ssh_env, "gpu", "--check"))
     err = capsys.readouterr().err

@@ -41,7 +41,8 @@ def _assert_inert(out: str) -> None:
 
 @pytest.mark.parametrize("argv", [["--list"], ["--check"]])
 def test_list_and_check_without_a_source_print_names_inert(ssh_env, evil_logs, capsys, argv):
-    assert ssh_cmd.run(_args(ssh_env, "gpu", *argv)) == 0
+    assert ssh_cmd.run(_args(ssh_env, "gpu", *argv)) == (
+        ssh_cmd.EXIT_CHOOSE if argv == ["--check"] else 0)
     out, err = capsys.readouterr()
     _assert_inert(out + err)
     assert "evil" in out and "title.log" in out  # still recognisable

@@ -39,6 +39,9 @@ class HostSpec:
     server_alive_interval: int = 0
     connect_timeout: float | None = None
     known_hosts_files: list[str] = field(default_factory=list)
+    # yes | accept-new | no | off | ask (ssh_config(5); the default ask, which kvtui cannot do
+    # without a terminal of its own, refuses an unknown key like yes)
+    strict_host_key_checking: str = "ask"
     config_text: str = field(default="", repr=False)  # for looking up ProxyJump hops
 
     @property
@@ -184,6 +187,7 @@ def resolve_host(alias: str, *, config_path: str | None = None, port: int | None
     else:
         spec.known_hosts_files = [os.path.expanduser("~/.ssh/known_hosts"),
                                   os.path.expanduser("~/.ssh/known_hosts2")]
+    spec.strict_host_key_checking = str(opts.get("stricthostkeychecking", "ask")).lower()
     global_files = opts.get("globalknownhostsfile")
     spec.known_hosts_files += (shlex.split(global_files) if global_files
                                else ["/etc/ssh/ssh_known_hosts"])

@@ -376,13 +376,20 @@ class Connector:
         name = host_key_name(spec.hostname, spec.port)
         display = f"{spec.alias} ({name})" if spec.alias != spec.hostname else name
         client = paramiko.SSHClient()
-        known = load_known_hosts(client, spec.known_hosts_files, self.known_hosts_path, name)
+        known = load_known_hosts(spec.known_hosts_files, self.known_hosts_path, name)
         for problem in known.problems:
             if problem not in self._reported:
                 self._reported.add(problem)
                 self.messages.append(f"known_hosts: {problem}")
-        policy = TrustOnFirstUsePolicy(self.accept_new, self.known_hosts_path, display, known)
+        # the flag, else the ssh config: accept-new (and no, off) records a key never seen
+        strict = spec.strict_host_key_checking
+        accept = self.accept_new or strict in ("accept-new", "no", "off")
+        files = [*(f for f in spec.known_hosts_files if os.path.isfile(f)),
+                 self.known_hosts_path]
+        policy = TrustOnFirstUsePolicy(accept, self.known_hosts_path, display, known,
+                                       files=files, strict=strict)
         client.set_missing_host_key_policy(policy)
+        prefer = tuple(known.key_types())
         try:
             if sock is None:
                 sock = _tcp(spec.hostname, spec.port, self.timeout)
@@ -391,7 +398,7 @@ class Connector:
                 timeout=self.timeout, banner_timeout=self.timeout, auth_timeout=self.timeout,
                 channel_timeout=self.timeout,
                 auth_strategy=_Strategy(self.identities, spec.user),
-                transport_factory=_transport,
+                transport_factory=lambda s, **kw: _transport(s, prefer=prefer, **kw),
             )
         except BaseException as exc:
             client.close()
@@ -450,15 +457,23 @@ def _tcp(host: str, port: int, timeout: float) -> socket.socket:
     return sock
 
 
-def _transport(sock: Any, **kw: Any) -> paramiko.Transport:
+def _transport(sock: Any, prefer: tuple[str, ...] = (), **kw: Any) -> paramiko.Transport:
     """paramiko's transport, AES-GCM first: paramiko ranks it after CTR with a separate
     HMAC-SHA2, which costs its reader about twice the CPU per byte (a MAC computed apart from
-    the cipher, in more Python steps per packet); both are what OpenSSH offers."""
+    the cipher, in more Python steps per packet); both are what OpenSSH offers. The host key
+    types in `prefer` (those known for the host) are asked for first, as ssh does."""
     t = paramiko.Transport(sock, **kw)
     opts = t.get_security_options()
     ciphers = tuple(opts.ciphers)
     gcm = tuple(c for c in ciphers if c.endswith("-gcm@openssh.com"))
     opts.ciphers = gcm + tuple(c for c in ciphers if c not in gcm)
+    if prefer:
+        # an RSA key is asked for by its SHA-2 signature names (ssh-rsa is SHA-1)
+        want = [a for p in prefer for a in (("rsa-sha2-512", "rsa-sha2-256", "ssh-rsa")
+                                            if p == "ssh-rsa" else (p,))]
+        types = tuple(opts.key_types)
+        first = tuple(dict.fromkeys(a for a in want if a in types))
+        opts.key_types = first + tuple(a for a in types if a not in first)
     return t
 
 

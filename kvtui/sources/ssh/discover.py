@@ -69,12 +69,20 @@ if command -v kubectl >/dev/null 2>&1; then
       esac
     done
 fi
+NL='
+'
+export SIGNS
 for root in "$@"; do
   case "$root" in "~") root=$HOME ;; "~/"*) root=$HOME/${root#"~/"} ;; esac
   [ -d "$root" ] || continue
   timeout 15 find "$root" -xdev -maxdepth 4 -type f -name '*.log' -mtime -7 -size +0 \
-    2>/dev/null
+    \( -name "*$NL*" -exec sh -c '
+      if head -c 4194304 -- "$1" 2>/dev/null | grep -q -E "$SIGNS"; then
+        st=$(stat -c "%Y %s" -- "$1" 2>/dev/null)
+        printf "filex\037%s\037%s\n" "$st" "$(printf %s "$1" | od -An -tx1 | tr -d " $2")"
+      fi' sh {} "$NL" \; -o -print \) 2>/dev/null
 done | sort -u | head -n 500 | while IFS= read -r f; do
+  case "$f" in filex"$US"*) printf '%s\n' "$f"; continue ;; esac
   if head -c 4194304 -- "$f" 2>/dev/null | \
      grep -q -E "$SIGNS"; then
     st=$(stat -c '%Y %s' -- "$f" 2>/dev/null)
@@ -157,7 +165,7 @@ def parse_discovery(text: str) -> Discovery:
     found = Discovery()
     procs: list[tuple[int, int, str, str, str, str, list[str]]] = []
     files: list[tuple[float, int, str]] = []
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines: \x1c-\x1e and \x85 may be in a name
         parts = line.split("\037")
         if parts[0] == "proc" and len(parts) >= 8:
             try:
@@ -173,13 +181,16 @@ def parse_discovery(text: str) -> Discovery:
                 detail=command.strip('"'), model_path=_docker_model(command)))
         elif parts[0] == "kubectl" and len(parts) >= 4:
             found.candidates.append(_pod_candidate(*parts[1:4]))
-        elif parts[0] == "file" and len(parts) >= 3:
+        elif parts[0] in ("file", "filex") and len(parts) >= 3:
             mtime_size = parts[1].split()
             try:
                 mtime, size = float(mtime_size[0]), int(mtime_size[1])
+                # a name with a newline comes as hex (records are lines)
+                name = parts[2] if parts[0] == "file" else bytes.fromhex(parts[2]).decode(
+                    "utf-8", "surrogateescape")
             except (IndexError, ValueError):
-                mtime, size = 0.0, 0
-            files.append((mtime, size, parts[2]))
+                continue
+            files.append((mtime, size, name))
     pids = {p[0] for p in procs}
     seen_targets: set[str] = set()
     for pid, ppid, out, err, exe, unit, argv in sorted(procs):
@@ -212,6 +223,7 @@ def parse_discovery(text: str) -> Discovery:
     for mtime, size, path in sorted(files, reverse=True)[:20]:
         if path in seen_targets:
             continue
+        seen_targets.add(path)  # found under two roots (~ and /root)
         found.candidates.append(Candidate(
             "file", path, f"{path} ({size / 1e6:.1f} MB)",
             detail="recent log with SGLang or vLLM lines",
@@ -239,7 +251,9 @@ def discover(conn: Connection, roots: tuple[str, ...] | None = None,
     encoded = base64.b64encode(DISCOVER_SCRIPT.encode()).decode()
     command = f"echo {encoded} | base64 -d | sh -s " + " ".join(shlex.quote(r) for r in roots)
     rc, out, _err = conn.exec(command, timeout=timeout)
-    found = parse_discovery(out.decode("utf-8", "replace"))
+    # a path's bytes that are not UTF-8 are kept (surrogateescape): followed as they are, shown
+    # as \xNN escapes, never as U+FFFD
+    found = parse_discovery(out.decode("utf-8", "surrogateescape"))
     if rc is None:
         found.notes.append(f"discovery timed out after {timeout:g} s; results may be partial")
     return found

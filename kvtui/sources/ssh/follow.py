@@ -76,9 +76,23 @@ PRELUDE_BYTES = 256 << 10  # the start-up region read ahead (SGLang's is a few h
 PRELUDE_GAP = 4 << 20  # read ahead only when the stream is this far from it
 PROBE_TIMEOUT = 10.0  # s a question to a log client on the host may take
 MESSAGES_KEPT = 20  # the client's last words kept to explain its exit
+# where the host's follower looks for logrotate's `olddir` (rotated files moved elsewhere):
+# logrotate's own configuration (logrotate(8): /etc/logrotate.conf includes /etc/logrotate.d)
+ROTATE_CONF = ("/etc/logrotate.conf", "/etc/logrotate.d")
 
 
 CLIENT_KINDS = ("docker", "kubectl", "journal")
+
+
+def visible(text: str) -> str:
+    """`text` as it may be shown or written as JSON: a path's bytes that are not UTF-8 (kept as
+    lone surrogates by surrogateescape, so the host gets the name back byte for byte) as
+    `\\xNN`, never U+FFFD; any other lone surrogate (not encodable anywhere) as U+FFFD."""
+    if not any("\ud800" <= c <= "\udfff" for c in text):
+        return text
+    return "".join(c if not "\ud800" <= c <= "\udfff" else
+                   f"\\x{ord(c) - 0xdc00:02x}" if "\udc80" <= c <= "\udcff" else "\ufffd"
+                   for c in text)
 
 
 @dataclass
@@ -106,10 +120,11 @@ class Target:
 
     @property
     def label(self) -> str:
+        """For people: a name's bytes that are not UTF-8 as \\xNN (see `visible`)."""
         recipe = self.client()
         if recipe is not None:
-            return recipe.label
-        return {"file": "", "cmd": "cmd:"}[self.kind] + self.value
+            return visible(recipe.label)
+        return visible({"file": "", "cmd": "cmd:"}[self.kind] + self.value)
 
 
 @dataclass
@@ -120,6 +135,8 @@ class _Resume:
     head: str = ""
     cursor: Cursor | None = None
     chain: Any = None  # the host's state while it reads rotated files, handed back on resume
+    mtime: int | None = None  # the file's mtime (host clock, ns) when the host started it
+    done: Any = None  # the files the host had read (identities, first KiB), handed back
     line_no: int = 0
     started: bool = False  # history already requested once
 
@@ -179,7 +196,8 @@ class RemoteFollower:
                  healthy_after: float = HEALTHY_AFTER, give_up_after: float = GIVE_UP_AFTER,
                  quiet: float = QUIET, prelude_markers: tuple[str, ...] = (),
                  prelude_anchors: tuple[str, ...] = (), prelude_bytes: int = PRELUDE_BYTES,
-                 prelude_gap: int = PRELUDE_GAP) -> None:
+                 prelude_gap: int = PRELUDE_GAP,
+                 rotate_conf: tuple[str, ...] = ROTATE_CONF) -> None:
         self.connector = connector
         self.target = target
         self.lines = lines  # None: the whole log so far
@@ -203,8 +221,10 @@ class RemoteFollower:
         self.prelude_bytes = prelude_bytes
         self.prelude_gap = prelude_gap
         self.compress = compress
+        self.rotate_conf = rotate_conf
         self.rng = rng
         host = host_label or connector.spec.alias
+        self.host = host
         self.name = f"{host}:{target.label}"
         self.state = "idle"
         self.reconnects = 0
@@ -326,7 +346,7 @@ class RemoteFollower:
         where = ""
         cur = self._r.cursor
         if self.target.kind == "file" and cur is not None:
-            where = f" at line {self._r.line_no}, byte {cur.consumed} of {self.target.value}"
+            where = f" at line {self._r.line_no}, byte {cur.consumed} of {self.target.label}"
         return (f"lost the connection to {self.connector.spec.label} mid-read{where} and it did "
                 f"not come back within {self.give_up_after:g} s ({reason})")
 
@@ -353,7 +373,8 @@ class RemoteFollower:
         chan = conn.transport.open_session(window_size=WINDOW, max_packet_size=32768,
                                            timeout=self.connector.timeout)
         chan.settimeout(0.5)
-        chan.exec_command(command)
+        # bytes: a path that is not UTF-8 (surrogateescape) goes to the host as its own bytes
+        chan.exec_command(command.encode("utf-8", "surrogateescape"))
         return chan
 
     def _watchdog(self, conn: Connection, last_frame: float) -> None:
@@ -456,7 +477,8 @@ class RemoteFollower:
             "offset": -1, "lines": -1 if self.lines is None else self.lines,
             "ino": None, "dev": None, "head_len": 0, "head": "", "win_len": 0, "win": "",
             "stop_at_end": self.stop_at_end, "hb": self.keepalive, "idle_exit": self.idle_exit,
-            "quiet": self.quiet, "codecs": self._codecs()}
+            "quiet": self.quiet, "codecs": self._codecs(),
+            "rotate_conf": list(self.rotate_conf)}
         if self.prelude_markers and not r.started:
             opts["prelude"] = {"markers": list(self.prelude_markers),
                                "anchors": list(self.prelude_anchors),
@@ -464,7 +486,8 @@ class RemoteFollower:
         if r.cursor is not None and r.ino is not None:
             win_len, win = r.cursor.resume_window()
             opts.update(offset=r.cursor.consumed, ino=r.ino, dev=r.dev, head_len=r.head_len,
-                        head=r.head, win_len=win_len, win=win, chain=r.chain)
+                        head=r.head, win_len=win_len, win=win, chain=r.chain, mtime=r.mtime,
+                        done=r.done)
         args = ["kvtui-follow", self.target.value, json.dumps(opts, separators=(",", ":"))]
         python = ["sh", "-c", _PYTHON3, "python3"] if self.target.python == "python3" else [
             self.target.python]
@@ -579,11 +602,11 @@ class RemoteFollower:
         elif kind == b"E":
             if self.stop_at_end:
                 self._flush_cursor(out)
-                out.append(SourceNotice(self.name, "live", f"following {self.target.value}"))
+                out.append(SourceNotice(self.name, "live", f"following {self.target.label}"))
                 self.state = "live"
                 return True
             self.state = "live"
-            out.append(SourceNotice(self.name, "live", f"following {self.target.value}"))
+            out.append(SourceNotice(self.name, "live", f"following {self.target.label}"))
         elif kind == b"V":
             self.codec = str(json.loads(payload).get("codec", "?"))
         elif kind == b"N":
@@ -620,6 +643,7 @@ class RemoteFollower:
         if why != "head":
             r.ino, r.dev = h["ino"], h["dev"]
             r.chain = h.get("chain")
+            r.mtime, r.done = h.get("mtime"), h.get("done")
         r.head_len, r.head = h["head_len"], h["head"]
         self._session_progress()
         if not r.started:
@@ -627,7 +651,7 @@ class RemoteFollower:
             if why == "start":
                 self.expected_bytes = max(0, int(h.get("size", 0)) - int(h["offset"]))
             self.state = "loading"
-            out.append(SourceNotice(self.name, "loading", f"reading {self.target.value}"))
+            out.append(SourceNotice(self.name, "loading", f"reading {self.target.label}"))
         elif resumed and why == "start" and same_read:
             pass  # the read goes on where it was (loading, or live), only the codec changed
         elif resumed and why == "start":
@@ -636,12 +660,17 @@ class RemoteFollower:
             out.append(SourceNotice(self.name, "live", f"reconnected; resumed at byte {at}"))
         elif self._waiting and why in ("start", "next"):
             self.state = "live"
-            out.append(SourceNotice(self.name, "live", f"following {self.target.value} again"))
+            out.append(SourceNotice(self.name, "live", f"following {self.target.label} again"))
         self._waiting = False
 
     def _host_note(self, note: dict[str, Any], out: list[Delivered]) -> None:
         state = str(note.get("state", "info"))
-        message = inert(str(note.get("message", "")), 600)
+        text = str(note.get("message", ""))
+        about = note.get("path")
+        if isinstance(about, str) and about and text.startswith(about):
+            # the host's words name the path; which host it is on is said here
+            text = f"{about} (on {self.host}){text[len(about):]}"
+        message = inert(visible(text), 600)
         if state == "error":
             raise _Fatal(message or "remote follower failed")
         if state == "codec":
@@ -655,7 +684,7 @@ class RemoteFollower:
         if state in ("rotated", "truncated") and was_live:
             # the event is said inline; the connection itself is still live
             self.state = "live"
-            out.append(SourceNotice(self.name, "live", f"following {self.target.value}"))
+            out.append(SourceNotice(self.name, "live", f"following {self.target.label}"))
 
     # -- docker / kubectl / journal / cmd: plain output streams ------------------------------
 

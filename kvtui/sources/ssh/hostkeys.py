@@ -1,9 +1,21 @@
 """Host key verification: known_hosts with RejectPolicy semantics, plus explicit trust-on-first-use.
 
-Unknown keys are refused unless the user passed --accept-new-host-key, and then they are written
-to kvtui's own known_hosts (never to ~/.ssh/known_hosts, which belongs to OpenSSH). A *changed*
-key is always refused. Errors carry the key type and SHA256 fingerprint the way OpenSSH prints
-them, and the port (paramiko's BadHostKeyException drops it, paramiko #2229).
+Unknown keys are refused unless the user passed --accept-new-host-key (or the ssh config says
+`StrictHostKeyChecking accept-new` or `no`), and then they are written to kvtui's own
+known_hosts (never to ~/.ssh/known_hosts, which belongs to OpenSSH). A *changed* key is always
+refused, whatever StrictHostKeyChecking says (OpenSSH's `no` would go on, with restrictions).
+
+The decision is OpenSSH's (sshconnect.c check_host_key, hostfile.c check_key_in_hostkeys): the
+presented key is OK when any line of the known_hosts files lists it for the host, CHANGED when
+none does but one lists a key of its type, NEW otherwise (keys of other types do not make it
+changed). kvtui's own file counts only for key types that OpenSSH's files do not list for the
+host: an older key recorded there never overrides a newer one in ~/.ssh/known_hosts. paramiko's
+own check is not used (one key per type and name, the last file read winning, and a key of
+another type taken as changed); the known types are offered first, as ssh orders
+HostKeyAlgorithms by the keys it knows.
+
+Errors carry the key type and SHA256 fingerprint the way OpenSSH prints them, and the port
+(paramiko's BadHostKeyException drops it, paramiko #2229).
 """
 
 from __future__ import annotations
@@ -47,20 +59,33 @@ class TrustOnFirstUsePolicy(paramiko.MissingHostKeyPolicy):
     A key listed as `@revoked` is refused whatever the flag says."""
 
     def __init__(self, accept_new: bool, path: str, display_name: str,
-                 known: KnownHosts | None = None) -> None:
+                 known: KnownHosts | None = None, files: list[str] | None = None,
+                 strict: str = "ask") -> None:
         self.accept_new = accept_new
         self.path = path
         self.display_name = display_name
         self.known = known or KnownHosts()
+        self.files = files or [path]  # named in a "changed" refusal
+        self.strict = strict  # the ssh config's StrictHostKeyChecking, for the message
         self.accepted: list[str] = []  # messages for the user, e.g. "added ... to ..."
 
     def missing_host_key(self, client: Any, hostname: str, key: paramiko.PKey) -> None:
+        """Every connection comes here (the client is given no keys): OpenSSH's decision."""
         where = self.known.revoked_where(key)
         if where is not None:
             raise HostKeyError(revoked_message(self.display_name, key, where))
+        status, expected = self.known.judge(key)
+        if status == "ok":
+            return
+        if status == "changed" and expected is not None:
+            raise HostKeyError(changed_key_message(self.display_name, key, expected,
+                                                   self.files))
         if not self.accept_new:
+            strict = (" (StrictHostKeyChecking yes in the ssh config: only a key already "
+                      "known is accepted)") if self.strict == "yes" else ""
             raise HostKeyError(
-                f"host key for {self.display_name} is not known: {describe_key(key)}.\n"
+                f"host key for {self.display_name} is not known: {describe_key(key)}"
+                f"{strict}.\n"
                 f"Check the fingerprint with the host's owner, then either add it to "
                 f"~/.ssh/known_hosts (e.g. connect once with ssh) or rerun with "
                 f"--accept-new-host-key to record it in {self.path}.{self._why_unknown()}")
@@ -93,6 +118,7 @@ class KnownHosts:
     """What the known_hosts files say about one host, read line by line as OpenSSH does."""
 
     keys: list[tuple[paramiko.PKey, str]] = field(default_factory=list)  # (key, "file:line")
+    own: list[tuple[paramiko.PKey, str]] = field(default_factory=list)  # kvtui's own file
     revoked: list[tuple[paramiko.PKey, str]] = field(default_factory=list)
     cert_authorities: list[str] = field(default_factory=list)  # "file:line" naming this host
     unusable: list[str] = field(default_factory=list)  # key types paramiko cannot check
@@ -103,6 +129,20 @@ class KnownHosts:
             if k == key:
                 return where
         return None
+
+    def judge(self, key: paramiko.PKey) -> tuple[str, paramiko.PKey | None]:
+        """("ok", None), ("changed", a known key of its type) or ("new", None), as OpenSSH
+        decides it; kvtui's own keys only for a type OpenSSH's files do not list."""
+        kind = key.get_name()
+        listed = [k for k, _ in self.keys if k.get_name() == kind] or \
+            [k for k, _ in self.own if k.get_name() == kind]
+        if any(k == key for k in listed):
+            return "ok", None
+        return ("changed", listed[0]) if listed else ("new", None)
+
+    def key_types(self) -> list[str]:
+        """The key types known for the host, OpenSSH's files first: offered first."""
+        return list(dict.fromkeys(k.get_name() for k, _ in [*self.keys, *self.own]))
 
 
 def _pattern_matches(pattern: str, name: str) -> bool:
@@ -208,15 +248,16 @@ def _read_line(raw: str, where: str, name: str, found: KnownHosts) -> None:
         found.keys.append((key, where))
 
 
-def load_known_hosts(client: paramiko.SSHClient, files: list[str], own_file: str,
-                     name: str) -> KnownHosts:
-    """The keys for host key name `name` from OpenSSH's files and kvtui's, given to `client`;
-    revoked keys are left out (and returned, so that presenting one is refused)."""
-    known = read_known_hosts([*files, own_file], name)
-    hk = client.get_host_keys()
-    for key, _where in known.keys:
-        if known.revoked_where(key) is None:
-            hk.add(name, key.get_name(), key)
+def load_known_hosts(files: list[str], own_file: str, name: str) -> KnownHosts:
+    """What OpenSSH's files and kvtui's say about host key name `name` (kvtui's keys apart,
+    in `own`); revoked keys anywhere are refused."""
+    known = read_known_hosts(files, name)
+    mine = read_known_hosts([own_file], name)
+    known.own = mine.keys
+    known.revoked += mine.revoked
+    known.cert_authorities += mine.cert_authorities
+    known.unusable += mine.unusable
+    known.problems += mine.problems
     return known
 
 

@@ -7,7 +7,9 @@ events in one framed stdout stream (type byte + 4-byte length + payload), so ord
 The stream starts with MAGIC: whatever a login script printed on stdout before it is skipped.
 
   V  json {version, codec}         first frame
-  H  json {ino, dev, offset, size, head_len, head, name, why}  the file now being read:
+  H  json {ino, dev, offset, size, head_len, head, name, why, mtime, done[, packed]}  the file
+       now read (packed: a compressed rotation, read decompressed; offset and head are of its
+       content; mtime: its mtime then; done: the files read so far, handed back on resume):
        why "start" (first file of this session), "next" (a new file from its offset: a rotation
        successor, or the same file after a truncation), "copy" (the same byte stream goes on in
        a copy of the file: copytruncate), "head" (the file's identity grew, nothing else)
@@ -28,9 +30,13 @@ The stream starts with MAGIC: whatever a login script printed on stdout before i
 A file is known by its identity: inode and device plus a hash of its first bytes (inodes are
 reused). Rotations are followed by identity, oldest first: the renamed file is read until it has
 been quiet for `quiet` s (writers keep appending to it until they reopen), then every rotated
-sibling newer than it (two rotations during one disconnect), then the new file. A truncation in
+file newer than it (two rotations during one disconnect), then the new file. A truncation in
 place is noticed by size, first bytes or the bytes before the read position; after copytruncate
 the rest is read from the copy when one is found, and the possible loss is always said.
+Where the identity is gone (a rotation compressed and removed, inodes reused) the bytes being
+read are found by content: a copy or a compressed rotation whose first KiB and whose bytes
+before the read position hash as the client's (`find_continuation`). Rotated files are looked
+for beside the log, in the directories inside its directory and in logrotate's `olddir`s.
 
 The client sends a byte on stdin every few seconds; the follower exits on stdin EOF and when
 nothing has come for `idle_exit` s (a network drop that never heals gives no EOF for many
@@ -111,8 +117,12 @@ def wj(kind, obj):
     w(kind, json.dumps(obj).encode())
 
 
-def note(state, message):
-    wj(b"N", {"state": state, "message": message})
+def note(state, message, about=None):
+    """`about`: the path the message begins with (the client says which host it is on)."""
+    n = {"state": state, "message": message}
+    if about is not None:
+        n["path"] = about
+    wj(b"N", n)
 
 
 def idle(timeout):
@@ -146,7 +156,7 @@ def open_reg(p):
 
 def refuse(p, e):
     note("error", "%s is %s, not a regular file: kvtui follows regular log files only "
-         "(read anything else with --cmd)" % (p, e))
+         "(read anything else with --cmd)" % (p, e), p)
     sys.exit(3)
 
 
@@ -163,18 +173,19 @@ def wait_open():
         except PermissionError:
             why = "denied"
         except OSError as e:
-            note("error", "%s: %s" % (path, e.strerror or e))
+            note("error", "%s: %s" % (path, e.strerror or e), path)
             sys.exit(3)
         if STOP:
             note("error", "%s: %s" % (path, "no such file" if why == "missing"
-                                      else "permission denied"))
+                                      else "permission denied"), path)
             sys.exit(3)
         if why != said:
             said = why
             if why == "missing":
-                note("missing", "%s does not exist (yet); waiting for it" % path)
+                note("missing", "%s does not exist (yet); waiting for it" % path, path)
             else:
-                note("stale", "%s: permission denied; retrying until it is readable" % path)
+                note("stale", "%s: permission denied; retrying until it is readable" % path,
+                     path)
         idle(0.25)
 
 
@@ -222,10 +233,18 @@ def start_file(nfd, npos, why, name=None):
     tail64 = bytes_before(fd, pos, 64)
     wj(b"H", {"ino": st.st_ino, "dev": st.st_dev, "offset": pos, "size": st.st_size,
               "head_len": cur_head[0], "head": cur_head[1], "name": cur_name, "why": why,
-              "chain": chain_state()})
+              "chain": chain_state(), "mtime": st.st_mtime_ns, "done": done_state()})
 
 
 chaining = {"newest": None, "late": [], "cut": 0}
+
+
+def done_state():
+    """The files this follower has read (identities, and first KiB of those read whole),
+    handed back on resume: a file with nothing read yet has no content to be found by, and
+    these are the rotated files that are not its copies."""
+    return {"ids": [list(x) for x in list(seen)[:64]],
+            "heads": [list(x) for x in list(read_heads)[:64]]}
 
 
 def chain_state():
@@ -460,7 +479,7 @@ def drain_quiet(q):
 def rotation_name(name):
     """A sibling named like a rotation of the log (server.log.1, server.log-20260101,
     server-20260101.log), not compressed: only such files can be chain members."""
-    if name == BASE or name.endswith(PACKED):
+    if name == BASE or name.endswith(PACKED) or len(name) <= len(BASE):
         return False
     if name.startswith(BASE) and name[len(BASE)] in ".-_":
         rest = name[len(BASE):]
@@ -472,18 +491,234 @@ def rotation_name(name):
     return any(c.isdigit() for c in rest)
 
 
-def siblings():
-    try:
-        entries = list(os.scandir(D))
-    except OSError:
-        return
-    for e in entries:
+def packed_ext(name):
+    """The compression suffix of a compressed rotation of the log (server.log.1.gz,
+    server.log-20260101.zst, ...), else None."""
+    for ext in PACKED:
+        if name.endswith(ext) and rotation_name(name[:-len(ext)]):
+            return ext
+    return None
+
+
+def member(name):
+    return rotation_name(name) or packed_ext(name) is not None
+
+
+def olddirs():
+    """logrotate's `olddir` directories named in its configuration (o["rotate_conf"]: files, or
+    directories of files, as `include` takes them); relative ones are relative to the log's
+    directory, as logrotate(8) says. Any olddir counts: files there are matched by identity
+    or content, never by name alone."""
+    out, todo = [], list(o.get("rotate_conf") or ())
+    for c in todo:
         try:
-            st = e.stat(follow_symlinks=False)
+            if os.path.isdir(c):
+                names = sorted(os.listdir(c))
+                todo += [os.path.join(c, n) for n in names if not n.startswith(".")][:200]
+                continue
+            with open(c, "rb") as f:
+                text = f.read(1 << 20).decode("utf-8", "surrogateescape")
         except OSError:
             continue
-        if stat.S_ISREG(st.st_mode):
-            yield e.path, e.name, st
+        for line in text.splitlines():
+            words = line.split()
+            if len(words) >= 2 and words[0] == "olddir":
+                out.append(os.path.join(D, os.path.expanduser(words[1].strip("\"'"))))
+    return out
+
+
+OLDDIRS = olddirs()
+
+
+def rot_dirs():
+    """Where rotated copies of the log may be: its directory, the directories in it (a
+    relative olddir), and the olddirs of logrotate's configuration."""
+    out, known = [D], set()
+    try:
+        out += [e.path for e in os.scandir(D) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        pass
+    for d in out + OLDDIRS:
+        try:
+            k = ident(os.stat(d))
+        except OSError:
+            continue
+        if k not in known:
+            known.add(k)
+            yield d
+
+
+def siblings():
+    """Regular files that may be the log's rotations: every file beside it, and files named
+    like its rotations in the other rotation directories."""
+    for d in rot_dirs():
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            continue
+        for e in entries:
+            if d != D and not member(e.name):
+                continue
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                yield e.path, e.name, st
+
+
+def shown(p):
+    """A member's name as notices give it: relative to the log's directory."""
+    rel = os.path.relpath(p, D)
+    return rel if not rel.startswith("..") else p
+
+
+class Unpacker(object):
+    """The decompressed bytes of a compressed rotation: Python's own modules for gzip, bzip2
+    and xz, compression.zstd (3.14+) or the host's `zstd -dc` for zstd; None from `open_packed`
+    when the host has no decoder for it."""
+
+    def __init__(self, f, proc=None):
+        self.f, self.proc = f, proc
+        self.back = b""  # read ahead of the position the caller wants (unread)
+
+    def read(self, n):
+        if self.back:
+            b, self.back = self.back[:n], self.back[n:]
+            return b
+        return self.f.read(n)
+
+    def close(self):
+        self.f.close()
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+            self.proc.wait()
+
+
+def open_packed(p, ext):
+    try:
+        if ext == ".gz":
+            import gzip
+            return Unpacker(gzip.open(p, "rb"))
+        if ext == ".bz2":
+            import bz2
+            return Unpacker(bz2.open(p, "rb"))
+        if ext in (".xz", ".lzma"):
+            import lzma
+            return Unpacker(lzma.open(p, "rb"))
+        if ext == ".zst":
+            try:
+                from compression import zstd as zd
+                return Unpacker(zd.open(p, "rb"))
+            except ImportError:
+                import shutil
+                import subprocess
+                exe = shutil.which("zstd")
+                if exe is None:
+                    return None
+                proc = subprocess.Popen([exe, "-d", "-c", "-q", "--", p],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                return Unpacker(proc.stdout, proc)
+    except (OSError, ImportError):
+        return None
+    return None
+
+
+def unpacked_prefix(u, hl, hh, off, wl, wh):
+    """Read `u` up to `off` (left there): True when its first `hl` bytes hash to `hh`, it is
+    at least `off` long, and the `wl` bytes before `off` hash to `wh` (it holds what was being
+    read). `off` may be inside the first `hl` bytes."""
+    try:
+        need, at, head, tail, past = max(hl, off), 0, b"", b"", []
+        while at < need:
+            b = u.read(min(CHUNK, need - at))
+            if not b:
+                return False
+            if len(head) < hl:
+                head += b[:hl - len(head)]
+            if at < off and wl:
+                tail = (tail + b[:off - at])[-wl:]
+            if at + len(b) > off:  # past `off`: given back, the read goes on from `off`
+                past.append(b[max(0, off - at):])
+            at += len(b)
+            pump(0)
+        u.back = b"".join(past) + u.back
+        if hashlib.sha1(head).hexdigest() != hh:
+            return False
+        return not wl or (len(tail) == wl and hashlib.sha1(tail).hexdigest() == wh)
+    except (OSError, EOFError, ValueError):  # a corrupt or truncated archive
+        return False
+
+
+read_heads = set()  # (len, hash) of the first bytes of the files read whole: a compressed
+# copy of one of them is not read again
+
+
+def read_packed(p, u, start, why, head=None):
+    """Send the decompressed bytes of `p` from `start` (`u` already there) as the file now
+    read; its length. `head`: the first bytes' (length, hash), when `start` is past them.
+    The H frame gives the compressed file's identity with the hash of its content's first
+    bytes: a session lost in the middle finds it again by content (find_continuation)."""
+    global sent_any
+    st = os.stat(p)
+    first = b""
+    if head is None:
+        first = u.read(HEAD)
+        head = (len(first), hashlib.sha1(first).hexdigest())
+    wj(b"H", {"ino": st.st_ino, "dev": st.st_dev, "offset": start, "size": st.st_size,
+              "head_len": head[0], "head": head[1], "name": p, "why": why, "packed": True,
+              "chain": chain_state()})
+    seen.add(ident(st))
+    if head[0] == HEAD:
+        read_heads.add(head)
+    at = start
+    try:
+        if first:
+            send(first)
+            sent_any = True
+            at += len(first)
+        while True:
+            b = u.read(CHUNK)
+            if not b:
+                break
+            send(b)
+            sent_any = True
+            at += len(b)
+            pump(0)
+    except (OSError, EOFError, ValueError) as e:
+        note("info", "%s: stopped reading the compressed file at byte %d of its content "
+             "(%s)" % (shown(p), at, e))
+    u.close()
+    return at
+
+
+def rank(name):
+    """Where a rotation's name puts it: ("n", N) for server.log.N (a higher N is older),
+    ("d", digits) for a date suffix (a later date is newer), None otherwise."""
+    ext = packed_ext(name)
+    if ext:
+        name = name[:-len(ext)]
+    if name.startswith(BASE):
+        rest = name[len(BASE) + 1:]
+    elif EXT and name.endswith(EXT):
+        rest = name[len(STEM) + 1:-len(EXT)]
+    else:
+        return None
+    if rest.isdigit() and len(rest) < 6:
+        return ("n", int(rest))
+    digits = "".join(c for c in rest if c.isdigit())
+    return ("d", digits) if digits else None
+
+
+def newer_by_name(a, b):
+    """True/False when the names say rotation `a` is newer than `b`; None when they cannot."""
+    ra, rb = rank(a), rank(b)
+    if ra is None or rb is None or ra[0] != rb[0] or ra[1] == rb[1]:
+        return None
+    return ra[1] < rb[1] if ra[0] == "n" else ra[1] > rb[1]
 
 
 def locate(want, hl, hh):
@@ -520,16 +755,36 @@ def path_ident():
         return None
 
 
-def successors(m):
-    """Rotated siblings written after mtime `m`, not read yet, oldest first."""
+def successors(m, after=None):
+    """Rotated files (plain or compressed, beside the log or in a rotation directory) newer
+    than the one just read, not read yet, oldest first. Newer: its name says so (server.log.1
+    is newer than server.log.2, a later date is newer) or, where names cannot tell, it was
+    written after mtime `m` (a compressed file's mtime may be that of its compression)."""
     now = path_ident()
     out = []
+    # a directory inside the log's is searched by identity and content only (it may hold
+    # another service's server.log.1): chain members come from the log's directory, the one
+    # the file just read is in (a relative olddir) and logrotate's olddirs
+    places = set(os.path.realpath(d) for d in [D] + OLDDIRS + ([os.path.dirname(after)]
+                                                                if after else []))
     for p, name, st in siblings():
-        if not rotation_name(name) or ident(st) in seen or ident(st) == now:
+        if not member(name) or ident(st) in seen or ident(st) == now or st.st_size == 0:
             continue
-        if st.st_mtime_ns >= m and st.st_size > 0:
+        where = os.path.realpath(os.path.dirname(p))
+        if where not in places:
+            continue
+        by_name = newer_by_name(name, os.path.basename(after)) if after and \
+            where == os.path.realpath(os.path.dirname(after)) else None
+        if by_name or (by_name is None and st.st_mtime_ns >= m):
             out.append((st.st_mtime_ns, st.st_ino, p))
-    return [p for _, _, p in sorted(out)]
+    out.sort()
+    # oldest first: by name where every name ranks the same way, else by mtime
+    ranks = [rank(os.path.basename(p)) for _, _, p in out]
+    if ranks and all(r is not None for r in ranks) and len({r[0] for r in ranks}) == 1:
+        old_first = ranks[0][0] == "n"
+        out = [x for _, x in sorted(zip(ranks, out), key=lambda t: t[0][1],
+                                    reverse=old_first)]
+    return [p for _, _, p in out]
 
 
 def find_copy(hl, hh, off, check):
@@ -550,33 +805,107 @@ def find_copy(hl, hh, off, check):
     return None
 
 
-def read_chain(m):
-    """Every rotated sibling newer than mtime `m`, oldest first: (their names, the names of
-    those that appeared meanwhile). Asked again after each file: while one is read, the
-    current file may be rotated too, or copied and truncated (its copy is then the next
-    member, and the current file holds the rest)."""
+def skip_member(p, why):
+    try:
+        seen.add(ident(os.stat(p)))
+    except OSError:
+        pass
+    if why:
+        skipped.append("%s (%s)" % (shown(p), why))
+
+
+skipped = []  # rotated files of the chain that could not be read, said in the notice
+
+
+def already_read(u):
+    """A compressed file whose first KiB is that of a file read whole: its compressed copy."""
+    h = u.read(HEAD)
+    return len(h) == HEAD and (HEAD, hashlib.sha1(h).hexdigest()) in read_heads
+
+
+def read_chain(m, after=None):
+    """Every rotated file newer than the one just read (mtime `m`, name `after`), oldest first:
+    (their names, the names of those that appeared meanwhile). Asked again after each file:
+    while one is read, the current file may be rotated too, or copied and truncated (its copy
+    is then the next member, and the current file holds the rest)."""
     names, first, late = [], None, chaining["late"]
     while True:
-        todo = successors(m)
+        todo = successors(m, after)
         if first is None:
             first = set(todo)
         if not todo:
             return names, late
         p = todo[0]
         if p not in first:
-            late.append(os.path.basename(p))
+            late.append(shown(p))
+        ext = packed_ext(os.path.basename(p))
+        if ext is not None:
+            u = open_packed(p, ext)
+            if u is None:
+                skip_member(p, "no decoder for %s on the host" % ext)
+                continue
+            if already_read(u):
+                u.close()
+                skip_member(p, None)
+                continue
+            u.close()
+            u = open_packed(p, ext)
+            try:
+                m, after = os.stat(p).st_mtime_ns, p
+                read_packed(p, u, 0, "next")
+            except OSError:  # gone meanwhile (rotated out of the count)
+                u.close()
+                skip_member(p, "removed while it was read")
+                continue
+            names.append(shown(p))
+            continue
         try:
             f = open_reg(p)
         except (OSError, NotRegular):  # unreadable: skip it (once)
-            try:
-                seen.add(ident(os.stat(p)))
-            except OSError:
-                pass
+            skip_member(p, "unreadable")
             continue
         start_file(f, 0, "next", p)
         drain_quiet(0 if STOP else QUIET)  # the newest may still get late writes
+        m, after = os.fstat(f).st_mtime_ns, p
+        remember_head(f)
         os.close(f)
-        names.append(os.path.basename(p))
+        names.append(shown(p))
+
+
+def remember_head(f):
+    hl, hh = head_of(f)
+    if hl == HEAD:
+        read_heads.add((hl, hh))
+
+
+def find_continuation(hl, hh, off, wl, wh):
+    """The bytes being read when the session was lost, in another file now: a copy
+    (copytruncate) or a compressed rotation, here or in a rotation directory. (path, fd or
+    Unpacker at `off`, packed?) or None."""
+    if not hl:
+        return None
+    for p, name, st in siblings():
+        if not member(name) or ident(st) in seen:
+            continue
+        ext = packed_ext(name)
+        if ext is None:
+            if st.st_size < off:
+                continue
+            try:
+                f = open_reg(p)
+            except (OSError, NotRegular):
+                continue
+            if same_head(f, hl, hh) and window_ok(f, off, wl, wh):
+                return p, f, False
+            os.close(f)
+            continue
+        u = open_packed(p, ext)
+        if u is None:
+            continue
+        if unpacked_prefix(u, hl, hh, off, wl, wh):
+            return p, u, True
+        u.close()
+    return None
 
 
 def follow_rotation(where, disconnected, carried=None):
@@ -600,14 +929,49 @@ def follow_rotation(where, disconnected, carried=None):
         if found is not None:
             now = found[0]
             os.close(found[1])
+    packed = None if now else packed_copy(cur_head)
+    remember_head(fd)
     os.close(fd)
-    chain, late = read_chain(m)
     what = "was rotated while disconnected" if disconnected else "was rotated"
-    msg = "%s %s (%s); read it to its end" % (
-        path, what, "now " + os.path.basename(now) if now else "since deleted")
+    where_now = "now " + shown(now) if now else "since compressed as " + shown(packed) \
+        if packed else "since deleted"
+    if packed:
+        seen.add(ident(os.stat(packed)))
+    chain_tail(m, now or packed, "%s %s (%s); read it to its end" % (path, what, where_now),
+               newest)
+
+
+def packed_copy(head):
+    """The compressed rotation holding the file read (its first bytes), or None."""
+    hl, hh = head
+    if hl < HEAD:
+        return None
+    for p, name, st in siblings():
+        ext = packed_ext(name)
+        if ext is None or ident(st) in seen:
+            continue
+        u = open_packed(p, ext)
+        if u is None:
+            continue
+        same = unpacked_prefix(u, hl, hh, 0, 0, "")
+        u.close()
+        if same:
+            return p
+    return None
+
+
+def chain_tail(m, after, msg, newest, cut_before=0):
+    """After the file that was being read: every newer rotated file, then the new file (from
+    its start), with one notice saying what was read. `cut_before`: copytruncates seen on the
+    way here (the copies read)."""
+    chain, late = read_chain(m, after)
     if chain:
         msg += ", then the newer rotated file%s %s" % ("s" if len(chain) > 1 else "",
                                                      ", ".join(chain))
+    if skipped:
+        msg += "; could not read %s" % ", ".join(skipped)
+        del skipped[:]
+    chaining["cut"] += cut_before
     watch_path()
     same = newest is not None and path_ident() == newest
     if same and not watch["shrunk"] and watch["head"][0] and watch["ident"] == newest:
@@ -647,6 +1011,14 @@ def follow_truncation():
     copy = find_copy(cur_head[0], cur_head[1], old,
                      lambda f: bytes_before(f, old, len(tail64)) == tail64)
     keep_fd = fd
+    packed = None
+    if copy is None and cur_head[0]:
+        # copytruncate + compress: the copy may be compressed (and removed) already
+        packed = find_continuation(cur_head[0], cur_head[1], old, len(tail64),
+                                   hashlib.sha1(tail64).hexdigest())
+        if packed is not None and not packed[2]:
+            os.close(packed[1])
+            packed = None
     if copy is not None:
         p, f = copy
         start_file(f, old, "copy", p)
@@ -654,7 +1026,13 @@ def follow_truncation():
         os.close(f)
         note("truncated", "%s was truncated in place (copytruncate); read its last lines from "
              "the copy %s; lines written between the copy and the truncation, if any, are "
-             "lost" % (path, os.path.basename(p)))
+             "lost" % (path, shown(p)))
+    elif packed is not None:
+        p, u, _ = packed
+        read_packed(p, u, old, "copy", cur_head)
+        note("truncated", "%s was truncated in place (copytruncate) and its copy compressed; "
+             "read its last lines from %s, decompressed on the host; lines written between "
+             "the copy and the truncation, if any, are lost" % (path, shown(p)))
     else:
         note("truncated", "%s was truncated; reading it from the start (%s, if any)"
              % (path, lost))
@@ -699,10 +1077,23 @@ def resume():
     global cur
     want = (o["ino"], o["dev"])
     off, hl, hh = o["offset"], o["head_len"], o["head"]
+    done = o.get("done") or {}
+    read_heads.update(tuple(x) for x in done.get("heads", ()))
+    if hl == 0 and off == 0 and o.get("mtime") is not None and resume_unknown(
+            want, set(tuple(x) for x in done.get("ids", ())) - set([want])):
+        return
     found = locate(want, hl, hh)
+    if found is not None and packed_ext(os.path.basename(found[0])):
+        os.close(found[1])  # a compressed rotation was being read: found again by content
+        found = None
     if found is None:
-        note("rotated", "%s was replaced while disconnected and the old file is gone; lines "
-             "written to it after the disconnect are lost" % path)
+        cont = find_continuation(hl, hh, off, o["win_len"], o["win"])
+        if cont is not None:  # rotated, then compressed (or copied) while disconnected
+            resume_rotated(cont, off, False)
+            return
+        note("rotated", "%s was replaced while disconnected and the old file is gone (not "
+             "found beside it, in a rotation directory or compressed); lines written to it "
+             "after the disconnect are lost" % path)
         start_file(wait_open(), 0, "start")
         return
     where, f, head_ok = found
@@ -712,20 +1103,102 @@ def resume():
             follow_rotation(where, True, o.get("chain"))
         return
     cur = ident(os.fstat(f))
-    copy = find_copy(hl, hh, off, lambda c: window_ok(c, off, o["win_len"], o["win"]))
-    if copy is not None:
-        p, c = copy
-        start_file(c, off, "start", p)
-        drain_quiet(0)
-        os.close(c)
-        note("truncated", "%s was truncated in place while disconnected (copytruncate); read "
-             "its last lines from the copy %s; lines written between the copy and the "
-             "truncation, if any, are lost" % (path, os.path.basename(p)))
+    seen.add(cur)
+    cont = find_continuation(hl, hh, off, o["win_len"], o["win"])
+    if cont is not None and cont[2]:
+        # compressed: copied and truncated (the same file here), or renamed and compressed
+        # (its inode reused by the new file): the notice cannot tell which
+        os.close(f)
+        resume_rotated(cont, off, True)
+    elif cont is not None:
+        copies = read_continuation(cont, off)
+        note("truncated", "%s was copied and truncated while disconnected (copytruncate%s); "
+             "read the rest from the cop%s %s, then the file from its start%s; lines written "
+             "between a copy and its truncation, if any, are lost on the host itself"
+             % (path, ", %d times" % len(copies) if len(copies) > 1 else "",
+                "ies" if len(copies) > 1 else "y", ", then ".join(copies),
+                "; could not read %s" % ", ".join(skipped) if skipped else ""))
+        del skipped[:]
         start_file(f, 0, "next", where)
     else:
         note("truncated", "%s was truncated or rewritten while disconnected; reading it from "
              "the start (lines written after byte %d before that are lost)" % (path, off))
         start_file(f, 0, "start", where)
+
+
+def resume_unknown(want, done):
+    """Nothing of the file had been read (it was empty at the last look): no content to find
+    it by. The rotated files written since its mtime then, other than those read already
+    (`done`: a renamed file before it gets late writes after it was created), hold what was
+    written to it after: the file itself renamed, or its copies. Read them oldest first, then
+    the file at the path from its start; False when there are none. The identities in `done`
+    count only here (an inode freed during the disconnect may be reused by a copy)."""
+    old = set(seen)
+    seen.update(done)
+    if path_ident() == want:
+        seen.add(want)  # the file itself is read after them, from its start
+    if not successors(o["mtime"]):
+        seen.intersection_update(old)
+        return False
+    chaining.update(newest=path_ident(), late=[], cut=0)
+    watch.update(ident=None)
+    watch_path()
+    names, _ = read_chain(o["mtime"])
+    seen.difference_update(done - old)
+    note("rotated", "%s was rotated while disconnected, before anything of it had been read; "
+         "read the rotated files written since then, %s, then the file from its start (if "
+         "it was copied and truncated, lines written between a copy and its truncation are "
+         "lost on the host itself)%s" % (path, ", then ".join(names) or "none",
+                                         "; could not read %s" % ", ".join(skipped)
+                                         if skipped else ""))
+    del skipped[:]
+    start_file(wait_open(), 0, "next")
+    return True
+
+
+def resume_rotated(cont, off, maybe_copied):
+    """The file being read is now `cont` (compressed, or a copy): read it from `off`, then the
+    newer rotated files, then the file at the path from its start. `maybe_copied`: the path
+    still has the old inode, so this may have been a copytruncate."""
+    p, _, packed = cont
+    chaining.update(newest=path_ident(), late=[], cut=0)
+    watch.update(ident=None)
+    watch_path()
+    how = "and compressed (now %s, read decompressed on the host)" if packed else \
+        "(now the copy %s)"
+    try:
+        m = os.stat(p).st_mtime_ns
+    except OSError:
+        m = 0
+    read_continuation(cont, off, False)
+    msg = "%s was rotated while disconnected %s; read it from where the read stopped" % (
+        path, how % shown(p))
+    if maybe_copied:
+        msg += " (if it was copied and truncated, lines written between the copy and the " \
+               "truncation are lost on the host itself)"
+    chain_tail(m, p, msg, chaining["newest"])
+
+
+def read_continuation(cont, off, chain=True):
+    """Read what `find_continuation` found from `off` (the stream goes on where it was), then,
+    with `chain`, the rotated files newer than it (the copies made by later copytruncates):
+    their names, the first one's included."""
+    p, r, packed = cont
+    try:
+        m = os.stat(p).st_mtime_ns
+    except OSError:
+        m = 0
+    if packed:
+        read_packed(p, r, off, "start", (o["head_len"], o["head"]))
+    else:
+        start_file(r, off, "start", p)
+        drain_quiet(0)
+        remember_head(r)
+        os.close(r)
+    if not chain:
+        return [shown(p)]
+    names, _ = read_chain(m, p)
+    return [shown(p)] + names
 
 
 def marker_line(f, marks, lo, end, last):
@@ -857,6 +1330,6 @@ try:
 except NotRegular as e:
     refuse(path, e)
 except OSError as e:
-    note("error", "%s: %s" % (path, e.strerror or e))
+    note("error", "%s: %s" % (path, e.strerror or e), path)
     sys.exit(3)
 '''
