@@ -261,6 +261,12 @@ def run(args: argparse.Namespace) -> int:
             sizer.scenario(d, tp=tp, mem_fraction_static=mf, context_lengths=contexts)
             for d in (wanted or [calc.current_dtype])))
     appended = False
+    inv = report.inverse
+    if opt["target_concurrency"] is None and inv is not None and (mf is not None or tp is not None):
+        # the calculator's own inverse is asked at the budget what-if's setting too, so its
+        # "missing per GPU" is that setting's gap, not the logged pool's (issue 35 point 8)
+        report = replace(report, inverse=sizer.inverse(
+            inv.dtype, inv.context_len, inv.concurrency, tp=tp, mem_fraction_static=mf))
     if opt["target_concurrency"] is not None and calc.context_len:
         appended = report.inverse is None
         # asked at the budget what-if's setting (--target-tp, the memory knob), as the
