@@ -66,6 +66,56 @@ def test_prediction_object_in_json():
     assert p["predicted_tokens"] == p["logged_tokens"] == 304_087 and p["ratio"] == 1.0
 
 
+def _median_of(figures: list[float]) -> float:
+    """The median of a run's non-zero printed figures, each rounded to a whole tok/s."""
+    kept = sorted(int(x + 0.5) for x in figures if int(x + 0.5) > 0)
+    n = len(kept)
+    return (kept[(n - 1) // 2] + kept[n // 2]) / 2
+
+
+def _per_run(path: str, pattern: str) -> list[list[float]]:
+    """The figures `pattern` captures, split at each argument dump (a new run)."""
+    import re
+
+    runs: list[list[float]] = []
+    for line in (ROOT / path).read_text().splitlines():
+        if "server_args=" in line or "non-default args:" in line:
+            runs.append([])
+        m = re.search(pattern, line)
+        if m and runs:
+            runs[-1].append(float(m.group(1)))
+    return runs
+
+
+@pytest.mark.parametrize(("case", "pattern"), [
+    ("restart-fp8-to-bf16", r"Prefill batch, .*input throughput \(token/s\): ([0-9.]+)"),
+    ("vllm-tp8-to-tp4", r"Avg prompt throughput: ([0-9.]+) tokens/s"),
+])
+def test_prefill_throughput_is_compared_as_each_run_printed_it(case, pattern):
+    """The restart pair's SGLang prefill lines print `input throughput` (0.5.9+), the vLLM
+    pair's stats lines `Avg prompt throughput`: compare gives each run's median of the non-zero
+    figures, computed here from the log text itself, and the count of lines it is of."""
+    first, second = _per_run(CASES[case][0], pattern)
+    pt = json.loads(run(*CASES[case], "--json").stdout)["runtime"]["prefill_throughput"]
+    assert isinstance(pt, dict), pt
+    assert (pt["a"], pt["b"]) == (_median_of(first), _median_of(second))
+    assert pt["a_lines"] == sum(int(x + 0.5) > 0 for x in first) > 10
+    assert pt["b_lines"] == sum(int(x + 0.5) > 0 for x in second) > 10
+    assert pt["change"] == round(pt["b"] / pt["a"] - 1, 4)
+    assert pt["note"].startswith("approximate")
+    text = run(*CASES[case]).stdout
+    assert f"{pt['a']:,.0f}  ->  {pt['b']:,.0f} tok/s" in text
+
+
+def test_prefill_throughput_not_measured_says_which_run_lacks_it():
+    """SGLang's prefill line prints no input throughput before 0.5.9 (the 0.5.5 layout of
+    llama31-70b-tp8.log): compare says which run lacks it, and does not gate on it."""
+    pt = json.loads(run(*CASES["sglang-vs-vllm"], "--json").stdout)["runtime"][
+        "prefill_throughput"]
+    assert pt == ("not measured: sample_logs/llama31-70b-tp8.log#1 prints no non-zero prefill "
+                  "throughput")
+
+
 def test_gate_on_alerts_of_the_later_run():
     pair = CASES["two-files-fp8-bf16"]
     assert run(*pair).returncode == 0  # the critical is resolved; a warning remains

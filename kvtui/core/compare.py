@@ -99,6 +99,35 @@ class Throughput:
         return {"running": self.running, "a": self.a, "b": self.b, "change": self.change}
 
 
+# What a prefill throughput figure is, said beside it: the engines print a rate over an
+# interval, idle time included (kvtui/core/runtime.py `prefill_by_tput`), so two runs' medians
+# compare the engine's prefill speed only under a like load.
+PREFILL_NOTE = ("approximate: each figure is a rate over an interval, idle time included "
+                "(SGLang: since the previous prefill line; vLLM: the logging interval); like "
+                "for like only under a like load")
+
+
+@dataclass(frozen=True, slots=True)
+class PrefillThroughput:
+    """The median prefill throughput (whole tok/s) of both runs' lines that print a non-zero
+    one, and how many lines each median is of."""
+
+    a: float
+    b: float
+    a_lines: int
+    b_lines: int
+    note: str = PREFILL_NOTE
+
+    @property
+    def change(self) -> float | None:
+        """b against a, as a share (-0.25: 25 % slower)."""
+        return round(self.b / self.a - 1, 4) if self.a else None
+
+    def to_json(self) -> Json:
+        return {"a": self.a, "b": self.b, "change": self.change, "a_lines": self.a_lines,
+                "b_lines": self.b_lines, "note": self.note}
+
+
 @dataclass(frozen=True, slots=True)
 class RuntimeDiff:
     """The runtime measured like for like: only at the running counts both runs served."""
@@ -107,15 +136,16 @@ class RuntimeDiff:
     single: Throughput | None  # at 1 running request
     aggregate: Throughput | None  # at the highest shared count
     rows: tuple[Row, ...]
-    # Not kept by the runtime fold (the column route reads no prefill throughput column).
-    prefill_throughput: str = "not measured: kvtui keeps no prefill throughput per run yet"
+    # Measured when both runs print a non-zero prefill throughput; else why not.
+    prefill_throughput: PrefillThroughput | str
 
     def to_json(self) -> Json:
+        pt = self.prefill_throughput
         return {"shared": [t.to_json() for t in self.shared],
                 "single": self.single.to_json() if self.single else None,
                 "aggregate": self.aggregate.to_json() if self.aggregate else None,
                 "rows": [r.to_json() for r in self.rows],
-                "prefill_throughput": self.prefill_throughput}
+                "prefill_throughput": pt if isinstance(pt, str) else pt.to_json()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +296,21 @@ def _runtime(a: RunRef, b: RunRef) -> RuntimeDiff:
         Row("peak_queue_req", ta.peak_queue_req, tb.peak_queue_req),
         Row("queue_growth_longest", ta.queue_growth_longest, tb.queue_growth_longest),
     )
-    return RuntimeDiff(shared=tuple(shared), single=single, aggregate=aggregate, rows=rows)
+    return RuntimeDiff(shared=tuple(shared), single=single, aggregate=aggregate, rows=rows,
+                       prefill_throughput=_prefill(a, b))
+
+
+def _prefill(a: RunRef, b: RunRef) -> PrefillThroughput | str:
+    """Both runs' median prefill throughput, or why it is not compared: a run whose lines
+    print none (SGLang before 0.5.9 prints no input throughput; a run that served no prompt)."""
+    ra, rb = a.run.runtime, b.run.runtime
+    ma, mb = ra.prefill_median(), rb.prefill_median()
+    if ma is None or mb is None:
+        lacking = [r.label for r, m in ((a, ma), (b, mb)) if m is None]
+        verb = "prints" if len(lacking) == 1 else "print"
+        return f"not measured: {' and '.join(lacking)} {verb} no non-zero prefill throughput"
+    return PrefillThroughput(a=ma, b=mb, a_lines=ra.prefill_tput_lines,
+                             b_lines=rb.prefill_tput_lines)
 
 
 def _memory_value(calc: Any) -> tuple[str, float] | None:

@@ -3,6 +3,7 @@ it did. Every value that came from a log goes through `inert`."""
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from kvtui.core.compare import Comparison, Row
@@ -69,7 +70,15 @@ def render_comparison(c: Comparison) -> str:
     else:
         out.append("   no running-request count served by both runs: throughput not compared")
     out.extend(_row(r) for r in rt.rows)
-    out.append(f"   prefill throughput: {rt.prefill_throughput}")
+    pt = rt.prefill_throughput
+    if isinstance(pt, str):
+        out.append(f"   prefill throughput: {inert(pt, 300)}")
+    else:
+        change = f"{pt.change:+.1%}" if pt.change is not None else "-"
+        out.append(f"   prefill throughput (median tok/s): {_v(pt.a):>8}  ->  {_v(pt.b)} tok/s "
+                   f"({change}; of {pt.a_lines} and {pt.b_lines} lines)")
+        out.extend(textwrap.wrap(f"({pt.note})", 96, initial_indent=" " * 6,
+                                 subsequent_indent=" " * 7))
     out += [""]
     if c.prediction is not None:
         out.append("Prediction " + inert(c.prediction.describe(), 400))

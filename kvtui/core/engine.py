@@ -48,11 +48,12 @@ class Flags:
 class ColumnGrammar(Protocol):
     """An engine's column route: the dominant runtime layouts of a block in one pass.
 
-    `rows(lines)` gives one row per line, (head, running, usage, gen, queue, other), or None;
+    `rows(lines)` gives one row per line, (head, running, usage, gen, queue, tput, other), or
+    None (`tput`: a prefill row's input throughput, empty where it prints none);
     `head_facts(head)` gives the (ts, rank) of a row's head (ts None: not a real prefix).
     """
 
-    def rows(self, lines: list[str]) -> list[tuple[str, str, str, str, str, str]] | None: ...
+    def rows(self, lines: list[str]) -> list[tuple[str, str, str, str, str, str, str]] | None: ...
 
     def head_facts(self, head: str) -> tuple[str | None, str | None]: ...
 

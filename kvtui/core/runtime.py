@@ -204,6 +204,25 @@ def _whole(text: str) -> int:
     return int(float(text) + 0.5)
 
 
+def _median(hist: dict[int, int] | None) -> float | None:
+    """The median of a histogram {value: count}; of an even count, the mean of the two middle
+    values; None when it is empty."""
+    if not hist:
+        return None
+    total = sum(hist.values())
+    lo_rank, hi_rank = (total - 1) // 2, total // 2
+    seen, lo, hi = 0, None, None
+    for value in sorted(hist):
+        seen += hist[value]
+        if lo is None and seen > lo_rank:
+            lo = value
+        if seen > hi_rank:
+            hi = value
+            break
+    assert lo is not None and hi is not None
+    return (lo + hi) / 2
+
+
 def _later(a: Any, b: Any) -> Any:
     return b if b is not None else a
 
@@ -241,6 +260,18 @@ class Runtime:
     # lines}. A histogram, so joins add counts and a median at each count is read exactly to
     # the token/s (`gen_median`): what compares two runs like for like (the same load).
     gen_by_running: dict[int, dict[int, int]] = field(default_factory=dict)
+    # Prefill throughput as the engine printed it: {tok/s rounded to a whole token/s: lines},
+    # a histogram as above, of the lines that print a non-zero figure (`prefill_median`).
+    # What the figure is: SGLang's `input throughput (token/s)` of a prefill line (0.5.9+) is
+    # the previous prefill batch's new tokens over the time since the previous prefill line
+    # (0.5.9 managers/scheduler_metrics_mixin.py:166-169), vLLM's `Avg prompt throughput` the
+    # prompt tokens computed over the logging interval (0.34.0 v1/metrics/loggers.py:164, 169,
+    # 257). Both are rates over an interval, idle time included, and name no batch: so they are
+    # not bucketed by the line's own #new-token or #running-req (SGLang's figure belongs to the
+    # batch before the line, vLLM's to no one batch), and a zero (an interval without prefill:
+    # SGLang's first prefill line of a start, `last_prefill_tokens = 0` at :78; vLLM's line
+    # after the engine went idle) is left out, as it measures no prefill at all.
+    prefill_by_tput: dict[int, int] = field(default_factory=dict)
 
     # -- what a reader sees -----------------------------------------------------------------
     @property
@@ -265,21 +296,16 @@ class Runtime:
         """The median generation throughput (whole tok/s) of the decode lines that ran
         `running` requests, None when none did; of an even count, the mean of the two middle
         values."""
-        hist = self.gen_by_running.get(running)
-        if not hist:
-            return None
-        total = sum(hist.values())
-        lo_rank, hi_rank = (total - 1) // 2, total // 2
-        seen, lo, hi = 0, None, None
-        for value in sorted(hist):
-            seen += hist[value]
-            if lo is None and seen > lo_rank:
-                lo = value
-            if seen > hi_rank:
-                hi = value
-                break
-        assert lo is not None and hi is not None
-        return (lo + hi) / 2
+        return _median(self.gen_by_running.get(running))
+
+    def prefill_median(self) -> float | None:
+        """The median prefill throughput (whole tok/s) of the lines that print a non-zero one
+        (`prefill_by_tput`), None when none does."""
+        return _median(self.prefill_by_tput)
+
+    @property
+    def prefill_tput_lines(self) -> int:
+        return sum(self.prefill_by_tput.values())
 
     def retraction_counts(self, groups: Collection[str] | None) -> tuple[int, int]:
         """(episodes, requests retracted) of the retraction lines, each episode once.
@@ -355,8 +381,10 @@ class Runtime:
             self.last_ts = ts
         if not decode:
             self.prefill_batches += 1
+            self._count_prefill_tput(f.get("input_throughput"))
             return
         self.decode_batches += 1
+        self._count_prefill_tput(f.get("prompt_throughput"))  # vLLM's stats line
         preempted = f.get("preempted_reqs")
         if preempted:
             # Requests preempted since the previous stats line (vLLM counts over the interval):
@@ -399,6 +427,13 @@ class Runtime:
         # A marker only: its values stay empty so that the point does not depend on what was
         # read before it (chunked reads must build the same timeline).
         self.timeline.append(TimelinePoint(ts, line, None, None, None, None, True))
+
+    def _count_prefill_tput(self, p: float | None) -> None:
+        if p is None or not math.isfinite(p):
+            return
+        bucket = int(p + 0.5)
+        if bucket > 0:
+            self.prefill_by_tput[bucket] = self.prefill_by_tput.get(bucket, 0) + 1
 
     def _count_retraction(self, rank: str | None, reqs: int) -> None:
         seen = self.retraction_ranks.setdefault(rank, [0, 0])
@@ -443,6 +478,9 @@ class Runtime:
             hist = self.gen_by_running.setdefault(running, {})
             for value, n in counts.items():
                 hist[value] = hist.get(value, 0) + n
+        tput = self.prefill_by_tput
+        for value, n in b.prefill_by_tput.items():
+            tput[value] = tput.get(value, 0) + n
 
     # -- whole columns ----------------------------------------------------------------------
     @classmethod
@@ -470,6 +508,11 @@ class Runtime:
         b.last_queue_req = queues[-1]
         peak_q = max(queues)
         b.queue_req = Peak(peak_q, cols.evidence(queues.index(peak_q)))
+        # A prefill row's input throughput, `d.dd` text (empty where the line prints none);
+        # `_whole` rounds it as `add_batch` does, and a zero is left out as it is there.
+        for value, n in Counter(map(_whole, filter(None, cols.tput))).items():
+            if value > 0:
+                b.prefill_by_tput[value] = n
         if n_decode:
             b.queue_growth = Growth.of_values(list(compress(queues, gen)))
             gens = list(filter(None, gen))
@@ -506,7 +549,8 @@ class Columns:
     """A stretch of batch rows of one block of lines, column-wise, in line order.
 
     Row k is the line `lines[at[k]]`, numbered `first_line + at[k]`. Values are the printed text
-    (usage `d.dd`, so text order is numeric order); `gen` is empty for a prefill row. Each row's
+    (usage `d.dd`, so text order is numeric order); `gen` is empty for a prefill row, `tput` (a
+    prefill row's input throughput) for a decode row or a prefill line that prints none. Each row's
     `[ts ranks]` head is kept as text and `facts` maps every distinct head to its (ts, rank)
     once, so a row's timestamp and evidence cost nothing until a fact needs them.
     """
@@ -521,6 +565,7 @@ class Columns:
     running: Sequence[str]
     queue: Sequence[str]
     gen: Sequence[str]
+    tput: Sequence[str]
 
     def __len__(self) -> int:
         return len(self.at)

@@ -45,7 +45,7 @@ def _layouts(second: str) -> tuple[str, str]:
         rf"(?:mamba usage: {second}|swa token usage: {second})), "
         r"#running-req: (?P<running>[0-9]+), #queue-req: (?P<queue>[0-9]+)"
         rf"(?:, #pending-token: [0-9]+)?(?:, {_GRAPH})?"
-        rf"(?:, input throughput \(token/s\): [0-9]+\.[0-9]+)?(?:, {_GRAPH})?(?:, ?)?"
+        rf"(?:, input throughput \(token/s\): (?P<tput>[0-9]+\.[0-9]+))?(?:, {_GRAPH})?(?:, ?)?"
     )
     return decode, prefill
 
@@ -69,7 +69,7 @@ _HYBRID_ROWS = regex.compile(
 _HYBRID_NEEDLES = ("mamba usage: ", "swa token usage: ")
 
 # Column order of a row (`RUNTIME_ROWS.groupindex`, checked by a test).
-HEAD, RUNNING, USAGE, GEN, QUEUE, OTHER = range(6)
+HEAD, RUNNING, USAGE, GEN, QUEUE, TPUT, OTHER = range(7)
 
 
 def head_facts(head: str) -> tuple[str | None, str | None]:
@@ -77,18 +77,19 @@ def head_facts(head: str) -> tuple[str | None, str | None]:
     return parse_prefix(f"[{head}] ", len(head) + 3)
 
 
-def runtime_rows(lines: list[str]) -> list[tuple[str, str, str, str, str, str]] | None:
-    """One row per line, in order: (head, running, usage, gen, queue, other).
+def runtime_rows(lines: list[str]) -> list[tuple[str, str, str, str, str, str, str]] | None:
+    """One row per line, in order: (head, running, usage, gen, queue, tput, other).
 
-    A recognized decode line has every column but `other`; a prefill line has `gen` empty; any
+    A recognized decode line has every column but `tput` and `other`; a prefill line has `gen`
+    empty and `tput` its input throughput (0.5.9+; empty when it prints none); any
     other line has only `other` (its text; empty for an empty line). A row is only recognized
     for good once `head_facts(head)` gives a timestamp. None when a line holds a newline of its
     own, which would shift the rows.
     """
     block = "\n" + "\n".join(lines) + "\n"
     if any(needle in block for needle in _HYBRID_NEEDLES):
-        rows = [(h, r, s if s > u else u, g, q, o)
-                for h, r, u, s, g, q, o in _HYBRID_ROWS.findall(block)]
+        rows = [(h, r, s if s > u else u, g, q, t, o)
+                for h, r, u, s, g, q, t, o in _HYBRID_ROWS.findall(block)]
     else:
         rows = RUNTIME_ROWS.findall(block)
     if len(rows) != len(lines):

@@ -81,9 +81,13 @@ def runtime_mix(seed: int, n: int = 3000) -> list[str]:
                          f"{usage}, cuda graph: True, gen throughput (token/s): "
                          f"{rng.uniform(0, 3000):.2f}, #queue-req: {q}")
         elif r < 0.9:
+            # 0.5.4's layout, and 0.5.9's and 0.5.10's with the input throughput (zero too)
+            tput = rng.choice(["", f", input throughput (token/s): {rng.uniform(0, 9000):.2f}"
+                               ", cuda graph: False", ", cuda graph: False, input throughput "
+                               f"(token/s): {rng.choice([0, 0.5, 4321.49]):.2f}"])
             lines.append(f"[{ts} {rank}] Prefill batch, #new-seq: 1, #new-token: 5, "
                          f"#cached-token: 0, token usage: {u:.2f}, #running-req: "
-                         f"{rng.randint(1, 64)}, #queue-req: {q}, ")
+                         f"{rng.randint(1, 64)}, #queue-req: {q}{tput or ', '}")
         elif r < 0.97:
             lines.append(HTTP)
         elif r < 0.98:  # spec decoding: parsed line by line, in its place
@@ -119,6 +123,18 @@ def test_samples(name, monkeypatch):
 def test_runtime_mix(seed, monkeypatch):
     lines = runtime_mix(seed)
     assert same(lines, monkeypatch) > len(lines) // 3
+
+
+def test_prefill_throughput_goes_column_wise_and_agrees(monkeypatch):
+    """The prefill rows' input throughput (SGLang 0.5.9+) is folded by the column route as by
+    the line route: the restart pair's prefill lines print it, most of its rows go column-wise,
+    and each run keeps the same non-empty prefill throughput summary either way."""
+    lines = (SAMPLES / "qwen35-397b-nvfp4-tp8-fp8-then-bf16.log").read_text().splitlines()
+    assert same(lines, monkeypatch) > 100
+    snap = fold(lines, True, 257, monkeypatch)
+    assert len(snap["runs"]) == 2
+    for run in snap["runs"]:
+        assert sum(run["rt"]["prefill_by_tput"].values()) > 10
 
 
 def test_a_stretch_longer_than_the_timeline(monkeypatch):

@@ -75,14 +75,18 @@ def test_peak_keeps_the_first_line_of_the_maximum(a, b):
 
 rows = st.lists(st.tuples(st.booleans(), st.sampled_from(["0.10", "0.94", "0.95", "1.00"]),
                           st.integers(0, 40), st.integers(0, 9),
-                          st.sampled_from(["12.50", "0.00", "3.33"])), max_size=40)
+                          st.sampled_from(["12.50", "0.00", "3.33"]),
+                          # a prefill row's input throughput: none, zero, rounding edges
+                          st.sampled_from(["", "0.00", "0.49", "0.50", "12.50", "9133.05"])),
+                 max_size=40)
 
 
 def line_route(rows_: list[tuple], first: int) -> Runtime:
     rt = Runtime()
-    for k, (decode, usage, running, queue, gen) in enumerate(rows_):
+    for k, (decode, usage, running, queue, gen, tput) in enumerate(rows_):
         fields = {"token_usage": float(usage), "running_req": running, "queue_req": queue,
-                  "gen_throughput": float(gen) if decode else None}
+                  "gen_throughput": float(gen) if decode else None,
+                  "input_throughput": float(tput) if tput and not decode else None}
         ts = f"2026-01-01 10:00:{(first + k) % 60:02d}"
         witness = Witness("x", first + k, "TP0", ts, f"l{first + k}")
         rt.add_batch(decode, fields, ts, first + k, witness)
@@ -95,7 +99,8 @@ def column_route(rows_: list[tuple], first: int) -> Runtime:
     cols = Columns(source="x", first_line=first, lines=[f"l{first + k}" for k in range(len(rows_))],
                    at=list(range(len(rows_))), heads=heads, facts=facts,
                    usage=[r[1] for r in rows_], running=[str(r[2]) for r in rows_],
-                   queue=[str(r[3]) for r in rows_], gen=[r[4] if r[0] else "" for r in rows_])
+                   queue=[str(r[3]) for r in rows_], gen=[r[4] if r[0] else "" for r in rows_],
+                   tput=["" if r[0] else r[5] for r in rows_])
     return Runtime.of_columns(cols)
 
 
@@ -118,3 +123,44 @@ def test_runtime_line_route_column_route_and_join_agree(a, b):
     if b:
         mixed.join(column_route(b, 1 + len(a)))
     assert facts(mixed) == facts(whole)
+
+
+@settings(max_examples=100)
+@given(rows, rows)
+def test_prefill_throughput_is_the_median_of_the_non_zero_figures_in_every_route(a, b):
+    """The prefill throughput summary, whichever route folded it, is the plain median of the
+    prefill rows' non-zero figures rounded to a whole tok/s (computed here the obvious way)."""
+    figures = sorted(int(float(r[5]) + 0.5) for r in a + b if not r[0] and r[5])
+    figures = [x for x in figures if x > 0]
+    mixed = line_route(a, 1)
+    mixed.join(column_route(b, 1 + len(a)))
+    if not figures:
+        assert mixed.prefill_median() is None
+        return
+    n = len(figures)
+    assert mixed.prefill_median() == (figures[(n - 1) // 2] + figures[n // 2]) / 2
+    assert mixed.prefill_tput_lines == n
+    assert line_route(a + b, 1).prefill_median() == mixed.prefill_median()
+
+
+@given(st.lists(st.sampled_from([0.0, 0.4, 1200.0, 980.5, None]), max_size=30),
+       st.integers(0, 30))
+def test_vllm_prompt_throughput_folds_row_by_row_and_joined_alike(prompts, cut):
+    """vLLM's stats line (a decode row, line route only) carries `prompt_throughput`: folded
+    row by row or as two joined halves, the summary is the same."""
+    def fold(ps: list[float | None], first: int) -> Runtime:
+        rt = Runtime()
+        for k, p in enumerate(ps):
+            fields = {"token_usage": 0.5, "running_req": 4, "queue_req": 0,
+                      "gen_throughput": 100.0, "prompt_throughput": p}
+            rt.add_batch(True, fields, None, first + k, Witness("x", first + k, None, None, ""))
+        return rt
+
+    cut = min(cut, len(prompts))
+    joined = fold(prompts[:cut], 1)
+    joined.join(fold(prompts[cut:], 1 + cut))
+    assert facts(joined) == facts(fold(prompts, 1))
+    kept = sorted(int(p + 0.5) for p in prompts if p is not None and int(p + 0.5) > 0)
+    assert joined.prefill_tput_lines == len(kept)
+    if kept:
+        assert joined.prefill_median() == (kept[(len(kept) - 1) // 2] + kept[len(kept) // 2]) / 2

@@ -21,6 +21,7 @@ from parsers.sglang.bulk import (
     QUEUE,
     RUNNING,
     RUNTIME_ROWS,
+    TPUT,
     USAGE,
     head_facts,
     runtime_rows,
@@ -84,6 +85,13 @@ def assert_agrees(line: str, row: tuple[str, ...]) -> None:
         g = f["gen_throughput"]
         assert g == float(row[GEN]), line
         assert int(g * 100 + 0.5) == int(row[GEN].replace(".", "")), line
+        assert row[TPUT] == "", line
+    else:
+        # The input throughput column is the prefill line's, rounded alike by both routes.
+        t = f.get("input_throughput")
+        assert (row[TPUT] == "") == (t is None), line
+        if t is not None:
+            assert t == float(row[TPUT]), line
 
 
 def check_block(lines: list[str]) -> int:
@@ -97,14 +105,16 @@ def check_block(lines: list[str]) -> int:
 
 def test_columns_are_in_the_documented_order():
     index = RUNTIME_ROWS.groupindex
-    assert [index[name] - 1 for name in ("head", "running", "usage", "gen", "queue",
-                                          "other")] == [HEAD, RUNNING, USAGE, GEN, QUEUE, OTHER]
+    assert [index[name] - 1 for name in ("head", "running", "usage", "gen", "queue", "tput",
+                                          "other")] == [HEAD, RUNNING, USAGE, GEN, QUEUE, TPUT,
+                                                        OTHER]
 
 
 def test_hybrid_columns_are_in_the_documented_order():
     index = _HYBRID_ROWS.groupindex
     assert [index[name] - 1 for name in ("head", "running", "usage", "second", "gen", "queue",
-                                          "other")] == [HEAD, RUNNING, USAGE, 3, 4, 5, 6]
+                                          "tput", "other")] == [HEAD, RUNNING, USAGE, 3, 4, 5, 6,
+                                                                7]
 
 
 def test_every_dominant_layout_is_recognized_and_agrees():

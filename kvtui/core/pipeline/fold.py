@@ -53,7 +53,7 @@ WRAP_PIECES = 256
 WRAP_CHARS = 65536
 
 # Row columns of a ColumnGrammar.
-HEAD, RUNNING, USAGE, GEN, QUEUE, OTHER = range(6)
+HEAD, RUNNING, USAGE, GEN, QUEUE, TPUT, OTHER = range(7)
 
 
 class Fold:
@@ -391,10 +391,11 @@ class Fold:
             self._apply_lines(source, lines, [k], first)
             self._fold_stretch(source, lines, cols, facts, k + 1, b, first)
             return
-        heads, running, usage, queue = (list(compress(cols[c][a:b], recognised))
-                                        for c in (HEAD, RUNNING, USAGE, QUEUE))
+        heads, running, usage, queue, tput = (list(compress(cols[c][a:b], recognised))
+                                              for c in (HEAD, RUNNING, USAGE, QUEUE, TPUT))
         stretch = Columns(source=source, first_line=first, lines=lines, at=at, heads=heads,
-                          facts=facts, usage=usage, running=running, queue=queue, gen=gen)
+                          facts=facts, usage=usage, running=running, queue=queue, gen=gen,
+                          tput=tput)
         self._join_stretch(stretch)
 
     def _join_stretch(self, cols: Columns) -> None:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 class _Columns:
     """SGLang's column route (`parsers.sglang.bulk`)."""
 
-    def rows(self, lines: list[str]) -> list[tuple[str, str, str, str, str, str]] | None:
+    def rows(self, lines: list[str]) -> list[tuple[str, str, str, str, str, str, str]] | None:
         return grammar.runtime_rows(lines)
 
     def head_facts(self, head: str) -> tuple[str | None, str | None]:
