@@ -215,3 +215,18 @@ def test_the_pane_names_the_running_cap_too() -> None:
     assert rows["100 reqs @ 1K"] == "fits"
     cap = calc.inverse("bf16", 1024, 100).max_running_requests
     assert rows["runs at once"] == f"{cap:,} (the rest queue)"
+
+
+def test_a_target_tp_whose_weights_do_not_fit_says_so_not_that_lines_are_missing() -> None:
+    """`kvtui whatif --from-log qwen35-...-bf16.log --target-tp 4 --target-concurrency 4`:
+    the budget row says the weights (60.60 GiB) do not fit at TP 4, yet the inverse beside it
+    said it "needs the Load weight begin/end lines and mem_fraction_static" the log has. The
+    inverse says the setting's own reason, as the budget row and the pane do."""
+    calc = _calc(ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-bf16.log")
+    row = calc.scenario("bf16", tp=4, context_lengths=[262_144])
+    assert row.does_not_fit
+    inv = calc.inverse("bf16", 262_144, 4, tp=4)
+    assert not inv.fits_now
+    note = inv.mem_fraction_static_note or ""
+    assert "Load weight" not in note, note
+    assert note == row.does_not_fit
