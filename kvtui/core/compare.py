@@ -184,8 +184,8 @@ def _side(ref: RunRef) -> Side:
 
 def _pool_tokens(r: Report) -> int | None:
     summary = r.runs[-1] if r.runs else None
-    if summary is not None and summary.pool_tokens is not None:
-        return summary.pool_tokens
+    if summary is not None and summary.pool_size is not None:
+        return summary.pool_size
     return r.capacity.max_total_num_tokens if r.capacity else None
 
 

@@ -41,7 +41,7 @@ def run_line(r: RunSummary, resolved: int) -> Text:
     t.append(" -> ")
     t.append(clean(r.effective_dtype or "?", 20), style="bold")
     t.append(f" (scales {clean(scales_said(r.scales, r.effective_dtype), 24)})")
-    pool = f"{r.pool_tokens:,}" if r.pool_tokens is not None else "-"
+    pool = f"{r.pool_size:,}" if r.pool_size is not None else "-"
     mrr = f"{r.max_running_requests:,}" if r.max_running_requests is not None else "-"
     t.append(f"\n     pool {pool} tokens · max running {mrr} · ")
     if not r.alerts:

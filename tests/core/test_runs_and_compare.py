@@ -162,3 +162,23 @@ def test_run_names():
     assert split_name("a.log#2") == ("a.log", 2)
     assert split_name("a#b.log") == ("a#b.log", None)
     assert split_name("a.log") == ("a.log", None)
+
+
+def test_a_vllm_runs_pool_is_its_kv_cache_size_in_the_runs_lists():
+    """vLLM prints no per-pool token line, only 'GPU KV cache size: N tokens': `kvtui compare`
+    showed 1,364,400 -> 466,848 while `kvtui check`'s runs list and the TUI's said 'pool -
+    tokens' for the same two runs."""
+    from kvtui.core.render import render_text
+    from kvtui.ui.runs import run_line
+
+    path = SAMPLES / "vllm-llama31-70b-tp8-then-tp4.log"
+    report = _session(path.read_text()).report()
+    sizes = [r.pool_size for r in report.runs]
+    assert sizes == [1_364_400, 466_848]
+    assert [r.pool_tokens for r in report.runs] == [None, None]  # the JSON keeps its facts
+    text = render_text(report)
+    assert "pool 1,364,400 tokens" in text and "pool 466,848 tokens" in text
+    assert "pool 466,848 tokens" in run_line(report.runs[1], 0).plain
+    cmp = compare(*resolve([f"{path}#1", f"{path}#2"], _sessions(path.name)))
+    row = next(r for r in cmp.facts if r.name == "pool_tokens")
+    assert (row.a, row.b) == tuple(sizes)
