@@ -255,7 +255,7 @@ def judge_template(run: Run, engine: Any) -> Judged:
     notice = run.notices.get("chat_template")
     given = run.server_args.get("chat_template")
     if notice is not None:
-        source, name = notice.fields.get("source"), notice.fields.get("name")
+        source, name = notice.fields.get("origin"), notice.fields.get("name")
         ev = notice.evidence
         if source == "model":
             return Judged("ok", "the model's own", ev)
