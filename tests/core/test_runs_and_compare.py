@@ -182,3 +182,16 @@ def test_a_vllm_runs_pool_is_its_kv_cache_size_in_the_runs_lists():
     cmp = compare(*resolve([f"{path}#1", f"{path}#2"], _sessions(path.name)))
     row = next(r for r in cmp.facts if r.name == "pool_tokens")
     assert (row.a, row.b) == tuple(sizes)
+
+
+def test_a_run_that_does_not_exist_is_named_as_given():
+    """`kvtui compare FILE#3` on a one-run log said 'run 2 does not exist' (the run before the
+    one named); `FILE#0` said the log 'holds 2 server start(s)'."""
+    one, two = "llama31-70b-tp8.log", "qwen35-397b-nvfp4-tp8-fp8-then-bf16.log"
+    sessions = _sessions(one, two)
+    with pytest.raises(ValueError, match="run 3 does not exist"):
+        resolve([f"{SAMPLES / one}#3"], sessions)
+    with pytest.raises(ValueError, match="run 0 does not exist"):
+        resolve([f"{SAMPLES / two}#0"], sessions)
+    with pytest.raises(ValueError, match="run 1 is the first server start"):
+        resolve([f"{SAMPLES / two}#1"], sessions)
