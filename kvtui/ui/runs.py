@@ -142,5 +142,9 @@ class RunsScreen(ModalScreen[None]):
 
     def action_compare(self) -> None:
         number = self._selected()
+        if number < 2:  # as the main screen's C: no view titled "against run 0"
+            self.app.notify("run 1 is the first server start: there is no run before it to "
+                            "compare with", markup=False)
+            return
         self.app.push_screen(TextScreen(f"Run {number} against run {number - 1}",
                                         compare_text(self.session, self.lock, number)))
