@@ -230,3 +230,18 @@ def test_a_target_tp_whose_weights_do_not_fit_says_so_not_that_lines_are_missing
     note = inv.mem_fraction_static_note or ""
     assert "Load weight" not in note, note
     assert note == row.does_not_fit
+
+
+def test_the_inverse_says_its_gib_with_two_decimals_throughout() -> None:
+    """`whatif --from-log vllm-gpt-oss-120b-tp2-extensible.log --target-concurrency 50
+    --mem-fraction-static 0.95` said '86.1 GiB per GPU missing; ... short of 86.10 GiB' in one
+    line: the missing GiB print as every other GiB figure of the line does."""
+    from kvtui.core.capacity.render import _inverse_parts
+    from kvtui.core.report_types import Inverse
+
+    inv = Inverse.of(dtype="bf16", context_len=131_072, concurrency=50,
+                     tokens_needed=6_553_600, fits_now=False, missing_gib_per_gpu=86.1,
+                     missing_rest_gib_per_gpu=90.0)
+    text = "; ".join(_inverse_parts(inv))
+    assert "86.10 GiB per GPU missing (90.00 GiB more rest memory" in text, text
+
