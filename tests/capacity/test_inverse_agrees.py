@@ -245,3 +245,28 @@ def test_the_inverse_says_its_gib_with_two_decimals_throughout() -> None:
     text = "; ".join(_inverse_parts(inv))
     assert "86.10 GiB per GPU missing (90.00 GiB more rest memory" in text, text
 
+
+def test_the_default_inverse_is_asked_at_the_setting_the_command_names() -> None:
+    """README's `whatif --from-log ...fp8.log --dtype bf16 --mem-fraction-static 0.9`: the
+    budget row was at 0.9 and the inverse beside it (no --target-concurrency) at the logged
+    0.82 ('3.15 GiB per GPU missing' where 0.9 leaves 1.18)."""
+    import argparse
+    import contextlib
+    import io
+    import json
+
+    from kvtui.commands import whatif
+
+    log = ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-fp8.log"
+    parser = argparse.ArgumentParser()
+    whatif.configure(parser)
+    args = parser.parse_args(["--from-log", str(log), "--dtype", "bf16", "--json",
+                              "--mem-fraction-static", "0.9"])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert whatif.run(args) == 0
+    cli = json.loads(out.getvalue())["inverse"]
+    inv = _calc(log).inverse("bf16", cli["context_len"], cli["concurrency"],
+                             mem_fraction_static=0.9)
+    assert cli["mem_fraction_static_target"] == 0.9
+    assert cli["missing_gib_per_gpu"] == inv.missing_gib_per_gpu
