@@ -270,3 +270,17 @@ def test_the_default_inverse_is_asked_at_the_setting_the_command_names() -> None
                              mem_fraction_static=0.9)
     assert cli["mem_fraction_static_target"] == 0.9
     assert cli["missing_gib_per_gpu"] == inv.missing_gib_per_gpu
+
+
+def test_a_budget_row_at_the_logged_tp_names_it() -> None:
+    """'budget what-if (bf16, TP -, mem_fraction_static 0.9)': the row is at the logged TP 8,
+    and says so."""
+    from kvtui.core.capacity.render import render_whatif_text
+
+    calc = _calc(ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-fp8.log")
+    report = calc.report(["bf16"], None)
+    from dataclasses import replace
+    report = replace(report, budget_scenarios=(
+        calc.scenario("bf16", mem_fraction_static=0.9, context_lengths=[262_144]),))
+    text = render_whatif_text(report, explain=False)
+    assert "budget what-if (bf16, TP 8, mem_fraction_static 0.9)" in text, text

@@ -175,7 +175,8 @@ def _budget_lines(w: WhatIf) -> list[str]:
             setting = f"{knob} {getattr(row, knob)}"
         else:
             setting = "memory as logged"
-        what = f"budget what-if ({row.dtype}, TP {row.tp or '-'}, {setting}): "
+        tp = row.tp or (w.current.parallel or {}).get("tp")  # None: the logged TP
+        what = f"budget what-if ({row.dtype}, TP {tp or '-'}, {setting}): "
         if row.does_not_fit:
             out.append(what + row.does_not_fit)
             continue
