@@ -759,6 +759,14 @@ class Calculator:
             row["max_running_requests_default"] = list(self.max_num_seqs_default)
         if tp is not None:
             row["tp"] = tp
+            if budget is not None and budget <= 0 and tp != self.parallel.tp:
+                # the weights re-sharded to this TP take more than the KV budget they come out
+                # of: no pool, not a pool of 0 tokens (as SGLang's row says it)
+                row["does_not_fit"] = (f"does not fit: the weights per GPU at TP {tp} take "
+                                       f"{-budget / GIB:.2f} GiB more than the KV budget "
+                                       f"({basis})")
+                row.update(tokens=None, vs_current=None,
+                           concurrency=dict.fromkeys(row["concurrency"]))
         if mem_fraction_static is not None:
             knob = self.memory_knob()
             row[knob.name] = (int(mem_fraction_static) if knob.bytes
