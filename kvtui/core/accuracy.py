@@ -115,6 +115,9 @@ def judge_weights(run: Run, engine: Any, checkpoint: CheckpointFacts | None = No
                        "the checkpoint's config.json has no quantization_config")
     got = t.weights(run) if t is not None else None
     if got is None:
+        if run.weights:  # a load line of a layout that does not print the quantization
+            return Judged("unknown", "the weight-load line names no quantization and no "
+                                     "argument does")
         return Judged("unknown", "no weight-load line or argument says")
     origin, what, ev, confidence = got
     if origin == "checkpoint":
