@@ -198,6 +198,15 @@ def _max_running(r: Report) -> Any:
     return cap.running_limit.describe() if cap.running_limit else None
 
 
+def _model_names(a: Report, b: Report) -> tuple[str | None, str | None]:
+    """Both runs' model as one kind of name: a run without a dump is known by its class only,
+    so both are (a served name against a class is no change of model)."""
+    named = [m.served_name or m.path for m in (a.model, b.model)]
+    if all(named) or not (a.model.model_class and b.model.model_class):
+        return a.model.name, b.model.name
+    return a.model.model_class, b.model.model_class
+
+
 def _facts(a: Report, b: Report) -> tuple[Row, ...]:
     sa, sb = a.runs[-1] if a.runs else None, b.runs[-1] if b.runs else None
 
@@ -208,7 +217,7 @@ def _facts(a: Report, b: Report) -> tuple[Row, ...]:
         Row("engine", a.engine, b.engine),
         Row("engine_version", sa.engine_version if sa else None,
             sb.engine_version if sb else None),
-        Row("model", a.model.name, b.model.name),
+        Row("model", *_model_names(a, b)),
         Row("tp", a.parallel.tp, b.parallel.tp),
         Row("kv_dtype_configured", a.kv_cache.configured_dtype, b.kv_cache.configured_dtype),
         Row("kv_dtype_effective", a.kv_cache.effective_dtype, b.kv_cache.effective_dtype),

@@ -195,3 +195,18 @@ def test_a_run_that_does_not_exist_is_named_as_given():
         resolve([f"{SAMPLES / two}#0"], sessions)
     with pytest.raises(ValueError, match="run 1 is the first server start"):
         resolve([f"{SAMPLES / two}#1"], sessions)
+
+
+def test_a_run_without_a_dump_is_the_same_model_by_its_class():
+    """The TP 1 -> 2 restart without a dump: 'model llama-3.1-8b -> LlamaForCausalLM' was
+    marked changed (a served name against a class name); both runs load LlamaForCausalLM."""
+    path = SAMPLES / "llama31-8b-tp1-then-tp2-no-dump.log"
+    cmp = compare(*resolve([str(path)], _sessions(path.name)))
+    row = next(r for r in cmp.facts if r.name == "model")
+    assert not row.changed, (row.a, row.b)
+    assert (row.a, row.b) == ("LlamaForCausalLM", "LlamaForCausalLM")
+    # runs that both name themselves keep their names
+    two = _sessions("llama31-70b-tp8.log", "vllm-llama31-70b-tp8-bf16.log")
+    names = [str(SAMPLES / "llama31-70b-tp8.log"), str(SAMPLES / "vllm-llama31-70b-tp8-bf16.log")]
+    row = next(r for r in compare(*resolve(names, two)).facts if r.name == "model")
+    assert (row.a, row.b) == ("llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct")
