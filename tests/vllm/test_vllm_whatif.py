@@ -172,3 +172,14 @@ def test_a_target_tp_whose_weights_take_the_kv_budget_does_not_fit():
     assert row.tokens is None and row.concurrency == {"131072": None}
     res = compute(calc, WhatIfInputs(dtype="bf16", tp=1, contexts=[131072]))
     assert dict((label, tgt) for label, _, tgt in res.rows)["tokens"] == "does not fit"
+
+
+def test_a_target_tp_vllm_refuses_to_shard_is_no_pool():
+    """`whatif --from-log vllm-llama31-70b-tp8-bf16.log --target-tp 3`: vLLM refuses 64
+    attention heads over 3 GPUs (config/model.py:1577-1584 in 0.34.0, `tp_refused`), yet the
+    budget row said 323,280 tokens."""
+    calc = session(BF16).calculator()
+    row = calc.scenario("bf16", tp=3, context_lengths=[131072])
+    assert row.tokens is None and row.cannot_model is not None
+    assert "do not split over 3 GPUs" in row.cannot_model
+    assert calc.scenario("bf16", tp=4, context_lengths=[131072]).cannot_model is None
