@@ -284,3 +284,16 @@ def test_a_budget_row_at_the_logged_tp_names_it() -> None:
         calc.scenario("bf16", mem_fraction_static=0.9, context_lengths=[262_144]),))
     text = render_whatif_text(report, explain=False)
     assert "budget what-if (bf16, TP 8, mem_fraction_static 0.9)" in text, text
+
+
+def test_a_budget_row_at_another_tp_says_only_what_moved() -> None:
+    """`--target-tp 16` alone said its memory was 'moved by the change in mem_fraction_static
+    and by the weights per GPU at the new TP': the fraction did not change."""
+    calc = _calc(ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-bf16.log")
+    basis = calc.scenario("bf16", tp=16, context_lengths=[262_144]).basis
+    assert "mem_fraction_static" not in basis and "weights per GPU at the new TP" in basis
+    both = calc.scenario("bf16", tp=16, mem_fraction_static=0.9,
+                         context_lengths=[262_144]).basis
+    assert "mem_fraction_static" in both and "new TP" in both
+    one = calc.scenario("bf16", mem_fraction_static=0.9, context_lengths=[262_144]).basis
+    assert "mem_fraction_static" in one and "new TP" not in one
