@@ -287,12 +287,29 @@ def _memory_value(calc: Any) -> tuple[str, float] | None:
     return knob.name, float(knob.value)
 
 
+def _other_model(a: Report, b: Report) -> str | None:
+    """'A -> B' when the runs load two models: two model classes, or two checkpoint
+    directories by name (the same checkpoint moved keeps its directory's name)."""
+    ca, cb = a.model.model_class, b.model.model_class
+    if ca and cb and ca != cb:
+        return f"{ca} -> {cb}"
+    na, nb = (m.path.rstrip("/").rsplit("/", 1)[-1].lower() if m.path else None
+              for m in (a.model, b.model))
+    if na and nb and na != nb:
+        return f"{a.model.path} -> {b.model.path}"
+    return None
+
+
 def predict(a: RunRef, b: RunRef, *, model: Any = None, checkpoint: Any = None,
             release: str | None = None) -> tuple[Prediction | None, str | None]:
     """The earlier run's what-if for the later run's KV dtype, memory fraction and TP, beside
     the later run's logged pool; (None, why) when it cannot be asked."""
     if a.engine is None or b.engine is None or a.report.engine != b.report.engine:
         return None, "the runs are of different engines: no what-if of one sizes the other"
+    other = _other_model(a.report, b.report)
+    if other is not None:
+        return None, (f"the runs serve different models ({other}): one model's what-if "
+                      "does not size another's")
     calc_a = a.engine.calculator(a.run, model, checkpoint, release=release)
     calc_b = b.engine.calculator(b.run, model, checkpoint, release=release)
     if calc_a is None or calc_b is None:

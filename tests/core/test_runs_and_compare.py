@@ -210,3 +210,17 @@ def test_a_run_without_a_dump_is_the_same_model_by_its_class():
     names = [str(SAMPLES / "llama31-70b-tp8.log"), str(SAMPLES / "vllm-llama31-70b-tp8-bf16.log")]
     row = next(r for r in compare(*resolve(names, two)).facts if r.name == "model")
     assert (row.a, row.b) == ("llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct")
+
+
+def test_no_prediction_across_two_models():
+    """Llama-3.1-70B's what-if for Qwen3.5-397B's pool said 'ratio 0.241 (disagrees: other
+    flags changed: --model-path ...)': one model's what-if does not size another's."""
+    names = ["llama31-70b-tp8.log", "qwen35-397b-nvfp4-tp8-fp8.log"]
+    refs = resolve([str(SAMPLES / n) for n in names], _sessions(*names))
+    cmp = compare(*refs)
+    assert cmp.prediction is None
+    assert cmp.prediction_note is not None and "different models" in cmp.prediction_note
+    # the same model in two files is still predicted
+    same = ["qwen35-397b-nvfp4-tp8-bf16.log", "qwen35-397b-nvfp4-tp8-fp8.log"]
+    cmp = compare(*resolve([str(SAMPLES / n) for n in same], _sessions(*same)))
+    assert cmp.prediction is not None and cmp.prediction.agrees
