@@ -58,6 +58,8 @@ class Row:
     name: str
     a: Any
     b: Any
+    # how the text says a and b where it words a value (check's `scales_said`); not in JSON
+    said: tuple[str, str] | None = None
 
     @property
     def changed(self) -> bool:
@@ -221,7 +223,8 @@ def _facts(a: Report, b: Report) -> tuple[Row, ...]:
         Row("tp", a.parallel.tp, b.parallel.tp),
         Row("kv_dtype_configured", a.kv_cache.configured_dtype, b.kv_cache.configured_dtype),
         Row("kv_dtype_effective", a.kv_cache.effective_dtype, b.kv_cache.effective_dtype),
-        Row("kv_scales", a.kv_cache.scales, b.kv_cache.scales),
+        Row("kv_scales", a.kv_cache.scales, b.kv_cache.scales,
+            said=(a.kv_cache.scales_said, b.kv_cache.scales_said)),
         Row("bytes_per_token", bpt(sa), bpt(sb)),
         Row("pool_tokens", _pool_tokens(a), _pool_tokens(b)),
         Row("max_running_requests", _max_running(a), _max_running(b)),

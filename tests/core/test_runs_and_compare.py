@@ -224,3 +224,16 @@ def test_no_prediction_across_two_models():
     same = ["qwen35-397b-nvfp4-tp8-bf16.log", "qwen35-397b-nvfp4-tp8-fp8.log"]
     cmp = compare(*resolve([str(SAMPLES / n) for n in same], _sessions(*same)))
     assert cmp.prediction is not None and cmp.prediction.agrees
+
+
+def test_the_compare_says_a_16_bit_caches_scales_as_check_does():
+    """`kvtui check` says 'scales: none needed (bf16)' for the BF16 restart, the runs list too,
+    and the compare said 'kv_scales  missing -> unknown'. The JSON keeps the raw values."""
+    from kvtui.core.compare_render import render_comparison
+
+    path = SAMPLES / "qwen35-397b-nvfp4-tp8-fp8-then-bf16.log"
+    cmp = compare(*resolve([str(path)], _sessions(path.name)))
+    line = next(t for t in render_comparison(cmp).splitlines() if "kv_scales" in t)
+    assert "missing  ->  none needed (bf16)" in line, line
+    row = next(r for r in cmp.facts if r.name == "kv_scales")
+    assert (row.to_json()["a"], row.to_json()["b"]) == ("missing", "unknown")
