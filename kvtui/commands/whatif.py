@@ -261,6 +261,12 @@ def run(args: argparse.Namespace) -> int:
             sizer.scenario(d, tp=tp, mem_fraction_static=mf, context_lengths=contexts)
             for d in (wanted or [calc.current_dtype])))
     appended = False
+    inv = report.inverse
+    if opt["target_concurrency"] is None and inv is not None and (mf is not None or tp is not None):
+        # the calculator's own inverse is asked at the budget what-if's setting too, so its
+        # "missing per GPU" is that setting's gap, not the logged pool's (issue 35 point 8)
+        report = replace(report, inverse=sizer.inverse(
+            inv.dtype, inv.context_len, inv.concurrency, tp=tp, mem_fraction_static=mf))
     if opt["target_concurrency"] is not None and calc.context_len:
         appended = report.inverse is None
         # asked at the budget what-if's setting (--target-tp, the memory knob), as the
@@ -268,13 +274,6 @@ def run(args: argparse.Namespace) -> int:
         report = replace(report, inverse=sizer.inverse(
             (wanted or [calc.current_dtype])[0], calc.context_len,
             opt["target_concurrency"], tp=tp, mem_fraction_static=mf))
-    elif report.inverse is not None and (mf is not None or tp is not None):
-        # the calculator's own inverse, asked at the same setting as the budget what-if
-        # beside it (it stayed at the logged setting: two settings in one answer)
-        inv = report.inverse
-        if inv.context_len and inv.concurrency:
-            report = replace(report, inverse=sizer.inverse(
-                inv.dtype, inv.context_len, inv.concurrency, tp=tp, mem_fraction_static=mf))
     if args.json:
         doc = report.to_json()
         if appended:  # an inverse the calculator did not give comes last, as it always did
