@@ -100,7 +100,7 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     # engine's rendering of it), "builtin" (the engine's template guessed from the model path),
     # "fallback" (the engine's template for a model type that has none), "argument"
     # (--chat-template), "none".
-    "chat_template": ("source", "name"),
+    "chat_template": ("origin", "name"),
     # The content format the engine detected in the chat template it uses (vLLM, at the first
     # chat request): a template is in use, whose source the chat_template lines tell.
     "chat_format": ("format",),
@@ -254,7 +254,7 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
     "chat_template": (),
     "chat_format": (),
     "template_features": (),
-    "generation_defaults": ("source",),
+    "generation_defaults": ("origin",),
     "online_quant": (),
     "fp8_qscale_missing": (),
     # the CUDA graph memory the utilization figures account for (vLLM 0.1x-0.33)

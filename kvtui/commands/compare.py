@@ -67,10 +67,14 @@ def resolve(names: list[str], sessions: dict[str, Session]) -> tuple[RunRef, Run
         path, n = parsed[0]
         session = sessions[path]
         later = n if n is not None else session.run_count
+        b = _ref(path, session, later)  # a run that does not exist is the one named
+        if n is not None and later == 1 and session.run_count > 1:
+            raise ValueError(f"{path}: run 1 is the first server start: there is no run "
+                             f"before it to compare with (name two runs: FILE#N FILE#M)")
         if later < 2:
             raise ValueError(f"{path} holds {session.run_count} server start(s): name a "
                              f"second run to compare with (FILE#N or another FILE)")
-        return _ref(path, session, later - 1), _ref(path, session, later)
+        return _ref(path, session, later - 1), b
     (pa, na), (pb, nb) = parsed
     sa, sb = sessions[pa], sessions[pb]
     return (_ref(pa, sa, na if na is not None else sa.run_count),

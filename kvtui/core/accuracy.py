@@ -115,6 +115,9 @@ def judge_weights(run: Run, engine: Any, checkpoint: CheckpointFacts | None = No
                        "the checkpoint's config.json has no quantization_config")
     got = t.weights(run) if t is not None else None
     if got is None:
+        if run.weights:  # a load line of a layout that does not print the quantization
+            return Judged("unknown", "the weight-load line names no quantization and no "
+                                     "argument does")
         return Judged("unknown", "no weight-load line or argument says")
     origin, what, ev, confidence = got
     if origin == "checkpoint":
@@ -255,7 +258,7 @@ def judge_template(run: Run, engine: Any) -> Judged:
     notice = run.notices.get("chat_template")
     given = run.server_args.get("chat_template")
     if notice is not None:
-        source, name = notice.fields.get("source"), notice.fields.get("name")
+        source, name = notice.fields.get("origin"), notice.fields.get("name")
         ev = notice.evidence
         if source == "model":
             return Judged("ok", "the model's own", ev)

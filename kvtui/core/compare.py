@@ -58,6 +58,8 @@ class Row:
     name: str
     a: Any
     b: Any
+    # how the text says a and b where it words a value (check's `scales_said`); not in JSON
+    said: tuple[str, str] | None = None
 
     @property
     def changed(self) -> bool:
@@ -214,8 +216,8 @@ def _side(ref: RunRef) -> Side:
 
 def _pool_tokens(r: Report) -> int | None:
     summary = r.runs[-1] if r.runs else None
-    if summary is not None and summary.pool_tokens is not None:
-        return summary.pool_tokens
+    if summary is not None and summary.pool_size is not None:
+        return summary.pool_size
     return r.capacity.max_total_num_tokens if r.capacity else None
 
 
@@ -228,6 +230,15 @@ def _max_running(r: Report) -> Any:
     return cap.running_limit.describe() if cap.running_limit else None
 
 
+def _model_names(a: Report, b: Report) -> tuple[str | None, str | None]:
+    """Both runs' model as one kind of name: a run without a dump is known by its class only,
+    so both are (a served name against a class is no change of model)."""
+    named = [m.served_name or m.path for m in (a.model, b.model)]
+    if all(named) or not (a.model.model_class and b.model.model_class):
+        return a.model.name, b.model.name
+    return a.model.model_class, b.model.model_class
+
+
 def _facts(a: Report, b: Report) -> tuple[Row, ...]:
     sa, sb = a.runs[-1] if a.runs else None, b.runs[-1] if b.runs else None
 
@@ -238,11 +249,12 @@ def _facts(a: Report, b: Report) -> tuple[Row, ...]:
         Row("engine", a.engine, b.engine),
         Row("engine_version", sa.engine_version if sa else None,
             sb.engine_version if sb else None),
-        Row("model", a.model.name, b.model.name),
+        Row("model", *_model_names(a, b)),
         Row("tp", a.parallel.tp, b.parallel.tp),
         Row("kv_dtype_configured", a.kv_cache.configured_dtype, b.kv_cache.configured_dtype),
         Row("kv_dtype_effective", a.kv_cache.effective_dtype, b.kv_cache.effective_dtype),
-        Row("kv_scales", a.kv_cache.scales, b.kv_cache.scales),
+        Row("kv_scales", a.kv_cache.scales, b.kv_cache.scales,
+            said=(a.kv_cache.scales_said, b.kv_cache.scales_said)),
         Row("bytes_per_token", bpt(sa), bpt(sb)),
         Row("pool_tokens", _pool_tokens(a), _pool_tokens(b)),
         Row("max_running_requests", _max_running(a), _max_running(b)),
@@ -322,12 +334,29 @@ def _memory_value(calc: Any) -> tuple[str, float] | None:
     return knob.name, float(knob.value)
 
 
+def _other_model(a: Report, b: Report) -> str | None:
+    """'A -> B' when the runs load two models: two model classes, or two checkpoint
+    directories by name (the same checkpoint moved keeps its directory's name)."""
+    ca, cb = a.model.model_class, b.model.model_class
+    if ca and cb and ca != cb:
+        return f"{ca} -> {cb}"
+    na, nb = (m.path.rstrip("/").rsplit("/", 1)[-1].lower() if m.path else None
+              for m in (a.model, b.model))
+    if na and nb and na != nb:
+        return f"{a.model.path} -> {b.model.path}"
+    return None
+
+
 def predict(a: RunRef, b: RunRef, *, model: Any = None, checkpoint: Any = None,
             release: str | None = None) -> tuple[Prediction | None, str | None]:
     """The earlier run's what-if for the later run's KV dtype, memory fraction and TP, beside
     the later run's logged pool; (None, why) when it cannot be asked."""
     if a.engine is None or b.engine is None or a.report.engine != b.report.engine:
         return None, "the runs are of different engines: no what-if of one sizes the other"
+    other = _other_model(a.report, b.report)
+    if other is not None:
+        return None, (f"the runs serve different models ({other}): one model's what-if "
+                      "does not size another's")
     calc_a = a.engine.calculator(a.run, model, checkpoint, release=release)
     calc_b = b.engine.calculator(b.run, model, checkpoint, release=release)
     if calc_a is None or calc_b is None:

@@ -25,7 +25,8 @@ def _v(value: Any) -> str:
 
 def _row(r: Row, width: int = 22) -> str:
     mark = "*" if r.changed else " "
-    return f" {mark} {r.name:<{width}} {_v(r.a):>18}  ->  {_v(r.b)}"
+    a, b = (_v(r.said[0]), _v(r.said[1])) if r.said is not None else (_v(r.a), _v(r.b))
+    return f" {mark} {r.name:<{width}} {a:>18}  ->  {b}"
 
 
 def render_comparison(c: Comparison) -> str:

@@ -113,7 +113,7 @@ def render_text(report: Report) -> str:
                   else f"line {r.opened_line} (no start line)" if r.opened_line is not None
                   else "(no start line)")
             w(f"  #{r.index} {at}: {r.configured_dtype or '?'}"
-              f" -> {r.effective_dtype or '?'}, pool {_fmt_num(r.pool_tokens)}"
+              f" -> {r.effective_dtype or '?'}, pool {_fmt_num(r.pool_size)}"
               f" tokens, {r.decode_batches:,} decode batches")
             if r is runs[-1]:
                 continue  # its alerts are listed above

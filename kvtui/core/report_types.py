@@ -583,6 +583,12 @@ class RunSummary:
     opened_line: int | None = field(default=None, metadata=OMIT_NONE)
     opened_ts: str | None = field(default=None, metadata=OMIT_NONE)
 
+    @property
+    def pool_size(self) -> int | None:
+        """The run's pool in tokens as the lists and the compare say it: its pool line's, else
+        its capacity line's (vLLM prints only 'GPU KV cache size: N tokens', no pool line)."""
+        return self.pool_tokens if self.pool_tokens is not None else self.max_total_num_tokens
+
     def to_json(self) -> Json:
         return _fields_json(self)
 

@@ -41,7 +41,7 @@ def run_line(r: RunSummary, resolved: int) -> Text:
     t.append(" -> ")
     t.append(clean(r.effective_dtype or "?", 20), style="bold")
     t.append(f" (scales {clean(scales_said(r.scales, r.effective_dtype), 24)})")
-    pool = f"{r.pool_tokens:,}" if r.pool_tokens is not None else "-"
+    pool = f"{r.pool_size:,}" if r.pool_size is not None else "-"
     mrr = f"{r.max_running_requests:,}" if r.max_running_requests is not None else "-"
     t.append(f"\n     pool {pool} tokens · max running {mrr} · ")
     if not r.alerts:
@@ -142,5 +142,9 @@ class RunsScreen(ModalScreen[None]):
 
     def action_compare(self) -> None:
         number = self._selected()
+        if number < 2:  # as the main screen's C: no view titled "against run 0"
+            self.app.notify("run 1 is the first server start: there is no run before it to "
+                            "compare with", markup=False)
+            return
         self.app.push_screen(TextScreen(f"Run {number} against run {number - 1}",
                                         compare_text(self.session, self.lock, number)))

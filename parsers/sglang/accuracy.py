@@ -58,7 +58,7 @@ def parse_chat_template(msg: str) -> Parsed | None:
                 name = rest or None
             else:
                 name = None
-            return {"source": source, "name": name}, variant
+            return {"origin": source, "name": name}, variant
     return None
 
 
@@ -88,7 +88,7 @@ def parse_generation_defaults(msg: str) -> Parsed | None:
     params = msg[len(_GEN_HEAD):].strip()
     # a paste cut inside the dict states no parameters rather than some of them
     closed = params.startswith("{") and params.endswith("}")
-    return ({"params": params[:240] if closed else None, "source": "model"},
+    return ({"params": params[:240] if closed else None, "origin": "model"},
             "generation_defaults:model")
 
 

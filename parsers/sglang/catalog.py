@@ -843,25 +843,25 @@ CATALOG: tuple[Format, ...] = (
                 "Using default HuggingFace chat template with detected content format: {fmt}",
                 "0.5.23 parser/template_manager.py:202 (in 0.4.10-0.5.23; dates nothing)",
                 "[2026-11-24 09:14:08] Using default HuggingFace chat template with detected "
-                "content format: openai", ("source",)),
+                "content format: openai", ("origin",)),
         Variant("chat_template:none", None,
                 "No chat template found, defaulting to 'string' content format",
                 "0.5.23 parser/template_manager.py:207",
                 "[2026-11-24 09:14:08] No chat template found, defaulting to 'string' content "
-                "format", ("source",)),
+                "format", ("origin",)),
         Variant("chat_template:argument", None, "Loading chat template from argument: {arg}",
                 "0.5.23 parser/template_manager.py:232",
                 "[2026-11-24 09:14:08] Loading chat template from argument: "
-                "/templates/tool_chat.jinja", ("source", "name")),
+                "/templates/tool_chat.jinja", ("origin", "name")),
         Variant("chat_template:builtin", None, "Inferred chat template from model path: {name}",
                 "0.5.23 parser/template_manager.py:263",
                 "[2026-11-24 09:14:08] Inferred chat template from model path: llama-3-instruct",
-                ("source", "name")),
+                ("origin", "name")),
         Variant("chat_template:python", None,
                 "Using Python chat template '{name}' in place of the Jinja chat template, "
                 "content format: {fmt}", "0.5.23 parser/template_manager.py:320",
                 "[2026-11-24 09:14:08] Using Python chat template 'deepseek_v4' in place of the "
-                "Jinja chat template, content format: openai", ("source", "name")),
+                "Jinja chat template, content format: openai", ("origin", "name")),
     )),
     Format("template_features", ("Auto-detected template features: ",),
            _cast(accuracy.parse_template_features), (

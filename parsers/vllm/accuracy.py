@@ -54,7 +54,7 @@ def parse_generation_defaults(msg: str) -> dict[str, Any] | None:
         return None
     source = m.group(1)
     return {"params": m.group(2)[:240] or None,
-            "source": "model" if "generation_config.json" in source else source}
+            "origin": "model" if "generation_config.json" in source else source}
 
 
 _FALLBACK = regex.compile(r"Loading chat template fallback for (\S+) as there isn't one")
@@ -64,9 +64,9 @@ NO_TEMPLATE = "default chat template is no longer allowed"
 def parse_chat_template(msg: str) -> dict[str, Any] | None:
     m = _FALLBACK.match(msg)
     if m is not None:
-        return {"source": "fallback", "name": m.group(1)}
+        return {"origin": "fallback", "name": m.group(1)}
     if NO_TEMPLATE in msg:
-        return {"source": "none", "name": None}
+        return {"origin": "none", "name": None}
     return None
 
 

@@ -215,3 +215,85 @@ def test_the_pane_names_the_running_cap_too() -> None:
     assert rows["100 reqs @ 1K"] == "fits"
     cap = calc.inverse("bf16", 1024, 100).max_running_requests
     assert rows["runs at once"] == f"{cap:,} (the rest queue)"
+
+
+def test_a_target_tp_whose_weights_do_not_fit_says_so_not_that_lines_are_missing() -> None:
+    """`kvtui whatif --from-log qwen35-...-bf16.log --target-tp 4 --target-concurrency 4`:
+    the budget row says the weights (60.60 GiB) do not fit at TP 4, yet the inverse beside it
+    said it "needs the Load weight begin/end lines and mem_fraction_static" the log has. The
+    inverse says the setting's own reason, as the budget row and the pane do."""
+    calc = _calc(ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-bf16.log")
+    row = calc.scenario("bf16", tp=4, context_lengths=[262_144])
+    assert row.does_not_fit
+    inv = calc.inverse("bf16", 262_144, 4, tp=4)
+    assert not inv.fits_now
+    note = inv.mem_fraction_static_note or ""
+    assert "Load weight" not in note, note
+    assert note == row.does_not_fit
+
+
+def test_the_inverse_says_its_gib_with_two_decimals_throughout() -> None:
+    """`whatif --from-log vllm-gpt-oss-120b-tp2-extensible.log --target-concurrency 50
+    --mem-fraction-static 0.95` said '86.1 GiB per GPU missing; ... short of 86.10 GiB' in one
+    line: the missing GiB print as every other GiB figure of the line does."""
+    from kvtui.core.capacity.render import _inverse_parts
+    from kvtui.core.report_types import Inverse
+
+    inv = Inverse.of(dtype="bf16", context_len=131_072, concurrency=50,
+                     tokens_needed=6_553_600, fits_now=False, missing_gib_per_gpu=86.1,
+                     missing_rest_gib_per_gpu=90.0)
+    text = "; ".join(_inverse_parts(inv))
+    assert "86.10 GiB per GPU missing (90.00 GiB more rest memory" in text, text
+
+
+def test_the_default_inverse_is_asked_at_the_setting_the_command_names() -> None:
+    """README's `whatif --from-log ...fp8.log --dtype bf16 --mem-fraction-static 0.9`: the
+    budget row was at 0.9 and the inverse beside it (no --target-concurrency) at the logged
+    0.82 ('3.15 GiB per GPU missing' where 0.9 leaves 1.18)."""
+    import argparse
+    import contextlib
+    import io
+    import json
+
+    from kvtui.commands import whatif
+
+    log = ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-fp8.log"
+    parser = argparse.ArgumentParser()
+    whatif.configure(parser)
+    args = parser.parse_args(["--from-log", str(log), "--dtype", "bf16", "--json",
+                              "--mem-fraction-static", "0.9"])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert whatif.run(args) == 0
+    cli = json.loads(out.getvalue())["inverse"]
+    inv = _calc(log).inverse("bf16", cli["context_len"], cli["concurrency"],
+                             mem_fraction_static=0.9)
+    assert cli["mem_fraction_static_target"] == 0.9
+    assert cli["missing_gib_per_gpu"] == inv.missing_gib_per_gpu
+
+
+def test_a_budget_row_at_the_logged_tp_names_it() -> None:
+    """'budget what-if (bf16, TP -, mem_fraction_static 0.9)': the row is at the logged TP 8,
+    and says so."""
+    from kvtui.core.capacity.render import render_whatif_text
+
+    calc = _calc(ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-fp8.log")
+    report = calc.report(["bf16"], None)
+    from dataclasses import replace
+    report = replace(report, budget_scenarios=(
+        calc.scenario("bf16", mem_fraction_static=0.9, context_lengths=[262_144]),))
+    text = render_whatif_text(report, explain=False)
+    assert "budget what-if (bf16, TP 8, mem_fraction_static 0.9)" in text, text
+
+
+def test_a_budget_row_at_another_tp_says_only_what_moved() -> None:
+    """`--target-tp 16` alone said its memory was 'moved by the change in mem_fraction_static
+    and by the weights per GPU at the new TP': the fraction did not change."""
+    calc = _calc(ROOT / "sample_logs" / "qwen35-397b-nvfp4-tp8-bf16.log")
+    basis = calc.scenario("bf16", tp=16, context_lengths=[262_144]).basis
+    assert "mem_fraction_static" not in basis and "weights per GPU at the new TP" in basis
+    both = calc.scenario("bf16", tp=16, mem_fraction_static=0.9,
+                         context_lengths=[262_144]).basis
+    assert "mem_fraction_static" in both and "new TP" in both
+    one = calc.scenario("bf16", mem_fraction_static=0.9, context_lengths=[262_144]).basis
+    assert "mem_fraction_static" in one and "new TP" not in one

@@ -151,7 +151,13 @@ def test_sglang_old_load_line_cannot_tell_and_raises_nothing():
     assert item(r, "weights").state == "info"
     # and with no --quantization an old line says nothing of the checkpoint (DeepSeek-V3's
     # FP8 checkpoint loads so)
-    assert item(report([sg_args(), old]), "weights").state == "unknown"
+    said = item(report([sg_args(), old]), "weights")
+    assert said.state == "unknown"
+    # the line is there ("Weights  Qwen3ForCausalLM, 16.00 GiB per GPU" in the same report):
+    # it names no quantization, which is not "no weight-load line"
+    assert "no weight-load line" not in said.summary, said.summary
+    assert item(report([sg_args()]), "weights").summary == (
+        "no weight-load line or argument says")
 
 
 def test_prequantized_checkpoint_is_stated_not_alarmed():

@@ -162,3 +162,78 @@ def test_run_names():
     assert split_name("a.log#2") == ("a.log", 2)
     assert split_name("a#b.log") == ("a#b.log", None)
     assert split_name("a.log") == ("a.log", None)
+
+
+def test_a_vllm_runs_pool_is_its_kv_cache_size_in_the_runs_lists():
+    """vLLM prints no per-pool token line, only 'GPU KV cache size: N tokens': `kvtui compare`
+    showed 1,364,400 -> 466,848 while `kvtui check`'s runs list and the TUI's said 'pool -
+    tokens' for the same two runs."""
+    from kvtui.core.render import render_text
+    from kvtui.ui.runs import run_line
+
+    path = SAMPLES / "vllm-llama31-70b-tp8-then-tp4.log"
+    report = _session(path.read_text()).report()
+    sizes = [r.pool_size for r in report.runs]
+    assert sizes == [1_364_400, 466_848]
+    assert [r.pool_tokens for r in report.runs] == [None, None]  # the JSON keeps its facts
+    text = render_text(report)
+    assert "pool 1,364,400 tokens" in text and "pool 466,848 tokens" in text
+    assert "pool 466,848 tokens" in run_line(report.runs[1], 0).plain
+    cmp = compare(*resolve([f"{path}#1", f"{path}#2"], _sessions(path.name)))
+    row = next(r for r in cmp.facts if r.name == "pool_tokens")
+    assert (row.a, row.b) == tuple(sizes)
+
+
+def test_a_run_that_does_not_exist_is_named_as_given():
+    """`kvtui compare FILE#3` on a one-run log said 'run 2 does not exist' (the run before the
+    one named); `FILE#0` said the log 'holds 2 server start(s)'."""
+    one, two = "llama31-70b-tp8.log", "qwen35-397b-nvfp4-tp8-fp8-then-bf16.log"
+    sessions = _sessions(one, two)
+    with pytest.raises(ValueError, match="run 3 does not exist"):
+        resolve([f"{SAMPLES / one}#3"], sessions)
+    with pytest.raises(ValueError, match="run 0 does not exist"):
+        resolve([f"{SAMPLES / two}#0"], sessions)
+    with pytest.raises(ValueError, match="run 1 is the first server start"):
+        resolve([f"{SAMPLES / two}#1"], sessions)
+
+
+def test_a_run_without_a_dump_is_the_same_model_by_its_class():
+    """The TP 1 -> 2 restart without a dump: 'model llama-3.1-8b -> LlamaForCausalLM' was
+    marked changed (a served name against a class name); both runs load LlamaForCausalLM."""
+    path = SAMPLES / "llama31-8b-tp1-then-tp2-no-dump.log"
+    cmp = compare(*resolve([str(path)], _sessions(path.name)))
+    row = next(r for r in cmp.facts if r.name == "model")
+    assert not row.changed, (row.a, row.b)
+    assert (row.a, row.b) == ("LlamaForCausalLM", "LlamaForCausalLM")
+    # runs that both name themselves keep their names
+    two = _sessions("llama31-70b-tp8.log", "vllm-llama31-70b-tp8-bf16.log")
+    names = [str(SAMPLES / "llama31-70b-tp8.log"), str(SAMPLES / "vllm-llama31-70b-tp8-bf16.log")]
+    row = next(r for r in compare(*resolve(names, two)).facts if r.name == "model")
+    assert (row.a, row.b) == ("llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct")
+
+
+def test_no_prediction_across_two_models():
+    """Llama-3.1-70B's what-if for Qwen3.5-397B's pool said 'ratio 0.241 (disagrees: other
+    flags changed: --model-path ...)': one model's what-if does not size another's."""
+    names = ["llama31-70b-tp8.log", "qwen35-397b-nvfp4-tp8-fp8.log"]
+    refs = resolve([str(SAMPLES / n) for n in names], _sessions(*names))
+    cmp = compare(*refs)
+    assert cmp.prediction is None
+    assert cmp.prediction_note is not None and "different models" in cmp.prediction_note
+    # the same model in two files is still predicted
+    same = ["qwen35-397b-nvfp4-tp8-bf16.log", "qwen35-397b-nvfp4-tp8-fp8.log"]
+    cmp = compare(*resolve([str(SAMPLES / n) for n in same], _sessions(*same)))
+    assert cmp.prediction is not None and cmp.prediction.agrees
+
+
+def test_the_compare_says_a_16_bit_caches_scales_as_check_does():
+    """`kvtui check` says 'scales: none needed (bf16)' for the BF16 restart, the runs list too,
+    and the compare said 'kv_scales  missing -> unknown'. The JSON keeps the raw values."""
+    from kvtui.core.compare_render import render_comparison
+
+    path = SAMPLES / "qwen35-397b-nvfp4-tp8-fp8-then-bf16.log"
+    cmp = compare(*resolve([str(path)], _sessions(path.name)))
+    line = next(t for t in render_comparison(cmp).splitlines() if "kv_scales" in t)
+    assert "missing  ->  none needed (bf16)" in line, line
+    row = next(r for r in cmp.facts if r.name == "kv_scales")
+    assert (row.to_json()["a"], row.to_json()["b"]) == ("missing", "unknown")

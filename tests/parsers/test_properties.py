@@ -195,3 +195,25 @@ def test_server_args_round_trip(tp: Any, kv: Any, dict_form: bool):
         if isinstance(want, str):
             want = repr(want)[1:-1]  # strings are kept as printed, escapes included
         assert got == want and type(got) is type(want)
+
+
+def test_no_kind_names_a_field_as_an_envelope_key() -> None:
+    """`kvtui events` writes {"source": FILE, "line": N, ...} then the event's fields: a
+    chat_template field named "source" replaced the file with "model" (issue 40's kinds)."""
+    for kind in KINDS:
+        names = set(KIND_FIELDS[kind]) | set(OPTIONAL_FIELDS[kind])
+        assert not names & RESERVED_KEYS, (kind, names & RESERVED_KEYS)
+
+
+def test_events_keep_the_file_as_every_lines_source() -> None:
+    from pathlib import Path
+
+    from kvtui.core.pipeline import events
+    from kvtui.sources.readers import log_input
+
+    path = str(Path(__file__).resolve().parents[2] / "sample_logs"
+               / "qwen35-397b-nvfp4-tp8-fp8-then-bf16.log")
+    import json
+    rows = [json.loads(t) for block in events(log_input(path)) for t in block.splitlines()]
+    assert any(r["kind"] == "chat_template" for r in rows)
+    assert {r["source"] for r in rows} == {path}

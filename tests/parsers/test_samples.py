@@ -741,17 +741,17 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
      "context_override", {"context_length": 200000, "allowed": False}),
     (  # parser/template_manager.py:202: the model's own template (the normal wording)
         "[2026-11-24 09:14:08] Using default HuggingFace chat template with detected content "
-        "format: openai", "chat_template", {"source": "model", "name": None},
+        "format: openai", "chat_template", {"origin": "model", "name": None},
     ),
     ("[2026-11-24 09:14:08] No chat template found, defaulting to 'string' content format",
-     "chat_template", {"source": "none", "name": None}),  # :207
+     "chat_template", {"origin": "none", "name": None}),  # :207
     ("[2026-11-24 09:14:08] Loading chat template from argument: ./tool_chat.jinja",
-     "chat_template", {"source": "argument", "name": "./tool_chat.jinja"}),  # :232
+     "chat_template", {"origin": "argument", "name": "./tool_chat.jinja"}),  # :232
     ("[2026-11-24 09:14:08] Inferred chat template from model path: llama-3-instruct",
-     "chat_template", {"source": "builtin", "name": "llama-3-instruct"}),  # :263
+     "chat_template", {"origin": "builtin", "name": "llama-3-instruct"}),  # :263
     ("[2026-11-24 09:14:08] Using Python chat template 'deepseek_v4' in place of the Jinja "
      "chat template, content format: openai",
-     "chat_template", {"source": "python", "name": "deepseek_v4"}),  # :320
+     "chat_template", {"origin": "python", "name": "deepseek_v4"}),  # :320
     ("[2026-11-24 09:14:08] Auto-detected template features: reasoning_config=ReasoningConfig("
      "toggle_param='enable_thinking'), reasoning_parser=qwen3, tool_call_parser=qwen3_coder",
      "template_features", {"reasoning_parser": "qwen3", "tool_call_parser": "qwen3_coder"}),
@@ -762,7 +762,7 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "{'repetition_penalty': 1.1, 'temperature': 0.7, 'top_k': 20, 'top_p': 0.8}",
         "generation_defaults",
         {"params": "{'repetition_penalty': 1.1, 'temperature': 0.7, 'top_k': 20, "
-                   "'top_p': 0.8}", "source": "model"},
+                   "'top_p': 0.8}", "origin": "model"},
     ),
     (  # model_executor/model_runner_components/load_model_utils.py:171
         P + "Online fp8 quantization: quantized 448 layers of types: "

@@ -159,3 +159,20 @@ def test_restart_compare_view(snap_compare, tailed: Path, size) -> None:
         await pilot.press("C")
         await pilot.pause()
     assert snap_compare(tail_app(tailed), terminal_size=size, run_before=before)
+
+
+async def test_compare_on_the_first_run_says_so_without_a_run_0(tmp_path: Path) -> None:
+    """`c` on run 1 of the runs list opened a view titled 'Run 1 against run 0'."""
+    path = tmp_path / "server.log"
+    path.write_text(PAIR.read_text())
+    app = tail_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.report is not None and len(app.report.runs) == 2,
+                       "both runs")
+        await pilot.press("R")
+        await pilot.pause()
+        await pilot.press("up", "c")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+        said = [n.message for n in app._notifications]
+        assert any("run 1 is the first server start" in m for m in said), said

@@ -190,7 +190,7 @@ def test_the_whatif_command_takes_kv_cache_memory_bytes(tmp_path: Path):
     text = subprocess.run([sys.executable, "-m", "kvtui", "whatif", "--from-log", str(log),
                            "--kv-cache-memory-bytes", "48G", "--dtype", "bf16"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120).stdout
-    assert (f"budget what-if (bf16, TP -, kv_cache_memory_bytes {48 * GIB} = 48.00 GiB): "
+    assert (f"budget what-if (bf16, TP 2, kv_cache_memory_bytes {48 * GIB} = 48.00 GiB): "
             f"{vllm_tokens(48 * GIB, 2, 2):,} tokens") in text
 
 

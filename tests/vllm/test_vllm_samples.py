@@ -330,13 +330,13 @@ SAMPLES: list[tuple[str, str, dict[str, Any]]] = [
         "parameters have been overridden by the model's `generation_config.json`: "
         "`{'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}`. If this is not intended, please "
         "relaunch vLLM instance with `--generation-config vllm`.", "generation_defaults",
-        {"params": "{'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}", "source": "model"}),
+        {"params": "{'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}", "origin": "model"}),
     ("(APIServer pid=1) INFO 05-01 16:27:56 [hf.py:357] Loading chat template fallback for "
      "org/base-model as there isn't one defined on HF Hub.", "chat_template",  # 0.34.0
-     {"source": "fallback", "name": "org/base-model"}),
+     {"origin": "fallback", "name": "org/base-model"}),
     ("ChatTemplateResolutionError: As of transformers v4.44, default chat template is no longer "
      "allowed, so you must provide a chat template if the tokenizer does not define one.",
-     "chat_template", {"source": "none", "name": None}),  # 0.34.0 renderers/hf.py:892
+     "chat_template", {"origin": "none", "name": None}),  # 0.34.0 renderers/hf.py:892
     ("DEBUG 05-01 16:30:00 [error_response.py:25] create_error_response called with "
      "VLLMValidationError: This model's maximum context length is 32768 tokens. However, your "
      "prompt contains 40000 input tokens, which exceeds this limit even without any output "

@@ -155,3 +155,31 @@ def test_the_start_up_summary_gives_the_gpu_memory_the_utilization_moves():
     extra = int(0.05 * 44.39 * GIB) // block * 16
     assert base.error is None and now == 991_200
     assert abs(then - (now + extra)) <= 16
+
+
+def test_a_target_tp_whose_weights_take_the_kv_budget_does_not_fit():
+    """`whatif --from-log vllm-llama31-70b-tp8-bf16.log --target-tp 1`: 16.43 GiB of weights per
+    GPU at TP 8 are 131.4 GiB at TP 1, more than the 52.05 GiB KV budget they are taken from;
+    the budget row said '0 tokens' (a pool of nothing) where SGLang's says 'does not fit'."""
+    calc = session(BF16).calculator()
+    row = calc.scenario("bf16", tp=1, context_lengths=[131072])
+    assert row.does_not_fit and row.does_not_fit.startswith("does not fit: ")
+    assert "TP 1" in row.does_not_fit
+    assert calc.scenario("bf16", tp=2, context_lengths=[131072]).does_not_fit is None
+    assert calc.scenario("bf16", context_lengths=[131072]).does_not_fit is None
+    # no pool: no tokens and no requests, as SGLang's row; the pane says so
+    row = calc.scenario("bf16", tp=1, context_lengths=[131072])
+    assert row.tokens is None and row.concurrency == {"131072": None}
+    res = compute(calc, WhatIfInputs(dtype="bf16", tp=1, contexts=[131072]))
+    assert dict((label, tgt) for label, _, tgt in res.rows)["tokens"] == "does not fit"
+
+
+def test_a_target_tp_vllm_refuses_to_shard_is_no_pool():
+    """`whatif --from-log vllm-llama31-70b-tp8-bf16.log --target-tp 3`: vLLM refuses 64
+    attention heads over 3 GPUs (config/model.py:1577-1584 in 0.34.0, `tp_refused`), yet the
+    budget row said 323,280 tokens."""
+    calc = session(BF16).calculator()
+    row = calc.scenario("bf16", tp=3, context_lengths=[131072])
+    assert row.tokens is None and row.cannot_model is not None
+    assert "do not split over 3 GPUs" in row.cannot_model
+    assert calc.scenario("bf16", tp=4, context_lengths=[131072]).cannot_model is None

@@ -132,10 +132,10 @@ def _inverse_parts(inv: Inverse, knob: Json | None = None) -> list[str]:
     if inv.missing_gib_per_gpu is None and inv.note and not inv.estimate:
         parts.append(f"not known at that setting: {inv.note}" if at else inv.note)
     if inv.missing_gib_per_gpu is not None:
-        miss = f"{inv.missing_gib_per_gpu} GiB per GPU missing"
+        miss = f"{inv.missing_gib_per_gpu:.2f} GiB per GPU missing"
         rest = inv.missing_rest_gib_per_gpu
         if rest is not None and rest > inv.missing_gib_per_gpu + 0.005:
-            miss += f" ({rest} GiB more rest memory: the Mamba state takes its share)"
+            miss += f" ({rest:.2f} GiB more rest memory: the Mamba state takes its share)"
         parts.append(miss)
     if inv.kv_cache_memory_bytes_needed is not None:
         flag = (knob or {}).get("flag") or "kv_cache_memory_bytes"  # the engine's flag
@@ -175,7 +175,8 @@ def _budget_lines(w: WhatIf) -> list[str]:
             setting = f"{knob} {getattr(row, knob)}"
         else:
             setting = "memory as logged"
-        what = f"budget what-if ({row.dtype}, TP {row.tp or '-'}, {setting}): "
+        tp = row.tp or (w.current.parallel or {}).get("tp")  # None: the logged TP
+        what = f"budget what-if ({row.dtype}, TP {tp or '-'}, {setting}): "
         if row.does_not_fit:
             out.append(what + row.does_not_fit)
             continue

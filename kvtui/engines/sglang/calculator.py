@@ -395,9 +395,9 @@ class Calculator:
         delta = (mem.pre_gib * (m - mem.mem_fraction_static)
                  + mem.avail_after(tp) - mem.avail_gib) * GIB
         rest = now.bytes + int(delta)
-        basis = ("the log's memory left after weights, moved by the change in "
-                 "mem_fraction_static" + (" and by the weights per GPU at the new TP"
-                                          if tp_changed else "")
+        moved = [w for w, on in (("the change in mem_fraction_static", mf_changed),
+                                 ("the weights per GPU at the new TP", tp_changed)) if on]
+        basis = ("the log's memory left after weights, moved by " + " and by ".join(moved)
                  + " (memory lines; estimate)")
         if rest <= 0:
             used = mem.pre_gib - mem.avail_after(tp)

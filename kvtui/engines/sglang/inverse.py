@@ -129,8 +129,13 @@ def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float, 
                     (rest_then.bytes - rest_now.bytes) / GIB, 2)
     else:
         out["mem_fraction_static_needed"] = None
-        out["mem_fraction_static_note"] = ("needs the Load weight begin/end lines and "
-                                           "mem_fraction_static from the server_args dump")
+        # with the memory lines, no pool here is the setting's own verdict (weights that do
+        # not fit at a target TP, a model not modelled): say it, as the budget row does
+        _, rest = calc.allocation(dtype, tp, mf)
+        out["mem_fraction_static_note"] = (
+            rest.does_not_fit if mem is not None and rest.does_not_fit else
+            "needs the Load weight begin/end lines and mem_fraction_static from the "
+            "server_args dump")
     tp_fit = None
     if calc.spec is not None:
         for t in TP_CHOICES:

@@ -757,8 +757,25 @@ class Calculator:
             row["cannot_model"] = self.unmodelled
         if self.max_num_seqs is None and self.max_num_seqs_default:
             row["max_running_requests_default"] = list(self.max_num_seqs_default)
+        refused = (tp_refused(self.spec.num_attention_heads,
+                              None if self.spec.is_mla else self.spec.num_kv_heads, tp)
+                   if tp not in (None, self.parallel.tp) and self.spec is not None else None)
+        if refused is not None:
+            # vLLM would not start at this TP: no pool to size
+            row["cannot_model"] = f"vLLM refuses TP {tp}: {refused}"
+            row.update(tokens=None, vs_current=None,
+                       concurrency=dict.fromkeys(row["concurrency"]))
         if tp is not None:
             row["tp"] = tp
+            if refused is None and budget is not None and budget <= 0 and \
+                    tp != self.parallel.tp:
+                # the weights re-sharded to this TP take more than the KV budget they come out
+                # of: no pool, not a pool of 0 tokens (as SGLang's row says it)
+                row["does_not_fit"] = (f"does not fit: the weights per GPU at TP {tp} take "
+                                       f"{-budget / GIB:.2f} GiB more than the KV budget "
+                                       f"({basis})")
+                row.update(tokens=None, vs_current=None,
+                           concurrency=dict.fromkeys(row["concurrency"]))
         if mem_fraction_static is not None:
             knob = self.memory_knob()
             row[knob.name] = (int(mem_fraction_static) if knob.bytes
