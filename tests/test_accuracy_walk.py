@@ -11,12 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import corpus_dir
 
 from kvtui.core.accuracy import ITEMS
 from kvtui.core.pipeline import Options, Session
 from kvtui.core.report_types import Report
 from kvtui.sources.readers import iter_lines
+from tests.conftest import corpus_dir
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
 
