@@ -113,6 +113,15 @@ def ensure_test_tools() -> None:
 FAST = "not ssh and not corpus and not slow"
 
 
+def fast_args(args: list[str]) -> list[str]:
+    """pytest's arguments for --fast: a `-m EXPR` of the caller's is joined to the fast cut
+    (pytest keeps only the last -m it is given)."""
+    if "-m" in args[:-1]:
+        at = args.index("-m")
+        return [*args[:at], "-m", f"({FAST}) and ({args[at + 1]})", *args[at + 2:]]
+    return ["-m", FAST, *args]
+
+
 def leftovers(tmp: Path) -> list[Path]:
     """What a test run left in its temporary directory: every file, link or socket (empty
     folders do not count; pytest leaves its own `pytest-of-<user>` root)."""
@@ -127,7 +136,7 @@ def run_tests(rest: list[str]) -> int:
     fast = "--fast" in rest
     args = [a for a in rest if a != "--fast"]
     if fast:
-        args = ["-m", FAST, *args]
+        args = fast_args(args)
     tmp = Path(tempfile.mkdtemp(prefix="kvtui-tests-"))
     env = dict(os.environ, TMPDIR=str(tmp), TMUX_TMPDIR=str(tmp))
     if fast:  # hidden, so a test that reads the corpus without its marker shows (skips, fails)

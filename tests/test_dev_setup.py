@@ -112,3 +112,9 @@ def test_markers_follow_what_a_test_uses(tmp_path) -> None:
     ssh = "tests/ssh/test_ssh_connect.py"
     if Path("/usr/sbin/sshd").exists():  # else tests/ssh/ skips at collection
         assert ids("ssh", ssh) and not ids("not ssh", ssh)
+
+
+def test_fast_keeps_its_cut_when_a_marker_expression_is_given() -> None:
+    dev = _dev()
+    assert dev.fast_args(["-k", "whatif"]) == ["-m", dev.FAST, "-k", "whatif"]
+    assert dev.fast_args(["-m", "not tui", "-x"]) == ["-m", f"({dev.FAST}) and (not tui)", "-x"]
