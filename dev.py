@@ -4,6 +4,7 @@
     python3 dev.py demo     # create .venv if needed, then open the TUI on a bundled sample log
     python3 dev.py check    # the same analysis headless (no TUI), on the same sample
     python3 dev.py test     # create .venv if needed (+ the tools the tests run), run all tests
+    python3 dev.py test --fast  # the edit loop: no sshd, no corpus, no wheel build (< 1 min)
 
 The venv is rebuilt only when pyproject.toml changes (a stamp file records its hash), so a
 second run starts at once.
@@ -16,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import venv
 from pathlib import Path
@@ -106,6 +108,53 @@ def ensure_test_tools() -> None:
                    check=False, env=env, stdout=subprocess.DEVNULL)
 
 
+# `dev.py test --fast`: the tests of the edit loop. The real sshd (tests/ssh/), the real-log
+# corpus and the wheel build are left to the full run; the markers are set in tests/conftest.py.
+FAST = "not ssh and not corpus and not slow"
+
+
+def fast_args(args: list[str]) -> list[str]:
+    """pytest's arguments for --fast: a `-m EXPR` of the caller's is joined to the fast cut
+    (pytest keeps only the last -m it is given)."""
+    if "-m" in args[:-1]:
+        at = args.index("-m")
+        return [*args[:at], "-m", f"({FAST}) and ({args[at + 1]})", *args[at + 2:]]
+    return ["-m", FAST, *args]
+
+
+def leftovers(tmp: Path) -> list[Path]:
+    """What a test run left in its temporary directory: every file, link or socket (empty
+    folders do not count; pytest leaves its own `pytest-of-<user>` root)."""
+    return sorted(p for p in tmp.rglob("*") if not p.is_dir() or p.is_symlink())
+
+
+def run_tests(rest: list[str]) -> int:
+    """pytest in a temporary directory of this run's own (TMPDIR and tmux's TMUX_TMPDIR), so a
+    test or fixture that leaves something behind fails the run instead of filling /tmp (a full
+    run used to leave about 1.2 GB there). The directory is kept, and named, when tests fail:
+    the failed tests' tmp_path folders are in it."""
+    fast = "--fast" in rest
+    args = [a for a in rest if a != "--fast"]
+    if fast:
+        args = fast_args(args)
+    tmp = Path(tempfile.mkdtemp(prefix="kvtui-tests-"))
+    env = dict(os.environ, TMPDIR=str(tmp), TMUX_TMPDIR=str(tmp))
+    if fast:  # hidden, so a test that reads the corpus without its marker shows (skips, fails)
+        env["KVTUI_CORPUS"] = str(tmp / "no-corpus-in-the-fast-run")
+    rc = subprocess.call([str(_bin("python")), "-m", "pytest", "-q", *args], cwd=ROOT, env=env)
+    if rc != 0:
+        print(f"dev.py: the run's temporary files are kept in {tmp}", flush=True)
+        return rc
+    left = leftovers(tmp)
+    if left:
+        shown = "\n  ".join(str(p.relative_to(tmp)) for p in left[:20])
+        print(f"dev.py: the tests passed but left {len(left)} file(s) in {tmp} (a test or "
+              f"fixture that does not clean up):\n  {shown}", file=sys.stderr, flush=True)
+        return 1
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     cmd = argv[1] if len(argv) > 1 else "demo"
     rest = argv[2:]
@@ -118,7 +167,7 @@ def main(argv: list[str]) -> int:
                                 *rest])
     if cmd == "test":
         ensure_test_tools()
-        return subprocess.call([str(_bin("python")), "-m", "pytest", "-q", *rest], cwd=ROOT)
+        return run_tests(rest)
     if cmd == "lint":
         rc = subprocess.call([str(_bin("ruff")), "check", "."], cwd=ROOT)
         return rc or subprocess.call([str(_bin("mypy"))], cwd=ROOT)

@@ -22,7 +22,6 @@ import subprocess
 import sys
 import sysconfig
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -100,8 +99,9 @@ def test_kvtui_demo_in_a_terminal(installed: Path, tmp_path: Path) -> None:
     tmux = shutil.which("tmux")
     if tmux is None:
         pytest.skip("tmux is not installed (dev.py installs it for the tests)")
-    sock = f"kvtui-test-{uuid.uuid4().hex[:8]}"  # a server of this test's own
-    base = [tmux, "-L", sock, "-f", "/dev/null"]
+    # A server of this test's own, its socket in tmp_path: `-L name` put it in /tmp/tmux-<uid>/,
+    # where it stayed after the server ended (one per run).
+    base = [tmux, "-S", str(tmp_path / "tmux.sock"), "-f", "/dev/null"]
     env = _env()
     env["TERM"] = "xterm-256color"
     env["HOME"] = str(tmp_path)  # exports and settings go to a folder of the test's own

@@ -20,7 +20,7 @@ from tests.vllm.test_vllm_server_args import SGLANG_OWN
 from tests.vllm.test_vllm_sizing import QWEN3_06B
 
 CORPUS = corpus_dir()
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
+needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
 VLLM_PREFIXES = ("vllm-", "club3090-", "aiperf-", "lmcache-", "llmcompressor-", "intelarc-")
 
 # file -> (configured dtype, effective dtype, scales, tokens, context_len, concurrency, alerts)
@@ -80,10 +80,12 @@ def _vllm_files() -> list[str]:
     return sorted(p.name for p in CORPUS.glob("*.log") if p.name.startswith(VLLM_PREFIXES))
 
 
+@needs_corpus
 def test_every_vllm_corpus_file_has_facts():
     assert set(_vllm_files()) == set(FACTS)
 
 
+@needs_corpus
 @pytest.mark.parametrize("name", sorted(p.name for p in corpus_dir().glob("*.log"))
                          if corpus_dir().is_dir() else [])
 def test_each_file_reads_as_its_own_engine(name):
@@ -96,6 +98,7 @@ def test_each_file_reads_as_its_own_engine(name):
         assert engine in ("sglang", None), engine
 
 
+@needs_corpus
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_facts(name):
     report = _session(name).report().to_json()
@@ -111,6 +114,7 @@ def test_facts(name):
     assert not (report["server_args"] or {}).keys() & SGLANG_OWN
 
 
+@needs_corpus
 def test_qwen3_06b_pool_is_reproduced_from_its_memory_line():
     """vLLM PR 24577 (Qwen/Qwen3-0.6B, BF16): 69.66 GiB -> 652,144 tokens, within the 0.01 GiB
     rounding; the same blocks in FP8 hold exactly twice the tokens."""
