@@ -4,7 +4,7 @@
     python3 dev.py demo     # create .venv if needed, then open the TUI on a bundled sample log
     python3 dev.py check    # the same analysis headless (no TUI), on the same sample
     python3 dev.py test     # create .venv if needed (+ the tools the tests run), run all tests
-    python3 dev.py test --fast  # the edit loop: no sshd, no corpus, no wheel build (< 1 min)
+    python3 dev.py test --fast  # the edit loop: no sshd, no corpus, no wheel build
 
 The venv is rebuilt only when pyproject.toml changes (a stamp file records its hash), so a
 second run starts at once.
