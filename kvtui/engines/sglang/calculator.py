@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvtui.core.capacity.modelspec import ModelSpec
-from kvtui.core.capacity.parallel import Parallel
+from kvtui.core.capacity.parallel import Parallel, tp_refused
 from kvtui.core.capacity.whatif import MemoryKnob, request_lengths
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.sglang.calibrate import compare, diagnose, measured
@@ -246,6 +246,18 @@ class Calculator:
             return self._cell(dtype, tp)
         except (CannotModel, ValueError):
             return None
+
+    def tp_refusal(self, tp: int) -> str | None:
+        """Why SGLang would not shard this model over `tp` GPUs with the logged attention DP /
+        CP (`tp_refused`), None when it would or when there is no spec to tell."""
+        if self.spec is None:
+            return None
+        par = self.parallel
+        groups = max(1, par.attn_dp) * max(1, par.attn_cp)
+        if tp % groups:
+            return f"TP {tp} does not divide into the logged attention DP x CP groups ({groups})"
+        kv = None if self.spec.is_mla else self.spec.num_kv_heads
+        return tp_refused(self.spec.num_attention_heads, kv, tp // groups)
 
     def cell_error(self, dtype: str, tp: int | None = None) -> str | None:
         """Why `cell(dtype, tp)` is None although there is a spec (plain words), else None."""

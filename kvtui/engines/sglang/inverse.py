@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from kvtui.core.capacity.parallel import TP_CHOICES, tp_refused
+from kvtui.core.capacity.parallel import TP_CHOICES
 from kvtui.core.report_types import Inverse
 from kvtui.engines.sglang.cell import GIB
 from kvtui.engines.sglang.sizing.families import CannotModel
@@ -56,12 +56,7 @@ def _fraction_needed(calc: Calculator, dtype: str, need: int, tp: int | None) ->
 
 def shardable_tp(calc: Calculator, tp: int) -> bool:
     """Would SGLang shard this model over `tp` GPUs with the logged attention DP / CP?"""
-    par = calc.parallel
-    if calc.spec is None or tp % (max(1, par.attn_dp) * max(1, par.attn_cp)):
-        return False
-    attn_tp = tp // max(1, par.attn_dp) // max(1, par.attn_cp)
-    kv = None if calc.spec.is_mla else calc.spec.num_kv_heads
-    return tp_refused(calc.spec.num_attention_heads, kv, attn_tp) is None
+    return calc.spec is not None and calc.tp_refusal(tp) is None
 
 
 def _kv_bytes(calc: Calculator, dtype: str, tp: int | None, mf: float | None) -> int | None:
@@ -92,6 +87,13 @@ def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float, 
         out["tp_target"] = tp
     if mf is not None:
         out["mem_fraction_static_target"] = mf
+    refused = calc.tp_refusal(tp) if tp is not None else None
+    if refused is not None:
+        # SGLang would not start at this TP: nothing to fit them in (`Calculator.tp_refusal`)
+        out["tokens_available"] = None
+        out["fits_now"] = False
+        out["note"] = f"SGLang refuses TP {tp}: {refused}"
+        return Inverse.of(**out)
     have_tokens = _tokens(calc, dtype, tp=tp, mf=mf)
     out["tokens_available"] = have_tokens
     cost = calc._cost_per_token(dtype, tp)

@@ -90,6 +90,19 @@ def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
         "estimate": estimate,
         "basis": basis,
     })
+    refused = (calc.tp_refusal(tp) if tp is not None and tp != calc.parallel.tp else None)
+    if refused is not None:
+        # SGLang would not start at this TP (`Calculator.tp_refusal`): no pool to size, and the
+        # row says so as any target that would not start does (no flag is offered for it)
+        row.update(tokens=None, max_running_requests=None, vs_current=None,
+                   concurrency={str(c): None for c in ctxs})
+        swa_tokens = slots = None
+        # A sharding refusal kvtui already found (a hybrid's conv state, raised by the model's
+        # first layers) stays the one shown; a memory reason does not: SGLang refuses the TP
+        # when it builds the model, before it loads any weight.
+        if "shard" not in str(row.get("does_not_fit") or ""):
+            row["does_not_fit"] = f"does not fit: SGLang refuses TP {tp}: {refused}"
+            row["basis"] = row["does_not_fit"]
     if swa_tokens is not None:
         row["swa_tokens"] = swa_tokens
     if slots is not None:
