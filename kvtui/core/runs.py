@@ -25,6 +25,7 @@ from kvtui.core.report_types import (
     snapshot,
 )
 from kvtui.core.state import Run, State
+from kvtui.core.values import as_int
 
 # Arguments the engine draws by itself at each start when the operator sets none, so two starts
 # differ in them with nothing changed: SGLang's random_seed (0.5.10 srt/server_args.py:954-955:
@@ -160,7 +161,7 @@ def summaries(state: State, found: list[Analysis], tp_of: Callable[[Run], int | 
             engine_version=version,
             tp=tp_of(run),
             bytes_per_token=round(bpt, 1) if bpt is not None else None,
-            max_running_requests=_int(cap.get("max_running_requests")),
+            max_running_requests=as_int(cap.get("max_running_requests")),
             alerts=tuple(RunAlert(rule=a.rule, severity=a.severity, title=a.title,
                                   evidence=snapshot(a.evidence),
                                   resolved_by=(_resolution(state, found, i, a.rule, engine)
@@ -170,7 +171,3 @@ def summaries(state: State, found: list[Analysis], tp_of: Callable[[Run], int | 
             opened_line=run.first_line if run.start is None and i else None,
             opened_ts=run.opened_ts if run.start is None and i else None))
     return tuple(out)
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
