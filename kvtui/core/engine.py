@@ -5,7 +5,10 @@ and every alert rule and every pane speaks those facts. What differs between eng
 line reads, how the release is dated, which flag fixes what, and how the engine sizes its KV
 pool; each engine package (`kvtui/engines/<name>/`) provides exactly that behind this protocol,
 and the core loads it by name (harlequin's adapter pattern), so adding an engine touches its own
-package and one line of `ENGINE_MODULES`.
+package and one line of `ENGINE_MODULES` (or one `register` call, for an engine kvtui does not
+ship). The protocol is three small ones, by job: `Grammar` (how a line reads), `ReleaseDating`
+(which release wrote it) and `Sizing` (how the engine sizes its pool); `Run` is what the core's
+run object offers them.
 
 The core never imports an engine package statically (tests/test_layering.py): engines sit above
 the core and use its types.
@@ -15,15 +18,19 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kvtui.core.releases import VersionRange
 from kvtui.core.report_types import RunningLimit
 from parsers import Event
 from parsers.frames import Frame
 
 if TYPE_CHECKING:
+    from kvtui.core.accuracy import AccuracyTerms
+    from kvtui.core.capacity.modelspec import ModelSpec
     from kvtui.core.checkpoint import CheckpointFacts
 
 # Engine name -> the module that holds its `ENGINE` object. Detection tries them in this order.
@@ -45,6 +52,19 @@ class Flags:
     scales_path: str | None  # the flag that hands the engine a KV-scales file (None: none)
 
 
+@dataclass(frozen=True, slots=True)
+class ReleaseOption:
+    """The command-line option that pins an engine's release (`--sglang-version X`)."""
+
+    flag: str  # "--sglang-version"
+    help: str
+
+    @property
+    def dest(self) -> str:
+        """The argparse attribute the option fills ("sglang_version")."""
+        return self.flag.lstrip("-").replace("-", "_")
+
+
 class ColumnGrammar(Protocol):
     """An engine's column route: the dominant runtime layouts of a block in one pass.
 
@@ -58,26 +78,46 @@ class ColumnGrammar(Protocol):
     def head_facts(self, head: str) -> tuple[str | None, str | None]: ...
 
 
-class Engine(Protocol):
-    name: str  # "sglang": the report's `engine`
-    label: str  # "SGLang": how texts name it
-    flags: Flags
-    # The sentences of the alert texts that only this engine can say (what its warning reads,
-    # what its silence means), by key of `kvtui.core.alerts.WORDING`; a key it leaves out is
-    # said with the core's sentence, written for SGLang, the first engine.
-    wording: Mapping[str, str]
-    # Does the engine's "scales are 1.0" warning come after the weights loaded (so it proves
-    # the cache runs at 1.0), or whenever no scales file was given (so the checkpoint may still
-    # carry scales)?
-    scale_warning_after_load: bool
-    # What the engine's own configuration calls the report's capacity figures, by the
-    # report's key (`context_len` is vLLM's max_model_len): the texts name a figure the way
-    # its user sets and greps it; a key left out is said as the report says it (SGLang's).
-    terms: Mapping[str, str]
-    # How the texts state a capacity figure whose wording the engine's log gives (vLLM's "GPU
-    # KV cache size: N tokens"), by the report's key: a template of `{term}` and `{value}`; a
-    # key left out is said `term=value`.
-    figure_formats: Mapping[str, str]
+class Run(Protocol):
+    """What the core's run object (`kvtui.core.state.Run`, one server start) offers the seam.
+
+    Why a protocol and not the class: the engines sit above the core and may read the class,
+    but the seam's signatures name only what an engine needs, so a new engine (or a test's)
+    knows what it may rely on. Read-only: an engine never writes to the run. The sizing
+    modules read more of the run than this (its pools, weights, memory profile) through the
+    concrete class; what they read is the calculator's business (`Sizing.calculator`)."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def server_args(self) -> Mapping[str, object]:
+        """The start's arguments as the engine dumped them ({} before a dump)."""
+
+    @property
+    def engine_version(self) -> str | None:
+        """The release the log printed, when it printed one."""
+
+    @property
+    def hints(self) -> AbstractSet[str]:
+        """The format features of its lines (`Grammar.hints`): what dates the release."""
+
+    @property
+    def kinds_seen(self) -> AbstractSet[str]:
+        """The event kinds its lines gave (`parsers.kinds`)."""
+
+    @property
+    def ranks(self) -> AbstractSet[str]:
+        """The rank tags its lines carried."""
+
+    @property
+    def capacity(self) -> Mapping[str | None, Mapping[str, object]]:
+        """Per rank, the capacity line's figures (`max_total_num_tokens`, `context_len`, ...)."""
+
+
+class Grammar(Protocol):
+    """How the engine's log reads: its lines, its tracebacks, where a server start begins."""
+
     # Does every rank of one server start tag its lines in one shape, so that a start-up line
     # tagged in another shape begins another start? (SGLang: its scheduler builds the one
     # prefix from the start's configuration; vLLM: no, engine core `DP0` and workers `rank0`
@@ -95,9 +135,6 @@ class Engine(Protocol):
     # The markers every server start of this engine prints (a subset of start_markers): a
     # search over a whole big file looks for these only, then for the others near them.
     start_anchors: tuple[bytes, ...]
-    # The KV dtypes its calculator sizes (canonical names, `kvtui.core.dtypes`), the what-if's
-    # default rows first: what `kvtui whatif --dtype` accepts for this engine.
-    kv_dtypes: tuple[str, ...]
 
     def parse_line(self, text: str) -> Event | None:
         """One line of this engine's log as an event of the shared vocabulary, or None."""
@@ -114,53 +151,101 @@ class Engine(Protocol):
     def hints(self, ev: Event, text: str) -> Iterable[str]:
         """Format features of the first event of a kind in a run, for dating the release."""
 
-    def version_range(self, run: Any, known: str | None = None) -> Any:
-        """The releases a run's lines are consistent with (a VersionRange)."""
+    def tag_floors(self, run: Run) -> Mapping[str, tuple[int, str]]:
+        """{degree: (least size, why)} where this run's rank tags prove more than their index
+        (an engine that tags a degree only when it exceeds 1: `TP0` proves TP >= 2); a degree
+        left out proves its highest index + 1 (`kvtui.core.deployment.proven`). (1, why) for a
+        degree with no tag: the lines that would carry one have none, so it is 1 (inferred).
+        {} for an engine whose tags prove nothing more."""
 
-    def kv_dtype_advice(self, dtype: str, run: Any, checkpoint: CheckpointFacts | None = None,
-                        *,
-                        release: str | None = None) -> str:
+
+class ReleaseDating(Protocol):
+    """Which of the engine's releases a log comes from, and what a release changes."""
+
+    # How the user pins a release on the command line (`--sglang-version`): the CLI adds
+    # one such option per engine (`release_options`).
+    release_option: ReleaseOption
+
+    def version_range(self, run: Run, known: str | None = None) -> VersionRange:
+        """The releases a run's lines are consistent with (`known`: a release the user or the
+        checkpoint's host named)."""
+
+    def check_release(self, text: str) -> str:
+        """A release the user names (`release_option`), as kvtui writes it; ValueError (one
+        line) for one whose sizing code kvtui has not read."""
+
+    def kv_dtype_advice(self, dtype: str, run: Run, checkpoint: CheckpointFacts | None = None,
+                        *, release: str | None = None) -> str:
         """The flag (with its caveats) that gives a `dtype` KV cache on this run's releases
         (`release`: the one the user pinned)."""
 
-    def calculator(self, run: Any, model: Any = None,
+
+class Sizing(Protocol):
+    """How the engine sizes its KV pool, and the limits it puts on what runs at once."""
+
+    # The KV dtypes its calculator sizes (canonical names, `kvtui.core.dtypes`), the what-if's
+    # default rows first: what `kvtui whatif --dtype` accepts for this engine.
+    kv_dtypes: tuple[str, ...]
+
+    # typed by h41wi: the return is the core's `Calculator` protocol (kvtui/core/capacity)
+    def calculator(self, run: Run, model: ModelSpec | str | None = None,
                    checkpoint: CheckpointFacts | None = None, *,
-                   release: str | None = None, **overrides: Any) -> Any:
-        """The what-if calculator for a run, or None when the run has no pool facts."""
+                   release: str | None = None, tp: int | None = None,
+                   attn_dp: int | None = None, page_size: int | None = None,
+                   context_len: int | None = None) -> Any:
+        """The what-if calculator for a run, or None when the run has no pool facts (`tp`,
+        `attn_dp`, `page_size`, `context_len`: the user's overrides of what the log says)."""
 
-    def check_release(self, text: str) -> str:
-        """A release the user names (`--sglang-version`, `--vllm-version`), as kvtui writes it;
-        ValueError (one line) for one whose sizing code kvtui has not read."""
-
-    def plan(self, spec: Any, spec_reason: str, *, current_dtype: str, tokens: int | None,
-             context_len: int | None, tp: int, attn_dp: int, page_size: int | None,
-             pool_gib: float | None, release: str | None) -> Any:
+    # typed by h41wi: the return is the core's `Calculator` protocol (kvtui/core/capacity)
+    def plan(self, spec: ModelSpec | None, spec_reason: str, *, current_dtype: str,
+             tokens: int | None, context_len: int | None, tp: int, attn_dp: int,
+             page_size: int | None, pool_gib: float | None, release: str | None) -> Any:
         """The what-if calculator of a deployment without a log (`kvtui whatif --model M
         --tp N --pool-gib G`): a pool of `pool_gib` per GPU, or of `tokens`, in `current_dtype`.
         ValueError (one line) for an input the engine has no counterpart of."""
 
-    def fp8_scales_inline(self, run: Any,
+    def fp8_scales_inline(self, run: Run,
                           checkpoint: CheckpointFacts | None = None) -> str | None:
         """Why this run's FP8 KV cache keeps scales of its own beside its values (a per-tile
         layout), so that the engine's "scales of 1.0" warning does not apply; None when the
         cache reads the static per-layer scales, or when the log does not show which."""
 
-    def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
+    def running_limit(self, run: Run, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:
         """The cap on requests running at once under the engine's own name, when its capacity
         line does not state it (None: the capacity line's max_running_requests is the cap)."""
 
-    def tag_floors(self, run: Any) -> Mapping[str, tuple[int, str]]:
-        """{degree: (least size, why)} where this run's rank tags prove more than their index
-        (an engine that tags a degree only when it exceeds 1: `TP0` proves TP >= 2); a degree
-        left out proves its highest index + 1 (`kvtui.core.deployment.proven`). (1, why) for a
-        degree with no tag: the lines that would carry one have none, so it is 1 (inferred)."""
+
+class Engine(Grammar, ReleaseDating, Sizing, Protocol):
+    """One engine behind the seam: its grammar, its release dating, its sizing, and the words
+    and signs the texts, the CLI and SSH discovery need of it."""
+
+    name: str  # "sglang": the report's `engine`
+    label: str  # "SGLang": how texts name it
+    flags: Flags
+    # The accuracy checklist's terms (`kvtui.core.accuracy`); None: the engine states none.
+    accuracy: AccuracyTerms | None
+    # The sentences of the alert texts that only this engine can say (what its warning reads,
+    # what its silence means), by key of `kvtui.core.alerts.WORDING`; a key it leaves out is
+    # said with the core's sentence, written for SGLang, the first engine.
+    wording: Mapping[str, str]
+    # Does the engine's "scales are 1.0" warning come after the weights loaded (so it proves
+    # the cache runs at 1.0), or whenever no scales file was given (so the checkpoint may still
+    # carry scales)?
+    scale_warning_after_load: bool
+    # What the engine's own configuration calls the report's capacity figures, by the
+    # report's key (`context_len` is vLLM's max_model_len): the texts name a figure the way
+    # its user sets and greps it; a key left out is said as the report says it (SGLang's).
+    terms: Mapping[str, str]
+    # How the texts state a capacity figure whose wording the engine's log gives (vLLM's "GPU
+    # KV cache size: N tokens"), by the report's key: a template of `{term}` and `{value}`; a
+    # key left out is said `term=value`.
+    figure_formats: Mapping[str, str]
 
 
-def tag_floors(engine: Engine | None, run: Any) -> Mapping[str, tuple[int, str]]:
-    """The engine's `tag_floors` of a run ({} when no engine, or one that does not say)."""
-    floors = getattr(engine, "tag_floors", None) if engine is not None else None
-    return floors(run) if floors is not None else {}
+def tag_floors(engine: Engine | None, run: Run) -> Mapping[str, tuple[int, str]]:
+    """The engine's `tag_floors` of a run ({} when no engine)."""
+    return engine.tag_floors(run) if engine is not None else {}
 
 
 def retraction_groups(engine: Engine | None) -> frozenset[str] | None:
@@ -178,6 +263,28 @@ def figure(engine: Engine | None, key: str, value: str) -> str:
     (`Engine.figure_formats`; `term=value` by default)."""
     form = engine.figure_formats.get(key) if engine is not None else None
     return (form or "{term}={value}").format(term=term(engine, key), value=value)
+
+
+def register(name: str, module: str) -> None:
+    """Put the engine whose `ENGINE` object `module` holds behind the seam, detected after
+    the engines already known. Why a function: an engine kvtui does not ship (a plugin, a
+    test's) joins without an edit of this file; `unregister` takes it out again."""
+    ENGINE_MODULES[name] = module
+    load.cache_clear()
+
+
+def unregister(name: str) -> None:
+    """Take a `register`ed engine out (KeyError for one never registered)."""
+    del ENGINE_MODULES[name]
+    load.cache_clear()
+
+
+def release_options() -> tuple[ReleaseOption, ...]:
+    """Every engine's release option, in detection order: what the CLI adds to a command
+    that applies an engine's sizing rules. Read from each engine's light `flags` module
+    (`RELEASE_OPTION`), so that building the parser (`--help`) imports no engine's calculator."""
+    return tuple(importlib.import_module(f"{module}.flags").RELEASE_OPTION
+                 for module in ENGINE_MODULES.values())
 
 
 @cache

@@ -9,10 +9,13 @@ itself is the engine-neutral `kvtui.core.releases.VersionRange` over `SGLANG_LIN
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kvtui.core.releases import ReleaseLine, Version, VersionRange, fmt, parse_version
 from parsers.sglang import catalog
+
+if TYPE_CHECKING:
+    from kvtui.core.engine import Run
 
 OLDEST: Version = (0, 2, 15)
 NEWEST: Version = (0, 5, 23)
@@ -56,9 +59,9 @@ def _label(spans: tuple[Span, ...]) -> str:
     return ", ".join(parts)
 
 
-def _clues(run: Any) -> list[tuple[tuple[Span, ...], str, float]]:
+def _clues(run: Run) -> list[tuple[tuple[Span, ...], str, float]]:
     out: list[tuple[tuple[Span, ...], str, float]] = []
-    for hint in sorted(set(getattr(run, "hints", ()) or ())):
+    for hint in sorted(run.hints):
         rule = _HINTS.get(hint)
         if rule:
             spans, text, weak = rule
@@ -67,7 +70,7 @@ def _clues(run: Any) -> list[tuple[tuple[Span, ...], str, float]]:
     return out
 
 
-def infer_version(run: Any, known: str | None = None) -> VersionRange:
+def infer_version(run: Run, known: str | None = None) -> VersionRange:
     """The SGLang release range consistent with a run's line formats.
 
     Reads `run.hints` (the variants of the run's lines, recorded by `kvtui.core.state`). Each

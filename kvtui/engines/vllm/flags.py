@@ -3,7 +3,7 @@ calculator can name them without importing the engine package that imports it)."
 
 from __future__ import annotations
 
-from kvtui.core.engine import Flags
+from kvtui.core.engine import Flags, ReleaseOption
 
 FLAGS = Flags(
     kv_cache_dtype="--kv-cache-dtype",
@@ -14,3 +14,9 @@ FLAGS = Flags(
     max_running_requests="--max-num-seqs",
     scales_path=None,  # V1 reads k/v scales from the checkpoint only
 )
+
+# How the user pins the release whose sizing rules apply (`kvtui check`, `kvtui whatif`).
+RELEASE_OPTION = ReleaseOption(
+    flag="--vllm-version",
+    help="the vLLM release whose sizing rules the what-if applies on a vLLM log (default: "
+         "the newest the log allows)")

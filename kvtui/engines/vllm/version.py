@@ -10,6 +10,8 @@ engine-neutral `kvtui.core.releases.VersionRange` over `VLLM_LINE`.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 from kvtui.core.releases import ReleaseLine, Version, VersionRange, fmt, parse_version
 
 OLDEST: Version = (0, 5, 0)
@@ -98,7 +100,7 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
 }
 
 
-def infer_version(hints: set[str], known: str | None = None) -> VersionRange:
+def infer_version(hints: AbstractSet[str], known: str | None = None) -> VersionRange:
     """The range a run's hints allow; `known` (a printed release) pins it."""
     vr = VLLM_LINE.any()
     printed = [h.split(":", 1)[1] for h in hints if h.startswith("version:")]
