@@ -13,6 +13,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from kvtui.core.engine import release_options
+
 if TYPE_CHECKING:
     from kvtui.core.report_types import Report
 
@@ -37,12 +39,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "their values refine the FP8 alerts")
     p.add_argument("--target-concurrency", type=float, default=None, metavar="X",
                    help="warn when BF16 would fit fewer than X full-context requests")
-    p.add_argument("--sglang-version", metavar="X",
-                   help="the SGLang release whose sizing rules the what-if applies (default: "
-                        "the newest the log allows)")
-    p.add_argument("--vllm-version", metavar="X",
-                   help="the vLLM release whose sizing rules the what-if applies on a vLLM log "
-                        "(default: the newest the log allows)")
+    for option in release_options():  # each engine's (`--sglang-version`, ...)
+        p.add_argument(option.flag, metavar="X", help=option.help)
 
 
 EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED = 1, 2, 3
@@ -185,13 +183,14 @@ def _resolve_model(name: str | None) -> Any:
 
 
 def _releases(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
-    """--sglang-version / --vllm-version, each checked by its engine (a one-line error, exit
-    2), as the pipeline's pinned releases: each applies to the runs of its engine."""
-    from kvtui.commands.whatif import ENGINES
-    from kvtui.core.engine import load
+    """Each engine's release option (`--sglang-version`), checked by its engine (a one-line
+    error, exit 2), as the pipeline's pinned releases: each applies to the runs of its engine."""
+    from kvtui.core.engine import ENGINE_MODULES, load, release_options
 
-    return tuple((name, load(name).check_release(raw)) for name in ENGINES
-                 if (raw := getattr(args, f"{name}_version", None)))
+    given = vars(args)
+    return tuple((name, load(name).check_release(raw))
+                 for name, option in zip(ENGINE_MODULES, release_options(), strict=True)
+                 if (raw := given.get(option.dest)))
 
 
 def _alert_options(args: argparse.Namespace) -> Any:

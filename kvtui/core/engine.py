@@ -65,6 +65,18 @@ class ReleaseOption:
         return self.flag.lstrip("-").replace("-", "_")
 
 
+@dataclass(frozen=True, slots=True)
+class DiscoverySigns:
+    """What gives an engine's server away on a host, for SSH discovery: shell `case` patterns
+    of its server's command line (`*sglang.launch_server*`, where `"$US"` separates argv
+    elements), of its container images, and extended-regex alternatives
+    that a log file of its holds (`server_args=`)."""
+
+    process_patterns: tuple[str, ...]
+    image_patterns: tuple[str, ...]  # a docker image or command, a pod's containers
+    log_signs: tuple[str, ...]
+
+
 class ColumnGrammar(Protocol):
     """An engine's column route: the dominant runtime layouts of a block in one pass.
 
@@ -222,6 +234,11 @@ class Engine(Grammar, ReleaseDating, Sizing, Protocol):
 
     name: str  # "sglang": the report's `engine`
     label: str  # "SGLang": how texts name it
+    # The Python distribution the engine installs as (`pip show sglang`): how the checkpoint's
+    # host is asked which release it runs (`kvtui.sources.ssh.checkpoint.engine_versions`).
+    package: str
+    # What gives the engine's server away on a host (`kvtui.sources.ssh.discover`).
+    discovery: DiscoverySigns
     flags: Flags
     # The accuracy checklist's terms (`kvtui.core.accuracy`); None: the engine states none.
     accuracy: AccuracyTerms | None
@@ -299,3 +316,8 @@ def load(name: str) -> Engine:
 
 def all_engines() -> Sequence[Engine]:
     return tuple(load(name) for name in ENGINE_MODULES)
+
+
+def packages() -> dict[str, str]:
+    """{Python distribution: engine name} of every engine (`Engine.package`)."""
+    return {engine.package: engine.name for engine in all_engines()}

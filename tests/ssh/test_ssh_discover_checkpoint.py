@@ -319,8 +319,8 @@ def test_engine_versions_from_the_servers_interpreter(make_connector, tmp_path, 
     try:
         assert engine_versions(conn, str(py)) == packages
         facts = inspect_checkpoint(conn, str(tmp_path / "absent"), host="gpu", python=str(py))
-        assert facts.sglang_version == packages.get("sglang")
-        assert facts.vllm_version == packages.get("vllm")
+        assert facts.engine_version("sglang") == packages.get("sglang")
+        assert facts.engine_version("vllm") == packages.get("vllm")
         assert facts.notes
     finally:
         conn.close()
@@ -372,7 +372,7 @@ def test_checkpoint_on_a_closed_connection_is_a_note(make_connector, tmp_path):
     facts = inspect_checkpoint(conn, str(model), host="gpu")
     assert facts.source is None and not facts.has_config
     assert any("SFTP unavailable: connection closed" in n for n in facts.notes)
-    assert facts.sglang_version is None
+    assert facts.engine_version("sglang") is None
 
 
 def _hub_model(ssh_root: Path) -> Path:

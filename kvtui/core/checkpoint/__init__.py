@@ -5,7 +5,7 @@ which KV quantization it was exported for, which per-layer K/V scale tensors it 
 their values are, and whether the engine would load them. Pure format logic and verdicts: the
 bytes come through `CheckpointFiles` (a local directory in kvtui.sources.checkpoint_files, an
 SFTP one in kvtui.sources.ssh.checkpoint). Alert rules read `CheckpointFacts` (its
-`kv_scale_verdict()`, `has_k_scale`, `kv_cache_quant_algo`, `sglang_version`); the capacity
+`kv_scale_verdict()`, `has_k_scale`, `kv_cache_quant_algo`, `engine_version()`); the capacity
 calculator reads `model_config`.
 
 Modules: facts (the dataclasses), configs (config.json, hf_quant_config.json, the index),

@@ -106,8 +106,9 @@ class CheckpointFacts:
     has_k_scale: bool | None = None  # None: no tensor list could be read
     has_v_scale: bool | None = None
     scale_tensor_count: int = 0
-    sglang_version: str | None = None  # the engines installed where the checkpoint was read
-    vllm_version: str | None = None
+    # The engines installed where the checkpoint was read, by engine name ({"sglang": "0.5.9"}):
+    # an engine pins its release with it (`engine_version`).
+    engine_versions: dict[str, str] = field(default_factory=dict)
     model_config: dict[str, Any] = field(default_factory=dict)
     kv_scales: KVScaleFacts | None = None  # None: tensors not read (no safetensors found)
     notes: list[str] = field(default_factory=list)
@@ -122,8 +123,22 @@ class CheckpointFacts:
         """The engine's verdict on the KV scales, None when the tensors were not read."""
         return self.kv_scales.verdicts.get(engine) if self.kv_scales is not None else None
 
+    def engine_version(self, engine: str) -> str | None:
+        """The release of `engine` installed where the checkpoint was read (None: not found)."""
+        return self.engine_versions.get(engine)
+
     def to_dict(self) -> dict[str, Any]:
-        d = _json_safe(asdict(self))
+        from kvtui.core.engine import ENGINE_MODULES
+
+        plain = _json_safe(asdict(self))
+        # One `<engine>_version` key per engine, where the mapping sits (the JSON kept the keys
+        # of the fields that came before it: tests/golden).
+        d: dict[str, Any] = {}
+        for key, value in plain.items():
+            if key == "engine_versions":
+                d.update({f"{name}_version": value.get(name) for name in ENGINE_MODULES})
+            else:
+                d[key] = value
         if d.get("kv_scales"):
             # the same checkpoint gives the same report: the time taken is for the limit only
             d["kv_scales"].pop("seconds", None)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import parsers.sglang as grammar
 import parsers.sglang.frames as sglang_frames
+from kvtui.core.engine import DiscoverySigns
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.sglang import fromrun, plan, ranks, scales, version
 from kvtui.engines.sglang.accuracy import ACCURACY
@@ -41,6 +42,15 @@ class SGLang:
     name = "sglang"
     accuracy: AccuracyTerms | None = ACCURACY  # the accuracy checklist's terms (accuracy.py)
     label = "SGLang"
+    package = "sglang"
+    # `python -m sglang.launch_server`, `sglang serve` (0.5.x's CLI), and the lines of its
+    # start (the args dump, the pool line, the weight loading)
+    discovery = DiscoverySigns(
+        process_patterns=("*sglang.launch_server*", "*sglang/launch_server*",
+                          '*sglang"$US"serve*', "*sglang.cli*serve*"),
+        image_patterns=("*sglang*",),
+        log_signs=(r"ServerArgs\(", "server_args=", "KV Cache is allocated", "sglang",
+                   "Load weight begin"))
     flags = FLAGS
     release_option = RELEASE_OPTION
     wording: Mapping[str, str] = MappingProxyType({})  # the core's sentences are SGLang's
@@ -93,7 +103,7 @@ class SGLang:
                         release: str | None = None) -> str:
         """The flag that gives a `dtype` KV cache on the SGLang versions this log (or the host,
         or the user's pin) implies, with the advice that goes with it."""
-        known = release or (checkpoint.sglang_version if checkpoint is not None else None)
+        known = release or (checkpoint.engine_version(self.name) if checkpoint else None)
         algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
         vr = version.infer_version(run, known=known)
         flag, advice = version.kv_dtype_flag(

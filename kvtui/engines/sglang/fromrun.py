@@ -316,7 +316,7 @@ def _calculator(run: Any, model: Any, checkpoint: CheckpointFacts | None, *,
         notes.append(f"swa_full_tokens_ratio not in an args dump: {ratio:g}, the split the "
                      f"SWAKVPool line shows (swa size {swa_line['swa_tokens']}, full size "
                      f"{swa_line['full_tokens']})")
-    known = sglang_version or (checkpoint.sglang_version if checkpoint is not None else None)
+    known = sglang_version or (checkpoint.engine_version("sglang") if checkpoint else None)
     version = infer_version(run, known)
     if sglang_version:
         version = SGLANG_LINE.between(version.lo, version.hi,

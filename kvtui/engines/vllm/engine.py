@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import parsers.vllm as grammar
 import parsers.vllm.frames as vllm_frames
 from kvtui.core import dtypes
+from kvtui.core.engine import DiscoverySigns
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.vllm import fromrun, limits, plan
 from kvtui.engines.vllm.accuracy import ACCURACY
@@ -129,6 +130,17 @@ class VLLM:
     name = "vllm"
     accuracy: AccuracyTerms | None = ACCURACY  # the accuracy checklist's terms (accuracy.py)
     label = "vLLM"
+    package = "vllm"
+    # `vllm serve MODEL`, `python -m vllm.entrypoints.openai.api_server` (or
+    # `vllm.entrypoints.cli.main serve`), and the titles its children give themselves with
+    # setproctitle ("VLLM::EngineCore", "VLLM::Worker_TP0": vllm 0.11.0 utils/__init__.py:3443
+    # set_process_title, prefix VLLM_PROCESS_NAME_PREFIX, default "VLLM")
+    discovery = DiscoverySigns(
+        process_patterns=('*vllm"$US"serve*', "*vllm.entrypoints.openai.api_server*",
+                          "*vllm/entrypoints/openai/api_server*",
+                          '*vllm.entrypoints.cli.main"$US"serve*', "VLLM::*"),
+        image_patterns=("*vllm*",),
+        log_signs=("vLLM", "vllm", "GPU KV cache size", "non-default args"))
     flags = FLAGS
     release_option = RELEASE_OPTION
     wording: Mapping[str, str] = WORDING
@@ -180,7 +192,7 @@ class VLLM:
                         release: str | None = None) -> str:
         """The flag that gives a `dtype` KV cache on the vLLM releases this log implies (or
         the user's pinned `release`)."""
-        known = release or (checkpoint.vllm_version if checkpoint is not None else None)
+        known = release or (checkpoint.engine_version(self.name) if checkpoint else None)
         vr = self.version_range(run, known)
         model = dtypes.normalize((run.server_args or {}).get("dtype"))
         algo = checkpoint.kv_cache_quant_algo if checkpoint is not None else None
@@ -222,7 +234,7 @@ class VLLM:
                       release: str | None = None) -> RunningLimit | None:
         """max_num_seqs: logged, or vLLM's default for the releases the log (or the user's
         pinned `release`, or the checkpoint host's vllm) allows."""
-        known = release or (checkpoint.vllm_version if checkpoint is not None else None)
+        known = release or (checkpoint.engine_version(self.name) if checkpoint else None)
         return limits.running_limit(run, self.version_range(run, known))
 
 

@@ -221,7 +221,7 @@ def calculator_from_run(run: Any, model: Any = None,
                         release: str | None = None) -> Calculator | None:
     """Calculator inputs from a vLLM run; None when it has neither a pool size nor a capacity
     line. `checkpoint` is duck-typed (kvtui.core.checkpoint.CheckpointFacts): its config.json is
-    the model spec when no `model` is given; `vllm_version` pins the release."""
+    the model spec when no `model` is given; its installed vLLM pins the release."""
     cap = run.primary_capacity() or {}
     # (GiB, the line's words: None for V1's "Available KV cache memory", else the memory
     # profile's `kv_said`), the pools' first so that they win a tie
@@ -287,7 +287,7 @@ def calculator_from_run(run: Any, model: Any = None,
     if not ctx and spec is not None and _int(spec.max_position_embeddings):
         ctx = _int(spec.max_position_embeddings)
         notes.append(f"max_model_len not logged: the model's max_position_embeddings {ctx}")
-    known = release or (checkpoint.vllm_version if checkpoint is not None else None)
+    known = release or (checkpoint.engine_version("vllm") if checkpoint else None)
     vr = infer_version(run.hints, known or run.engine_version)
     v0 = v0_engine(run)
     util = _float(sa.get("gpu_memory_utilization")) or next(

@@ -22,6 +22,7 @@ from kvtui.core.checkpoint import (
     hub_repo_dir,
     read_checkpoint,
 )
+from kvtui.core.engine import packages
 from kvtui.sources.checkpoint_files import read_exactly
 from kvtui.sources.ssh.connect import Connection, SSHError
 
@@ -168,9 +169,7 @@ def inspect_checkpoint(conn: Connection, model_path: str, *, host: str,
     except _CONN_ERRORS as exc:
         facts.notes.append(f"SFTP unavailable: {str(exc) or type(exc).__name__}")
     if conn.is_active():
-        versions = engine_versions(conn, python)
-        facts.sglang_version = versions.get("sglang")
-        facts.vllm_version = versions.get("vllm")
+        facts.engine_versions = engine_versions(conn, python)
     return facts
 
 
@@ -188,26 +187,25 @@ def _read_remote(sftp: paramiko.SFTPClient, directory: str, model_path: str, hos
             chan.settimeout(before)
 
 
-# The engines whose release the host is asked for (package names, as pip knows them).
-ENGINE_PACKAGES = ("sglang", "vllm")
-
-
 def engine_versions(conn: Connection, python: str | None = None) -> dict[str, str]:
-    """The installed engine releases ({"sglang": "0.5.9", "vllm": "0.11.0"}): package metadata
+    """The installed engine releases by engine name ({"sglang": "0.5.9", "vllm": "0.11.0"}),
+    asked by each engine's package name (`Engine.package`): package metadata
     (fast, no torch import), then pip.
 
     One round trip; the server's own interpreter (from discovery) is asked first, since the
     host's python3 may not be the environment the engine runs in.
     """
+    by_package = packages()  # each engine's distribution (`Engine.package`)
+    names = tuple(by_package)
     code = ("from importlib.metadata import version\n"
-            f"for n in {ENGINE_PACKAGES!r}:\n"
+            f"for n in {names!r}:\n"
             "    try: print(n, version(n))\n"
             "    except Exception: pass\n")
     probe = shlex.quote(code)
     pythons = list(dict.fromkeys(p for p in (python, "python3") if p))
     # a python that finds neither engine fails, so the next is tried
     tries = [f"{shlex.quote(py)} -c {probe} 2>/dev/null | grep ." for py in pythons]
-    pip = " ".join(ENGINE_PACKAGES)
+    pip = " ".join(shlex.quote(n) for n in names)
     tries.append(f"(pip3 show {pip} || pip show {pip}) 2>/dev/null | "
                  "sed -n 's/^Name: *//p; s/^Version: *//p' | paste -d ' ' - - | grep .")
     try:
@@ -219,7 +217,7 @@ def engine_versions(conn: Connection, python: str | None = None) -> dict[str, st
         return found
     for line in out.decode("utf-8", "replace").splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[0].lower() in ENGINE_PACKAGES:
-            found[parts[0].lower()] = parts[1]
+        if len(parts) == 2 and parts[0].lower() in by_package:
+            found[by_package[parts[0].lower()]] = parts[1]
     return found
 
