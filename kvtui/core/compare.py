@@ -63,7 +63,7 @@ class Row:
 
     @property
     def changed(self) -> bool:
-        return self.a != self.b
+        return bool(self.a != self.b)
 
     def to_json(self) -> Json:
         return {"name": self.name, "a": self.a, "b": self.b, "changed": self.changed}

@@ -51,7 +51,7 @@ def header_length(prefix: bytes) -> int:
     """N from the first 8 bytes; FormatError when absent, zero or beyond the format's limit."""
     if len(prefix) < 8:
         raise FormatError(f"file shorter than the 8-byte header length ({len(prefix)} bytes)")
-    (n,) = struct.unpack("<Q", prefix[:8])
+    n: int = struct.unpack("<Q", prefix[:8])[0]
     if n == 0 or n > MAX_HEADER_BYTES:
         raise FormatError(f"header length {n:,} bytes is not plausible")
     return n

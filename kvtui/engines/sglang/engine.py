@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import parsers.sglang as grammar
 import parsers.sglang.frames as sglang_frames
 from kvtui.core.engine import DiscoverySigns
+from kvtui.core.releases import VersionRange, fmt
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.sglang import fromrun, plan, ranks, scales, version
 from kvtui.engines.sglang.accuracy import ACCURACY
@@ -95,7 +96,7 @@ class SGLang:
     def hints(self, ev: Event, text: str) -> Iterable[str]:
         return grammar.hints(ev, text)
 
-    def version_range(self, run: Run, known: str | None = None) -> version.VersionRange:
+    def version_range(self, run: Run, known: str | None = None) -> VersionRange:
         return version.infer_version(run, known=known)
 
     def kv_dtype_advice(self, dtype: str, run: Run,
@@ -123,7 +124,7 @@ class SGLang:
                                            context_len=context_len)
 
     def check_release(self, text: str) -> str:
-        return version.fmt(version.check_release(text))
+        return fmt(version.check_release(text))
 
     def plan(self, spec: ModelSpec | None, spec_reason: str, *, current_dtype: str,
              tokens: int | None, context_len: int | None, tp: int, attn_dp: int,

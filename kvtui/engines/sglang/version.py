@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtui.core.releases import ReleaseLine, Version, VersionRange, fmt, parse_version
+from kvtui.core.releases import ReleaseLine, Version, parse_version
+
+# the engine-neutral range and its format, which this engine's modules import from here
+from kvtui.core.releases import VersionRange as VersionRange
+from kvtui.core.releases import fmt as fmt
 from parsers.sglang import catalog
 
 if TYPE_CHECKING:

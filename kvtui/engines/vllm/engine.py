@@ -9,18 +9,13 @@ import parsers.vllm as grammar
 import parsers.vllm.frames as vllm_frames
 from kvtui.core import dtypes
 from kvtui.core.engine import DiscoverySigns
+from kvtui.core.releases import VersionRange, fmt
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.vllm import fromrun, limits, plan
 from kvtui.engines.vllm.accuracy import ACCURACY
 from kvtui.engines.vllm.calculator import DEFAULT_DTYPES, VALUE_COST
 from kvtui.engines.vllm.flags import FLAGS, RELEASE_OPTION
-from kvtui.engines.vllm.version import (
-    VersionRange,
-    check_release,
-    fmt,
-    infer_version,
-    kv_dtype_flag,
-)
+from kvtui.engines.vllm.version import check_release, infer_version, kv_dtype_flag
 from parsers import Event
 from parsers.frames import Frame
 

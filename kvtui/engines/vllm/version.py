@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Set as AbstractSet
 
-from kvtui.core.releases import ReleaseLine, Version, VersionRange, fmt, parse_version
+from kvtui.core.releases import ReleaseLine, Version, parse_version
+
+# the engine-neutral range and its format, which this engine's modules import from here
+from kvtui.core.releases import VersionRange as VersionRange
+from kvtui.core.releases import fmt as fmt
 
 OLDEST: Version = (0, 5, 0)
 NEWEST: Version = (0, 34, 0)
@@ -142,9 +146,9 @@ def kv_dtype_flag(dtype: str, vr: VersionRange, *, model_dtype: str = "bf16",
         if vr.hi < AUTO_FOLLOWS_CHECKPOINT or checkpoint_kv_fp8 is False:
             return auto, "auto stores the KV cache in the model dtype on these releases"
         if vr.lo >= since:
-            why = ("auto follows the checkpoint's kv_cache_quant_algo from 0.14 on, so pin it"
-                   if checkpoint_kv_fp8 is not False else "")
-            return flag, (why or "the model dtype") + "; it must match the model dtype"
+            # (a checkpoint without FP8 KV returned above: auto is the model dtype there)
+            why = "auto follows the checkpoint's kv_cache_quant_algo from 0.14 on, so pin it"
+            return flag, why + "; it must match the model dtype"
         return flag, (f"{flag} exists from {fmt(since)}; before that {auto} gives the model "
                       "dtype")
     if vr.hi < since:

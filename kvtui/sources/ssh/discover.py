@@ -7,10 +7,9 @@ fd/2 links: a regular file is followable; a journald socket under a systemd unit
 --journal candidate; a pipe or terminal is reported as not followable. Containers come from
 `docker ps`, pods from `kubectl get pods` (when the login user may run them), by image or command.
 
-vLLM's processes: `vllm serve MODEL`, `python -m vllm.entrypoints.openai.api_server --model M`
-(or `vllm.entrypoints.cli.main serve`), and the titles its children give themselves with
-setproctitle ("VLLM::EngineCore", "VLLM::Worker_TP0", "VLLM::APIServer_0": vllm 0.11.0
-utils/__init__.py:3443 set_process_title, prefix VLLM_PROCESS_NAME_PREFIX, default "VLLM"). A
+What gives an engine away (its server's command lines, its images, its log lines) is each
+engine's own declaration (`Engine.discovery`), put into the script by `discover_script`: vLLM's
+include the titles its children give themselves with setproctitle ("VLLM::EngineCore"). A
 titled child of a server already found is not listed again; one found alone (its parent out of
 sight) is, since its fd/1 and fd/2 are the server's output.
 """
@@ -19,8 +18,10 @@ from __future__ import annotations
 
 import base64
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kvtui.core.engine import Engine, all_engines
 from kvtui.sources.ssh.connect import Connection
 
 DEFAULT_ROOTS = ("~", "/var/log", "/tmp", "/workspace", "/data", "/opt", "/srv", "/mnt",
@@ -29,15 +30,12 @@ DEFAULT_ROOTS = ("~", "/var/log", "/tmp", "/workspace", "/data", "/opt", "/srv",
 # Fields are separated by \037 (unit separator), argv elements inside cmdline too.
 DISCOVER_SCRIPT = r'''
 US=$(printf '\037')
-SIGNS='ServerArgs\(|server_args=|KV Cache is allocated|sglang|Load weight begin'
-SIGNS="$SIGNS"'|vLLM|vllm|GPU KV cache size|non-default args'
+SIGNS=@SIGNS@
 for d in /proc/[0-9]*; do
   [ -r "$d/cmdline" ] || continue
   cmd=$(tr '\000\n\t' '\037  ' < "$d/cmdline" 2>/dev/null) || continue
   case "$cmd" in
-    *sglang.launch_server*|*sglang/launch_server*|*sglang"$US"serve*|*sglang.cli*serve*) ;;
-    *vllm"$US"serve*|*vllm.entrypoints.openai.api_server*|*vllm/entrypoints/openai/api_server*) ;;
-    *vllm.entrypoints.cli.main"$US"serve*|VLLM::*) ;;
+@PROCESSES@
     *) continue ;;
   esac
   pid=${d#/proc/}
@@ -53,7 +51,7 @@ if command -v docker >/dev/null 2>&1; then
   timeout 10 docker ps --no-trunc --format '{{.ID}}|{{.Image}}|{{.Names}}|{{.Command}}' \
     2>/dev/null | while IFS='|' read -r id image names command; do
       case "$image $command" in
-        *sglang*|*vllm*) printf 'docker\037%s\037%s\037%s\037%s\n' "$id" "$image" "$names" \
+        @IMAGES@) printf 'docker\037%s\037%s\037%s\037%s\n' "$id" "$image" "$names" \
                     "$command" ;;
       esac
     done
@@ -65,7 +63,7 @@ if command -v kubectl >/dev/null 2>&1; then
     timeout 10 kubectl get pods --output "$fmt" 2>/dev/null; } |
     while IFS='|' read -r ns pod containers; do
       case "$containers" in
-        *sglang*|*vllm*) printf 'kubectl\037%s\037%s\037%s\n' "$ns" "$pod" "$containers" ;;
+        @IMAGES@) printf 'kubectl\037%s\037%s\037%s\n' "$ns" "$pod" "$containers" ;;
       esac
     done
 fi
@@ -116,12 +114,25 @@ class Candidate:
         return [flag, self.target, *scope]
 
 
+def discover_script(engines: Sequence[Engine], template: str | None = None) -> str:
+    """The script with each engine's signs in it (`Engine.discovery`): the `case` patterns of
+    its server processes and its images, and the log lines that give its files away. The
+    signs are the engines' own constants (shell patterns), never text read from a host."""
+    template = DISCOVER_SCRIPT if template is None else template
+    signs = [e.discovery for e in engines]
+    processes = "\n".join(f"    {'|'.join(d.process_patterns)}) ;;" for d in signs)
+    images = "|".join(p for d in signs for p in d.image_patterns)
+    log_signs = shlex.quote("|".join(s for d in signs for s in d.log_signs))
+    return (template.replace("@SIGNS@", log_signs).replace("@PROCESSES@", processes)
+            .replace("@IMAGES@", images))
+
+
 def engine_of(argv: list[str]) -> str:
-    """Which engine a server's command line (or process title) runs, as texts name it."""
-    text = " ".join(argv)
-    if "sglang" in text:
-        return "SGLang"
-    return "vLLM" if "vllm" in text.lower() else "LLM"
+    """Which engine a server's command line (or process title) runs, as texts name it: the
+    first whose name it holds (`Engine.name`, any case: vLLM's children title themselves
+    `VLLM::...`)."""
+    text = " ".join(argv).lower()
+    return next((e.label for e in all_engines() if e.name in text), "LLM")
 
 
 @dataclass
@@ -141,7 +152,8 @@ def model_path_from_argv(argv: list[str]) -> str | None:
                 return a.split("=", 1)[1]
     for i, a in enumerate(argv[:-1]):
         if argv[i + 1] == "serve" and i + 2 < len(argv) and (
-                a.endswith(("sglang", "vllm")) or a.endswith(".cli.main")):
+                a.endswith(tuple(e.name for e in all_engines()))
+                or a.endswith(".cli.main")):
             nxt = argv[i + 2]
             if not nxt.startswith("-"):
                 return nxt
@@ -226,7 +238,7 @@ def parse_discovery(text: str) -> Discovery:
         seen_targets.add(path)  # found under two roots (~ and /root)
         found.candidates.append(Candidate(
             "file", path, f"{path} ({size / 1e6:.1f} MB)",
-            detail="recent log with SGLang or vLLM lines",
+            detail=f"recent log with {' or '.join(e.label for e in all_engines())} lines",
             mtime=mtime))
     return found
 
@@ -235,7 +247,8 @@ def _pod_candidate(namespace: str, pod: str, containers: str) -> Candidate:
     """A pod whose containers run an engine image: the matching container named when the pod
     has several (`kubectl logs` would pick the default one)."""
     pairs = [c.partition("=") for c in containers.split()]
-    serving = [name for name, _, image in pairs if "sglang" in image or "vllm" in image]
+    serving = [name for name, _, image in pairs
+               if any(e.name in image for e in all_engines())]
     container = serving[0] if serving and len(pairs) > 1 else None
     images = ", ".join(image for _, _, image in pairs)
     return Candidate("kubectl", pod, f"pod {namespace}/{pod} ({images})",
@@ -248,7 +261,8 @@ def discover(conn: Connection, roots: tuple[str, ...] | None = None,
         roots = DEFAULT_ROOTS
     # one line for the login shell (csh cannot take newlines inside quotes): the script goes
     # base64-encoded through `base64 -d` into `sh -s`, the roots as quoted positional arguments
-    encoded = base64.b64encode(DISCOVER_SCRIPT.encode()).decode()
+    script = discover_script(all_engines())
+    encoded = base64.b64encode(script.encode()).decode()
     command = f"echo {encoded} | base64 -d | sh -s " + " ".join(shlex.quote(r) for r in roots)
     rc, out, _err = conn.exec(command, timeout=timeout)
     # a path's bytes that are not UTF-8 are kept (surrogateescape): followed as they are, shown
