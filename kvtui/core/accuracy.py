@@ -27,6 +27,7 @@ from kvtui.core.report_types import AccuracyItem, Alert, snapshot
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
+    from kvtui.core.engine import Engine
     from kvtui.core.state import Run
 
 # A weights verdict from the engine: (origin, what, evidence, confidence); origin "checkpoint"
@@ -91,10 +92,9 @@ class Judged:
     detail: str = ""
 
 
-def terms(engine: Any) -> AccuracyTerms | None:
+def terms(engine: Engine | None) -> AccuracyTerms | None:
     """The engine's accuracy terms (None: no engine known, or one that states none)."""
-    found = getattr(engine, "accuracy", None) if engine is not None else None
-    return found if isinstance(found, AccuracyTerms) else None
+    return engine.accuracy if engine is not None else None
 
 
 def _started(run: Run) -> bool:

@@ -29,7 +29,7 @@ from parsers import BATCH_KINDS, Event
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts, KVScaleVerdict
-    from kvtui.core.engine import Engine
+    from kvtui.core.engine import Engine, Flags
 
 
 @dataclass(frozen=True)
@@ -129,9 +129,10 @@ def say(ctx: _Ctx, key: str) -> str:
     return str(own.get(key) or WORDING[key])
 
 
-def _flag(ctx: _Ctx, name: str, default: str) -> str:
-    """One of the engine's flags (`kvtui.core.engine.Flags`), or SGLang's spelling."""
-    value = getattr(ctx.engine.flags, name) if ctx.engine is not None else default
+def _flag(ctx: _Ctx, which: Callable[[Flags], str | None], default: str) -> str:
+    """One of the engine's flags (`kvtui.core.engine.Flags`: `which` picks it), or SGLang's
+    spelling."""
+    value = which(ctx.engine.flags) if ctx.engine is not None else default
     return str(value) if value else ""
 
 
@@ -148,7 +149,7 @@ def _mem(ctx: _Ctx, requests: float | None = None) -> str:
     take (whole blocks), or the current value to go above."""
     knob = _bytes_knob(ctx)
     if knob is None:
-        return _flag(ctx, "mem_fraction", "--mem-fraction-static")
+        return _flag(ctx, lambda f: f.mem_fraction, "--mem-fraction-static")
     flag, per = knob["flag"], knob.get("request_bytes")
     if requests is not None and isinstance(per, int) and per > 0:
         n = max(1, math.ceil(requests))
@@ -164,7 +165,7 @@ def _mem(ctx: _Ctx, requests: float | None = None) -> str:
 
 def _calibrated_scales(ctx: _Ctx) -> str:
     """Where calibrated FP8 scales come from on this engine."""
-    path = _flag(ctx, "scales_path", "--quantization-param-path")
+    path = _flag(ctx, lambda f: f.scales_path, "--quantization-param-path")
     ckpt = "a checkpoint with k_scale/v_scale tensors, e.g. calibrated with ModelOpt/llm-compressor"
     return f"{path} kv_cache_scales.json (or {ckpt})" if path else ckpt
 
@@ -274,7 +275,7 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         where += f" (line {ev.line})"
     label = ctx.engine.label if ctx.engine is not None else "SGLang"
     since = say(ctx, "auto_fp8.since")
-    kv_flag = _flag(ctx, "kv_cache_dtype", "--kv-cache-dtype")
+    kv_flag = _flag(ctx, lambda f: f.kv_cache_dtype, "--kv-cache-dtype")
     by_model = basis == "model_default_line"
     if by_model:
         # The engine says it chose the dtype for the model (and GPU): SGLang's DeepSeek DSA
@@ -329,8 +330,8 @@ def _rule_e5m2(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     detail = ("FP8 E5M2 keeps only 2 mantissa bits: about 12.5% relative rounding error on "
               "every cached K and V value (E4M3: 6%, BF16: 0.4%). It trades precision for "
               "range that a KV cache rarely needs.")
-    kv_flag = _flag(ctx, "kv_cache_dtype", "--kv-cache-dtype")
-    path = _flag(ctx, "scales_path", "--quantization-param-path")
+    kv_flag = _flag(ctx, lambda f: f.kv_cache_dtype, "--kv-cache-dtype")
+    path = _flag(ctx, lambda f: f.scales_path, "--quantization-param-path")
     scales = f" {path} ..." if path else " and a checkpoint that carries k_scale/v_scale"
     fix = (f"Use BF16 ({ctx.bf16_advice(run)}) or, for FP8, E4M3 with "
            f"calibrated scales ({kv_flag} fp8_e4m3{scales}).")
@@ -359,7 +360,7 @@ def _rule_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
         return None
     detail = (f"The KV cache is {ctx.effective} and the log says nothing about scaling "
               f"factors {say(ctx, 'fp8.silence')}")
-    path = _flag(ctx, "scales_path", "--quantization-param-path")
+    path = _flag(ctx, lambda f: f.scales_path, "--quantization-param-path")
     fix = ("Check the checkpoint for k_scale/v_scale tensors (kvtui ssh inspects it, or kvtui "
            "check --checkpoint DIR)" + (f", or supply {path}" if path else "")
            + "; or serve BF16: " + ctx.bf16_advice(run))
@@ -427,7 +428,7 @@ def _rule_context_exceeds_pool(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               f"per GPU: a single request at full context cannot fit, and "
               f"{say(ctx, 'context.reject')}.")
     mem = _mem(ctx, 1)
-    ctx_flag = _flag(ctx, "context_length", "--context-length")
+    ctx_flag = _flag(ctx, lambda f: f.context_length, "--context-length")
     fix = (f"Give the KV cache more memory (raise {mem}, or more GPUs / higher "
            f"TP), or cap {ctx_flag} at {total:,} or less.")
     return Alert("context-exceeds-pool", "critical",
@@ -480,7 +481,7 @@ def _rule_low_concurrency(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               f"{conc:.2f} concurrent full-context requests{_logged_as(run, ctx, conc)}. A "
               "few long agentic sessions will queue behind each other or be retracted.")
     fix = (f"Raise {_mem(ctx, ctx.options.min_context_concurrency)} or TP, lower "
-           f"{_flag(ctx, 'context_length', '--context-length')}, or accept the queueing. "
+           f"{_flag(ctx, lambda f: f.context_length, '--context-length')}, or accept the queueing. "
            "See the what-if for what each KV dtype would give.")
     pool = run.primary_kv_pool()
     evidence = run.capacity_evidence or (pool.evidence if pool is not None else None)
@@ -525,8 +526,9 @@ def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     knob = _bytes_knob(ctx)
     more = (f"{knob['flag']} {need} ({fmt_bytes_gib(need)} per GPU, in BF16)"
             if knob is not None and need else _mem(ctx))
+    ctx_flag = _flag(ctx, lambda f: f.context_length, "--context-length")
     fix = (f"Before switching to BF16, add KV memory (higher {more}, higher TP "
-           f"or more GPUs) or lower {_flag(ctx, 'context_length', '--context-length')}; the "
+           f"or more GPUs) or lower {ctx_flag}; the "
            "what-if shows the numbers.")
     return Alert("bf16-does-not-fit", "warning",
                  f"BF16 KV would fit only {value:.2f} full-context requests", detail,
@@ -551,7 +553,7 @@ def _inverse_summary(inv: Inverse | None, ctx: _Ctx) -> str:
         parts = [f" {inv.dtype} does not hold {need}"]
     options = []
     knob = _bytes_knob(ctx)
-    mem = knob["flag"] if knob is not None else _flag(ctx, "mem_fraction",
+    mem = knob["flag"] if knob is not None else _flag(ctx, lambda f: f.mem_fraction,
                                                       "--mem-fraction-static")
     if inv.kv_cache_memory_bytes_needed:
         options.append(f"{mem} {inv.kv_cache_memory_bytes_needed}")
@@ -668,8 +670,8 @@ def _rule_profiled_negative(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     """The memory profile left nothing for the KV cache: SGLang says it in tokens (the
     "larger than the profiled value" line), vLLM in GiB (its "Available KV cache memory").
     Either way the engine stops at start-up; the why and the fix are the engine's words."""
-    mem = _flag(ctx, "mem_fraction", "--mem-fraction-static")
-    tp = _flag(ctx, "tensor_parallel", "--tp-size")
+    mem = _flag(ctx, lambda f: f.mem_fraction, "--mem-fraction-static")
+    tp = _flag(ctx, lambda f: f.tensor_parallel, "--tp-size")
     profiled = run.profiled_tokens
     ev = run.max_total_tokens_capped
     if profiled is not None and profiled <= 0 and ev is not None:
@@ -729,8 +731,9 @@ def _rule_input_too_long(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               "pool can hold. "
               + ("Truncated prompts lose their beginning silently." if truncated else
                  "Clients get an error (HTTP 400) instead of an answer."))
+    ctx_flag = _flag(ctx, lambda f: f.context_length, "--context-length")
     fix = ("Give the KV cache more room (the what-if shows what each setting would hold) or "
-           f"raise {_flag(ctx, 'context_length', '--context-length')} if the model allows; "
+           f"raise {ctx_flag} if the model allows; "
            "otherwise make clients send shorter inputs.")
     return Alert("input-too-long", "warning", f"{count:,} request(s) longer than allowed",
                  detail, notice.evidence, fix, extra={"requests": count})
@@ -818,7 +821,7 @@ def _rule_requests_reduced(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     asked, got = f.get("requested"), f.get("max_running_requests")
     if not isinstance(asked, int) or not isinstance(got, int):
         return None
-    flag = _flag(ctx, "max_running_requests", "--max-running-requests")
+    flag = _flag(ctx, lambda f: f.max_running_requests, "--max-running-requests")
     detail = (f"{flag} asked for {asked:,} concurrent requests per DP worker; the KV pool "
               f"holds only enough for {got:,}, so that is what runs.")
     fix = (f"Lower {flag} to {got:,} to say what the server really does, or give the KV cache "

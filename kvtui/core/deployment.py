@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kvtui.core.report_types import ParallelFacts
+    from kvtui.core.state import Run
 
 
 def _int(v: Any) -> int | None:
@@ -122,7 +123,7 @@ def parallel_label(par: ParallelFacts, name: str) -> str:
     product only rank tags of both at once imply: `world_label`)."""
     if name == "world":
         return world_label(par.world) if par.world is not None else "TPxPP=?"
-    return degree_label(name.upper(), getattr(par, name), (par.basis or {}).get(name),
+    return degree_label(name.upper(), par.degree(name), (par.basis or {}).get(name),
                         par.ranks_seen, par.least)
 
 
@@ -183,7 +184,7 @@ def _attn_dp_of_tags(groups: dict[int, set[int]], tp: int | None) -> int | None:
     return least
 
 
-def layout(run: Any, floors: Mapping[str, tuple[int, str]] | None = None) -> Layout:
+def layout(run: Run, floors: Mapping[str, tuple[int, str]] | None = None) -> Layout:
     """The layout of one run: the dump's sizes, else what the rank tags prove (`floors`, the
     engine's `tag_floors`: a tag that proves more than its index)."""
     sa = run.server_args or {}
@@ -207,7 +208,7 @@ def layout(run: Any, floors: Mapping[str, tuple[int, str]] | None = None) -> Lay
             basis[name] = "server_args"
     # vLLM's rank-assignment lines prove sizes exactly (`Run.placed_sizes`): they fill what the
     # dump left unsaid, and say so in the basis (an argument the operator gave still wins).
-    placed = getattr(run, "placed_sizes", None) or {}
+    placed = run.placed_sizes
     tp = tp or _placed(placed, "tp", basis)
     dp = dp or _placed(placed, "dp", basis)
     pp = pp or _placed(placed, "pp", basis)
@@ -264,9 +265,9 @@ def layout(run: Any, floors: Mapping[str, tuple[int, str]] | None = None) -> Lay
         basis["world"] = "rank tags"
         notes.append(f"tensor_parallel_size not in the log: rank tag rank{world - 1} counts TP "
                      f"and PP together ({world_label(world)}); TP unknown")
-    worlds = getattr(run, "world_sizes", None) or ()
-    world_size = (next(iter(worlds)) if len(worlds) == 1
-                  and not getattr(run, "places_conflict", False) else None)
+    worlds = run.world_sizes
+    world_size = (next(iter(worlds)) if len(worlds) == 1 and not run.places_conflict
+                  else None)
     return Layout(tp=tp, dp=dp, pp=pp, ep=ep, attn_dp=attn_dp,
                   enable_dp_attention=sa.get("enable_dp_attention"), world=world,
                   world_size=_int(world_size), basis=basis, notes=tuple(notes), least=least)

@@ -77,7 +77,7 @@ def render_text(report: Report) -> str:
       + (f"  ({inert(str(model.model_class), 80)})"
          if model.model_class and model.model_class != model.name else ""))
     sizes = "  ".join(parallel_label(par, k) for k in ("tp", "dp", "pp", "ep", "world")
-                      if getattr(par, k) is not None)
+                      if par.degree(k) is not None)
     if par.world is not None and par.tp is None:
         sizes = f"TP=?  {sizes}"  # worker tags that count TP and PP together
     if par.world_size is not None:  # the engine's own rank-assignment lines

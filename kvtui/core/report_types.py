@@ -321,6 +321,11 @@ class ParallelFacts:
     # tags TP, PP and EP only when they exceed 1), only when one does.
     least: dict[str, int] | None = field(default=None, metadata=OMIT_NONE)
 
+    def degree(self, name: str) -> int | None:
+        """The size of degree `name` ("tp", "dp", "pp", "ep", "world"; KeyError for another)."""
+        return {"tp": self.tp, "dp": self.dp, "pp": self.pp, "ep": self.ep,
+                "world": self.world}[name]
+
     def to_json(self) -> Json:
         return _fields_json(self)
 

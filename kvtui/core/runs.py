@@ -12,7 +12,7 @@ run N was the last (`State.upto`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvtui.core.report_types import (
     AccuracyItem,
@@ -27,6 +27,9 @@ from kvtui.core.report_types import (
 from kvtui.core.state import Run, State
 from kvtui.core.values import as_int
 
+if TYPE_CHECKING:
+    from kvtui.core.engine import Engine, Flags
+
 # Arguments the engine draws by itself at each start when the operator sets none, so two starts
 # differ in them with nothing changed: SGLang's random_seed (0.5.10 srt/server_args.py:954-955:
 # `random.randint(0, 1 << 30)` when None).
@@ -39,20 +42,20 @@ Analysis = tuple[WhatIf | None, Sequence[Alert]]
 # The dumped arguments whose name the parsers share across engines (a vLLM dump's
 # tensor_parallel_size and max_model_len are read as tp_size and context_length), by the
 # engine's `Flags` field that spells them on its command line.
-SHARED_NAMES = {"kv_cache_dtype": "kv_cache_dtype", "tp_size": "tensor_parallel",
-                "context_length": "context_length",
-                "max_running_requests": "max_running_requests"}
+SHARED_NAMES: dict[str, Callable[[Flags], str | None]] = {
+    "kv_cache_dtype": lambda f: f.kv_cache_dtype, "tp_size": lambda f: f.tensor_parallel,
+    "context_length": lambda f: f.context_length,
+    "max_running_requests": lambda f: f.max_running_requests}
 
 
-def flag_of(arg: str, engine: Any = None) -> str:
+def flag_of(arg: str, engine: Engine | None = None) -> str:
     """The command-line spelling of a dumped argument: the engine's own for the names the
     parsers share (`Engine.flags`: vLLM's `-tp`, `--max-model-len`), else `--field-name`, as
     both engines' CLIs spell a field (SGLang's argparse in srt/server_args.py `add_cli_args`,
     vLLM's `EngineArgs.add_cli_args`)."""
-    flags = getattr(engine, "flags", None)
     shared = SHARED_NAMES.get(arg)
-    if flags is not None and shared is not None:
-        return str(getattr(flags, shared))
+    if engine is not None and shared is not None:
+        return str(shared(engine.flags))
     return "--" + arg.replace("_", "-")
 
 

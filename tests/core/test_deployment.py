@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from kvtui.core.deployment import degree_label, layout, rank_span
+from kvtui.core.state import Run
 
 
 def run(ranks, **sa):
-    return SimpleNamespace(server_args=sa, ranks=set(ranks))
+    return Run(index=0, server_args=sa, ranks=set(ranks))
 
 
 @pytest.mark.parametrize(("ranks", "tp"), [

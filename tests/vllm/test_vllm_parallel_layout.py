@@ -192,16 +192,15 @@ def test_vllm_worker_rank_is_a_world_rank_not_a_tp_rank():
 
 
 def test_world_rank_tags_leave_tp_unknown_in_the_header_and_bound_the_product():
-    from types import SimpleNamespace
-
     from kvtui.core.deployment import layout
+    from kvtui.core.state import Run
 
-    lay = layout(SimpleNamespace(server_args={}, ranks={"rank0", "rank1"}))
+    lay = layout(Run(index=0, ranks={"rank0", "rank1"}))
     assert (lay.tp, lay.pp, lay.world) == (None, None, 2)
     assert lay.basis == {"world": "rank tags"}
 
     # TP stated: the rest of the product is PP
-    tp2 = SimpleNamespace(server_args={"tp_size": 2}, ranks={f"rank{i}" for i in range(4)})
+    tp2 = Run(index=0, server_args={"tp_size": 2}, ranks={f"rank{i}" for i in range(4)})
     lay = layout(tp2)
     assert (lay.tp, lay.pp, lay.world) == (2, 2, None)
     assert degree_label("PP", lay.pp, lay.basis["pp"], tp2.ranks) == "PP>=2"
