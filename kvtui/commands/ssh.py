@@ -244,11 +244,14 @@ def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: An
 
 def _print_candidates(host: str, found: Any) -> None:
     """The discovered sources; every string from the host made inert first."""
+    from kvtui.core.engine import all_engines
+
+    labels = [e.label for e in all_engines()]
     if not found.candidates:
-        print(f"No SGLang or vLLM logs found on {host}. Name one with --log PATH, --docker "
-              f"CONTAINER, --kubectl POD, --journal UNIT or --cmd COMMAND.")
+        print(f"No {' or '.join(labels)} logs found on {host}. Name one with --log PATH, "
+              f"--docker CONTAINER, --kubectl POD, --journal UNIT or --cmd COMMAND.")
     else:
-        print(f"SGLang and vLLM logs found on {host}:")
+        print(f"{' and '.join(labels)} logs found on {host}:")
         for i, c in enumerate(found.candidates, 1):
             print(f"  {i}. {_label(c.label)}")
             if c.model_path:
