@@ -106,7 +106,8 @@ def _started(run: Run) -> bool:
 
 
 # --- the items ------------------------------------------------------------------------------
-def judge_weights(run: Run, engine: Any, checkpoint: CheckpointFacts | None = None) -> Judged:
+def judge_weights(run: Run, engine: Engine | None,
+                  checkpoint: CheckpointFacts | None = None) -> Judged:
     t = terms(engine)
     quant = run.server_args.get("quantization")
     if checkpoint is not None and quant and checkpoint.quant_method is None \
@@ -181,7 +182,8 @@ def model_window(checkpoint: CheckpointFacts | None) -> str | None:
     return said
 
 
-def judge_context(run: Run, engine: Any, checkpoint: CheckpointFacts | None = None) -> Judged:
+def judge_context(run: Run, engine: Engine | None,
+                  checkpoint: CheckpointFacts | None = None) -> Judged:
     t = terms(engine)
     window = model_window(checkpoint)
     notice = run.notices.get("context_override")
@@ -234,7 +236,7 @@ def _rope_override(run: Run) -> str | None:
     return None
 
 
-def judge_length(run: Run, engine: Any) -> Judged:
+def judge_length(run: Run, engine: Engine | None) -> Judged:
     notice = run.notices.get("input_too_long")
     if notice is not None:
         count = notice.evidence.count
@@ -252,7 +254,7 @@ def judge_length(run: Run, engine: Any) -> Judged:
     return Judged("unknown", "no request served in the log")
 
 
-def judge_template(run: Run, engine: Any) -> Judged:
+def judge_template(run: Run, engine: Engine | None) -> Judged:
     t = terms(engine)
     flag = t.template_flag if t is not None else "--chat-template"
     notice = run.notices.get("chat_template")
@@ -295,7 +297,7 @@ def judge_template(run: Run, engine: Any) -> Judged:
     return Judged("unknown", "no template line in the log")
 
 
-def judge_parsers(run: Run, engine: Any) -> Judged:
+def judge_parsers(run: Run, engine: Engine | None) -> Judged:
     t = terms(engine)
     sa = run.server_args
     features = run.notices.get("template_features")
@@ -339,7 +341,7 @@ def judge_parsers(run: Run, engine: Any) -> Judged:
     return Judged("unknown", "not in the argument dump")
 
 
-def judge_generation(run: Run, engine: Any) -> Judged:
+def judge_generation(run: Run, engine: Engine | None) -> Judged:
     t = terms(engine)
     notice = run.notices.get("generation_defaults")
     if notice is not None:
@@ -386,7 +388,7 @@ JUDGES: dict[str, Callable[[Run, Any], Judged]] = {
 }
 
 
-def checklist(run: Run, alerts: Sequence[Alert], engine: Any,
+def checklist(run: Run, alerts: Sequence[Alert], engine: Engine | None,
               checkpoint: CheckpointFacts | None = None) -> tuple[AccuracyItem, ...]:
     """The current run's checklist, one item per setting, in `ITEMS` order; empty when no
     engine is known (no line was recognised)."""

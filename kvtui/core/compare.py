@@ -13,11 +13,14 @@ Pure: it reads two runs (their reports and their fold's runs), nothing else.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvtui.core.report_types import OMIT_NONE, ArgChange, Json, Report, _fields_json
 from kvtui.core.runs import arg_changes
 from kvtui.core.state import Run
+
+if TYPE_CHECKING:
+    from kvtui.core.engine import Engine
 
 # A prediction agrees when the logged pool is within this share of it: the engines page-align
 # and round their budgets, so a rule that holds to the page gives a ratio of 1.000 at three
@@ -34,7 +37,7 @@ class RunRef:
     number: int
     report: Report
     run: Run
-    engine: Any = None  # kvtui.core.engine.Engine
+    engine: Engine | None = None
 
 
 @dataclass(frozen=True, slots=True)

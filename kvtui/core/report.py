@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kvtui import __version__
 from kvtui.core import runs as runs_mod
 from kvtui.core.deployment import layout
-from kvtui.core.engine import retraction_groups, tag_floors
+from kvtui.core.engine import Engine, retraction_groups, tag_floors
 from kvtui.core.report_types import (
     CapacityFacts,
     KVCacheFacts,
@@ -157,7 +157,7 @@ def _subpools(run: Run) -> list[PoolFacts]:
     return out
 
 
-def _parallel(run: Run, engine: Any = None) -> ParallelFacts:
+def _parallel(run: Run, engine: Engine | None = None) -> ParallelFacts:
     par = layout(run, tag_floors(engine, run))
     return ParallelFacts(
         tp=par.tp, dp=par.dp, pp=par.pp, ep=par.ep, attn_dp=par.attn_dp,
@@ -198,7 +198,7 @@ def whatif_unmodelled(pools: tuple[PoolFacts, ...]) -> str | None:
             f"one KV pool per GPU)")
 
 
-def analyse_run(state: State, *, engine: Any = None, model: Any = None,
+def analyse_run(state: State, *, engine: Engine | None = None, model: Any = None,
                 alert_options: Any = None, checkpoint: CheckpointFacts | None = None,
                 release: str | None = None) -> runs_mod.Analysis:
     """The what-if and the alerts of the state's current run."""
@@ -212,7 +212,7 @@ def analyse_run(state: State, *, engine: Any = None, model: Any = None,
     return whatif, tuple(a.frozen() for a in found)
 
 
-def build_report(state: State, *, engine: Any = None, model: Any = None,
+def build_report(state: State, *, engine: Engine | None = None, model: Any = None,
                  alert_options: Any = None, checkpoint: CheckpointFacts | None = None,
                  release: str | None = None, partial: bool = False,
                  memo: dict[int, Any] | None = None) -> Report:

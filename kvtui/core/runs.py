@@ -12,7 +12,7 @@ run N was the last (`State.upto`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kvtui.core.report_types import (
     AccuracyItem,
@@ -59,7 +59,7 @@ def flag_of(arg: str, engine: Engine | None = None) -> str:
     return "--" + arg.replace("_", "-")
 
 
-def arg_changes(before: Run, after: Run, engine: Any = None) -> tuple[ArgChange, ...]:
+def arg_changes(before: Run, after: Run, engine: Engine | None = None) -> tuple[ArgChange, ...]:
     """The server arguments that differ between two runs' dumps, in the later dump's order,
     spelled as `engine`'s command line spells them.
 
@@ -115,7 +115,7 @@ def analyses(state: State, last: Analysis, analyse: Callable[[State], Analysis],
 
 
 def _resolution(state: State, found: list[Analysis], i: int, rule: str,
-                engine: Any = None) -> Resolution | None:
+                engine: Engine | None = None) -> Resolution | None:
     """The first later run that got going (`Run.started_up`) and no longer raises `rule`;
     None while every later run that got going still raises it (or none got going yet: a
     restart still loading has said nothing about the alert)."""
@@ -135,7 +135,7 @@ def _resolution(state: State, found: list[Analysis], i: int, rule: str,
 
 
 def summaries(state: State, found: list[Analysis], tp_of: Callable[[Run], int | None],
-              engine: Any = None,
+              engine: Engine | None = None,
               checklist: Callable[[Run, Sequence[Alert]], tuple[AccuracyItem, ...]] | None = None,
               ) -> tuple[RunSummary, ...]:
     """One summary per run, numbered from 1, each with its own alerts and accuracy checklist;
