@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from kvtui.core.accuracy import AccuracyTerms
     from kvtui.core.capacity.modelspec import ModelSpec
     from kvtui.core.checkpoint import CheckpointFacts
+    from kvtui.core.checkpoint.kvnames import QuantDecl
 
 # Engine name -> the module that holds its `ENGINE` object. Detection tries them in this order.
 ENGINE_MODULES: dict[str, str] = {
@@ -75,6 +76,27 @@ class DiscoverySigns:
     process_patterns: tuple[str, ...]
     image_patterns: tuple[str, ...]  # a docker image or command, a pod's containers
     log_signs: tuple[str, ...]
+
+
+class KVScaleRules(Protocol):
+    """Which checkpoint tensors the engine loads as an attention layer's KV-cache scales
+    (`kvtui.core.checkpoint`: the verdict on a checkpoint's scales is each engine's)."""
+
+    def target(self, name: str, family: str | None) -> str | None:
+        """The parameter the engine loads tensor `name` into under a config of quantization
+        `family`, or None when it skips it (`kvtui.core.checkpoint.kvnames.is_parameter`)."""
+
+    def compressed_tensors_creates(self, scheme: Mapping[str, object] | None
+                                   ) -> tuple[bool, str]:
+        """Does a compressed-tensors config with KV `scheme` give attention layers KV-scale
+        parameters, and why (in words, for the verdict's evidence)?"""
+
+    def accepts_vector(self, decl: QuantDecl) -> bool:
+        """Does the engine load per-head (vector) scales under this declaration?"""
+
+    def remaps(self, architecture: str) -> bool:
+        """Does this model class's loader rename checkpoint names by `target`? (False: a
+        loader of its own, so the name rule is less certain: the verdict says medium.)"""
 
 
 class ColumnGrammar(Protocol):
@@ -239,6 +261,8 @@ class Engine(Grammar, ReleaseDating, Sizing, Protocol):
     package: str
     # What gives the engine's server away on a host (`kvtui.sources.ssh.discover`).
     discovery: DiscoverySigns
+    # Which checkpoint tensors it loads as KV-cache scales (`kvtui.core.checkpoint`).
+    kv_scales: KVScaleRules
     flags: Flags
     # The accuracy checklist's terms (`kvtui.core.accuracy`); None: the engine states none.
     accuracy: AccuracyTerms | None

@@ -14,6 +14,8 @@ from safetensors.numpy import load_file
 
 from kvtui.core.checkpoint import kvnames
 from kvtui.core.checkpoint import safetensors as st
+from kvtui.engines.sglang import kvscales as sglang_scales
+from kvtui.engines.vllm import kvscales as vllm_scales
 
 
 def _read(path):
@@ -104,14 +106,14 @@ NAME_TABLE = [
 @pytest.mark.parametrize("name,sglang,vllm", NAME_TABLE)
 def test_engine_name_rules(name, sglang, vllm):
     assert kvnames.scale_name(name) is not None
-    assert kvnames.sglang_target(name) == sglang
-    assert kvnames.vllm_target(name, "fp8") == vllm
+    assert sglang_scales.target(name) == sglang
+    assert vllm_scales.target(name, "fp8") == vllm
 
 
 def test_output_scale_needs_an_fp8_or_quark_config_in_vllm():
     name = f"{L}.v_proj.output_scale"
-    assert kvnames.vllm_target(name, "quark") == f"{L}.attn.v_scale"
-    assert kvnames.vllm_target(name, "compressed-tensors") is None
+    assert vllm_scales.target(name, "quark") == f"{L}.attn.v_scale"
+    assert vllm_scales.target(name, "compressed-tensors") is None
 
 
 def test_what_is_not_a_kv_scale():
@@ -124,16 +126,17 @@ def test_what_is_not_a_kv_scale():
 
 def test_which_configs_create_scale_parameters():
     Q = kvnames.QuantDecl
-    assert kvnames.creates_scale_params("sglang", Q("fp8"))[0]
-    assert not kvnames.creates_scale_params("sglang", Q(None))[0]
-    assert not kvnames.creates_scale_params("sglang", Q("modelopt"))[0]
-    assert kvnames.creates_scale_params("sglang", Q("modelopt", "FP8"))[0]
+    assert kvnames.creates_scale_params(sglang_scales.KV_SCALES, Q("fp8"))[0]
+    assert not kvnames.creates_scale_params(sglang_scales.KV_SCALES, Q(None))[0]
+    assert not kvnames.creates_scale_params(sglang_scales.KV_SCALES, Q("modelopt"))[0]
+    assert kvnames.creates_scale_params(sglang_scales.KV_SCALES, Q("modelopt", "FP8"))[0]
     ct_head = {"type": "float", "num_bits": 8, "strategy": "attn_head", "symmetric": True}
-    ok, why = kvnames.creates_scale_params("sglang", Q("compressed-tensors", None, ct_head))
+    ct = Q("compressed-tensors", None, ct_head)
+    ok, why = kvnames.creates_scale_params(sglang_scales.KV_SCALES, ct)
     assert not ok and "attn_head" in why
-    assert kvnames.creates_scale_params("vllm", Q("compressed-tensors", None, ct_head))[0]
-    assert kvnames.accepts_vector("vllm", Q("compressed-tensors", None, ct_head))
-    assert not kvnames.accepts_vector("sglang", Q("compressed-tensors", None, ct_head))
+    assert kvnames.creates_scale_params(vllm_scales.KV_SCALES, ct)[0]
+    assert vllm_scales.KV_SCALES.accepts_vector(Q("compressed-tensors", None, ct_head))
+    assert not sglang_scales.KV_SCALES.accepts_vector(Q("compressed-tensors", None, ct_head))
 
 
 # -- a checkpoint's bytes are untrusted: the parser is total -----------------------------------

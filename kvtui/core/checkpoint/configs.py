@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from kvtui.core.checkpoint.facts import CheckpointFacts
-from kvtui.core.checkpoint.kvnames import scale_name, sglang_target, vllm_target
+from kvtui.core.checkpoint.kvnames import scale_name
 
 # config.json keys the capacity calculator cares about (copied as-is when present).
 MODEL_CONFIG_KEYS: tuple[str, ...] = (
@@ -89,13 +89,16 @@ def parse_hf_quant_config(text: str, facts: CheckpointFacts) -> None:
 
 
 def count_scale_tensors(names: list[str] | Any, facts: CheckpointFacts) -> None:
-    """Which KV-scale tensors exist under a name SGLang or vLLM loads (kvtui.core.checkpoint.
-    kvnames), before any value is read: `has_k_scale` / `has_v_scale` say "present", not
+    """Which KV-scale tensors exist under a name some engine loads (`Engine.kv_scales`, at an
+    FP8 config), before any value is read: `has_k_scale` / `has_v_scale` say "present", not
     "loaded by this config" nor "calibrated" (the verdicts say that)."""
+    from kvtui.core.engine import all_engines
+
+    rules = [e.kv_scales for e in all_engines()]
     k = v = kv = 0
     for name in names:
         sn = scale_name(name) if isinstance(name, str) else None
-        if sn is None or not (sglang_target(name) or vllm_target(name, "fp8")):
+        if sn is None or not any(r.target(name, "fp8") for r in rules):
             continue
         if sn.kind == "kv":
             kv += 1

@@ -61,6 +61,8 @@ def read_checkpoint(files: CheckpointFiles, *, model_path: str | None = None,
 
 def judge_all(facts: CheckpointFacts) -> None:
     """(Re)compute every engine's verdict from the facts' tensors and config declarations."""
+    from kvtui.core.engine import ENGINE_MODULES
+
     kv = facts.kv_scales
     if kv is None:
         return
@@ -71,7 +73,7 @@ def judge_all(facts: CheckpointFacts) -> None:
     kv.verdicts = {engine: judge(engine, kv, decl, architecture=facts.architecture,
                                  num_hidden_layers=layers if isinstance(layers, int) else None,
                                  declared=facts.kv_declarations)
-                   for engine in kvnames.ENGINES}
+                   for engine in ENGINE_MODULES}
 
 
 def _read_text(files: CheckpointFiles, ledger: Ledger, name: str,

@@ -4,17 +4,22 @@ The engines do not read "any tensor called k_scale": each renames a checkpoint n
 attention module's own parameter and loads it only when that parameter exists, and the parameter
 exists only when the checkpoint's quantization config creates it. A scale under any other name,
 or under a config that creates no KV-scale parameters, is skipped with at most one log warning
-and the layer runs with a scale of 1.0. This module encodes those rules, read from the released
-wheels (SGLang 0.5.23, vLLM 0.33.0; file:line below), so a verdict can say "present but ignored".
+and the layer runs with a scale of 1.0. This module holds what the engines share (which names
+are KV scales, the parameter a renaming must reach, which configs create KV-scale parameters);
+each engine's own renaming is its `KVScaleRules` (`Engine.kv_scales`,
+`kvtui/engines/<name>/kvscales.py`), read from its released wheel, so a verdict can say
+"present but ignored".
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-ENGINES = ("sglang", "vllm")
+if TYPE_CHECKING:
+    from kvtui.core.engine import KVScaleRules
 
 # The attention layer's own scale parameter after renaming: `<layer>.<attention module>.attn.
 # {k,v}_scale`, the RadixAttention / Attention submodule being called `attn` in every model
@@ -78,89 +83,10 @@ def is_attention_tensor(name: str) -> bool:
     return _ATTENTION.search(name) is not None and scale_name(name) is None
 
 
-def sglang_target(name: str) -> str | None:
-    """The parameter SGLang loads `name` into, or None when it skips it.
-
-    sglang 0.5.23 model_loader/weight_utils.py:1779-1857 `maybe_remap_kv_scale_name`, which the
-    model classes in SGLANG_REMAP_ARCHITECTURES call for every name containing "scale"
-    (e.g. models/llama.py:746-750). `str.replace` replaces every occurrence, as there.
-    """
-    if name.endswith(".kv_scale"):  # :1796-1814, deprecated, duplicated to v (kv_cache.py:64-71)
-        target = name.replace(".kv_scale", ".attn.k_scale")
-    elif name.endswith((".k_scale", ".v_scale")):  # :1816-1844
-        suffix = name[-8:]
-        for prefix in (".self_attn.", ".mixer."):  # `.mixer.` since 0.5.9
-            modelopt = f"{prefix}{suffix[1]}_proj{suffix}"
-            if modelopt in name:
-                target = name.replace(modelopt, f"{prefix}attn{suffix}")
-                break
-        else:
-            target = name.replace(suffix, f".attn{suffix}")
-    elif name.endswith(".k_proj.output_scale"):  # :1846-1854, Quark / old compressed-tensors
-        target = name.replace(".k_proj.output_scale", ".attn.k_scale")
-    elif name.endswith(".v_proj.output_scale"):
-        target = name.replace(".v_proj.output_scale", ".attn.v_scale")
-    else:
-        target = name  # :1856-1857 untouched: loaded only if it is the parameter's own name
-    return target if _PARAM.search(target) else None
-
-
-_VLLM_REGEX: tuple[tuple[re.Pattern[str], str], ...] = (
-    # vllm 0.33.0 model_executor/layers/quantization/base_config.py:229-251, applied in order,
-    # each to the result of the previous (model_executor/models/utils.py:111-116)
-    (re.compile(r"\.kv_scale$"), r".attn.k_scale"),
-    (re.compile(r"\.self_attn\.[kv]_proj\.([kv])_scale$"), r".self_attn.attn.\1_scale"),
-    (re.compile(r"\.self_attn\.qk(?:qk)?v_proj\.([kv])_scale$"), r".self_attn.attn.\1_scale"),
-    (re.compile(r"\.mixer\.[kv]_proj\.([kv])_scale$"), r".mixer.attn.\1_scale"),
-    (re.compile(r"\.self_attn\.([kv])_cache\.scale$"), r".self_attn.attn.\1_scale"),
-    (re.compile(r"(?<!\.attn)\.([qkv])_scale$"), r".attn.\1_scale"),
-)
-# fp8.py:211-222 and quark/quark.py:952-961 add the `output_scale` suffixes for their configs
-_VLLM_OUTPUT_SCALE = {".k_proj.output_scale": ".attn.k_scale",
-                      ".v_proj.output_scale": ".attn.v_scale"}
-
-
-def vllm_target(name: str, family: str | None) -> str | None:
-    """The parameter vLLM loads `name` into, or None (vllm 0.33.0, see _VLLM_REGEX).
-
-    A name that already is the parameter is kept (model_loader/weight_utils.py:1743-1744).
-    """
-    if _PARAM.search(name):
-        return name
-    target = name
-    for pattern, repl in _VLLM_REGEX:
-        if pattern.search(target):
-            target = pattern.sub(repl, target)
-    if family in ("fp8", "quark"):
-        for suffix, repl in _VLLM_OUTPUT_SCALE.items():
-            if target.endswith(suffix):
-                target = repl.join(target.rsplit(suffix, 1))
-    return target if _PARAM.search(target) else None
-
-
-def target(engine: str, name: str, family: str | None) -> str | None:
-    return sglang_target(name) if engine == "sglang" else vllm_target(name, family)
-
-
-# Model classes whose SGLang 0.5.23 loader calls maybe_remap_kv_scale_name (grep of models/*.py;
-# the EntryClass of each file). Other classes have loaders of their own (e.g. qwen2.py:238-256
-# loads only names that already are parameters), so for them the name rule is less certain.
-SGLANG_REMAP_ARCHITECTURES = frozenset({
-    "ApertusForCausalLM", "ArceeForCausalLM", "CohereForCausalLM", "Cohere2ForCausalLM",
-    "DbrxForCausalLM", "Exaone4ForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM",
-    "EmbeddingGemmaModel", "Gemma3ForConditionalGeneration", "Gemma3nForCausalLM",
-    "Gemma3nForConditionalGeneration", "Gemma4ForCausalLM", "DiffusionGemmaForBlockDiffusion",
-    "Gemma4ForConditionalGeneration", "GPTJForCausalLM", "HunYuanMoEV1ForCausalLM",
-    "HunYuanDenseV1ForCausalLM", "KimiK3ForConditionalGeneration", "KimiK3LinearForCausalLM",
-    "KimiLinearForCausalLM", "KimiVLForConditionalGeneration", "LlamaForCausalLM",
-    "Phi3ForCausalLM", "InternLM3ForCausalLM", "IQuestCoderForCausalLM", "MiniMaxM2ForCausalLM",
-    "MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration",
-    "Llama4ForConditionalGeneration", "MuseGlimmerForCausalLM",
-    "MuseGlimmerForConditionalGeneration", "NemotronHForCausalLM", "NemotronHPuzzleForCausalLM",
-    "DeciLMForCausalLM", "PhiMoEForCausalLM", "Qwen3ForCausalLM", "Qwen3Model",
-    "SDARForCausalLM", "SDARMoeForCausalLM",
-    "MistralForCausalLM",  # models/mistral.py:63 hands its renamed weights to Llama's loader
-})
+def is_parameter(name: str) -> bool:
+    """Is `name` an attention layer's own k_scale/v_scale parameter (`_PARAM`)? What an
+    engine's renaming must reach for the tensor to be loaded (`KVScaleRules.target`)."""
+    return _PARAM.search(name) is not None
 
 
 @dataclass(frozen=True)
@@ -190,7 +116,7 @@ def family_of(quant_method: str | None) -> str | None:
     return m
 
 
-def creates_scale_params(engine: str, decl: QuantDecl) -> tuple[bool, str]:
+def creates_scale_params(rules: KVScaleRules, decl: QuantDecl) -> tuple[bool, str]:
     """Whether the engine gives attention layers k_scale/v_scale parameters to load into.
 
     Without them every KV-scale tensor is skipped (the remap finds no parameter) and the cache
@@ -214,33 +140,10 @@ def creates_scale_params(engine: str, decl: QuantDecl) -> tuple[bool, str]:
         return False, ("a ModelOpt checkpoint without kv_cache_quant_algo gets no KV-scale "
                        "parameters")
     if fam == "compressed-tensors":
-        return _ct_creates(engine, decl.kv_cache_scheme)
+        return rules.compressed_tensors_creates(decl.kv_cache_scheme)
     return False, f"quant_method {fam} creates no KV-scale parameters"
 
 
-def _ct_creates(engine: str, scheme: dict[str, Any] | None) -> tuple[bool, str]:
-    if engine == "vllm":  # vllm compressed_tensors.py:213-214 (always), 1157 (per head)
-        return True, "compressed-tensors gives every attention layer k_scale/v_scale"
-    # sglang compressed_tensors.py:212-225 with is_supported_scheme at :1276-1285
-    if scheme is None:
-        return False, "compressed-tensors without kv_cache_scheme gets no KV-scale parameters"
-    ok = (scheme.get("type") == "float" and scheme.get("num_bits") == 8
-          and scheme.get("strategy") == "tensor" and scheme.get("symmetric", True)
-          and not scheme.get("dynamic", False))
-    if not ok:
-        return False, (f"SGLang ignores kv_cache_scheme {_scheme_text(scheme)}: only static "
-                       "symmetric per-tensor FP8 is supported (compressed_tensors.py:215-224)")
-    return True, "compressed-tensors kv_cache_scheme (static per-tensor FP8)"
-
-
-def _scheme_text(scheme: dict[str, Any]) -> str:
+def scheme_text(scheme: Mapping[str, object]) -> str:
     keys = ("type", "num_bits", "strategy", "symmetric", "dynamic")
     return "{" + ", ".join(f"{k}={scheme[k]}" for k in keys if k in scheme) + "}"
-
-
-def accepts_vector(engine: str, decl: QuantDecl) -> bool:
-    """Per-head (vector) scales: only vLLM's compressed-tensors `attn_head` strategy takes them
-    (vllm compressed_tensors.py:1157,1183-1230); a scalar parameter refuses anything else
-    (vllm kv_cache.py:36-42; sglang weight_utils.py:1576-1586 asserts equal sizes)."""
-    return (engine == "vllm" and decl.family == "compressed-tensors"
-            and decl.scheme_strategy == "attn_head")

@@ -63,19 +63,21 @@ def _bad(v: float) -> bool:
 def judge(engine: str, kv: KVScaleFacts, decl: QuantDecl, *, architecture: str | None,
           num_hidden_layers: int | None, declared: list[str]) -> KVScaleVerdict:
     """The verdict of `engine` on the scales in `kv` (which this does not change)."""
+    from kvtui.core.engine import load
+
+    rules = load(engine).kv_scales
     out = KVScaleVerdict(engine=engine, verdict="absent")
-    if not decl.known or (engine == "sglang" and architecture
-                          and architecture not in kvnames.SGLANG_REMAP_ARCHITECTURES):
+    if not decl.known or (architecture and not rules.remaps(architecture)):
         out.confidence = "medium"
     _config_findings(out, kv, decl, declared)
     if not kv.tensors:
         _finish(out, kv)
         return out
-    params, why = kvnames.creates_scale_params(engine, decl)
+    params, why = kvnames.creates_scale_params(rules, decl)
     loaded: list[ScaleTensor] = []
     ignored: list[ScaleTensor] = []
     for t in kv.tensors:
-        (loaded if params and kvnames.target(engine, t.name, decl.family) else ignored).append(t)
+        (loaded if params and rules.target(t.name, decl.family) else ignored).append(t)
     if ignored:
         reason = (why if not params else
                   f"{engine} renames none of them to an attention layer's k_scale/v_scale "
@@ -84,7 +86,7 @@ def judge(engine: str, kv: KVScaleFacts, decl: QuantDecl, *, architecture: str |
             "unloadable", f"{len(ignored)} of {len(kv.tensors)} KV-scale tensors are not "
             f"loaded: {reason}; those layers run with scale 1.0", _names(ignored)))
     vectors = [t for t in loaded if len(t.values or ()) > 1]
-    if vectors and not kvnames.accepts_vector(engine, decl):
+    if vectors and not rules.accepts_vector(decl):
         out.findings.append(Finding(
             "unloadable", f"{_n(len(vectors))} "
             f"{'is a per-head vector' if len(vectors) == 1 else 'are per-head vectors'} (shape "

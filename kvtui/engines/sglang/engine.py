@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import parsers.sglang as grammar
 import parsers.sglang.frames as sglang_frames
-from kvtui.core.engine import DiscoverySigns
+from kvtui.core.engine import DiscoverySigns, KVScaleRules
 from kvtui.core.releases import VersionRange, fmt
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.sglang import fromrun, plan, ranks, scales, version
@@ -16,6 +16,7 @@ from kvtui.engines.sglang.accuracy import ACCURACY
 from kvtui.engines.sglang.calculator import DEFAULT_DTYPES
 from kvtui.engines.sglang.cell import ELEM_BYTES
 from kvtui.engines.sglang.flags import FLAGS, RELEASE_OPTION
+from kvtui.engines.sglang.kvscales import KV_SCALES
 from kvtui.engines.sglang.sizing.families import kv_dtype_spelling
 from parsers import Event
 from parsers.frames import Frame
@@ -46,6 +47,7 @@ class SGLang:
     package = "sglang"
     # `python -m sglang.launch_server`, `sglang serve` (0.5.x's CLI), and the lines of its
     # start (the args dump, the pool line, the weight loading)
+    kv_scales: KVScaleRules = KV_SCALES
     discovery = DiscoverySigns(
         process_patterns=("*sglang.launch_server*", "*sglang/launch_server*",
                           '*sglang"$US"serve*', "*sglang.cli*serve*"),

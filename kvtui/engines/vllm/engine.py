@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 import parsers.vllm as grammar
 import parsers.vllm.frames as vllm_frames
 from kvtui.core import dtypes
-from kvtui.core.engine import DiscoverySigns
+from kvtui.core.engine import DiscoverySigns, KVScaleRules
 from kvtui.core.releases import VersionRange, fmt
 from kvtui.core.report_types import RunningLimit
 from kvtui.engines.vllm import fromrun, limits, plan
 from kvtui.engines.vllm.accuracy import ACCURACY
 from kvtui.engines.vllm.calculator import DEFAULT_DTYPES, VALUE_COST
 from kvtui.engines.vllm.flags import FLAGS, RELEASE_OPTION
+from kvtui.engines.vllm.kvscales import KV_SCALES
 from kvtui.engines.vllm.version import check_release, infer_version, kv_dtype_flag
 from parsers import Event
 from parsers.frames import Frame
@@ -130,6 +131,7 @@ class VLLM:
     # `vllm.entrypoints.cli.main serve`), and the titles its children give themselves with
     # setproctitle ("VLLM::EngineCore", "VLLM::Worker_TP0": vllm 0.11.0 utils/__init__.py:3443
     # set_process_title, prefix VLLM_PROCESS_NAME_PREFIX, default "VLLM")
+    kv_scales: KVScaleRules = KV_SCALES
     discovery = DiscoverySigns(
         process_patterns=('*vllm"$US"serve*', "*vllm.entrypoints.openai.api_server*",
                           "*vllm/entrypoints/openai/api_server*",

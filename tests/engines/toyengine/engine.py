@@ -9,7 +9,8 @@ from types import MappingProxyType
 from kvtui.core.accuracy import AccuracyTerms
 from kvtui.core.capacity.modelspec import ModelSpec
 from kvtui.core.checkpoint import CheckpointFacts
-from kvtui.core.engine import ColumnGrammar, DiscoverySigns, Engine, Run
+from kvtui.core.checkpoint.kvnames import QuantDecl, is_parameter
+from kvtui.core.engine import ColumnGrammar, DiscoverySigns, Engine, KVScaleRules, Run
 from kvtui.core.releases import ReleaseLine, VersionRange, fmt, parse_version
 from kvtui.core.report_types import RunningLimit
 from parsers import Event
@@ -21,12 +22,30 @@ from tests.engines.toyengine.sizing import BYTES_PER_TOKEN, ToyCalculator
 TOY_LINE = ReleaseLine("toyengine", (1, 0, 0), (2, 1, 0), json_names_engine=True)
 
 
+class ToyKVScales:
+    """ToyLM loads a checkpoint's KV scales only under their parameters' own names."""
+
+    def target(self, name: str, family: str | None) -> str | None:
+        return name if is_parameter(name) else None
+
+    def compressed_tensors_creates(self, scheme: Mapping[str, object] | None
+                                   ) -> tuple[bool, str]:
+        return False, "ToyLM reads no compressed-tensors KV scheme"
+
+    def accepts_vector(self, decl: QuantDecl) -> bool:
+        return False
+
+    def remaps(self, architecture: str) -> bool:
+        return True
+
+
 class ToyLM:
     name = "toyengine"
     label = "ToyLM"
     package = "toylm"
     discovery = DiscoverySigns(process_patterns=("*toylm serve*",), image_patterns=("*toylm*",),
                                log_signs=("TOY/[12] ",))
+    kv_scales: KVScaleRules = ToyKVScales()
     flags = FLAGS
     release_option = RELEASE_OPTION
     accuracy: AccuracyTerms | None = None
