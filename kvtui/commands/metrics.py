@@ -81,8 +81,11 @@ def run(args: argparse.Namespace) -> int:
         return _failed("bad_response", f"{args.url}: {exc}", args.json, args.url)
     engine = catalogue.detect(scrapes[-1])
     if engine is None:
+        from kvtui.core.engine import ENGINE_MODULES
+
+        known = ", ".join(f"{catalogue.load(name).prefix}:*" for name in ENGINE_MODULES)
         print(f"kvtui metrics: {args.url} answered, but with no metric of a known engine "
-              "(sglang:*, vllm:*)", file=sys.stderr)
+              f"({known})", file=sys.stderr)
         return EXIT_UNRECOGNISED
     snaps = [engine.snapshot(s) for s in scrapes]
     new, old = snaps[-1], (snaps[0] if len(snaps) > 1 else None)
