@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvtui.core import accuracy, dtypes, severity
 from kvtui.core.capacity.whatif import floor_fit
-from kvtui.core.engine import retraction_groups, term
+from kvtui.core.engine import first_name, load, retraction_groups, term
 from kvtui.core.evidence import Evidence
 from kvtui.core.report_types import Alert, Inverse, WhatIf
 from kvtui.core.runtime import SATURATION, batch_usage
@@ -42,8 +42,7 @@ class AlertOptions:
 
 
 # ------------------------------------------------------------------------------------------
-def _scale_verdict(checkpoint: CheckpointFacts | None,
-                   engine: str = "sglang") -> KVScaleVerdict | None:
+def _scale_verdict(checkpoint: CheckpointFacts | None, engine: str) -> KVScaleVerdict | None:
     """The checkpoint's KV-scale verdict for the engine, or None when its tensors were not
     read. An "incomplete" verdict is returned too; the rules treat it as a hint, not as
     proof."""
@@ -273,7 +272,7 @@ def _rule_auto_fp8(st: State, run: Run, ctx: _Ctx) -> Alert | None:
     where = basis_words(ctx, basis)
     if ev is not None:
         where += f" (line {ev.line})"
-    label = ctx.engine.label if ctx.engine is not None else "SGLang"
+    label = (ctx.engine or load(first_name())).label
     since = say(ctx, "auto_fp8.since")
     kv_flag = _flag(ctx, lambda f: f.kv_cache_dtype, "--kv-cache-dtype")
     by_model = basis == "model_default_line"
@@ -907,7 +906,7 @@ class _Ctx:
     @property
     def engine_name(self) -> str:
         """Whose loading rules decide what the checkpoint's scales are worth."""
-        return self.engine.name if self.engine is not None else "sglang"
+        return self.engine.name if self.engine is not None else first_name()
 
     @property
     def after_load(self) -> bool:

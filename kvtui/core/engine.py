@@ -306,6 +306,13 @@ def figure(engine: Engine | None, key: str, value: str) -> str:
     return (form or "{term}={value}").format(term=term(engine, key), value=value)
 
 
+def first_name() -> str:
+    """The first engine's name (SGLang's): the one the core's own sentences (`alerts.WORDING`)
+    and defaults were written for, and whose checkpoint verdict a report without a known
+    engine states (the JSON's `kv_scale_verdict`, pinned by tests/golden)."""
+    return next(iter(ENGINE_MODULES))
+
+
 def register(name: str, module: str) -> None:
     """Put the engine whose `ENGINE` object `module` holds behind the seam, detected after
     the engines already known. Why a function: an engine kvtui does not ship (a plugin, a

@@ -44,7 +44,7 @@ class Finding:
 class KVScaleVerdict:
     """What one engine would make of the checkpoint's KV scales."""
 
-    engine: str  # "sglang" | "vllm"
+    engine: str  # an engine's name (`Engine.name`)
     verdict: str  # a VERDICTS word
     findings: list[Finding] = field(default_factory=list)
     loaded_tensors: int = 0  # tensors the engine loads (by name and config)
@@ -119,8 +119,13 @@ class CheckpointFacts:
         return archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) \
             else None
 
-    def kv_scale_verdict(self, engine: str = "sglang") -> KVScaleVerdict | None:
-        """The engine's verdict on the KV scales, None when the tensors were not read."""
+    def kv_scale_verdict(self, engine: str | None = None) -> KVScaleVerdict | None:
+        """The engine's verdict on the KV scales (None: the first engine's, `first_name`), None
+        when the tensors were not read."""
+        if engine is None:
+            from kvtui.core.engine import first_name
+
+            engine = first_name()
         return self.kv_scales.verdicts.get(engine) if self.kv_scales is not None else None
 
     def engine_version(self, engine: str) -> str | None:
