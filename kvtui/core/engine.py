@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kvtui.core.capacity.calculator import Calculator
 from kvtui.core.report_types import RunningLimit
 from parsers import Event
 from parsers.frames import Frame
@@ -125,7 +126,7 @@ class Engine(Protocol):
 
     def calculator(self, run: Any, model: Any = None,
                    checkpoint: CheckpointFacts | None = None, *,
-                   release: str | None = None, **overrides: Any) -> Any:
+                   release: str | None = None, **overrides: Any) -> Calculator | None:
         """The what-if calculator for a run, or None when the run has no pool facts."""
 
     def check_release(self, text: str) -> str:
@@ -134,7 +135,7 @@ class Engine(Protocol):
 
     def plan(self, spec: Any, spec_reason: str, *, current_dtype: str, tokens: int | None,
              context_len: int | None, tp: int, attn_dp: int, page_size: int | None,
-             pool_gib: float | None, release: str | None) -> Any:
+             pool_gib: float | None, release: str | None) -> Calculator:
         """The what-if calculator of a deployment without a log (`kvtui whatif --model M
         --tp N --pool-gib G`): a pool of `pool_gib` per GPU, or of `tokens`, in `current_dtype`.
         ValueError (one line) for an input the engine has no counterpart of."""

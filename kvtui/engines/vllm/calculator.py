@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvtui.core.capacity import ModelSpec, Parallel
+from kvtui.core.capacity.calculator import Calculator as CoreCalculator
 from kvtui.core.capacity.parallel import TP_CHOICES, tp_refused
 from kvtui.core.capacity.whatif import MemoryKnob, floor_fit, request_lengths
 from kvtui.core.deployment import sized_label
@@ -159,7 +160,13 @@ class Calculator:
     _flight_score: int = 0
     _flight_ties: list[tuple[int, int]] = field(default_factory=list)
 
+    engine = "vllm"  # the engine seam's name (`kvtui.core.engine.load`)
     engine_label = "vLLM"
+
+    @property
+    def rules_version(self) -> tuple[int, int, int]:
+        """The newest release the log's range allows: the rules the arithmetic follows."""
+        return self.version.hi
     tp_flag = FLAGS.tensor_parallel  # what a TP what-if tells the operator to pass
 
     @property
@@ -1212,3 +1219,8 @@ class Calculator:
         else:
             inverse = self.inverse("bf16", self.context_len, max(1, math.ceil(conc)) * 2)
         return replace(out, inverse=inverse)
+
+
+def _as_core(calc: Calculator) -> CoreCalculator:
+    """Never called: mypy checks here that this class is a core `Calculator`."""
+    return calc
