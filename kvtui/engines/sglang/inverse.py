@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from kvtui.core.capacity.parallel import TP_CHOICES
+from kvtui.core.capacity.inverse import least_step, smallest_tp
 from kvtui.core.report_types import Inverse
 from kvtui.engines.sglang.cell import GIB
 from kvtui.engines.sglang.running import max_running
@@ -39,18 +39,12 @@ def _tokens(calc: Sizer, dtype: str, *, tp: int | None = None,
 
 def _fraction_needed(calc: Sizer, dtype: str, need: int, tp: int | None) -> float | None:
     """The smallest mem_fraction_static (4 decimals) at which SGLang allocates `need` tokens."""
-    lo, hi = 1, _STEP - 1
-    top = _tokens(calc, dtype, tp=tp, mf=hi / _STEP)
-    if top is None or top < need:
-        return None
-    while lo < hi:
-        mid = (lo + hi) // 2
-        n = _tokens(calc, dtype, tp=tp, mf=mid / _STEP)
-        if n is not None and n >= need:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo / _STEP
+    def holds(step: int) -> bool:
+        n = _tokens(calc, dtype, tp=tp, mf=step / _STEP)
+        return n is not None and n >= need
+
+    step = least_step(holds, 1, _STEP - 1)
+    return step / _STEP if step is not None else None
 
 
 def shardable_tp(calc: Sizer, tp: int) -> bool:
@@ -137,15 +131,12 @@ def inverse(calc: Sizer, dtype: str, context_len: int, concurrency: float, *,
             rest.does_not_fit if mem is not None and rest.does_not_fit else
             "needs the Load weight begin/end lines and mem_fraction_static from the "
             "server_args dump")
-    tp_fit = None
-    if calc.spec is not None:
-        for t in TP_CHOICES:
-            if t < calc.parallel.tp or not shardable_tp(calc, t):
-                continue
-            n = _tokens(calc, dtype, tp=t, mf=mf)
-            if n is not None and n >= need_tokens:
-                tp_fit = t
-                break
+    def holds_at(t: int) -> bool:
+        n = _tokens(calc, dtype, tp=t, mf=mf)
+        return n is not None and n >= need_tokens
+
+    tp_fit = (smallest_tp(calc.parallel.tp, lambda t: shardable_tp(calc, t), holds_at)
+              if calc.spec is not None else None)
     out["tp_needed"] = tp_fit
     if tp_fit is not None and tp_fit != calc.parallel.tp:
         out["tp_note"] = ("estimate: weights per GPU rescaled by TP" if mem is not None else

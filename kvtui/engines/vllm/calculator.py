@@ -24,7 +24,8 @@ from typing import Any
 
 from kvtui.core.capacity import ModelSpec, Parallel
 from kvtui.core.capacity.calculator import Calculator as CoreCalculator
-from kvtui.core.capacity.parallel import TP_CHOICES, tp_refused
+from kvtui.core.capacity.inverse import smallest_tp
+from kvtui.core.capacity.parallel import tp_refused
 from kvtui.core.capacity.whatif import MemoryKnob, floor_fit, request_lengths
 from kvtui.core.deployment import sized_label
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
@@ -1177,17 +1178,16 @@ class Calculator:
         the requests, at the memory knob asked about."""
         if self.spec is None:
             return None
-        for tp in TP_CHOICES:
-            if tp < self.parallel.tp or not self.shardable_tp(tp):
-                continue
+
+        def holds(tp: int) -> bool:
             lay = self.layout(dtype, tp)
             budget, _, _ = self.budget_bytes(None if tp == self.parallel.tp else tp, knob)
             if lay is None or budget is None:
-                continue
+                return False
             need = math.ceil(concurrency * lay.blocks_per_request(context_len, self.max_batched))
-            if lay.blocks(budget) >= need:
-                return tp
-        return None
+            return lay.blocks(budget) >= need
+
+        return smallest_tp(self.parallel.tp, self.shardable_tp, holds)
 
     def knob_facts(self) -> dict[str, Any]:
         """The memory knob for the report (`WhatIf.memory_knob`): what the alerts name, with
