@@ -25,12 +25,12 @@ from typing import Any
 from kvtui.core.capacity import ModelSpec, Parallel
 from kvtui.core.capacity.calculator import Calculator as CoreCalculator
 from kvtui.core.capacity.parallel import tp_refused
-from kvtui.core.capacity.whatif import MemoryKnob, floor_fit, request_lengths
+from kvtui.core.capacity.whatif import MemoryKnob, floor_fit
 from kvtui.core.deployment import sized_label
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
-from kvtui.engines.vllm import inverse, kvbytes
+from kvtui.engines.vllm import inverse, kvbytes, scenario
 from kvtui.engines.vllm.flags import FLAGS
-from kvtui.engines.vllm.sizer import Sizer
+from kvtui.engines.vllm.sizer import DEFAULT_DTYPES, ROUNDING_GIB, VALUE_COST, Rows
 from kvtui.engines.vllm.sizing import (
     GIB,
     Layout,
@@ -44,7 +44,6 @@ from kvtui.engines.vllm.sizing import (
 from kvtui.engines.vllm.states import NEMOTRON_H_SSM_DEFAULT
 from kvtui.engines.vllm.version import VLLM_LINE, VersionRange, kv_dtype_flag
 
-DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4")
 # The budget's words by the line that gave it (`available_said`; V1's own "Available KV cache
 # memory" is the default): V0's "the rest of the memory reserved for KV Cache is %.2fGiB"
 # (worker.py:225 in 0.6.5, :274 in 0.10.2), V1's "Current kv cache memory in use is %d bytes"
@@ -59,11 +58,6 @@ _SAID = {"reserved": "memory reserved for KV Cache", "in_use": "kv cache memory 
 # :494-500).
 EXT_MARGIN_FLOOR = GIB
 EXT_MARGIN_FRACTION = 0.75
-ROUNDING_GIB = 0.005  # "Available KV cache memory" is printed to 0.01 GiB
-# Bytes per cached value, for a log without a model spec (exact ratios for dense models:
-# NVFP4 is d/2 + d/16 bytes per d values).
-VALUE_COST: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8_e4m3": 1.0,
-                                "fp8_e5m2": 1.0, "nvfp4": 9 / 16, "fp8_ds_mla": 656 / 576}
 
 
 @dataclass
@@ -146,7 +140,7 @@ class Calculator:
     # memory at startup ("Free memory on device (F/T GiB)"), when logged
     extensible: bool = False
     # DeepSeek sparse MLA's FP8 rows as the log says (True: fp8_ds_mla, 656 B; False: the plain
-    # 576 B; None: not logged, `_ds_layout`)
+    # 576 B; None: not logged, `ds_layout`)
     ds_mla_fp8: bool | None = None
     warmup: dict[str, float] | None = None
     initial_free_gib: float | None = None
@@ -157,8 +151,8 @@ class Calculator:
     # (scheduler batches in flight, max_num_batched_tokens, hybrid KV cache manager on) that
     # reproduce this log: what a windowed group reserves per request (`sizing.in_flight_batches`)
     _flight: tuple[int, int, bool] | None = None
-    _flight_score: int = 0
-    _flight_ties: list[tuple[int, int]] = field(default_factory=list)
+    flight_score: int = 0
+    flight_ties: list[tuple[int, int]] = field(default_factory=list)
 
     engine = "vllm"  # the engine seam's name (`kvtui.core.engine.load`)
     engine_label = "vLLM"
@@ -254,7 +248,7 @@ class Calculator:
                          "printed with the run's value)")
         return out
 
-    def _ds_layout(self, dtype: str) -> tuple[str, str | None]:
+    def ds_layout(self, dtype: str) -> tuple[str, str | None]:
         """(the dtype vLLM sizes a DSA model's FP8 KV as, why it is not exact or None). FP8 is
         DeepSeek's 656-byte fp8_ds_mla row in 0.11-0.14 (models/config.py:419-422 in 0.11.0,
         :485-487 in 0.13.0, :522-524 in 0.14.0); from 0.18 the sparse backend decides: 656 on
@@ -276,7 +270,7 @@ class Calculator:
                variant: tuple[Rules, int, int] | None = None) -> Layout | None:
         if self.spec is None or self.unmodelled:
             return None
-        dtype = self._ds_layout(dtype)[0]
+        dtype = self.ds_layout(dtype)[0]
         v = variant or (self.variant if rules is None else (rules, *self.variant[1:]))
         r = v[0]
         batches, batch_tokens, hybrid_manager = self.flight
@@ -476,7 +470,7 @@ class Calculator:
             return None, None
         return lay.tokens(lay.blocks(budget), self.context_len, self.max_batched), None
 
-    def _cost_per_token(self, dtype: str) -> float | None:
+    def cost_per_token(self, dtype: str) -> float | None:
         """Pool bytes per token of `dtype`: the block's bytes over the tokens it yields."""
         lay = self.layout(dtype)
         if lay is None:
@@ -690,15 +684,12 @@ class Calculator:
                     best = (score, v, fl)
         assert best is not None
         self._variant, self._flight = best[1], best[2]
-        self._flight_score = best[0]
+        self.flight_score = best[0]
         # the other (batches, batch tokens) that reproduce the log as well: not fixed by it
-        self._flight_ties = sorted({fl[:2] for sc, fl in scored if sc == best[0]} -
+        self.flight_ties = sorted({fl[:2] for sc, fl in scored if sc == best[0]} -
                                    {best[2][:2]})
 
     # -- outputs -----------------------------------------------------------------------------
-    def _contexts(self, context_lengths: list[int] | tuple[int, ...] | None) -> list[int]:
-        return request_lengths(self.context_len, context_lengths)
-
     def flag(self, dtype: str) -> tuple[str | None, str]:
         return kv_dtype_flag(dtype, self.version, model_dtype=self.model_dtype,
                              checkpoint_kv_fp8=self.checkpoint_kv_fp8)
@@ -707,263 +698,29 @@ class Calculator:
                  mem_fraction_static: float | None = None,
                  context_lengths: list[int] | tuple[int, ...] | None = None,
                  target_concurrency: float | None = None) -> Scenario:
-        """One what-if row: tokens, bytes/token, concurrency, max_running_requests, flag.
-
-        Built as a dict first: its key order is vLLM's JSON contract (tests/golden), kept by
-        `Scenario.of`."""
-        tokens, _ = self.tokens_for(dtype, tp, mem_fraction_static)
-        budget, basis, estimate = self.budget_bytes(tp, mem_fraction_static)
-        lay = self.layout(dtype, tp)
-        if self.unmodelled:
-            basis = f"cannot model: {self.unmodelled}"
-        elif lay is None and self.spec is None:
-            estimate = True
-            basis = basis or "log only: the logged tokens scaled by each dtype's bytes per value"
-        ctxs = self._contexts(context_lengths)
-        flag, advice = self.flag(dtype)
-        # Bytes per token belong to the layout at this TP, not to the memory: read them off the
-        # logged budget (a whole number of blocks), so a changed utilization cannot round them.
-        base_tokens, _ = (self.tokens_for(dtype, tp, None) if mem_fraction_static is not None
-                          else (tokens, None))
-        base_budget = (self.budget_bytes(tp, None)[0] if mem_fraction_static is not None
-                       else budget)
-        bpt = (round(base_budget / base_tokens, 1) if base_budget is not None and base_tokens
-               else (round(c, 1) if (c := self._cost_per_token(dtype)) is not None else None))
-        row: dict[str, Any] = {
-            "dtype": dtype,
-            "tokens": tokens,
-            "bytes_per_token": bpt,
-            "concurrency": self.concurrency(dtype, ctxs, tp, mem_fraction_static),
-            "max_running_requests": self.max_num_seqs,
-            "flag": flag,
-            "flag_advice": advice,
-            "vs_current": (round(tokens / self.tokens, 4)
-                           if tokens is not None and self.tokens else None),
-            "current": dtype == self.current_dtype and tp in (None, self.parallel.tp)
-            and mem_fraction_static in (None, self.knob_now()),
-            "approximate": False,
-            "estimate": estimate,
-            "basis": basis,
-        }
-        ds_why = self._ds_layout(dtype)[1]
-        if ds_why is not None:
-            row["approximate"] = True
-            row["basis"] = f"{basis}; {ds_why}" if basis else ds_why
-        quoted = row["current"] and self.pool_bytes is None and bool(self.tokens)
-        if lay is not None and lay.swa_groups and self._batched_from() == "default" and \
-                not quoted:
-            # the windowed groups' share follows max_num_batched_tokens, which neither the log
-            # nor the user gave (vLLM's default depends on the GPU)
-            why = (f"max_num_batched_tokens {lay.batch_tokens:,} assumed (vLLM's API server "
-                   "default on a 70-160 GiB GPU; pass --max-num-batched-tokens)")
-            row["approximate"] = True
-            row["basis"] = f"{row['basis']}; {why}" if row["basis"] else why
-        if lay is not None:
-            row["block_size"] = lay.block_size
-        if self.unmodelled:
-            row["cannot_model"] = self.unmodelled
-        if self.max_num_seqs is None and self.max_num_seqs_default:
-            row["max_running_requests_default"] = list(self.max_num_seqs_default)
-        refused = (tp_refused(self.spec.num_attention_heads,
-                              None if self.spec.is_mla else self.spec.num_kv_heads, tp)
-                   if tp not in (None, self.parallel.tp) and self.spec is not None else None)
-        if refused is not None:
-            # vLLM would not start at this TP: no pool to size
-            row["cannot_model"] = f"vLLM refuses TP {tp}: {refused}"
-            row.update(tokens=None, vs_current=None,
-                       concurrency=dict.fromkeys(row["concurrency"]))
-        if tp is not None:
-            row["tp"] = tp
-            if refused is None and budget is not None and budget <= 0 and \
-                    tp != self.parallel.tp:
-                # the weights re-sharded to this TP take more than the KV budget they come out
-                # of: no pool, not a pool of 0 tokens (as SGLang's row says it)
-                row["does_not_fit"] = (f"does not fit: the weights per GPU at TP {tp} take "
-                                       f"{-budget / GIB:.2f} GiB more than the KV budget "
-                                       f"({basis})")
-                row.update(tokens=None, vs_current=None,
-                           concurrency=dict.fromkeys(row["concurrency"]))
-        if mem_fraction_static is not None:
-            knob = self.memory_knob()
-            row[knob.name] = (int(mem_fraction_static) if knob.bytes
-                              else mem_fraction_static)
-        if target_concurrency is not None and self.context_len and tokens is not None:
-            row["fits_target"] = tokens >= self.context_len * target_concurrency
-        return Scenario.of(**row)
+        """One what-if row (`kvtui.engines.vllm.scenario.build_row`)."""
+        return scenario.build_row(self, dtype, tp=tp, mem_fraction_static=mem_fraction_static,
+                                  context_lengths=context_lengths,
+                                  target_concurrency=target_concurrency)
 
     def scenarios(self, dtypes: list[str] | tuple[str, ...] | None = None,
                   context_lengths: list[int] | tuple[int, ...] | None = None,
                   **kw: Any) -> list[Scenario]:
-        wanted = list(dtypes) if dtypes else list(DEFAULT_DTYPES)
-        if self.current_dtype not in wanted:
-            wanted.insert(0, self.current_dtype)
-        return [self.scenario(d, context_lengths=context_lengths, **kw) for d in wanted
-                if d in VALUE_COST and d != "fp32"]
+        return scenario.build_rows(self, dtypes, context_lengths, **kw)
 
     def current(self) -> Current:
-        lay = self.layout(self.current_dtype)
-        cal = self.calibration()
-        measured = self.measured_bytes_per_token()
-        theory = (self.available_gib * GIB / cal["computed_tokens"]
-                  if cal is not None and cal["computed_tokens"] and self.available_gib
-                  else None)
-        out: dict[str, Any] = {
-            "dtype": self.current_dtype,
-            "tokens": self.tokens,
-            "bytes_per_token": round(measured, 1) if measured is not None else (
-                round(c, 1) if (c := self._cost_per_token(self.current_dtype)) else None),
-            "theoretical_bytes_per_token": round(theory, 1) if theory is not None else None,
-            # computed / logged tokens: > 1 when the pool holds fewer tokens than the spec says
-            "calibration_ratio": (round(cal["computed_tokens"] / self.tokens, 4)
-                                  if cal is not None and self.tokens else None),
-            "context_len": self.context_len,
-            "page_size": lay.block_size if lay is not None else self.logged_block,
-            "parallel": {**self.parallel.to_dict(), **(self.parallel_origin or {})},
-            "max_running_requests_logged": self.max_num_seqs,
-            "max_concurrency_logged": self.concurrency_logged,
-        }
-        exact = self.concurrency_exact()
-        if exact is not None:
-            out["max_concurrency_exact"] = exact
-        if self.unmodelled:
-            out["cannot_model"] = self.unmodelled
-        if self.context_len and self.tokens:
-            out["concurrency_at_context_len"] = (
-                self.concurrency_logged if self.concurrency_logged is not None
-                else floor_fit(self.tokens, self.context_len))
-        if lay is not None:
-            out["cell"] = lay.to_dict()
-            if lay.swa_groups:
-                out["cell"]["max_num_batched_tokens_from"] = self._batched_from()
-        if cal is not None:
-            out["calibration"] = cal
-            if not cal["ok"]:
-                out["calibration_note"] = (
-                    f"the spec and {cal['rules']} give {cal['computed_tokens']:,} tokens from "
-                    f"{self.available_gib} GiB, the log {self.tokens:,}")
-        return Current.of(**out)
+        return scenario.current(self)
 
     def explanation(self) -> list[str]:
-        """Show-your-work lines, in the order a reader checks them."""
-        lines = list(self.notes)
-        if self.extensible:
-            w = self.warmup or {}
-            text = ("vLLM 0.34's extensible KV cache sized the pool after warmup and CUDA graph "
-                    "capture from the memory then free (\"Available KV cache memory\" is only "
-                    "the profiling estimate it reserved address space for)")
-            if w.get("warmup_free_gib") is not None:
-                text += (f": {w['warmup_free_gib']} GiB free, {w.get('kv_committed_gib')} GiB "
-                         f"committed, {w.get('transient_kept_gib')} GiB kept for activations, "
-                         f"within the requested {w.get('requested_gib')} GiB")
-            if self.utilization is not None:
-                text += f"; gpu_memory_utilization {self.utilization} caps it"
-            lines.append(text)
-        if self.unmodelled:
-            lines.append(f"not modelled: {self.unmodelled}; no figure but the logged ones")
-        if self.sized_by_bytes:
-            now = self.knob_now()
-            said = ("the run's arguments" if self.kv_bytes is not None else
-                    "the worker's \"reserved ... as specified by kv_cache_memory_bytes\" line")
-            lines.append(
-                f"the KV cache is sized by {kvbytes.FLAG}"
-                + (f" ({int(now):,} B = {now / GIB:.2f} GiB per GPU)" if now is not None else "")
-                + f", from {said}: vLLM skips the memory profile and reserves that on every GPU "
-                "whatever the TP; --gpu-memory-utilization does not size it")
-        if self.spec is not None and self.unmodelled:
-            lines.append(f"model: {self.spec.name} ({self.spec_reason})")
-        elif self.spec is not None:
-            lines.append(f"model: {self.spec.summary()} ({self.spec_reason})")
-            lay = self.layout(self.current_dtype)
-            if lay is not None:
-                lines.extend(lay.lines)
-                lines.append(lay.rules.describe())
-                lines.extend(self._flight_lines(lay))
-        elif not self.unmodelled:
-            lines.append(f"no model spec ({self.spec_reason}): log-only arithmetic, the logged "
-                         "tokens scaled by each dtype's bytes per value (exact for dense "
-                         "models up to block rounding)")
-            if self.tokens_below_concurrency():
-                at = self.concurrency_logged_at or self.context_len or 0
-                lines.append(
-                    f"the logged concurrency ({self.concurrency_logged:.2f}x for {at:,} tokens) "
-                    f"is more than the logged tokens over that length "
-                    f"({floor_fit(self.tokens or 0, at):.2f}): the pool is in several KV cache "
-                    "groups (a hybrid model), so no other length or dtype is computed without "
-                    "the model spec (pass --model)")
-            elif self.hybrid_unsized():
-                lines.append(
-                    "the log sizes the attention page to a Mamba state (a hybrid model): a "
-                    "request's Mamba state does not follow the KV dtype or the length, so no "
-                    "other length or dtype is computed without the model spec (pass --model)")
-        cal = self.calibration()
-        if cal is not None:
-            lo, hi = cal["computed_interval"]
-            lines.append(f"calibration: {self.available_gib} GiB (+-{ROUNDING_GIB}) gives "
-                         f"{lo:,} - {hi:,} tokens, the log says {cal['logged_tokens']:,}"
-                         + (" (within the rounding)" if cal["within_rounding"] else
-                            f" (ratio {cal['ratio']:.3f})"))
-            if cal.get("note"):
-                lines.append(f"  {cal['note']}")
-        if self.blocks_forced is not None:
-            lines.append(f"num_gpu_blocks_override={self.blocks_forced}: the pool is that many "
-                         "blocks whatever the memory")
-        budget, basis, est = self.budget_bytes()
-        if budget is not None:
-            lines.append(f"KV budget held fixed: {budget:,} B = {budget / GIB:.2f} GiB per GPU "
-                         f"({basis}{', estimate' if est else ''})")
-        return lines
+        return scenario.explanation(self)
 
-    def _batched_from(self) -> str:
-        """Where the max_num_batched_tokens of the windowed groups came from: "given" (the
-        what-if's flag), "logged", "fitted" (vLLM's default that alone reproduces the logged
-        concurrency) or "default" (assumed)."""
-        if self.max_batched_given:
-            return "given"
-        if self.max_batched:
-            return "logged"
-        if self._flight_score > 0 and self.concurrency_logged is not None and \
-                not self._flight_ties:
-            return "fitted"
-        return "default"
+    def knob_facts(self) -> dict[str, Any]:
+        return scenario.knob_facts(self)
 
-    def _flight_lines(self, lay: Layout) -> list[str]:
-        """Where the tokens in flight of a windowed group came from, in the log's terms."""
-        if not lay.swa_groups:
-            if self.spec is not None and self.spec.attention_chunk_size and \
-                    self.spec.swa_layer_ids and not self.flight[2]:
-                return ["chunked local attention turns vLLM's hybrid KV cache manager off by "
-                        "default before 0.14 (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE"
-                        " defaults to 0 in 0.10.2-0.13.0, 1 from 0.14.0; with an EAGLE draft in "
-                        "every release): every layer holds the whole request"]
-            return []
-        fitted = self._flight_score > 0 and self.concurrency_logged is not None
-        source = self._batched_from()
-        if source == "given":
-            said = "given (--max-num-batched-tokens)"
-        elif source == "logged":
-            said = "logged"
-        elif source == "fitted":
-            said = ("not logged: the API server default that reproduces the logged "
-                    "concurrency")
-        elif fitted:
-            also = ", ".join(f"{b} x {t:,}" for b, t in self._flight_ties)
-            said = (f"not logged: assumed vLLM's API server default; {also} reproduce the "
-                    "logged concurrency as well, pass --max-num-batched-tokens")
-        else:
-            said = ("not logged: assumed vLLM's API server default (8192 on a 70-160 GiB "
-                    "GPU; 2048 below 70 GiB or on an A100, 16384 from 160 GiB on 0.28+), "
-                    "pass --max-num-batched-tokens")
-        why = {1: "one batch (before 0.26, or without async scheduling)",
-               2: "two batches (async scheduling, on by default from 0.26)"}.get(
-            lay.batches, f"{lay.batches} batches (PP {self.parallel.pp}"
-            + (", async scheduling)" if lay.batches > self.parallel.pp else ")"))
-        batches = in_flight_batches(self.version.lo, self.version.hi, self.parallel.pp,
-                                    self.async_scheduling)
-        if len(batches) > 1 and not (fitted and not self._flight_ties):
-            why += (f"; assumed: {' or '.join(map(str, batches))} batches on {self.version.label()}"
-                    " (the release, and under PP the model runner, decide)")
-        return [f"tokens in flight per windowed group: {why} x max_num_batched_tokens "
-                f"{lay.batch_tokens:,} ({said}) = {lay.in_flight():,}"]
+    def report(self, dtypes: list[str] | tuple[str, ...] | None = None,
+               context_lengths: list[int] | tuple[int, ...] | None = None) -> WhatIf:
+        """The report's what-if (`kvtui.engines.vllm.scenario.build_report`)."""
+        return scenario.build_report(self, dtypes, context_lengths)
 
     def inverse(self, dtype: str, context_len: int, concurrency: float, *,
                 tp: int | None = None, mem_fraction_static: float | None = None) -> Inverse:
@@ -1020,36 +777,6 @@ class Calculator:
         kv = None if self.spec.is_mla else self.spec.num_kv_heads
         return tp_refused(self.spec.num_attention_heads, kv, tp) is None
 
-    def knob_facts(self) -> dict[str, Any]:
-        """The memory knob for the report (`WhatIf.memory_knob`): what the alerts name, with
-        the bytes one request of max_model_len takes in the current dtype (whole blocks: vLLM's
-        blocks_per_request x the block's bytes), so a fix can say how many bytes N requests
-        need."""
-        out = self.memory_knob().to_json()
-        lay = self.layout(self.current_dtype)
-        if lay is not None and self.context_len:
-            out["context_len"] = self.context_len
-            out["request_bytes"] = (lay.blocks_per_request(self.context_len, self.max_batched)
-                                    * lay.block_bytes)
-        return out
-
-    def report(self, dtypes: list[str] | tuple[str, ...] | None = None,
-               context_lengths: list[int] | tuple[int, ...] | None = None) -> WhatIf:
-        """The report's what-if (`whatif` of `kvtui check --json`, `kvtui whatif --json`)."""
-        out = WhatIf(engine="vllm", current=self.current(),
-                     memory_knob=self.knob_facts() if self.sized_by_bytes else None,
-                     scenarios=tuple(self.scenarios(dtypes, context_lengths)),
-                     model=self.spec.to_dict() if self.spec else None,
-                     model_reason=self.spec_reason, version=self.version.to_dict(),
-                     explanation=tuple(self.explanation()))
-        if not (self.context_len and self.tokens) or self.unmodelled:
-            return out  # (not modelled: no inverse, as SGLang's `scenario.inverse`)
-        conc = self.concurrency_logged or self.tokens / self.context_len
-        if self.current_dtype != "bf16":
-            inverse = self.inverse("bf16", self.context_len, max(1, math.floor(conc)))
-        else:
-            inverse = self.inverse("bf16", self.context_len, max(1, math.ceil(conc)) * 2)
-        return replace(out, inverse=inverse)
 
 
 def _as_core(calc: Calculator) -> CoreCalculator:
@@ -1057,6 +784,13 @@ def _as_core(calc: Calculator) -> CoreCalculator:
     return calc
 
 
-def _as_sizer(calc: Calculator) -> Sizer:
-    """Never called: mypy checks here that this class is what `inverse` reads."""
+def _as_sizer(calc: Calculator) -> Rows:
+    """Never called: mypy checks here that this class is what `inverse` and `scenario`
+    read."""
     return calc
+
+
+# DEFAULT_DTYPES, ROUNDING_GIB and VALUE_COST live in `sizer` (the rows read them too) and are
+# named here as they always were.
+__all__ = ["DEFAULT_DTYPES", "EXT_MARGIN_FLOOR", "EXT_MARGIN_FRACTION", "ROUNDING_GIB",
+           "VALUE_COST", "Calculator"]
