@@ -128,3 +128,24 @@ def test_running_cap_alone_is_the_rows(sglang: Calculator, dtype: str, tp: int |
     assert isinstance(sglang, SglCalculator)
     row = sglang.scenario(dtype, tp=tp, mem_fraction_static=mf)
     assert max_running(sglang, dtype, tp, mf) == row.max_running_requests
+
+
+@pytest.mark.parametrize(("dtype", "conc", "asked"), [
+    ("fp8_e4m3", 10.58, 10), ("fp8_e4m3", 0.4, 1), ("bf16", 10.58, 22), ("bf16", 3.0, 6)])
+def test_default_question_keeps_or_doubles(dtype: str, conc: float, asked: int) -> None:
+    """Keep today's requests in BF16 (whole ones, at least one); already BF16: twice them."""
+    from kvtui.core.capacity.inverse import default_question
+
+    assert default_question(dtype, conc) == ("bf16", asked)
+
+
+def test_both_engines_ask_the_report_the_default_question(sglang: Calculator,
+                                                          vllm: Calculator) -> None:
+    from kvtui.core.capacity.inverse import default_question
+
+    for calc in (sglang, vllm):
+        inv = calc.report().inverse
+        assert inv is not None and calc.context_len and calc.tokens
+        dtype, _ = default_question(calc.current_dtype, calc.tokens / calc.context_len)
+        assert (inv.dtype, inv.context_len) == (dtype, calc.context_len)
+        assert inv.to_json() == calc.inverse(dtype, calc.context_len, inv.concurrency).to_json()

@@ -1,5 +1,6 @@
-"""The inverse what-if's searches, written once for every engine: the smallest TP that holds
-the requests, and the smallest value of a memory knob that does.
+"""The inverse what-if's question and searches, written once for every engine: the question
+the report asks by default, the smallest TP that holds the requests, and the smallest value of a
+memory knob that does.
 
 Why in the core: the question "what would N requests of L tokens take?" is searched the same
 way whatever engine sizes the pool; only whether a setting holds them is the engine's
@@ -9,9 +10,19 @@ vLLM's (`kvtui.engines.vllm.calculator.Calculator.inverse`) both search through 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from kvtui.core.capacity.parallel import TP_CHOICES
+
+
+def default_question(current_dtype: str, concurrency: float) -> tuple[str, int]:
+    """The question people ask after a precision alert, as (dtype, requests): what would it
+    take to keep today's full-context `concurrency` in BF16 (or, when already BF16, to double
+    it)? The report's `inverse` answers it on every engine."""
+    if current_dtype != "bf16":
+        return "bf16", max(1, math.floor(concurrency))
+    return "bf16", max(1, math.ceil(concurrency)) * 2
 
 
 def smallest_tp(current: int, shardable: Callable[[int], bool],
@@ -40,4 +51,4 @@ def least_step(holds: Callable[[int], bool], lo: int, hi: int) -> int | None:
     return lo
 
 
-__all__ = ["least_step", "smallest_tp"]
+__all__ = ["default_question", "least_step", "smallest_tp"]

@@ -7,9 +7,9 @@ one code path feeds all three and they cannot disagree.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
+from kvtui.core.capacity.inverse import default_question
 from kvtui.core.capacity.whatif import floor_fit
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.sglang.cell import GIB
@@ -259,12 +259,10 @@ def build_report(calc: Sizer, dtypes: list[str] | tuple[str, ...] | None,
 
 
 def _inverse(calc: Sizer) -> Inverse | None:
-    """The question people ask after a precision alert: what would it take to keep today's
-    full-context concurrency in BF16 (or, when already BF16, to double it)?"""
+    """The report's inverse: the core's default question (`default_question`), where the
+    current setting is modelled."""
     if not (calc.context_len and calc.tokens) or calc.supported() \
             or calc.cell_error(calc.current_dtype):
         return None
-    conc = calc.tokens / calc.context_len
-    if calc.current_dtype != "bf16":
-        return inverse(calc, "bf16", calc.context_len, max(1, math.floor(conc)))
-    return inverse(calc, "bf16", calc.context_len, max(1, math.ceil(conc)) * 2)
+    dtype, requests = default_question(calc.current_dtype, calc.tokens / calc.context_len)
+    return inverse(calc, dtype, calc.context_len, requests)

@@ -9,10 +9,10 @@ through `sizer.Rows`, so it does not import the calculator that calls it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
+from kvtui.core.capacity.inverse import default_question
 from kvtui.core.capacity.parallel import tp_refused
 from kvtui.core.capacity.whatif import floor_fit, request_lengths
 from kvtui.core.report_types import Current, Scenario, WhatIf
@@ -309,7 +309,7 @@ def knob_facts(calc: Rows) -> dict[str, Any]:
 
 
 def build_report(calc: Rows, dtypes: list[str] | tuple[str, ...] | None = None,
-           context_lengths: list[int] | tuple[int, ...] | None = None) -> WhatIf:
+                 context_lengths: list[int] | tuple[int, ...] | None = None) -> WhatIf:
     """The report's what-if (`whatif` of `kvtui check --json`, `kvtui whatif --json`)."""
     out = WhatIf(engine="vllm", current=current(calc),
                  memory_knob=knob_facts(calc) if calc.sized_by_bytes else None,
@@ -319,9 +319,7 @@ def build_report(calc: Rows, dtypes: list[str] | tuple[str, ...] | None = None,
                  explanation=tuple(explanation(calc)))
     if not (calc.context_len and calc.tokens) or calc.unmodelled:
         return out  # (not modelled: no inverse, as SGLang's `scenario.inverse`)
-    conc = calc.concurrency_logged or calc.tokens / calc.context_len
-    if calc.current_dtype != "bf16":
-        inv = inverse(calc, "bf16", calc.context_len, max(1, math.floor(conc)))
-    else:
-        inv = inverse(calc, "bf16", calc.context_len, max(1, math.ceil(conc)) * 2)
-    return replace(out, inverse=inv)
+    # the core's default question (`default_question`), at vLLM's own logged concurrency
+    dtype, requests = default_question(
+        calc.current_dtype, calc.concurrency_logged or calc.tokens / calc.context_len)
+    return replace(out, inverse=inverse(calc, dtype, calc.context_len, requests))
