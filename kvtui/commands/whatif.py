@@ -12,7 +12,10 @@ import argparse
 import json
 import sys
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # module-level imports stay stdlib-only (above)
+    from kvtui.core.capacity.calculator import Calculator
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -163,7 +166,7 @@ class Unrecognised(ValueError):
     """The log holds no line of any engine (`check` exits 3 for it: EXIT_UNRECOGNISED)."""
 
 
-def _calculator(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+def _calculator(args: argparse.Namespace) -> tuple[Calculator, dict[str, Any]]:
     """(the what-if calculator, the checked options): the log's engine sizes a log's run; the
     engine `_engine_wanted` names sizes a plan."""
     from kvtui.core import capacity
@@ -209,7 +212,8 @@ def _calculator(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     return calc, opt
 
 
-def _memory_knob(args: argparse.Namespace, opt: dict[str, Any], calc: Any) -> tuple[Any, Any]:
+def _memory_knob(args: argparse.Namespace, opt: dict[str, Any],
+                 calc: Calculator) -> tuple[Calculator, float | None]:
     """(the calculator of the budget what-if, the knob value it asks for): --mem-fraction-static
     on a run sized by a fraction, --kv-cache-memory-bytes on a vLLM run (the run read as sized
     by those bytes: vLLM reserves them on every GPU and profiles nothing). The report itself
@@ -223,11 +227,11 @@ def _memory_knob(args: argparse.Namespace, opt: dict[str, Any], calc: Any) -> tu
         return calc, opt["mem_fraction_static"]
     if opt["mem_fraction_static"] is not None:
         raise ValueError("give --mem-fraction-static or --kv-cache-memory-bytes, not both")
-    by_bytes = getattr(calc, "sized_by_kv_bytes", None)
+    by_bytes = calc.sized_by_kv_bytes()
     if by_bytes is None:
         raise ValueError("--kv-cache-memory-bytes is vLLM's flag: it needs a vLLM log "
                          "(--from-log)")
-    calc = by_bytes()
+    calc = by_bytes
     from kvtui.core.capacity.options import memory_value
 
     value = memory_value(calc.memory_knob(), "--kv-cache-memory-bytes", str(raw))
@@ -240,11 +244,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         calc, opt = _calculator(args)
         if opt["max_batched"] is not None:
-            with_batched = getattr(calc, "with_max_batched", None)
+            with_batched = calc.with_max_batched(opt["max_batched"])
             if with_batched is None:
                 raise ValueError("--max-num-batched-tokens is vLLM's flag (--engine vllm or a "
                                  "vLLM log)")
-            calc = with_batched(opt["max_batched"])
+            calc = with_batched
         sizer, mf = _memory_knob(args, opt, calc)
     except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)

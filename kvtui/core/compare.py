@@ -20,6 +20,7 @@ from kvtui.core.runs import arg_changes
 from kvtui.core.state import Run
 
 if TYPE_CHECKING:
+    from kvtui.core.capacity.calculator import Calculator
     from kvtui.core.engine import Engine
 
 # A prediction agrees when the logged pool is within this share of it: the engines page-align
@@ -328,7 +329,7 @@ def _prefill(a: RunRef, b: RunRef) -> PrefillThroughput | str:
                              b_lines=rb.prefill_tput_lines)
 
 
-def _memory_value(calc: Any) -> tuple[str, float] | None:
+def _memory_value(calc: Calculator) -> tuple[str, float] | None:
     """The engine's memory fraction as the run set it (its `memory_knob`, the logged value or
     the engine's default), None when the run is sized in bytes or the value is unknown."""
     knob = calc.memory_knob()

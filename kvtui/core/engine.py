@@ -21,8 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from kvtui.core.capacity.calculator import Calculator
 from kvtui.core.releases import VersionRange
 from kvtui.core.report_types import RunningLimit
 from parsers import Event
@@ -221,19 +222,17 @@ class Sizing(Protocol):
     # default rows first: what `kvtui whatif --dtype` accepts for this engine.
     kv_dtypes: tuple[str, ...]
 
-    # typed by h41wi: the return is the core's `Calculator` protocol (kvtui/core/capacity)
     def calculator(self, run: Run, model: ModelSpec | str | None = None,
                    checkpoint: CheckpointFacts | None = None, *,
                    release: str | None = None, tp: int | None = None,
                    attn_dp: int | None = None, page_size: int | None = None,
-                   context_len: int | None = None) -> Any:
+                   context_len: int | None = None) -> Calculator | None:
         """The what-if calculator for a run, or None when the run has no pool facts (`tp`,
         `attn_dp`, `page_size`, `context_len`: the user's overrides of what the log says)."""
 
-    # typed by h41wi: the return is the core's `Calculator` protocol (kvtui/core/capacity)
     def plan(self, spec: ModelSpec | None, spec_reason: str, *, current_dtype: str,
              tokens: int | None, context_len: int | None, tp: int, attn_dp: int,
-             page_size: int | None, pool_gib: float | None, release: str | None) -> Any:
+             page_size: int | None, pool_gib: float | None, release: str | None) -> Calculator:
         """The what-if calculator of a deployment without a log (`kvtui whatif --model M
         --tp N --pool-gib G`): a pool of `pool_gib` per GPU, or of `tokens`, in `current_dtype`.
         ValueError (one line) for an input the engine has no counterpart of."""

@@ -34,9 +34,11 @@ from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
 
 from kvtui.core.capacity import options
+from kvtui.core.capacity.calculator import Calculator
+from kvtui.core.engine import all_engines, load
 from kvtui.core.units import fmt_length
 from kvtui.ui.text import clean
-from kvtui.ui.whatif_calc import DTYPES, WhatIfInputs, WhatIfResult, compute, fmt_fit
+from kvtui.ui.whatif_calc import WhatIfInputs, WhatIfResult, compute, fmt_fit
 
 # Labels as the pane shows them (the rows' own labels name the engine's fields).
 SHORT_LABELS = {
@@ -65,13 +67,24 @@ def _preset_options() -> list[tuple[str, str]]:
         return []
 
 
-def default_lengths(calc: Any) -> list[int]:
+def default_lengths(calc: Calculator | None) -> list[int]:
     """The lengths `kvtui whatif` and `kvtui check` use: the server's context_len first, then
     the calculator's defaults."""
     from kvtui.core.capacity.whatif import request_lengths
 
-    first = getattr(calc, "context_len", None)
+    first = calc.context_len if calc is not None else None
     return request_lengths(first if isinstance(first, int) and first > 0 else None, None)
+
+
+def kv_dtypes(calc: Calculator | None) -> tuple[str, ...]:
+    """The KV dtypes the dtype field offers: the run's engine's own (`Engine.kv_dtypes`), every
+    engine's before a run is sized (the field exists before the report does)."""
+    if calc is not None:
+        return load(calc.engine).kv_dtypes
+    out: list[str] = []
+    for engine in all_engines():
+        out.extend(d for d in engine.kv_dtypes if d not in out)
+    return tuple(out)
 
 
 def concurrency_cell(fit: float | None, cap: int | None) -> tuple[str, str]:
@@ -176,19 +189,21 @@ class WhatIfPane(Vertical, can_focus=False):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.inputs = WhatIfInputs()
-        self.calc: Any = None
+        self.calc: Calculator | None = None
         self.unsized: str | None = None  # why there is no calculator, when the report says
         self.result: WhatIfResult | None = None
         self.lengths_typed = False  # the user typed lengths; otherwise they follow the server
         self._drawn: Any = None
         self.shown = ""  # the answer as plain text (what the pane shows)
         self._refused: dict[str, str] = {}  # field id -> why its value is refused
+        self._dtypes = kv_dtypes(None)  # what the dtype field offers
 
     def compose(self) -> ComposeResult:
         with Vertical(id="wi-body"):
             with Vertical(id="wi-form"):
                 with Horizontal(classes="wi-row"):
-                    yield from _field("KV dtype", Select([(d, d) for d in DTYPES], value="bf16",
+                    dtypes = [(d, d) for d in self._dtypes]
+                    yield from _field("KV dtype", Select(dtypes, value="bf16",
                                                          allow_blank=False, id="wi-dtype",
                                                          compact=True))
                     yield from _field("TP", Input(placeholder="log", id="wi-tp",
@@ -243,20 +258,35 @@ class WhatIfPane(Vertical, can_focus=False):
             self.border_subtitle = hint
 
     # -- data ------------------------------------------------------------------------------
-    def show(self, calc: Any, unsized: str | None = None) -> None:
+    def show(self, calc: Calculator | None, unsized: str | None = None) -> None:
         self.calc = calc
         self.unsized = unsized
         if calc is not None:
+            self._offer_dtypes(calc)
             self._placeholders(calc)
             if not self.lengths_typed:
                 self.inputs.contexts = default_lengths(calc)
         self.recompute()
 
-    def _placeholders(self, calc: Any) -> None:
+    def _offer_dtypes(self, calc: Calculator) -> None:
+        """The dtype field's options: the run's engine's KV dtypes (kept while they are the
+        same; a dtype the engine does not have falls back to bf16)."""
+        wanted = kv_dtypes(calc)
+        if wanted == self._dtypes:
+            return
+        self._dtypes = wanted
+        select = self.query_one("#wi-dtype", Select)
+        keep = self.inputs.dtype if self.inputs.dtype in wanted else "bf16"
+        with select.prevent(Select.Changed):
+            select.set_options([(d, d) for d in wanted])
+            select.value = keep
+        self.inputs.dtype = keep
+
+    def _placeholders(self, calc: Calculator) -> None:
         """The log's values as the fields' placeholders: an empty field means "as logged"."""
-        tp = getattr(getattr(calc, "parallel", None), "tp", None)
+        tp = calc.parallel.tp
         # a TP the log does not state reads as in the header (`TP>=6 (sized as 8)`)
-        tp_label = getattr(calc, "tp_label", None)
+        tp_label = calc.tp_label
         knob = calc.memory_knob()
         mf = knob.value
         label = self.query_one("#wi-mf-label", Label)
@@ -282,8 +312,8 @@ class WhatIfPane(Vertical, can_focus=False):
             return  # a new report with the same deployment: nothing to repaint
         self._drawn = key
         shown = self.render_result(res, numbers, width)
-        self.shown = "\n".join(part.plain for part in getattr(shown, "renderables", [shown])
-                               if isinstance(part, Text))
+        parts = shown.renderables if isinstance(shown, Group) else [shown]
+        self.shown = "\n".join(part.plain for part in parts if isinstance(part, Text))
         self.query_one("#wi-result", Static).update(shown)
 
     def _answer_width(self) -> int:
@@ -292,29 +322,18 @@ class WhatIfPane(Vertical, can_focus=False):
         return width - 1 if width > 1 else 200  # a vertical scrollbar may come
 
     def _numbers(self) -> dict[str, Any] | None:
-        """The calculator's own figures for the concurrency rows and the flag: the same scenario
-        `compute` asks for, read as numbers instead of text."""
-        calc = self.calc
-        if calc is None:
+        """The calculator's own figures for the concurrency rows and the flag: the scenarios
+        `compute` asked for (what fits now is the engine's own arithmetic too: a hybrid's or a
+        sliding window's tokens are not requests x length; vLLM prints Qwen3-Next's 695,504
+        tokens as 10.58 requests of 256K, not 2.65), read as numbers instead of text, never
+        asked again."""
+        res = self.result
+        if res is None or res.error or res.target is None or res.now is None \
+                or res.current is None:
             return None
-        try:
-            cur_tp = calc.parallel.tp
-            cur_mf = calc.memory_knob().value
-            tp = self.inputs.tp if self.inputs.tp not in (None, cur_tp) else None
-            mf = self.inputs.mem_fraction if self.inputs.mem_fraction not in (None, cur_mf) \
-                else None
-            target = calc.scenario(self.inputs.dtype, tp=tp, mem_fraction_static=mf,
-                                   context_lengths=self.inputs.contexts)
-            # what fits now is the engine's own arithmetic too: a hybrid's or a sliding
-            # window's tokens are not requests x length (vLLM prints Qwen3-Next's 695,504
-            # tokens as 10.58 requests of 256K, not 2.65)
-            now = calc.scenario(calc.current_dtype, context_lengths=self.inputs.contexts)
-            current = calc.current()
-        except Exception:
-            return None
-        cap_now = current.max_running_requests
-        return {"target": target, "now": now, "cap_now": cap_now,
-                "changed_tp": tp, "changed_mf": mf}
+        return {"target": res.target, "now": res.now,
+                "cap_now": res.current.max_running_requests,
+                "changed_tp": res.changed_tp, "changed_mf": res.changed_mf}
 
     def render_result(self, res: WhatIfResult, numbers: dict[str, Any] | None,
                       width: int = 200) -> RenderableType:

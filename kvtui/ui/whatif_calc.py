@@ -12,10 +12,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvtui.core.capacity.answers import knob_answer
+from kvtui.core.capacity.calculator import Calculator
 from kvtui.core.capacity.whatif import floor_fit
+from kvtui.core.report_types import Current, Scenario
 from kvtui.core.units import fmt_length
-
-DTYPES = ("bf16", "fp8_e4m3", "fp8_e5m2", "mxfp8", "nvfp4", "fp4_mx_block16")
 
 
 @dataclass
@@ -43,6 +44,13 @@ class WhatIfResult:
     # why the target does not start (the engine's reason, without a "does not fit:" of its
     # own): said once, in place of the flag, which is then empty
     does_not_fit: str | None = None
+    # the calculator's own answers the rows were written from, kept for the pane's figures
+    # (the concurrency cells, the flag): one key press asks the calculator once per answer
+    target: Scenario | None = None
+    now: Scenario | None = None
+    current: Current | None = None
+    changed_tp: int | None = None  # the target's TP, when not the logged one
+    changed_mf: float | None = None  # the target's memory knob value, when not the logged one
 
 
 def _i(v: Any) -> str:
@@ -61,7 +69,8 @@ def fmt_fit(v: Any) -> str:
     return "—"
 
 
-def compute(calc: Any, inputs: WhatIfInputs, unsized: str | None = None) -> WhatIfResult:
+def compute(calc: Calculator | None, inputs: WhatIfInputs,
+            unsized: str | None = None) -> WhatIfResult:
     """Rows for the pane from an engine's calculator (None: nothing to size, for the reason
     `unsized` gives, else because no pool is known yet)."""
     res = WhatIfResult()
@@ -76,7 +85,7 @@ def compute(calc: Any, inputs: WhatIfInputs, unsized: str | None = None) -> What
         return res
 
 
-def _inverse_rows(calc: Any, dtype: str, concurrency: float, ctx: int, tp: int | None,
+def _inverse_rows(calc: Calculator, dtype: str, concurrency: float, ctx: int, tp: int | None,
                   mem: float | None) -> list[tuple[str, str, str]]:
     """Does the target concurrency fit at the target TP and memory setting, and if not, what
     is missing there: the engine's inverse asked at that setting, as `kvtui whatif
@@ -92,18 +101,17 @@ def _inverse_rows(calc: Any, dtype: str, concurrency: float, ctx: int, tp: int |
         rows.append(("why", "", str(inv.note)))  # what the engine cannot size at this setting
     if inv.missing_gib_per_gpu is not None:
         rows.append(("missing per GPU", "", f"{inv.missing_gib_per_gpu:.2f} GiB"))
-    knob = calc.memory_knob()  # the engine's memory setting: a field of Inverse
-    mf_need = getattr(inv, f"{knob.name}_needed", None)
-    if mf_need is not None:
-        ok = getattr(inv, f"{knob.name}_feasible", None)
-        rows.append((f"{knob.name} needed", "",
-                     knob.show(mf_need) + (" (not feasible)" if ok is False else "")))
+    knob = calc.memory_knob()  # the engine's memory setting
+    answer = knob_answer(inv, knob.name)
+    if answer.needed is not None:
+        rows.append((f"{knob.name} needed", "", knob.show(answer.needed)
+                     + (" (not feasible)" if answer.feasible is False else "")))
     if inv.tp_needed:
         rows.append(("TP that fits", "", str(inv.tp_needed)))
     return rows
 
 
-def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult:
+def _compute(calc: Calculator, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult:
     cur = calc.current()
     cur_tp = calc.parallel.tp
     knob = calc.memory_knob()
@@ -115,6 +123,7 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     ctxs = [c for c in inputs.contexts if c > 0]
     row = calc.scenario(inputs.dtype, tp=tgt_tp, mem_fraction_static=tgt_mf,
                         context_lengths=ctxs, target_concurrency=None)
+    res.target, res.current, res.changed_tp, res.changed_mf = row, cur, tgt_tp, tgt_mf
     spec = calc.spec
     # the reason's first clause ("auto-detected", "--model"): its detail (the served path, the
     # preset it matched) is the report's, and took three rows of an 80x24 pane
@@ -147,7 +156,8 @@ def _compute(calc: Any, inputs: WhatIfInputs, res: WhatIfResult) -> WhatIfResult
     conc = row.concurrency
     # the engine's own arithmetic for now as for the target (a hybrid's tokens are not
     # requests x length)
-    now_conc = calc.scenario(calc.current_dtype, context_lengths=ctxs).concurrency
+    res.now = now = calc.scenario(calc.current_dtype, context_lengths=ctxs)
+    now_conc = now.concurrency
     for c in ctxs:
         rows.append((f"concurrent @ {fmt_length(c)}", fmt_fit(now_conc.get(str(c))),
                      fmt_fit(conc.get(str(c)))))

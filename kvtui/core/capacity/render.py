@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvtui.core.capacity.answers import knob_answers
 from kvtui.core.engine import load
 from kvtui.core.report_types import Inverse, Json, Scenario, WhatIf
 from kvtui.core.units import fmt_bytes_gib, fmt_length
@@ -111,8 +112,9 @@ def _inverse_parts(inv: Inverse, knob: Json | None = None) -> list[str]:
     if inv.kv_gib_needed is not None:
         need += f" = {inv.kv_gib_needed} GiB per GPU"
     at = [f"TP {inv.tp_target}"] if inv.tp_target is not None else []
+    targets = {a.name: a.target for a in knob_answers(inv)}
     for k in _KNOBS:
-        value = getattr(inv, f"{k}_target")
+        value = targets.get(k)
         if value is not None:
             at.append(f"{k} {value}")
     parts = [f"{inv.concurrency:g} x {_n(inv.context_len)} tokens in {inv.dtype}"
@@ -168,11 +170,14 @@ def _budget_lines(w: WhatIf) -> list[str]:
     out: list[str] = []
     for row in w.budget_scenarios or ():
         knob = next((k for k in _KNOBS if row.has(k)), None)
+        values = {"mem_fraction_static": row.mem_fraction_static,
+                  "gpu_memory_utilization": row.gpu_memory_utilization,
+                  "kv_cache_memory_bytes": row.kv_cache_memory_bytes}
         if knob == "kv_cache_memory_bytes" and row.kv_cache_memory_bytes is not None:
             setting = (f"kv_cache_memory_bytes {row.kv_cache_memory_bytes} = "
                        f"{fmt_bytes_gib(row.kv_cache_memory_bytes)}")
         elif knob is not None:
-            setting = f"{knob} {getattr(row, knob)}"
+            setting = f"{knob} {values.get(knob)}"
         else:
             setting = "memory as logged"
         tp = row.tp or (w.current.parallel or {}).get("tp")  # None: the logged TP

@@ -39,10 +39,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvtui.core.capacity.calculator import Calculator as CoreCalculator
 from kvtui.core.capacity.modelspec import ModelSpec
 from kvtui.core.capacity.parallel import Parallel, tp_refused
 from kvtui.core.capacity.whatif import MemoryKnob, request_lengths
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
+from kvtui.engines.sglang import inverse, scenario
 from kvtui.engines.sglang.calibrate import compare, diagnose, measured
 from kvtui.engines.sglang.cell import (
     ELEM_BYTES,
@@ -54,6 +56,7 @@ from kvtui.engines.sglang.cell import (
 )
 from kvtui.engines.sglang.coverage import for_logged_class
 from kvtui.engines.sglang.flags import FLAGS
+from kvtui.engines.sglang.sizer import MemoryFacts, Rest, Sizer
 from kvtui.engines.sglang.sizing import budget as sgl_budget
 from kvtui.engines.sglang.sizing import mamba as sgl_mamba
 from kvtui.engines.sglang.sizing import swa as sgl_swa
@@ -87,57 +90,6 @@ def sglang_max_running_requests(tokens: int, context_len: int | None, *,
     cap = mamba_slots // max(1, mamba_ratio_slots) if mamba_slots is not None else None
     return sgl_budget.max_running_requests(tokens, context_len, version, user=user,
                                            attn_dp=attn_dp, mamba_cap=cap)
-
-
-@dataclass
-class MemoryFacts:
-    """The memory lines SGLang's budget is computed from (section 8.1), as logged.
-
-    `pre_gib` is a proxy: SGLang's `pre` is measured after distributed init, min over ranks, and
-    not logged; "Load weight begin. avail mem" is the closest logged value.
-
-    `reserved_gib`: what SGLang takes out of the budget before sizing the pool for memory it
-    allocates after (0.5.18+, multimodal models: "Reserving X GB of the KV budget for
-    post-sizing multimodal allocations"): `rest_memory = available_gpu_memory - slack_gb -
-    mm_reservation_gb` (mem_cache/kv_cache_configurator.py:1789 in 0.5.18, :3038 in 0.5.23),
-    then the Mamba split and the token count.
-    """
-
-    pre_gib: float
-    avail_gib: float
-    mem_fraction_static: float
-    weights_gib: float | None = None
-    tp: int = 1
-    reserved_gib: float = 0.0
-
-    def rest_gib(self, mem_fraction_static: float | None = None, tp: int | None = None) -> float:
-        m = self.mem_fraction_static if mem_fraction_static is None else mem_fraction_static
-        return self.avail_after(tp) - self.pre_gib * (1 - m) - self.reserved_gib
-
-    def avail_after(self, tp: int | None = None) -> float:
-        """Free memory after the weights load; the weights shard across TP as tp_old / tp_new."""
-        if tp and tp != self.tp and self.weights_gib is not None:
-            return self.avail_gib + self.weights_gib - self.weights_gib * self.tp / tp
-        return self.avail_gib
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"pre_gib": self.pre_gib, "avail_gib": self.avail_gib,
-                               "mem_fraction_static": self.mem_fraction_static,
-                               "weights_gib": self.weights_gib, "tp": self.tp}
-        if self.reserved_gib:
-            out["reserved_gib"] = self.reserved_gib
-        out["rest_gib"] = round(self.rest_gib(), 4)
-        return out
-
-
-@dataclass
-class Rest:
-    """The rest memory of one setting: bytes, how it was derived, and what went wrong."""
-
-    bytes: int | None
-    basis: str
-    estimate: bool
-    does_not_fit: str | None = None
 
 
 @dataclass
@@ -183,8 +135,22 @@ class Calculator:
         if self.mrr_user is None:
             self.mrr_user = self.args.max_running_requests
 
+    engine = "sglang"  # the engine seam's name (`kvtui.core.engine.load`)
     engine_label = "SGLang"  # how the texts name the engine whose rules these are
     tp_flag = FLAGS.tensor_parallel  # what a TP what-if tells the operator to pass
+
+    @property
+    def tp_label(self) -> None:
+        """The log states TP in SGLang's server_args: never a label of the header's own."""
+        return None
+
+    def sized_by_kv_bytes(self) -> None:
+        """SGLang sizes by a memory fraction only: no KV budget in bytes to read the run by."""
+        return None
+
+    def with_max_batched(self, tokens: int) -> None:
+        """SGLang's pool does not follow a batched-token budget (vLLM's knob)."""
+        return None
 
     def memory_knob(self) -> MemoryKnob:
         mf = self.memory.mem_fraction_static if self.memory is not None else None
@@ -292,10 +258,10 @@ class Calculator:
         attn_tp = self._par(tp).attn_tp
         return sgl_mamba.state_per_slot(self.spec, attn_tp, self.sargs, self.rules_version, kind)
 
-    def _logged_slots(self) -> int | None:
+    def logged_slots(self) -> int | None:
         return (self.mamba_logged or {}).get("slots")
 
-    def _cost_per_token(self, dtype: str, tp: int | None = None) -> float | None:
+    def cost_per_token(self, dtype: str, tp: int | None = None) -> float | None:
         """Bytes SGLang spends per full-pool token (SWA hybrids include r x S)."""
         cell = self.cell(dtype, tp)
         if cell is not None:
@@ -315,11 +281,11 @@ class Calculator:
         return meas["bytes_per_token"] if meas is not None else None
 
     # -- the rest memory ---------------------------------------------------------------------
-    def _state_bytes_now(self) -> int:
+    def state_bytes_now(self) -> int:
         """The state SGLang took at the logged settings (0 for non-hybrids)."""
         st = self.mamba()
         kind = self.kind
-        slots = self._logged_slots()
+        slots = self.logged_slots()
         if st is not None and kind is not None and slots is not None:
             return sgl_mamba.logged_state_bytes(
                 slots, st.per_slot, self.rules_version, self.sargs, self.parallel.attn_dp, kind,
@@ -329,9 +295,9 @@ class Calculator:
             return int(gib * GIB)
         return 0
 
-    def _kv_now(self) -> tuple[int | None, str, bool]:
+    def kv_now(self) -> tuple[int | None, str, bool]:
         """(KV bytes of the pool at the logged/given settings, basis, estimate)."""
-        cost = self._cost_per_token(self.current_dtype)
+        cost = self.cost_per_token(self.current_dtype)
         if self.pool_bytes is not None:
             return self.pool_bytes, "the given pool size", False
         cap = self.sargs.max_total_tokens
@@ -341,7 +307,7 @@ class Calculator:
             # --max-total-tokens cut the pool: the memory SGLang had is larger than the pool
             # shows, so the memory lines size it (estimate) and the cap applies again after.
             rest = int(self.memory.rest_gib() * GIB)
-            return rest - self._state_bytes_now(), (
+            return rest - self.state_bytes_now(), (
                 f"the memory lines (the pool was capped at --max-total-tokens {cap})"), True
         if self.tokens and cost is not None:
             if capped:
@@ -357,16 +323,16 @@ class Calculator:
                                              f"bytes/token{both}"), True
         if self.memory is not None and self.spec is not None:
             rest = int(self.memory.rest_gib() * GIB)
-            return rest - self._state_bytes_now(), ("the memory lines (Load weight begin/end, "
+            return rest - self.state_bytes_now(), ("the memory lines (Load weight begin/end, "
                                                     "mem_fraction_static)"), True
         return None, "no pool line, no memory lines", True
 
     def rest_now(self) -> Rest:
         """The rest memory at the logged settings: the KV bytes plus the state SGLang took."""
-        kv, basis, est = self._kv_now()
+        kv, basis, est = self.kv_now()
         if kv is None:
             return Rest(None, basis, est)
-        state = self._state_bytes_now()
+        state = self.state_bytes_now()
         if state or self.kind is None or self.mamba() is None:
             return Rest(kv + state, basis + (" + the logged state slots" if state else ""), est)
         # No logged slot count (a what-if without a log): find the rest whose KV share is kv.
@@ -427,7 +393,7 @@ class Calculator:
         return sgl_budget.allocate(
             rest, cell, self.spec, self.sargs, self.rules_version, page_size=self.page_size,
             context_len=self.context_len, attn_dp=self.parallel.attn_dp, kind=kind, slot=slot,
-            fixed_slots=self._logged_slots() if fixed else None,
+            fixed_slots=self.logged_slots() if fixed else None,
             max_total_tokens=self.sargs.max_total_tokens)
 
     def allocation(self, dtype: str, tp: int | None = None,
@@ -443,7 +409,7 @@ class Calculator:
         unchanged = tp in (None, self.parallel.tp) and (
             mem_fraction_static is None or self.memory is None
             or mem_fraction_static == self.memory.mem_fraction_static)
-        fixed = unchanged and self._logged_slots() is not None
+        fixed = unchanged and self.logged_slots() is not None
         try:
             return self._allocate(rest.bytes, dtype, tp, fixed=fixed), rest
         except CannotModel as exc:
@@ -454,13 +420,13 @@ class Calculator:
                      mem_fraction_static: float | None = None) -> tuple[int | None, str, bool]:
         """(KV bytes per GPU, how they were derived, estimate?) at the given settings."""
         if self.spec is None:
-            kv, basis, est = self._kv_now()
+            kv, basis, est = self.kv_now()
             if tp in (None, self.parallel.tp) and mem_fraction_static is None:
                 return kv, basis, est
             rest = self.rest_for(tp, mem_fraction_static)
             if rest.bytes is None:
                 return None, rest.does_not_fit or rest.basis, True
-            return rest.bytes - self._state_bytes_now(), rest.basis, True
+            return rest.bytes - self.state_bytes_now(), rest.basis, True
         alloc, rest = self.allocation(self.current_dtype, tp, mem_fraction_static)
         if alloc is None:
             return None, rest.does_not_fit or rest.basis, rest.estimate
@@ -477,7 +443,7 @@ class Calculator:
                 n = int(self.tokens * VALUE_COST[self.current_dtype] / VALUE_COST[dtype])
                 return n // page * page, None
             kv, _, _ = self.budget_bytes(tp, mem_fraction_static)
-            cost = self._cost_per_token(dtype)
+            cost = self.cost_per_token(dtype)
             if kv is None or not cost:
                 return None, None
             return int(kv // cost) // page * page, None
@@ -565,7 +531,7 @@ class Calculator:
         return out
 
     # -- outputs ----------------------------------------------------------------------------
-    def _contexts(self, context_lengths: list[int] | tuple[int, ...] | None) -> list[int]:
+    def contexts(self, context_lengths: list[int] | tuple[int, ...] | None) -> list[int]:
         return request_lengths(self.context_len, context_lengths)
 
     def flag(self, dtype: str) -> tuple[str | None, str]:
@@ -588,9 +554,7 @@ class Calculator:
                  context_lengths: list[int] | tuple[int, ...] | None = None,
                  target_concurrency: float | None = None) -> Scenario:
         """One what-if row: tokens, bytes/token, concurrency, max_running_requests, flag."""
-        from kvtui.engines.sglang.scenario import build_row
-
-        return build_row(self, dtype, tp=tp, mem_fraction_static=mem_fraction_static,
+        return scenario.build_row(self, dtype, tp=tp, mem_fraction_static=mem_fraction_static,
                          context_lengths=context_lengths, target_concurrency=target_concurrency)
 
     def scenarios(self, dtypes: list[str] | tuple[str, ...] | None = None,
@@ -607,24 +571,16 @@ class Calculator:
     def report(self, dtypes: list[str] | tuple[str, ...] | None = None,
                context_lengths: list[int] | tuple[int, ...] | None = None) -> WhatIf:
         """The report's what-if (`whatif` of `kvtui check --json`, `kvtui whatif --json`)."""
-        from kvtui.engines.sglang.scenario import build_report
-
-        return build_report(self, dtypes, context_lengths)
+        return scenario.build_report(self, dtypes, context_lengths)
 
     def current(self) -> Current:
-        from kvtui.engines.sglang.scenario import current
-
-        return current(self)
+        return scenario.current(self)
 
     def mamba_budget(self) -> dict[str, Any] | None:
-        from kvtui.engines.sglang.scenario import mamba_budget
-
-        return mamba_budget(self)
+        return scenario.mamba_budget(self)
 
     def explanation(self) -> list[str]:
-        from kvtui.engines.sglang.scenario import explanation
-
-        return explanation(self)
+        return scenario.explanation(self)
 
     def rule_notes(self) -> list[str]:
         return version_notes(self)
@@ -633,9 +589,7 @@ class Calculator:
                 tp: int | None = None, mem_fraction_static: float | None = None) -> Inverse:
         """What `concurrency` requests of `context_len` tokens in `dtype` would take, at the
         logged setting or at `tp` / `mem_fraction_static` (`kvtui.engines.sglang.inverse`)."""
-        from kvtui.engines.sglang.inverse import inverse
-
-        return inverse(self, dtype, context_len, concurrency, tp=tp,
+        return inverse.inverse(self, dtype, context_len, concurrency, tp=tp,
                        mem_fraction_static=mem_fraction_static)
 
 
@@ -652,3 +606,13 @@ def _printed_includes(cell: Cell, version: tuple[int, int, int]) -> str:
 
 __all__ = ["APPROX_DTYPES", "DEFAULT_DTYPES", "VALUE_COST", "Calculator",
            "MemoryFacts", "Rest", "sglang_max_running_requests"]
+
+
+def _as_core(calc: Calculator) -> CoreCalculator:
+    """Never called: mypy checks here that this class is a core `Calculator`."""
+    return calc
+
+
+def _as_sizer(calc: Calculator) -> Sizer:
+    """Never called: mypy checks here that this class is what `scenario` and `inverse` read."""
+    return calc

@@ -15,21 +15,20 @@ target the budget what-if shows beside them; the TP search keeps its memory frac
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kvtui.core.capacity.parallel import TP_CHOICES
+from kvtui.core.capacity.inverse import least_step, smallest_tp
 from kvtui.core.report_types import Inverse
 from kvtui.engines.sglang.cell import GIB
+from kvtui.engines.sglang.running import max_running
+from kvtui.engines.sglang.sizer import Sizer
 from kvtui.engines.sglang.sizing.families import CannotModel
-
-if TYPE_CHECKING:
-    from kvtui.engines.sglang.calculator import Calculator
 
 MAX_MEM_FRACTION = 0.95  # beyond this CUDA graphs and activations rarely fit
 _STEP = 10_000  # mem_fraction_static resolution: 4 decimals, rounded up
 
 
-def _tokens(calc: Calculator, dtype: str, *, tp: int | None = None,
+def _tokens(calc: Sizer, dtype: str, *, tp: int | None = None,
             mf: float | None = None) -> int | None:
     try:
         n, _ = calc.tokens_for(dtype, tp=tp, mem_fraction_static=mf)
@@ -38,28 +37,22 @@ def _tokens(calc: Calculator, dtype: str, *, tp: int | None = None,
     return n
 
 
-def _fraction_needed(calc: Calculator, dtype: str, need: int, tp: int | None) -> float | None:
+def _fraction_needed(calc: Sizer, dtype: str, need: int, tp: int | None) -> float | None:
     """The smallest mem_fraction_static (4 decimals) at which SGLang allocates `need` tokens."""
-    lo, hi = 1, _STEP - 1
-    top = _tokens(calc, dtype, tp=tp, mf=hi / _STEP)
-    if top is None or top < need:
-        return None
-    while lo < hi:
-        mid = (lo + hi) // 2
-        n = _tokens(calc, dtype, tp=tp, mf=mid / _STEP)
-        if n is not None and n >= need:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo / _STEP
+    def holds(step: int) -> bool:
+        n = _tokens(calc, dtype, tp=tp, mf=step / _STEP)
+        return n is not None and n >= need
+
+    step = least_step(holds, 1, _STEP - 1)
+    return step / _STEP if step is not None else None
 
 
-def shardable_tp(calc: Calculator, tp: int) -> bool:
+def shardable_tp(calc: Sizer, tp: int) -> bool:
     """Would SGLang shard this model over `tp` GPUs with the logged attention DP / CP?"""
     return calc.spec is not None and calc.tp_refusal(tp) is None
 
 
-def _kv_bytes(calc: Calculator, dtype: str, tp: int | None, mf: float | None) -> int | None:
+def _kv_bytes(calc: Sizer, dtype: str, tp: int | None, mf: float | None) -> int | None:
     """The KV bytes per GPU SGLang would give `dtype` at this setting (the budget what-if's)."""
     if calc.spec is None:
         kv, _, _ = calc.budget_bytes(tp, mf)
@@ -68,7 +61,7 @@ def _kv_bytes(calc: Calculator, dtype: str, tp: int | None, mf: float | None) ->
     return alloc.kv_bytes if alloc is not None else None
 
 
-def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float, *,
+def inverse(calc: Sizer, dtype: str, context_len: int, concurrency: float, *,
             tp: int | None = None, mem_fraction_static: float | None = None) -> Inverse:
     """Tokens, bytes, missing GiB per GPU, and the mem_fraction_static / TP that would fit
     (`Calculator.inverse`: every engine's calculator answers the question with its own), at
@@ -96,7 +89,7 @@ def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float, 
         return Inverse.of(**out)
     have_tokens = _tokens(calc, dtype, tp=tp, mf=mf)
     out["tokens_available"] = have_tokens
-    cost = calc._cost_per_token(dtype, tp)
+    cost = calc.cost_per_token(dtype, tp)
     out["fits_now"] = have_tokens is not None and have_tokens >= need_tokens
     if cost is None:
         out["note"] = "no pool sizes and no model spec: bytes per token unknown, tokens only"
@@ -138,21 +131,17 @@ def inverse(calc: Calculator, dtype: str, context_len: int, concurrency: float, 
             rest.does_not_fit if mem is not None and rest.does_not_fit else
             "needs the Load weight begin/end lines and mem_fraction_static from the "
             "server_args dump")
-    tp_fit = None
-    if calc.spec is not None:
-        for t in TP_CHOICES:
-            if t < calc.parallel.tp or not shardable_tp(calc, t):
-                continue
-            n = _tokens(calc, dtype, tp=t, mf=mf)
-            if n is not None and n >= need_tokens:
-                tp_fit = t
-                break
+    def holds_at(t: int) -> bool:
+        n = _tokens(calc, dtype, tp=t, mf=mf)
+        return n is not None and n >= need_tokens
+
+    tp_fit = (smallest_tp(calc.parallel.tp, lambda t: shardable_tp(calc, t), holds_at)
+              if calc.spec is not None else None)
     out["tp_needed"] = tp_fit
     if tp_fit is not None and tp_fit != calc.parallel.tp:
         out["tp_note"] = ("estimate: weights per GPU rescaled by TP" if mem is not None else
                           "estimate: assumes the same rest memory per GPU (no memory lines)")
-    mrr = calc.scenario(dtype, tp=tp, mem_fraction_static=mf,
-                        context_lengths=[context_len]).max_running_requests
+    mrr = max_running(calc, dtype, tp, mf)
     if mrr is not None and mrr < concurrency:
         out["max_running_requests"] = mrr  # the table's max_run column at this setting
     return Inverse.of(**out)

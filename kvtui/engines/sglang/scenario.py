@@ -7,21 +7,21 @@ one code path feeds all three and they cannot disagree.
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kvtui.core.capacity.inverse import default_question
 from kvtui.core.capacity.whatif import floor_fit
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
 from kvtui.engines.sglang.cell import GIB
+from kvtui.engines.sglang.inverse import inverse
+from kvtui.engines.sglang.running import calc_mrr_log_only
+from kvtui.engines.sglang.sizer import Sizer
 from kvtui.engines.sglang.sizing.families import CannotModel
-
-if TYPE_CHECKING:
-    from kvtui.engines.sglang.calculator import Calculator
 
 APPROX_DTYPES = frozenset({"mxfp8", "nvfp4", "fp4_mx_block16", "fp4_e2m1"})
 
 
-def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
+def build_row(calc: Sizer, dtype: str, *, tp: int | None = None,
               mem_fraction_static: float | None = None,
               context_lengths: list[int] | tuple[int, ...] | None = None,
               target_concurrency: float | None = None) -> Scenario:
@@ -34,7 +34,7 @@ def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
     current = dtype == calc.current_dtype and tp in (None, calc.parallel.tp) and (
         mem_fraction_static in (None, cur_mf))
     flag, advice = calc.flag(dtype)
-    ctxs = calc._contexts(context_lengths)
+    ctxs = calc.contexts(context_lengths)
     row: dict[str, Any] = {"dtype": dtype, "flag": flag, "flag_advice": advice,
                            "current": current}
     unsupported = calc.supported() or calc.cell_error(dtype, tp)
@@ -74,7 +74,7 @@ def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
     else:
         tokens, swa_tokens = calc.tokens_for(dtype, tp, mem_fraction_static)
         _, basis, estimate = calc.budget_bytes(tp, mem_fraction_static)
-        cost = calc._cost_per_token(dtype)
+        cost = calc.cost_per_token(dtype)
         if tokens is not None:
             mrr = calc_mrr_log_only(calc, tokens)
     row.update({
@@ -116,20 +116,7 @@ def build_row(calc: Calculator, dtype: str, *, tp: int | None = None,
     return Scenario.of(**row)
 
 
-def calc_mrr_log_only(calc: Calculator, tokens: int) -> int | None:
-    """Without a model spec the state shape is unknown: the logged slots cap as logged."""
-    from kvtui.engines.sglang.sizing import budget
-
-    slots = (calc.mamba_logged or {}).get("slots")
-    cap = None
-    if slots is not None:
-        cap = slots // (1 if calc.sargs.disable_radix_cache else 3)
-    return budget.max_running_requests(tokens, calc.context_len, calc.rules_version,
-                                       user=calc.mrr_user, attn_dp=calc.parallel.attn_dp,
-                                       mamba_cap=cap)
-
-
-def current(calc: Calculator) -> Current:
+def current(calc: Sizer) -> Current:
     cell = calc.cell(calc.current_dtype)
     meas = calc.measured()
     cal = calc.calibration() if cell is not None else None
@@ -165,7 +152,7 @@ def current(calc: Calculator) -> Current:
     return Current.of(**out)
 
 
-def mamba_budget(calc: Calculator) -> dict[str, Any] | None:
+def mamba_budget(calc: Sizer) -> dict[str, Any] | None:
     try:
         st = calc.mamba()
     except CannotModel as exc:
@@ -181,9 +168,9 @@ def mamba_budget(calc: Calculator) -> dict[str, Any] | None:
         out["logged"] = calc.mamba_logged
     if st is not None:
         out["theory"] = st.to_dict()
-        slots = calc._logged_slots()
+        slots = calc.logged_slots()
         if slots is not None:
-            out["theory_gib"] = round(calc._state_bytes_now() / GIB, 2)
+            out["theory_gib"] = round(calc.state_bytes_now() / GIB, 2)
         kind = calc.kind
         if kind is not None:
             from kvtui.engines.sglang.sizing import mamba as sgl_mamba
@@ -196,7 +183,7 @@ def mamba_budget(calc: Calculator) -> dict[str, Any] | None:
     return out
 
 
-def explanation(calc: Calculator) -> list[str]:
+def explanation(calc: Sizer) -> list[str]:
     """Show-your-work lines, in the order a reader checks them."""
     lines = list(calc.notes)
     lines.extend(calc.rule_notes())
@@ -240,7 +227,7 @@ def explanation(calc: Calculator) -> list[str]:
         lines.extend(st.lines)
     rest = calc.rest_now()
     if rest.bytes is not None:
-        kv, basis, est = calc._kv_now()
+        kv, basis, est = calc.kv_now()
         if kv is not None:
             lines.append(f"KV budget held fixed: {kv:,} B = {kv / GIB:.2f} GiB per GPU "
                          f"({basis}{', estimate' if est else ''})")
@@ -250,7 +237,7 @@ def explanation(calc: Calculator) -> list[str]:
     return lines
 
 
-def build_report(calc: Calculator, dtypes: list[str] | tuple[str, ...] | None,
+def build_report(calc: Sizer, dtypes: list[str] | tuple[str, ...] | None,
                  context_lengths: list[int] | tuple[int, ...] | None) -> WhatIf:
     """The report's what-if (`kvtui check --json`'s `whatif`, `kvtui whatif --json`)."""
     pools = [{"role": "target", "tokens": calc.tokens, **(calc.pool_gib or {})}] \
@@ -271,15 +258,11 @@ def build_report(calc: Calculator, dtypes: list[str] | tuple[str, ...] | None,
     )
 
 
-def _inverse(calc: Calculator) -> Inverse | None:
-    """The question people ask after a precision alert: what would it take to keep today's
-    full-context concurrency in BF16 (or, when already BF16, to double it)?"""
+def _inverse(calc: Sizer) -> Inverse | None:
+    """The report's inverse: the core's default question (`default_question`), where the
+    current setting is modelled."""
     if not (calc.context_len and calc.tokens) or calc.supported() \
             or calc.cell_error(calc.current_dtype):
         return None
-    from kvtui.engines.sglang.inverse import inverse
-
-    conc = calc.tokens / calc.context_len
-    if calc.current_dtype != "bf16":
-        return inverse(calc, "bf16", calc.context_len, max(1, math.floor(conc)))
-    return inverse(calc, "bf16", calc.context_len, max(1, math.ceil(conc)) * 2)
+    dtype, requests = default_question(calc.current_dtype, calc.tokens / calc.context_len)
+    return inverse(calc, dtype, calc.context_len, requests)

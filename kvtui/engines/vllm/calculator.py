@@ -23,12 +23,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvtui.core.capacity import ModelSpec, Parallel
-from kvtui.core.capacity.parallel import TP_CHOICES, tp_refused
-from kvtui.core.capacity.whatif import MemoryKnob, floor_fit, request_lengths
+from kvtui.core.capacity.calculator import Calculator as CoreCalculator
+from kvtui.core.capacity.parallel import tp_refused
+from kvtui.core.capacity.whatif import MemoryKnob, floor_fit
 from kvtui.core.deployment import sized_label
 from kvtui.core.report_types import Current, Inverse, Scenario, WhatIf
-from kvtui.engines.vllm import kvbytes
+from kvtui.engines.vllm import inverse, kvbytes, scenario
 from kvtui.engines.vllm.flags import FLAGS
+from kvtui.engines.vllm.sizer import DEFAULT_DTYPES, ROUNDING_GIB, VALUE_COST, Rows
 from kvtui.engines.vllm.sizing import (
     GIB,
     Layout,
@@ -42,7 +44,6 @@ from kvtui.engines.vllm.sizing import (
 from kvtui.engines.vllm.states import NEMOTRON_H_SSM_DEFAULT
 from kvtui.engines.vllm.version import VLLM_LINE, VersionRange, kv_dtype_flag
 
-DEFAULT_DTYPES: tuple[str, ...] = ("bf16", "fp8_e4m3", "fp8_e5m2", "nvfp4")
 # The budget's words by the line that gave it (`available_said`; V1's own "Available KV cache
 # memory" is the default): V0's "the rest of the memory reserved for KV Cache is %.2fGiB"
 # (worker.py:225 in 0.6.5, :274 in 0.10.2), V1's "Current kv cache memory in use is %d bytes"
@@ -57,12 +58,6 @@ _SAID = {"reserved": "memory reserved for KV Cache", "in_use": "kv cache memory 
 # :494-500).
 EXT_MARGIN_FLOOR = GIB
 EXT_MARGIN_FRACTION = 0.75
-ROUNDING_GIB = 0.005  # "Available KV cache memory" is printed to 0.01 GiB
-MAX_UTILIZATION = 0.95  # beyond this CUDA graphs and activations rarely fit
-# Bytes per cached value, for a log without a model spec (exact ratios for dense models:
-# NVFP4 is d/2 + d/16 bytes per d values).
-VALUE_COST: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8_e4m3": 1.0,
-                                "fp8_e5m2": 1.0, "nvfp4": 9 / 16, "fp8_ds_mla": 656 / 576}
 
 
 @dataclass
@@ -145,7 +140,7 @@ class Calculator:
     # memory at startup ("Free memory on device (F/T GiB)"), when logged
     extensible: bool = False
     # DeepSeek sparse MLA's FP8 rows as the log says (True: fp8_ds_mla, 656 B; False: the plain
-    # 576 B; None: not logged, `_ds_layout`)
+    # 576 B; None: not logged, `ds_layout`)
     ds_mla_fp8: bool | None = None
     warmup: dict[str, float] | None = None
     initial_free_gib: float | None = None
@@ -156,10 +151,16 @@ class Calculator:
     # (scheduler batches in flight, max_num_batched_tokens, hybrid KV cache manager on) that
     # reproduce this log: what a windowed group reserves per request (`sizing.in_flight_batches`)
     _flight: tuple[int, int, bool] | None = None
-    _flight_score: int = 0
-    _flight_ties: list[tuple[int, int]] = field(default_factory=list)
+    flight_score: int = 0
+    flight_ties: list[tuple[int, int]] = field(default_factory=list)
 
+    engine = "vllm"  # the engine seam's name (`kvtui.core.engine.load`)
     engine_label = "vLLM"
+
+    @property
+    def rules_version(self) -> tuple[int, int, int]:
+        """The newest release the log's range allows: the rules the arithmetic follows."""
+        return self.version.hi
     tp_flag = FLAGS.tensor_parallel  # what a TP what-if tells the operator to pass
 
     @property
@@ -193,7 +194,7 @@ class Calculator:
         base, _ = self._logged_budget()
         return float(base) if base is not None else None
 
-    def _knob_now(self) -> float | None:
+    def knob_now(self) -> float | None:
         return self.memory_knob().value
 
     # -- the layout --------------------------------------------------------------------------
@@ -247,7 +248,7 @@ class Calculator:
                          "printed with the run's value)")
         return out
 
-    def _ds_layout(self, dtype: str) -> tuple[str, str | None]:
+    def ds_layout(self, dtype: str) -> tuple[str, str | None]:
         """(the dtype vLLM sizes a DSA model's FP8 KV as, why it is not exact or None). FP8 is
         DeepSeek's 656-byte fp8_ds_mla row in 0.11-0.14 (models/config.py:419-422 in 0.11.0,
         :485-487 in 0.13.0, :522-524 in 0.14.0); from 0.18 the sparse backend decides: 656 on
@@ -269,7 +270,7 @@ class Calculator:
                variant: tuple[Rules, int, int] | None = None) -> Layout | None:
         if self.spec is None or self.unmodelled:
             return None
-        dtype = self._ds_layout(dtype)[0]
+        dtype = self.ds_layout(dtype)[0]
         v = variant or (self.variant if rules is None else (rules, *self.variant[1:]))
         r = v[0]
         batches, batch_tokens, hybrid_manager = self.flight
@@ -366,7 +367,7 @@ class Calculator:
         elif self.kv_bytes is not None and not reproduces and logged is not None:
             short = max(0, self.kv_bytes - logged)
         estimate = False
-        if value is not None and value != self._knob_now():
+        if value is not None and value != self.knob_now():
             base: int | None = int(value) - short
             basis = f"{kvbytes.FLAG} {int(value):,} B per GPU (what-if)"
             if mm:
@@ -421,7 +422,7 @@ class Calculator:
             estimate = True
         if mem_fraction_static is not None and base is not None and \
                 mem_fraction_static != self.utilization and self.extensible:
-            moved = self._extensible_delta(mem_fraction_static)
+            moved = self.extensible_delta(mem_fraction_static)
             if moved is None:
                 return None, ("changing --gpu-memory-utilization under the extensible KV cache "
                               "needs the GPU's total memory and the \"Memory after warmup\" "
@@ -451,7 +452,7 @@ class Calculator:
                            mem_fraction_static: float | None) -> bool:
         """Is this the setting the log ran (its dtype, TP and memory knob)?"""
         return (dtype == self.current_dtype and tp in (None, self.parallel.tp)
-                and mem_fraction_static in (None, self._knob_now()))
+                and mem_fraction_static in (None, self.knob_now()))
 
     def tokens_for(self, dtype: str, tp: int | None = None,
                    mem_fraction_static: float | None = None) -> tuple[int | None, int | None]:
@@ -461,7 +462,7 @@ class Calculator:
         lay = self.layout(dtype, tp)
         if lay is None:
             if (tp in (None, self.parallel.tp) and mem_fraction_static is None
-                    and not self._hybrid_unsized() and not self.unmodelled):
+                    and not self.hybrid_unsized() and not self.unmodelled):
                 return self._log_only(dtype), None
             return None, None
         budget, _, _ = self.budget_bytes(tp, mem_fraction_static)
@@ -469,7 +470,7 @@ class Calculator:
             return None, None
         return lay.tokens(lay.blocks(budget), self.context_len, self.max_batched), None
 
-    def _cost_per_token(self, dtype: str) -> float | None:
+    def cost_per_token(self, dtype: str) -> float | None:
         """Pool bytes per token of `dtype`: the block's bytes over the tokens it yields."""
         lay = self.layout(dtype)
         if lay is None:
@@ -509,7 +510,7 @@ class Calculator:
             elif lay is not None and budget is not None:
                 out[str(c)] = floor_fit(*lay.concurrency_ratio(lay.blocks(budget), c,
                                                                self.max_batched))
-            elif (self._tokens_below_concurrency() or self._hybrid_unsized()
+            elif (self.tokens_below_concurrency() or self.hybrid_unsized()
                   or self.unmodelled):
                 out[str(c)] = None  # the tokens do not scale to a length (`explanation`)
             else:
@@ -517,7 +518,7 @@ class Calculator:
                 out[str(c)] = floor_fit(n, c) if n is not None else None
         return out
 
-    def _hybrid_unsized(self) -> bool:
+    def hybrid_unsized(self) -> bool:
         """A Mamba hybrid without the spec: its tokens are not the pool scaled. vLLM 0.22+ print
         "GPU KV cache size" as int(max_concurrency x max_model_len) (`_report_kv_cache_config`,
         v1/core/kv_cache_utils.py:1735-1744 in 0.23.0), so `_tokens_below_concurrency` cannot
@@ -525,7 +526,7 @@ class Calculator:
         the length the way its attention pages do."""
         return self.mamba_logged and self.layout(self.current_dtype) is None
 
-    def _tokens_below_concurrency(self) -> bool:
+    def tokens_below_concurrency(self) -> bool:
         """Does the logged pool hold fewer tokens per token of a request than its logged
         concurrency, beyond the %.2f rounding (and V1 0.2x's int() of concurrency x length)?
         A dense pool never does (V1: blocks x block size / max_model_len >= blocks /
@@ -683,15 +684,12 @@ class Calculator:
                     best = (score, v, fl)
         assert best is not None
         self._variant, self._flight = best[1], best[2]
-        self._flight_score = best[0]
+        self.flight_score = best[0]
         # the other (batches, batch tokens) that reproduce the log as well: not fixed by it
-        self._flight_ties = sorted({fl[:2] for sc, fl in scored if sc == best[0]} -
+        self.flight_ties = sorted({fl[:2] for sc, fl in scored if sc == best[0]} -
                                    {best[2][:2]})
 
     # -- outputs -----------------------------------------------------------------------------
-    def _contexts(self, context_lengths: list[int] | tuple[int, ...] | None) -> list[int]:
-        return request_lengths(self.context_len, context_lengths)
-
     def flag(self, dtype: str) -> tuple[str | None, str]:
         return kv_dtype_flag(dtype, self.version, model_dtype=self.model_dtype,
                              checkpoint_kv_fp8=self.checkpoint_kv_fp8)
@@ -700,350 +698,36 @@ class Calculator:
                  mem_fraction_static: float | None = None,
                  context_lengths: list[int] | tuple[int, ...] | None = None,
                  target_concurrency: float | None = None) -> Scenario:
-        """One what-if row: tokens, bytes/token, concurrency, max_running_requests, flag.
-
-        Built as a dict first: its key order is vLLM's JSON contract (tests/golden), kept by
-        `Scenario.of`."""
-        tokens, _ = self.tokens_for(dtype, tp, mem_fraction_static)
-        budget, basis, estimate = self.budget_bytes(tp, mem_fraction_static)
-        lay = self.layout(dtype, tp)
-        if self.unmodelled:
-            basis = f"cannot model: {self.unmodelled}"
-        elif lay is None and self.spec is None:
-            estimate = True
-            basis = basis or "log only: the logged tokens scaled by each dtype's bytes per value"
-        ctxs = self._contexts(context_lengths)
-        flag, advice = self.flag(dtype)
-        # Bytes per token belong to the layout at this TP, not to the memory: read them off the
-        # logged budget (a whole number of blocks), so a changed utilization cannot round them.
-        base_tokens, _ = (self.tokens_for(dtype, tp, None) if mem_fraction_static is not None
-                          else (tokens, None))
-        base_budget = (self.budget_bytes(tp, None)[0] if mem_fraction_static is not None
-                       else budget)
-        bpt = (round(base_budget / base_tokens, 1) if base_budget is not None and base_tokens
-               else (round(c, 1) if (c := self._cost_per_token(dtype)) is not None else None))
-        row: dict[str, Any] = {
-            "dtype": dtype,
-            "tokens": tokens,
-            "bytes_per_token": bpt,
-            "concurrency": self.concurrency(dtype, ctxs, tp, mem_fraction_static),
-            "max_running_requests": self.max_num_seqs,
-            "flag": flag,
-            "flag_advice": advice,
-            "vs_current": (round(tokens / self.tokens, 4)
-                           if tokens is not None and self.tokens else None),
-            "current": dtype == self.current_dtype and tp in (None, self.parallel.tp)
-            and mem_fraction_static in (None, self._knob_now()),
-            "approximate": False,
-            "estimate": estimate,
-            "basis": basis,
-        }
-        ds_why = self._ds_layout(dtype)[1]
-        if ds_why is not None:
-            row["approximate"] = True
-            row["basis"] = f"{basis}; {ds_why}" if basis else ds_why
-        quoted = row["current"] and self.pool_bytes is None and bool(self.tokens)
-        if lay is not None and lay.swa_groups and self._batched_from() == "default" and \
-                not quoted:
-            # the windowed groups' share follows max_num_batched_tokens, which neither the log
-            # nor the user gave (vLLM's default depends on the GPU)
-            why = (f"max_num_batched_tokens {lay.batch_tokens:,} assumed (vLLM's API server "
-                   "default on a 70-160 GiB GPU; pass --max-num-batched-tokens)")
-            row["approximate"] = True
-            row["basis"] = f"{row['basis']}; {why}" if row["basis"] else why
-        if lay is not None:
-            row["block_size"] = lay.block_size
-        if self.unmodelled:
-            row["cannot_model"] = self.unmodelled
-        if self.max_num_seqs is None and self.max_num_seqs_default:
-            row["max_running_requests_default"] = list(self.max_num_seqs_default)
-        refused = (tp_refused(self.spec.num_attention_heads,
-                              None if self.spec.is_mla else self.spec.num_kv_heads, tp)
-                   if tp not in (None, self.parallel.tp) and self.spec is not None else None)
-        if refused is not None:
-            # vLLM would not start at this TP: no pool to size
-            row["cannot_model"] = f"vLLM refuses TP {tp}: {refused}"
-            row.update(tokens=None, vs_current=None,
-                       concurrency=dict.fromkeys(row["concurrency"]))
-        if tp is not None:
-            row["tp"] = tp
-            if refused is None and budget is not None and budget <= 0 and \
-                    tp != self.parallel.tp:
-                # the weights re-sharded to this TP take more than the KV budget they come out
-                # of: no pool, not a pool of 0 tokens (as SGLang's row says it)
-                row["does_not_fit"] = (f"does not fit: the weights per GPU at TP {tp} take "
-                                       f"{-budget / GIB:.2f} GiB more than the KV budget "
-                                       f"({basis})")
-                row.update(tokens=None, vs_current=None,
-                           concurrency=dict.fromkeys(row["concurrency"]))
-        if mem_fraction_static is not None:
-            knob = self.memory_knob()
-            row[knob.name] = (int(mem_fraction_static) if knob.bytes
-                              else mem_fraction_static)
-        if target_concurrency is not None and self.context_len and tokens is not None:
-            row["fits_target"] = tokens >= self.context_len * target_concurrency
-        return Scenario.of(**row)
+        """One what-if row (`kvtui.engines.vllm.scenario.build_row`)."""
+        return scenario.build_row(self, dtype, tp=tp, mem_fraction_static=mem_fraction_static,
+                                  context_lengths=context_lengths,
+                                  target_concurrency=target_concurrency)
 
     def scenarios(self, dtypes: list[str] | tuple[str, ...] | None = None,
                   context_lengths: list[int] | tuple[int, ...] | None = None,
                   **kw: Any) -> list[Scenario]:
-        wanted = list(dtypes) if dtypes else list(DEFAULT_DTYPES)
-        if self.current_dtype not in wanted:
-            wanted.insert(0, self.current_dtype)
-        return [self.scenario(d, context_lengths=context_lengths, **kw) for d in wanted
-                if d in VALUE_COST and d != "fp32"]
+        return scenario.build_rows(self, dtypes, context_lengths, **kw)
 
     def current(self) -> Current:
-        lay = self.layout(self.current_dtype)
-        cal = self.calibration()
-        measured = self.measured_bytes_per_token()
-        theory = (self.available_gib * GIB / cal["computed_tokens"]
-                  if cal is not None and cal["computed_tokens"] and self.available_gib
-                  else None)
-        out: dict[str, Any] = {
-            "dtype": self.current_dtype,
-            "tokens": self.tokens,
-            "bytes_per_token": round(measured, 1) if measured is not None else (
-                round(c, 1) if (c := self._cost_per_token(self.current_dtype)) else None),
-            "theoretical_bytes_per_token": round(theory, 1) if theory is not None else None,
-            # computed / logged tokens: > 1 when the pool holds fewer tokens than the spec says
-            "calibration_ratio": (round(cal["computed_tokens"] / self.tokens, 4)
-                                  if cal is not None and self.tokens else None),
-            "context_len": self.context_len,
-            "page_size": lay.block_size if lay is not None else self.logged_block,
-            "parallel": {**self.parallel.to_dict(), **(self.parallel_origin or {})},
-            "max_running_requests_logged": self.max_num_seqs,
-            "max_concurrency_logged": self.concurrency_logged,
-        }
-        exact = self.concurrency_exact()
-        if exact is not None:
-            out["max_concurrency_exact"] = exact
-        if self.unmodelled:
-            out["cannot_model"] = self.unmodelled
-        if self.context_len and self.tokens:
-            out["concurrency_at_context_len"] = (
-                self.concurrency_logged if self.concurrency_logged is not None
-                else floor_fit(self.tokens, self.context_len))
-        if lay is not None:
-            out["cell"] = lay.to_dict()
-            if lay.swa_groups:
-                out["cell"]["max_num_batched_tokens_from"] = self._batched_from()
-        if cal is not None:
-            out["calibration"] = cal
-            if not cal["ok"]:
-                out["calibration_note"] = (
-                    f"the spec and {cal['rules']} give {cal['computed_tokens']:,} tokens from "
-                    f"{self.available_gib} GiB, the log {self.tokens:,}")
-        return Current.of(**out)
+        return scenario.current(self)
 
     def explanation(self) -> list[str]:
-        """Show-your-work lines, in the order a reader checks them."""
-        lines = list(self.notes)
-        if self.extensible:
-            w = self.warmup or {}
-            text = ("vLLM 0.34's extensible KV cache sized the pool after warmup and CUDA graph "
-                    "capture from the memory then free (\"Available KV cache memory\" is only "
-                    "the profiling estimate it reserved address space for)")
-            if w.get("warmup_free_gib") is not None:
-                text += (f": {w['warmup_free_gib']} GiB free, {w.get('kv_committed_gib')} GiB "
-                         f"committed, {w.get('transient_kept_gib')} GiB kept for activations, "
-                         f"within the requested {w.get('requested_gib')} GiB")
-            if self.utilization is not None:
-                text += f"; gpu_memory_utilization {self.utilization} caps it"
-            lines.append(text)
-        if self.unmodelled:
-            lines.append(f"not modelled: {self.unmodelled}; no figure but the logged ones")
-        if self.sized_by_bytes:
-            now = self._knob_now()
-            said = ("the run's arguments" if self.kv_bytes is not None else
-                    "the worker's \"reserved ... as specified by kv_cache_memory_bytes\" line")
-            lines.append(
-                f"the KV cache is sized by {kvbytes.FLAG}"
-                + (f" ({int(now):,} B = {now / GIB:.2f} GiB per GPU)" if now is not None else "")
-                + f", from {said}: vLLM skips the memory profile and reserves that on every GPU "
-                "whatever the TP; --gpu-memory-utilization does not size it")
-        if self.spec is not None and self.unmodelled:
-            lines.append(f"model: {self.spec.name} ({self.spec_reason})")
-        elif self.spec is not None:
-            lines.append(f"model: {self.spec.summary()} ({self.spec_reason})")
-            lay = self.layout(self.current_dtype)
-            if lay is not None:
-                lines.extend(lay.lines)
-                lines.append(lay.rules.describe())
-                lines.extend(self._flight_lines(lay))
-        elif not self.unmodelled:
-            lines.append(f"no model spec ({self.spec_reason}): log-only arithmetic, the logged "
-                         "tokens scaled by each dtype's bytes per value (exact for dense "
-                         "models up to block rounding)")
-            if self._tokens_below_concurrency():
-                at = self.concurrency_logged_at or self.context_len or 0
-                lines.append(
-                    f"the logged concurrency ({self.concurrency_logged:.2f}x for {at:,} tokens) "
-                    f"is more than the logged tokens over that length "
-                    f"({floor_fit(self.tokens or 0, at):.2f}): the pool is in several KV cache "
-                    "groups (a hybrid model), so no other length or dtype is computed without "
-                    "the model spec (pass --model)")
-            elif self._hybrid_unsized():
-                lines.append(
-                    "the log sizes the attention page to a Mamba state (a hybrid model): a "
-                    "request's Mamba state does not follow the KV dtype or the length, so no "
-                    "other length or dtype is computed without the model spec (pass --model)")
-        cal = self.calibration()
-        if cal is not None:
-            lo, hi = cal["computed_interval"]
-            lines.append(f"calibration: {self.available_gib} GiB (+-{ROUNDING_GIB}) gives "
-                         f"{lo:,} - {hi:,} tokens, the log says {cal['logged_tokens']:,}"
-                         + (" (within the rounding)" if cal["within_rounding"] else
-                            f" (ratio {cal['ratio']:.3f})"))
-            if cal.get("note"):
-                lines.append(f"  {cal['note']}")
-        if self.blocks_forced is not None:
-            lines.append(f"num_gpu_blocks_override={self.blocks_forced}: the pool is that many "
-                         "blocks whatever the memory")
-        budget, basis, est = self.budget_bytes()
-        if budget is not None:
-            lines.append(f"KV budget held fixed: {budget:,} B = {budget / GIB:.2f} GiB per GPU "
-                         f"({basis}{', estimate' if est else ''})")
-        return lines
+        return scenario.explanation(self)
 
-    def _batched_from(self) -> str:
-        """Where the max_num_batched_tokens of the windowed groups came from: "given" (the
-        what-if's flag), "logged", "fitted" (vLLM's default that alone reproduces the logged
-        concurrency) or "default" (assumed)."""
-        if self.max_batched_given:
-            return "given"
-        if self.max_batched:
-            return "logged"
-        if self._flight_score > 0 and self.concurrency_logged is not None and \
-                not self._flight_ties:
-            return "fitted"
-        return "default"
+    def knob_facts(self) -> dict[str, Any]:
+        return scenario.knob_facts(self)
 
-    def _flight_lines(self, lay: Layout) -> list[str]:
-        """Where the tokens in flight of a windowed group came from, in the log's terms."""
-        if not lay.swa_groups:
-            if self.spec is not None and self.spec.attention_chunk_size and \
-                    self.spec.swa_layer_ids and not self.flight[2]:
-                return ["chunked local attention turns vLLM's hybrid KV cache manager off by "
-                        "default before 0.14 (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE"
-                        " defaults to 0 in 0.10.2-0.13.0, 1 from 0.14.0; with an EAGLE draft in "
-                        "every release): every layer holds the whole request"]
-            return []
-        fitted = self._flight_score > 0 and self.concurrency_logged is not None
-        source = self._batched_from()
-        if source == "given":
-            said = "given (--max-num-batched-tokens)"
-        elif source == "logged":
-            said = "logged"
-        elif source == "fitted":
-            said = ("not logged: the API server default that reproduces the logged "
-                    "concurrency")
-        elif fitted:
-            also = ", ".join(f"{b} x {t:,}" for b, t in self._flight_ties)
-            said = (f"not logged: assumed vLLM's API server default; {also} reproduce the "
-                    "logged concurrency as well, pass --max-num-batched-tokens")
-        else:
-            said = ("not logged: assumed vLLM's API server default (8192 on a 70-160 GiB "
-                    "GPU; 2048 below 70 GiB or on an A100, 16384 from 160 GiB on 0.28+), "
-                    "pass --max-num-batched-tokens")
-        why = {1: "one batch (before 0.26, or without async scheduling)",
-               2: "two batches (async scheduling, on by default from 0.26)"}.get(
-            lay.batches, f"{lay.batches} batches (PP {self.parallel.pp}"
-            + (", async scheduling)" if lay.batches > self.parallel.pp else ")"))
-        batches = in_flight_batches(self.version.lo, self.version.hi, self.parallel.pp,
-                                    self.async_scheduling)
-        if len(batches) > 1 and not (fitted and not self._flight_ties):
-            why += (f"; assumed: {' or '.join(map(str, batches))} batches on {self.version.label()}"
-                    " (the release, and under PP the model runner, decide)")
-        return [f"tokens in flight per windowed group: {why} x max_num_batched_tokens "
-                f"{lay.batch_tokens:,} ({said}) = {lay.in_flight():,}"]
+    def report(self, dtypes: list[str] | tuple[str, ...] | None = None,
+               context_lengths: list[int] | tuple[int, ...] | None = None) -> WhatIf:
+        """The report's what-if (`kvtui.engines.vllm.scenario.build_report`)."""
+        return scenario.build_report(self, dtypes, context_lengths)
 
     def inverse(self, dtype: str, context_len: int, concurrency: float, *,
                 tp: int | None = None, mem_fraction_static: float | None = None) -> Inverse:
-        """What `concurrency` requests of `context_len` tokens in `dtype` would take: blocks,
-        GiB per GPU, the --gpu-memory-utilization or the TP that fits them, at the logged
-        setting or at `tp` / the memory knob's value `mem_fraction_static` (the what-if pane's
-        target, `kvtui whatif --target-tp / --mem-fraction-static`).
-
-        The per-request arithmetic is the table's (`Layout.blocks_per_request`: a full group's
-        blocks for the length, a window's, one state block per Mamba group), and the tokens are
-        in the table's unit (`Layout.tokens`, the "GPU KV cache size" this release prints for
-        those blocks), so N requests the table says fit are N the inverse says fit."""
-        tp = tp if tp not in (None, self.parallel.tp) else None
-        knob = mem_fraction_static if mem_fraction_static != self._knob_now() else None
-        lay = self.layout(dtype, tp)
-        out: dict[str, Any] = {"dtype": dtype, "context_len": context_len,
-                               "concurrency": concurrency}
-        if tp is not None:
-            out["tp_target"] = tp
-        if knob is not None:
-            name = self.memory_knob().name
-            out[f"{name}_target"] = int(knob) if name == kvbytes.NAME else knob
-        have, _ = self.tokens_for(dtype, tp, knob)
-        budget, basis, estimate = self.budget_bytes(tp, knob)
-        if self.unmodelled:
-            out["tokens_available"] = have
-            out["note"] = self.unmodelled
-            return Inverse.of(**out)
-        if lay is not None and budget is None:
-            # the setting cannot be sized (another utilization without the GPU's memory):
-            # what the requests take is still the table's, whether they fit is not known
-            blocks = math.ceil(concurrency * lay.blocks_per_request(context_len,
-                                                                    self.max_batched))
-            out["tokens_available"] = have
-            out["blocks_needed"] = blocks
-            out["tokens_needed"] = lay.tokens(blocks, self.context_len, self.max_batched)
-            out["kv_gib_needed"] = round(blocks * lay.block_bytes / GIB, 2)
-            out["fits_now"] = False
-            out["note"] = basis
-            return Inverse.of(**out)
-        if lay is None or budget is None:
-            if self._tokens_below_concurrency() or self._hybrid_unsized():
-                return self._hybrid_inverse(out, dtype, context_len, concurrency, tp, knob, have)
-            need = math.ceil(context_len * concurrency)
-            conc = self.concurrency(dtype, [context_len], tp, knob).get(str(context_len))
-            if have is None and conc is not None:
-                # no pool size, but vLLM's own concurrency (the table quotes it)
-                out["tokens_needed"] = need
-                out["tokens_available"] = None
-                out["fits_now"] = concurrency <= conc
-                out["note"] = (f"the log prints no pool size: vLLM's logged concurrency "
-                               f"({conc:g} requests of {context_len:,}) answers")
-                return Inverse.of(**out)
-            out["tokens_needed"] = need
-            out["tokens_available"] = have
-            out["fits_now"] = have is not None and have >= need
-            out["note"] = "no model spec or no pool size: tokens only"
-            return Inverse.of(**out)
-        blocks = math.ceil(concurrency * lay.blocks_per_request(context_len, self.max_batched))
-        need_bytes = blocks * lay.block_bytes
-        out["tokens_available"] = have
-        out["blocks_needed"] = blocks
-        out["tokens_needed"] = lay.tokens(blocks, self.context_len, self.max_batched)
-        out["bytes_per_token"] = round(need_bytes / max(1, out["tokens_needed"]), 1)
-        out["kv_gib_needed"] = round(need_bytes / GIB, 2)
-        out["kv_gib_available"] = round(budget / GIB, 2)
-        missing = max(0, need_bytes - budget)
-        out["missing_gib_per_gpu"] = round(missing / GIB, 2)
-        out["fits_now"] = lay.blocks(budget) >= blocks
-        out["estimate"] = estimate
-        if self.sized_by_bytes:
-            # vLLM makes num_blocks = budget // block bytes: the least budget that gives the
-            # blocks is their bytes (kv_cache_utils.py get_num_blocks)
-            now = self._knob_now()
-            out["kv_cache_memory_bytes_current"] = int(now) if now is not None else None
-            out["kv_cache_memory_bytes_needed"] = need_bytes
-            out["kv_cache_memory_bytes_note"] = (
-                "vLLM reserves it on every GPU without profiling: it must fit beside the "
-                "weights, activations and CUDA graphs (the log's initial free memory)")
-        else:
-            self._utilization_needed(out, missing, knob)
-        out["tp_needed"] = self._tp_that_fits(dtype, concurrency, context_len, knob)
-        if out["tp_needed"] not in (None, self.parallel.tp):
-            out["tp_note"] = (f"the same {kvbytes.FLAG} per GPU" if self.sized_by_bytes else
-                              "estimate: weights per GPU re-sharded by TP" if self.weights_gib
-                              is not None else "estimate: the same KV bytes per GPU")
-        return Inverse.of(**out)
+        """What `concurrency` requests of `context_len` tokens in `dtype` would take, at the
+        logged setting or at `tp` / the memory knob's value (`kvtui.engines.vllm.inverse`)."""
+        return inverse.inverse(self, dtype, context_len, concurrency, tp=tp,
+                               mem_fraction_static=mem_fraction_static)
 
     def _extensible_avail(self, util: float) -> int | None:
         """What the extensible KV cache takes after warmup at `util` (`measure_kv_cache_bytes`,
@@ -1070,7 +754,7 @@ class Calculator:
             measured = min(measured, est * GIB + (util - now) * total * GIB)
         return int(max(0.0, measured))
 
-    def _extensible_delta(self, util: float) -> tuple[int, str] | None:
+    def extensible_delta(self, util: float) -> tuple[int, str] | None:
         """(bytes the pool gains at `util`, how) under the extensible KV cache."""
         now = self.utilization if self.utilization is not None else 1.0
         a, b = self._extensible_avail(util), self._extensible_avail(now)
@@ -1086,77 +770,6 @@ class Calculator:
                        f"the utilization's share of {self.total_gib:.2f} GiB): "
                        f"{(a - b) / GIB:+.2f} GiB{assumed}")
 
-    def _hybrid_inverse(self, out: dict[str, Any], dtype: str, context_len: int,
-                        concurrency: float, tp: int | None, knob: float | None,
-                        have: int | None) -> Inverse:
-        """A hybrid's pool without the model spec: a request does not take its length in
-        tokens (`_tokens_below_concurrency`), so only the concurrency the table quotes (vLLM's
-        own, logged) answers, and the tokens scale with it (vLLM's tokens are linear in the
-        blocks, `Layout.tokens`)."""
-        conc = self.concurrency(dtype, [context_len], tp, knob).get(str(context_len))
-        out["tokens_available"] = have
-        if conc is None or not have:
-            out["tokens_needed"] = None
-            out["fits_now"] = False
-            out["note"] = ("the pool is in several KV cache groups (a hybrid model) and the "
-                           "log names no model: what requests of this length take is not "
-                           "their tokens (pass --model)")
-            return Inverse.of(**out)
-        out["tokens_needed"] = math.ceil(have * concurrency / conc)
-        out["fits_now"] = concurrency <= conc
-        out["estimate"] = True
-        out["note"] = (f"a hybrid's pool without the model spec: the tokens scaled by vLLM's "
-                       f"logged concurrency ({conc:g} requests of {context_len:,} in "
-                       f"{have:,} tokens), not requests x length")
-        return Inverse.of(**out)
-
-    def _utilization_needed(self, out: dict[str, Any], missing: int,
-                            target: float | None = None) -> None:
-        """The utilization that adds `missing` bytes to the setting asked about (the logged
-        utilization, or the target's)."""
-        out["gpu_memory_utilization_current"] = self.utilization
-        base = self.utilization if target is None else target
-        if self.extensible and missing > 0 and (base or 0) >= 1.0:
-            out["gpu_memory_utilization_needed"] = None
-            out["gpu_memory_utilization_feasible"] = False
-            out["gpu_memory_utilization_note"] = (
-                "the extensible KV cache (vLLM 0.34) at gpu_memory_utilization 1.0 already takes "
-                "the memory measured free after warmup and CUDA graph capture: no utilization "
-                "gives more")
-            return
-        if self.extensible and self.total_gib and base is not None:
-            # the pool grows with the utilization only until the measured headroom binds
-            # (extensible_kv_cache.py:616): 1.0 gives the most there is
-            top = self._extensible_delta(1.0)
-            at = self._extensible_delta(base) if target is not None else None
-            gain = (top[0] if top is not None else 0) - (at[0] if at is not None else 0)
-            util = base + missing / (self.total_gib * GIB)
-            feasible = missing <= gain
-            out["gpu_memory_utilization_needed"] = (math.ceil(util * 10_000) / 10_000
-                                                    if feasible else None)
-            out["gpu_memory_utilization_feasible"] = feasible
-            out["total_gpu_gib"] = round(self.total_gib, 2)
-            out["gpu_memory_utilization_note"] = (
-                "the extensible KV cache (vLLM 0.34) takes the memory measured free after "
-                "warmup and CUDA graph capture, up to the utilization's share: "
-                + ("raising it gives that" if feasible else
-                   f"at most {gain / GIB:.2f} GiB more at 1.0, short of "
-                   f"{missing / GIB:.2f} GiB"))
-            return
-        if self.total_gib and base is not None:
-            util = base + missing / (self.total_gib * GIB)
-            out["gpu_memory_utilization_needed"] = math.ceil(util * 10_000) / 10_000
-            out["gpu_memory_utilization_feasible"] = (util <= MAX_UTILIZATION
-                                                      or (target is None and not missing))
-            out["total_gpu_gib"] = round(self.total_gib, 2)
-            if self.total_basis:
-                out["total_gpu_basis"] = self.total_basis
-        else:
-            out["gpu_memory_utilization_needed"] = None
-            out["gpu_memory_utilization_note"] = (
-                f"raise --gpu-memory-utilization by {missing / GIB:.2f} GiB / the GPU's memory "
-                "(the log does not print the GPU's total memory)")
-
     def shardable_tp(self, tp: int) -> bool:
         """Would vLLM shard this model over `tp` GPUs (`tp_refused`)?"""
         if self.spec is None:
@@ -1164,51 +777,20 @@ class Calculator:
         kv = None if self.spec.is_mla else self.spec.num_kv_heads
         return tp_refused(self.spec.num_attention_heads, kv, tp) is None
 
-    def _tp_that_fits(self, dtype: str, concurrency: float, context_len: int,
-                      knob: float | None = None) -> int | None:
-        """The smallest TP from the logged one up that vLLM shards the model to and that holds
-        the requests, at the memory knob asked about."""
-        if self.spec is None:
-            return None
-        for tp in TP_CHOICES:
-            if tp < self.parallel.tp or not self.shardable_tp(tp):
-                continue
-            lay = self.layout(dtype, tp)
-            budget, _, _ = self.budget_bytes(None if tp == self.parallel.tp else tp, knob)
-            if lay is None or budget is None:
-                continue
-            need = math.ceil(concurrency * lay.blocks_per_request(context_len, self.max_batched))
-            if lay.blocks(budget) >= need:
-                return tp
-        return None
 
-    def knob_facts(self) -> dict[str, Any]:
-        """The memory knob for the report (`WhatIf.memory_knob`): what the alerts name, with
-        the bytes one request of max_model_len takes in the current dtype (whole blocks: vLLM's
-        blocks_per_request x the block's bytes), so a fix can say how many bytes N requests
-        need."""
-        out = self.memory_knob().to_json()
-        lay = self.layout(self.current_dtype)
-        if lay is not None and self.context_len:
-            out["context_len"] = self.context_len
-            out["request_bytes"] = (lay.blocks_per_request(self.context_len, self.max_batched)
-                                    * lay.block_bytes)
-        return out
 
-    def report(self, dtypes: list[str] | tuple[str, ...] | None = None,
-               context_lengths: list[int] | tuple[int, ...] | None = None) -> WhatIf:
-        """The report's what-if (`whatif` of `kvtui check --json`, `kvtui whatif --json`)."""
-        out = WhatIf(engine="vllm", current=self.current(),
-                     memory_knob=self.knob_facts() if self.sized_by_bytes else None,
-                     scenarios=tuple(self.scenarios(dtypes, context_lengths)),
-                     model=self.spec.to_dict() if self.spec else None,
-                     model_reason=self.spec_reason, version=self.version.to_dict(),
-                     explanation=tuple(self.explanation()))
-        if not (self.context_len and self.tokens) or self.unmodelled:
-            return out  # (not modelled: no inverse, as SGLang's `scenario.inverse`)
-        conc = self.concurrency_logged or self.tokens / self.context_len
-        if self.current_dtype != "bf16":
-            inverse = self.inverse("bf16", self.context_len, max(1, math.floor(conc)))
-        else:
-            inverse = self.inverse("bf16", self.context_len, max(1, math.ceil(conc)) * 2)
-        return replace(out, inverse=inverse)
+def _as_core(calc: Calculator) -> CoreCalculator:
+    """Never called: mypy checks here that this class is a core `Calculator`."""
+    return calc
+
+
+def _as_sizer(calc: Calculator) -> Rows:
+    """Never called: mypy checks here that this class is what `inverse` and `scenario`
+    read."""
+    return calc
+
+
+# DEFAULT_DTYPES, ROUNDING_GIB and VALUE_COST live in `sizer` (the rows read them too) and are
+# named here as they always were.
+__all__ = ["DEFAULT_DTYPES", "EXT_MARGIN_FLOOR", "EXT_MARGIN_FRACTION", "ROUNDING_GIB",
+           "VALUE_COST", "Calculator"]

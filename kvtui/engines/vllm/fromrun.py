@@ -125,8 +125,9 @@ def _parallel(run: Any, tp: int | None,
         par = Parallel(tp=lay.tp, pp=pp)
     if "rank tags" not in basis.values():
         return par, None
-    labels = {name: sized_label(name.upper(), getattr(par, name), basis.get(name), ranks)
-              for name in ("tp", "pp") if basis.get(name) == "rank tags"}
+    labels = {name: sized_label(name.upper(), value, basis.get(name), ranks)
+              for name, value in (("tp", par.tp), ("pp", par.pp))
+              if basis.get(name) == "rank tags"}
     if lay.world is not None and "tp" not in basis:
         labels["tp"] = sized_label("TP", None, None, (), assumed=par.tp)
         labels["world"] = world_label(lay.world)

@@ -7,14 +7,32 @@ range, the report says which rule, at which release, so a reader knows the figur
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from kvtui.engines.sglang.version import fmt
-
-if TYPE_CHECKING:
-    from kvtui.engines.sglang.calculator import Calculator
+from kvtui.core.capacity.modelspec import ModelSpec
+from kvtui.engines.sglang.sizing.args import SizingArgs
+from kvtui.engines.sglang.version import VersionRange, fmt
 
 Version = tuple[int, int, int]
+
+
+class Calculator(Protocol):
+    """The facts of a run the notes read (`kvtui.engines.sglang.calculator.Calculator` has
+    them): a protocol, so that this module does not import the calculator that imports it."""
+
+    current_dtype: str
+    spec: ModelSpec | None
+    version: VersionRange
+    mrr_user: int | None
+
+    @property
+    def sargs(self) -> SizingArgs: ...
+
+    @property
+    def rules_version(self) -> Version: ...
+
+    @property
+    def kind(self) -> str | None: ...
 
 # rule -> (the releases where it changed, when it applies to a model)
 BOUNDARIES: dict[str, tuple[tuple[Version, ...], str]] = {
