@@ -65,8 +65,10 @@ def test_the_docs_state_the_counts_the_verdicts_give():
     (vllm_cov, "MiniMaxVL01ForConditionalGeneration", False),
     (vllm_cov, "JambaForCausalLM", True),
     (vllm_cov, "NemotronHForCausalLM", True), (sgl_cov, "NemotronHForCausalLM", True),
-    (vllm_cov, "Lfm2ForCausalLM", False), (sgl_cov, "Lfm2ForCausalLM", True),
-    (sgl_cov, "Lfm2MoeForCausalLM", True), (sgl_cov, "Lfm2VlForConditionalGeneration", False),
+    (vllm_cov, "Lfm2ForCausalLM", True), (sgl_cov, "Lfm2ForCausalLM", True),
+    (sgl_cov, "Lfm2MoeForCausalLM", True), (vllm_cov, "Lfm2MoeForCausalLM", True),
+    (vllm_cov, "Lfm2VlForConditionalGeneration", False),
+    (sgl_cov, "Lfm2VlForConditionalGeneration", False),
     (vllm_cov, "BailingMoeV2_5ForCausalLM", False), (sgl_cov, "BailingMoeV2_5ForCausalLM", False),
     (vllm_cov, "LongcatFlashForCausalLM", True), (sgl_cov, "LongcatFlashForCausalLM", True),
     # the families kvtui sized before, still sized

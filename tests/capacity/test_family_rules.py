@@ -100,7 +100,7 @@ def test_lfm2_layer_types_and_full_attn_idxs_give_the_same_layout():
     assert by_idx.full_layer_ids == (1, 3)
 
 
-def test_lfm2_variants_and_other_engines_stay_not_modelled():
+def test_lfm2_variants_stay_not_modelled():
     spec = preset_spec("lfm2-1.2b")
     with pytest.raises(CannotModel, match=r"0\.5\.23 only"):
         check_supported(spec, (0, 5, 21))
@@ -110,9 +110,9 @@ def test_lfm2_variants_and_other_engines_stay_not_modelled():
                          "conv_L_cache": 3, "layer_types": ["conv", "full_attention"]})
     with pytest.raises(CannotModel, match="Lfm2VlForConditionalGeneration on SGLang"):
         check_supported(vl, V)
-    calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
-                attn_dp=1, page_size=None, pool_gib=10.0, release=None)
-    assert calc.unmodelled and "short-convolution" in calc.unmodelled
+    vl_vllm = plan(vl, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
+                   attn_dp=1, page_size=None, pool_gib=10.0, release="0.34.0")
+    assert vl_vllm.unmodelled and "short-convolution" in vl_vllm.unmodelled
 
 
 @pytest.mark.parametrize("preset", ["gemma-4", "ring-linear", "minimax-m1", "deepseek-v4"])
@@ -226,3 +226,55 @@ def test_lfm2_moe_on_sglang_has_the_lfm2_state():
     assert linear_kind(spec, V) == "mamba2"
     assert kv_cell(spec, "bf16", Parallel(tp=1), version=V).bytes_per_token == 12_288
     assert mamba.state_per_slot(spec, 1, SizingArgs(), V, "mamba2").per_slot == 147_456
+
+
+def test_lfm2_on_vllm_0_33_and_later():
+    """LFM2-1.2B at TP1, bf16 KV, 10 GiB, max_model_len 32,768 (vLLM 0.33.0 / 0.34.0).
+    Short-conv state per layer: short_conv_state_shape(TP, hf_config.conv_dim, conv_L_cache)
+    (models/lfm2.py:573-577; layers/mamba/mamba_utils.py:257-266 in 0.34.0) = divide(2,048, 1)
+    x (3 - 1) in the model dtype (short_conv_state_dtype, auto) = 2,048 x 2 x 2 B = 8,192 B.
+    Attention (6 layers, layer_types from full_attn_idxs): head_dim 2,048 // 32 = 64 (models/
+    lfm2.py:135), 8 KV heads: 8 x (64 + 64) x 2 B = 2,048 B per token. Block: 16 x cdiv(8,192,
+    16 x 2,048) = 16 tokens (platforms/interface.py:1110-1119). Groups: 6 attention, 10 conv
+    layers, 10 >= 1.5 x 6 so groups of 6 (v1/core/kv_cache_planning.py:567-578): 1 full + 2
+    conv (2 padding layers); a block 16 x 2,048 x 6 = 196,608 B; 10 GiB // that = 54,613
+    (kv_cache_planning.py:724). A request of 32,768 takes 32,768 / 16 = 2,048 + 2 x 1 = 2,050
+    blocks: int(54,613 / 2,050 x 32,768) = 872,955 tokens."""
+    spec = preset_spec("lfm2-1.2b")
+    assert spec.full_layer_ids == (2, 5, 8, 10, 12, 14) and len(spec.linear_layer_ids) == 10
+    for release in ("0.33.0", "0.34.0"):
+        calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768,
+                    tp=1, attn_dp=1, page_size=None, pool_gib=10.0, release=release)
+        assert calc.unmodelled is None, release
+        lay = calc.layout("bf16")
+        assert (lay.token_bytes, lay.mamba_bytes) == (2048, 2048 * 2 * 2)
+        assert (lay.block_size, lay.group_size, lay.full_groups, lay.mamba_groups,
+                lay.padding_layers) == (16, 6, 1, 2, 2)
+        assert lay.blocks(10 << 30) == 54_613
+        assert calc.tokens == 872_955
+    assert vllm_cov.verdict("Lfm2ForCausalLM").sized
+    older = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
+                 attn_dp=1, page_size=None, pool_gib=10.0, release="0.28.0")
+    assert older.unmodelled and "0.33.0 and 0.34.0 only" in older.unmodelled
+
+
+def test_lfm2_on_vllm_needs_conv_dim_and_the_moe_reads_hidden_size():
+    """vLLM's Lfm2ForCausalLM reads hf_config.conv_dim (models/lfm2.py:575), which
+    transformers' Lfm2Config does not define: a config without it is not sized. The MoE class
+    passes hidden_size (models/lfm2_moe.py:563-567): LFM2-8B-A1B's conv state at TP 2 is
+    divide(2,048, 2) x (3 - 1) x 2 B = 2,048 B per layer."""
+    from kvtui.core.capacity.presets import load_presets
+    from kvtui.engines.vllm.states import short_conv_state_bytes
+
+    cfg = dict(load_presets()["lfm2-1.2b"]["config"])
+    cfg.pop("conv_dim")
+    spec = from_hf_config(cfg, name="lfm2 without conv_dim")
+    calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
+                attn_dp=1, page_size=None, pool_gib=10.0, release="0.34.0")
+    assert calc.unmodelled and "no conv_dim" in calc.unmodelled
+    assert all(r.tokens is None for r in calc.report().scenarios)
+    moe = preset_spec("lfm2-8b-a1b")
+    assert short_conv_state_bytes(moe, 2, "bf16", "bf16") == 1024 * 2 * 2
+    assert short_conv_state_bytes(moe, 3, "bf16", "bf16") is None  # divide() asserts
+    assert vllm_cov.verdict("Lfm2MoeForCausalLM").sized
+    assert vllm_cov.verdict("Lfm2VlForConditionalGeneration").unmodelled

@@ -67,6 +67,9 @@ class LinearAttention:
     conv_kernel: int
     ssm_dtype: str | None = None  # the config's mamba_ssm_dtype (read from SGLang 0.5.9)
     conv_dtype: str = "bf16"  # SGLANG_MAMBA_CONV_DTYPE default (configs/mamba_utils.py:68)
+    # LFM2's config field conv_dim (0 when the config has none): vLLM's Lfm2ForCausalLM sizes
+    # its conv state from it (models/lfm2.py:575, 0.33.0 and 0.34.0), SGLang from hidden_size
+    conv_dim: int = 0
 
     # The GDN names the rest of kvtui used before the Mamba2 families arrived.
     @property
@@ -89,7 +92,8 @@ class LinearAttention:
         return {"kind": self.kind, "num_heads": self.num_heads, "head_dim": self.head_dim,
                 "state_size": self.state_size, "n_groups": self.n_groups,
                 "intermediate_size": self.intermediate_size, "conv_kernel": self.conv_kernel,
-                "ssm_dtype": self.ssm_dtype, "conv_dtype": self.conv_dtype}
+                "ssm_dtype": self.ssm_dtype, "conv_dtype": self.conv_dtype,
+                **({"conv_dim": self.conv_dim} if self.kind == "short_conv" else {})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,7 +396,8 @@ def _linear_state(text: dict[str, Any], kinds: tuple[str, ...], state_layers: An
         hidden = int(text.get("hidden_size") or 0)
         return LinearAttention("short_conv", num_heads=1, head_dim=hidden, state_size=0,
                                n_groups=1, intermediate_size=hidden,
-                               conv_kernel=int(text["conv_L_cache"]), ssm_dtype=ssm)
+                               conv_kernel=int(text["conv_L_cache"]), ssm_dtype=ssm,
+                               conv_dim=int(text.get("conv_dim") or 0))
     if text.get("mamba_n_heads") is not None:  # Falcon-H1, Granite-4.0-H
         h = int(text["mamba_n_heads"])
         hidden = int(text.get("hidden_size") or 0)
