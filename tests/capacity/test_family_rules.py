@@ -278,3 +278,47 @@ def test_lfm2_on_vllm_needs_conv_dim_and_the_moe_reads_hidden_size():
     assert short_conv_state_bytes(moe, 3, "bf16", "bf16") is None  # divide() asserts
     assert vllm_cov.verdict("Lfm2MoeForCausalLM").sized
     assert vllm_cov.verdict("Lfm2VlForConditionalGeneration").unmodelled
+
+
+# No checkpoint config.json of a BailingMoeV2_5ForCausalLM model (Ling/Ring 2.5, Ling-2.6) was
+# found to store: the configuration below is the defaults of inclusionAI's own
+# BailingMoeV2_5Config (github inclusionAI/Ring-V2.5, models/configuration_bailing_moe_v2_5.py),
+# the fields vLLM reads, not a released checkpoint's.
+BAILING_V25_DEFAULTS = {
+    "architectures": ["BailingMoeV2_5ForCausalLM"], "hidden_size": 2048,
+    "num_hidden_layers": 20, "num_attention_heads": 16, "num_key_value_heads": 4,
+    "head_dim": 128, "layer_group_size": 5, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128, "v_head_dim": 128, "max_position_embeddings": 32768,
+}
+
+
+def test_bailing_v2_5_on_vllm_0_33_and_later():
+    """BailingMoeV2_5ForCausalLM at TP1, bf16, 10 GiB, max_model_len 32,768 (vLLM 0.33.0 /
+    0.34.0, identical there). Layers: linear unless (i + 1) % 5 == 0 (is_linear_layer,
+    models/bailing_moe_linear.py:68-74, :463-470): full (MLA) at 4, 9, 14, 19, 16 linear.
+    MLA latent (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 B = 1,152 B per token and layer.
+    Lightning state: linear_attention_state_shape(16, TP 1, head_dim 128) (:768-786;
+    layers/mamba/mamba_utils.py:162-170) = 16 x 128 x 128 x 2 B (model dtype, :63-70) =
+    524,288 B. Block: an MLA hybrid aligns to 128 (platforms/interface.py:1095-1100 in
+    0.34.0): 128 x cdiv(524,288, 128 x 1,152) = 512 tokens (page 589,824 B). Groups of 4
+    (16 >= 1.5 x 4, v1/core/kv_cache_planning.py:567-578): 1 MLA + 4 lightning; a block
+    512 x 1,152 x 4 = 2,359,296 B; 10 GiB holds 4,551. A request of 32,768 takes 32,768 / 512
+    = 64 + 4 x 1 = 68 blocks: int(4,551 / 68 x 32,768) = 2,193,046 tokens."""
+    spec = from_hf_config(BAILING_V25_DEFAULTS, name="BailingMoeV2_5Config defaults")
+    assert spec.full_layer_ids == (4, 9, 14, 19) and len(spec.linear_layer_ids) == 16
+    for release in ("0.33.0", "0.34.0"):
+        calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768,
+                    tp=1, attn_dp=1, page_size=None, pool_gib=10.0, release=release)
+        assert calc.unmodelled is None, release
+        lay = calc.layout("bf16")
+        assert (lay.token_bytes, lay.mamba_bytes) == (1152, 16 * 128 * 128 * 2)
+        assert (lay.block_size, lay.group_size, lay.full_groups, lay.mamba_groups,
+                lay.padding_layers) == (512, 4, 1, 4, 0)
+        assert lay.blocks(10 << 30) == 4551
+        assert calc.tokens == 2_193_046
+    older = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
+                 attn_dp=1, page_size=None, pool_gib=10.0, release="0.28.0")
+    assert older.unmodelled and "0.33.0 and 0.34.0 only" in older.unmodelled
+    assert vllm_cov.verdict("BailingMoeV2_5ForCausalLM").sized
+    with pytest.raises(CannotModel, match="BailingMoeV2_5ForCausalLM on SGLang"):
+        check_supported(spec, V)

@@ -297,6 +297,12 @@ def _pattern_kinds(text: dict[str, Any], n: int, model_type: str,
     pattern = text.get("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
         return tuple(LINEAR if c == "M" else FULL if c == "*" else NONE for c in pattern), None
+    # Bailing MoE V2.5 (Ling/Ring 2.5, Ling-2.6): linear (lightning) attention unless
+    # (i + 1) % layer_group_size == 0, all full when it is 0 (is_linear_layer,
+    # models/bailing_moe_linear.py:68-74 in vLLM 0.33.0 and 0.34.0; default 1: none linear, :463)
+    if "BailingMoeV2_5ForCausalLM" in arch:
+        g = int(text.get("layer_group_size", 1) or 0)
+        return tuple(LINEAR if g > 0 and (i + 1) % g else FULL for i in range(n)), None
     # Falcon-H1: attention and Mamba2 in every layer (configs/falcon_h1.py:288-299).
     if model_type == "falcon_h1" or any(a.startswith("FalconH1") for a in arch):
         return (FULL,) * n, tuple(range(n))
@@ -376,10 +382,12 @@ def _linear_state(text: dict[str, Any], kinds: tuple[str, ...], state_layers: An
                                n_groups=int(_first(text, "n_groups", "mamba_n_groups") or 1),
                                intermediate_size=h * d,
                                conv_kernel=int(text.get("conv_kernel") or 4), ssm_dtype=ssm)
-    atl = text.get("attn_type_list")
-    if isinstance(atl, list) and text.get("num_attention_heads"):  # MiniMax lightning
+    bailing = "BailingMoeV2_5ForCausalLM" in (text.get("architectures") or ())
+    if (isinstance(text.get("attn_type_list"), list) or bailing) and \
+            text.get("num_attention_heads"):  # MiniMax / Bailing V2.5 lightning
         # MiniMaxText01ForCausalLM.get_mamba_state_shape_from_config (vLLM 0.22.0
-        # models/minimax_text_01.py:993-1009): one (heads, head_dim, head_dim) state
+        # models/minimax_text_01.py:993-1009; BailingMoeV25ForCausalLM the same, models/
+        # bailing_moe_linear.py:768-786 in 0.34.0): one (heads, head_dim, head_dim) state
         h = int(text["num_attention_heads"])
         d = int(text.get("head_dim") or int(text.get("hidden_size") or 0) // h)
         return LinearAttention("lightning", num_heads=h, head_dim=d, state_size=d, n_groups=0,

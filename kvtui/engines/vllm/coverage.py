@@ -70,6 +70,14 @@ _SIZED: dict[str, tuple[str, str]] = {
         "573-577), hidden_size for Lfm2MoeForCausalLM (models/lfm2_moe.py:563-567), attention "
         "where layer_types says full_attention (models/lfm2.py:435), read in 0.33.0 and 0.34.0 "
         "only: states.short_conv_state_bytes")),
+    "BailingMoeV2_5ForCausalLM": (
+        "MLA + lightning-attention hybrid", "linear unless (i + 1) % layer_group_size == 0 "
+        "(is_linear_layer, models/bailing_moe_linear.py:68-74, :463-470); full layers "
+        "BailingMoeV25MLAAttention (:77-230, an MLA latent); MambaSpec of "
+        "linear_attention_state_shape(num_attention_heads, TP, head_dim) (:768-786, layers/mamba/"
+        "mamba_utils.py:162-170) in the model dtype; an MLA hybrid's block a multiple of 128 "
+        "(platforms/interface.py:1095-1100); read in 0.33.0 and 0.34.0 only: "
+        "states.lightning_state_bytes, sizing.layout"),
     "DeepseekForCausalLM": (DENSE[0], "DeepseekAttention (models/deepseek_v2.py:148): "
                             + DENSE[1]),
     **dict.fromkeys(("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
@@ -100,10 +108,8 @@ _NOT_MODELLED: dict[str, str] = {
                     "of short_conv_state_shape, layers/mamba/mamba_utils.py:257) with "
                     "attention: kvtui's short-conv rule was read for Lfm2ForCausalLM and "
                     "Lfm2MoeForCausalLM only (the width each passes)"),
-    **dict.fromkeys(("BailingMoeV2_5ForCausalLM", "BailingMoeV25MTPModel"),
-                    "Bailing (Ring/Ling) linear is a linear-attention hybrid (MambaSpec of "
-                    "linear_attention_state_shape, models/bailing_moe_linear.py:693, :781, "
-                    "layers/mamba/mamba_utils.py:162): " + _STATE),
+    "BailingMoeV25MTPModel": ("the Bailing V2.5 MTP draft: its MLA layer joins the target's "
+                              "cache, which kvtui does not size with speculative decoding"),
     **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
                      "Gemma4UnifiedForConditionalGeneration", "Gemma4MTPModel",
                      "Gemma4DSparkModel", "Gemma3nForCausalLM",
@@ -243,6 +249,8 @@ _READ_FROM: dict[str, tuple[tuple[int, int, int], str]] = {
     "JambaForCausalLM": ((0, 33, 0), "its Mamba1 state was read in vLLM 0.33.0 and 0.34.0 only"),
     **dict.fromkeys(("Lfm2ForCausalLM", "Lfm2MoeForCausalLM"), (
         (0, 33, 0), "its short-conv state was read in vLLM 0.33.0 and 0.34.0 only")),
+    "BailingMoeV2_5ForCausalLM": ((0, 33, 0), "its MLA + lightning layout was read in vLLM "
+                                              "0.33.0 and 0.34.0 only"),
 }
 
 
@@ -250,7 +258,7 @@ _READ_FROM: dict[str, tuple[tuple[int, int, int], str]] = {
 # logged pool scaled as if dense) does not apply to them
 _NEEDS_SPEC = frozenset({"MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxForCausalLM",
                          "JambaForCausalLM", "NemotronHForCausalLM", "Lfm2ForCausalLM",
-                         "Lfm2MoeForCausalLM"})
+                         "Lfm2MoeForCausalLM", "BailingMoeV2_5ForCausalLM"})
 
 
 def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1,
@@ -285,7 +293,8 @@ def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1,
                     "(pass --vllm-version)")
         if spec_tokens:
             return (f"{spec.arch} on vLLM: speculative decoding changes its state "
-                    "(num_spec in mamba2_state_shape), which kvtui does not size")
+                    "(num_spec in the state shape) or adds draft layers, which kvtui does not "
+                    "size")
     if (spec is not None and spec.arch == "Lfm2ForCausalLM" and spec.linear is not None
             and not spec.linear.conv_dim):
         # models/lfm2.py:575 reads hf_config.conv_dim, which transformers' Lfm2Config does not
