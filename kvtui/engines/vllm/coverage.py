@@ -114,11 +114,16 @@ _NOT_MODELLED: dict[str, str] = {
                      "Gemma4UnifiedForConditionalGeneration", "Gemma4MTPModel",
                      "Gemma4DSparkModel", "Gemma3nForCausalLM",
                      "Gemma3nForConditionalGeneration"),
-                    "the last num_kv_shared_layers layers reuse an earlier layer's KV "
-                    "(kv_sharing_target_layer_name, models/gemma4.py:423-427), and Gemma-4's "
-                    "sliding and full layers have their own head_dim and KV heads "
-                    "(per_layer_config, :599-602), full layers K = V (attention_k_eq_v): kvtui's "
-                    "vLLM page is one shape and does not size KV sharing"),
+                    "the last num_kv_shared_layers layers reuse the KV of the last earlier "
+                    "layer of their type (kv_sharing_target_layer_name, models/gemma4.py:"
+                    "493-532), and the full layers take head_dim and KV heads from "
+                    "per_layer_config (:599-602), which transformers' Gemma4TextConfig "
+                    "derives (global_head_dim, default 512; num_global_key_value_heads when "
+                    "attention_k_eq_v), so the two layer types have different pages, which vLLM "
+                    "unifies by multiplying the smaller pages' block size (v1/core/"
+                    "kv_cache_planning.py:392-452): kvtui's vLLM layout has one page shape and "
+                    "one block size for every layer (K = V itself does not shrink vLLM's cache: "
+                    "the K weights are loaded into both the K and V shards, :89-121, :440-456)"),
     **dict.fromkeys(("LongcatFlashNgramForCausalLM", "LongCatFlashMTPModel"),
                     "the LongCat-Flash n-gram and MTP variants: kvtui has not checked them "
                     "against its LongCat rule (LongcatFlashForCausalLM only)"),
