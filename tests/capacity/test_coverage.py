@@ -69,7 +69,8 @@ def test_the_docs_state_the_counts_the_verdicts_give():
     (sgl_cov, "Lfm2MoeForCausalLM", True), (vllm_cov, "Lfm2MoeForCausalLM", True),
     (vllm_cov, "Lfm2VlForConditionalGeneration", False),
     (sgl_cov, "Lfm2VlForConditionalGeneration", False),
-    (vllm_cov, "BailingMoeV2_5ForCausalLM", True), (sgl_cov, "BailingMoeV2_5ForCausalLM", False),
+    (vllm_cov, "BailingMoeV2_5ForCausalLM", True), (sgl_cov, "BailingMoeV2_5ForCausalLM", True),
+    (sgl_cov, "BailingMoeV3ForCausalLM", False),
     (vllm_cov, "LongcatFlashForCausalLM", True), (sgl_cov, "LongcatFlashForCausalLM", True),
     # the families kvtui sized before, still sized
     (vllm_cov, "LlamaForCausalLM", True), (sgl_cov, "LlamaForCausalLM", True),

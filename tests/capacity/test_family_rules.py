@@ -320,5 +320,38 @@ def test_bailing_v2_5_on_vllm_0_33_and_later():
                  attn_dp=1, page_size=None, pool_gib=10.0, release="0.28.0")
     assert older.unmodelled and "0.33.0 and 0.34.0 only" in older.unmodelled
     assert vllm_cov.verdict("BailingMoeV2_5ForCausalLM").sized
-    with pytest.raises(CannotModel, match="BailingMoeV2_5ForCausalLM on SGLang"):
+
+
+def test_bailing_v2_5_on_sglang_0_5_23():
+    """The same BailingMoeV2_5Config defaults on SGLang 0.5.23, attention TP 1: MLA by
+    architecture (configs/model_config.py:1476-1489) over the 4 full layers
+    (layers_block_type, configs/bailing_hybrid.py:172-195): 4 x (512 + 64) x 2 B = 4,608 B per
+    token. The lightning state (hybrid_lightning_config in mambaish_config, configs/
+    hybrid_arch.py:46-52, :145-155): Mamba2StateShape.create(intermediate 0, n_groups 0,
+    heads 16, head_dim 128, state 128, conv_kernel 1) (configs/bailing_hybrid.py:226-236;
+    configs/mamba_utils.py:195-243): conv (0, 0), temporal (16, 128, 128) in float32 (the
+    dtype field's default, mamba2_state_dtype(None)) = 1,048,576 B, x 16 layers = 16 MiB per
+    request slot; at attention TP 4, (16 // 4) x 128 x 128 x 4 B x 16 = 4 MiB."""
+    spec = from_hf_config({**BAILING_V25_DEFAULTS, "model_type": "bailing_hybrid"})
+    check_supported(spec, V)
+    assert linear_kind(spec, V) == "mamba2"
+    assert kv_cell(spec, "bf16", Parallel(tp=1), version=V).bytes_per_token == 4 * 576 * 2
+    assert mamba.state_per_slot(spec, 1, SizingArgs(), V, "mamba2").per_slot == \
+        16 * 128 * 128 * 4 * 16
+    assert mamba.state_per_slot(spec, 4, SizingArgs(), V, "mamba2").per_slot == \
+        4 * 128 * 128 * 4 * 16
+    with pytest.raises(CannotModel, match=r"0\.5\.23 only"):
+        check_supported(spec, (0, 5, 22))
+
+
+@pytest.mark.parametrize("extra", [{"short_conv_kernel_size": 4},
+                                   {"layer_group_size": [1, 1, 1, 1, 0] * 4},
+                                   {"kv_lora_rank": None}])
+def test_bailing_v2_5_forms_the_engines_read_differently_are_not_modelled(extra):
+    cfg = {k: v for k, v in {**BAILING_V25_DEFAULTS, **extra}.items() if v is not None}
+    spec = from_hf_config(cfg)
+    with pytest.raises(CannotModel, match=r"Bailing V2\.5"):
         check_supported(spec, V)
+    calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
+                attn_dp=1, page_size=None, pool_gib=10.0, release="0.34.0")
+    assert calc.unmodelled and "Bailing V2.5" in calc.unmodelled

@@ -301,7 +301,8 @@ def _pattern_kinds(text: dict[str, Any], n: int, model_type: str,
     # (i + 1) % layer_group_size == 0, all full when it is 0 (is_linear_layer,
     # models/bailing_moe_linear.py:68-74 in vLLM 0.33.0 and 0.34.0; default 1: none linear, :463)
     if "BailingMoeV2_5ForCausalLM" in arch:
-        g = int(text.get("layer_group_size", 1) or 0)
+        g = text.get("layer_group_size", 1)
+        g = g if isinstance(g, int) else 0  # a per-layer list: not sized (`_bailing_why`)
         return tuple(LINEAR if g > 0 and (i + 1) % g else FULL for i in range(n)), None
     # Falcon-H1: attention and Mamba2 in every layer (configs/falcon_h1.py:288-299).
     if model_type == "falcon_h1" or any(a.startswith("FalconH1") for a in arch):
@@ -457,6 +458,23 @@ def _head_dims(text: dict[str, Any], heads: int, hidden: Any, source: str) -> tu
     return head_dim, int(text.get("v_head_dim") or head_dim)
 
 
+def _bailing_why(text: dict[str, Any]) -> str | None:
+    """Why a Bailing V2.5 config is not the MLA + lightning form both engines' rules were read
+    for: short_conv_kernel_size makes it a KDA hybrid to SGLang (use_kda, configs/
+    bailing_hybrid.py:158, 0.5.23) and not to vLLM (models/bailing_moe_linear.py reads no such
+    key, 0.34.0); a per-layer layer_group_size list is SGLang's schedule (:184-193), which
+    vLLM's `(i + 1) % layer_group_size` cannot take; without kv_lora_rank no MLA layer."""
+    if text.get("short_conv_kernel_size") is not None:
+        return ("Bailing V2.5 with short_conv_kernel_size: a KDA hybrid to SGLang, a lightning "
+                "one to vLLM; kvtui does not pick one")
+    if not isinstance(text.get("layer_group_size", 1), int):
+        return ("Bailing V2.5 with a per-layer layer_group_size: SGLang reads it as a "
+                "schedule, vLLM as a period; kvtui does not pick one")
+    if text.get("kv_lora_rank") is None:
+        return "Bailing V2.5 without kv_lora_rank: no MLA layer shape to size"
+    return None
+
+
 def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = None,
                    name: str | None = None, source: str = "config.json") -> ModelSpec:
     """Build a spec from a Hugging Face config dict (fields may sit under `text_config`)."""
@@ -490,6 +508,8 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
                            f"num_layers {decoder_n}: SGLang counts 2 x {hidden_n} KV layers, "
                            f"vLLM 2 x {decoder_n}; kvtui does not pick one")
         n *= 2
+    if "BailingMoeV2_5ForCausalLM" in arch:
+        longcat_why = _bailing_why(text)
     kv, kv_from = total_kv_heads(cfg, text, heads)
     hidden = _first(text, "hidden_size", "n_embd", "d_model")
     head_dim, v_head_dim = _head_dims(text, heads, hidden, source)

@@ -57,6 +57,12 @@ MAMBA2_ARCHS: dict[str, Version] = {
     # from configs/lfm2.py:59-96. Read in 0.5.23 only: older releases are not modelled
     # (`coverage.for_spec`).
     "Lfm2ForCausalLM": (0, 5, 23), "Lfm2MoeForCausalLM": (0, 5, 23),  # configs/lfm2_moe.py
+    # Bailing V2.5 (Ling/Ring 2.5, Ling-2.6; model_type bailing_hybrid without
+    # short_conv_kernel_size): hybrid_lightning_config joins mambaish_config (configs/
+    # hybrid_arch.py:46-52, :145-155), its state a Mamba2StateShape of no conv and a
+    # (heads, head_dim, head_dim) temporal state (configs/bailing_hybrid.py:214-236). Read in
+    # 0.5.23 only.
+    "BailingMoeV2_5ForCausalLM": (0, 5, 23),
 }
 KDA_ARCHS: dict[str, Version] = {"KimiLinearForCausalLM": (0, 5, 5)}
 
