@@ -89,10 +89,13 @@ _NOT_MODELLED: dict[str, str] = {
     **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
                      "Gemma4UnifiedForConditionalGeneration", "Gemma4AssistantForCausalLM",
                      "Gemma4UnifiedAssistantForCausalLM"),
-                    "Gemma-4 shares KV between its last num_kv_shared_layers layers and "
-                    "stores K = V on full-attention layers, in a compressed SWA pool "
-                    "(models/gemma4_causal.py:397-404, :1251; is_hybrid_swa_compress, "
-                    "configs/model_config.py:1246-1256): kvtui does not size it yet"),
+                    "Gemma-4's last num_kv_shared_layers layers reuse an earlier layer's KV "
+                    "(models/gemma4_causal.py:396-410), and its sliding and full layers have "
+                    "their own KV heads and head_dim (is_hybrid_swa_compress, configs/"
+                    "model_config.py:1246-1256: an SWA sub-pool of its own head geometry, "
+                    "mem_cache/kv_cache_configurator.py:1044-1068, :2180-2191), where kvtui's "
+                    "SWA rule (sizing.swa) has one geometry and counts every layer; "
+                    "attention_k_eq_v changes the weights loaded only (:1250-1345)"),
     "DeepseekV4ForCausalLM": ("DeepSeek-V4 keeps a compressed KV cache (SWA ring + C4/C128 "
                               "compressed pools and compress-state pools, mem_cache/"
                               "deepseek_v4_memory_pool.py): kvtui does not size it yet"),
