@@ -100,7 +100,7 @@ def test_lfm2_layer_types_and_full_attn_idxs_give_the_same_layout():
     assert by_idx.full_layer_ids == (1, 3)
 
 
-def test_lfm2_variants_and_other_engines_stay_not_modelled():
+def test_lfm2_variants_stay_not_modelled():
     spec = preset_spec("lfm2-1.2b")
     with pytest.raises(CannotModel, match=r"0\.5\.23 only"):
         check_supported(spec, (0, 5, 21))
@@ -110,9 +110,9 @@ def test_lfm2_variants_and_other_engines_stay_not_modelled():
                          "conv_L_cache": 3, "layer_types": ["conv", "full_attention"]})
     with pytest.raises(CannotModel, match="Lfm2VlForConditionalGeneration on SGLang"):
         check_supported(vl, V)
-    calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
-                attn_dp=1, page_size=None, pool_gib=10.0, release=None)
-    assert calc.unmodelled and "short-convolution" in calc.unmodelled
+    vl_vllm = plan(vl, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
+                   attn_dp=1, page_size=None, pool_gib=10.0, release="0.34.0")
+    assert vl_vllm.unmodelled and "short-convolution" in vl_vllm.unmodelled
 
 
 @pytest.mark.parametrize("preset", ["gemma-4", "ring-linear", "minimax-m1", "deepseek-v4"])
@@ -226,3 +226,132 @@ def test_lfm2_moe_on_sglang_has_the_lfm2_state():
     assert linear_kind(spec, V) == "mamba2"
     assert kv_cell(spec, "bf16", Parallel(tp=1), version=V).bytes_per_token == 12_288
     assert mamba.state_per_slot(spec, 1, SizingArgs(), V, "mamba2").per_slot == 147_456
+
+
+def test_lfm2_on_vllm_0_33_and_later():
+    """LFM2-1.2B at TP1, bf16 KV, 10 GiB, max_model_len 32,768 (vLLM 0.33.0 / 0.34.0).
+    Short-conv state per layer: short_conv_state_shape(TP, hf_config.conv_dim, conv_L_cache)
+    (models/lfm2.py:573-577; layers/mamba/mamba_utils.py:257-266 in 0.34.0) = divide(2,048, 1)
+    x (3 - 1) in the model dtype (short_conv_state_dtype, auto) = 2,048 x 2 x 2 B = 8,192 B.
+    Attention (6 layers, layer_types from full_attn_idxs): head_dim 2,048 // 32 = 64 (models/
+    lfm2.py:135), 8 KV heads: 8 x (64 + 64) x 2 B = 2,048 B per token. Block: 16 x cdiv(8,192,
+    16 x 2,048) = 16 tokens (platforms/interface.py:1110-1119). Groups: 6 attention, 10 conv
+    layers, 10 >= 1.5 x 6 so groups of 6 (v1/core/kv_cache_planning.py:567-578): 1 full + 2
+    conv (2 padding layers); a block 16 x 2,048 x 6 = 196,608 B; 10 GiB // that = 54,613
+    (kv_cache_planning.py:724). A request of 32,768 takes 32,768 / 16 = 2,048 + 2 x 1 = 2,050
+    blocks: int(54,613 / 2,050 x 32,768) = 872,955 tokens."""
+    spec = preset_spec("lfm2-1.2b")
+    assert spec.full_layer_ids == (2, 5, 8, 10, 12, 14) and len(spec.linear_layer_ids) == 10
+    for release in ("0.33.0", "0.34.0"):
+        calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768,
+                    tp=1, attn_dp=1, page_size=None, pool_gib=10.0, release=release)
+        assert calc.unmodelled is None, release
+        lay = calc.layout("bf16")
+        assert (lay.token_bytes, lay.mamba_bytes) == (2048, 2048 * 2 * 2)
+        assert (lay.block_size, lay.group_size, lay.full_groups, lay.mamba_groups,
+                lay.padding_layers) == (16, 6, 1, 2, 2)
+        assert lay.blocks(10 << 30) == 54_613
+        assert calc.tokens == 872_955
+    assert vllm_cov.verdict("Lfm2ForCausalLM").sized
+    older = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
+                 attn_dp=1, page_size=None, pool_gib=10.0, release="0.28.0")
+    assert older.unmodelled and "0.33.0 and 0.34.0 only" in older.unmodelled
+
+
+def test_lfm2_on_vllm_needs_conv_dim_and_the_moe_reads_hidden_size():
+    """vLLM's Lfm2ForCausalLM reads hf_config.conv_dim (models/lfm2.py:575), which
+    transformers' Lfm2Config does not define: a config without it is not sized. The MoE class
+    passes hidden_size (models/lfm2_moe.py:563-567): LFM2-8B-A1B's conv state at TP 2 is
+    divide(2,048, 2) x (3 - 1) x 2 B = 2,048 B per layer."""
+    from kvtui.core.capacity.presets import load_presets
+    from kvtui.engines.vllm.states import short_conv_state_bytes
+
+    cfg = dict(load_presets()["lfm2-1.2b"]["config"])
+    cfg.pop("conv_dim")
+    spec = from_hf_config(cfg, name="lfm2 without conv_dim")
+    calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
+                attn_dp=1, page_size=None, pool_gib=10.0, release="0.34.0")
+    assert calc.unmodelled and "no conv_dim" in calc.unmodelled
+    assert all(r.tokens is None for r in calc.report().scenarios)
+    moe = preset_spec("lfm2-8b-a1b")
+    assert short_conv_state_bytes(moe, 2, "bf16", "bf16") == 1024 * 2 * 2
+    assert short_conv_state_bytes(moe, 3, "bf16", "bf16") is None  # divide() asserts
+    assert vllm_cov.verdict("Lfm2MoeForCausalLM").sized
+    assert vllm_cov.verdict("Lfm2VlForConditionalGeneration").unmodelled
+
+
+# No checkpoint config.json of a BailingMoeV2_5ForCausalLM model (Ling/Ring 2.5, Ling-2.6) was
+# found to store: the configuration below is the defaults of inclusionAI's own
+# BailingMoeV2_5Config (github inclusionAI/Ring-V2.5, models/configuration_bailing_moe_v2_5.py),
+# the fields vLLM reads, not a released checkpoint's.
+BAILING_V25_DEFAULTS = {
+    "architectures": ["BailingMoeV2_5ForCausalLM"], "hidden_size": 2048,
+    "num_hidden_layers": 20, "num_attention_heads": 16, "num_key_value_heads": 4,
+    "head_dim": 128, "layer_group_size": 5, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128, "v_head_dim": 128, "max_position_embeddings": 32768,
+}
+
+
+def test_bailing_v2_5_on_vllm_0_33_and_later():
+    """BailingMoeV2_5ForCausalLM at TP1, bf16, 10 GiB, max_model_len 32,768 (vLLM 0.33.0 /
+    0.34.0, identical there). Layers: linear unless (i + 1) % 5 == 0 (is_linear_layer,
+    models/bailing_moe_linear.py:68-74, :463-470): full (MLA) at 4, 9, 14, 19, 16 linear.
+    MLA latent (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 B = 1,152 B per token and layer.
+    Lightning state: linear_attention_state_shape(16, TP 1, head_dim 128) (:768-786;
+    layers/mamba/mamba_utils.py:162-170) = 16 x 128 x 128 x 2 B (model dtype, :63-70) =
+    524,288 B. Block: an MLA hybrid aligns to 128 (platforms/interface.py:1095-1100 in
+    0.34.0): 128 x cdiv(524,288, 128 x 1,152) = 512 tokens (page 589,824 B). Groups of 4
+    (16 >= 1.5 x 4, v1/core/kv_cache_planning.py:567-578): 1 MLA + 4 lightning; a block
+    512 x 1,152 x 4 = 2,359,296 B; 10 GiB holds 4,551. A request of 32,768 takes 32,768 / 512
+    = 64 + 4 x 1 = 68 blocks: int(4,551 / 68 x 32,768) = 2,193,046 tokens."""
+    spec = from_hf_config(BAILING_V25_DEFAULTS, name="BailingMoeV2_5Config defaults")
+    assert spec.full_layer_ids == (4, 9, 14, 19) and len(spec.linear_layer_ids) == 16
+    for release in ("0.33.0", "0.34.0"):
+        calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768,
+                    tp=1, attn_dp=1, page_size=None, pool_gib=10.0, release=release)
+        assert calc.unmodelled is None, release
+        lay = calc.layout("bf16")
+        assert (lay.token_bytes, lay.mamba_bytes) == (1152, 16 * 128 * 128 * 2)
+        assert (lay.block_size, lay.group_size, lay.full_groups, lay.mamba_groups,
+                lay.padding_layers) == (512, 4, 1, 4, 0)
+        assert lay.blocks(10 << 30) == 4551
+        assert calc.tokens == 2_193_046
+    older = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
+                 attn_dp=1, page_size=None, pool_gib=10.0, release="0.28.0")
+    assert older.unmodelled and "0.33.0 and 0.34.0 only" in older.unmodelled
+    assert vllm_cov.verdict("BailingMoeV2_5ForCausalLM").sized
+
+
+def test_bailing_v2_5_on_sglang_0_5_23():
+    """The same BailingMoeV2_5Config defaults on SGLang 0.5.23, attention TP 1: MLA by
+    architecture (configs/model_config.py:1476-1489) over the 4 full layers
+    (layers_block_type, configs/bailing_hybrid.py:172-195): 4 x (512 + 64) x 2 B = 4,608 B per
+    token. The lightning state (hybrid_lightning_config in mambaish_config, configs/
+    hybrid_arch.py:46-52, :145-155): Mamba2StateShape.create(intermediate 0, n_groups 0,
+    heads 16, head_dim 128, state 128, conv_kernel 1) (configs/bailing_hybrid.py:226-236;
+    configs/mamba_utils.py:195-243): conv (0, 0), temporal (16, 128, 128) in float32 (the
+    dtype field's default, mamba2_state_dtype(None)) = 1,048,576 B, x 16 layers = 16 MiB per
+    request slot; at attention TP 4, (16 // 4) x 128 x 128 x 4 B x 16 = 4 MiB."""
+    spec = from_hf_config({**BAILING_V25_DEFAULTS, "model_type": "bailing_hybrid"})
+    check_supported(spec, V)
+    assert linear_kind(spec, V) == "mamba2"
+    assert kv_cell(spec, "bf16", Parallel(tp=1), version=V).bytes_per_token == 4 * 576 * 2
+    assert mamba.state_per_slot(spec, 1, SizingArgs(), V, "mamba2").per_slot == \
+        16 * 128 * 128 * 4 * 16
+    assert mamba.state_per_slot(spec, 4, SizingArgs(), V, "mamba2").per_slot == \
+        4 * 128 * 128 * 4 * 16
+    with pytest.raises(CannotModel, match=r"0\.5\.23 only"):
+        check_supported(spec, (0, 5, 22))
+
+
+@pytest.mark.parametrize("extra", [{"short_conv_kernel_size": 4},
+                                   {"layer_group_size": [1, 1, 1, 1, 0] * 4},
+                                   {"kv_lora_rank": None}])
+def test_bailing_v2_5_forms_the_engines_read_differently_are_not_modelled(extra):
+    cfg = {k: v for k, v in {**BAILING_V25_DEFAULTS, **extra}.items() if v is not None}
+    spec = from_hf_config(cfg)
+    with pytest.raises(CannotModel, match=r"Bailing V2\.5"):
+        check_supported(spec, V)
+    calc = plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=32768, tp=1,
+                attn_dp=1, page_size=None, pool_gib=10.0, release="0.34.0")
+    assert calc.unmodelled and "Bailing V2.5" in calc.unmodelled

@@ -67,6 +67,9 @@ class LinearAttention:
     conv_kernel: int
     ssm_dtype: str | None = None  # the config's mamba_ssm_dtype (read from SGLang 0.5.9)
     conv_dtype: str = "bf16"  # SGLANG_MAMBA_CONV_DTYPE default (configs/mamba_utils.py:68)
+    # LFM2's config field conv_dim (0 when the config has none): vLLM's Lfm2ForCausalLM sizes
+    # its conv state from it (models/lfm2.py:575, 0.33.0 and 0.34.0), SGLang from hidden_size
+    conv_dim: int = 0
 
     # The GDN names the rest of kvtui used before the Mamba2 families arrived.
     @property
@@ -89,7 +92,8 @@ class LinearAttention:
         return {"kind": self.kind, "num_heads": self.num_heads, "head_dim": self.head_dim,
                 "state_size": self.state_size, "n_groups": self.n_groups,
                 "intermediate_size": self.intermediate_size, "conv_kernel": self.conv_kernel,
-                "ssm_dtype": self.ssm_dtype, "conv_dtype": self.conv_dtype}
+                "ssm_dtype": self.ssm_dtype, "conv_dtype": self.conv_dtype,
+                **({"conv_dim": self.conv_dim} if self.kind == "short_conv" else {})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +297,13 @@ def _pattern_kinds(text: dict[str, Any], n: int, model_type: str,
     pattern = text.get("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
         return tuple(LINEAR if c == "M" else FULL if c == "*" else NONE for c in pattern), None
+    # Bailing MoE V2.5 (Ling/Ring 2.5, Ling-2.6): linear (lightning) attention unless
+    # (i + 1) % layer_group_size == 0, all full when it is 0 (is_linear_layer,
+    # models/bailing_moe_linear.py:68-74 in vLLM 0.33.0 and 0.34.0; default 1: none linear, :463)
+    if "BailingMoeV2_5ForCausalLM" in arch:
+        g = text.get("layer_group_size", 1)
+        g = g if isinstance(g, int) else 0  # a per-layer list: not sized (`_bailing_why`)
+        return tuple(LINEAR if g > 0 and (i + 1) % g else FULL for i in range(n)), None
     # Falcon-H1: attention and Mamba2 in every layer (configs/falcon_h1.py:288-299).
     if model_type == "falcon_h1" or any(a.startswith("FalconH1") for a in arch):
         return (FULL,) * n, tuple(range(n))
@@ -372,10 +383,12 @@ def _linear_state(text: dict[str, Any], kinds: tuple[str, ...], state_layers: An
                                n_groups=int(_first(text, "n_groups", "mamba_n_groups") or 1),
                                intermediate_size=h * d,
                                conv_kernel=int(text.get("conv_kernel") or 4), ssm_dtype=ssm)
-    atl = text.get("attn_type_list")
-    if isinstance(atl, list) and text.get("num_attention_heads"):  # MiniMax lightning
+    bailing = "BailingMoeV2_5ForCausalLM" in (text.get("architectures") or ())
+    if (isinstance(text.get("attn_type_list"), list) or bailing) and \
+            text.get("num_attention_heads"):  # MiniMax / Bailing V2.5 lightning
         # MiniMaxText01ForCausalLM.get_mamba_state_shape_from_config (vLLM 0.22.0
-        # models/minimax_text_01.py:993-1009): one (heads, head_dim, head_dim) state
+        # models/minimax_text_01.py:993-1009; BailingMoeV25ForCausalLM the same, models/
+        # bailing_moe_linear.py:768-786 in 0.34.0): one (heads, head_dim, head_dim) state
         h = int(text["num_attention_heads"])
         d = int(text.get("head_dim") or int(text.get("hidden_size") or 0) // h)
         return LinearAttention("lightning", num_heads=h, head_dim=d, state_size=d, n_groups=0,
@@ -392,7 +405,8 @@ def _linear_state(text: dict[str, Any], kinds: tuple[str, ...], state_layers: An
         hidden = int(text.get("hidden_size") or 0)
         return LinearAttention("short_conv", num_heads=1, head_dim=hidden, state_size=0,
                                n_groups=1, intermediate_size=hidden,
-                               conv_kernel=int(text["conv_L_cache"]), ssm_dtype=ssm)
+                               conv_kernel=int(text["conv_L_cache"]), ssm_dtype=ssm,
+                               conv_dim=int(text.get("conv_dim") or 0))
     if text.get("mamba_n_heads") is not None:  # Falcon-H1, Granite-4.0-H
         h = int(text["mamba_n_heads"])
         hidden = int(text.get("hidden_size") or 0)
@@ -444,6 +458,23 @@ def _head_dims(text: dict[str, Any], heads: int, hidden: Any, source: str) -> tu
     return head_dim, int(text.get("v_head_dim") or head_dim)
 
 
+def _bailing_why(text: dict[str, Any]) -> str | None:
+    """Why a Bailing V2.5 config is not the MLA + lightning form both engines' rules were read
+    for: short_conv_kernel_size makes it a KDA hybrid to SGLang (use_kda, configs/
+    bailing_hybrid.py:158, 0.5.23) and not to vLLM (models/bailing_moe_linear.py reads no such
+    key, 0.34.0); a per-layer layer_group_size list is SGLang's schedule (:184-193), which
+    vLLM's `(i + 1) % layer_group_size` cannot take; without kv_lora_rank no MLA layer."""
+    if text.get("short_conv_kernel_size") is not None:
+        return ("Bailing V2.5 with short_conv_kernel_size: a KDA hybrid to SGLang, a lightning "
+                "one to vLLM; kvtui does not pick one")
+    if not isinstance(text.get("layer_group_size", 1), int):
+        return ("Bailing V2.5 with a per-layer layer_group_size: SGLang reads it as a "
+                "schedule, vLLM as a period; kvtui does not pick one")
+    if text.get("kv_lora_rank") is None:
+        return "Bailing V2.5 without kv_lora_rank: no MLA layer shape to size"
+    return None
+
+
 def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = None,
                    name: str | None = None, source: str = "config.json") -> ModelSpec:
     """Build a spec from a Hugging Face config dict (fields may sit under `text_config`)."""
@@ -477,6 +508,8 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
                            f"num_layers {decoder_n}: SGLang counts 2 x {hidden_n} KV layers, "
                            f"vLLM 2 x {decoder_n}; kvtui does not pick one")
         n *= 2
+    if "BailingMoeV2_5ForCausalLM" in arch:
+        longcat_why = _bailing_why(text)
     kv, kv_from = total_kv_heads(cfg, text, heads)
     hidden = _first(text, "hidden_size", "n_embd", "d_model")
     head_dim, v_head_dim = _head_dims(text, heads, hidden, source)

@@ -46,8 +46,15 @@ LONGCAT = ("MLA latent pool, two attentions per layer",
 LFM2 = ("short-conv hybrid (a Mamba2 state of the conv alone)",
         "mamba2_config (configs/hybrid_arch.py:78-90) with Lfm2Config.mamba2_cache_params "
         "(configs/lfm2.py:59-96), sizing.mamba")
+BAILING = ("MLA + lightning hybrid (a Mamba2 state of no conv)",
+           "hybrid_lightning_config in mambaish_config (configs/hybrid_arch.py:46-52, "
+           ":145-155), layers_block_type and the state of configs/bailing_hybrid.py:172-236 "
+           "(linear unless (i + 1) % layer_group_size == 0; (heads // attn TP) x head_dim x "
+           "head_dim in the SSM dtype), MLA by architecture (configs/model_config.py:1476-1489), "
+           "sizing.mamba")
 # families whose rule kvtui read in one release only
-_READ_FROM: dict[str, tuple[int, int, int]] = {"Lfm2ForCausalLM": (0, 5, 23),
+_READ_FROM: dict[str, tuple[int, int, int]] = {"BailingMoeV2_5ForCausalLM": (0, 5, 23),
+                                               "Lfm2ForCausalLM": (0, 5, 23),
                                                "Lfm2MoeForCausalLM": (0, 5, 23),
                                                "LongcatFlashForCausalLM": (0, 5, 23)}
 
@@ -63,6 +70,7 @@ _SIZED: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("GPT2LMHeadModel", "GPTBigCodeForCausalLM"), DENSE),
     "LongcatFlashForCausalLM": LONGCAT,
     "Lfm2ForCausalLM": LFM2,
+    "BailingMoeV2_5ForCausalLM": BAILING,
     # the same state (configs/lfm2_moe.py:34-90, layer_types required there)
     "Lfm2MoeForCausalLM": LFM2,
 }
@@ -75,17 +83,19 @@ _NOT_MODELLED: dict[str, str] = {
                     "the LFM2 VL / bidirectional / draft variants keep short-conv states "
                     "(configs/hybrid_arch.py:78-90) kvtui has not checked against its LFM2 "
                     "rule (Lfm2ForCausalLM and Lfm2MoeForCausalLM only)"),
-    **dict.fromkeys(("BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM"),
-                    "Bailing (Ring/Ling) linear keeps a lightning-attention state "
-                    "(hybrid_lightning_config, configs/hybrid_arch.py:46-52) or a KDA one "
-                    "(use_kda, :115-119): " + _STATE),
+    "BailingMoeV3ForCausalLM": ("Bailing V3 (Ling 3.0) keeps a KDA state (use_kda, "
+                                "configs/hybrid_arch.py:115-119) in a family kvtui has not "
+                                "checked against its Kimi-Linear KDA rule: " + _STATE),
     **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
                      "Gemma4UnifiedForConditionalGeneration", "Gemma4AssistantForCausalLM",
                      "Gemma4UnifiedAssistantForCausalLM"),
-                    "Gemma-4 shares KV between its last num_kv_shared_layers layers and "
-                    "stores K = V on full-attention layers, in a compressed SWA pool "
-                    "(models/gemma4_causal.py:397-404, :1251; is_hybrid_swa_compress, "
-                    "configs/model_config.py:1246-1256): kvtui does not size it yet"),
+                    "Gemma-4's last num_kv_shared_layers layers reuse an earlier layer's KV "
+                    "(models/gemma4_causal.py:396-410), and its sliding and full layers have "
+                    "their own KV heads and head_dim (is_hybrid_swa_compress, configs/"
+                    "model_config.py:1246-1256: an SWA sub-pool of its own head geometry, "
+                    "mem_cache/kv_cache_configurator.py:1044-1068, :2180-2191), where kvtui's "
+                    "SWA rule (sizing.swa) has one geometry and counts every layer; "
+                    "attention_k_eq_v changes the weights loaded only (:1250-1345)"),
     "DeepseekV4ForCausalLM": ("DeepSeek-V4 keeps a compressed KV cache (SWA ring + C4/C128 "
                               "compressed pools and compress-state pools, mem_cache/"
                               "deepseek_v4_memory_pool.py): kvtui does not size it yet"),

@@ -64,6 +64,20 @@ _SIZED: dict[str, tuple[str, str]] = {
         "DeepseekV2MLAAttention x 2 per layer (models/longcat_flash.py:267-286) over num_layers "
         "decoder layers (:396; transformers_utils/model_arch_config_convertor.py:759-762): "
         "2 x num_layers MLA layers, modelspec.from_hf_config, sizing.attn_token_bytes"),
+    **dict.fromkeys(("Lfm2ForCausalLM", "Lfm2MoeForCausalLM"), (
+        "short-conv hybrid", "MambaSpec of short_conv_state_shape (layers/mamba/mamba_utils.py:"
+        "257-266): divide(conv_dim, TP) x (conv_L_cache - 1) for Lfm2ForCausalLM (models/lfm2.py:"
+        "573-577), hidden_size for Lfm2MoeForCausalLM (models/lfm2_moe.py:563-567), attention "
+        "where layer_types says full_attention (models/lfm2.py:435), read in 0.33.0 and 0.34.0 "
+        "only: states.short_conv_state_bytes")),
+    "BailingMoeV2_5ForCausalLM": (
+        "MLA + lightning-attention hybrid", "linear unless (i + 1) % layer_group_size == 0 "
+        "(is_linear_layer, models/bailing_moe_linear.py:68-74, :463-470); full layers "
+        "BailingMoeV25MLAAttention (:77-230, an MLA latent); MambaSpec of "
+        "linear_attention_state_shape(num_attention_heads, TP, head_dim) (:768-786, layers/mamba/"
+        "mamba_utils.py:162-170) in the model dtype; an MLA hybrid's block a multiple of 128 "
+        "(platforms/interface.py:1095-1100); read in 0.33.0 and 0.34.0 only: "
+        "states.lightning_state_bytes, sizing.layout"),
     "DeepseekForCausalLM": (DENSE[0], "DeepseekAttention (models/deepseek_v2.py:148): "
                             + DENSE[1]),
     **dict.fromkeys(("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM",
@@ -88,25 +102,28 @@ _NOT_MODELLED: dict[str, str] = {
                     "mamba_utils.py:194; models/falcon_h1.py:562, granitemoehybrid.py:636): "
                     "kvtui's vLLM Mamba2 rule was read for NemotronHForCausalLM only (its "
                     "shape arguments and SSM dtype default), not for this class"),
-    **dict.fromkeys(("Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration",
-                     "Lfm3ForCausalLM", "Lfm3VlForConditionalGeneration",
-                     "Lfm3AudioForConditionalGeneration"),
-                    "LFM2 interleaves short-convolution layers (MambaSpec of "
-                    "short_conv_state_shape, models/lfm2.py:573, layers/mamba/mamba_utils.py:"
-                    "257) with attention: " + _STATE),
-    **dict.fromkeys(("BailingMoeV2_5ForCausalLM", "BailingMoeV25MTPModel"),
-                    "Bailing (Ring/Ling) linear is a linear-attention hybrid (MambaSpec of "
-                    "linear_attention_state_shape, models/bailing_moe_linear.py:693, :781, "
-                    "layers/mamba/mamba_utils.py:162): " + _STATE),
+    **dict.fromkeys(("Lfm2VlForConditionalGeneration", "Lfm3ForCausalLM",
+                     "Lfm3VlForConditionalGeneration", "Lfm3AudioForConditionalGeneration"),
+                    "the LFM2-VL / LFM3 classes interleave short-convolution layers (MambaSpec "
+                    "of short_conv_state_shape, layers/mamba/mamba_utils.py:257) with "
+                    "attention: kvtui's short-conv rule was read for Lfm2ForCausalLM and "
+                    "Lfm2MoeForCausalLM only (the width each passes)"),
+    "BailingMoeV25MTPModel": ("the Bailing V2.5 MTP draft: its MLA layer joins the target's "
+                              "cache, which kvtui does not size with speculative decoding"),
     **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
                      "Gemma4UnifiedForConditionalGeneration", "Gemma4MTPModel",
                      "Gemma4DSparkModel", "Gemma3nForCausalLM",
                      "Gemma3nForConditionalGeneration"),
-                    "the last num_kv_shared_layers layers reuse an earlier layer's KV "
-                    "(kv_sharing_target_layer_name, models/gemma4.py:423-427), and Gemma-4's "
-                    "sliding and full layers have their own head_dim and KV heads "
-                    "(per_layer_config, :599-602), full layers K = V (attention_k_eq_v): kvtui's "
-                    "vLLM page is one shape and does not size KV sharing"),
+                    "the last num_kv_shared_layers layers reuse the KV of the last earlier "
+                    "layer of their type (kv_sharing_target_layer_name, models/gemma4.py:"
+                    "493-532), and the full layers take head_dim and KV heads from "
+                    "per_layer_config (:599-602), which transformers' Gemma4TextConfig "
+                    "derives (global_head_dim, default 512; num_global_key_value_heads when "
+                    "attention_k_eq_v), so the two layer types have different pages, which vLLM "
+                    "unifies by multiplying the smaller pages' block size (v1/core/"
+                    "kv_cache_planning.py:392-452): kvtui's vLLM layout has one page shape and "
+                    "one block size for every layer (K = V itself does not shrink vLLM's cache: "
+                    "the K weights are loaded into both the K and V shards, :89-121, :440-456)"),
     **dict.fromkeys(("LongcatFlashNgramForCausalLM", "LongCatFlashMTPModel"),
                     "the LongCat-Flash n-gram and MTP variants: kvtui has not checked them "
                     "against its LongCat rule (LongcatFlashForCausalLM only)"),
@@ -235,13 +252,18 @@ _READ_FROM: dict[str, tuple[tuple[int, int, int], str]] = {
     "NemotronHForCausalLM": ((0, 33, 0), "its Mamba2 state was read in vLLM 0.33.0 and 0.34.0 "
                                          "only (the SSM dtype default and the state shape)"),
     "JambaForCausalLM": ((0, 33, 0), "its Mamba1 state was read in vLLM 0.33.0 and 0.34.0 only"),
+    **dict.fromkeys(("Lfm2ForCausalLM", "Lfm2MoeForCausalLM"), (
+        (0, 33, 0), "its short-conv state was read in vLLM 0.33.0 and 0.34.0 only")),
+    "BailingMoeV2_5ForCausalLM": ((0, 33, 0), "its MLA + lightning layout was read in vLLM "
+                                              "0.33.0 and 0.34.0 only"),
 }
 
 
 # hybrids whose figures need the model's config: without a spec the log-only arithmetic (the
 # logged pool scaled as if dense) does not apply to them
 _NEEDS_SPEC = frozenset({"MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxForCausalLM",
-                         "JambaForCausalLM", "NemotronHForCausalLM"})
+                         "JambaForCausalLM", "NemotronHForCausalLM", "Lfm2ForCausalLM",
+                         "Lfm2MoeForCausalLM", "BailingMoeV2_5ForCausalLM"})
 
 
 def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1,
@@ -276,7 +298,14 @@ def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1,
                     "(pass --vllm-version)")
         if spec_tokens:
             return (f"{spec.arch} on vLLM: speculative decoding changes its state "
-                    "(num_spec in mamba2_state_shape), which kvtui does not size")
+                    "(num_spec in the state shape) or adds draft layers, which kvtui does not "
+                    "size")
+    if (spec is not None and spec.arch == "Lfm2ForCausalLM" and spec.linear is not None
+            and not spec.linear.conv_dim):
+        # models/lfm2.py:575 reads hf_config.conv_dim, which transformers' Lfm2Config does not
+        # define: only a config.json that carries it says the width
+        return (f"{spec.arch} on vLLM: its conv state is conv_dim wide (models/lfm2.py:575), "
+                "and this config has no conv_dim (pass the checkpoint's config.json)")
     if spec is not None and spec.arch == "LongcatFlashForCausalLM":
         if spec.index_topk is not None:
             return (f"{spec.arch} on vLLM: with index_topk its MLA layers carry a sparse "

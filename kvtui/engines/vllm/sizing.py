@@ -37,6 +37,7 @@ ELEM_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e4m3": 1, "f
                               "fp8_ds_mla": 1, "nvfp4": 1}
 DEFAULT_BLOCK = 16  # CacheConfig.DEFAULT_BLOCK_SIZE / platforms/cuda.py:127 (0.11.0)
 MLA_BLOCK = 64  # "Forcing kv cache block size to 64 for FlashMLA backend." (cuda.py:167, 0.11)
+MLA_HYBRID_ALIGN = 128  # an MLA + Mamba hybrid's block alignment (0.33.0+, `layout`)
 KERNEL_ALIGN = 16  # the smallest kernel block of FlashInfer/FlashAttention (interface.py 0.33)
 # max_num_batched_tokens of the API server on a 70-160 GiB GPU other than an A100
 # (`EngineArgs.get_batch_defaults`, engine/arg_utils.py:2462-2465 in 0.26.0, :2989-2992 in
@@ -345,7 +346,10 @@ def stage_layers(spec: ModelSpec, pp: int,
     """(full, sliding-window, linear) layers of the PP stage with the most KV layers: its layer
     range `[sum(parts[:r]), + parts[r])` (get_pp_indices) holds the kinds it holds. `partition`:
     the logged split ("Hidden layers were unevenly partitioned"), else the default one."""
-    full = set(range(spec.num_layers)) if spec.is_mla else set(spec.full_layer_ids)
+    # an MLA model's every layer is an MLA layer (LongCat's num_layers counts its two per
+    # decoder layer), but an MLA hybrid's (Bailing V2.5) are its full layers only
+    full = set(range(spec.num_layers)) if spec.is_mla and not spec.linear_layer_ids else \
+        set(spec.full_layer_ids)
     swa, lin = set(spec.swa_layer_ids), set(spec.linear_layer_ids)
     if pp <= 1:
         return len(full), len(swa), len(lin)
@@ -434,6 +438,11 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
         # HybridAttentionMambaModelConfig (models/config.py:367, 0.11.0; interface.py:1098,
         # 0.33.0): attention block = align x cdiv(mamba page, align x attention token bytes).
         align = max(KERNEL_ALIGN, block_size or DEFAULT_BLOCK)
+        if spec.is_mla:
+            # an MLA hybrid's manager block is a multiple of 128 (TRTLLM / FlashInfer MLA
+            # decode alignment: platforms/interface.py:1083-1088 in 0.33.0, :1095-1100 in
+            # 0.34.0), which every MLA backend's smallest kernel block divides
+            align = max(align, MLA_HYBRID_ALIGN)
         need = align * cdiv(mamba, align * token)
         if bs < need:
             bs = need

@@ -28,6 +28,15 @@ Lightning attention (MiniMax-Text-01 / M1), read in vLLM 0.22.0 (vLLM serves the
 num_attention_heads and head_dim to `linear_attention_state_shape` (layers/mamba/
 mamba_utils.py:130-137): one state of (heads // TP) x head_dim x head_dim in the model dtype
 (`linear_attention_state_dtype`, :53-59, --mamba-cache-dtype auto).
+
+Short convolution (LFM2), read in vLLM 0.33.0 and 0.34.0 (identical there):
+`get_mamba_state_shape_from_config` passes intermediate = hf_config.conv_dim for
+Lfm2ForCausalLM (models/lfm2.py:573-577 in both) and hf_config.hidden_size for
+Lfm2MoeForCausalLM (models/lfm2_moe.py:563-567 in both) with conv_L_cache to
+`short_conv_state_shape` (layers/mamba/mamba_utils.py:249-258 in 0.33.0, :257-266 in 0.34.0):
+one conv state of divide(dim, TP) x (conv_L_cache - 1 + num_spec) in the mamba cache dtype,
+auto = the model dtype (`short_conv_state_dtype`, :113-119 / :121-127). transformers'
+Lfm2Config defines no conv_dim: vLLM reads the key the checkpoint's config.json carries.
 """
 
 from __future__ import annotations
@@ -81,6 +90,20 @@ def lightning_state_bytes(spec: ModelSpec, tp: int, conv_dtype: str,
     return lin.num_heads // tp * lin.head_dim * lin.head_dim * ELEM.get(conv_dtype, 2)
 
 
+def short_conv_state_bytes(spec: ModelSpec, tp: int, conv_dtype: str,
+                           ssm_dtype: str) -> int | None:
+    """One request's short-conv state in one layer on one GPU (the conv alone, in the mamba
+    cache dtype `conv_dtype`), or None when the config lacks the width vLLM reads."""
+    lin = spec.linear
+    if lin is None or lin.kind != "short_conv":
+        return None
+    tp = max(1, tp)
+    dim = lin.head_dim if spec.arch.startswith("Lfm2Moe") else lin.conv_dim
+    if not dim or dim % tp:
+        return None  # no conv_dim (vLLM would fail on it) or divide() asserts
+    return dim // tp * (lin.conv_kernel - 1) * ELEM.get(conv_dtype, 2)
+
+
 # The state formula of each kind that is not GDN's (sizing.mamba_state_bytes asks here).
 STATE_BYTES = {"mamba2": mamba2_state_bytes, "mamba1": mamba1_state_bytes,
-               "lightning": lightning_state_bytes}
+               "lightning": lightning_state_bytes, "short_conv": short_conv_state_bytes}

@@ -57,6 +57,12 @@ MAMBA2_ARCHS: dict[str, Version] = {
     # from configs/lfm2.py:59-96. Read in 0.5.23 only: older releases are not modelled
     # (`coverage.for_spec`).
     "Lfm2ForCausalLM": (0, 5, 23), "Lfm2MoeForCausalLM": (0, 5, 23),  # configs/lfm2_moe.py
+    # Bailing V2.5 (Ling/Ring 2.5, Ling-2.6; model_type bailing_hybrid without
+    # short_conv_kernel_size): hybrid_lightning_config joins mambaish_config (configs/
+    # hybrid_arch.py:46-52, :145-155), its state a Mamba2StateShape of no conv and a
+    # (heads, head_dim, head_dim) temporal state (configs/bailing_hybrid.py:214-236). Read in
+    # 0.5.23 only.
+    "BailingMoeV2_5ForCausalLM": (0, 5, 23),
 }
 KDA_ARCHS: dict[str, Version] = {"KimiLinearForCausalLM": (0, 5, 5)}
 
@@ -113,9 +119,10 @@ def check_supported(spec: ModelSpec, version: Version) -> None:
                           "compressed pools and compress-state pools, "
                           "mem_cache/deepseek_v4_memory_pool.py): kvtui does not size it yet")
     if spec.arch.startswith("Gemma4"):
-        raise CannotModel("Gemma-4 shares KV between its last num_kv_shared_layers layers and "
-                          "stores K = V on full-attention layers (models/gemma4_causal.py:397-404, "
-                          ":1251 in 0.5.23): kvtui does not size it yet")
+        raise CannotModel("Gemma-4 shares KV between its last num_kv_shared_layers layers "
+                          "(models/gemma4_causal.py:396-410 in 0.5.23) and gives its sliding "
+                          "layers a head geometry of their own (is_hybrid_swa_compress, "
+                          "configs/model_config.py:1246-1256): kvtui does not size it yet")
     if spec.linear_layer_ids and spec.linear is None:
         raise CannotModel(f"{spec.name}: the config's linear-attention layers have no state "
                           "shape kvtui can read")

@@ -62,13 +62,16 @@ def ssm_dtype(spec: ModelSpec, kind: str, args: SizingArgs, version: Version) ->
     <= 0.5.8: --mamba-ssm-dtype (default float32) through SGLANG_MAMBA_SSM_DTYPE; the config is
     not read (configs/qwen3_next.py:301-306 in 0.5.2, server_args.py:381 in 0.5.4).
     >= 0.5.9: --mamba-ssm-dtype (default None) overrides the config's mamba_ssm_dtype, else
-    float32 (configs/mamba_utils.py:47-105 in 0.5.10). Granite-4.0-H and Kimi-Linear do not pass
-    their config (granitemoehybrid.py:310, kimi_linear.py:182 in 0.5.23).
+    float32 (configs/mamba_utils.py:47-105 in 0.5.10). Granite-4.0-H, Kimi-Linear and Bailing V2.5
+    do not pass their config (granitemoehybrid.py:310, kimi_linear.py:182, configs/
+    bailing_hybrid.py:226-236: the dtype field's default, mamba2_state_dtype(None), :112 of
+    configs/mamba_utils.py, in 0.5.23).
     """
     if args.mamba_ssm_dtype:
         return args.mamba_ssm_dtype, "--mamba-ssm-dtype"
     if version >= (0, 5, 9) and spec.linear is not None and spec.linear.ssm_dtype and not (
-            spec.arch == "GraniteMoeHybridForCausalLM" or kind == "kda"):
+            spec.arch in ("GraniteMoeHybridForCausalLM", "BailingMoeV2_5ForCausalLM")
+            or kind == "kda"):
         return spec.linear.ssm_dtype, "the config's mamba_ssm_dtype"
     return "fp32", "SGLang's default float32"
 
