@@ -36,7 +36,7 @@ from kvtui.ui import report_view as rv
 from kvtui.ui.export import export_path
 from kvtui.ui.ingest import Ingest, LogEntry
 from kvtui.ui.logview import LogView
-from kvtui.ui.metrics import MetricsPane
+from kvtui.ui.metrics import MetricsPane, metrics_facts
 from kvtui.ui.panes import AlertsPane, FactsPane, HeaderBar, TimelinePane
 from kvtui.ui.screens import (
     AlertDetailScreen,
@@ -428,6 +428,8 @@ class KvApp(App[int]):
         """The session's metric series (a time-ordered Sequence[Snapshot], None: no metrics
         source), on the app's thread; the pane reads it beside the current report."""
         self.query_one(MetricsPane).show(snapshots, self.report, state, detail)
+        self.facts_pane.extra = metrics_facts(snapshots)
+        self.facts_pane.show(self.report)
         self._apply_layout()  # the pane bar lists the pane once there is a source
 
     @on(WhatIfPane.ModelChosen)

@@ -23,6 +23,7 @@ from kvtui.core.metrics import cross
 from kvtui.core.metrics.snapshot import LATENCIES, Snapshot
 from kvtui.core.metrics.window import Window, hit_rate, window
 from kvtui.core.report_types import Report
+from kvtui.ui.provenance import METRICS, tag
 from kvtui.ui.text import clean, severity_style
 
 # The percentiles and rates are over the scrapes of the last WINDOW_S seconds (the newest
@@ -166,6 +167,29 @@ def metrics_text(snapshots: Sequence[Snapshot] | None, report: Report | None = N
                      f"{_secs(pct.get('p99'))} ({count:,.0f})")
         t.append(f"  {name:<6}{shown}\n")
     t.rstrip()
+    return t
+
+
+def metrics_facts(snapshots: Sequence[Snapshot] | None) -> Text | None:
+    """The Facts pane's lines from /metrics (tagged so: beside the log's own figures for the
+    same things), from the newest scrape; None without a metrics source or a scrape."""
+    if not snapshots:
+        return None
+    new = snapshots[-1]
+    t = Text()
+    t.append("Metrics   ", style="bold")
+    parts = [new.engine]
+    if new.kv_cache_dtype is not None:
+        parts.append(f"KV dtype {clean(new.kv_cache_dtype, 40)}")
+    elif new.bytes_per_token is not None:
+        parts.append(f"≈{new.bytes_per_token:,.0f} B/token per GPU")
+    for p in new.pools or ():
+        size = "" if p.tokens is None else f" {p.tokens:,} {p.unit}"
+        parts.append(f"{p.kind}{size} at {_pct(p.usage)}")
+    parts.append(f"running {_n(new.running)}  queued {_n(new.queued)}")
+    t.append("  ".join(parts))
+    tag(t, METRICS)
+    t.append("\n")
     return t
 
 

@@ -27,6 +27,7 @@ from kvtui.sources.base import INLINE, MESSAGES
 from kvtui.sources.replay import parse_ts
 from kvtui.ui import report_view as rv
 from kvtui.ui.accuracy import accuracy_text
+from kvtui.ui.provenance import LOG, tag
 from kvtui.ui.text import (
     clean,
     fmt_gib,
@@ -369,7 +370,9 @@ def facts_text(r: rv.Shown) -> Text:
     t.append(f"effective {clean(str(kv.effective_dtype or '?'), 20)}")
     if kv.effective_basis:
         t.append(f" (from {clean(str(kv.effective_basis), 30)})", style="dim")
-    t.append(f"  scales {clean(kv.scales_said, 30)}\n")
+    t.append(f"  scales {clean(kv.scales_said, 30)}")
+    tag(t, LOG)
+    t.append("\n")
 
     cap = rv.capacity(r)
     t.append("Capacity  ", style="bold")
@@ -382,6 +385,7 @@ def facts_text(r: rv.Shown) -> Text:
             t.append(f"  avail {fmt_gib(cap.available_gpu_mem_gib)}")
         if cap.kv_budget_reserved_gib:  # taken out of the KV budget before sizing
             t.append(f"  reserved {fmt_gib(cap.kv_budget_reserved_gib)}")
+        tag(t, LOG)
         t.append("\n")
     else:
         t.append("—\n", style="dim")
@@ -401,6 +405,7 @@ def facts_text(r: rv.Shown) -> Text:
             if w.draft_quant:
                 t.append(f"{clean(str(w.draft_quant), 60)}  ")
             t.append(f"usage {fmt_gib(w.draft_usage_gib)}/GPU")
+        tag(t, LOG)
         t.append("\n")
     else:
         t.append("—\n", style="dim")
@@ -412,7 +417,9 @@ def facts_text(r: rv.Shown) -> Text:
                  f"{fmt_num(rt.peak_token_usage)}  peak running "
                  f"{fmt_int(rt.peak_running_req)}  peak queue "
                  f"{fmt_int(rt.peak_queue_req)}  retractions "
-                 f"{fmt_int(rt.retractions)}\n")
+                 f"{fmt_int(rt.retractions)}")
+        tag(t, LOG)
+        t.append("\n")
     return t
 
 
@@ -423,6 +430,7 @@ def _pools_text(t: Text, r: rv.Shown) -> None:
     t.append(f"Pools ({len(pools)} on {len({p.rank for p in pools})} ranks)", style="bold")
     if computed is not None:
         t.append(f"  computed {computed:,.0f} B/token", style="dim")
+    tag(t, LOG)
     t.append("\n")
     for names, p in group_pools(pools)[:32]:
         label = clean(str(p.label or ""), 24)
@@ -466,12 +474,15 @@ class FactsPane(VerticalScroll):
         yield self._body
 
     _last: Text | None = None
+    extra: Text | None = None  # facts of another source (the metrics pane's: /metrics)
 
     def show(self, report: rv.Shown) -> None:
         """Repaint only when the text changed, and lay out only when it can change height:
         a running server changes a few figures per report, not the shape of the text. The body
         is held, not queried: a report may arrive before it is mounted."""
         text = facts_text(report)
+        if self.extra is not None:
+            text.append_text(self.extra)
         if text == self._last:
             return
         layout = self._last is None or _shape(text) != _shape(self._last)

@@ -101,6 +101,9 @@ async def test_key_6_shows_the_pane_and_the_cross_alerts():
         # the log started with fp8_e4m3, /metrics says auto: another server
         assert "log + metrics (alerts)" in shown
         assert "/metrics implies KV auto, the log fp8_e4m3" in shown
+        # the Facts pane has the /metrics line, tagged with its source
+        facts = str(app.facts_pane.query_one("#facts-body").render())
+        assert "Metrics   vllm  KV dtype auto" in facts and "· metrics" in facts
         await pilot.press("1")
         await pilot.pause()
         assert not pane.display
