@@ -423,11 +423,17 @@ class KvApp(App[int]):
         if self.alerts_pane.border_title != title:
             self.alerts_pane.border_title = title
 
-    def show_metrics(self, snapshots: Any, state: str | None = None,
-                     detail: str | None = None) -> None:
+    def show_metrics(self, snapshots: Any, state: str | None = None, detail: str | None = None,
+                     offset: float | None = None) -> None:
         """The session's metric series (a time-ordered Sequence[Snapshot], None: no metrics
-        source), on the app's thread; the pane reads it beside the current report."""
+        source), on the app's thread; the pane reads it beside the current report. `offset`
+        puts a scrape's clock on the log's (kvtui.core.metrics.timeline): the Timeline draws
+        the series only with it."""
+        from kvtui.core.metrics.timeline import points
+
         self.query_one(MetricsPane).show(snapshots, self.report, state, detail)
+        self.timeline_pane.show_metrics(
+            points(snapshots, offset) if snapshots and offset is not None else [])
         self.facts_pane.extra = metrics_facts(snapshots)
         self.facts_pane.show(self.report)
         self._apply_layout()  # the pane bar lists the pane once there is a source
