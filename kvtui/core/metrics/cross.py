@@ -22,7 +22,7 @@ from kvtui.core import dtypes
 from kvtui.core.metrics import alerts as metric_alerts
 from kvtui.core.metrics import catalogue
 from kvtui.core.metrics.snapshot import Snapshot
-from kvtui.core.metrics.window import Window, window
+from kvtui.core.metrics.window import delta, quantile, window
 from kvtui.core.report_types import Alert, Report
 
 # A measured bytes-per-token is the same figure as another within this (both are pool memory
@@ -44,9 +44,16 @@ def _fullest(snap: Snapshot) -> float | None:
     return max(usages) if usages else None
 
 
-def _windows(snapshots: Sequence[Snapshot]) -> list[tuple[Snapshot, Snapshot, Window]]:
-    """Each pair of consecutive scrapes with its window (rates, percentiles)."""
-    return [(old, new, window(new, old)) for old, new in pairwise(snapshots)]
+def _p95(old: Snapshot, new: Snapshot, name: str) -> tuple[float | None, float]:
+    """One histogram's p95 and count between two scrapes (the rules run at every scrape over
+    the whole series: one histogram, not the window's every percentile)."""
+    hist = new.histograms.get(name)
+    if hist is None:
+        return None, 0.0
+    d = delta(hist, old.histograms.get(name))
+    if d is None or d.count <= 0:
+        return None, 0.0
+    return quantile(0.95, d), d.count
 
 
 def _span(snapshots: Sequence[Snapshot]) -> float:
@@ -161,7 +168,12 @@ def kv_dtype_mismatch(report: Report, snapshots: Sequence[Snapshot]) -> Alert | 
 def saturated_queue(report: Report, snapshots: Sequence[Snapshot]) -> Alert | None:
     """The metrics-only `saturated_queue_growing` (kvtui.core.metrics.alerts.general) on the
     latest window that raises it, beside what the log's batch lines say."""
-    for old, new, w in reversed(_windows(snapshots)):
+    for old, new in reversed(list(pairwise(snapshots))):
+        usage = _fullest(new)
+        if usage is None or usage < metric_alerts.SATURATED or new.queued is None \
+                or old.queued is None or new.queued <= old.queued:
+            continue  # what general() asks, checked before its window is computed
+        w = window(new, old)
         found = [a for a in metric_alerts.general(new, old, w)
                  if a.kind == "saturated_queue_growing"]
         if not found:
@@ -238,17 +250,21 @@ def unlogged_retractions(report: Report, snapshots: Sequence[Snapshot]) -> Alert
 def latency_rising(report: Report, snapshots: Sequence[Snapshot]) -> Alert | None:
     """The first and last windows that observed requests: p95 up LATENCY_FACTOR times while
     the fullest KV pool rose by ROSE to NEAR_FULL or more."""
+    pairs = list(pairwise(snapshots))
     for name in RISING:
-        seen = [(new, w) for _, new, w in _windows(snapshots)
-                if (p := w.percentiles.get(name)) and p.get("p95") is not None
-                and w.counts.get(name) and _fullest(new) is not None]
-        if len(seen) < 2:
+        def seen(order: list[tuple[Snapshot, Snapshot]], name: str = name
+                 ) -> tuple[Snapshot, float] | None:
+            for old, new in order:
+                p, _ = _p95(old, new, name)
+                if p is not None and _fullest(new) is not None:
+                    return new, p
+            return None
+
+        head, tail = seen(pairs), seen(pairs[::-1])
+        if head is None or tail is None or head[0] is tail[0]:
             continue
-        (first, wf), (last, wl) = seen[0], seen[-1]
-        p_first = (wf.percentiles[name] or {})["p95"]
-        p_last = (wl.percentiles[name] or {})["p95"]
+        (first, p_first), (last, p_last) = head, tail
         u_first, u_last = _fullest(first), _fullest(last)
-        assert p_first is not None and p_last is not None
         assert u_first is not None and u_last is not None
         if not (p_first > 0 and p_last >= LATENCY_FACTOR * p_first and u_last >= NEAR_FULL
                 and u_last - u_first >= ROSE):
