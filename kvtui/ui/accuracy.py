@@ -11,6 +11,7 @@ from rich.text import Text
 
 from kvtui.core.accuracy_text import CERTAINTY_WORD, STATE_WORD
 from kvtui.ui import report_view as rv
+from kvtui.ui.provenance import item_sources, tag
 from kvtui.ui.text import clean
 
 STATE_STYLE = {"ok": "green", "info": "cyan", "warning": "bold yellow",
@@ -38,4 +39,5 @@ def accuracy_text(t: Text, r: rv.Shown) -> None:
         sure = CERTAINTY_WORD.get(it.confidence or "")
         if sure and it.state != "ok":
             t.append(f" ({sure})", style="dim")
+        tag(t, *item_sources(it, r))
         t.append("\n")

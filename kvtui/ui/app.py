@@ -36,6 +36,7 @@ from kvtui.ui import report_view as rv
 from kvtui.ui.export import export_path
 from kvtui.ui.ingest import Ingest, LogEntry
 from kvtui.ui.logview import LogView
+from kvtui.ui.metrics import MetricsPane, metrics_facts
 from kvtui.ui.panes import AlertsPane, FactsPane, HeaderBar, TimelinePane
 from kvtui.ui.screens import (
     AlertDetailScreen,
@@ -47,8 +48,8 @@ from kvtui.ui.text import clean
 from kvtui.ui.whatif import WhatIfPane
 
 TICK_HZ = 15
-PANES = ("alerts", "facts", "whatif", "log", "timeline")
-TOP_PANES = ("alerts", "facts", "whatif", "timeline")
+PANES = ("alerts", "facts", "whatif", "log", "timeline", "metrics")
+TOP_PANES = ("alerts", "facts", "whatif", "timeline", "metrics")
 WHATIF_ROWS = 36  # a narrow terminal shorter than this gives the what-if the log's rows
 
 
@@ -149,6 +150,7 @@ class KvApp(App[int]):
         Binding("3", "pane('whatif')", "What-if"),
         Binding("4", "pane('log')", "Log", show=False),
         Binding("5", "pane('timeline')", "Timeline", show=False),
+        Binding("6", "pane('metrics')", "Metrics", show=False),
         Binding("slash", "search", "Search"),
         # Log and alert keys live here, not on their panes: they work from any pane, and the
         # footer shows the same keys whatever has the focus (a footer that changes with the
@@ -211,6 +213,7 @@ class KvApp(App[int]):
             whatif = WhatIfPane(id="whatif", classes="pane")
             whatif.border_title = "What-if"
             yield whatif
+            yield MetricsPane(id="metrics", classes="pane")  # shown by key 6 (see _apply_layout)
         timeline = TimelinePane(id="timeline", classes="pane")
         timeline.border_title = "Timeline"
         yield timeline
@@ -272,15 +275,15 @@ class KvApp(App[int]):
         # The upper panes are shown and hidden by an inline `display`, not a class: a class
         # change restyles a pane's whole subtree, and the what-if form's made key 3 cost
         # 100-160 ms at 80x24 (issue 39). The timeline's class (a small subtree) stays.
-        for name in ("alerts", "facts", "whatif"):
+        for name in ("alerts", "facts", "whatif", "metrics"):
             pane = self.query_one(f"#{name}")
-            want = not narrow or name == self.shown_pane
+            want = (not narrow and name != "metrics") or name == self.shown_pane
             if pane.display != want:
                 pane.display = want
         if narrow:
             timeline = self.timeline_pane
             timeline.set_class(self.shown_pane == "timeline", "-shown")
-        top_has = self.shown_pane in ("alerts", "facts", "whatif")
+        top_has = self.shown_pane in ("alerts", "facts", "whatif", "metrics")
         self.query_one("#top").set_class(narrow and not top_has, "-hidden")
         # The what-if's inputs and answer on screen together (issue 39): while it is the pane
         # shown, it takes the log's rows on a short narrow terminal (its 3/5 of 80x24 are 10
@@ -295,6 +298,8 @@ class KvApp(App[int]):
             self.whatif_pane.styles.width = width
         bar = Text()
         for i, name in enumerate(PANES, 1):
+            if name == "metrics" and not self.query_one(MetricsPane).configured:
+                continue  # listed once the session has a metrics source
             label = {"whatif": "What-if"}.get(name, name.capitalize())
             style = "bold reverse" if name == self.shown_pane else "dim"
             bar.append(f" {i} {label} ", style=style)
@@ -417,6 +422,21 @@ class KvApp(App[int]):
                                                         else ")")
         if self.alerts_pane.border_title != title:
             self.alerts_pane.border_title = title
+
+    def show_metrics(self, snapshots: Any, state: str | None = None, detail: str | None = None,
+                     offset: float | None = None) -> None:
+        """The session's metric series (a time-ordered Sequence[Snapshot], None: no metrics
+        source), on the app's thread; the pane reads it beside the current report. `offset`
+        puts a scrape's clock on the log's (kvtui.core.metrics.timeline): the Timeline draws
+        the series only with it."""
+        from kvtui.core.metrics.timeline import points
+
+        self.query_one(MetricsPane).show(snapshots, self.report, state, detail)
+        self.timeline_pane.show_metrics(
+            points(snapshots, offset) if snapshots and offset is not None else [])
+        self.facts_pane.extra = metrics_facts(snapshots)
+        self.facts_pane.show(self.report)
+        self._apply_layout()  # the pane bar lists the pane once there is a source
 
     @on(WhatIfPane.ModelChosen)
     def _model_chosen(self, event: WhatIfPane.ModelChosen) -> None:

@@ -27,6 +27,7 @@ from kvtui.sources.base import INLINE, MESSAGES
 from kvtui.sources.replay import parse_ts
 from kvtui.ui import report_view as rv
 from kvtui.ui.accuracy import accuracy_text
+from kvtui.ui.provenance import LOG, tag
 from kvtui.ui.text import (
     clean,
     fmt_gib,
@@ -369,7 +370,9 @@ def facts_text(r: rv.Shown) -> Text:
     t.append(f"effective {clean(str(kv.effective_dtype or '?'), 20)}")
     if kv.effective_basis:
         t.append(f" (from {clean(str(kv.effective_basis), 30)})", style="dim")
-    t.append(f"  scales {clean(kv.scales_said, 30)}\n")
+    t.append(f"  scales {clean(kv.scales_said, 30)}")
+    tag(t, LOG)
+    t.append("\n")
 
     cap = rv.capacity(r)
     t.append("Capacity  ", style="bold")
@@ -382,6 +385,7 @@ def facts_text(r: rv.Shown) -> Text:
             t.append(f"  avail {fmt_gib(cap.available_gpu_mem_gib)}")
         if cap.kv_budget_reserved_gib:  # taken out of the KV budget before sizing
             t.append(f"  reserved {fmt_gib(cap.kv_budget_reserved_gib)}")
+        tag(t, LOG)
         t.append("\n")
     else:
         t.append("—\n", style="dim")
@@ -401,6 +405,7 @@ def facts_text(r: rv.Shown) -> Text:
             if w.draft_quant:
                 t.append(f"{clean(str(w.draft_quant), 60)}  ")
             t.append(f"usage {fmt_gib(w.draft_usage_gib)}/GPU")
+        tag(t, LOG)
         t.append("\n")
     else:
         t.append("—\n", style="dim")
@@ -412,7 +417,9 @@ def facts_text(r: rv.Shown) -> Text:
                  f"{fmt_num(rt.peak_token_usage)}  peak running "
                  f"{fmt_int(rt.peak_running_req)}  peak queue "
                  f"{fmt_int(rt.peak_queue_req)}  retractions "
-                 f"{fmt_int(rt.retractions)}\n")
+                 f"{fmt_int(rt.retractions)}")
+        tag(t, LOG)
+        t.append("\n")
     return t
 
 
@@ -423,6 +430,7 @@ def _pools_text(t: Text, r: rv.Shown) -> None:
     t.append(f"Pools ({len(pools)} on {len({p.rank for p in pools})} ranks)", style="bold")
     if computed is not None:
         t.append(f"  computed {computed:,.0f} B/token", style="dim")
+    tag(t, LOG)
     t.append("\n")
     for names, p in group_pools(pools)[:32]:
         label = clean(str(p.label or ""), 24)
@@ -466,12 +474,15 @@ class FactsPane(VerticalScroll):
         yield self._body
 
     _last: Text | None = None
+    extra: Text | None = None  # facts of another source (the metrics pane's: /metrics)
 
     def show(self, report: rv.Shown) -> None:
         """Repaint only when the text changed, and lay out only when it can change height:
         a running server changes a few figures per report, not the shape of the text. The body
         is held, not queried: a report may arrive before it is mounted."""
         text = facts_text(report)
+        if self.extra is not None:
+            text.append_text(self.extra)
         if text == self._last:
             return
         layout = self._last is None or _shape(text) != _shape(self._last)
@@ -495,14 +506,17 @@ def _ts_seconds(ts: str) -> float | None:
     return parse_ts(ts)
 
 
-def _columns(pts: list[Any], cols: int) -> list[int]:
+def _columns(pts: list[Any], cols: int, rng: tuple[float, float] | None = None) -> list[int]:
     """The column of each point: by its timestamp when the points carry usable ones (so an idle
-    minute shows as a gap and the time axis is true), else by position."""
+    minute shows as a gap and the time axis is true), else by position. `rng` is the axis'
+    span when another series (the metrics') widens it beyond the log's."""
     n = len(pts)
     secs = [_ts_seconds(p.ts) if p.ts else None for p in pts]
     known = [x for x in secs if x is not None]
     if len(known) >= 2 and known[-1] > known[0]:
         t0, span = known[0], known[-1] - known[0]
+        if rng is not None:
+            t0, span = rng[0], rng[1] - rng[0]
         out, last = [], 0
         for x in secs:
             if x is not None:
@@ -599,11 +613,20 @@ class TimelinePane(Static):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("", markup=False, **kwargs)
         self.points: list[Any] = []
+        self.metric_points: list[Any] = []  # kvtui.core.metrics.timeline.MetricPoint
         self._drawn: tuple[Any, ...] | None = None
 
     def show(self, points: list[Any] | None) -> None:
         if points is not None:
             self.points = points
+        self._draw()
+
+    def show_metrics(self, points: list[Any]) -> None:
+        """The /metrics series on the log's clock: two more rows, so the pane grows by two."""
+        self.metric_points = points
+        if points and self.styles.height is not None and self.styles.height.value == 8:
+            self.styles.height = 10
+        self._drawn = None
         self._draw()
 
     def on_resize(self) -> None:
@@ -630,23 +653,33 @@ class TimelinePane(Static):
         if not pts:
             t.append("timeline: no decode batches yet", style="dim")
             return t
-        cols = _columns(pts, span)
+        mpts = self.metric_points
+        rng = _metric_range(pts, mpts)
+        cols = _columns(pts, span, rng)
         usage = [p.token_usage for p in pts]
         running = [float(p.running_req) if p.running_req is not None else None for p in pts]
         queue = [float(p.queue_req) if p.queue_req is not None else None for p in pts]
         gen = [p.gen_throughput for p in pts]
         # Retraction markers carry no values: the figures shown are the last batch's.
         last = next((p for p in reversed(pts) if not p.retraction), pts[-1])
-        rows: list[tuple[str, list[float | None], float | None, str]] = [
-            ("KV tokens used %", usage, 1.0, _percent(last.token_usage)),
-            ("running requests", running, None, fmt_int(last.running_req)),
-            ("queued requests", queue, None, fmt_int(last.queue_req)),
-            ("generated tok/s", gen, None, fmt_num(last.gen_throughput, 0)),
+        rows: list[tuple[str, list[float | None], float | None, str, list[int]]] = [
+            ("KV tokens used %", usage, 1.0, _percent(last.token_usage), cols),
+            ("running requests", running, None, fmt_int(last.running_req), cols),
+            ("queued requests", queue, None, fmt_int(last.queue_req), cols),
+            ("generated tok/s", gen, None, fmt_num(last.gen_throughput, 0), cols),
         ]
+        if rng is not None:  # the /metrics series, on the same axis
+            assert mpts
+            mcols = [max(0, min(span - 1, int((m.seconds - rng[0]) / (rng[1] - rng[0])
+                                              * (span - 1) + 0.5))) for m in mpts]
+            rows[1:1] = [("KV % (/metrics)", [m.kv_usage for m in mpts], 1.0,
+                          _percent(mpts[-1].kv_usage), mcols)]
+            rows[4:4] = [("queued /metrics", [m.queued for m in mpts], None,
+                          fmt_num(mpts[-1].queued, 0), mcols)]
         room = max(1, height - 1)  # rows above the axis
-        for name, vals, top, cur in rows[:room]:
+        for name, vals, top, cur, at in rows[:room]:
             t.append(f"{name:<{label_w}}", style="bold")
-            t.append_text(sparkline(vals, span, top, cols))
+            t.append_text(sparkline(vals, span, top, at))
             t.append(f" {cur:>{value_w}}\n")
         if room > len(rows):
             marks = [c for c, p in zip(cols, pts, strict=True) if p.retraction]
@@ -658,15 +691,18 @@ class TimelinePane(Static):
             t.append(f" {len(marks):>{value_w}}", style="red" if marks else "dim")
         else:
             t.rstrip()
-        t.append_text(self._axis(pts, span))
+        t.append_text(self._axis(pts, span, rng))
         return t
 
-    def _axis(self, pts: list[Any], span: int) -> Text:
+    def _axis(self, pts: list[Any], span: int, rng: tuple[float, float] | None = None) -> Text:
         """The time axis: start, middle and end of the log's clock, and the span it covers."""
         first = next((p.ts for p in pts if p.ts), None)
         last = next((p.ts for p in reversed(pts) if p.ts), None)
         t = Text("\n", no_wrap=True)
         t0, t1 = (_ts_seconds(first) if first else None), (_ts_seconds(last) if last else None)
+        if rng is not None:  # widened by the /metrics series
+            t0, t1 = rng
+            first, last = _seconds_text(t0, first), _seconds_text(t1, first)
         label = "log time"
         if t0 is not None and t1 is not None and t1 > t0:
             label = f"time ({_duration(t1 - t0)})"
@@ -686,6 +722,19 @@ class TimelinePane(Static):
                 ruler[col:col + len(text)] = list(text)
         t.append("".join(ruler), style="dim")
         return t
+
+
+def _metric_range(pts: list[Any], mpts: list[Any]) -> tuple[float, float] | None:
+    """The axis over the log's points and the metric points together; None when there are no
+    metric points or the log's points carry no clock to set them against."""
+    if not mpts:
+        return None
+    known = [x for p in pts if p.ts and (x := _ts_seconds(p.ts)) is not None]
+    if len(known) < 2:
+        return None
+    t0 = min(known[0], min(m.seconds for m in mpts))
+    t1 = max(known[-1], max(m.seconds for m in mpts))
+    return (t0, t1) if t1 > t0 else None
 
 
 def _seconds_text(seconds: float, like: str | None) -> str:

@@ -117,7 +117,7 @@ HELP = """\
 Keys
   q / ctrl+c    quit                      ?            this help
   ctrl+p        command palette           tab          next pane or field
-  1 2 3 4 5     alerts, facts, what-if, log, timeline (work from every pane)
+  1 2 3 4 5 6   alerts, facts, what-if, log, timeline, metrics (from every pane)
   escape        back to the pane from a what-if field or a menu
   e / E         export Markdown / JSON (same content as `kvtui check`), written
                 next to the log (or --export-dir DIR; else ~/.local/share/kvtui/exports)
