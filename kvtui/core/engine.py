@@ -156,6 +156,11 @@ class Engine(Protocol):
         left out proves its highest index + 1 (`kvtui.core.deployment.proven`). (1, why) for a
         degree with no tag: the lines that would carry one have none, so it is 1 (inferred)."""
 
+    def transfer_failure(self, text: str) -> tuple[str, str] | None:
+        """(kind, side) when the raw line says a prefill/decode KV transfer failed (kind:
+        handshake | transfer | bootstrap; side: prefill | decode | either), else None: what
+        the fleet's `fleet-kv-transfer-failing` counts (`kvtui.core.fleet.transfer`)."""
+
 
 def tag_floors(engine: Engine | None, run: Any) -> Mapping[str, tuple[int, str]]:
     """The engine's `tag_floors` of a run ({} when no engine, or one that does not say)."""

@@ -17,6 +17,7 @@ from kvtui.engines.sglang.flags import FLAGS
 from kvtui.engines.sglang.sizing.families import kv_dtype_spelling
 from parsers import Event
 from parsers.frames import Frame
+from parsers.sglang import disagg
 
 if TYPE_CHECKING:
     from kvtui.core.checkpoint import CheckpointFacts
@@ -115,6 +116,9 @@ class SGLang:
 
     def tag_floors(self, run: Any) -> Mapping[str, tuple[int, str]]:
         return ranks.tag_floors(run)
+
+    def transfer_failure(self, text: str) -> tuple[str, str] | None:
+        return disagg.transfer_failure(text)
 
     def running_limit(self, run: Any, checkpoint: CheckpointFacts | None = None, *,
                       release: str | None = None) -> RunningLimit | None:
