@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "ssh": "follow SGLang or vLLM logs on a remote host over SSH",
     "metrics": "scrape a server's Prometheus /metrics: KV pools, queues, latency percentiles",
     "fleet": "several servers (FILE.toml) side by side, with cross-server alerts",
+    "exporter": "serve kvtui's verdicts on a log as Prometheus kvtui_* series over HTTP",
 }
 
 
