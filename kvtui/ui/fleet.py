@@ -90,7 +90,8 @@ class LiveServer:
             age = self.clock() - self.last_line if self.last_line is not None else None
             conn = {"error": "lost", "unreachable": "unreachable"}.get(self.state, "ok")
             return Server(self.entry.host, self.entry.role, report, samples, age,
-                          self.watch.count, self.watch.evidence, conn)
+                          self.watch.count, self.watch.evidence, conn,
+                          self.session.state.current.engine_version)
 
 
 class LiveFleet:

@@ -230,3 +230,16 @@ def test_real_pd_logs_without_start_up_read_as_sglang(name, role, kind):
     assert getattr(s.report.runtime, kind) >= 3
     # the load samples are the runtime fold's timeline: decode lines only
     assert bool(s.samples) == (kind == "decode_batches")
+
+
+def test_a_release_only_dated_is_shown_as_a_range_and_not_compared(replicas):
+    """SGLang prints no release: the row shows the dated label with "~", and the version rule
+    compares only releases a log printed."""
+    a = replicas[0]
+    assert a.version_logged is None and a.version is not None and a.version.startswith("~")
+    b = dataclasses.replace(replicas[1], version_logged=None)
+    assert by_rule(evaluate([a, b]), "fleet-version-mismatch") == []
+    c = dataclasses.replace(replicas[1], version_logged="0.5.9")
+    d = dataclasses.replace(a, version_logged="0.5.10")
+    (v,) = by_rule(evaluate([c, d]), "fleet-version-mismatch")
+    assert v.severity == "info" and "0.5.10 vs 0.5.9" in v.title

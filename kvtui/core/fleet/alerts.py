@@ -127,8 +127,10 @@ def _tp_floor(s: Server) -> bool:
 
 
 def _version(s: Server) -> tuple[Any, Evidence | None]:
+    """The release the log prints; a release only dated from the lines' format is a range and
+    is not compared (two SGLang logs of one release can date differently)."""
     runs = s.report.runs
-    return (runs[-1].engine_version, runs[-1].start) if runs else (None, None)
+    return (s.version_logged, runs[-1].start if runs else None)
 
 
 def _model_path(s: Server) -> tuple[Any, Evidence | None]:

@@ -62,6 +62,9 @@ class Server:
     transfer_failures: int = 0
     transfer_evidence: tuple[Evidence, ...] = ()
     connection: str = "ok"  # ok | connecting | unreachable | lost
+    # the release the log itself prints (vLLM's "version X"; SGLang prints none), None when
+    # not logged: what the version rule compares (a dated label is a range, not a release)
+    version_logged: str | None = None
 
     @property
     def model(self) -> str | None:
@@ -69,8 +72,13 @@ class Server:
 
     @property
     def version(self) -> str | None:
+        """The release as shown: the logged one, else "~" and the label the log's lines date
+        it to (the report's RunSummary.engine_version, kvtui.core.runs)."""
+        if self.version_logged:
+            return self.version_logged
         runs = self.report.runs
-        return runs[-1].engine_version if runs else None
+        dated = runs[-1].engine_version if runs else None
+        return f"~{dated}" if dated else None
 
     @property
     def kv_dtype(self) -> str | None:
@@ -86,4 +94,5 @@ def server_of(name: str, role: str | None, session: Session, *,
     return Server(name=name, role=role, report=session.report(),
                   samples=log_samples(session.state.current.runtime.timeline),
                   last_line_age=last_line_age, transfer_failures=transfer_failures,
-                  transfer_evidence=transfer_evidence, connection=connection)
+                  transfer_evidence=transfer_evidence, connection=connection,
+                  version_logged=session.state.current.engine_version)
