@@ -63,7 +63,8 @@ def _startup(log: g.Log, *, kv: str, ranks: list[str], tp: int, page_size: int =
     log.add("Using KV cache dtype: " + ("torch.float8_e4m3fn" if fp8 else "torch.bfloat16"),
             ranks[0])
     elem = 1 if fp8 else 2
-    k_bytes = (tokens + 1) * 1 * 128 * 80 * elem // 8 * 8 // tp
+    # Llama-3.1-70B: 8 KV heads of 128 over 80 layers, max(1, 8 // tp) heads per rank
+    k_bytes = (tokens + 1) * max(1, 8 // tp) * 128 * 80 * elem
     for r in ranks:
         log.add(f"KV Cache is allocated. #tokens: {tokens}, K size: {g.gb(k_bytes)} GB, V size: "
                 f"{g.gb(k_bytes)} GB", r)
