@@ -227,17 +227,28 @@ class FleetApp(App[str]):
 # -- running it ---------------------------------------------------------------------------------
 @dataclass
 class _Ssh:
-    """Sources over SSH for the fleet's entries (`kvtui fleet`, `kvtui ssh H1 H2`)."""
+    """Sources over SSH for the fleet's entries (`kvtui fleet`, `kvtui ssh H1 H2`): connecting
+    and discovery run at most `parallel` hosts at a time (`--parallel`), following then runs on
+    every host at once (a follower mostly waits)."""
 
     opts: Any  # kvtui.commands.fleet.ReadOptions
+    parallel: int = 8
+
+    def __post_init__(self) -> None:
+        self.gate = threading.BoundedSemaphore(max(1, self.parallel))
 
     def follow(self, entry: Entry) -> tuple[Any, str]:
         from kvtui.commands.fleet import connector_for, describe, target_for
         from kvtui.sources.ssh.follow import RemoteFollower
 
-        connector = connector_for(entry, self.opts)
-        conn = connector.connect()
-        target, model_path = target_for(entry, conn, self.opts)
+        with self.gate:
+            connector = connector_for(entry, self.opts)
+            conn = connector.connect()
+            try:
+                target, model_path = target_for(entry, conn, self.opts)
+            except BaseException:
+                conn.close()
+                raise
         return RemoteFollower(connector, target, connection=conn, host_label=entry.host,
                               model_path=model_path), describe(target)
 
@@ -251,7 +262,7 @@ def run_fleet_app(entries: list[Entry], args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"kvtui: {problem}", file=sys.stderr)
         return 2
-    ssh = _Ssh(options_of(args))
+    ssh = _Ssh(options_of(args), args.parallel)
     fleet = LiveFleet(entries, ssh.follow)
     fleet.start()
     cursor = 0
