@@ -39,3 +39,30 @@ def test_hosts_of_kvtui_ssh_are_entries_with_discovery():
     assert [(e.host, e.source) for e in entries] == [("gpu-a", None), ("gpu-b", None)]
     with pytest.raises(FleetConfigError, match="host named twice"):
         from_hosts(["gpu-a", "gpu-a"])
+
+
+def test_hosts_are_read_in_parallel_within_the_bound():
+    """read_all runs the reads on a pool of --parallel threads, in the file's order."""
+    import threading
+
+    from kvtui.commands.fleet import ReadOptions, read_all
+
+    lock = threading.Lock()
+    running = [0, 0]  # now, most at once
+    release = threading.Event()
+
+    def read(entry, _opts):
+        with lock:
+            running[0] += 1
+            running[1] = max(running[1], running[0])
+            if running[0] == 3:
+                release.set()
+        release.wait(30)
+        with lock:
+            running[0] -= 1
+        return entry.host
+
+    hosts = [f"h{i}" for i in range(7)]
+    got = read_all(from_hosts(hosts), ReadOptions(), 3, read=read)
+    assert got == hosts
+    assert running[1] == 3  # three at once (they waited for each other), never more
