@@ -25,6 +25,8 @@ COMMANDS: dict[str, str] = {
     "demo": "open the TUI on a bundled sample log",
     "ssh": "follow SGLang or vLLM logs on a remote host over SSH",
     "metrics": "scrape a server's Prometheus /metrics: KV pools, queues, latency percentiles",
+    "fleet": "several servers (FILE.toml) side by side, with cross-server alerts",
+    "exporter": "serve kvtui's verdicts on a log as Prometheus kvtui_* series over HTTP",
 }
 
 

@@ -23,6 +23,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="log files (.gz ok; - for stdin); may be left out with --checkpoint")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--format", choices=("text", "json", "prometheus"), default=None,
+                   help="text (default), json (= --json) or prometheus: kvtui_* series for "
+                        "node_exporter's textfile collector (docs/fleet.md)")
+    p.add_argument("--output", metavar="FILE",
+                   help="with --format prometheus: write FILE atomically (tmp + rename)")
     p.add_argument("--stream", action="store_true",
                    help="JSON Lines: the start-up verdict of a big file first (\"partial\": "
                         "true), then the full report")
@@ -140,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
     from kvtui.sources.readers import LogOpenError, check_readable
 
     checkpoint_arg = getattr(args, "checkpoint", None)
+    if getattr(args, "format", None) == "json":
+        args.json = True
     if not args.files and not checkpoint_arg:
         print("kvtui: give a log FILE, or --checkpoint DIR, or both", file=sys.stderr)
         return 2
@@ -156,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"kvtui: {exc}", file=sys.stderr)
         return 2
     reports = [s.report() for s in sessions]
+    if getattr(args, "format", None) == "prometheus":  # issue 38: kvtui.commands.exporter
+        from kvtui.commands.exporter import write_check
+
+        return write_check(reports, args)
     if not args.files:  # --checkpoint alone: nothing was meant to be recognised
         return render_and_exit(reports[0], as_json=args.json, fail_on=args.fail_on)
     if args.stream:

@@ -29,7 +29,9 @@ def _positive_int(text: str) -> int:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("host", metavar="HOST", help="host or ssh_config alias (user@host works too)")
+    p.add_argument("host", metavar="HOST", nargs="+",
+                   help="host or ssh_config alias (user@host works too); several: the fleet "
+                        "(kvtui fleet, one server per host, discovery on each)")
     p.add_argument("-p", "--port", type=int, help="port (overrides ssh_config)")
     p.add_argument("-l", "--user", help="login user (overrides ssh_config)")
     p.add_argument("-i", "--identity", metavar="KEY", help="private key file, tried first")
@@ -74,6 +76,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="seconds to wait for the connection (default ConnectTimeout or 10)")
     p.add_argument("--log-window", type=_positive_int, default=20000, metavar="N",
                    help="lines kept in the log pane (default 20000)")
+    from kvtui.commands.fleet import add_fleet_options
+
+    add_fleet_options(p, ssh_options=False)  # --parallel, for several hosts
     p.add_argument("--reconnect-timeout", type=float, default=30.0, metavar="S",
                    help="with --check: give up (exit 2) when the host went away mid-read and "
                         "is not back within S seconds (default 30)")
@@ -106,6 +111,12 @@ def run(args: argparse.Namespace) -> int:
     import signal
 
     previous: dict[Any, Any] = {}
+    hosts = [args.host] if isinstance(args.host, str) else list(args.host)
+    if len(hosts) > 1:  # the fleet (issue 38): kvtui.commands.fleet
+        from kvtui.commands import fleet
+
+        return fleet.run_hosts(hosts, args)
+    args.host = hosts[0]
 
     def interrupted(signum: int, _frame: Any) -> None:
         raise _Interrupted(signum)

@@ -193,6 +193,11 @@ class Grammar(Protocol):
         degree with no tag: the lines that would carry one have none, so it is 1 (inferred).
         {} for an engine whose tags prove nothing more."""
 
+    def transfer_failure(self, text: str) -> tuple[str, str] | None:
+        """(kind, side) when the raw line says a prefill/decode KV transfer failed (kind:
+        handshake | transfer | bootstrap; side: prefill | decode | either), else None: what
+        the fleet's `fleet-kv-transfer-failing` counts (`kvtui.core.fleet.transfer`)."""
+
 
 class ReleaseDating(Protocol):
     """Which of the engine's releases a log comes from, and what a release changes."""

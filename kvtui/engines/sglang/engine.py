@@ -20,6 +20,7 @@ from kvtui.engines.sglang.kvscales import KV_SCALES
 from kvtui.engines.sglang.sizing.families import kv_dtype_spelling
 from parsers import Event
 from parsers.frames import Frame
+from parsers.sglang import disagg
 
 if TYPE_CHECKING:
     from kvtui.core.accuracy import AccuracyTerms
@@ -139,6 +140,9 @@ class SGLang:
     def fp8_scales_inline(self, run: Run,
                           checkpoint: CheckpointFacts | None = None) -> str | None:
         return scales.fp8_scales_inline(run, checkpoint)
+
+    def transfer_failure(self, text: str) -> tuple[str, str] | None:
+        return disagg.transfer_failure(text)
 
     def tag_floors(self, run: Run) -> Mapping[str, tuple[int, str]]:
         return ranks.tag_floors(run)

@@ -73,6 +73,9 @@ class ToyLM:
     def hints(self, ev: Event, text: str) -> Iterable[str]:
         return (ev.variant,) if ev.variant else ()
 
+    def transfer_failure(self, text: str) -> tuple[str, str] | None:
+        return None  # ToyLM has no prefill/decode disaggregation
+
     def tag_floors(self, run: Run) -> Mapping[str, tuple[int, str]]:
         return {}
 

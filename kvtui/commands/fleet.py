@@ -1,0 +1,245 @@
+"""`kvtui fleet FILE.toml`: the servers of a deployment side by side, and the alerts that exist
+only between them (issue 38). `--check` reads every server's log so far over SSH (in parallel,
+`--parallel` at a time), prints every report and the cross-server alerts, and exits with one
+code (`kvtui.core.fleet.result.exit_code`: check's codes; an unreachable host is an error).
+
+`kvtui ssh HOST1 HOST2 ...` is the same fleet with one entry per host and discovery on each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kvtui.core.fleet.config import Entry, FleetConfigError, parse
+
+DEFAULT_PARALLEL = 8  # hosts read at once: SSH handshakes and discovery are host-bound
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", metavar="FILE.toml", help="the fleet: one [[server]] table each "
+                   "(host, optional log / docker / kubectl / journal, role, metrics_port)")
+    add_fleet_options(p)
+
+
+def add_fleet_options(p: argparse.ArgumentParser, *, ssh_options: bool = True) -> None:
+    """The options `kvtui fleet` shares with `kvtui ssh HOST1 HOST2 ...` (which has its own
+    ssh options: `ssh_options` False)."""
+    if ssh_options:
+        p.add_argument("--check", action="store_true",
+                       help="headless: read every server's log so far, print the reports and "
+                            "the cross-server alerts, exit with one code")
+        p.add_argument("--json", action="store_true", help="with --check: one JSON object")
+        p.add_argument("--fail-on", choices=("critical", "warning", "never"),
+                       default="critical",
+                       help="exit 1 when an alert at or above this level exists (default "
+                            "critical); an unreachable server exits 2")
+        p.add_argument("-F", "--config", metavar="FILE",
+                       help="ssh config file (default ~/.ssh/config)")
+        p.add_argument("--accept-new-host-key", action="store_true",
+                       help="trust and remember a host key seen for the first time")
+        p.add_argument("--connect-timeout", type=float, default=None, metavar="S",
+                       help="give up connecting to a host after S seconds")
+        p.add_argument("--reconnect-timeout", type=float, default=30.0, metavar="S",
+                       help="with --check: give up on a lost host after S seconds")
+        p.add_argument("--python", default="python3", metavar="EXE",
+                       help="python on the hosts (default python3)")
+    p.add_argument("--parallel", type=int, default=DEFAULT_PARALLEL, metavar="N",
+                   help=f"hosts connected and searched at once (default {DEFAULT_PARALLEL})")
+
+
+def _err(msg: str) -> None:
+    from kvtui.core.text import inert
+
+    sys.stderr.write(f"kvtui fleet: {inert(msg, 1000)}\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            entries = parse(f.read())
+    except OSError as exc:
+        _err(f"{args.file}: {exc.strerror or exc}")
+        return 2
+    except FleetConfigError as exc:
+        _err(f"{args.file}: {exc}")
+        return 2
+    return run_entries(entries, args)
+
+
+def run_hosts(hosts: list[str], args: argparse.Namespace) -> int:
+    """`kvtui ssh HOST1 HOST2 ...`: one entry per host, discovery on each (a source flag names
+    one host's log, so it is refused here); -p/-l/-i apply to every host."""
+    from kvtui.core.fleet.config import from_hosts
+
+    named = [f for f in ("log", "docker", "kubectl", "journal", "cmd") if getattr(args, f, None)]
+    if named:
+        _err(f"--{named[0]} names one host's source: with several hosts write a fleet file "
+             "(kvtui fleet FILE.toml, a log= per server)")
+        return 2
+    try:
+        entries = [replace(e, port=args.port, user=args.user, identity=args.identity)
+                   for e in from_hosts(hosts)]
+    except FleetConfigError as exc:
+        _err(str(exc))
+        return 2
+    return run_entries(entries, args)
+
+
+def run_entries(entries: list[Entry], args: argparse.Namespace) -> int:
+    """`kvtui fleet` and `kvtui ssh HOST1 HOST2 ...` once the entries are known."""
+    if args.parallel < 1:
+        _err("--parallel must be at least 1")
+        return 2
+    if not args.check:
+        from kvtui.ui.fleet import run_fleet_app
+
+        return run_fleet_app(entries, args)
+    return check(entries, args)
+
+
+# -- reading one server ------------------------------------------------------------------------
+@dataclass
+class ReadOptions:
+    config: str | None = None
+    accept_new_host_key: bool = False
+    connect_timeout: float | None = None
+    give_up_after: float = 30.0
+    python: str = "python3"
+    lines: int | None = None  # None: the whole log so far
+
+
+def options_of(args: argparse.Namespace) -> ReadOptions:
+    return ReadOptions(config=args.config, accept_new_host_key=args.accept_new_host_key,
+                       connect_timeout=args.connect_timeout,
+                       give_up_after=args.reconnect_timeout, python=args.python)
+
+
+def connector_for(entry: Entry, opts: ReadOptions) -> Any:
+    """A Connector for the entry, as `kvtui ssh HOST` builds one (no passphrase prompt: many
+    hosts are read at once; an encrypted key needs the agent)."""
+    from kvtui.sources.ssh.config import resolve_host, resolve_jump
+    from kvtui.sources.ssh.connect import Connector, load_identities
+
+    host, user = entry.host, entry.user
+    if "@" in host and not user:
+        user, host = host.rsplit("@", 1)
+    spec = resolve_host(host, config_path=opts.config, port=entry.port, user=user,
+                        identity=entry.identity)
+    jumps = [resolve_jump(h, spec) for h in spec.proxy_jump]
+    identities = load_identities(spec, None, extra_specs=jumps)
+    return Connector(spec, identities, accept_new_host_key=opts.accept_new_host_key,
+                     timeout=opts.connect_timeout)
+
+
+def target_for(entry: Entry, conn: Any, opts: ReadOptions) -> tuple[Any, str | None]:
+    """The entry's source, or the one discovery finds (kvtui.sources.ssh.discover); ValueError
+    when discovery finds none or several (the entry must then name one)."""
+    from kvtui.sources.ssh.discover import discover
+    from kvtui.sources.ssh.follow import Target
+
+    if entry.source is not None:
+        kind, value = entry.source
+        return Target(kind, value, python=opts.python, namespace=entry.namespace,
+                      container=entry.container), None
+    found = discover(conn)
+    usable = [c for c in found.candidates if c.kind != "none"]
+    if len(usable) != 1:
+        what = "no server log found" if not usable else (
+            f"{len(usable)} candidates (" + "; ".join(c.label for c in usable[:4]) + ")")
+        raise ValueError(f"discovery: {what}: name log= (or docker / kubectl / journal) "
+                         "for this server")
+    c = usable[0]
+    return Target(c.kind, c.target, python=opts.python, namespace=c.namespace,
+                  container=c.container), c.model_path
+
+
+def describe(target: Any) -> str:
+    return f"{target.kind} {target.value}"
+
+
+def read_entry(entry: Entry, opts: ReadOptions) -> Any:
+    """One server's log so far, folded by the one pipeline, with its transfer failures: an
+    Outcome (kvtui.core.fleet.result), never an exception."""
+    from kvtui.core.fleet import TransferWatch, server_of
+    from kvtui.core.fleet.result import Outcome
+    from kvtui.core.pipeline import Session
+    from kvtui.sources.base import SourceNotice
+    from kvtui.sources.ssh.blocks import LineBlock
+    from kvtui.sources.ssh.config import SSHConfigError
+    from kvtui.sources.ssh.connect import SSHError
+    from kvtui.sources.ssh.follow import RemoteFollower
+
+    try:
+        connector = connector_for(entry, opts)
+        conn = connector.connect()
+    except (SSHConfigError, SSHError, OSError) as exc:
+        return Outcome(entry.host, entry.role, None, error=f"unreachable: {exc}")
+    source = None
+    try:
+        try:
+            target, model_path = target_for(entry, conn, opts)
+        except (ValueError, SSHError) as exc:
+            return Outcome(entry.host, entry.role, None, error=str(exc))
+        source = describe(target)
+        session = Session()
+        watch = TransferWatch()
+        errors: list[str] = []
+
+        def deliver(batch: list[Any]) -> None:
+            for item in batch:
+                if isinstance(item, LineBlock) and not item.prelude:
+                    session.feed_lines(item.source, item.texts, item.first_line_no)
+                    watch.feed_lines(item.source, item.texts, item.first_line_no)
+                elif isinstance(item, SourceNotice) and item.state == "error":
+                    errors.append(item.message)
+
+        follower = RemoteFollower(connector, target, lines=opts.lines, stop_at_end=True,
+                                  connection=conn, host_label=entry.host,
+                                  model_path=model_path, give_up_after=opts.give_up_after)
+        follower.run_blocks(deliver, threading.Event())
+        session.end()
+        if errors:
+            return Outcome(entry.host, entry.role, None, error=errors[-1], source=source)
+        server = server_of(entry.host, entry.role, session,
+                           transfer_failures=watch.count, transfer_evidence=watch.evidence)
+        return Outcome(entry.host, entry.role, server, source=source)
+    except Exception as exc:  # one host's failure is that host's error, not the fleet's
+        return Outcome(entry.host, entry.role, None, source=source,
+                       error=f"{type(exc).__name__}: {exc}")
+    finally:
+        conn.close()
+
+
+def read_all(entries: Sequence[Entry], opts: ReadOptions, parallel: int,
+             read: Callable[[Entry, ReadOptions], Any] = read_entry) -> list[Any]:
+    """Every entry read, `parallel` at a time, in the file's order."""
+    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(entries)))) as pool:
+        return list(pool.map(lambda e: read(e, opts), entries))
+
+
+# -- the headless check ------------------------------------------------------------------------
+def check(entries: list[Entry], args: argparse.Namespace) -> int:
+    import json
+
+    from kvtui.core.fleet import evaluate
+    from kvtui.core.fleet.result import exit_code, render_text, to_json
+
+    outcomes = read_all(entries, options_of(args), args.parallel)
+    for o in outcomes:
+        if o.error:
+            _err(f"{o.host}: {o.error}")
+    alerts = evaluate([o.server for o in outcomes if o.server is not None])
+    code = exit_code(outcomes, alerts, args.fail_on)
+    if args.json:
+        sys.stdout.write(json.dumps(to_json(outcomes, alerts, code), indent=2,
+                                    ensure_ascii=False, default=str) + "\n")
+    else:
+        sys.stdout.write(render_text(outcomes, alerts, code, args.fail_on))
+    sys.stdout.flush()
+    return code

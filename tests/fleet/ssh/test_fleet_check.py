@@ -1,0 +1,155 @@
+"""`kvtui fleet FILE.toml --check` and `kvtui ssh H1 H2 ... --check` against three real sshd
+instances on 127.0.0.1 (tests/ssh/conftest.py): one replica FP8 without scales and two BF16,
+a prefill/decode pair with different KV dtypes, an unreachable host, discovery."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+from pathlib import Path
+
+import pytest
+
+from kvtui.commands import fleet as fleet_cmd
+from tests.fleet.fleetlogs import text
+
+
+@pytest.fixture
+def hosts(ssh_env, make_sshd, tmp_path):
+    """Three sshd instances, aliases gpu-a/-b/-c (one each) and gpu-p/gpu-d (the PD pair, on
+    the first two: two aliases of one address are two servers), gpu-down (nothing listens),
+    and the logs they serve."""
+    user = getpass.getuser()
+    servers = {n: make_sshd(n) for n in ("a", "b", "c")}
+    key = ssh_env["key"]
+    cfg = ssh_env["config"]
+    body = cfg.read_text()
+    extra = ""
+    for alias, name in (("gpu-a", "a"), ("gpu-b", "b"), ("gpu-c", "c"), ("gpu-p", "a"),
+                        ("gpu-d", "b")):
+        extra += (f"Host {alias}\n  HostName 127.0.0.1\n  Port {servers[name].port}\n"
+                  f"  User {user}\n  IdentityFile {key}\n  IdentitiesOnly yes\n"
+                  "  ConnectTimeout 5\n")
+    extra += (f"Host gpu-down\n  HostName 127.0.0.1\n  Port 1\n  User {user}\n"
+              f"  IdentityFile {key}\n  IdentitiesOnly yes\n  ConnectTimeout 2\n")
+    cfg.write_text(extra + body)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    paths = {}
+    for name in ("replica-a-bf16.log", "replica-b-bf16.log", "replica-c-fp8-unscaled.log",
+                 "pd-prefill-fp8.log", "pd-decode-bf16.log"):
+        paths[name] = logs / name
+        paths[name].write_text(text(name))
+    return {"config": cfg, "logs": paths}
+
+
+def _toml(tmp_path: Path, rows: list[dict]) -> Path:
+    out = []
+    for row in rows:
+        out.append("[[server]]")
+        out.extend(f"{k} = {json.dumps(v)}" for k, v in row.items())
+    path = tmp_path / "fleet.toml"
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+def _run(argv: list[str]) -> int:
+    p = argparse.ArgumentParser()
+    fleet_cmd.configure(p)
+    return fleet_cmd.run(p.parse_args(argv))
+
+
+def _replicas(hosts) -> list[dict]:
+    logs = hosts["logs"]
+    return [{"host": "gpu-a", "log": str(logs["replica-a-bf16.log"]), "role": "replica"},
+            {"host": "gpu-b", "log": str(logs["replica-b-bf16.log"]), "role": "replica"},
+            {"host": "gpu-c", "log": str(logs["replica-c-fp8-unscaled.log"]),
+             "role": "replica"}]
+
+
+def test_three_replicas_one_fp8_unscaled(hosts, tmp_path, capsys):
+    toml = _toml(tmp_path, _replicas(hosts))
+    code = _run([str(toml), "--check", "--json", "-F", str(hosts["config"])])
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["server"] for s in doc["servers"]] == ["gpu-a", "gpu-b", "gpu-c"]
+    assert all(s["connection"] == "ok" and s["error"] is None for s in doc["servers"])
+    by = {s["server"]: s for s in doc["servers"]}
+    assert by["gpu-c"]["report"]["kv_cache"]["effective_dtype"] == "fp8_e4m3"
+    assert by["gpu-a"]["report"]["kv_cache"]["effective_dtype"] == "bf16"
+    assert by["gpu-a"]["source"].startswith("file ")
+    # gpu-c's own alert (FP8 without scales) and the fleet's
+    assert any(a["rule"] == "kv-fp8-unscaled" for a in by["gpu-c"]["report"]["alerts"])
+    rules = {a["rule"] for a in doc["alerts"]}
+    assert {"fleet-kv-dtype-mismatch", "fleet-fp8-scales-split", "fleet-usage-skew"} <= rules
+    assert code == doc["exit_code"] == 1
+
+
+def test_pd_pair_with_different_kv_dtypes_is_a_critical_alert(hosts, tmp_path, capsys):
+    logs = hosts["logs"]
+    toml = _toml(tmp_path, [
+        {"host": "gpu-p", "log": str(logs["pd-prefill-fp8.log"]), "role": "prefill"},
+        {"host": "gpu-d", "log": str(logs["pd-decode-bf16.log"]), "role": "decode"}])
+    code = _run([str(toml), "--check", "-F", str(hosts["config"])])
+    out = capsys.readouterr().out
+    assert "CRITICAL fleet-kv-dtype-mismatch" in out
+    assert "gpu-p (prefill): fp8_e4m3" in out and "gpu-d (decode): bf16" in out
+    assert "fleet-kv-transfer-failing" in out
+    assert out.rstrip().endswith("exit 1 (--fail-on critical)")
+    assert code == 1
+
+
+def test_an_unreachable_host_is_an_error_not_a_pass(hosts, tmp_path, capsys):
+    rows = [_replicas(hosts)[0], {"host": "gpu-down", "log": "/var/log/x.log"}]
+    code = _run([str(_toml(tmp_path, rows)), "--check", "--json", "--fail-on", "never",
+                 "-F", str(hosts["config"])])
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    down = doc["servers"][1]
+    assert down["server"] == "gpu-down" and down["connection"] == "unreachable"
+    assert down["report"] is None and "unreachable" in down["error"]
+    assert code == doc["exit_code"] == 2
+    assert "gpu-down" in captured.err
+
+
+def test_discovery_when_no_log_is_named(hosts, tmp_path, capsys, monkeypatch):
+    d = tmp_path / "found"
+    d.mkdir()
+    (d / "sglang.log").write_text(text("replica-a-bf16.log"))
+    monkeypatch.setattr("kvtui.sources.ssh.discover.DEFAULT_ROOTS", (str(d),))
+    rows = [{"host": "gpu-a"}, {"host": "gpu-b"}]  # two hosts, searched in parallel
+    code = _run([str(_toml(tmp_path, rows)), "--check", "--json", "--parallel", "2",
+                 "-F", str(hosts["config"])])
+    doc = json.loads(capsys.readouterr().out)
+    for s in doc["servers"]:
+        assert s["error"] is None, s["error"]
+        assert s["source"] == f"file {d / 'sglang.log'}"
+        assert s["report"]["engine"] == "sglang"
+    assert code == 0
+
+
+def test_discovery_that_cannot_choose_is_an_error(hosts, tmp_path, capsys, monkeypatch):
+    d = tmp_path / "two"
+    d.mkdir()
+    for n in ("x.log", "y.log"):
+        (d / n).write_text(text("replica-a-bf16.log"))
+    monkeypatch.setattr("kvtui.sources.ssh.discover.DEFAULT_ROOTS", (str(d),))
+    code = _run([str(_toml(tmp_path, [{"host": "gpu-a"}])), "--check", "--json",
+                 "-F", str(hosts["config"])])
+    doc = json.loads(capsys.readouterr().out)
+    assert "2 candidates" in doc["servers"][0]["error"] and "name log=" in \
+        doc["servers"][0]["error"]
+    assert code == 2
+
+
+def test_ssh_with_several_hosts_is_the_fleet(hosts, capsys):
+    from kvtui.commands import ssh as ssh_cmd
+
+    p = argparse.ArgumentParser()
+    ssh_cmd.configure(p)
+    args = p.parse_args(["-F", str(hosts["config"]), "gpu-a", "gpu-down", "--check",
+                         "--json"])
+    code = ssh_cmd.run(args)
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["server"] for s in doc["servers"]] == ["gpu-a", "gpu-down"]
+    assert code == 2

@@ -1,0 +1,80 @@
+"""The fleet screen and the exporter over real sshd instances on 127.0.0.1: the same followers
+`kvtui fleet FILE.toml` and `kvtui exporter LOG --host H` run."""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import urllib.request
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from kvtui.commands import exporter
+from kvtui.commands.fleet import ReadOptions
+from kvtui.core.fleet.config import Entry
+from kvtui.ui.fleet import COLUMNS, FleetApp, LiveFleet, _Ssh
+from tests.fleet.ssh.test_fleet_check import hosts  # noqa: F401  (the fixture)
+
+
+async def test_fleet_screen_over_ssh(hosts):  # noqa: F811
+    logs = hosts["logs"]
+    entries = [Entry(host="gpu-a", role="replica",
+                     source=("file", str(logs["replica-a-bf16.log"]))),
+               Entry(host="gpu-c", role="replica",
+                     source=("file", str(logs["replica-c-fp8-unscaled.log"]))),
+               Entry(host="gpu-down", source=("file", "/nope.log"))]
+    want = {"gpu-a": 165, "gpu-c": 173}
+    live = LiveFleet(entries, _Ssh(ReadOptions(config=str(hosts["config"]))).follow)
+    live.start()
+    try:
+        app = FleetApp(live, tick=0)
+        async with app.run_test(size=(200, 50)) as pilot:
+            for _ in range(600):
+                if all(s.session.lines >= want[s.entry.host] for s in live.servers[:2]) and \
+                        live.servers[2].state == "unreachable":
+                    break
+                await pilot.pause(0.05)
+            app.refresh_rows()
+            await pilot.pause()
+            table = app.query_one("#fleet")
+            c = dict(zip(COLUMNS, (str(x) for x in table.get_row("gpu-c")), strict=True))
+            assert c["KV conf -> eff"] == "fp8_e4m3 -> fp8_e4m3" and c["conn"] == "live"
+            down = dict(zip(COLUMNS, (str(x) for x in table.get_row("gpu-down")), strict=True))
+            assert down["conn"] == "unreachable"
+            bar = str(app.query_one("#fleet-alerts").render())
+            assert "gpu-down: unreachable" in bar and "KV cache dtype differs" in bar
+            await pilot.press("q")
+    finally:
+        live.close()
+
+
+def test_exporter_follows_a_log_on_a_host(hosts):  # noqa: F811
+    log = hosts["logs"]["replica-c-fp8-unscaled.log"]
+    args = argparse.Namespace(log=str(log), host="gpu-c", config=str(hosts["config"]),
+                              server=None, port=0, bind="127.0.0.1", from_end=False)
+    stop = threading.Event()
+    port: list[int] = []
+    ready = threading.Event()
+
+    def on_ready(p: int) -> None:
+        port.append(p)
+        ready.set()
+
+    t = threading.Thread(target=exporter.serve, args=(args, stop, on_ready), daemon=True)
+    t.start()
+    try:
+        assert ready.wait(60)
+        got: dict = {}
+        for _ in range(600):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port[0]}/metrics", timeout=30) as r:
+                fams = {f.name: f for f in text_string_to_metric_families(r.read().decode())}
+            got = fams
+            if "kvtui_token_usage" in fams:
+                break
+            stop.wait(0.05)
+        (info,) = got["kvtui_kv_cache_dtype_info"].samples
+        assert info.labels["server"] == "gpu-c" and info.labels["effective"] == "fp8_e4m3"
+        assert got["kvtui_token_usage"].samples[0].value > 0.8
+    finally:
+        stop.set()
+        t.join(timeout=30)
