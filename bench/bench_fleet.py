@@ -34,7 +34,7 @@ def writer(paths: list[str], rate: int, seconds: float, counts: Any) -> None:
     """Append batch lines to every log at `rate` lines/s each, in 20 slices a second."""
     import random
 
-    import generate as g
+    import sglang_samples as g
 
     rng = random.Random(7)
     stack = contextlib.ExitStack()

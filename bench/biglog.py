@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "sample_logs"))
 
-from generate import access_line, decode_line, prefill_line, qwen35  # noqa: E402
+from sglang_samples import access_line, decode_line, prefill_line, qwen35  # noqa: E402
 
 
 def write_big_log(path: Path, n_lines: int, seed: int = 1) -> Path:

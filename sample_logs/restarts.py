@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # kvtui, from a checkout
 
-import generate
-from generate import GIB, Clock, Log, _finish_startup, _runtime, base_server_args, gb
+import sglang_samples as generate
+from sglang_samples import GIB, Clock, Log, _finish_startup, _runtime, base_server_args, gb
 
 
 def _predicted(text: str, dtype: str, **setting: object) -> int:

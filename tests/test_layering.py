@@ -108,7 +108,7 @@ def test_engine_knowledge_stays_out_of_the_core():
         for mod in imported_modules(path):
             if any(mod == g or mod.startswith(g + ".") for g in grammars):
                 problems.append(f"{rel} imports an engine's grammar ({mod})")
-        if rel.as_posix() == "kvtui/core/engine.py":
+        if rel.as_posix() == "kvtui/core/engine_names.py":
             continue  # ENGINE_MODULES: the one place the core names an engine package
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(

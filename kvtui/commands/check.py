@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core.engine import release_options
+from kvtui.core.gate import exit_code, gate
 
 if TYPE_CHECKING:
     from kvtui.core.report_types import Report
@@ -46,25 +47,6 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="warn when BF16 would fit fewer than X full-context requests")
     for option in release_options():  # each engine's (`--sglang-version`, ...)
         p.add_argument(option.flag, metavar="X", help=option.help)
-
-
-EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED = 1, 2, 3
-
-
-def exit_code(report: Report, fail_on: str) -> int:
-    if fail_on == "never":
-        return 0
-    from kvtui.core import severity
-
-    return int(any(severity.at_least(a.severity, fail_on) for a in report.alerts))
-
-
-def gate(reports: list[Report], fail_on: str) -> int:
-    """The exit code of a check over several files: an alert anywhere wins, then a file that
-    was not an LLM-server log at all."""
-    if any(exit_code(r, fail_on) for r in reports):
-        return EXIT_ALERT
-    return EXIT_UNRECOGNISED if any(r.unrecognised for r in reports) else 0
 
 
 def render_all(reports: list[Report], *, as_json: bool, fail_on: str) -> int:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from kvtui.core.compare import Comparison, RunRef
     from kvtui.core.pipeline import Session
 
-EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED = 1, 2, 3
+from kvtui.core.gate import EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED
 
 
 def configure(p: argparse.ArgumentParser) -> None:

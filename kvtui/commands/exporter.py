@@ -37,8 +37,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 def write_check(reports: list[Report], args: argparse.Namespace) -> int:
     """`kvtui check --format prometheus`: every file's series, to --output (atomically) or
     stdout; the exit code is check's gate."""
-    from kvtui.commands.check import gate
     from kvtui.core.export_prometheus import Snapshot, exposition, write_atomically
+    from kvtui.core.gate import gate
 
     snaps = [Snapshot(r.sources[0].name if r.sources else "-", r) for r in reports]
     data = exposition(snaps)
@@ -90,8 +90,8 @@ class Exported:
 
 def source_for(args: argparse.Namespace) -> Any:
     if args.host:
-        from kvtui.commands.fleet import ReadOptions, connector_for
         from kvtui.core.fleet.config import Entry
+        from kvtui.sources.fleet import ReadOptions, connector_for
         from kvtui.sources.ssh.follow import RemoteFollower, Target
 
         connector = connector_for(Entry(host=args.host), ReadOptions(config=args.config))

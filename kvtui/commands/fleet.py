@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 from kvtui.core.fleet.config import Entry, FleetConfigError, parse
+from kvtui.sources.fleet import ReadOptions, read_all
 
 DEFAULT_PARALLEL = 8  # hosts read at once: SSH handshakes and discovery are host-bound
 
@@ -99,19 +96,8 @@ def run_entries(entries: list[Entry], args: argparse.Namespace) -> int:
     if not args.check:
         from kvtui.ui.fleet import run_fleet_app
 
-        return run_fleet_app(entries, args)
+        return run_fleet_app(entries, args, options_of(args))
     return check(entries, args)
-
-
-# -- reading one server ------------------------------------------------------------------------
-@dataclass
-class ReadOptions:
-    config: str | None = None
-    accept_new_host_key: bool = False
-    connect_timeout: float | None = None
-    give_up_after: float = 30.0
-    python: str = "python3"
-    lines: int | None = None  # None: the whole log so far
 
 
 def options_of(args: argparse.Namespace) -> ReadOptions:
@@ -119,108 +105,6 @@ def options_of(args: argparse.Namespace) -> ReadOptions:
                        connect_timeout=args.connect_timeout,
                        give_up_after=args.reconnect_timeout, python=args.python)
 
-
-def connector_for(entry: Entry, opts: ReadOptions) -> Any:
-    """A Connector for the entry, as `kvtui ssh HOST` builds one (no passphrase prompt: many
-    hosts are read at once; an encrypted key needs the agent)."""
-    from kvtui.sources.ssh.config import resolve_host, resolve_jump
-    from kvtui.sources.ssh.connect import Connector, load_identities
-
-    host, user = entry.host, entry.user
-    if "@" in host and not user:
-        user, host = host.rsplit("@", 1)
-    spec = resolve_host(host, config_path=opts.config, port=entry.port, user=user,
-                        identity=entry.identity)
-    jumps = [resolve_jump(h, spec) for h in spec.proxy_jump]
-    identities = load_identities(spec, None, extra_specs=jumps)
-    return Connector(spec, identities, accept_new_host_key=opts.accept_new_host_key,
-                     timeout=opts.connect_timeout)
-
-
-def target_for(entry: Entry, conn: Any, opts: ReadOptions) -> tuple[Any, str | None]:
-    """The entry's source, or the one discovery finds (kvtui.sources.ssh.discover); ValueError
-    when discovery finds none or several (the entry must then name one)."""
-    from kvtui.sources.ssh.discover import discover
-    from kvtui.sources.ssh.follow import Target
-
-    if entry.source is not None:
-        kind, value = entry.source
-        return Target(kind, value, python=opts.python, namespace=entry.namespace,
-                      container=entry.container), None
-    found = discover(conn)
-    usable = [c for c in found.candidates if c.kind != "none"]
-    if len(usable) != 1:
-        what = "no server log found" if not usable else (
-            f"{len(usable)} candidates (" + "; ".join(c.label for c in usable[:4]) + ")")
-        raise ValueError(f"discovery: {what}: name log= (or docker / kubectl / journal) "
-                         "for this server")
-    c = usable[0]
-    return Target(c.kind, c.target, python=opts.python, namespace=c.namespace,
-                  container=c.container), c.model_path
-
-
-def describe(target: Any) -> str:
-    return f"{target.kind} {target.value}"
-
-
-def read_entry(entry: Entry, opts: ReadOptions) -> Any:
-    """One server's log so far, folded by the one pipeline, with its transfer failures: an
-    Outcome (kvtui.core.fleet.result), never an exception."""
-    from kvtui.core.fleet import TransferWatch, server_of
-    from kvtui.core.fleet.result import Outcome
-    from kvtui.core.pipeline import Session
-    from kvtui.sources.base import SourceNotice
-    from kvtui.sources.ssh.blocks import LineBlock
-    from kvtui.sources.ssh.config import SSHConfigError
-    from kvtui.sources.ssh.connect import SSHError
-    from kvtui.sources.ssh.follow import RemoteFollower
-
-    try:
-        connector = connector_for(entry, opts)
-        conn = connector.connect()
-    except (SSHConfigError, SSHError, OSError) as exc:
-        return Outcome(entry.host, entry.role, None, error=f"unreachable: {exc}")
-    source = None
-    try:
-        try:
-            target, model_path = target_for(entry, conn, opts)
-        except (ValueError, SSHError) as exc:
-            return Outcome(entry.host, entry.role, None, error=str(exc))
-        source = describe(target)
-        session = Session()
-        watch = TransferWatch()
-        errors: list[str] = []
-
-        def deliver(batch: list[Any]) -> None:
-            for item in batch:
-                if isinstance(item, LineBlock) and not item.prelude:
-                    session.feed_lines(item.source, item.texts, item.first_line_no)
-                    watch.feed_lines(item.source, item.texts, item.first_line_no)
-                elif isinstance(item, SourceNotice) and item.state == "error":
-                    errors.append(item.message)
-
-        follower = RemoteFollower(connector, target, lines=opts.lines, stop_at_end=True,
-                                  connection=conn, host_label=entry.host,
-                                  model_path=model_path, give_up_after=opts.give_up_after)
-        follower.run_blocks(deliver, threading.Event())
-        session.end()
-        if errors:
-            return Outcome(entry.host, entry.role, None, error=errors[-1], source=source)
-        server = server_of(entry.host, entry.role, session,
-                           transfer_failures=watch.count, transfer_evidence=watch.evidence)
-        return Outcome(entry.host, entry.role, server, source=source)
-    except Exception as exc:  # one host's failure is that host's error, not the fleet's
-        return Outcome(entry.host, entry.role, None, source=source,
-                       error=f"{type(exc).__name__}: {exc}")
-    finally:
-        conn.close()
-
-
-def read_all(entries: Sequence[Entry], opts: ReadOptions, parallel: int,
-             read: Callable[[Entry, ReadOptions], Any] = read_entry) -> list[Any]:
-    """Every entry read, `parallel` at a time, in the file's order."""
-    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(entries)))) as pool:
-        return list(pool.map(lambda e: read(e, opts), entries))
 
 
 # -- the headless check ------------------------------------------------------------------------

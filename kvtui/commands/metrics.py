@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from kvtui.commands.check import EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED
+from kvtui.core.gate import EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED
 
 
 def configure(p: argparse.ArgumentParser) -> None:

@@ -253,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
     except (LogOpenError, ValueError) as exc:
         print(f"kvtui: {exc}", file=sys.stderr)
         if isinstance(exc, Unrecognised):
-            from kvtui.commands.check import EXIT_UNRECOGNISED
+            from kvtui.core.gate import EXIT_UNRECOGNISED
 
             return EXIT_UNRECOGNISED
         return 2

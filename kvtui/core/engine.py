@@ -24,22 +24,19 @@ from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
 from kvtui.core.capacity.calculator import Calculator
+from kvtui.core.checkpoint.kvnames import KVScaleRules as KVScaleRules
+from kvtui.core.engine_names import ENGINE_MODULES as ENGINE_MODULES
+from kvtui.core.engine_names import first_name as first_name
 from kvtui.core.releases import VersionRange
 from kvtui.core.report_types import RunningLimit
 from parsers import Event
 from parsers.frames import Frame
 
 if TYPE_CHECKING:
-    from kvtui.core.accuracy import AccuracyTerms
+    from kvtui.core.accuracy_terms import AccuracyTerms
     from kvtui.core.capacity.modelspec import ModelSpec
-    from kvtui.core.checkpoint import CheckpointFacts
-    from kvtui.core.checkpoint.kvnames import QuantDecl
+    from kvtui.core.checkpoint.facts import CheckpointFacts
 
-# Engine name -> the module that holds its `ENGINE` object. Detection tries them in this order.
-ENGINE_MODULES: dict[str, str] = {
-    "sglang": "kvtui.engines.sglang",
-    "vllm": "kvtui.engines.vllm",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,27 +74,6 @@ class DiscoverySigns:
     process_patterns: tuple[str, ...]
     image_patterns: tuple[str, ...]  # a docker image or command, a pod's containers
     log_signs: tuple[str, ...]
-
-
-class KVScaleRules(Protocol):
-    """Which checkpoint tensors the engine loads as an attention layer's KV-cache scales
-    (`kvtui.core.checkpoint`: the verdict on a checkpoint's scales is each engine's)."""
-
-    def target(self, name: str, family: str | None) -> str | None:
-        """The parameter the engine loads tensor `name` into under a config of quantization
-        `family`, or None when it skips it (`kvtui.core.checkpoint.kvnames.is_parameter`)."""
-
-    def compressed_tensors_creates(self, scheme: Mapping[str, object] | None
-                                   ) -> tuple[bool, str]:
-        """Does a compressed-tensors config with KV `scheme` give attention layers KV-scale
-        parameters, and why (in words, for the verdict's evidence)?"""
-
-    def accepts_vector(self, decl: QuantDecl) -> bool:
-        """Does the engine load per-head (vector) scales under this declaration?"""
-
-    def remaps(self, architecture: str) -> bool:
-        """Does this model class's loader rename checkpoint names by `target`? (False: a
-        loader of its own, so the name rule is less certain: the verdict says medium.)"""
 
 
 class ColumnGrammar(Protocol):
@@ -308,13 +284,6 @@ def figure(engine: Engine | None, key: str, value: str) -> str:
     (`Engine.figure_formats`; `term=value` by default)."""
     form = engine.figure_formats.get(key) if engine is not None else None
     return (form or "{term}={value}").format(term=term(engine, key), value=value)
-
-
-def first_name() -> str:
-    """The first engine's name (SGLang's): the one the core's own sentences (`alerts.WORDING`)
-    and defaults were written for, and whose checkpoint verdict a report without a known
-    engine states (the JSON's `kv_scale_verdict`, pinned by tests/golden)."""
-    return next(iter(ENGINE_MODULES))
 
 
 def register(name: str, module: str) -> None:

@@ -34,6 +34,7 @@ from kvtui.core.fleet.config import Entry
 from kvtui.core.pipeline import Session
 from kvtui.core.report_types import Alert, Report
 from kvtui.core.text import inert
+from kvtui.sources.fleet import ReadOptions
 
 COLUMNS: tuple[str, ...] = ("server", "role", "engine", "version", "model", "KV conf -> eff",
                             "scales", "pool", "usage", "run/queue", "alerts", "conn", "age")
@@ -231,14 +232,14 @@ class _Ssh:
     and discovery run at most `parallel` hosts at a time (`--parallel`), following then runs on
     every host at once (a follower mostly waits)."""
 
-    opts: Any  # kvtui.commands.fleet.ReadOptions
+    opts: ReadOptions
     parallel: int = 8
 
     def __post_init__(self) -> None:
         self.gate = threading.BoundedSemaphore(max(1, self.parallel))
 
     def follow(self, entry: Entry) -> tuple[Any, str]:
-        from kvtui.commands.fleet import connector_for, describe, target_for
+        from kvtui.sources.fleet import connector_for, describe, target_for
         from kvtui.sources.ssh.follow import RemoteFollower
 
         with self.gate:
@@ -253,8 +254,7 @@ class _Ssh:
                               model_path=model_path), describe(target)
 
 
-def run_fleet_app(entries: list[Entry], args: argparse.Namespace) -> int:
-    from kvtui.commands.fleet import options_of
+def run_fleet_app(entries: list[Entry], args: argparse.Namespace, opts: ReadOptions) -> int:
     from kvtui.ui.app import run_app
     from kvtui.ui.terminal import terminal_problem
 
@@ -262,7 +262,7 @@ def run_fleet_app(entries: list[Entry], args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"kvtui: {problem}", file=sys.stderr)
         return 2
-    ssh = _Ssh(options_of(args), args.parallel)
+    ssh = _Ssh(opts, args.parallel)
     fleet = LiveFleet(entries, ssh.follow)
     fleet.start()
     cursor = 0

@@ -27,7 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-import generate as g  # noqa: E402  (the single-server generator, one directory up)
+import sglang_samples as g  # noqa: E402  (the single-server generator, one directory up)
 
 START = datetime(2026, 11, 30, 10, 0, 0)
 MODEL = "meta-llama/Llama-3.1-70B-Instruct"

@@ -45,7 +45,7 @@ def test_hosts_are_read_in_parallel_within_the_bound():
     """read_all runs the reads on a pool of --parallel threads, in the file's order."""
     import threading
 
-    from kvtui.commands.fleet import ReadOptions, read_all
+    from kvtui.sources.fleet import ReadOptions, read_all
 
     lock = threading.Lock()
     running = [0, 0]  # now, most at once

@@ -32,7 +32,7 @@ def two_logs(tmp_path, monkeypatch):
 
 
 def test_the_code_is_none_of_checks_own():
-    from kvtui.commands.check import EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED
+    from kvtui.core.gate import EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED
 
     assert ssh_cmd.EXIT_CHOOSE not in (0, EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED)
 

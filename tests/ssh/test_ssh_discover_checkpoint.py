@@ -217,7 +217,8 @@ def _rename_sources(obj, old: str, new: str):
 
 
 def test_ssh_check_exit_code_matches_kvtui_check(ssh_env, tmp_path, capsys):
-    from kvtui.commands.check import analyse_files, exit_code
+    from kvtui.commands.check import analyse_files
+    from kvtui.core.gate import exit_code
 
     log = tmp_path / "server.log"
     shutil.copy(SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log", log)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kvtui.core.checkpoint import CheckpointFacts
+    from kvtui.core.checkpoint.facts import CheckpointFacts
 
 # Layer kinds used in `ModelSpec.layer_kinds`.
 FULL = "full"

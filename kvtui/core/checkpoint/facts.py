@@ -123,7 +123,7 @@ class CheckpointFacts:
         """The engine's verdict on the KV scales (None: the first engine's, `first_name`), None
         when the tensors were not read."""
         if engine is None:
-            from kvtui.core.engine import first_name
+            from kvtui.core.engine_names import first_name
 
             engine = first_name()
         return self.kv_scales.verdicts.get(engine) if self.kv_scales is not None else None
@@ -133,7 +133,7 @@ class CheckpointFacts:
         return self.engine_versions.get(engine)
 
     def to_dict(self) -> dict[str, Any]:
-        from kvtui.core.engine import ENGINE_MODULES
+        from kvtui.core.engine_names import ENGINE_MODULES
 
         plain = _json_safe(asdict(self))
         # One `<engine>_version` key per engine, where the mapping sits (the JSON kept the keys

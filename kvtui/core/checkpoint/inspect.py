@@ -61,7 +61,7 @@ def read_checkpoint(files: CheckpointFiles, *, model_path: str | None = None,
 
 def judge_all(facts: CheckpointFacts) -> None:
     """(Re)compute every engine's verdict from the facts' tensors and config declarations."""
-    from kvtui.core.engine import ENGINE_MODULES
+    from kvtui.core.engine_names import ENGINE_MODULES
 
     kv = facts.kv_scales
     if kv is None:

@@ -16,10 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from kvtui.core.engine import KVScaleRules
+from typing import Any, Protocol
 
 # The attention layer's own scale parameter after renaming: `<layer>.<attention module>.attn.
 # {k,v}_scale`, the RadixAttention / Attention submodule being called `attn` in every model
@@ -147,3 +144,24 @@ def creates_scale_params(rules: KVScaleRules, decl: QuantDecl) -> tuple[bool, st
 def scheme_text(scheme: Mapping[str, object]) -> str:
     keys = ("type", "num_bits", "strategy", "symmetric", "dynamic")
     return "{" + ", ".join(f"{k}={scheme[k]}" for k in keys if k in scheme) + "}"
+
+
+class KVScaleRules(Protocol):
+    """Which checkpoint tensors the engine loads as an attention layer's KV-cache scales
+    (`kvtui.core.checkpoint`: the verdict on a checkpoint's scales is each engine's)."""
+
+    def target(self, name: str, family: str | None) -> str | None:
+        """The parameter the engine loads tensor `name` into under a config of quantization
+        `family`, or None when it skips it (`kvtui.core.checkpoint.kvnames.is_parameter`)."""
+
+    def compressed_tensors_creates(self, scheme: Mapping[str, object] | None
+                                   ) -> tuple[bool, str]:
+        """Does a compressed-tensors config with KV `scheme` give attention layers KV-scale
+        parameters, and why (in words, for the verdict's evidence)?"""
+
+    def accepts_vector(self, decl: QuantDecl) -> bool:
+        """Does the engine load per-head (vector) scales under this declaration?"""
+
+    def remaps(self, architecture: str) -> bool:
+        """Does this model class's loader rename checkpoint names by `target`? (False: a
+        loader of its own, so the name rule is less certain: the verdict says medium.)"""

@@ -14,10 +14,9 @@ from typing import Any
 
 from kvtui.core import severity
 from kvtui.core.fleet.server import Server
+from kvtui.core.gate import EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED
 from kvtui.core.report_types import Alert
 from kvtui.core.text import inert
-
-EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED = 1, 2, 3  # kvtui check's (commands/check.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from kvtui.core.capacity.coverage import Verdict, load_registry
 from kvtui.core.capacity.modelspec import MLA_ARCHS, ModelSpec
-from kvtui.engines.sglang.sizing.families import (
+from kvtui.engines.sglang.sizing.archs import (
     DSA_ARCHS,
     GDN_ARCHS,
     KDA_ARCHS,

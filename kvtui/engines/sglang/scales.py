@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from kvtui.core.capacity.presets import spec_for_run
 from kvtui.engines.sglang.fromrun import _model_class
+from kvtui.engines.sglang.sizing.archs import DSA_BY_CLASS
 from kvtui.engines.sglang.sizing.args import SizingArgs
 from kvtui.engines.sglang.sizing.cells import dsa_raw_layout
-from kvtui.engines.sglang.sizing.families import DSA_BY_CLASS
 from kvtui.engines.sglang.version import NEWEST
 
 if TYPE_CHECKING:

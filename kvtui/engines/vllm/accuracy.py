@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtui.core.accuracy import AccuracyTerms, WeightsOrigin
+from kvtui.core.accuracy_terms import AccuracyTerms, WeightsOrigin
 
 if TYPE_CHECKING:
     from kvtui.core.state import Run

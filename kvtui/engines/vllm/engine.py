@@ -21,7 +21,7 @@ from parsers import Event
 from parsers.frames import Frame
 
 if TYPE_CHECKING:
-    from kvtui.core.accuracy import AccuracyTerms
+    from kvtui.core.accuracy_terms import AccuracyTerms
     from kvtui.core.capacity.modelspec import ModelSpec
     from kvtui.core.checkpoint import CheckpointFacts
     from kvtui.core.engine import ColumnGrammar, Engine, Run

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
-from kvtui.core.accuracy import AccuracyTerms
+from kvtui.core.accuracy_terms import AccuracyTerms
 from kvtui.core.capacity.modelspec import ModelSpec
 from kvtui.core.checkpoint import CheckpointFacts
 from kvtui.core.checkpoint.kvnames import QuantDecl, is_parameter

@@ -10,8 +10,8 @@ import urllib.request
 from prometheus_client.parser import text_string_to_metric_families
 
 from kvtui.commands import exporter
-from kvtui.commands.fleet import ReadOptions
 from kvtui.core.fleet.config import Entry
+from kvtui.sources.fleet import ReadOptions
 from kvtui.ui.fleet import COLUMNS, FleetApp, LiveFleet, _Ssh
 from tests.fleet.ssh.test_fleet_check import hosts  # noqa: F401  (the fixture)
 
