@@ -136,6 +136,15 @@ class Session:
             n = self.fold.feed_lines(source, block, n)
         return n
 
+    def preview_lines(self, source: str, texts: Sequence[str], first_line_no: int = 1) -> Session:
+        """A start-up region read ahead of the stream (an SSH host's prelude block) folded
+        alone: a partial session with this session's options, so its verdict uses the model,
+        checkpoint and releases the user gave, as the full fold will. The one way every
+        consumer (`ssh --check`, the TUI's ingest) makes such a preview."""
+        early = Session(self.options, partial=True)
+        early.feed_lines(source, texts, first_line_no)
+        return early
+
     def end(self) -> None:
         """The stream ended: a last line held to see whether the next one was its rest (a
         hand-wrapped paste, `Fold.pending`) is folded alone. Until then a live view's report
