@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kvtui.core.pipeline import Session
+    from kvtui.sources.metrics import MetricsPoller
 
 
 def positive_int(text: str) -> int:
@@ -55,6 +60,28 @@ def add_speed_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--instant", action="store_true", help="ingest as fast as possible")
 
 
+def add_metrics_options(p: argparse.ArgumentParser) -> None:
+    """--metrics URL: scrape a server's Prometheus endpoint reachable from here beside its log
+    (the scrapes enter the session as typed events: `Session.feed_scrape`)."""
+    p.add_argument("--metrics", metavar="URL",
+                   help="also scrape this server's /metrics (used as given, any path) every "
+                        "--metrics-interval seconds")
+    p.add_argument("--metrics-interval", type=positive_float, default=2.0, metavar="S",
+                   help="seconds between scrapes (1-5, default 2; doubled after a failure)")
+    p.add_argument("--no-metrics", action="store_true", help="do not scrape /metrics")
+
+
+def start_metrics(args: argparse.Namespace, session: Session) -> MetricsPoller | None:
+    """The poller --metrics asks for, feeding `session` on a thread of its own (None: none
+    asked). The caller closes it when the view ends."""
+    url = getattr(args, "metrics", None)
+    if not url or getattr(args, "no_metrics", False):
+        return None
+    from kvtui.sources.metrics import MetricsPoller, Scraper
+
+    return MetricsPoller(Scraper(url, args.metrics_interval), session).start()
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="log files (.gz ok); several are merged by timestamp")
@@ -64,6 +91,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paused", action="store_true", help="start paused (space plays)")
     p.add_argument("--model", metavar="M",
                    help="model preset, config.json or model directory for the calculator")
+    add_metrics_options(p)
     add_tui_options(p)
 
 
@@ -106,6 +134,12 @@ def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
             return 2
     from kvtui.ui.app import run_app
 
-    return run_app(source, title, session=Session(Options(model=model)),  # type: ignore[arg-type]
-                   log_window=getattr(args, "log_window", 20000),
-                   export_dir=getattr(args, "export_dir", None))
+    session = Session(Options(model=model))
+    poller = start_metrics(args, session)
+    try:
+        return run_app(source, title, session=session,  # type: ignore[arg-type]
+                       log_window=getattr(args, "log_window", 20000),
+                       export_dir=getattr(args, "export_dir", None))
+    finally:
+        if poller is not None:
+            poller.close()

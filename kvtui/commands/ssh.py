@@ -77,6 +77,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vllm-version", metavar="X",
                    help="the vLLM release whose sizing rules the what-if applies on a vLLM log "
                         "(default: the newest the log allows)")
+    p.add_argument("--metrics-port", type=_positive_int, metavar="PORT",
+                   help="the server's /metrics port on the host, read through this SSH "
+                        "connection (default: the --port the log shows, else the engine's "
+                        "default: SGLang 30000 with --enable-metrics, vLLM 8000)")
+    p.add_argument("--metrics-interval", type=float, default=2.0, metavar="S",
+                   help="seconds between /metrics scrapes in the TUI (1-5, default 2)")
+    p.add_argument("--no-metrics", action="store_true",
+                   help="do not read the server's /metrics")
     p.add_argument("--python", default="python3", metavar="EXE",
                    help="python interpreter on the host for the log follower (default: the "
                    "first python3 on the host's PATH outside a */shims directory)")
@@ -362,12 +370,54 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
     except _CheckError as exc:
         _err(str(exc))
         return 2
+    if not args.no_metrics:
+        _scrape_once(args, host, connector, conn, session)
     report = session.report()
     path = model_path or report.model.path
     if path and not args.no_checkpoint and session.options.checkpoint is None:
         session.configure(checkpoint=_inspect_after_read(connector, conn, path, host, python))
         report = session.report()
     return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
+
+
+def metrics_fetcher(args: argparse.Namespace, connector: Any, conn: Any, session: Any) -> Any:
+    """A scrape fetcher over this SSH connection (a direct-tcpip channel to the host's
+    loopback port), the port from --metrics-port or the server's arguments in `session`'s
+    log, asked at each scrape. A dropped connection is replaced from the connector."""
+    from kvtui.sources.ssh.metrics import channel_fetcher, metrics_port
+
+    live = [conn]
+
+    def transport() -> Any:
+        if live[0] is None or not live[0].is_active():
+            live[0] = connector.connect()
+            connector.messages.clear()
+        return live[0].transport
+
+    def port() -> tuple[int | None, str]:
+        if args.metrics_port:
+            return args.metrics_port, "--metrics-port"
+        engine = session.engine
+        evidence = session.state.current.server_args_evidence
+        return metrics_port(engine.name if engine is not None else None,
+                            evidence.text if evidence is not None else None)
+
+    return channel_fetcher(transport, port)
+
+
+def _scrape_once(args: argparse.Namespace, host: str, connector: Any, conn: Any,
+                 session: Any) -> None:
+    """`--check`: one scrape of the server's /metrics once the log is read, fed to the
+    session (its facts join the report). When no port was asked for and nothing answers at
+    the one the log implies, the report stays the log's and stderr says why."""
+    from kvtui.sources.metrics import Scraper, deliver
+
+    fetcher = metrics_fetcher(args, connector, conn, session)
+    result = Scraper(f"ssh://{host}/metrics", fetcher=fetcher).scrape()
+    if result.state != "ok" and not args.metrics_port:
+        _err(f"metrics: {result.state}: {_inert(result.detail, 400)}")
+        return
+    deliver(result, session, f"{host} /metrics over SSH")
 
 
 def _say_verdict(block: Any, report: Report) -> None:
@@ -541,5 +591,17 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
                               or session.options.checkpoint is not None else on_checkpoint,
                               prelude_markers=startup_markers(),
                               prelude_anchors=startup_anchors())
-    return run_app(follower, f"{host}:{target.label}", session=session,
-                   log_window=args.log_window)
+    poller = None
+    if not args.no_metrics:
+        from kvtui.sources.metrics import MetricsPoller, Scraper
+
+        # its own connection: the follower closes a lent one when it drops
+        scraper = Scraper(f"ssh://{host}/metrics", args.metrics_interval,
+                          fetcher=metrics_fetcher(args, connector, None, session))
+        poller = MetricsPoller(scraper, session, f"{host} /metrics over SSH").start()
+    try:
+        return run_app(follower, f"{host}:{target.label}", session=session,
+                       log_window=args.log_window)
+    finally:
+        if poller is not None:
+            poller.close()

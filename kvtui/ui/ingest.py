@@ -108,6 +108,7 @@ class Ingest:
         self._timeline: list[Any] | None = None
         self._calc: Any = None
         self._report_dirty = False
+        self._metrics_fed = 0  # `session.metrics.fed` at the last snapshot
         self._restarted = False
         self._last_report = 0.0
         self._report_cost = 0.0
@@ -424,6 +425,9 @@ class Ingest:
                     e.source = new
 
     def _snapshot(self, force: bool = False) -> None:
+        fed = self.session.metrics.fed  # a scrape fed by a poller's thread changes the report
+        if fed != self._metrics_fed:
+            self._metrics_fed, force = fed, True
         if not force and not self._report_dirty:
             return
         t0 = time.perf_counter()

@@ -14,6 +14,7 @@ shows is the last good one).
 from __future__ import annotations
 
 import bisect
+import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,21 +49,28 @@ class MetricsSeries:
 
     `snapshots`: the kept ones, in time order (a scrape that arrives late is put in its place).
     `latest`: the newest, or None. `state`: the source's (`SourceState`). `name`: where the
-    scrapes come from (a URL, "host:port over SSH", a recording)."""
+    scrapes come from (a URL, "host:port over SSH", a recording).
 
-    __slots__ = ("_snaps", "engine", "fed", "name", "state")
+    Safe across threads: a poller feeds it while a view reads it (one small lock)."""
+
+    __slots__ = ("_lock", "_snaps", "engine", "fed", "name", "state")
 
     def __init__(self, limit: int = SERIES_LIMIT) -> None:
         self._snaps: deque[Snapshot] = deque(maxlen=max(2, limit))
         self.engine: catalogue.EngineMetrics | None = None
         self.state: SourceState = NO_SCRAPE
         self.name: str | None = None
-        self.fed = 0  # scrapes and failures fed, kept or not
+        self.fed = 0  # scrapes and failures fed, kept or not (a view polls it for change)
+        self._lock = threading.Lock()
 
     # -- feeding -----------------------------------------------------------------------------
     def feed(self, scrape: Scrape, source: str | None = None) -> Snapshot | None:
         """A parsed scrape: read by its engine's catalogue (detected from the first scrape that
         carries a known namespace) and kept; None when no known engine's metric is in it."""
+        with self._lock:
+            return self._feed(scrape, source)
+
+    def _feed(self, scrape: Scrape, source: str | None) -> Snapshot | None:
         self.fed += 1
         if source is not None:
             self.name = source
@@ -86,23 +94,26 @@ class MetricsSeries:
 
     def fail(self, state: str, detail: str, at: float = 0.0, source: str | None = None) -> None:
         """A scrape that failed: its state, `stale` when a good one came before."""
-        self.fed += 1
-        if source is not None:
-            self.name = source
-        if self._snaps and state != "stale":
-            ago = at - self._snaps[-1].at
-            detail = f"last good scrape {ago:.1f} s ago; now: {state}: {detail}"
-            state = "stale"
-        self.state = SourceState(state, detail, at)
+        with self._lock:
+            self.fed += 1
+            if source is not None:
+                self.name = source
+            if self._snaps and state != "stale":
+                ago = at - self._snaps[-1].at
+                detail = f"last good scrape {ago:.1f} s ago; now: {state}: {detail}"
+                state = "stale"
+            self.state = SourceState(state, detail, at)
 
     # -- reading -----------------------------------------------------------------------------
     @property
     def snapshots(self) -> Sequence[Snapshot]:
-        return tuple(self._snaps)
+        with self._lock:
+            return tuple(self._snaps)
 
     @property
     def latest(self) -> Snapshot | None:
-        return self._snaps[-1] if self._snaps else None
+        with self._lock:
+            return self._snaps[-1] if self._snaps else None
 
     def __len__(self) -> int:
         return len(self._snaps)
@@ -116,12 +127,16 @@ class MetricsSeries:
         """What the series says, for the session's report (None when nothing was fed): the
         source and its state, and the `kvtui metrics` report of the newest snapshot over the
         window since the one before it (rates and percentiles need two)."""
+        with self._lock:
+            return self._facts()
+
+    def _facts(self) -> dict[str, Any] | None:
         if self.empty:
             return None
         out: dict[str, Any] = {"source": self.name, "state": self.state.state,
                                "detail": self.state.detail or None, "scrapes": len(self._snaps),
                                "facts": None}
-        new = self.latest
+        new = self._snaps[-1] if self._snaps else None
         if new is None or self.engine is None:
             return out
         old = self._snaps[-2] if len(self._snaps) > 1 else None
