@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from kvtui.core.pipeline import Session
     from kvtui.sources.metrics import MetricsPoller
+    from kvtui.sources.record import Recorder
 
 
 def positive_int(text: str) -> int:
@@ -71,15 +72,26 @@ def add_metrics_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-metrics", action="store_true", help="do not scrape /metrics")
 
 
-def start_metrics(args: argparse.Namespace, session: Session) -> MetricsPoller | None:
+def add_record_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--record", metavar="DIR",
+                   help="keep the log lines and the /metrics scrapes in DIR (log.txt, "
+                        "metrics.jsonl): `kvtui replay DIR` and `kvtui check DIR` read them")
+
+
+def start_metrics(args: argparse.Namespace, session: Session,
+                  recorder: Recorder | None = None) -> MetricsPoller | None:
     """The poller --metrics asks for, feeding `session` on a thread of its own (None: none
-    asked). The caller closes it when the view ends."""
+    asked). Scrape times are wall-clock seconds, so a recording keeps their spacing. The
+    caller closes it when the view ends."""
+    import time
+
     url = getattr(args, "metrics", None)
     if not url or getattr(args, "no_metrics", False):
         return None
     from kvtui.sources.metrics import MetricsPoller, Scraper
 
-    return MetricsPoller(Scraper(url, args.metrics_interval), session).start()
+    return MetricsPoller(Scraper(url, args.metrics_interval, clock=time.time), session,
+                         record=recorder.scrape if recorder is not None else None).start()
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -92,12 +104,22 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", metavar="M",
                    help="model preset, config.json or model directory for the calculator")
     add_metrics_options(p)
+    p.add_argument("--metrics-record", metavar="DIR",
+                   help="the /metrics scrapes a `--record DIR` kept (metrics.jsonl), fed "
+                        "beside the log (implied when FILE is a recording directory)")
     add_tui_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from kvtui.sources.readers import LogOpenError, check_readable
+    from kvtui.sources.record import found
 
+    for i, path in enumerate(args.files):
+        kept = found(path)  # a recording directory: its log, and its scrapes beside it
+        if kept is not None:
+            args.files[i] = kept.log
+            if kept.metrics is not None and not args.metrics_record:
+                args.metrics_record = kept.metrics
     try:
         for path in args.files:
             if path == "-":
@@ -135,7 +157,26 @@ def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
     from kvtui.ui.app import run_app
 
     session = Session(Options(model=model))
-    poller = start_metrics(args, session)
+    kept = getattr(args, "metrics_record", None)
+    if kept:
+        from kvtui.sources.record import feed_recorded
+
+        try:
+            feed_recorded(kept, session)
+        except OSError as exc:
+            print(f"kvtui: {exc}", file=sys.stderr)
+            return 2
+    recorder = None
+    if getattr(args, "record", None):
+        from kvtui.sources.record import Recorder, recording
+
+        try:
+            recorder = Recorder(args.record)
+        except OSError as exc:
+            print(f"kvtui: --record: {exc}", file=sys.stderr)
+            return 2
+        source = recording(source, recorder)  # type: ignore[arg-type]
+    poller = start_metrics(args, session, recorder)
     try:
         return run_app(source, title, session=session,  # type: ignore[arg-type]
                        log_window=getattr(args, "log_window", 20000),
@@ -143,3 +184,5 @@ def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
     finally:
         if poller is not None:
             poller.close()
+        if recorder is not None:
+            recorder.close()

@@ -85,6 +85,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="seconds between /metrics scrapes in the TUI (1-5, default 2)")
     p.add_argument("--no-metrics", action="store_true",
                    help="do not read the server's /metrics")
+    p.add_argument("--record", metavar="DIR",
+                   help="keep the log lines and the /metrics scrapes in DIR (log.txt, "
+                        "metrics.jsonl): `kvtui replay DIR` and `kvtui check DIR` read them")
     p.add_argument("--python", default="python3", metavar="EXE",
                    help="python interpreter on the host for the log follower (default: the "
                    "first python3 on the host's PATH outside a */shims directory)")
@@ -591,17 +594,26 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
                               or session.options.checkpoint is not None else on_checkpoint,
                               prelude_markers=startup_markers(),
                               prelude_anchors=startup_anchors())
+    import time
+
+    from kvtui.sources.record import Recorder, recording
+
+    recorder = Recorder(args.record) if args.record else None
+    source: Any = recording(follower, recorder) if recorder is not None else follower
     poller = None
     if not args.no_metrics:
         from kvtui.sources.metrics import MetricsPoller, Scraper
 
         # its own connection: the follower closes a lent one when it drops
-        scraper = Scraper(f"ssh://{host}/metrics", args.metrics_interval,
+        scraper = Scraper(f"ssh://{host}/metrics", args.metrics_interval, clock=time.time,
                           fetcher=metrics_fetcher(args, connector, None, session))
-        poller = MetricsPoller(scraper, session, f"{host} /metrics over SSH").start()
+        poller = MetricsPoller(scraper, session, f"{host} /metrics over SSH",
+                               record=recorder.scrape if recorder is not None else None).start()
     try:
-        return run_app(follower, f"{host}:{target.label}", session=session,
+        return run_app(source, f"{host}:{target.label}", session=session,
                        log_window=args.log_window)
     finally:
         if poller is not None:
             poller.close()
+        if recorder is not None:
+            recorder.close()

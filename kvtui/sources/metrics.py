@@ -173,15 +173,19 @@ class MetricsPoller:
     BACKOFF_MAX) and hands each result to `sink` until closed. The scrape times are wall-clock
     seconds (`time.time`), so a recorded session's scrapes keep their spacing on replay."""
 
-    def __init__(self, scraper: Scraper, sink: ScrapeSink, source: str | None = None) -> None:
+    def __init__(self, scraper: Scraper, sink: ScrapeSink, source: str | None = None, *,
+                 record: Callable[[ScrapeResult, str], None] | None = None) -> None:
         self.scraper = scraper
         self.sink = sink
         self.source = source or scraper.url
+        self.record = record  # a recorder's (kvtui.sources.record), given each result first
         self.stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def once(self) -> ScrapeResult:
         result = self.scraper.scrape()
+        if self.record is not None:
+            self.record(result, self.source)
         deliver(result, self.sink, self.source)
         return result
 
