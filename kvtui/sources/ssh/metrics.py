@@ -94,7 +94,11 @@ def channel_fetcher(transport: Callable[[], paramiko.Transport],
             return ScrapeResult("not_enabled", None, why, clock())
         where = f"{host}:{number}{path} over SSH"
         try:
-            chan = transport().open_channel("direct-tcpip", (host, number), ("127.0.0.1", 0),
+            link = transport()
+        except Exception as exc:  # a reconnect refused: the scrape says so, the run goes on
+            return ScrapeResult("refused", None, f"{where}: no SSH connection: {exc}", clock())
+        try:
+            chan = link.open_channel("direct-tcpip", (host, number), ("127.0.0.1", 0),
                                             timeout=timeout)
         except paramiko.ChannelException as exc:
             if exc.code == 1:  # OPEN_ADMINISTRATIVELY_PROHIBITED
