@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvtui.sources.base import Emit, History, Item, LineSource, SourceLine
+from kvtui.sources.base import Emit, History, Item, LineSource, SourceLine, local_files
 from kvtui.sources.metrics import ScrapeResult, ScrapeSink, deliver
 from kvtui.sources.ssh.blocks import BlockSource, Deliver, Delivered, LineBlock, block_source
 
@@ -95,6 +95,11 @@ class RecordingSource:
             emit(items)
 
         self.inner.run(tee, stop)
+
+    def local_paths(self) -> tuple[str, ...]:
+        """The inner source's local files (the TUI's export goes next to them, as without a
+        recording)."""
+        return local_files(self.inner)
 
     def history(self) -> History | None:
         self._history = self.inner.history()
