@@ -113,9 +113,17 @@ def analyse_files(files: list[str], *, model: Any = None, alert_options: Any = N
                           releases=releases)
         if not files:  # --checkpoint alone: the checkpoint's facts, no log
             return [Session(options)]
-        return analyse([log_input(p) for p in files], options,
-                       preview=preview if stream or bar.enabled else None,
-                       progress=progress if bar.enabled else None)
+        from kvtui.sources.record import feed_recorded, found
+
+        kept = [found(p) for p in files]  # a `--record DIR` recording: its log and scrapes
+        sessions = analyse([log_input(k.log if k is not None else p)
+                            for p, k in zip(files, kept, strict=True)], options,
+                           preview=preview if stream or bar.enabled else None,
+                           progress=progress if bar.enabled else None)
+        for session, k in zip(sessions, kept, strict=True):
+            if k is not None and k.metrics is not None:
+                feed_recorded(k.metrics, session)
+        return sessions
 
 
 def _json_line(report: Report) -> None:

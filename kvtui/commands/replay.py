@@ -5,6 +5,12 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kvtui.core.pipeline import Session
+    from kvtui.sources.metrics import MetricsPoller
+    from kvtui.sources.record import Recorder
 
 
 def positive_int(text: str) -> int:
@@ -55,6 +61,39 @@ def add_speed_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--instant", action="store_true", help="ingest as fast as possible")
 
 
+def add_metrics_options(p: argparse.ArgumentParser) -> None:
+    """--metrics URL: scrape a server's Prometheus endpoint reachable from here beside its log
+    (the scrapes enter the session as typed events: `Session.feed_scrape`)."""
+    p.add_argument("--metrics", metavar="URL",
+                   help="also scrape this server's /metrics (used as given, any path) every "
+                        "--metrics-interval seconds")
+    p.add_argument("--metrics-interval", type=positive_float, default=2.0, metavar="S",
+                   help="seconds between scrapes (1-5, default 2; doubled after a failure)")
+    p.add_argument("--no-metrics", action="store_true", help="do not scrape /metrics")
+
+
+def add_record_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--record", metavar="DIR",
+                   help="keep the log lines and the /metrics scrapes in DIR (log.txt, "
+                        "metrics.jsonl): `kvtui replay DIR` and `kvtui check DIR` read them")
+
+
+def start_metrics(args: argparse.Namespace, session: Session,
+                  recorder: Recorder | None = None) -> MetricsPoller | None:
+    """The poller --metrics asks for, feeding `session` on a thread of its own (None: none
+    asked). Scrape times are wall-clock seconds, so a recording keeps their spacing. The
+    caller closes it when the view ends."""
+    import time
+
+    url = getattr(args, "metrics", None)
+    if not url or getattr(args, "no_metrics", False):
+        return None
+    from kvtui.sources.metrics import MetricsPoller, Scraper
+
+    return MetricsPoller(Scraper(url, args.metrics_interval, clock=time.time), session,
+                         record=recorder.scrape if recorder is not None else None).start()
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="log files (.gz ok); several are merged by timestamp")
@@ -64,12 +103,23 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--paused", action="store_true", help="start paused (space plays)")
     p.add_argument("--model", metavar="M",
                    help="model preset, config.json or model directory for the calculator")
+    add_metrics_options(p)
+    p.add_argument("--metrics-record", metavar="DIR",
+                   help="the /metrics scrapes a `--record DIR` kept (metrics.jsonl), fed "
+                        "beside the log (implied when FILE is a recording directory)")
     add_tui_options(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from kvtui.sources.readers import LogOpenError, check_readable
+    from kvtui.sources.record import found
 
+    for i, path in enumerate(args.files):
+        kept = found(path)  # a recording directory: its log, and its scrapes beside it
+        if kept is not None:
+            args.files[i] = kept.log
+            if kept.metrics is not None and not args.metrics_record:
+                args.metrics_record = kept.metrics
     try:
         for path in args.files:
             if path == "-":
@@ -106,6 +156,33 @@ def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
             return 2
     from kvtui.ui.app import run_app
 
-    return run_app(source, title, session=Session(Options(model=model)),  # type: ignore[arg-type]
-                   log_window=getattr(args, "log_window", 20000),
-                   export_dir=getattr(args, "export_dir", None))
+    session = Session(Options(model=model))
+    kept = getattr(args, "metrics_record", None)
+    if kept:
+        from kvtui.sources.record import feed_recorded
+
+        try:
+            feed_recorded(kept, session)
+        except OSError as exc:
+            print(f"kvtui: {exc}", file=sys.stderr)
+            return 2
+    recorder = None
+    if getattr(args, "record", None):
+        from kvtui.sources.record import Recorder, recording
+
+        try:
+            recorder = Recorder(args.record)
+        except OSError as exc:
+            print(f"kvtui: --record: {exc}", file=sys.stderr)
+            return 2
+        source = recording(source, recorder)  # type: ignore[arg-type]
+    poller = start_metrics(args, session, recorder)
+    try:
+        return run_app(source, title, session=session,  # type: ignore[arg-type]
+                       log_window=getattr(args, "log_window", 20000),
+                       export_dir=getattr(args, "export_dir", None))
+    finally:
+        if poller is not None:
+            poller.close()
+        if recorder is not None:
+            recorder.close()

@@ -69,6 +69,27 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="list the SGLang and vLLM logs discovered on the host and exit")
     p.add_argument("--no-checkpoint", action="store_true",
                    help="do not read the model's config/index files over SFTP")
+    p.add_argument("--model", metavar="M",
+                   help="model preset, config.json or model directory for the calculator")
+    p.add_argument("--checkpoint", metavar="DIR",
+                   help="a local copy of the served checkpoint, read here instead of over SFTP")
+    p.add_argument("--sglang-version", metavar="X",
+                   help="the SGLang release whose sizing rules the what-if applies (default: "
+                        "the newest the log allows)")
+    p.add_argument("--vllm-version", metavar="X",
+                   help="the vLLM release whose sizing rules the what-if applies on a vLLM log "
+                        "(default: the newest the log allows)")
+    p.add_argument("--metrics-port", type=_positive_int, metavar="PORT",
+                   help="the server's /metrics port on the host, read through this SSH "
+                        "connection (default: the --port the log shows, else the engine's "
+                        "default: SGLang 30000 with --enable-metrics, vLLM 8000)")
+    p.add_argument("--metrics-interval", type=float, default=2.0, metavar="S",
+                   help="seconds between /metrics scrapes in the TUI (1-5, default 2)")
+    p.add_argument("--no-metrics", action="store_true",
+                   help="do not read the server's /metrics")
+    p.add_argument("--record", metavar="DIR",
+                   help="keep the log lines and the /metrics scrapes in DIR (log.txt, "
+                        "metrics.jsonl): `kvtui replay DIR` and `kvtui check DIR` read them")
     p.add_argument("--python", default="python3", metavar="EXE",
                    help="python interpreter on the host for the log follower (default: the "
                    "first python3 on the host's PATH outside a */shims directory)")
@@ -185,6 +206,11 @@ def _run(args: argparse.Namespace) -> int:
     except SSHConfigError as exc:
         _err(str(exc))
         return 2
+    try:
+        options = pipeline_options(args)
+    except ValueError as exc:
+        _err(_inert(str(exc), 1000))
+        return 2
     identities = load_identities(spec, _prompt, extra_specs=jumps)
     connector = Connector(spec, identities, accept_new_host_key=args.accept_new_host_key,
                           timeout=args.connect_timeout)
@@ -197,7 +223,7 @@ def _run(args: argparse.Namespace) -> int:
         _err(_inert(msg, 1000))
     connector.messages.clear()
     try:
-        return _run_connected(args, host, connector, conn)
+        return _run_connected(args, host, connector, conn, options)
     finally:
         conn.close()
 
@@ -217,7 +243,20 @@ def _target_from_args(args: argparse.Namespace) -> Any:
     return None
 
 
-def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: Any) -> int:
+def pipeline_options(args: argparse.Namespace) -> Any:
+    """The user's --model, --checkpoint and release options as the pipeline's `Options`
+    (checked as `kvtui check` checks them: a ValueError names what is wrong): every session of
+    the run, the read-ahead preview included (`Session.preview_lines`), is built with them."""
+    from kvtui.commands.check import _inspect_checkpoint, _releases, _resolve_model
+    from kvtui.core.pipeline import Options
+
+    checkpoint = getattr(args, "checkpoint", None)
+    return Options(model=_resolve_model(getattr(args, "model", None)), releases=_releases(args),
+                   checkpoint=_inspect_checkpoint(checkpoint) if checkpoint else None)
+
+
+def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: Any,
+                   options: Any = None) -> int:
     from kvtui.sources.ssh.discover import discover
     from kvtui.sources.ssh.follow import Target
 
@@ -249,8 +288,8 @@ def _run_connected(args: argparse.Namespace, host: str, connector: Any, conn: An
         model_path, python = choice.model_path, choice.python
     lines = None if args.all or args.lines is None else max(0, args.lines)
     if args.check:
-        return _check(args, host, connector, conn, target, lines, model_path, python)
-    return _interactive(args, host, connector, conn, target, lines, model_path, python)
+        return _check(args, host, connector, conn, target, lines, model_path, python, options)
+    return _interactive(args, host, connector, conn, target, lines, model_path, python, options)
 
 
 def _print_candidates(host: str, found: Any) -> None:
@@ -337,22 +376,65 @@ def _inspector(host: str, python: str | None, sink: list[Any]) -> Any:
 
 
 def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, target: Any,
-           lines: int | None, model_path: str | None, python: str | None) -> int:
+           lines: int | None, model_path: str | None, python: str | None,
+           options: Any = None) -> int:
     from kvtui.commands.check import render_and_exit
 
     try:
         session = analyse_remote(connector, conn, target, lines, host, model_path,
                                  give_up_after=args.reconnect_timeout, say=_Say(),
-                                 on_verdict=_say_verdict)
+                                 on_verdict=_say_verdict, options=options)
     except _CheckError as exc:
         _err(str(exc))
         return 2
+    if not args.no_metrics:
+        _scrape_once(args, host, connector, conn, session)
     report = session.report()
     path = model_path or report.model.path
-    if path and not args.no_checkpoint:
+    if path and not args.no_checkpoint and session.options.checkpoint is None:
         session.configure(checkpoint=_inspect_after_read(connector, conn, path, host, python))
         report = session.report()
     return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
+
+
+def metrics_fetcher(args: argparse.Namespace, connector: Any, conn: Any, session: Any) -> Any:
+    """A scrape fetcher over this SSH connection (a direct-tcpip channel to the host's
+    loopback port), the port from --metrics-port or the server's arguments in `session`'s
+    log, asked at each scrape. A dropped connection is replaced from the connector."""
+    from kvtui.sources.ssh.metrics import channel_fetcher, metrics_port
+
+    live = [conn]
+
+    def transport() -> Any:
+        if live[0] is None or not live[0].is_active():
+            live[0] = connector.connect()
+            connector.messages.clear()
+        return live[0].transport
+
+    def port() -> tuple[int | None, str]:
+        if args.metrics_port:
+            return args.metrics_port, "--metrics-port"
+        engine = session.engine
+        evidence = session.state.current.server_args_evidence
+        return metrics_port(engine.name if engine is not None else None,
+                            evidence.text if evidence is not None else None)
+
+    return channel_fetcher(transport, port)
+
+
+def _scrape_once(args: argparse.Namespace, host: str, connector: Any, conn: Any,
+                 session: Any) -> None:
+    """`--check`: one scrape of the server's /metrics once the log is read, fed to the
+    session (its facts join the report). When no port was asked for and nothing answers at
+    the one the log implies, the report stays the log's and stderr says why."""
+    from kvtui.sources.metrics import Scraper, deliver
+
+    fetcher = metrics_fetcher(args, connector, conn, session)
+    result = Scraper(f"ssh://{host}/metrics", fetcher=fetcher).scrape()
+    if result.state != "ok" and not args.metrics_port:
+        _err(f"metrics: {result.state}: {_inert(result.detail, 400)}")
+        return
+    deliver(result, session, f"{host} /metrics over SSH")
 
 
 def _say_verdict(block: Any, report: Report) -> None:
@@ -462,8 +544,8 @@ def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, ho
         for item in batch:
             if isinstance(item, LineBlock) and item.prelude:
                 if on_verdict is not None:
-                    early = Session(partial=True)
-                    early.feed_lines(item.source, item.texts, item.first_line_no)
+                    early = session.preview_lines(item.source, item.texts,
+                                                  item.first_line_no)
                     on_verdict(item, early.report())
             elif isinstance(item, LineBlock):
                 if not feed:
@@ -494,7 +576,8 @@ def analyse_remote(connector: Any, conn: Any, target: Any, lines: int | None, ho
 
 
 def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any, target: Any,
-                 lines: int | None, model_path: str | None, python: str | None) -> int:
+                 lines: int | None, model_path: str | None, python: str | None,
+                 options: Any = None) -> int:
     from kvtui.core.pipeline import Session
     from kvtui.sources.ssh.follow import RemoteFollower
 
@@ -503,7 +586,7 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
     except ImportError as exc:
         _err(f"the TUI is not available ({exc}); use --check for a headless report")
         return 2
-    session = Session()
+    session = Session(options) if options is not None else Session()
     facts: list[Any] = []
 
     def on_checkpoint(c: Any, path: str) -> str:
@@ -521,8 +604,30 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
     # running server's start-up, whose verdict the TUI's ingest shows before the rest arrives.
     follower = RemoteFollower(connector, target, lines=lines, connection=conn, host_label=host,
                               model_path=model_path, model_path_probe=model_path_probe,
-                              on_checkpoint=None if args.no_checkpoint else on_checkpoint,
+                              on_checkpoint=None if args.no_checkpoint
+                              or session.options.checkpoint is not None else on_checkpoint,
                               prelude_markers=startup_markers(),
                               prelude_anchors=startup_anchors())
-    return run_app(follower, f"{host}:{target.label}", session=session,
-                   log_window=args.log_window)
+    import time
+
+    from kvtui.sources.record import Recorder, recording
+
+    recorder = Recorder(args.record) if args.record else None
+    source: Any = recording(follower, recorder) if recorder is not None else follower
+    poller = None
+    if not args.no_metrics:
+        from kvtui.sources.metrics import MetricsPoller, Scraper
+
+        # its own connection: the follower closes a lent one when it drops
+        scraper = Scraper(f"ssh://{host}/metrics", args.metrics_interval, clock=time.time,
+                          fetcher=metrics_fetcher(args, connector, None, session))
+        poller = MetricsPoller(scraper, session, f"{host} /metrics over SSH",
+                               record=recorder.scrape if recorder is not None else None).start()
+    try:
+        return run_app(source, f"{host}:{target.label}", session=session,
+                       log_window=args.log_window)
+    finally:
+        if poller is not None:
+            poller.close()
+        if recorder is not None:
+            recorder.close()

@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from kvtui.commands.replay import positive_int
+from kvtui.commands.replay import add_metrics_options, add_record_option, positive_int
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -37,6 +37,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="model preset, config.json or model directory for the calculator")
     p.add_argument("--log-window", type=positive_int, default=20000, metavar="N",
                    help="lines kept in the log pane (default 20000)")
+    add_metrics_options(p)
+    add_record_option(p)
 
 
 def _fail(message: str) -> int:

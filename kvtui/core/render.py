@@ -104,6 +104,10 @@ def render_text(report: Report) -> str:
         out.extend(["", f"What-if    {report.whatif_unmodelled}"])
     if report.checkpoint:
         out.extend(_render_checkpoint(report.checkpoint))
+    if report.metrics:
+        from kvtui.core.metrics.series import facts_text
+
+        out.extend(["", *facts_text(report.metrics)])
     runs = report.runs
     if len(runs) > 1:
         w("")

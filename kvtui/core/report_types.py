@@ -643,6 +643,9 @@ class Report:
     partial: bool = field(default=False, metadata=OMIT_EMPTY)  # start-up lines only
     # the accuracy checklist of the current run (kvtui.core.accuracy), when an engine is known
     accuracy: tuple[AccuracyItem, ...] = field(default=(), metadata=OMIT_EMPTY)
+    # what the server's /metrics scrapes fed to the session say (kvtui.core.metrics.series:
+    # source, state, detail, scrapes, facts); absent when none were fed
+    metrics: Json | None = field(default=None, metadata=OMIT_NONE)
 
     @property
     def unrecognised(self) -> bool:

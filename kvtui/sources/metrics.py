@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from kvtui.core.metrics.exposition import Scrape
 
 # the scrape interval's bounds: faster loads the server's /metrics (it walks the multiprocess
 # directory on each request), slower misses the queue's short bursts
@@ -99,15 +103,23 @@ def origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+Fetch = Callable[[str, float, Callable[[], float]], ScrapeResult]
+
+
 class Scraper:
-    """Scrapes one URL every `interval` seconds (1-5), doubling the wait after a failure."""
+    """Scrapes one URL every `interval` seconds (1-5), doubling the wait after a failure.
+
+    `fetcher`: how one scrape is taken (default: HTTP from here, `fetch`; `kvtui ssh` passes
+    one that speaks HTTP over a direct-tcpip channel of its SSH connection)."""
 
     def __init__(self, url: str, interval: float = 2.0, *, timeout: float = TIMEOUT,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 fetcher: Fetch | None = None) -> None:
         self.url = url
         self.interval = clamp_interval(interval)
         self.timeout = timeout
         self.clock = clock
+        self.fetcher: Fetch = fetcher or fetch
         self.last_ok: ScrapeResult | None = None
         self.failures = 0
 
@@ -117,7 +129,7 @@ class Scraper:
         return float(min(BACKOFF_MAX, self.interval * 2 ** self.failures))
 
     def scrape(self) -> ScrapeResult:
-        result = fetch(self.url, self.timeout, self.clock)
+        result = self.fetcher(self.url, self.timeout, self.clock)
         if result.state == "ok":
             self.failures = 0
             self.last_ok = result
@@ -128,3 +140,71 @@ class Scraper:
             return ScrapeResult("stale", None, f"last good scrape {ago:.1f} s ago; now: "
                                 f"{result.detail}", result.at)
         return result
+
+
+class ScrapeSink(Protocol):
+    """Whoever takes the scrapes as typed events: a pipeline `Session` (its `feed_scrape` and
+    `scrape_failed`), or a recorder in front of one."""
+
+    def feed_scrape(self, scrape: Scrape, source: str | None = None) -> None: ...
+
+    def scrape_failed(self, state: str, detail: str, at: float = 0.0,
+                      source: str | None = None) -> None: ...
+
+
+def deliver(result: ScrapeResult, sink: ScrapeSink, source: str) -> None:
+    """One scrape's result into the sink: parsed (with `prometheus_client`'s parser), or its
+    failure state (`bad_response` when the body is not the exposition format)."""
+    from kvtui.core.metrics.exposition import parse
+
+    if result.state != "ok" or result.body is None:
+        sink.scrape_failed(result.state, result.detail, result.at, source)
+        return
+    try:
+        scrape = parse(result.body, result.at)
+    except ValueError as exc:
+        sink.scrape_failed("bad_response", f"{source}: {exc}", result.at, source)
+        return
+    sink.feed_scrape(scrape, source)
+
+
+class MetricsPoller:
+    """Scrapes on a thread of its own every interval (1-5 s, doubled after each failure up to
+    BACKOFF_MAX) and hands each result to `sink` until closed. The scrape times are wall-clock
+    seconds (`time.time`), so a recorded session's scrapes keep their spacing on replay."""
+
+    def __init__(self, scraper: Scraper, sink: ScrapeSink, source: str | None = None, *,
+                 record: Callable[[ScrapeResult, str], None] | None = None) -> None:
+        self.scraper = scraper
+        self.sink = sink
+        self.source = source or scraper.url
+        self.record = record  # a recorder's (kvtui.sources.record), given each result first
+        self.stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def once(self) -> ScrapeResult:
+        result = self.scraper.scrape()
+        if self.record is not None:
+            self.record(result, self.source)
+        deliver(result, self.sink, self.source)
+        return result
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.once()
+            except Exception as exc:  # a scrape must never take the log view down
+                self.sink.scrape_failed("http_error", f"{type(exc).__name__}: {exc}",
+                                        self.scraper.clock(), self.source)
+                self.scraper.failures += 1
+            self.stop.wait(self.scraper.next_delay())
+
+    def start(self) -> MetricsPoller:
+        self._thread = threading.Thread(target=self.run, name="kvtui-metrics", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self, timeout: float = 2.0) -> None:
+        self.stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)

@@ -29,7 +29,12 @@ def check_readable(path: str) -> None:
     if not os.path.exists(path):
         raise LogOpenError(f"{path}: no such file")
     if os.path.isdir(path):
-        raise LogOpenError(f"{path}: is a directory, not a log file")
+        from kvtui.sources.record import found
+
+        kept = found(path)  # a `--record DIR` recording: its log is what is read
+        if kept is None:
+            raise LogOpenError(f"{path}: is a directory, not a log file")
+        path = kept.log
     if not os.access(path, os.R_OK):
         raise LogOpenError(f"{path}: permission denied")
 

@@ -37,7 +37,7 @@ from kvtui.sources.base import (
     SourceLine,
     SourceNotice,
 )
-from kvtui.sources.lines import MAX_LINE_CHARS, decode_line
+from kvtui.sources.lines import LineSplitter
 from kvtui.sources.readers import ranged_file
 from parsers.prefix import line_timestamp, ts_day, ts_seconds
 
@@ -46,9 +46,8 @@ MIN_SPEED, MAX_SPEED = 0.01, 1e6  # what + / - can reach
 DEFAULT_MAX_GAP = 0.2
 INSTANT_BATCH = 4000
 TIMED_BATCH_WINDOW = 0.05  # lines due within this many seconds go out in one batch
-# Longest part of one physical line that is read into memory; the rest of a longer line (a file
-# without newlines, a copytruncate NUL hole) is skipped, its bytes still counted in the offsets.
-READ_LIMIT = MAX_LINE_CHARS * 4
+# Bytes read at a time; the splitter (`LineSplitter`) bounds what one line keeps in memory.
+READ_CHUNK = 1 << 16
 
 
 def parse_ts(text: str) -> float | None:
@@ -88,37 +87,32 @@ class _FileReader:
         self.last_ts: str | None = None
 
     def lines(self) -> Iterator[_Pending]:
-        want_ts = self.want_ts
-        readline = self.stream.readline
-        limit = READ_LIMIT
+        # The one line splitter every source uses (`LineSplitter`): an overlong line keeps its
+        # head and counts once, NUL bytes are dropped, offsets stay exact.
+        splitter = LineSplitter(self.offset)
+        read = self.stream.read
         while True:
-            raw = readline(limit)
-            if not raw:
+            chunk = read(READ_CHUNK)
+            pairs = splitter.feed(chunk) if chunk else splitter.flush()
+            for off, text in pairs:
+                yield self._pending(off, text)
+            if not chunk:
+                self.offset = splitter.consumed
                 return
-            size = len(raw)
-            if size >= limit and not raw.endswith(b"\n"):
-                # An overlong line: keep its head, skip the rest up to the next newline.
-                while True:
-                    more = readline(limit)
-                    size += len(more)
-                    if not more or more.endswith(b"\n"):
-                        break
-            self.line_no += 1
-            off = self.offset
-            self.offset += size
-            if raw.endswith(b"\n"):
-                raw = raw[:-1]
-            text = decode_line(raw)
-            ts: str | None = None
-            if want_ts:
-                ts = line_timestamp(text)
-                key = ts_seconds(ts) if ts is not None else None
-                if key is not None:
-                    self.last_key = key
-                    self.last_ts = ts
-                else:
-                    ts = self.last_ts
-            yield _Pending(self.last_key, self.index, self.line_no, off, text, ts)
+
+    def _pending(self, off: int, text: str) -> _Pending:
+        """The next line as the merge orders it: its timestamp, else the last one seen."""
+        self.line_no += 1
+        ts: str | None = None
+        if self.want_ts:
+            ts = line_timestamp(text)
+            key = ts_seconds(ts) if ts is not None else None
+            if key is not None:
+                self.last_key = key
+                self.last_ts = ts
+            else:
+                ts = self.last_ts
+        return _Pending(self.last_key, self.index, self.line_no, off, text, ts)
 
     @property
     def position(self) -> int:

@@ -18,7 +18,7 @@ from typing import Any
 
 from kvtui.core.pipeline import Progress, Session, StreamFold
 from kvtui.sources.base import INLINE, LineSource, SourceLine, SourceNotice
-from kvtui.sources.ssh.blocks import LineBlock, as_items
+from kvtui.sources.ssh.blocks import LineBlock, as_items, block_source
 from kvtui.ui import report_view as rv
 
 # Notices that do not end the initial load of a block source (what follows is still history).
@@ -108,6 +108,7 @@ class Ingest:
         self._timeline: list[Any] | None = None
         self._calc: Any = None
         self._report_dirty = False
+        self._metrics_fed = 0  # `session.metrics.fed` at the last snapshot
         self._restarted = False
         self._last_report = 0.0
         self._report_cost = 0.0
@@ -162,12 +163,12 @@ class Ingest:
             # A file that moved under the bulk fold: the source reads it and says so.
             with contextlib.suppress(Exception):
                 self._bulk_prefix()
-            blocks = getattr(self.source, "run_blocks", None)
+            blocks = block_source(self.source)
             if blocks is None:
                 self.source.run(self._emit, self.stop)
             else:
                 try:
-                    blocks(self._blocks, self.stop)
+                    blocks.run_blocks(self._blocks, self.stop)
                     if not self.stop.is_set():
                         self._end_load()
                 finally:
@@ -270,8 +271,7 @@ class Ingest:
         report is on screen at once. The stream's own report takes over once the load has
         folded past the region's last line (it then knows all the region says, and what came
         before); the full report at the load's end is the sequential fold's as ever."""
-        early = Session(self.session.options, partial=True)
-        early.feed_lines(block.source, block.texts, block.first_line_no)
+        early = self.session.preview_lines(block.source, block.texts, block.first_line_no)
         with self.report_lock:
             self._early, self._early_at = early, block.offset
             self._early_end = block.first_line_no + len(block.texts) - 1
@@ -296,9 +296,14 @@ class Ingest:
         early.options = self.session.options  # a model chosen, a checkpoint read meanwhile
         return early
 
+    def _expected_bytes(self) -> int | None:
+        """The history's size a block source announced (None: unknown, or no block source)."""
+        blocks = block_source(self.source)
+        return blocks.expected_bytes if blocks is not None else None
+
     def _load_block(self, block: LineBlock) -> None:
         if self._load is None:
-            self._load = self.session.stream(getattr(self.source, "expected_bytes", None))
+            self._load = self.session.stream(self._expected_bytes())
             self._load_started = time.monotonic()
             self._load_at = block.offset
             self._early_before_load()
@@ -312,7 +317,7 @@ class Ingest:
         while tail and self._tail_count - tail[0].count >= (self._ring.maxlen or 0):
             self._tail_count -= tail.popleft().count
         self.lines = block.first_line_no + block.count - 1
-        total = getattr(self.source, "expected_bytes", None)
+        total = self._expected_bytes()
         if total:
             self.load = Progress(self._load.fed, total, time.monotonic() - self._load_started)
         with self._lock:
@@ -420,6 +425,9 @@ class Ingest:
                     e.source = new
 
     def _snapshot(self, force: bool = False) -> None:
+        fed = self.session.metrics.fed  # a scrape fed by a poller's thread changes the report
+        if fed != self._metrics_fed:
+            self._metrics_fed, force = fed, True
         if not force and not self._report_dirty:
             return
         t0 = time.perf_counter()

@@ -13,7 +13,7 @@ import pytest
 
 from kvtui.sources import replay
 from kvtui.sources.base import SourceLine, SourceNotice
-from kvtui.sources.lines import MAX_LINE_CHARS, decode_line
+from kvtui.sources.lines import MAX_LINE_CHARS, LineSplitter, decode_line
 from kvtui.sources.replay import ReplaySource
 
 
@@ -147,7 +147,9 @@ def test_restart_drops_a_pending_seek(tmp_path: Path) -> None:
 @pytest.mark.parametrize("gz", [False, True])
 def test_overlong_lines_are_read_in_bounded_pieces(tmp_path: Path, gz: bool,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replay, "READ_LIMIT", 16)
+    # the one line splitter's bound, and reads as small: every piece crosses a read
+    monkeypatch.setattr(LineSplitter, "CARRY_MAX", 16)
+    monkeypatch.setattr(replay, "READ_CHUNK", 16)
     raws = [b"[00:00:01] a", b"x" * 15, b"y" * 16, b"z" * 100, b"[00:00:02] after",
             b"\0" * 70, b"tail-without-newline" * 3]
     data = b"\n".join(raws)
@@ -162,14 +164,14 @@ def test_overlong_lines_are_read_in_bounded_pieces(tmp_path: Path, gz: bool,
 
     def spy_init(self: replay._FileReader, *a: object, **kw: object) -> None:
         real(self, *a, **kw)  # type: ignore[arg-type]
-        readline = self.stream.readline
+        read = self.stream.read
 
-        def limited(limit: int = -1) -> bytes:
-            assert 0 < limit <= 16
-            out = readline(limit)
+        def limited(size: int = -1) -> bytes:
+            assert 0 < size <= 16
+            out = read(size)
             reads.append(len(out))
             return out
-        self.stream = type("S", (), {"readline": staticmethod(limited),
+        self.stream = type("S", (), {"read": staticmethod(limited),
                                      "close": self.stream.close})()  # type: ignore[assignment]
 
     monkeypatch.setattr(replay._FileReader, "__init__", spy_init)
@@ -190,7 +192,7 @@ def test_overlong_lines_are_read_in_bounded_pieces(tmp_path: Path, gz: bool,
 
 def test_real_limit_keeps_a_newline_free_megabyte_out_of_memory(tmp_path: Path) -> None:
     p = tmp_path / "nl.log"
-    big = b"[2025-01-01 00:00:01] " + b"q" * (3 * replay.READ_LIMIT)
+    big = b"[2025-01-01 00:00:01] " + b"q" * (3 * LineSplitter.CARRY_MAX)
     p.write_bytes(b"[2025-01-01 00:00:00] first\n" + big + b"\n[2025-01-01 00:00:02] last\n")
     run = Run(ReplaySource([str(p)], instant=True))
     assert run.wait(lambda: run.src.state == "at_end")

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core.engine import Engine, all_engines, load
+from kvtui.core.metrics.exposition import Scrape
+from kvtui.core.metrics.series import MetricsSeries
 from kvtui.core.pipeline.chunks import MIN_PARALLEL_BYTES, block_bytes, fold_ranges
 from kvtui.core.pipeline.events import events_jsonl
 from kvtui.core.pipeline.fold import Fold
@@ -95,6 +97,9 @@ class Session:
     # Each earlier run's what-if and alerts, kept while the run is unchanged
     # (`kvtui.core.runs.analyses`): a live view asks for the report many times a second.
     memo: dict[int, Any] = field(init=False, default_factory=dict, repr=False)
+    # The server's /metrics scrapes fed beside the lines (`feed_scrape`): the TUI's metrics
+    # pane reads `metrics.snapshots`, the report their facts.
+    metrics: MetricsSeries = field(init=False, default_factory=MetricsSeries, repr=False)
 
     def __post_init__(self) -> None:
         self.reset()
@@ -103,6 +108,7 @@ class Session:
         """Start over (a replay restarted): nothing of what was folded is kept."""
         self.fold = Fold(self.options.engines(), columns=self.options.columns)
         self.memo = {}
+        self.metrics = MetricsSeries()
 
     def configure(self, **changes: Any) -> None:
         """Change an option (a model chosen in the TUI, a checkpoint read later)."""
@@ -135,6 +141,27 @@ class Session:
         for block in blocks:
             n = self.fold.feed_lines(source, block, n)
         return n
+
+    def feed_scrape(self, scrape: Scrape, source: str | None = None) -> None:
+        """A parsed /metrics scrape (`kvtui.core.metrics.exposition.parse`, its `at` the time
+        it was taken): the typed non-line event of the pipeline. Kept in `metrics` (in time
+        order, bounded) and said by the report; the log's fold is not touched."""
+        self.metrics.feed(scrape, source)
+
+    def scrape_failed(self, state: str, detail: str, at: float = 0.0,
+                      source: str | None = None) -> None:
+        """A scrape that did not come (`kvtui.sources.metrics` states): the report says so,
+        `stale` when an earlier one did."""
+        self.metrics.fail(state, detail, at, source)
+
+    def preview_lines(self, source: str, texts: Sequence[str], first_line_no: int = 1) -> Session:
+        """A start-up region read ahead of the stream (an SSH host's prelude block) folded
+        alone: a partial session with this session's options, so its verdict uses the model,
+        checkpoint and releases the user gave, as the full fold will. The one way every
+        consumer (`ssh --check`, the TUI's ingest) makes such a preview."""
+        early = Session(self.options, partial=True)
+        early.feed_lines(source, texts, first_line_no)
+        return early
 
     def end(self) -> None:
         """The stream ended: a last line held to see whether the next one was its rest (a
@@ -232,10 +259,16 @@ class Session:
         from kvtui.core.report import build_report
 
         o = self.options
-        return build_report(self.fold.state.settled(), engine=self.fold.engine, model=o.model,
-                            alert_options=o.alert_options, checkpoint=o.checkpoint,
-                            release=o.release(self.fold.engine), partial=self.partial,
-                            memo=self.memo)
+        report = build_report(self.fold.state.settled(), engine=self.fold.engine, model=o.model,
+                              alert_options=o.alert_options, checkpoint=o.checkpoint,
+                              release=o.release(self.fold.engine), partial=self.partial,
+                              memo=self.memo)
+        return self._with_metrics(report)
+
+    def _with_metrics(self, report: Report) -> Report:
+        """The report with what the scrapes say (unchanged when none were fed)."""
+        facts = self.metrics.facts()
+        return report if facts is None else replace(report, metrics=facts)
 
     @property
     def run_count(self) -> int:

@@ -16,8 +16,9 @@ truncated and rewritten with the same first bytes while we were away.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from kvtui.sources.base import Item, SourceLine, SourceNotice
 from kvtui.sources.lines import LineSplitter, lines_of
@@ -74,6 +75,23 @@ class LineBlock:
 
 Delivered = LineBlock | SourceNotice
 Deliver = Callable[[list[Delivered]], None]
+
+
+@runtime_checkable
+class BlockSource(Protocol):
+    """The capability of a source that delivers its lines in blocks (the SSH follower): a
+    consumer folds each block whole, on every core when `expected_bytes` (the history's size,
+    once the host said it; None before) says the log is big. Asked for in one place
+    (`block_source`) so consumers hold a typed handle instead of probing attributes."""
+
+    expected_bytes: int | None
+
+    def run_blocks(self, deliver: Deliver, stop: threading.Event) -> None: ...
+
+
+def block_source(source: object) -> BlockSource | None:
+    """`source` as a block source, or None when it delivers lines one batch at a time."""
+    return source if isinstance(source, BlockSource) else None
 
 
 def as_items(batch: list[Delivered]) -> list[Item]:

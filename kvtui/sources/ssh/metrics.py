@@ -1,0 +1,134 @@
+"""The server's /metrics read through the SSH connection kvtui already has: a direct-tcpip
+channel to the host's loopback port (nothing installed on the host, no port opened; the
+host's sshd must permit TCP forwarding, OpenSSH's default `AllowTcpForwarding yes`), one
+HTTP/1.0 GET on it per scrape.
+
+Which port: `--metrics-port`, else the one the server's own arguments in the log name
+(`metrics_port`): SGLang serves /metrics on its HTTP `--port` (default 30000) only with
+`--enable-metrics` (sglang-0.5.23 wheel: sglang/srt/entrypoints/http_server.py:314-317;
+default port: sglang/srt/server_args.py `port: int = 30000`); vLLM on its API `--port`
+(default 8000; vllm-0.34.0 wheel: vllm/entrypoints/serve/instrumentator/metrics.py:55-80).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+import paramiko
+
+from kvtui.sources.metrics import MAX_BODY, ScrapeResult
+
+# What the server's arguments say the port is by default, per engine (see the docstring).
+DEFAULT_PORTS: Mapping[str, int] = {"sglang": 30000, "vllm": 8000}
+
+
+_PORT = re.compile(r"""(?<![\w.])'?port'?(?:=|: )(\d+)""")
+
+
+def metrics_port(engine: str | None, args_text: str | None) -> tuple[int | None, str]:
+    """(port, why) from the server's logged arguments (`args_text`: the line that dumps them,
+    as far as the session kept it); port None when the engine is not known yet. The engine's
+    default port when the line does not show one (the session keeps the line's head only, so
+    a `--port` late in a long SGLang dump is not seen: pass `--metrics-port`)."""
+    if engine is None or engine not in DEFAULT_PORTS:
+        return None, "the engine is not known yet (no server start in the log); " \
+            "--metrics-port names the port"
+    text = args_text or ""
+    m = _PORT.search(text)
+    if m is not None:
+        return int(m.group(1)), "the server's --port in the log"
+    return DEFAULT_PORTS[engine], f"{engine}'s default port (--metrics-port to change it)"
+
+
+def _http_get(chan: paramiko.Channel, host: str, port: int, path: str) -> tuple[int, str, bytes]:
+    request = (f"GET {path} HTTP/1.0\r\nHost: {host}:{port}\r\nAccept: text/plain\r\n"
+               "Connection: close\r\n\r\n").encode("ascii")
+    chan.sendall(request)
+    data = bytearray()
+    while len(data) <= MAX_BODY + 65536:
+        got = chan.recv(65536)
+        if not got:
+            break
+        data += got
+    head, sep, body = bytes(data).partition(b"\r\n\r\n")
+    if not sep:
+        raise ValueError("no HTTP answer")
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise ValueError(f"not an HTTP status line: {lines[0][:80]!r}")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in lines[1:])}
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        body = _unchunk(body)
+    return int(parts[1]), parts[2] if len(parts) > 2 else "", body
+
+
+def _unchunk(body: bytes) -> bytes:
+    out = bytearray()
+    pos = 0
+    while True:
+        nl = body.find(b"\r\n", pos)
+        if nl < 0:
+            break
+        size = int(body[pos:nl].split(b";")[0] or b"0", 16)
+        if size == 0:
+            break
+        out += body[nl + 2:nl + 2 + size]
+        pos = nl + 2 + size + 2
+    return bytes(out)
+
+
+def channel_fetcher(transport: Callable[[], paramiko.Transport],
+                    port: Callable[[], tuple[int | None, str]], path: str = "/metrics",
+                    host: str = "127.0.0.1") -> Callable[[str, float, Callable[[], float]],
+                                                         ScrapeResult]:
+    """A `Scraper` fetcher that opens a direct-tcpip channel to `host:port()` on the SSH host
+    for each scrape. `transport()`: the connection's live transport (reconnects give a new
+    one); `port()`: (port, why) as `metrics_port` says, asked at each scrape (the log may only
+    now have said it)."""
+
+    def fetch(url: str, timeout: float, clock: Callable[[], float]) -> ScrapeResult:
+        number, why = port()
+        if number is None:
+            return ScrapeResult("not_enabled", None, why, clock())
+        where = f"{host}:{number}{path} over SSH"
+        try:
+            link = transport()
+        except Exception as exc:  # a reconnect refused: the scrape says so, the run goes on
+            return ScrapeResult("refused", None, f"{where}: no SSH connection: {exc}", clock())
+        try:
+            chan = link.open_channel("direct-tcpip", (host, number), ("127.0.0.1", 0),
+                                            timeout=timeout)
+        except paramiko.ChannelException as exc:
+            if exc.code == 1:  # OPEN_ADMINISTRATIVELY_PROHIBITED
+                return ScrapeResult("refused", None, f"the host's sshd refuses TCP forwarding "
+                                    f"to {where} (AllowTcpForwarding)", clock())
+            return ScrapeResult("refused", None, f"connection refused at {where} ({why})",
+                                clock())
+        except (paramiko.SSHException, OSError, EOFError) as exc:
+            return ScrapeResult("refused", None, f"{where}: {type(exc).__name__}: {exc}",
+                                clock())
+        try:
+            chan.settimeout(timeout)
+            status, reason, body = _http_get(chan, host, number, path)
+        except TimeoutError:
+            return ScrapeResult("timeout", None, f"no answer from {where} in {timeout:g} s",
+                                clock())
+        except (ValueError, OSError, paramiko.SSHException) as exc:
+            return ScrapeResult("http_error", None, f"{where}: {exc}", clock())
+        finally:
+            chan.close()
+        if status == 404:
+            return ScrapeResult("not_enabled", None, f"HTTP 404 at {where}: metrics are not "
+                                "served there (SGLang needs --enable-metrics; vLLM serves "
+                                "/metrics on its API port)", clock())
+        if status != 200:
+            return ScrapeResult("http_error", None, f"HTTP {status} {reason} at {where}",
+                                clock())
+        if len(body) > MAX_BODY:
+            return ScrapeResult("http_error", None, f"{where}: answer over {MAX_BODY:,} bytes",
+                                clock())
+        return ScrapeResult("ok", body.decode("utf-8", errors="replace"), "", clock())
+
+    return fetch
