@@ -140,8 +140,11 @@ def run(args: argparse.Namespace) -> int:
     return open_tui(source, source.name, args)
 
 
-def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
-    """Shared by replay, tail and demo: build the session from --model, then run the app."""
+def open_tui(source: object, title: str, args: argparse.Namespace, *,
+             metrics_offset: float | None = None) -> int:
+    """Shared by replay, tail and demo: build the session from --model, then run the app.
+    `metrics_offset`: seconds from the scrapes' clock to the log's, where the caller knows it
+    (`KvApp.metrics_offset`)."""
     from kvtui.core.pipeline import Options, Session
 
     model = None
@@ -180,7 +183,8 @@ def open_tui(source: object, title: str, args: argparse.Namespace) -> int:
     try:
         return run_app(source, title, session=session,  # type: ignore[arg-type]
                        log_window=getattr(args, "log_window", 20000),
-                       export_dir=getattr(args, "export_dir", None))
+                       export_dir=getattr(args, "export_dir", None),
+                       metrics_offset=metrics_offset)
     finally:
         if poller is not None:
             poller.close()

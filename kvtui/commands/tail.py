@@ -102,4 +102,6 @@ def run(args: argparse.Namespace) -> int:
 
     source = LocalFollower(path, from_start=args.from_start,
                            force_polling=True if args.poll else None)
-    return open_tui(source, path, args)
+    # A log this machine's server writes in this machine's local time, scraped on its wall
+    # clock: the two clocks are one (`parsers.prefix.ts_seconds` reads a stamp as local time).
+    return open_tui(source, path, args, metrics_offset=0.0)

@@ -176,7 +176,8 @@ class KvApp(App[int]):
 
     def __init__(self, source: LineSource, title: str, *, session: Session | None = None,
                  log_window: int = 20000, export_dir: str | os.PathLike[str] | None = None,
-                 tick_hz: float = TICK_HZ, **_ignored: Any) -> None:
+                 tick_hz: float = TICK_HZ, metrics_offset: float | None = None,
+                 **_ignored: Any) -> None:
         from kvtui.ui.terminal import quick_escape_driver
 
         super().__init__(driver_class=quick_escape_driver())
@@ -189,6 +190,10 @@ class KvApp(App[int]):
         self.log_window = log_window
         self.export_dir = Path(export_dir) if export_dir is not None else None
         self.tick_hz = tick_hz
+        # Seconds from the scrapes' clock to the log's (`kvtui.core.metrics.timeline`): given
+        # by the command that knows both (a local tail: 0, wall clock on both sides), else None
+        # and the Timeline leaves the metric series out rather than place them by guess.
+        self.metrics_offset = metrics_offset
         self.report: rv.Shown = None
         self.shown_pane = "alerts"
         self._seek_alert_keys: set[tuple[Any, ...]] | None = None
@@ -374,6 +379,10 @@ class KvApp(App[int]):
             self._apply_report(d.report, d.timeline)
             self.whatif_pane.show(d.calc, d.report.whatif_unmodelled
                                   if isinstance(d.report, Report) else None)
+        if d.metrics:
+            series = self.ingest.session.metrics
+            self.show_metrics(series.snapshots, series.state.state, series.state.detail or None,
+                              self.metrics_offset)
         header.lines = d.lines
         header.load = d.load
         status = self.controls.status() if self.controls is not None else None

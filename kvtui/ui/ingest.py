@@ -60,6 +60,8 @@ class Drained:
     lines: int = 0
     restarted: bool = False
     load: Any = None  # kvtui.core.pipeline.Progress of the bulk fold while it runs, else None
+    metrics: bool = False  # a scrape (or a failed one) came since the last tick: the metrics
+    # pane and the Timeline read `session.metrics` again
 
 
 def _tail_lines(path: str, size: int, count: int) -> list[str]:
@@ -109,6 +111,7 @@ class Ingest:
         self._calc: Any = None
         self._report_dirty = False
         self._metrics_fed = 0  # `session.metrics.fed` at the last snapshot
+        self._metrics_moved = False  # ... and it moved since the UI last drained
         self._restarted = False
         self._last_report = 0.0
         self._report_cost = 0.0
@@ -428,6 +431,8 @@ class Ingest:
         fed = self.session.metrics.fed  # a scrape fed by a poller's thread changes the report
         if fed != self._metrics_fed:
             self._metrics_fed, force = fed, True
+            with self._lock:
+                self._metrics_moved = True
         if not force and not self._report_dirty:
             return
         t0 = time.perf_counter()
@@ -478,6 +483,7 @@ class Ingest:
                 out.timeline, self._timeline = self._timeline, None
                 out.calc, self._calc = self._calc, None
             out.restarted, self._restarted = self._restarted, False
+            out.metrics, self._metrics_moved = self._metrics_moved, False
         out.lines = self.lines
         out.load = self.load
         return out

@@ -30,9 +30,6 @@ from kvtui.ui.text import clean, severity_style
 # against the oldest scrape still inside it): long enough for a few requests to finish at 1 Hz,
 # short enough to follow a burst.
 WINDOW_S = 60.0
-# The alerts that need the log too read the scrapes of the last CROSS_S seconds: they run at
-# every scrape, on the UI thread (600 scrapes cost them 15-25 ms on a 2-core VM; 300 half).
-CROSS_S = 300.0
 # What each scrape state means to the reader (kvtui.sources.metrics' vocabulary).
 STATES: dict[str, str] = {
     "ok": "scraping",
@@ -110,8 +107,7 @@ def metrics_text(snapshots: Sequence[Snapshot] | None, report: Report | None = N
     t.append(f"  ({span}{f', metric set {new.releases}' if new.releases else ''})\n",
              style="dim")
     if report is not None:
-        recent = [s for s in snapshots if snapshots[-1].at - s.at <= CROSS_S]
-        found = cross.cross_alerts(report, recent)
+        found = cross.cross_alerts(report, snapshots)
         if found:
             t.append("log + metrics (alerts)\n", style="bold")
         for a in found:

@@ -39,7 +39,15 @@ def test_two_scrapes_give_the_metrics_facts_in_json_and_text():
     s.feed_scrape(parse((DATA / "sglang-seq-2.prom").read_text(), 103.0))
     doc = s.report().to_json()
     m = doc.pop("metrics")
+    both = [a for a in doc.pop("alerts", []) if a not in before.pop("alerts", [])]
     assert doc == before  # the log's facts are untouched
+    # ... and the alerts that need the log and the scrapes join the report's own (the gate
+    # and the export read them there): the capture's pool at 97% with a growing queue and
+    # retractions the log does not show (kvtui.core.metrics.cross)
+    from kvtui.core.metrics.cross import cross_alerts
+
+    expected = [a.to_json() for a in cross_alerts(_session().report(), s.metrics.snapshots)]
+    assert both == expected and {a["rule"] for a in both} >= {"metrics-saturated-queue"}
     assert m["source"] == "http://x/metrics" and m["state"] == "ok" and m["scrapes"] == 2
     facts = m["facts"]
     assert facts["engine"] == "sglang"

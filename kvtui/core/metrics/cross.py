@@ -316,10 +316,24 @@ def token_usage(report: Report, snapshots: Sequence[Snapshot]) -> list[Alert]:
     return out
 
 
+# The rules read the scrapes of the last WINDOW_S seconds: they run at every scrape (the TUI)
+# and a session keeps up to 600 scrapes; five minutes hold a saturation episode and its queue.
+WINDOW_S = 300.0
+
+
+def recent(snapshots: Sequence[Snapshot]) -> Sequence[Snapshot]:
+    """The snapshots within WINDOW_S of the newest (time-ordered in, time-ordered out)."""
+    if not snapshots:
+        return snapshots
+    last = snapshots[-1].at
+    return [s for s in snapshots if last - s.at <= WINDOW_S]
+
+
 def cross_alerts(report: Report, snapshots: Sequence[Snapshot]) -> list[Alert]:
-    """Every rule above, most severe first (the order of kvtui.core.severity)."""
+    """Every rule above over the recent scrapes, most severe first (kvtui.core.severity)."""
     from kvtui.core import severity
 
+    snapshots = recent(snapshots)
     found = [kv_dtype_mismatch(report, snapshots), saturated_queue(report, snapshots),
              unlogged_retractions(report, snapshots), latency_rising(report, snapshots)]
     out = [a for a in found if a is not None] + token_usage(report, snapshots)

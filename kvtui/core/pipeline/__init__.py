@@ -266,9 +266,18 @@ class Session:
         return self._with_metrics(report)
 
     def _with_metrics(self, report: Report) -> Report:
-        """The report with what the scrapes say (unchanged when none were fed)."""
+        """The report with what the scrapes say (unchanged when none were fed): their facts,
+        and the alerts that need both the log and the scrapes among the report's alerts, so the
+        gate, the export and the TUI's Alerts pane see them as any other rule's."""
         facts = self.metrics.facts()
-        return report if facts is None else replace(report, metrics=facts)
+        if facts is None:
+            return report
+        from kvtui.core import severity
+        from kvtui.core.metrics.cross import cross_alerts
+
+        both = cross_alerts(report, self.metrics.snapshots)
+        alerts = tuple(sorted((*report.alerts, *both), key=lambda a: severity.rank(a.severity)))
+        return replace(report, metrics=facts, alerts=alerts)
 
     @property
     def run_count(self) -> int:
