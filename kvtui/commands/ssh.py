@@ -12,6 +12,8 @@ import getpass
 import sys
 from typing import TYPE_CHECKING, Any
 
+from kvtui.core.engine import release_options
+
 if TYPE_CHECKING:
     from kvtui.core.report_types import Report
 
@@ -73,12 +75,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="model preset, config.json or model directory for the calculator")
     p.add_argument("--checkpoint", metavar="DIR",
                    help="a local copy of the served checkpoint, read here instead of over SFTP")
-    p.add_argument("--sglang-version", metavar="X",
-                   help="the SGLang release whose sizing rules the what-if applies (default: "
-                        "the newest the log allows)")
-    p.add_argument("--vllm-version", metavar="X",
-                   help="the vLLM release whose sizing rules the what-if applies on a vLLM log "
-                        "(default: the newest the log allows)")
+    for option in release_options():  # each engine's (`--sglang-version`, ...)
+        p.add_argument(option.flag, metavar="X", help=option.help)
     p.add_argument("--metrics-port", type=_positive_int, metavar="PORT",
                    help="the server's /metrics port on the host, read through this SSH "
                         "connection (default: the --port the log shows, else the engine's "

@@ -14,6 +14,9 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from kvtui.core.engine import release_options
+from kvtui.core.engine_names import ENGINE_MODULES, first_name
+
 if TYPE_CHECKING:  # module-level imports stay stdlib-only (above)
     from kvtui.core.capacity.calculator import Calculator
 
@@ -59,11 +62,8 @@ def configure(p: argparse.ArgumentParser) -> None:
                         "log's layout instead)")
     p.add_argument("--target-concurrency", metavar="X",
                    help="inverse: what fits X requests of context_len in the first --dtype")
-    p.add_argument("--sglang-version", metavar="X",
-                   help="the SGLang release whose sizing rules apply (default: the newest the "
-                        "log allows; without a log the newest release kvtui knows)")
-    p.add_argument("--vllm-version", metavar="X",
-                   help="the vLLM release whose sizing rules apply (as --sglang-version)")
+    for option in release_options():  # each engine's (`--sglang-version`, ...)
+        p.add_argument(option.flag, metavar="X", help=option.help)
     p.add_argument("--no-explain", action="store_true", help="omit the show-your-work lines")
 
 
@@ -86,9 +86,9 @@ def _contexts(raw: list[str] | None) -> list[int] | None:
     return [length("--context", c) for c in raw] if raw else None
 
 
-# kvtui.core.engine.ENGINE_MODULES, named here so that building the parser (`--help`) imports
-# nothing (tests/vllm/test_vllm_plan.py holds the two equal); `check` pins releases by it too
-ENGINES = ("sglang", "vllm")
+# The engines behind the seam, by name (`kvtui.core.engine_names`: building the parser imports
+# no engine).
+ENGINES = tuple(ENGINE_MODULES)
 
 
 def _dtype(name: str, raw: str, engine: str) -> str:
@@ -115,22 +115,24 @@ def _release(args: argparse.Namespace, engine: str) -> str | None:
     flag is an error, since it would be silently ignored."""
     from kvtui.core.engine import load
 
-    given = {name: getattr(args, f"{name}_version", None) for name in ENGINES}
+    options = dict(zip(ENGINES, release_options(), strict=True))
+    given = {name: getattr(args, option.dest, None) for name, option in options.items()}
     for name, raw in given.items():
         if raw and name != engine:
-            raise ValueError(f"--{name}-version: the what-if is {load(engine).label}'s "
-                             f"(--{engine}-version pins its release)")
+            raise ValueError(f"{options[name].flag}: the what-if is {load(engine).label}'s "
+                             f"({options[engine].flag} pins its release)")
     raw = given[engine]
     return load(engine).check_release(raw) if raw else None
 
 
 def _engine_wanted(args: argparse.Namespace) -> str:
     """The engine of a what-if without a log: --engine, else the one whose release is pinned,
-    else SGLang (the first engine)."""
+    else the first engine (SGLang)."""
     if args.engine:
         return str(args.engine)
-    pinned = [name for name in ENGINES if getattr(args, f"{name}_version", None)]
-    return pinned[0] if len(pinned) == 1 else "sglang"
+    pinned = [name for name, option in zip(ENGINES, release_options(), strict=True)
+              if getattr(args, option.dest, None)]
+    return pinned[0] if len(pinned) == 1 else first_name()
 
 
 def validate(args: argparse.Namespace, engine: str | None = None) -> dict[str, Any]:
