@@ -90,7 +90,15 @@ def _uses_textual(item: pytest.Function) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """ssh: a test under tests/ssh/ (real sshd). corpus: a test that reads the real-log corpus.
     tui: a test that drives Textual (tests/ui/, snapshots, a module importing the UI). slow is
-    written on its module (tests/test_installed_wheel.py)."""
+    written on the test or its module (tests/test_installed_wheel.py, the real log clients, a
+    pytest run inside a test).
+
+    Parallel runs (`dev.py test`, pytest-xdist with `--dist loadgroup`): every ssh, tui and
+    slow test is in one group, so one worker runs them one after another as a serial run did
+    (the sshd fixtures are session-scoped and their ports are probed free, then bound: two
+    workers could race for one; the netns tests use fixed namespace names; Textual's pilot
+    tests and tmux are timing-sensitive under a second busy worker on two cores); the other
+    workers share the rest."""
     corpus = corpus_dir()
     for item in items:
         if Path(item.path).is_relative_to(SSH_TESTS):
@@ -105,3 +113,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.corpus)
         if _uses_textual(item):
             item.add_marker(pytest.mark.tui)
+    for item in items:
+        if any(item.get_closest_marker(m) for m in ("ssh", "tui", "slow")):
+            item.add_marker(pytest.mark.xdist_group("serial"))
