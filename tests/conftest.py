@@ -87,6 +87,7 @@ def _uses_textual(item: pytest.Function) -> bool:
                for v in vars(item.module).values())
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects and before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """ssh: a test under tests/ssh/ (real sshd). corpus: a test that reads the real-log corpus.
     tui: a test that drives Textual (tests/ui/, snapshots, a module importing the UI). slow is
