@@ -125,7 +125,7 @@ def fast_args(args: list[str]) -> list[str]:
 
 def parallel_args(args: list[str]) -> list[str]:
     """pytest-xdist's arguments: one worker per core (`-n auto`), with `--dist loadgroup` so
-    the tests tests/conftest.py puts in the "serial" group (ssh, tui, slow) run one after
+    the tests tests/conftest.py puts in the "serial" group (ssh, slow) run one after
     another on one worker, as in a serial run. A caller's own `-n`/`-p no:xdist` is kept, and
     a debugging run (`--pdb`, `--trace`: a prompt needs the terminal) stays in one process."""
     own = {"-n", "--numprocesses", "--pdb", "--trace"}

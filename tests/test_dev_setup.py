@@ -129,9 +129,9 @@ def test_runs_are_parallel_unless_the_caller_says_otherwise() -> None:
         assert dev.parallel_args(own) == own
 
 
-def test_ssh_tui_and_slow_tests_share_one_serial_group(request) -> None:
+def test_ssh_and_slow_tests_share_one_serial_group(request) -> None:
     """The group that `--dist loadgroup` gives to one worker: the marks set in conftest.py."""
     for item in request.session.items:
         grouped = item.get_closest_marker("xdist_group")
-        serial = any(item.get_closest_marker(m) for m in ("ssh", "tui", "slow"))
+        serial = any(item.get_closest_marker(m) for m in ("ssh", "slow"))
         assert (grouped is not None and grouped.args == ("serial",)) == serial, item.nodeid
