@@ -5,6 +5,7 @@
     python3 dev.py check    # the same analysis headless (no TUI), on the same sample
     python3 dev.py test     # create .venv if needed (+ the tools the tests run), run all tests
     python3 dev.py test --fast  # the edit loop: no sshd, no corpus, no wheel build
+    (both run in parallel, one pytest-xdist worker per core; see parallel_args)
 
 The venv is rebuilt only when pyproject.toml changes (a stamp file records its hash), so a
 second run starts at once.
@@ -122,6 +123,18 @@ def fast_args(args: list[str]) -> list[str]:
     return ["-m", FAST, *args]
 
 
+def parallel_args(args: list[str]) -> list[str]:
+    """pytest-xdist's arguments: one worker per core (`-n auto`), with `--dist loadgroup` so
+    the tests tests/conftest.py puts in the "serial" group (ssh, slow) run one after
+    another on one worker, as in a serial run. A caller's own `-n`/`-p no:xdist` is kept, and
+    a debugging run (`--pdb`, `--trace`: a prompt needs the terminal) stays in one process."""
+    own = {"-n", "--numprocesses", "--pdb", "--trace"}
+    if any(a in own or a.startswith(("-n", "--numprocesses=")) for a in args) or \
+            "no:xdist" in args:
+        return args
+    return ["-n", "auto", "--dist", "loadgroup", *args]
+
+
 def leftovers(tmp: Path) -> list[Path]:
     """What a test run left in its temporary directory: every file, link or socket (empty
     folders do not count; pytest leaves its own `pytest-of-<user>` root)."""
@@ -137,6 +150,7 @@ def run_tests(rest: list[str]) -> int:
     args = [a for a in rest if a != "--fast"]
     if fast:
         args = fast_args(args)
+    args = parallel_args(args)
     tmp = Path(tempfile.mkdtemp(prefix="kvtui-tests-"))
     env = dict(os.environ, TMPDIR=str(tmp), TMUX_TMPDIR=str(tmp))
     if fast:  # hidden, so a test that reads the corpus without its marker shows (skips, fails)

@@ -87,10 +87,23 @@ def _uses_textual(item: pytest.Function) -> bool:
                for v in vars(item.module).values())
 
 
+SERIAL = ("ssh", "slow")  # the markers whose tests one worker runs in order (see below)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects and before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """ssh: a test under tests/ssh/ (real sshd). corpus: a test that reads the real-log corpus.
     tui: a test that drives Textual (tests/ui/, snapshots, a module importing the UI). slow is
-    written on its module (tests/test_installed_wheel.py)."""
+    written on the test or its module (tests/test_installed_wheel.py, the real log clients, a
+    pytest run inside a test).
+
+    Parallel runs (`dev.py test`, pytest-xdist with `--dist loadgroup`): every ssh and slow
+    test is in one group, so one worker runs them one after another as a serial run did (the
+    sshd fixtures are session-scoped and their ports are probed free, then bound: two workers
+    could race for one; the netns tests use fixed namespace names; the wheel is built in the
+    checkout's build/); the other workers share the rest, the TUI tests too (each app has its
+    own Pilot and size, its files in its own tmp_path: they passed spread over two workers in
+    the fast run and in a full run)."""
     corpus = corpus_dir()
     for item in items:
         if Path(item.path).is_relative_to(SSH_TESTS):
@@ -105,3 +118,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.corpus)
         if _uses_textual(item):
             item.add_marker(pytest.mark.tui)
+    for item in items:
+        if any(item.get_closest_marker(m) for m in SERIAL):
+            item.add_marker(pytest.mark.xdist_group("serial"))

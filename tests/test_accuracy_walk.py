@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from kvtui.core.accuracy import ITEMS
-from kvtui.core.pipeline import Options, Session
 from kvtui.core.report_types import Report
 from kvtui.sources.readers import iter_lines
 from tests.conftest import corpus_dir
+from tests.helpers import session_of
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
 
@@ -133,8 +133,7 @@ DECIDED_ON: dict[str, str] = {
 
 
 def _report(path: Path) -> Report:
-    s = Session(Options())
-    s.feed_lines(path.name, iter_lines(str(path)))
+    s = session_of(iter_lines(str(path)), path.name)
     return s.report()
 
 

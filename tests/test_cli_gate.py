@@ -4,7 +4,7 @@ any file fails the gate, and a file that is no LLM-server log says so and exits 
 from __future__ import annotations
 
 import json
-import os
+import random
 
 import pytest
 
@@ -37,7 +37,9 @@ def test_several_files_in_json_are_several_reports():
     assert doc["files"][0] == one  # each file's report is the one it gets alone
 
 
-@pytest.mark.parametrize("content", [b"", b"hello\nworld\n", os.urandom(4096),
+# random.Random(3).randbytes, not os.urandom: the same bytes in every pytest-xdist worker, which
+# collect the suite each on its own and must find the same test ids.
+@pytest.mark.parametrize("content", [b"", b"hello\nworld\n", random.Random(3).randbytes(4096),
                                      b'{"level": "info", "msg": "nginx started"}\n'])
 def test_a_file_that_is_no_llm_server_log_exits_3(tmp_path, content):
     path = tmp_path / "other.log"

@@ -67,6 +67,7 @@ def test_leftovers_names_files_sockets_and_links_not_empty_folders(tmp_path) -> 
     assert found == [Path("pytest-of-me/pytest-current"), Path("s")]
 
 
+@pytest.mark.slow  # a pytest run of its own (~8 s)
 def test_a_passing_run_leaves_nothing_in_the_temporary_directory(tmp_path) -> None:
     """pytest kept every tmp_path of the last three runs (about 1.2 GB of /tmp after a full
     run); with the project's retention settings a passing run removes its own, a failing one
@@ -99,6 +100,7 @@ def test_a_passing_run_leaves_nothing_in_the_temporary_directory(tmp_path) -> No
     assert "evidence" in kept and "big" not in kept, kept  # session folders stay too
 
 
+@pytest.mark.slow  # collects the whole suite in a pytest of its own (~25 s)
 def test_markers_follow_what_a_test_uses(tmp_path) -> None:
     """The fast loop's cut: a corpus reader is marked corpus (through corpus_dir() in its body),
     its neighbour is not; a test under tests/ssh/ is marked ssh."""
@@ -118,3 +120,18 @@ def test_fast_keeps_its_cut_when_a_marker_expression_is_given() -> None:
     dev = _dev()
     assert dev.fast_args(["-k", "whatif"]) == ["-m", dev.FAST, "-k", "whatif"]
     assert dev.fast_args(["-m", "not tui", "-x"]) == ["-m", f"({dev.FAST}) and (not tui)", "-x"]
+
+
+def test_runs_are_parallel_unless_the_caller_says_otherwise() -> None:
+    dev = _dev()
+    assert dev.parallel_args(["-x"]) == ["-n", "auto", "--dist", "loadgroup", "-x"]
+    for own in (["-n", "3"], ["-n3"], ["--numprocesses=2"], ["-p", "no:xdist"], ["--pdb"]):
+        assert dev.parallel_args(own) == own
+
+
+def test_ssh_and_slow_tests_share_one_serial_group(request) -> None:
+    """The group that `--dist loadgroup` gives to one worker: the marks set in conftest.py."""
+    for item in request.session.items:
+        grouped = item.get_closest_marker("xdist_group")
+        serial = any(item.get_closest_marker(m) for m in ("ssh", "slow"))
+        assert (grouped is not None and grouped.args == ("serial",)) == serial, item.nodeid

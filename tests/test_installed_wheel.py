@@ -35,7 +35,10 @@ GUARD = 120.0
 
 def _env() -> dict[str, str]:
     """The environment of an installed kvtui: no PYTHONPATH pointing into the checkout."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    # COLUMNS/LINES too: a pytest-xdist worker has COLUMNS=80 LINES=24, which the demo in tmux
+    # took over the 160x45 terminal it is given (a program's size is its terminal's).
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "COLUMNS", "LINES")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 

@@ -37,6 +37,8 @@ from kvtui.ui.export import export_path
 from kvtui.ui.ingest import Ingest, LogEntry
 from kvtui.ui.logview import LogView
 from kvtui.ui.metrics import MetricsPane, metrics_facts
+from kvtui.ui.pane_registry import PANES as PANE_ROWS
+from kvtui.ui.pane_registry import Place, rows
 from kvtui.ui.panes import AlertsPane, FactsPane, HeaderBar, TimelinePane
 from kvtui.ui.screens import (
     AlertDetailScreen,
@@ -48,8 +50,9 @@ from kvtui.ui.text import clean
 from kvtui.ui.whatif import WhatIfPane
 
 TICK_HZ = 15
-PANES = ("alerts", "facts", "whatif", "log", "timeline", "metrics")
-TOP_PANES = ("alerts", "facts", "whatif", "timeline", "metrics")
+# Read from the pane registry (kvtui/ui/pane_registry.py), where a pane is added.
+PANES = tuple(r.key for r in PANE_ROWS)
+TOP_PANES = tuple(r.key for r in PANE_ROWS if r.place != "log")  # the ones `shown_pane` can be
 WHATIF_ROWS = 36  # a narrow terminal shorter than this gives the what-if the log's rows
 
 
@@ -145,12 +148,8 @@ class KvApp(App[int]):
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
         Binding("escape", "panes", "Panes", show=False),
         Binding("question_mark", "help", "Help"),
-        Binding("1", "pane('alerts')", "Alerts", show=False),
-        Binding("2", "pane('facts')", "Facts", show=False),
-        Binding("3", "pane('whatif')", "What-if"),
-        Binding("4", "pane('log')", "Log", show=False),
-        Binding("5", "pane('timeline')", "Timeline", show=False),
-        Binding("6", "pane('metrics')", "Metrics", show=False),
+        *(Binding(str(i), f"pane('{r.key}')", r.title, show=r.footer)
+          for i, r in enumerate(PANE_ROWS, 1)),
         Binding("slash", "search", "Search"),
         # Log and alert keys live here, not on their panes: they work from any pane, and the
         # footer shows the same keys whatever has the focus (a footer that changes with the
@@ -187,7 +186,7 @@ class KvApp(App[int]):
         self.ingest = Ingest(source, session=session, ring=log_window)
         self._switch_interval = sys.getswitchinterval()
         self._frozen = self._history_frozen = False  # gc.freeze done (see _freeze_heap)
-        self.log_window = log_window
+        self.log_window: int = log_window
         self.export_dir = Path(export_dir) if export_dir is not None else None
         self.tick_hz = tick_hz
         # Seconds from the scrapes' clock to the log's (`kvtui.core.metrics.timeline`): given
@@ -203,29 +202,23 @@ class KvApp(App[int]):
         self._log_status_shown: tuple[str, str] | None = None
         self._focus_marked: Any = None
         self._panebar_shown: Text | None = None
+        self.panes: dict[str, Any] = {}  # key -> widget, from the registry (held at mount)
 
     # -- layout ------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield HeaderBar(self.source_title, id="header")
         yield Static("", id="panebar", markup=False)
         with Horizontal(id="top"):
-            alerts = AlertsPane(id="alerts", classes="pane")
-            alerts.border_title = "Alerts"
-            yield alerts
-            facts = FactsPane(id="facts", classes="pane")
-            facts.border_title = "Facts"
-            yield facts
-            whatif = WhatIfPane(id="whatif", classes="pane")
-            whatif.border_title = "What-if"
-            yield whatif
-            yield MetricsPane(id="metrics", classes="pane")  # shown by key 6 (see _apply_layout)
-        timeline = TimelinePane(id="timeline", classes="pane")
-        timeline.border_title = "Timeline"
-        yield timeline
-        log = LogView(id="log", max_lines=self.log_window)
-        log.border_title = "Log"
-        yield log
+            yield from self._made("top")
+        yield from self._made("below")
+        yield from self._made("log")
         yield KvFooter()
+
+    def _made(self, place: Place) -> Iterable[Any]:
+        for row in rows(place):
+            widget = row.make(self)
+            widget.border_title = row.title
+            yield widget
 
     @property
     def is_replay(self) -> bool:
@@ -239,6 +232,8 @@ class KvApp(App[int]):
         # Held once: the tick must reach the panes even while a modal screen is on top.
         self.log_view = self.query_one(LogView)
         self.header_bar = self.query_one(HeaderBar)
+        self.panes = {r.key: self.query_one(f"#{r.key}") for r in PANE_ROWS}
+        # The app's own reads of these panes (alert seek, export, evidence) name them here.
         self.alerts_pane = self.query_one(AlertsPane)
         self.facts_pane = self.query_one(FactsPane)
         self.whatif_pane = self.query_one(WhatIfPane)
@@ -274,40 +269,42 @@ class KvApp(App[int]):
         self._apply_layout()
 
     def _apply_layout(self) -> None:
-        if not hasattr(self, "whatif_pane"):
+        if not self.panes:
             return  # a resize before on_mount: on_mount lays out
         narrow = self.size.width < 140
         # The upper panes are shown and hidden by an inline `display`, not a class: a class
         # change restyles a pane's whole subtree, and the what-if form's made key 3 cost
         # 100-160 ms at 80x24 (issue 39). The timeline's class (a small subtree) stays.
-        for name in ("alerts", "facts", "whatif", "metrics"):
-            pane = self.query_one(f"#{name}")
-            want = (not narrow and name != "metrics") or name == self.shown_pane
+        top = rows("top")
+        for row in top:
+            pane = self.panes[row.key]
+            want = (not narrow and not row.when_chosen) or row.key == self.shown_pane
             if pane.display != want:
                 pane.display = want
         if narrow:
-            timeline = self.timeline_pane
-            timeline.set_class(self.shown_pane == "timeline", "-shown")
-        top_has = self.shown_pane in ("alerts", "facts", "whatif", "metrics")
+            for row in rows("below"):
+                self.panes[row.key].set_class(self.shown_pane == row.key, "-shown")
+        top_has = any(row.key == self.shown_pane for row in top)
         self.query_one("#top").set_class(narrow and not top_has, "-hidden")
         # The what-if's inputs and answer on screen together (issue 39): while it is the pane
         # shown, it takes the log's rows on a short narrow terminal (its 3/5 of 80x24 are 10
         # rows; form and answer need about 20) and twice the width of its neighbours on a wide
         # one. Inline styles: a class would restyle every subtree.
-        whatif = self.shown_pane == "whatif"
-        hide_log = narrow and whatif and self.size.height < WHATIF_ROWS
+        grows = any(r.grows and r.key == self.shown_pane for r in PANE_ROWS)
+        hide_log = narrow and grows and self.size.height < WHATIF_ROWS
         if self.log_view.display == hide_log:
             self.log_view.display = not hide_log
-        width = "2fr" if whatif and not narrow else "1fr"
-        if str(self.whatif_pane.styles.width) != width:
-            self.whatif_pane.styles.width = width
+        for row in PANE_ROWS:
+            if row.grows:
+                width = "2fr" if row.key == self.shown_pane and not narrow else "1fr"
+                if str(self.panes[row.key].styles.width) != width:
+                    self.panes[row.key].styles.width = width
         bar = Text()
-        for i, name in enumerate(PANES, 1):
-            if name == "metrics" and not self.query_one(MetricsPane).configured:
-                continue  # listed once the session has a metrics source
-            label = {"whatif": "What-if"}.get(name, name.capitalize())
-            style = "bold reverse" if name == self.shown_pane else "dim"
-            bar.append(f" {i} {label} ", style=style)
+        for i, row in enumerate(PANE_ROWS, 1):
+            if row.listed is not None and not row.listed(self.panes[row.key]):
+                continue  # e.g. the metrics pane, listed once the session has a source
+            style = "bold reverse" if row.key == self.shown_pane else "dim"
+            bar.append(f" {i} {row.title} ", style=style)
             bar.append(" ")
         if bar != self._panebar_shown:
             self._panebar_shown = bar
@@ -377,8 +374,9 @@ class KvApp(App[int]):
             log.append(d.entries)
         if d.report is not None:
             self._apply_report(d.report, d.timeline)
-            self.whatif_pane.show(d.calc, d.report.whatif_unmodelled
-                                  if isinstance(d.report, Report) else None)
+            for row in PANE_ROWS:  # what each pane shows of this report (the registry's feed)
+                if row.feed is not None:
+                    row.feed(self.panes[row.key], d)
         if d.metrics:
             series = self.ingest.session.metrics
             self.show_metrics(series.snapshots, series.state.state, series.state.detail or None,
@@ -422,9 +420,6 @@ class KvApp(App[int]):
     def _apply_report(self, report: rv.Shown, timeline: list[Any] | None) -> None:
         self.report = report
         self.header_bar.report = report
-        self.alerts_pane.show(report)
-        self.facts_pane.show(report)
-        self.timeline_pane.show(timeline)
         self.log_view.set_evidence(rv.evidence_lines(report))
         resolved = sum(1 for _, a in rv.earlier_alerts(report) if a.resolved_by is not None)
         title = f"Alerts ({len(rv.alerts(report))}" + (f", {resolved} resolved)" if resolved

@@ -19,6 +19,7 @@ from textual.widgets import Input, Label, Static
 
 from kvtui.ui import report_view as rv
 from kvtui.ui.ingest import LogEntry
+from kvtui.ui.pane_registry import PANES
 from kvtui.ui.text import clean, severity_style
 
 DETAIL_MAX = 100_000  # characters of one line shown in the line detail (the rest: copy)
@@ -113,11 +114,14 @@ class LineDetailScreen(ModalScreen[None]):
             yield Static(body, markup=False)
 
 
+# The pane keys' line is read from the pane registry, so a new pane's key is in the help too.
+_PANE_KEYS = " ".join(str(i) for i in range(1, len(PANES) + 1))
+_PANE_NAMES = ", ".join(r.title.lower() for r in PANES)
 HELP = """\
 Keys
   q / ctrl+c    quit                      ?            this help
   ctrl+p        command palette           tab          next pane or field
-  1 2 3 4 5 6   alerts, facts, what-if, log, timeline, metrics (from every pane)
+  PANE_KEYS
   escape        back to the pane from a what-if field or a menu
   e / E         export Markdown / JSON (same content as `kvtui check`), written
                 next to the log (or --export-dir DIR; else ~/.local/share/kvtui/exports)
@@ -180,6 +184,7 @@ Words
   (0.5.5+)      "from SGLang 0.5.5 on"
   docs/calculator.md and docs/alerts.md explain every figure and alert.
 """
+HELP = HELP.replace("  PANE_KEYS\n", f"  {_PANE_KEYS:<13} {_PANE_NAMES} (work from every pane)\n")
 
 
 class HelpScreen(ModalScreen[None]):

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvtui.core.pipeline import Session
 from kvtui.engines.sglang.calculator import Calculator
 from kvtui.engines.sglang.fromrun import calculator_from_run
+from tests.helpers import session_of
 
 
 def calculator_of(lines: list[str], model: Any = None, name: str = "log") -> Calculator:
-    s = Session()
-    s.feed_lines(name, lines)
+    s = session_of(lines, name)
     calc = calculator_from_run(s.state.current, model)
     assert calc is not None
     return calc

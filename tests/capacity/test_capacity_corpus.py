@@ -36,6 +36,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import session_of
+
 CORPUS = Path(os.environ.get("KVTUI_CORPUS")
               or Path(__file__).resolve().parents[2].parent / "shared" / "corpus")
 
@@ -59,12 +61,10 @@ UNIDENTIFIED = {
 
 
 def _run(name: str):
-    from kvtui.core.pipeline import Session
     from kvtui.sources.readers import iter_lines
 
     path = CORPUS / name
-    a = Session()
-    a.feed_lines(str(path), iter_lines(str(path)))
+    a = session_of(iter_lines(str(path)), str(path))
     return a.state.current
 
 

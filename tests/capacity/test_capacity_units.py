@@ -23,6 +23,7 @@ from kvtui.engines.sglang.cell import kv_cell
 from kvtui.engines.sglang.fromrun import whatif_for_run
 from kvtui.engines.sglang.inverse import inverse
 from kvtui.engines.sglang.version import SGLANG_LINE, infer_version, kv_dtype_flag
+from tests.helpers import session_of
 
 REQUIRED = ["Qwen/Qwen3.5-397B-A17B", "Qwen/Qwen3-Next-80B-A3B-Instruct", "deepseek-ai/DeepSeek-V3",
             "moonshotai/Kimi-K2-Instruct", "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-70B",
@@ -254,7 +255,6 @@ def test_cli_without_log():
 
 
 def test_cli_json_equals_report_object(tmp_path):
-    from kvtui.core.pipeline import Session
 
     log = tmp_path / "q.log"
     log.write_text(
@@ -267,8 +267,7 @@ def test_cli_json_equals_report_object(tmp_path):
         "available_gpu_mem=5.00 GB\n")
     p = _cli("--from-log", str(log), "--json")
     assert p.returncode == 0, p.stderr
-    a = Session()
-    a.feed_lines(str(log), log.read_text().splitlines())
+    a = session_of(log.read_text().splitlines(), str(log))
     expected = json.loads(json.dumps(whatif_for_run(a.state.current).to_json(), default=str))
     assert json.loads(p.stdout) == expected
     rows = {r["dtype"]: r for r in expected["scenarios"]}

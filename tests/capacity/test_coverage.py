@@ -14,11 +14,11 @@ import pytest
 
 from kvtui.core.capacity import from_hf_config, preset_spec
 from kvtui.core.capacity.coverage import load_registry
-from kvtui.core.pipeline import Options, Session
 from kvtui.engines.sglang import coverage as sgl_cov
 from kvtui.engines.sglang.sizing.families import CannotModel, check_supported
 from kvtui.engines.vllm import coverage as vllm_cov
 from kvtui.engines.vllm.plan import plan
+from tests.helpers import session_of
 
 ROOT = Path(__file__).resolve().parents[2]
 # a rule's source names a file and line, or a kvtui module that cites them
@@ -126,8 +126,8 @@ MINIMAX_LOG = [
 
 
 def _minimax(model, release="0.22.0", path="MiniMaxAI/MiniMax-M1-80k"):
-    s = Session(Options(model=model))
-    s.feed_lines("log", [line.format(release=release, path=path) for line in MINIMAX_LOG])
+    s = session_of([line.format(release=release, path=path) for line in MINIMAX_LOG], "log",
+                   model=model)
     w = s.report().whatif
     assert w is not None
     return w, {r.dtype: r for r in w.scenarios}
@@ -225,8 +225,7 @@ def test_an_sglang_log_naming_an_unmodelled_class_gets_only_its_logged_figures()
         "max_prefill_tokens=16384, max_running_requests=64, context_len=262144, "
         "available_gpu_mem=7.68 GB",
     ]
-    s = Session()
-    s.feed_lines("log", lines)
+    s = session_of(lines, "log")
     w = s.report().whatif
     assert w is not None
     rows = {r.dtype: r for r in w.scenarios}

@@ -15,11 +15,11 @@ import pytest
 from kvtui.core.alerts import evaluate
 from kvtui.core.capacity.render import render_whatif_text
 from kvtui.core.capacity.whatif import floor_fit
-from kvtui.core.pipeline import Session
 from kvtui.engines.sglang.calculator import Calculator as SGLangCalculator
 from kvtui.engines.vllm.calculator import Calculator as VLLMCalculator
 from kvtui.sources.readers import iter_lines
 from kvtui.ui.whatif_calc import fmt_fit
+from tests.helpers import session_of
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 CONTEXT = 131072
@@ -71,8 +71,7 @@ def test_the_cell_vllm_printed_is_vllms_figure():
              "size: 230,528 tokens",
              "(EngineCore_DP0 pid=5) INFO 09-21 10:00:00 [kv_cache_utils.py:868] Maximum "
              "concurrency for 100,000 tokens per request: 2.31x"]
-    s = Session()
-    s.feed_lines("paste", lines)
+    s = session_of(lines, "paste")
     report = s.report()
     assert report.whatif is not None
     row = next(r for r in report.whatif.scenarios if r.dtype == "bf16")
@@ -90,8 +89,7 @@ def test_every_samples_concurrency_is_the_engines_ratio_cut(name):
     """Each what-if cell lies in (exact - 0.01, exact], the exact ratio from the engine's own
     arithmetic: tokens / length for SGLang, blocks / blocks per request (or blocks x block
     size / length) for vLLM; but the one cell vLLM printed, which is its "%.2f" of that ratio."""
-    s = Session()
-    s.feed_lines(name, iter_lines(str(SAMPLES / name)))
+    s = session_of(iter_lines(str(SAMPLES / name)), name)
     calc = s.calculator()
     if calc is None:
         pytest.skip("no pool")
@@ -126,8 +124,7 @@ def test_low_concurrency_alert_never_says_two_when_fewer_fit():
     # 91,749 / 45,967 = 1.99599 requests: below the default threshold of 2, and not "2.00"
     cap = ("[2025-06-01 10:00:41 TP0] max_total_num_tokens=91749, chunked_prefill_size=8192, "
            "max_prefill_tokens=16384, max_running_requests=64, context_len=45967")
-    s = Session()
-    s.feed_lines("paste", [cap])
+    s = session_of([cap], "paste")
     alerts = {a.rule: a for a in evaluate(s.state.settled())}
     alert = alerts["low-context-concurrency"]
     assert "1.99 full-context" in alert.title and "2.00" not in alert.title + alert.detail

@@ -24,6 +24,7 @@ from __future__ import annotations
 from kvtui.core.pipeline import Session
 from kvtui.core.render import render_text
 from kvtui.engines.sglang.fromrun import calculator_from_run
+from tests.helpers import session_of
 
 P = "[2026-06-01 10:00:{:02d} TP0] "
 ARGS = ("[2026-06-01 10:00:00] server_args={{'model_path': 'Qwen/Qwen3-VL-30B-A3B-Instruct', "
@@ -52,8 +53,7 @@ def lines(tokens: int, k_gib: str, cap: str = "None") -> list[str]:
 
 
 def fold(log: list[str]) -> Session:
-    s = Session()
-    s.feed_lines("log", log)
+    s = session_of(log, "log")
     return s
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kvtui.core.pipeline import Session
 from kvtui.engines.sglang.fromrun import whatif_for_run
+from tests.helpers import session_of
 
 LINES = [
     "[2025-07-28 11:00:00] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B', "
@@ -27,8 +28,7 @@ LINES = [
 
 
 def _run():
-    a = Session()
-    a.feed_lines("spec.log", LINES)
+    a = session_of(LINES, "spec.log")
     return a.state.current
 
 
@@ -53,8 +53,7 @@ def test_whatif_reports_both_pools_by_role():
 
 
 def test_report_pools_carry_their_role():
-    a = Session()
-    a.feed_lines("spec.log", LINES)
+    a = session_of(LINES, "spec.log")
     report = a.report().to_json()
     assert sorted(p["role"] for p in report["pools"]) == ["draft", "target"]
 
@@ -64,8 +63,7 @@ def test_report_shows_the_draft_models_weights():
     the check text's Weights line), not only kept apart from it."""
     from kvtui.core.render import render_text
 
-    a = Session()
-    a.feed_lines("spec.log", LINES)
+    a = session_of(LINES, "spec.log")
     report = a.report()
     w = report.to_json()["weights"]
     assert (w["model_class"], w["usage_gib"]) == ("LlamaForCausalLM", 15.14)

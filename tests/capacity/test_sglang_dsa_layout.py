@@ -16,10 +16,10 @@ tokens, in 0.5.23's pool-line wording (memory_pool.py:2096-2097) with numbers of
 from __future__ import annotations
 
 from kvtui.core.capacity import preset_spec
-from kvtui.core.pipeline import Session
 from kvtui.engines.sglang.calculator import Calculator
 from kvtui.engines.sglang.fromrun import calculator_from_run
 from kvtui.engines.sglang.version import SGLANG_LINE
+from tests.helpers import session_of
 
 N = 800_000
 LAYERS = 61
@@ -52,8 +52,7 @@ def _lines(latent: int, backends: str | None) -> list[str]:
 
 
 def _calc(lines: list[str]) -> Calculator:
-    s = Session()
-    s.feed_lines("log", lines)
+    s = session_of(lines, "log")
     calc = calculator_from_run(s.state.current, sglang_version="0.5.23")
     assert calc is not None
     return calc

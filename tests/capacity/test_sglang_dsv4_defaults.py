@@ -16,8 +16,8 @@ run report, GitHub; wording of SGLang 0.5.23's weight-load and capacity lines).
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Session
 from tests.capacity._logged import calculator_of
+from tests.helpers import session_of
 
 # No args dump and no KV dtype line: only the model class and the capacity line.
 LINES = [
@@ -62,8 +62,7 @@ def test_other_models_keep_the_model_dtype_and_bf16_spelling():
 
 def test_engine_advice_spells_bfloat16_for_deepseek_v4():
     from kvtui.engines.sglang import ENGINE
-    s = Session()
-    s.feed_lines("dsv4.log", LINES)
+    s = session_of(LINES, "dsv4.log")
     advice = ENGINE.kv_dtype_advice("bf16", s.state.current)
     assert advice.startswith("--kv-cache-dtype bfloat16")
 

@@ -9,7 +9,7 @@ measured" and a what-if that held "0 B" of budget while listing thousands of tok
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Session
+from tests.helpers import session_of
 
 LINES = [
     "[2025-10-02 09:00:00 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, "
@@ -22,8 +22,7 @@ LINES = [
 
 
 def _report():
-    a = Session()
-    a.feed_lines("tiny.log", LINES)
+    a = session_of(LINES, "tiny.log")
     return a.report().to_json()
 
 

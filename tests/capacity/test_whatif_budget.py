@@ -21,6 +21,7 @@ import pytest
 
 from kvtui.engines.sglang.fromrun import calculator_from_run
 from kvtui.engines.sglang.inverse import inverse
+from tests.helpers import session_of
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 QWEN = SAMPLES / "qwen35-397b-nvfp4-tp8-fp8.log"
@@ -29,11 +30,9 @@ PER = 24_007_680
 
 @pytest.fixture(scope="module")
 def calc():
-    from kvtui.core.pipeline import Session
     from kvtui.sources.readers import iter_lines
 
-    a = Session()
-    a.feed_lines(str(QWEN), iter_lines(str(QWEN)))
+    a = session_of(iter_lines(str(QWEN)), str(QWEN))
     c = calculator_from_run(a.state.current)
     assert c is not None
     return c
@@ -87,11 +86,9 @@ def test_tp_whatif_reshards_the_state(calc):
 
 
 def test_sglang_version_changes_the_rules(calc):
-    from kvtui.core.pipeline import Session
     from kvtui.sources.readers import iter_lines
 
-    a = Session()
-    a.feed_lines(str(QWEN), iter_lines(str(QWEN)))
+    a = session_of(iter_lines(str(QWEN)), str(QWEN))
     c17 = calculator_from_run(a.state.current, sglang_version="0.5.17")
     assert c17 is not None and c17.rules_version == (0, 5, 17)
     # 0.5.17: padding slot -> the logged 174 slots take 175 x PER; strategy auto ->

@@ -18,6 +18,7 @@ from kvtui.core.render import render_markdown, render_text
 from kvtui.core.report_types import Report
 from kvtui.sources.readers import iter_lines
 from tests.conftest import corpus_dir
+from tests.helpers import session_of
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 QWEN = "qwen35-397b-nvfp4-tp8-fp8.log"
@@ -40,14 +41,12 @@ def sg_args(**extra: object) -> str:
 
 
 def report(lines: list[str], name: str = "inline") -> Report:
-    s = Session(Options())
-    s.feed_lines(name, iter(lines))
+    s = session_of(iter(lines), name)
     return s.report()
 
 
 def sample(name: str) -> Report:
-    s = Session(Options())
-    s.feed_lines(name, iter_lines(str(SAMPLES / name)))
+    s = session_of(iter_lines(str(SAMPLES / name)), name)
     return s.report()
 
 
@@ -335,8 +334,7 @@ def test_vllm_length_silence_says_nothing_its_debug_lines_count():
                "VLLMValidationError: This model's maximum context length is 32768 tokens. "
                "However, your prompt contains 40000 input tokens, which exceeds this limit even "
                "without any output tokens. Please reduce the length of the input prompt.")
-    s = Session(Options())
-    s.feed_lines("x", iter_lines(str(SAMPLES / "vllm-llama31-8b-tp2-fp8-unscaled.log")))
+    s = session_of(iter_lines(str(SAMPLES / "vllm-llama31-8b-tp2-fp8-unscaled.log")), "x")
     s.feed_lines("x", iter([refused, refused]))
     it = item(s.report(), "length")
     assert (it.state, it.rule) == ("warning", "input-too-long")
@@ -348,8 +346,7 @@ def corpus(name: str) -> Report:
     path = corpus_dir() / name
     if not path.exists():
         pytest.skip("corpus not present")
-    s = Session(Options())
-    s.feed_lines(name, iter_lines(str(path)))
+    s = session_of(iter_lines(str(path)), name)
     return s.report()
 
 
@@ -391,8 +388,7 @@ def test_corpus_prequantized_checkpoint_from_the_load_line():
 def test_every_run_has_its_checklist():
     """A restart: each server start judged with its own alerts (`runs[].accuracy`); the last
     run's is the report's."""
-    s = Session(Options())
-    s.feed_lines("g", iter_lines(str(SAMPLES / "gpt-oss-120b-tp4-e5m2-restart.log")))
+    s = session_of(iter_lines(str(SAMPLES / "gpt-oss-120b-tp4-e5m2-restart.log")), "g")
     r = s.report()
     assert len(r.runs) == 2 and all(run.accuracy for run in r.runs)
     assert [(i.item, i.state, i.summary) for i in r.runs[-1].accuracy] == \

@@ -9,6 +9,7 @@ import pytest
 
 from kvtui.core.pipeline import Session
 from tests.conftest import SAMPLES
+from tests.helpers import session_of
 
 
 def rules(session: Session) -> set[tuple[str, str]]:
@@ -24,8 +25,7 @@ def decode(i: int, usage: float, queue: int) -> str:
 def walk(lines: list[str], start: int) -> int:
     """Feed `lines` one by one from `start`, each time checking that a change of the alerts was
     announced by the watch made just before the line; returns how many lines changed them."""
-    session = Session()
-    session.feed_lines("x", lines[:start])
+    session = session_of(lines[:start], "x")
     changes = 0
     for n, text in enumerate(lines[start:], start + 1):
         before = rules(session)

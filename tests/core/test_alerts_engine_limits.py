@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kvtui.core.pipeline import Session
+from tests.helpers import session_of
 
 START = [
     "[2026-03-01 12:00:00] server_args=ServerArgs(model_path='m', tp_size=1, "
@@ -19,8 +20,7 @@ START = [
 
 
 def alerts(*lines: str) -> dict[str, dict]:
-    s = Session()
-    s.feed_lines("inline", [*START, *lines])
+    s = session_of([*START, *lines], "inline")
     return {a["rule"]: a for a in s.report().to_json()["alerts"]}
 
 
@@ -134,8 +134,7 @@ VLLM_NEGATIVE = [
 
 
 def _vllm_alerts(lines: list[str]) -> dict[str, dict]:
-    s = Session()
-    s.feed_lines("inline", lines)
+    s = session_of(lines, "inline")
     return {a["rule"]: a for a in s.report().to_json()["alerts"]}
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvtui.core.pipeline import Session
+from tests.helpers import session_of
 
 WARN = ("[2026-03-01 12:00:12 TP0] Using FP8 KV cache but no scaling factors provided. "
         "Defaulting to scaling factors of 1.0. This may lead to less accurate results!")
@@ -34,8 +34,7 @@ def _lines(model_path: str, cls: str, backend: str = "flashinfer") -> list[str]:
 
 
 def _alert(lines: list[str]) -> dict:
-    s = Session()
-    s.feed_lines("inline", lines)
+    s = session_of(lines, "inline")
     return next(a for a in s.report().to_json()["alerts"] if a["rule"] == "kv-fp8-unscaled")
 
 
@@ -82,8 +81,7 @@ def test_no_warning_printed_nsa_fp8_is_info():
     # 0.5.13+ prints no scales warning (kvtui/core/alerts.py, kv-fp8): the same NSA pool,
     # told by the weight line's class, makes kv-fp8 an info too; a plain V3 stays a warning.
     def kv_fp8(cls: str) -> dict:
-        s = Session()
-        s.feed_lines("inline", _lines("/models/private-ckpt", cls)[:-1])
+        s = session_of(_lines("/models/private-ckpt", cls)[:-1], "inline")
         return next(a for a in s.report().to_json()["alerts"] if a["rule"] == "kv-fp8")
 
     nsa = kv_fp8("DeepseekV32ForCausalLM")
@@ -112,8 +110,7 @@ def _auto_lines(setting: str | None, cls: str = "DeepseekV32ForCausalLM",
 
 
 def _auto_alert(lines: list[str]) -> dict:
-    s = Session()
-    s.feed_lines("auto", lines)
+    s = session_of(lines, "auto")
     return next(a for a in s.report().to_json()["alerts"] if a["rule"] == "kv-auto-fp8")
 
 
@@ -148,8 +145,7 @@ DSA_SM = "[2026-03-01 12:00:00] Setting KV cache dtype to {d} for DeepSeek DSA o
 
 
 def _alone(lines: list[str]) -> list[dict]:
-    s = Session()
-    s.feed_lines("dsa", lines)
+    s = session_of(lines, "dsa")
     return s.report().to_json()["alerts"]
 
 

@@ -26,6 +26,7 @@ from kvtui.sources.checkpoint_files import (
     LocalCheckpointFiles,
     inspect_local_checkpoint,
 )
+from tests.helpers import session_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"
@@ -355,7 +356,6 @@ def test_check_refines_fp8_unscaled_by_the_values(tmp_path):
 
 
 def test_check_refines_auto_fp8_and_kv_fp8(tmp_path):
-    from kvtui.core.pipeline import Options, Session
     from kvtui.sources.readers import iter_lines
 
     good = inspect_local_checkpoint(str(write_checkpoint(
@@ -367,8 +367,7 @@ def test_check_refines_auto_fp8_and_kv_fp8(tmp_path):
     results = {}
     for label, ck in (("none", None), ("good", good), ("bad", bad)):
         for mode, feed in (("auto", lines), ("mid", [x for x in lines if "server_args" not in x])):
-            a = Session(Options(checkpoint=ck))
-            a.feed_lines("log", feed)
+            a = session_of(feed, "log", checkpoint=ck)
             rule = "kv-auto-fp8" if mode == "auto" else "kv-fp8"
             results[(label, mode)] = _alert(a.report().to_json(), rule)
     assert results[("none", "auto")]["severity"] == "critical"

@@ -6,6 +6,7 @@ import pytest
 
 from kvtui.core.deployment import degree_label, layout, rank_span
 from kvtui.core.state import Run
+from tests.helpers import session_of
 
 
 def run(ranks, **sa):
@@ -48,14 +49,12 @@ def test_the_header_says_a_lower_bound_where_only_rank_tags_imply_a_degree():
     """A pasted excerpt of a DP8 x TP8 run shows `[... DP0 TP0]` only: the header said
     "TP=1 DP=1" (sglang#11309, found by the corpus hunt); the tags prove TP >= 1, DP >= 1.
     A stated size stays as stated; TP2 seen proves TP >= 3, not the 4 the calculator takes."""
-    from kvtui.core.pipeline import Session
     from kvtui.core.render import render_text
 
     excerpt = ["[2025-10-07 23:17:19 DP0 TP0] KV Cache is allocated. #tokens: 975424, "
                "KV size: 43.67 GB",
                "[2025-10-07 23:17:19 DP0 TP0] Memory pool end. avail mem=37.71 GB"]
-    session = Session()
-    session.feed_lines("paste", excerpt, 1)
+    session = session_of(excerpt, "paste")
     header = render_text(session.report()).splitlines()[2]
     assert header.split() == ["Parallel", "TP>=1", "DP>=1"]
     tags = ("TP0", "TP1", "TP2")

@@ -6,8 +6,8 @@ no pool at all, neither in `check` nor in the TUI's facts."""
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Session
 from kvtui.core.render import render_text
+from tests.helpers import session_of
 
 MEMORY = ("[2026-09-11 23:46:10 TP{r} EP{r}] DSV4 memory calculation: "
           "bytes_per_full_token=176983.05, available_bytes=87.26 GB, full_token=529408")
@@ -18,8 +18,7 @@ LOAD = ("[2026-09-11 23:43:15 TP{r} EP{r}] Load weight end. elapsed=541.76 s, "
 
 
 def report_of(lines):
-    s = Session()
-    s.feed_lines("dsv4.log", lines)
+    s = session_of(lines, "dsv4.log")
     return s.report()
 
 

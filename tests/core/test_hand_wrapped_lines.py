@@ -13,6 +13,7 @@ from kvtui.core.pipeline import Input, Session, analyse
 from kvtui.core.pipeline.fold import Fold
 from kvtui.core.pipeline.stream import StreamFold
 from tests.core.test_merge import check_cuts, line_offsets
+from tests.helpers import session_of
 
 ARGS_HEAD = ("[2025-06-01 10:00:05] server_args=ServerArgs(model_path='Qwen/Qwen3-14B', "
              "tokenizer_path='Qwen/Qwen3-14B', kv_cache_dtype='auto',")
@@ -119,8 +120,7 @@ def test_every_way_of_feeding_a_long_wrap_gives_the_same_facts(tmp_path):
         assert facts(folded(LONG_WRAPS, block)) == want, block
     for a in range(1, len(LONG_WRAPS)):  # one cut or two, at every place
         for b in range(a, len(LONG_WRAPS)):
-            s = Session()
-            s.feed_lines("paste", LONG_WRAPS[:a])
+            s = session_of(LONG_WRAPS[:a], "paste")
             s.feed_lines("paste", LONG_WRAPS[a:b], a + 1)
             s.feed_lines("paste", LONG_WRAPS[b:], b + 1)
             s.end()

@@ -15,8 +15,8 @@ and an SWA prefill line (eugr/llama-benchy#15).
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Options, Session
 from kvtui.core.report import build_report
+from tests.helpers import session_of
 
 
 def _mamba(i: int, usage: str) -> str:
@@ -32,8 +32,7 @@ def _swa(i: int) -> str:
 
 
 def _report(lines: list[str], columns: bool):
-    s = Session(Options(columns=columns))
-    s.feed_lines("x", lines, 1)
+    s = session_of(lines, "x", columns=columns)
     s.end()
     return build_report(s.state, engine=s.engine)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 
 from kvtui.core.engine import all_engines
-from kvtui.core.pipeline import Session
 from kvtui.core.pipeline.fold import Fold
+from tests.helpers import session_of
 from tests.test_cli_check import kvtui
 
 VLLM = [
@@ -26,8 +26,7 @@ SGLANG = ("[2025-07-14 05:48:43 TP0] KV Cache is allocated. #tokens: 413540, K s
 
 
 def _report(lines: list[str]) -> dict:
-    s = Session()
-    s.feed_lines("paste.log", lines)
+    s = session_of(lines, "paste.log")
     return s.report().to_json()
 
 

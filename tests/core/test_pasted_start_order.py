@@ -18,6 +18,7 @@ import pytest
 
 from kvtui.core.pipeline import Session
 from tests.core.test_merge import check_cuts, line_offsets
+from tests.helpers import session_of
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 CORPUS = Path(os.environ.get("KVTUI_CORPUS")
@@ -36,8 +37,7 @@ DECODE = ("Decode batch. #running-req: 1, #token: 64, token usage: 0.00, gen thr
 
 
 def fold(lines: list[str]) -> Session:
-    s = Session()
-    s.feed_lines("paste", lines)
+    s = session_of(lines, "paste")
     return s
 
 

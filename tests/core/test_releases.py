@@ -12,18 +12,17 @@ from pathlib import Path
 import pytest
 
 from kvtui.core import engine as engines
-from kvtui.core.pipeline import Session
 from kvtui.core.releases import UNDATED, ReleaseLine, VersionRange, parse_version
 from kvtui.engines.sglang.version import SGLANG_LINE, infer_version
 from kvtui.engines.vllm.version import VLLM_LINE
+from tests.helpers import session_of
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 LINES = {"sglang": SGLANG_LINE, "vllm": VLLM_LINE}
 
 
 def _run(name: str) -> tuple[str, object]:
-    s = Session()
-    s.feed_lines(name, (SAMPLES / name).read_text().splitlines())
+    s = session_of((SAMPLES / name).read_text().splitlines(), name)
     assert s.engine is not None
     return s.engine.name, s.state.current
 

@@ -9,8 +9,8 @@ written in the style of vLLM 0.11's gpu_worker.py / core.py lines.
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Session
 from kvtui.core.render import render_text
+from tests.helpers import session_of
 
 LINES = [
     "(EngineCore_DP0 pid=100) INFO 10-31 15:07:49 [gpu_worker.py:298] Available KV cache "
@@ -20,8 +20,7 @@ LINES = [
 
 
 def _text() -> str:
-    s = Session()
-    s.feed_lines("v.log", LINES)
+    s = session_of(LINES, "v.log")
     return render_text(s.report())
 
 
@@ -39,8 +38,7 @@ def test_whatif_names_the_logged_budget_it_cannot_size():
 
 def test_a_negative_budget_is_not_offered_for_sizing():
     """vllm-project/vllm#23278: `Available KV cache memory: -2.14 GiB` before the engine fails."""
-    s = Session()
-    s.feed_lines("v.log", [LINES[0].replace("1.71", "-2.14"), LINES[1]])
+    s = session_of([LINES[0].replace("1.71", "-2.14"), LINES[1]], "v.log")
     tail = render_text(s.report()).split("What-if", 1)[1]
     assert "--pool-gib" not in tail and "-2.14 GiB" in tail
 

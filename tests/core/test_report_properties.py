@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kvtui.core.pipeline import Options, Session
+from tests.helpers import session_of
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 REAL = sorted({ln for p in SAMPLES.glob("*.log") for ln in p.read_text().splitlines()
@@ -40,8 +41,7 @@ lines = st.one_of(
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(lines, max_size=60))
 def test_any_mix_of_lines_gives_a_report(batch):
-    a = Session()
-    a.feed_lines("fuzz", batch)
+    a = session_of(batch, "fuzz")
     report = a.report().to_json()
     json.dumps(report)
     assert isinstance(report["alerts"], list)
@@ -68,8 +68,7 @@ def test_a_kv_dtype_the_calculator_does_not_model():
     dump = ("[2026-01-01 09:59:00] server_args=ServerArgs(model_path='meta-llama/Llama-3.1-8B', "
             "tp_size=1, kv_cache_dtype='auto')")
     for lines in ([pool], [dump, pool]):
-        a = Session()
-        a.feed_lines("x", lines)
+        a = session_of(lines, "x")
         report = a.report().to_json()
         json.dumps(report)
         assert report["whatif"] is None  # not modelled, rather than modelled wrongly

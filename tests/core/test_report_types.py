@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kvtui.core.pipeline import Options, Session
 from kvtui.core.report_types import Report, Scenario
 from kvtui.sources.readers import iter_lines
+from tests.helpers import session_of
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 FP8 = "qwen35-397b-nvfp4-tp8-fp8.log"
@@ -19,8 +19,7 @@ WARNING = ("[2026-11-24 09:14:20 TP0] Using FP8 KV cache but no scaling factors 
 
 
 def test_a_report_is_not_changed_by_the_lines_that_follow_it() -> None:
-    s = Session(Options())
-    s.feed_lines(FP8, iter_lines(str(SAMPLES / FP8)))
+    s = session_of(iter_lines(str(SAMPLES / FP8)), FP8)
     before = s.report()
     frozen = json.dumps(before.to_json(), default=str)
     alert = next(a for a in before.alerts if a.rule == "kv-fp8-unscaled")
@@ -37,8 +36,7 @@ def test_a_report_is_not_changed_by_the_lines_that_follow_it() -> None:
 def test_sglang_and_vllm_rows_keep_their_own_key_order() -> None:
     rows = {}
     for name in (FP8, "vllm-llama31-8b-tp2-fp8-unscaled.log"):
-        s = Session(Options())
-        s.feed_lines(name, iter_lines(str(SAMPLES / name)))
+        s = session_of(iter_lines(str(SAMPLES / name)), name)
         report = s.report()
         assert isinstance(report, Report) and report.whatif is not None
         rows[report.engine] = report.whatif.scenarios[0].to_json()

@@ -12,14 +12,14 @@ from kvtui.commands.check import analyse_files
 from kvtui.commands.compare import resolve, split_name
 from kvtui.core.compare import compare
 from kvtui.core.pipeline import Session
+from tests.helpers import session_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"
 
 
 def _session(text: str) -> Session:
-    s = Session()
-    s.feed_lines("t", text.splitlines())
+    s = session_of(text.splitlines(), "t")
     s.end()
     return s
 
@@ -64,8 +64,7 @@ def test_a_second_weight_load_of_a_rank_after_start_up_is_a_restart():
 def test_a_log_clients_restart_notice_opens_a_run_without_a_dump():
     text = (SAMPLES / "llama31-8b-retraction.log").read_text().splitlines()
     decode = [line for line in text if "Decode batch" in line][:5]
-    s = Session()
-    s.feed_lines("t", text)
+    s = session_of(text, "t")
     assert s.run_count == 1
     s.restart_notice()
     s.feed_lines("t", decode, len(text) + 1)

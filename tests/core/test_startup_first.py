@@ -15,6 +15,7 @@ from kvtui.core.pipeline import Options, Session
 from kvtui.core.pipeline.startup import start_offsets
 from kvtui.sources.readers import ranged_file
 from tests.conftest import ROOT, SAMPLES
+from tests.helpers import session_of
 
 STARTUP_KEYS = ("engine", "model", "parallel", "kv_cache", "pools", "capacity", "weights")
 
@@ -129,8 +130,7 @@ def test_the_top_start_up_is_published_before_the_scan_for_later_starts(tmp_path
     assert len(seen) == len(names)
     first = seen[0]
     assert first["partial"] is True and [r["start"]["line"] for r in first["runs"]] == [1]
-    alone = Session()
-    alone.feed_lines("x", (SAMPLES / names[0]).read_text().splitlines())
+    alone = session_of((SAMPLES / names[0]).read_text().splitlines(), "x")
     assert first["kv_cache"]["effective_dtype"] == \
         alone.report().to_json()["kv_cache"]["effective_dtype"]
     assert [r["start"] for r in seen[-1]["runs"]] == [r["start"] for r in full["runs"]]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from kvtui.core.pipeline import Session
 from kvtui.sources.readers import iter_lines
+from tests.helpers import session_of
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 
@@ -83,8 +84,7 @@ def test_second_weight_load_without_dump_is_a_new_run():
         "available_gpu_mem=3.00 GB",
         "[2026-01-01 11:00:00 TP0] Load weight begin. avail mem=70.00 GB",
     ]
-    a = Session()
-    a.feed_lines("x", lines)
+    a = session_of(lines, "x")
     assert len(a.state.runs) == 2
 
 
@@ -123,8 +123,7 @@ def test_swa_pools_are_kept_apart():
 def test_memory_stays_bounded_on_long_runtime():
     base = ("[2026-01-01 10:00:00 TP0] Decode batch, #running-req: 5, #token: 100, token usage: "
             "0.50, cuda graph: True, gen throughput (token/s): 100.00, #queue-req: 0")
-    a = Session()
-    a.feed_lines("x", (base for _ in range(5000)))
+    a = session_of((base for _ in range(5000)), "x")
     rt = a.state.current.runtime
     assert rt.decode_batches == 5000
     assert len(rt.timeline) == rt.timeline.maxlen
@@ -152,8 +151,7 @@ def test_override_lines_before_the_dump_belong_to_that_start():
         "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "
         "available_gpu_mem=3.00 GB",
     ]
-    a = Session()
-    a.feed_lines("x", start)
+    a = session_of(start, "x")
     assert len(a.state.runs) == 1
     run = a.state.current
     assert run.kv_dtype_lines and run.server_args["tp_size"] == 4
@@ -176,8 +174,7 @@ def test_a_draft_model_never_becomes_the_model():
         "[2026-01-01 10:00:11 TP0] Load weight end. type=LlamaForCausalLMEagle3, "
         "dtype=torch.bfloat16, avail mem=18.51 GB, mem usage=1.49 GB.",
     ]
-    a = Session()
-    a.feed_lines("x", lines)
+    a = session_of(lines, "x")
     run = a.state.current
     assert len(a.state.runs) == 1
     assert run.weights["TP0"]["model_class"] == "LlamaForCausalLM"
@@ -194,8 +191,7 @@ def test_a_cut_dump_leaves_the_kv_dtype_setting_unknown():
     (`run.args_complete`); a dump that prints the field keeps its value."""
     cut = ["[2026-01-01 10:00:00] server_args=ServerArgs(model_path='/m/Llama-3.1-8B', "
            "tp_size=1, dtype='auto', trust_remote_co"]
-    a = Session()
-    a.feed_lines("x", cut)
+    a = session_of(cut, "x")
     run = a.state.current
     assert run.server_args.get("model_path") == "/m/Llama-3.1-8B"
     assert run.configured_kv_dtype is None
@@ -204,11 +200,9 @@ def test_a_cut_dump_leaves_the_kv_dtype_setting_unknown():
     assert run.configured_kv_dtype == "auto"
     whole = ["[2026-01-01 10:00:00] server_args=ServerArgs(model_path='/m/Llama-3.1-8B', "
              "tp_size=1, kv_cache_dtype='fp8_e4m3', dtype='auto')"]
-    b = Session()
-    b.feed_lines("x", whole)
+    b = session_of(whole, "x")
     assert b.state.current.configured_kv_dtype == "fp8_e4m3"
-    b2 = Session()
-    b2.feed_lines("x", [whole[0].replace("'fp8_e4m3'", "'auto'")])
+    b2 = session_of([whole[0].replace("'fp8_e4m3'", "'auto'")], "x")
     assert b2.state.current.configured_kv_dtype == "auto"
 
 
@@ -220,8 +214,7 @@ def _weights_then(second: str, dump: str) -> Session:
         "avail mem=63.00 GB, mem usage=15.00 GB.",
         second,
     ]
-    a = Session()
-    a.feed_lines("x", lines)
+    a = session_of(lines, "x")
     return a
 
 
@@ -262,8 +255,7 @@ def test_the_fp4_fall_back_means_the_model_dtype_not_fp4():
         "[2026-01-01 10:00:09 TP1] --kv-cache-dtype falls back to 'auto' because this torch "
         "version does not support torch.float4_e2m1fn_x2",
     ]
-    a = Session()
-    a.feed_lines("x", lines)
+    a = session_of(lines, "x")
     run = a.state.current
     assert len(a.state.runs) == 1
     assert run.configured_kv_dtype == "fp4_e2m1"
@@ -289,8 +281,7 @@ def test_dsa_backend_lines_state_the_kv_dtype_and_do_not_split_the_start():
         "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "
         "available_gpu_mem=3.00 GB",
     ]
-    a = Session()
-    a.feed_lines("x", start)
+    a = session_of(start, "x")
     assert len(a.state.runs) == 1
     assert a.state.current.effective[0] == "fp8_e4m3"
     a.feed_lines("x", start[1:], 5)  # a restart that prints only the backend line before its dump
@@ -313,15 +304,13 @@ def test_the_dsa_tp_mode_line_is_a_start_line_that_states_the_sizes():
              "device.",
              "[2026-05-01 15:16:08] server_args=ServerArgs(model_path='/m/DeepSeek-V3.2', "
              "tp_size=4, kv_cache_dtype='bfloat16')"]
-    a = Session()
-    a.feed_lines("x", runtime + start)
+    a = session_of(runtime + start, "x")
     assert len(a.state.runs) == 2
     first, run = a.state.runs
     assert first.server_args.get("tp_size") is None
     assert run.start.line == 4 and run.opened_ts == "2026-05-01 15:16:08"
     assert run.server_args["tp_size"] == 4
-    alone = Session()
-    alone.feed_lines("x", [tp_line])
+    alone = session_of([tp_line], "x")
     sa = alone.state.current.server_args
     assert (sa.get("tp_size"), sa.get("dp_size")) == (4, 1)
     cut = Session()  # a dump cut before tp_size: the sizes the line stated stay
@@ -358,8 +347,7 @@ def test_start_up_steps_are_read_and_never_open_a_run():
         "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "
         "available_gpu_mem=3.00 GB",
     ]
-    a = Session()
-    a.feed_lines("x", lines)
+    a = session_of(lines, "x")
     assert len(a.state.runs) == 1
     run = a.state.current
     assert run.dist_init == {"TP7": 1.77, "TP0": 1.96}
@@ -392,18 +380,15 @@ def test_a_change_of_rank_tag_shape_is_a_new_server_start():
         "max_prefill_tokens=16384, max_running_requests=500, context_len=4096, "
         "available_gpu_mem=3.00 GB",
     ]
-    a = Session()
-    a.feed_lines("x", first + second)
+    a = session_of(first + second, "x")
     assert len(a.state.runs) == 2
     assert a.state.runs[1].primary_capacity()["max_total_num_tokens"] == 2000
     assert a.state.runs[1].ranks == {"DP0 TP0 EP0", "DP1 TP1 EP1"}
     # before the run started up a new shape is the same start-up (an excerpt of mixed pastes)
-    b = Session()
-    b.feed_lines("x", first[:2] + second[:1])
+    b = session_of(first[:2] + second[:1], "x")
     assert len(b.state.runs) == 1
     # runtime lines in another shape do not split
-    c = Session()
-    c.feed_lines("x", [*first, first[-1].replace(" TP0]", " DP0 TP0]")])
+    c = session_of([*first, first[-1].replace(" TP0]", " DP0 TP0]")], "x")
     assert len(c.state.runs) == 1
     # vLLM's tags differ within one start (engine core, workers): no split there
     v = Session()

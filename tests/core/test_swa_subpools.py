@@ -15,7 +15,8 @@ below are written for this test.
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Options, Session
+from kvtui.core.pipeline import Session
+from tests.helpers import session_of
 
 GIB = 1 << 30
 SWA_LINE = "KV Cache is allocated. #tokens: 1496958, K size: 41.76 GB, V size: 27.84 GB"
@@ -37,8 +38,7 @@ def lines() -> list[str]:
 
 
 def fold(model: str | None = None) -> Session:
-    s = Session(Options(model=model))
-    s.feed_lines("paste", lines())
+    s = session_of(lines(), "paste", model=model)
     return s
 
 

@@ -18,6 +18,7 @@ from kvtui.core.pipeline.chunks import fold_ranges
 from kvtui.core.pipeline.fold import Fold
 from kvtui.sources.lines import lines_of
 from kvtui.sources.readers import ranged_file
+from tests.helpers import session_of
 
 SGLANG_TB = [
     "Traceback (most recent call last):",
@@ -68,8 +69,7 @@ SGLANG_IMPORT_FRAME = ('  File "/usr/local/lib/python3.10/dist-packages/sglang/s
 
 
 def report_of(lines: list[str]):
-    session = Session()
-    session.feed_lines("paste.log", lines)
+    session = session_of(lines, "paste.log")
     return session.report()
 
 

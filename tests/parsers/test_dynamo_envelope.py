@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import pytest
 
-from kvtui.core.pipeline import Session
 from parsers.envelope import dynamo_head, payload_start
 from parsers.prefix import line_timestamp
 from parsers.sglang.line import parse_line as sglang_line
 from parsers.vllm.line import parse_line as vllm_line
+from tests.helpers import session_of
 
 DIM, RESET, GREEN = "\x1b[2m", "\x1b[0m", "\x1b[32m"
 TS = "2025-11-04T05:31:43.123456Z"
@@ -95,8 +95,7 @@ def test_a_dynamo_log_reports_as_sglangs(tmp_path):
              plain(SGLANG[2][0], "model_runner.init_memory_pool"),
              *(plain(SGLANG[0][0].replace("6.73", f"{100 + i}.00"),
                      ts=f"2025-11-04T05:32:{i:02d}.000001Z") for i in range(10))]
-    s = Session()
-    s.feed_lines("dynamo.log", lines)
+    s = session_of(lines, "dynamo.log")
     r = s.report().to_json()
     assert r["engine"] == "sglang"
     assert r["parallel"]["tp"] == 4  # the dump's
@@ -104,8 +103,7 @@ def test_a_dynamo_log_reports_as_sglangs(tmp_path):
     assert [p["tokens"] for p in r["pools"]] == [413540]
     # Dynamo's stamp is no SGLang release's (microseconds), and its head has no rank tags: no
     # release is dated by it, and no TP is inferred from the missing tags
-    s2 = Session()
-    s2.feed_lines("dynamo.log", lines[1:])
+    s2 = session_of(lines[1:], "dynamo.log")
     assert s2.report().to_json()["parallel"]["tp"] is None
 
 

@@ -158,6 +158,7 @@ CLIENTS = {
 }
 
 
+@pytest.mark.slow  # the real docker/kubectl clients start and time out: ~11 s each
 @pytest.mark.parametrize("client", sorted(CLIENTS))
 def test_saved_client_output_checks_like_the_bare_log(tmp_path: Path, client: str) -> None:
     make, program = CLIENTS[client]

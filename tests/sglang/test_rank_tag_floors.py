@@ -11,13 +11,12 @@ whose releases are 0.4.7+: TP >= 2, not TP >= 1. Lines here are in that shape, n
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Session
 from kvtui.core.render import render_text
+from tests.helpers import session_of
 
 
 def _report(lines):
-    a = Session()
-    a.feed_lines("paste.log", lines)
+    a = session_of(lines, "paste.log")
     return a.report()
 
 

@@ -8,8 +8,8 @@ below are written in the shape of that paste.
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Session
 from kvtui.engines.sglang.version import SGLANG_LINE, kv_dtype_flag
+from tests.helpers import session_of
 
 PASTE = [
     "[2025-12-01 10:00:00 PP0] Load weight end. type=LlavaForConditionalGeneration, "
@@ -39,8 +39,7 @@ def test_fp16_target_is_auto_not_bf16():
 
 
 def test_report_row_of_an_fp16_paste():
-    s = Session()
-    s.feed_lines("pp4-fp16.log", PASTE)
+    s = session_of(PASTE, "pp4-fp16.log")
     whatif = s.report().whatif
     assert whatif is not None
     rows = {r.dtype: r for r in whatif.scenarios}

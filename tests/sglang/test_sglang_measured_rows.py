@@ -10,8 +10,8 @@ wording of sgl-project/sglang#30609 (`KV Cache is allocated. #tokens: N, KV size
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Session
 from kvtui.core.render import render_text
+from tests.helpers import session_of
 
 LINES = [
     "[2026-07-14 07:50:00] server_args=ServerArgs(model_path='/m/x', tp_size=1, page_size=64, "
@@ -21,8 +21,7 @@ LINES = [
 
 
 def _report():
-    a = Session()
-    a.feed_lines("x.log", LINES)
+    a = session_of(LINES, "x.log")
     return a.report()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from parsers.sglang import parse_line
+from tests.helpers import session_of
 
 
 # "Capture cuda graph failed: {e}" wraps any RuntimeError of the capture (0.4.6
@@ -64,14 +65,12 @@ def test_tmux_position_indicator(line, kind, field, value):
 
 
 def test_tmux_indicator_in_a_block_folds_like_the_clean_line():
-    from kvtui.core.pipeline import Session
 
     clean = ("[2025-06-10 14:09:47 DP0 TP0] Prefill batch. #new-seq: 1, #new-token: 7, "
              "#cached-token: 0, token usage: 0.00, #running-req: 0, #queue-req: 9")
     reports = []
     for first in (clean + TMUX, clean):
-        s = Session()
-        s.feed_lines("paste.log", [first, clean.replace("#queue-req: 9", "#queue-req: 2")])
+        s = session_of([first, clean.replace("#queue-req: 9", "#queue-req: 2")], "paste.log")
         reports.append(s.report().runtime)
     assert reports[0] == reports[1]
     assert reports[0] is not None and reports[0].peak_queue_req == 9

@@ -19,6 +19,7 @@ import shutil
 import socketserver
 import struct
 import subprocess
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -349,21 +350,28 @@ class Served:
     store: LogStore
     env: dict[str, str]
     server: socketserver.BaseServer
+    sockdir: Path | None = None  # a folder of the server's own socket, removed on close
 
     def close(self) -> None:
         self.store.shutdown()
         self.server.shutdown()
         self.server.server_close()
+        if self.sockdir is not None:
+            shutil.rmtree(self.sockdir, ignore_errors=True)
 
 
 def serve_docker(tmp: Path) -> Served:
     store = LogStore()
-    sock = tmp / "docker.sock"
+    # The socket in a short folder of its own under TMPDIR, removed by close(): an AF_UNIX path
+    # has at most 107 bytes, and a pytest-xdist worker's tmp_path (.../popen-gw0/<test>0/...)
+    # can be longer than that.
+    short = Path(tempfile.mkdtemp(prefix="dk"))
+    sock = short / "docker.sock"
     handler = type("H", (_DockerHandler,), {"store": store})
     server = _UnixServer(str(sock), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     env = dict(os.environ, DOCKER_HOST=f"unix://{sock}", DOCKER_CONFIG=str(tmp / "dockercfg"))
-    return Served(store, env, server)
+    return Served(store, env, server, short)
 
 
 def serve_kube(tmp: Path) -> Served:

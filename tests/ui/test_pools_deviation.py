@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import re
 
-from kvtui.core.pipeline import Session
 from kvtui.ui.panes import facts_text
 from tests.capacity.test_sglang_glm5_preset import LINES as GLM5
+from tests.helpers import session_of
 
 
 def _deviation(lines: list[str]) -> float:
-    s = Session()
-    s.feed_lines("log", lines)
+    s = session_of(lines, "log")
     text = facts_text(s.report()).plain
     m = re.search(r"measured [\d,]+ B/tok \(([+-]\d+\.\d)%\)", text)
     assert m is not None, text

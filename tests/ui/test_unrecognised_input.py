@@ -8,7 +8,7 @@ said `KV ? -> ?` and "no alerts (yet)" as if the facts were still to come, and `
 
 from __future__ import annotations
 
-import os
+import random
 
 import pytest
 
@@ -42,7 +42,8 @@ async def _panes(path):
                 facts_text(header.report).plain)
 
 
-@pytest.mark.parametrize("content", [b"", b"hello\nworld\n", os.urandom(2048)])
+# Seeded bytes, not os.urandom: pytest-xdist workers must collect the same test ids.
+@pytest.mark.parametrize("content", [b"", b"hello\nworld\n", random.Random(3).randbytes(2048)])
 async def test_the_tui_says_no_engine_was_recognised(tmp_path, content):
     path = tmp_path / "other.log"
     path.write_bytes(content)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kvtui.core.pipeline import Session
 from kvtui.core.report_types import Report
+from tests.helpers import session_of
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 
 
 def report_of(lines: list[str], name: str = "log") -> Report:
-    s = Session()
-    s.feed_lines(name, lines)
+    s = session_of(lines, name)
     return s.report()
 
 

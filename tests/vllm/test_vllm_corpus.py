@@ -16,6 +16,7 @@ from kvtui.core.pipeline import Options, Session
 from kvtui.core.pipeline.fold import Fold
 from kvtui.sources.readers import iter_lines
 from tests.conftest import corpus_dir
+from tests.helpers import session_of
 from tests.vllm.test_vllm_server_args import SGLANG_OWN
 from tests.vllm.test_vllm_sizing import QWEN3_06B
 
@@ -143,8 +144,7 @@ def test_one_worker_memory_only_bounds_the_pool(tmp_path: Path):
         "memory: 8.11 GiB\n"
         "(EngineCore_0 pid=5) INFO 07-22 10:01:01 [kv_cache_utils.py:868] GPU KV cache size: "
         "178,880 tokens\n")
-    s = Session()
-    s.feed_lines(str(log), iter_lines(str(log)))
+    s = session_of(iter_lines(str(log)), str(log))
     w = s.report().to_json()["whatif"]
     cal = w["current"]["calibration"]
     assert w["model"]["name"] == "Qwen/Qwen3-235B-A22B"

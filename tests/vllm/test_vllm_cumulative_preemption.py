@@ -9,7 +9,7 @@ wording with figures of their own.
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Session
+from tests.helpers import session_of
 
 
 def line(n: int, group: int, ts: str = "10:12:44") -> str:
@@ -21,8 +21,7 @@ def line(n: int, group: int, ts: str = "10:12:44") -> str:
 
 
 def _report(lines: list[str]):
-    s = Session()
-    s.feed_lines("log", lines)
+    s = session_of(lines, "log")
     return s.report().to_json()
 
 

@@ -23,6 +23,7 @@ from kvtui.cli import main
 from kvtui.core.pipeline import Session
 from kvtui.engines.vllm.version import check_release, infer_version
 from parsers.vllm.line import parse_line
+from tests.helpers import session_of
 
 GIB = 1 << 30
 BLOCK_BYTES = 16 * 8 * 256 * 2 * 32  # Llama-3.1-8B, bf16, TP 1: one block of all 32 layers
@@ -67,8 +68,7 @@ def log() -> list[str]:
 
 
 def session() -> Session:
-    s = Session()
-    s.feed_lines("log", log())
+    s = session_of(log(), "log")
     return s
 
 
@@ -137,8 +137,7 @@ def test_the_bundled_0_34_sample_reproduces_its_pool():
 
     path = Path(__file__).resolve().parents[2] / "sample_logs" / \
         "vllm-gpt-oss-120b-tp2-extensible.log"
-    s = Session()
-    s.feed_lines(path.name, path.read_text(encoding="utf-8").splitlines())
+    s = session_of(path.read_text(encoding="utf-8").splitlines(), path.name)
     calc = s.calculator()
     assert calc is not None and calc.extensible and calc.utilization == 1.0
     assert calc.flight[:2] == (2, 8192)
@@ -181,8 +180,7 @@ def test_the_utilization_cap_warning_gives_the_operators_value():
     assert ev is not None and ev.kind == "memory_profile"
     assert (ev.get("gpu_memory_utilization"), ev.get("requested_gib")) == (0.9, 71.27)
     lines = [x for x in log() if "Memory after warmup" not in x]
-    s = Session()
-    s.feed_lines("log", [*lines[:3], line, *lines[3:]])
+    s = session_of([*lines[:3], line, *lines[3:]], "log")
     calc = s.calculator()
     assert calc is not None and calc.extensible and calc.utilization == 0.9
     assert calc.total_gib == pytest.approx(71.27 / 0.9)

@@ -15,6 +15,7 @@ from kvtui.core.pipeline import Session
 from kvtui.sources.base import SourceLine
 from kvtui.sources.replay import ReplaySource
 from parsers.prefix import line_timestamp, ts_day, ts_seconds, vllm_head
+from tests.helpers import session_of
 
 ARGS = ("(APIServer pid=1) INFO 05-01 10:00:00 [utils.py:328] non-default args: "
         "{'model': 'meta-llama/Llama-3.1-8B-Instruct', 'tensor_parallel_size': 2, "
@@ -34,8 +35,7 @@ CONC = "(EngineCore_DP0 pid=9) INFO 05-01 10:00:42 [kv_cache_utils.py:868] Maxim
 
 
 def fold(lines: list[str]) -> Session:
-    s = Session()
-    s.feed_lines("log", lines)
+    s = session_of(lines, "log")
     return s
 
 

@@ -19,7 +19,7 @@ below are written in that release's wording with figures of their own.
 
 from __future__ import annotations
 
-from kvtui.core.pipeline import Session
+from tests.helpers import session_of
 
 E = "(EngineCore pid=77) INFO 06-11 09:14:"
 BASE = [
@@ -38,8 +38,7 @@ PAD_LINE = (E + "20 [interface.py:797] Padding mamba page size by 0.42% to ensur
 
 
 def _whatif(lines: list[str]):
-    s = Session()
-    s.feed_lines("log", lines)
+    s = session_of(lines, "log")
     w = s.report().whatif
     assert w is not None
     return w

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from kvtui.core.pipeline import Session
 from kvtui.ui.whatif_calc import WhatIfInputs, compute
+from tests.helpers import session_of
 
 ROOT = Path(__file__).resolve().parents[2]
 GIB = 1 << 30
@@ -97,8 +98,7 @@ def run(tp: int, budget: int, *, in_args: bool = True, kv: str = "auto") -> list
 
 
 def session(lines: list[str]) -> Session:
-    s = Session()
-    s.feed_lines("log", lines)
+    s = session_of(lines, "log")
     return s
 
 

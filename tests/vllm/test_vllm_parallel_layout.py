@@ -17,9 +17,10 @@ import sys
 from pathlib import Path
 
 from kvtui.core.deployment import degree_label, proven
-from kvtui.core.pipeline import Options, Session
+from kvtui.core.pipeline import Session
 from kvtui.core.render import render_text
 from kvtui.engines.vllm import ENGINE
+from tests.helpers import session_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"
@@ -44,8 +45,7 @@ def excerpt(path: Path, *, drop_workers: tuple[str, ...] = (),
 
 
 def session(lines: list[str], model: str | None = None) -> Session:
-    s = Session(Options(model=model))
-    s.feed_lines("excerpt.log", iter(lines))
+    s = session_of(iter(lines), "excerpt.log", model=model)
     return s
 
 

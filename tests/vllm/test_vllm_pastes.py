@@ -11,11 +11,11 @@ from kvtui.core.pipeline import Session
 from kvtui.core.render import render_text
 from kvtui.engines.vllm.version import infer_version
 from parsers.vllm import hints, parse_line
+from tests.helpers import session_of
 
 
 def report(lines: list[str]) -> tuple[Session, dict[str, Any]]:
-    s = Session()
-    s.feed_lines("log", iter(lines))
+    s = session_of(iter(lines), "log")
     return s, s.report().to_json()
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from kvtui.cli import main
-from kvtui.core.pipeline import Session
 from kvtui.sources.readers import iter_lines
+from tests.helpers import session_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"
@@ -62,8 +62,7 @@ def test_a_plan_gives_the_pool_vllm_printed(tmp_path: Path, capsys: pytest.Captu
 
 def test_a_plan_sizes_as_the_log_route_does(capsys: pytest.CaptureFixture[str]):
     """The same model, TP and budget give the same pools with or without a log: one sizing."""
-    s = Session()
-    s.feed_lines(str(FP8), iter_lines(str(FP8)))
+    s = session_of(iter_lines(str(FP8)), str(FP8))
     logged = s.report().whatif
     assert logged is not None
     budget = next(line for line in logged.explanation if line.startswith("KV budget held fixed"))

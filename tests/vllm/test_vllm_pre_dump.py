@@ -22,6 +22,7 @@ The lines below are written for these tests in the wording of those format strin
 from __future__ import annotations
 
 from kvtui.core.pipeline import Session
+from tests.helpers import session_of
 
 V0_CHUNKED = "INFO 03-02 09:00:01 config.py:1006] Chunked prefill is enabled with " \
              "max_num_batched_tokens=1024."
@@ -49,8 +50,7 @@ V1_CONFIG = ("(EngineCore_DP0 pid=9) INFO 03-02 10:00:05 [core.py:98] Initializi
 
 
 def fold(lines: list[str]) -> Session:
-    s = Session()
-    s.feed_lines("log", lines)
+    s = session_of(lines, "log")
     return s
 
 

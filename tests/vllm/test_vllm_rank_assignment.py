@@ -13,6 +13,7 @@ from typing import Any
 from kvtui.core.pipeline import Session
 from kvtui.engines.vllm.version import infer_version
 from parsers.vllm import hints, parse_line
+from tests.helpers import session_of
 from tests.vllm.test_vllm_parallel_layout import BF16_70B, excerpt, header_parallel, session
 
 # vllm-ascend 0.14.0rc1, TP 8 (https://github.com/vllm-project/vllm-ascend/issues/6829): the
@@ -28,8 +29,7 @@ def assigned(rank: int, world: int, *, dp: int = 0, pp: int = 0, tp: int = 0,
 
 
 def report(lines: list[str]) -> tuple[Session, dict[str, Any]]:
-    s = Session()
-    s.feed_lines("log", iter(lines))
+    s = session_of(iter(lines), "log")
     return s, s.report().to_json()
 
 

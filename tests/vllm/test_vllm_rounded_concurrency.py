@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from kvtui.core.alerts import Alert
-from kvtui.core.pipeline import Session
+from tests.helpers import session_of
 
 BLOCK = 16
 CONTEXT = 32768
@@ -39,8 +39,7 @@ def lines(blocks: int, model: str = "meta-llama/Llama-3.1-8B-Instruct") -> list[
 
 
 def alerts(blocks: int, **kw: str) -> dict[str, Alert]:
-    s = Session()
-    s.feed_lines("log", lines(blocks, **kw))
+    s = session_of(lines(blocks, **kw), "log")
     return {a.rule: a for a in s.report().alerts}
 
 
@@ -83,8 +82,7 @@ HYBRID = [
 def test_without_a_spec_a_pool_whose_tokens_are_not_its_concurrency_claims_no_other_cell():
     """Without the spec the other lengths and dtypes cannot be scaled from the tokens: 139,264
     tokens over 131,072 is 1.06, not the 1.52 logged."""
-    s = Session()
-    s.feed_lines("log", HYBRID)
+    s = session_of(HYBRID, "log")
     w = s.report().whatif
     assert w is not None
     cells = {(r.dtype, k): v for r in w.scenarios for k, v in r.concurrency.items()}
@@ -96,8 +94,7 @@ def test_without_a_spec_a_pool_whose_tokens_are_not_its_concurrency_claims_no_ot
 
 def test_a_dense_pool_without_a_spec_keeps_its_scaled_cells():
     dense = [HYBRID[0], HYBRID[1].replace("139,264", "199,232"), HYBRID[2]]  # 12,452 blocks
-    s = Session()
-    s.feed_lines("log", dense)
+    s = session_of(dense, "log")
     w = s.report().whatif
     assert w is not None
     row = next(r for r in w.scenarios if r.dtype == "bf16")

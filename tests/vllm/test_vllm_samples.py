@@ -16,6 +16,7 @@ import pytest
 import parsers.sglang as sglang
 from parsers import KIND_FIELDS, OPTIONAL_FIELDS
 from parsers.vllm import parse_line
+from tests.helpers import session_of
 
 H = "INFO 05-01 16:27:56 [kv_cache_utils.py:1087] "  # logger.py _FORMAT, 0.8.5-0.32
 W = "WARNING 05-01 16:27:56 [kv_cache.py:166] "
@@ -459,15 +460,13 @@ def test_the_stats_fast_path_reads_as_the_general_scan(line: str) -> None:
 def test_v1_preemptions_count_as_retractions():
     """vLLM V1's stats line says how many requests were preempted since the previous line
     (`Preemptions: N`, loggers.py `_reset`): each such line is a retraction episode."""
-    from kvtui.core.pipeline import Session
 
     head = "(APIServer pid=1) INFO 05-01 16:27:{:02d} [loggers.py:248] "
     lines = [head.format(i) + "Engine 000: Avg prompt throughput: 10.0 tokens/s, Avg generation "
              f"throughput: 50.0 tokens/s, Running: 24 reqs, Waiting: 7 reqs, "
              f"{'Preemptions: 3, ' if i % 2 else ''}GPU KV cache usage: 99.1%, "
              "Prefix cache hit rate: 0.0%" for i in range(6)]
-    s = Session()
-    s.feed_lines("v", lines)
+    s = session_of(lines, "v")
     rt = s.state.current.runtime
     facts = s.report().runtime
     assert (facts.retractions, facts.retracted_reqs) == (3, 9)

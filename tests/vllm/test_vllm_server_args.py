@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from kvtui.core.pipeline import Session
 from parsers import KIND_FIELDS, OPTIONAL_FIELDS
 from parsers.kinds import ACCURACY_ARGS
 from parsers.sglang.server_args import SERVER_ARG_FIELDS
 from parsers.vllm import args as vllm_args
+from tests.helpers import session_of
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 SHARED = tuple(k for k in KIND_FIELDS["server_args"] if k != "form")
@@ -25,8 +25,7 @@ SGLANG_OWN = set(SERVER_ARG_FIELDS) - set(vllm_args._SHARED.values())
 
 
 def _server_args(name: str) -> tuple[str, dict]:
-    s = Session()
-    s.feed_lines(name, (SAMPLES / name).read_text().splitlines())
+    s = session_of((SAMPLES / name).read_text().splitlines(), name)
     report = s.report().to_json()
     return report["engine"], report["server_args"]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kvtui.core.pipeline import Session
 from parsers.vllm import parse_line
+from tests.helpers import session_of
 
 V0 = ("(VllmWorkerProcess pid=311) INFO 04-02 11:20:31 [model_runner.py:1146] Model loading "
       "took 21.0417 GB and 310.204518 seconds")
@@ -25,8 +26,7 @@ def test_the_gb_wording_is_a_weight_line():
 
 
 def test_the_gb_wording_gives_the_report_its_weights():
-    s = Session()
-    s.feed_lines("log", [V1])
+    s = session_of([V1], "log")
     assert s.report().to_json()["weights"] is not None
 
 

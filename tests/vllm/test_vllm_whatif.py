@@ -11,6 +11,7 @@ from pathlib import Path
 from kvtui.core.pipeline import Session
 from kvtui.sources.readers import iter_lines
 from kvtui.ui.whatif_calc import WhatIfInputs, compute
+from tests.helpers import session_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"
@@ -21,8 +22,7 @@ GIB = 1 << 30
 
 
 def session(path: Path) -> Session:
-    s = Session()
-    s.feed_lines(str(path), iter_lines(str(path)))
+    s = session_of(iter_lines(str(path)), str(path))
     return s
 
 
@@ -135,8 +135,7 @@ def test_the_start_up_summary_gives_the_gpu_memory_the_utilization_moves():
     lines = list(iter_lines(str(FP8)))
     at = next(i for i, ln in enumerate(lines) if "Graph capturing finished" in ln) + 2
     lines[at:at] = [SUMMARY.format(w=w) for w in ("Worker_TP0 pid=230", "Worker_TP1 pid=231")]
-    s = Session()
-    s.feed_lines("fp8.log", lines)
+    s = session_of(lines, "fp8.log")
     report = s.report().to_json()
     from kvtui.engines.vllm.fromrun import v0_engine
 

@@ -28,6 +28,7 @@ from kvtui.engines.vllm.sizing import (
     layout,
 )
 from parsers.vllm.line import parse_line
+from tests.helpers import session_of
 
 V22 = RULES["v1-0.22"]
 GIB = 1 << 30
@@ -203,10 +204,8 @@ def test_scout_on_0_11_is_one_group_of_full_layers(warning: bool, version: bool)
     """The warning, the release (0.11: VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE
     defaults to 0) or, undated, the logged 13.33x each say the manager was off: the what-if is
     one group of 48 full layers, not 12-layer groups that would fit 38.77 requests."""
-    from kvtui.core.pipeline import Session
 
-    s = Session()
-    s.feed_lines("log", _scout_log(warning, version))
+    s = session_of(_scout_log(warning, version), "log")
     calc = s.calculator()
     assert calc is not None and calc.spec is not None and calc.spec.attention_chunk_size == 8192
     lay = calc.layout("bf16")
