@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from textual.widget import Widget
 
@@ -22,8 +22,12 @@ from kvtui.ui.metrics import MetricsPane
 from kvtui.ui.panes import AlertsPane, FactsPane, TimelinePane
 from kvtui.ui.whatif import WhatIfPane
 
-if TYPE_CHECKING:
-    from kvtui.ui.app import KvApp
+
+class AppSettings(Protocol):
+    """What a pane's factory reads of the app (a protocol: the app imports this table, so the
+    table names no app class)."""
+
+    log_window: int
 
 Place = Literal["top", "below", "log"]
 
@@ -34,7 +38,7 @@ class PaneRow:
 
     key: str  # the widget's id and the `pane('key')` action's argument
     title: str  # border title, pane-bar label and key description
-    make: Callable[[KvApp], Widget]  # builds the widget (given the app, for its settings)
+    make: Callable[[AppSettings], Widget]  # builds the widget (given the app, for its settings)
     # What the pane shows from one tick's drain; called on the ticks that bring a report.
     # None: the app feeds it itself (the log: its lines come on every tick, not with a report).
     feed: Callable[[Any, Drained], None] | None
