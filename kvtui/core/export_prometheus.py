@@ -20,6 +20,7 @@ from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.registry import Collector
 
 from kvtui.core import severity
+from kvtui.core.fleet.load import current_load
 from kvtui.core.report_types import Alert, Report
 
 
@@ -62,6 +63,7 @@ def families(snap: Snapshot) -> Iterator[GaugeMetricFamily | InfoMetricFamily]:
                                labels=["server", "state"])
     scales.add_metric([s, kv.scales_said if kv.scales_said else "unknown"], 1.0)
     yield scales
+    load = current_load(r)
     pool = r.runs[-1].pool_size if r.runs else (
         r.capacity.max_total_num_tokens if r.capacity else None)
     for g in (
@@ -70,12 +72,12 @@ def families(snap: Snapshot) -> Iterator[GaugeMetricFamily | InfoMetricFamily]:
         _gauge("kvtui_concurrency_at_context_len", "Requests of the full context length the "
                "pool holds at once", r.whatif.current.concurrency_at_context_len
                if r.whatif is not None else None, s),
-        _gauge("kvtui_token_usage", "KV usage of the last batch line (0..1)",
-               r.runtime.last_token_usage, s),
-        _gauge("kvtui_running_requests", "Running requests of the last batch line",
-               r.runtime.last_running_req, s),
-        _gauge("kvtui_queued_requests", "Queued requests of the last batch line",
-               r.runtime.last_queue_req, s),
+        _gauge("kvtui_token_usage", "KV usage (0..1): the fullest pool's from the server's "
+               "/metrics where scraped, else the log's last batch line", load.usage, s),
+        _gauge("kvtui_running_requests", "Running requests (/metrics where scraped, else the "
+               "log's last batch line)", load.running, s),
+        _gauge("kvtui_queued_requests", "Queued requests (/metrics where scraped, else the "
+               "log's last batch line)", load.queued, s),
         _gauge("kvtui_last_line_age_seconds", "Seconds since the log's last line arrived",
                snap.last_line_age, s),
     ):

@@ -111,6 +111,8 @@ def read_entry(entry: Entry, opts: ReadOptions) -> Any:
                                   model_path=model_path, give_up_after=opts.give_up_after)
         follower.run_blocks(deliver, threading.Event())
         session.end()
+        if entry.metrics_port is not None:
+            scrape_once(conn, entry, session)
         if errors:
             return Outcome(entry.host, entry.role, None, error=errors[-1], source=source)
         server = server_of(entry.host, entry.role, session,
@@ -128,3 +130,17 @@ def read_all(entries: Sequence[Entry], opts: ReadOptions, parallel: int,
     """Every entry read, `parallel` at a time, in the file's order."""
     with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(entries)))) as pool:
         return list(pool.map(lambda e: read(e, opts), entries))
+
+
+def scrape_once(conn: Any, entry: Entry, session: Any) -> None:
+    """One scrape of the entry's `metrics_port` on its host's loopback, over the fleet's SSH
+    connection (a direct-tcpip channel, as `kvtui ssh`), fed to the session: its facts, its
+    load figures (kvtui.core.fleet.load) and its log+metrics alerts join the server's report;
+    a failed scrape is said there too (state and detail), never raised."""
+    from kvtui.sources.metrics import Scraper, deliver
+    from kvtui.sources.ssh.metrics import channel_fetcher
+
+    port = entry.metrics_port
+    fetcher = channel_fetcher(lambda: conn.transport, lambda: (port, "metrics_port"))
+    result = Scraper(f"ssh://{entry.host}/metrics", fetcher=fetcher).scrape()
+    deliver(result, session, f"{entry.host}:{port} /metrics over SSH")

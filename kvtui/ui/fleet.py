@@ -31,6 +31,7 @@ from textual.widgets import DataTable, Footer, Static
 from kvtui.core import severity
 from kvtui.core.fleet import Server, TransferWatch, evaluate, log_samples
 from kvtui.core.fleet.config import Entry
+from kvtui.core.fleet.load import current_load
 from kvtui.core.pipeline import Session
 from kvtui.core.report_types import Alert, Report
 from kvtui.core.text import inert
@@ -122,8 +123,8 @@ class LiveFleet:
 
 
 # -- the rows -----------------------------------------------------------------------------------
-def _num(v: int | None) -> str:
-    return "-" if v is None else f"{v:,}"
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.0f}"
 
 
 def _age(seconds: float | None) -> str:
@@ -138,7 +139,8 @@ def row(live: LiveServer, s: Server, fleet_alerts: Sequence[Alert]) -> tuple[Tex
     """One row's cells (log text made inert, never markup)."""
     r = s.report
     kv = r.kv_cache
-    rt = r.runtime
+    load = current_load(r)
+    mark = " m" if load.source == "metrics" else ""  # read from /metrics, not the log
     mine = [*r.alerts, *(a for a in fleet_alerts
                          if any(x["server"] == s.name for x in a.extra.get("servers", ())))]
     worst = min((severity.rank(a.severity) for a in mine), default=None)
@@ -149,8 +151,8 @@ def row(live: LiveServer, s: Server, fleet_alerts: Sequence[Alert]) -> tuple[Tex
     cells = (s.name, s.role or "-", r.engine or "-", s.version or "-", r.model.name or "-",
              f"{kv.configured_dtype or '-'} -> {kv.effective_dtype or '-'}", kv.scales_said,
              _num(r.runs[-1].pool_size if r.runs else None),
-             "-" if rt.last_token_usage is None else f"{rt.last_token_usage:.0%}",
-             f"{_num(rt.last_running_req)}/{_num(rt.last_queue_req)}")
+             "-" if load.usage is None else f"{load.usage:.0%}{mark}",
+             f"{_num(load.running)}/{_num(load.queued)}{mark}")
     out = [Text(inert(c, 60, one_line=True)) for c in cells]
     return (*out, alerts, Text(inert(conn, 20, one_line=True)), Text(_age(s.last_line_age)))
 

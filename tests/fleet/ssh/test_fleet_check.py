@@ -13,6 +13,7 @@ import pytest
 
 from kvtui.commands import fleet as fleet_cmd
 from tests.fleet.fleetlogs import text
+from tests.metrics.conftest import MetricsServer
 
 
 @pytest.fixture
@@ -153,3 +154,59 @@ def test_ssh_with_several_hosts_is_the_fleet(hosts, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert [s["server"] for s in doc["servers"]] == ["gpu-a", "gpu-down"]
     assert code == 2
+
+
+@pytest.fixture
+def metrics_http():
+    """A /metrics server on 127.0.0.1 (tests/metrics' own), shut at the test's end."""
+    made: list[MetricsServer] = []
+
+    def start(routes):
+        s = MetricsServer(routes)
+        s.thread.start()
+        made.append(s)
+        return s
+
+    yield start
+    for s in made:
+        s.httpd.shutdown()
+        s.httpd.server_close()
+
+
+def test_metrics_port_is_scraped_over_the_fleets_ssh_connection(hosts, tmp_path, capsys,
+                                                                  metrics_http):
+    """A server's `metrics_port`: one scrape of its /metrics through a direct-tcpip channel of
+    the fleet's own SSH connection, fed to its session: the report carries the facts, and the
+    row's load (usage, running/queued) is the scrape's, not the log's last batch line."""
+    from kvtui.core.fleet.load import current_load
+    from kvtui.core.report_types import Report
+    from tests.metrics.conftest import sample
+    from tests.metrics.recorded import SGLANG, setting
+
+    body = setting(sample(SGLANG), {"sglang:num_running_reqs": 7.0,
+                                    "sglang:num_queue_reqs": 3.0})
+    server = metrics_http({"/metrics": [(200, body)]})
+    rows = _replicas(hosts)[:2]
+    rows[0]["metrics_port"] = server.port
+    code = _run([str(_toml(tmp_path, rows)), "--check", "--json", "-F", str(hosts["config"])])
+    doc = json.loads(capsys.readouterr().out)
+    by = {s["server"]: s for s in doc["servers"]}
+    m = by["gpu-a"]["report"]["metrics"]
+    assert m["state"] == "ok" and m["scrapes"] == 1 and server.hits["/metrics"] == 1
+    assert m["facts"]["requests"] == {"running": 7, "queued": 3}
+    assert "metrics" not in by["gpu-b"]["report"]  # no port given: nothing scraped
+    # the load the row and the exporter show comes from the scrape
+    a = _run_report(tmp_path, hosts, rows, capsys)
+    load = current_load(a)
+    assert (load.source, load.running, load.queued) == ("metrics", 7, 3)
+    assert isinstance(a, Report) and code == doc["exit_code"]
+
+
+def _run_report(tmp_path, hosts, rows, capsys):
+    from kvtui.core.fleet.config import parse
+    from kvtui.sources.fleet import ReadOptions, read_entry
+
+    entries = parse(_toml(tmp_path, rows).read_text())
+    out = read_entry(entries[0], ReadOptions(config=str(hosts["config"])))
+    assert out.server is not None, out.error
+    return out.server.report
