@@ -274,8 +274,7 @@ def _concurrency(r: Report) -> dict[str, Any]:
     if r.whatif is None:
         return {}
     row = r.whatif.scenario(r.whatif.current.dtype) if r.whatif.current.has("dtype") else None
-    conc = getattr(row, "concurrency", None) if row is not None else None
-    return dict(conc) if isinstance(conc, dict) else {}
+    return dict(row.concurrency) if row is not None else {}
 
 
 def _fits(a: Report, b: Report) -> tuple[Row, ...]:
@@ -365,7 +364,7 @@ def predict(a: RunRef, b: RunRef, *, model: Any = None, checkpoint: Any = None,
     calc_b = b.engine.calculator(b.run, model, checkpoint, release=release)
     if calc_a is None or calc_b is None:
         return None, "a run has no pool facts for the what-if"
-    logged = getattr(calc_b, "tokens", None)
+    logged = calc_b.tokens
     if not isinstance(logged, int):
         return None, f"run {b.number} logged no pool size"
     dtype_a, dtype_b = a.report.kv_cache.effective_dtype, b.report.kv_cache.effective_dtype

@@ -180,7 +180,7 @@ class Ingest:
         except Exception as exc:  # the UI shows it; the app must not die with the source
             self.error = f"{type(exc).__name__}: {exc}"
             with self._lock:
-                self._notices.append(SourceNotice(getattr(self.source, "name", "source"),
+                self._notices.append(SourceNotice(self.source.name,
                                                   "error", self.error))
         finally:
             self._snapshot(force=True)

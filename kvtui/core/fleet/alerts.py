@@ -225,7 +225,8 @@ def _rule_scales_split(kind: str, group: list[Server]) -> Alert | None:
 
 # -- load skew ----------------------------------------------------------------------------
 def _value_at(samples: Sequence[Sample], i: int, field: str) -> float | None:
-    v = getattr(samples[i], field)
+    s = samples[i]
+    v = {"usage": s.usage, "running": s.running, "queued": s.queued}[field]
     return float(v) if v is not None else None
 
 

@@ -13,7 +13,10 @@ scheduler printed: a batch line, or a tag that also carries a part only the sche
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kvtui.core.engine import Run
 
 from kvtui.engines.sglang.version import infer_version
 
@@ -39,25 +42,25 @@ _SCHEDULER_LINES = frozenset({"load_weight_begin", "load_weight_end", "kv_pool",
                               "prefill_batch", "decode_batch"})
 
 
-def tag_floors(run: Any) -> dict[str, tuple[int, str]]:
+def tag_floors(run: Run) -> dict[str, tuple[int, str]]:
     """{degree: (least size, why)} for each degree (TP, PP, EP) whose tag on this run proves
     it exceeds 1; a degree left out proves only its index + 1. TP maps to (1, why) when the
     run's scheduler lines carry no TP tag on a release that tags TP only when tp_size > 1:
     then TP is 1 (`kvtui.core.deployment.layout` says it is inferred)."""
-    ranks = tuple(getattr(run, "ranks", ()) or ())
+    ranks = tuple(run.ranks)
     out: dict[str, tuple[int, str]] = {}
     for name, flag in (("PP", "pp_size"), ("EP", "ep_size")):
         if _tagged(ranks, name):
             out[name] = (2, f"SGLang's scheduler tags {name} only when {flag} > 1")
     if not _tagged(ranks, "TP"):
         # (not behind a wrapper that replaced SGLang's head and its tags: `ts:envelope`)
-        if (_SCHEDULER_LINES & set(getattr(run, "kinds_seen", ()) or ())
-                and "ts:envelope" not in (getattr(run, "hints", ()) or ())
+        if (_SCHEDULER_LINES & set(run.kinds_seen)
+                and "ts:envelope" not in run.hints
                 and infer_version(run).lo >= TP_TAG_IF_SIZED):
             out["TP"] = (1, "SGLang's scheduler lines carry no TP tag, which 0.4.7+ prints "
                             "whenever tp_size > 1 (managers/scheduler.py:2461-2462 in 0.4.7)")
         return out
-    scheduler = bool(_SCHEDULER_KINDS & set(getattr(run, "kinds_seen", ()) or ())) or any(
+    scheduler = bool(_SCHEDULER_KINDS & set(run.kinds_seen)) or any(
         _tagged(ranks, part) for part in _SCHEDULER_PARTS)
     dated = any(_tagged(ranks, part) for part in _NEW_PARTS) or (
         infer_version(run).lo >= TP_TAG_IF_SIZED)

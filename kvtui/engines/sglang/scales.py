@@ -52,7 +52,7 @@ def nsa_pool(run: Any, checkpoint: CheckpointFacts | None = None) -> str | None:
     # "Setting KV cache dtype to X for DeepSeek DSA on SM<major> device." (0.5.8+; "for
     # DeepSeek NSA." 0.5.5-0.5.7) is printed only for a DSA model (`is_deepseek_dsa(hf_config)`
     # guards it: 0.5.23 arg_groups/overrides.py:495-538): its variant is a hint of the run
-    hints = getattr(run, "hints", None) or ()
+    hints = run.hints
     if "kv_dtype:dsa" in hints or "kv_dtype:nsa" in hints:
         return "SGLang set the KV dtype for DeepSeek DSA (its own line), a DSA model"
     return None
