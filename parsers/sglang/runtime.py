@@ -149,26 +149,6 @@ def fill_pairs(rest: str, table: dict[str, _Spec], fields: dict[str, Any]) -> No
                 fields[spec[0]] = value
 
 
-# Dominant decode layouts: 0.2.x-0.4.6 (no graph flag) and 0.4.7-0.5.23 plain pool.
-DECODE_FAST = regex.compile(
-    r"Decode batch[.,] #running-req: (\d+), #token: (\d+), token usage: (\d+\.\d+), "
-    r"(?:(?:cuda|npu|cpu|musa) graph: (True|False), )?"
-    r"gen throughput \(token/s\): (\d+\.\d+), #queue-req: (\d+)(?:, ?)?$"
-)
-
-
-def decode_fast_fields(m: regex.Match[str]) -> dict[str, Any]:
-    running, token, usage, graph, gen, queue = m.groups()
-    return {
-        "running_req": int(running), "token": int(token), "full_token": None,
-        "swa_token": None, "token_usage": finite(float(usage)), "full_token_usage": None,
-        "swa_token_usage": None, "mamba_usage": None, "gen_throughput": finite(float(gen)),
-        "queue_req": int(queue),
-        "cuda_graph": None if graph is None else graph == "True",
-        "accept_len": None, "retracted_req": None,
-    }
-
-
 _DECODE_HEAD = regex.compile(r"(?:\[gpu=\d+\] )?Decode batch(?: \[\d+\])?[.,] ?")
 
 
@@ -316,13 +296,15 @@ def _decode_split(text: str, start: int) -> tuple[dict[str, Any], str] | None:
 
 
 def parse_decode(msg: str) -> tuple[dict[str, Any], str | None] | None:
+    """A decode line by its one grammar, the `key: value` pair walk (`fill_pairs` over
+    `DECODE_KEYS`). The split (`_decode_split`) reads the dominant layouts first, only for speed:
+    whatever it cannot read whole goes to the walk, and tests hold the two equal on every layout
+    (tests/parsers/test_decode_fast_path.py). The column route's regex (`parsers.sglang.bulk`)
+    is the third reading, also for speed (one C `findall` per block), held equal to `parse_line` by
+    tests/parsers/test_bulk_rows.py."""
     fast = decode_split_variant(msg, 0)
     if fast is not None:
         return fast
-    m = DECODE_FAST.match(msg)
-    if m is not None:
-        fields = decode_fast_fields(m)
-        return fields, _decode_variant(msg, msg[12:], fields)
     h = _DECODE_HEAD.match(msg)
     if h is None:
         return None
