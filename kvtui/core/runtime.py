@@ -23,7 +23,7 @@ from collections import Counter, deque
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import add, sub
+from operator import add, floordiv, sub
 from typing import Any, NamedTuple
 
 from kvtui.core.evidence import Evidence
@@ -197,6 +197,11 @@ class Peak:
     def join(self, b: Peak) -> None:
         if b.value is not None and self.beats(b.value):
             self.value, self.evidence = b.value, b.evidence
+
+
+# Above the whole hundredths of any gen throughput the column route reads (`d.dd` with at most
+# nine integer digits, parsers/sglang/bulk.py), and a multiple of 100 (`Runtime.of_columns`).
+_PAIR = 10 ** 12
 
 
 def _whole(text: str) -> int:
@@ -523,10 +528,19 @@ class Runtime:
             centis = list(map(int, map(str.replace, gens, repeat("."), repeat(""))))
             b.gen_throughput_centi = sum(centis)
             b.gen_throughput_n = len(gens)
-            for (running, value), n in Counter(zip(map(int, compress(cols.running, gen)),
-                                                   [(c + 50) // 100 for c in centis],
-                                                   strict=True)).items():
-                b.gen_by_running.setdefault(running, {})[value] = n
+            # The (running, whole tok/s) histogram counted on one int per row, in C:
+            # (running * _PAIR + 50 + c) // 100 is running * (_PAIR // 100) + (c + 50) // 100
+            # (`_PAIR` a multiple of 100 above any c), where a Counter of (running, value) tuples
+            # cost the fold +14% (bench_check). Each distinct running text is converted once; a
+            # key's first row still orders the histogram as `add_batch` fills it.
+            decode_running = list(compress(cols.running, gen))
+            scaled = {text: int(text) * _PAIR + 50 for text in set(decode_running)}
+            by_running = b.gen_by_running
+            for key, n in Counter(map(floordiv, map(add, map(scaled.__getitem__, decode_running),
+                                                    centis), repeat(100))).items():
+                running, value = divmod(key, _PAIR // 100)
+                hist = by_running.setdefault(running, {})
+                hist[value] = hist.get(value, 0) + n
             rows = list(compress(range(m), gen))[-TIMELINE_POINTS:]
             b.timeline.extend(TimelinePoint(cols.ts(k), cols.line(k), float(usage[k]),
                                             int(cols.running[k]), queues[k], float(gen[k]),

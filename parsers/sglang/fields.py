@@ -110,12 +110,17 @@ class Table:
 
 
 def convert(conv: str, raw: str) -> Any:
-    """A typed value, or None for text that is not one (never raises)."""
-    raw = raw.strip()
+    """A typed value, or None for text that is not one (never raises): the parsers' one value
+    converter (the tables here and the runtime lines' `key: value` pairs, `parsers.sglang.runtime`).
+    A trailing "," is a line's closing ", " with its space trimmed (editors and issue trackers
+    trim it); only a percent ("p") may carry its "%"."""
+    raw = raw.strip().rstrip(",")
     try:
         if conv == "i":
             return int(raw)
-        if conv in ("f", "g", "s", "p"):
+        if conv in ("f", "g", "s"):
+            return finite(float(raw))
+        if conv == "p":
             return finite(float(raw.rstrip("%")))
     except (ValueError, OverflowError):
         return None

@@ -9,10 +9,11 @@ mangled paste can never invent a field name.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import regex
+
+from parsers.sglang.fields import convert, finite
 
 # Field name, converter code: i=int, f=float, p=percent float, b=bool.
 _Spec = tuple[str, str]
@@ -100,31 +101,6 @@ PREFILL_BASE: tuple[str, ...] = (
 )
 
 
-def _finite(x: float) -> float | None:
-    """inf/nan (a 400-digit number, a literal "nan") carry no meaning and poison arithmetic."""
-    return x if math.isfinite(x) else None
-
-
-def _convert(code: str, raw: str) -> Any:
-    """Typed value or None; a value a paste cut in half must not raise. A trailing "," is the
-    line's closing ", " with its space trimmed (editors and issue trackers trim it)."""
-    raw = raw.strip().rstrip(",")
-    try:
-        if code == "i":
-            return int(raw)
-        if code == "f":
-            return _finite(float(raw))
-        if code == "p":
-            return _finite(float(raw.rstrip("%")))
-    except ValueError:
-        return None
-    if raw == "True":
-        return True
-    if raw == "False":
-        return False
-    return None
-
-
 # A number SGLang prints in these lines, whole: every float column is `:.2f` (a percent `:.2f%`:
 # 0.5.23 managers/scheduler_components/metrics_reporter.py:783-1055, pool_stats_observer.py
 # :108-141; 0.1.14 managers/router/model_rpc.py:229), every count a plain int. A line that ends
@@ -154,7 +130,7 @@ def fill_pairs(rest: str, table: dict[str, _Spec], fields: dict[str, Any]) -> No
                 if i == last and not complete:
                     continue
                 _full, swa_name, code = _SPLIT_KEYS[split_key]
-                fields[swa_name] = _convert(code, part[4:])
+                fields[swa_name] = convert(code, part[4:])
             split_key = None
             continue
         split_key = None
@@ -163,34 +139,14 @@ def fill_pairs(rest: str, table: dict[str, _Spec], fields: dict[str, Any]) -> No
             continue  # the paste stopped inside this value
         if raw.startswith("full=") and key in _SPLIT_KEYS:
             full_name, _swa, code = _SPLIT_KEYS[key]
-            fields[full_name] = _convert(code, raw[5:])
+            fields[full_name] = convert(code, raw[5:])
             split_key = key
             continue
         spec = table.get(key)
         if spec is not None:
-            value = _convert(spec[1], raw)
+            value = convert(spec[1], raw)
             if value is not None:
                 fields[spec[0]] = value
-
-
-# Dominant decode layouts: 0.2.x-0.4.6 (no graph flag) and 0.4.7-0.5.23 plain pool.
-DECODE_FAST = regex.compile(
-    r"Decode batch[.,] #running-req: (\d+), #token: (\d+), token usage: (\d+\.\d+), "
-    r"(?:(?:cuda|npu|cpu|musa) graph: (True|False), )?"
-    r"gen throughput \(token/s\): (\d+\.\d+), #queue-req: (\d+)(?:, ?)?$"
-)
-
-
-def decode_fast_fields(m: regex.Match[str]) -> dict[str, Any]:
-    running, token, usage, graph, gen, queue = m.groups()
-    return {
-        "running_req": int(running), "token": int(token), "full_token": None,
-        "swa_token": None, "token_usage": _finite(float(usage)), "full_token_usage": None,
-        "swa_token_usage": None, "mamba_usage": None, "gen_throughput": _finite(float(gen)),
-        "queue_req": int(queue),
-        "cuda_graph": None if graph is None else graph == "True",
-        "accept_len": None, "retracted_req": None,
-    }
 
 
 _DECODE_HEAD = regex.compile(r"(?:\[gpu=\d+\] )?Decode batch(?: \[\d+\])?[.,] ?")
@@ -263,7 +219,7 @@ def _decode_split(text: str, start: int) -> tuple[dict[str, Any], str] | None:
         use = use[13:]
         usage = _USAGE.get(use)
         if usage is None:
-            usage = _finite(float(use))
+            usage = finite(float(use))
         i += 2
     elif tok[:13] == "#full token: ":
         if use[:18] != "full token usage: " or n < i + 6:
@@ -272,21 +228,21 @@ def _decode_split(text: str, start: int) -> tuple[dict[str, Any], str] | None:
         use = use[18:]
         full_use = _USAGE.get(use)
         if full_use is None:
-            full_use = _finite(float(use))
+            full_use = finite(float(use))
         third, fourth = p[i + 2], p[i + 3]
         if third[:11] == "mamba num: " and fourth[:13] == "mamba usage: ":
             mamba_num = int(third[11:])
             v = fourth[13:]
             mamba_use = _USAGE.get(v)
             if mamba_use is None:
-                mamba_use = _finite(float(v))
+                mamba_use = finite(float(v))
             i += 4
         elif third[:12] == "#swa token: " and fourth[:17] == "swa token usage: ":
             swa_token = int(third[12:])
             v = fourth[17:]
             swa_use = _USAGE.get(v)
             if swa_use is None:
-                swa_use = _finite(float(v))
+                swa_use = finite(float(v))
             i += 4
         else:
             return None
@@ -324,7 +280,7 @@ def _decode_split(text: str, start: int) -> tuple[dict[str, Any], str] | None:
         "running_req": int(running) if running_value is None else running_value,
         "token": token, "full_token": full_token, "swa_token": swa_token,
         "token_usage": usage, "full_token_usage": full_use, "swa_token_usage": swa_use,
-        "mamba_usage": mamba_use, "gen_throughput": _finite(float(gen[26:])),
+        "mamba_usage": mamba_use, "gen_throughput": finite(float(gen[26:])),
         "queue_req": int(queue) if queue_value is None else queue_value,
         "cuda_graph": graph, "accept_len": accept_len, "retracted_req": None,
     }
@@ -340,13 +296,15 @@ def _decode_split(text: str, start: int) -> tuple[dict[str, Any], str] | None:
 
 
 def parse_decode(msg: str) -> tuple[dict[str, Any], str | None] | None:
+    """A decode line by its one grammar, the `key: value` pair walk (`fill_pairs` over
+    `DECODE_KEYS`). The split (`_decode_split`) reads the dominant layouts first, only for speed:
+    whatever it cannot read whole goes to the walk, and tests hold the two equal on every layout
+    (tests/parsers/test_decode_fast_path.py). The column route's regex (`parsers.sglang.bulk`)
+    is the third reading, also for speed (one C `findall` per block), held equal to `parse_line` by
+    tests/parsers/test_bulk_rows.py."""
     fast = decode_split_variant(msg, 0)
     if fast is not None:
         return fast
-    m = DECODE_FAST.match(msg)
-    if m is not None:
-        fields = decode_fast_fields(m)
-        return fields, _decode_variant(msg, msg[12:], fields)
     h = _DECODE_HEAD.match(msg)
     if h is None:
         return None
@@ -426,13 +384,13 @@ def parse_prefill(msg: str) -> tuple[dict[str, Any], str | None] | None:
         graph = g1 if g1 is not None else g2
         fields: dict[str, Any] = {
             "new_seq": int(seq), "new_token": int(new), "cached_token": int(cached),
-            "token_usage": None if usage is None else _finite(float(usage)),
-            "full_token_usage": None if full is None else _finite(float(full)),
-            "swa_token_usage": None if swa is None else _finite(float(swa)),
-            "mamba_usage": None if mamba is None else _finite(float(mamba)),
+            "token_usage": None if usage is None else finite(float(usage)),
+            "full_token_usage": None if full is None else finite(float(full)),
+            "swa_token_usage": None if swa is None else finite(float(swa)),
+            "mamba_usage": None if mamba is None else finite(float(mamba)),
             "running_req": int(running), "queue_req": int(queue),
-            "cache_hit_rate": None if hit is None else _finite(float(hit)),
-            "input_throughput": None if tput is None else _finite(float(tput)),
+            "cache_hit_rate": None if hit is None else finite(float(hit)),
+            "input_throughput": None if tput is None else finite(float(tput)),
             "cuda_graph": None if graph is None else graph == "True",
         }
         if pending is not None:
@@ -517,7 +475,7 @@ def parse_fill_batch(msg: str) -> tuple[dict[str, Any], str | None] | None:
     for m in _FILL_PAIR.finditer(msg, at + 15):
         spec = _FILL_KEYS.get(m.group(1))
         if spec is not None and fields[spec[0]] is None:
-            fields[spec[0]] = _convert(spec[1], m.group(2))
+            fields[spec[0]] = convert(spec[1], m.group(2))
     return fields, "prefill_batch:fill"
 
 
