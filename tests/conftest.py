@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_logs"
-SSH_TESTS = ROOT / "tests" / "ssh"
+TESTS = ROOT / "tests"
 UI_TESTS = ROOT / "tests" / "ui"
 
 
@@ -106,8 +106,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     the fast run and in a full run)."""
     corpus = corpus_dir()
     for item in items:
-        if Path(item.path).is_relative_to(SSH_TESTS):
-            item.add_marker(pytest.mark.ssh)
+        if "ssh" in Path(item.path).relative_to(TESTS).parts[:-1]:
+            item.add_marker(pytest.mark.ssh)  # tests/ssh/, tests/fleet/ssh/: real sshd
         if not isinstance(item, pytest.Function):
             continue
         callspec = getattr(item, "callspec", None)
