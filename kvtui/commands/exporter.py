@@ -150,7 +150,7 @@ def metrics_poller(args: argparse.Namespace, exported: Exported) -> Any:
     all: its state says so."""
     if args.no_metrics:
         return None
-    from kvtui.sources.metrics import MetricsPoller, ScrapeResult, Scraper, fetch
+    from kvtui.sources.metrics import MetricsPoller, Scraper, ScrapeResult, fetch
 
     def port() -> tuple[int | None, str]:
         if args.metrics_port:
