@@ -48,6 +48,50 @@ async def test_fleet_screen_over_ssh(hosts):  # noqa: F811
         live.close()
 
 
+async def test_fleet_screen_reads_an_entrys_metrics_port(hosts):  # noqa: F811
+    """Issue 38: usage and queue columns from the server's /metrics where the entry gives
+    `metrics_port`, scraped through the entry's SSH connection, marked `m`; the entry without
+    one keeps the log's figures."""
+    from kvtui.core.fleet.load import current_load
+    from tests.metrics.conftest import DATA, MetricsServer
+
+    body = (DATA / "sglang-seq-2.prom").read_text()
+    server = MetricsServer({"/metrics": [(200, body)]})
+    server.thread.start()
+    logs = hosts["logs"]
+    entries = [Entry(host="gpu-a", source=("file", str(logs["replica-a-bf16.log"])),
+                     metrics_port=server.port),
+               Entry(host="gpu-b", source=("file", str(logs["replica-b-bf16.log"])))]
+    ssh = _Ssh(ReadOptions(config=str(hosts["config"])))
+    live = LiveFleet(entries, ssh.follow, metrics=ssh.metrics)
+    live.start()
+    try:
+        app = FleetApp(live, tick=0)
+        async with app.run_test(size=(200, 50)) as pilot:
+            for _ in range(600):
+                a, b = (s.server() for s in live.servers)
+                if current_load(a.report).source == "metrics" and b.report.runtime.last_running_req \
+                        is not None:
+                    break
+                await pilot.pause(0.05)
+            app.refresh_rows()
+            await pilot.pause()
+            table = app.query_one("#fleet")
+            want = {s.name: s.value for f in text_string_to_metric_families(body)
+                    for s in f.samples}
+            a = dict(zip(COLUMNS, (str(x) for x in table.get_row("gpu-a")), strict=True))
+            assert a["run/queue"] == (f"{want['sglang:num_running_reqs']:.0f}/"
+                                      f"{want['sglang:num_queue_reqs']:.0f} m")
+            b = dict(zip(COLUMNS, (str(x) for x in table.get_row("gpu-b")), strict=True))
+            assert not b["run/queue"].endswith(" m")
+            assert server.hits["/metrics"] >= 1
+            await pilot.press("q")
+    finally:
+        live.close()
+        server.httpd.shutdown()
+        server.httpd.server_close()
+
+
 def test_exporter_follows_a_log_on_a_host(hosts):  # noqa: F811
     log = hosts["logs"]["replica-c-fp8-unscaled.log"]
     args = argparse.Namespace(log=str(log), host="gpu-c", config=str(hosts["config"]),
