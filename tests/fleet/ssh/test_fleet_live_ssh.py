@@ -70,8 +70,8 @@ async def test_fleet_screen_reads_an_entrys_metrics_port(hosts):  # noqa: F811
         async with app.run_test(size=(200, 50)) as pilot:
             for _ in range(600):
                 a, b = (s.server() for s in live.servers)
-                if current_load(a.report).source == "metrics" and b.report.runtime.last_running_req \
-                        is not None:
+                if current_load(a.report).source == "metrics" and \
+                        b.report.runtime.last_running_req is not None:
                     break
                 await pilot.pause(0.05)
             app.refresh_rows()
