@@ -109,18 +109,33 @@ def ensure_test_tools() -> None:
                    check=False, env=env, stdout=subprocess.DEVNULL)
 
 
-# `dev.py test --fast`: the tests of the edit loop. The real sshd (tests/ssh/), the real-log
-# corpus and the wheel build are left to the full run; the markers are set in tests/conftest.py.
-FAST = "not ssh and not corpus and not slow"
+# `dev.py test --fast`: the tests of the edit loop, under a minute on 2 cores. Never in it: the
+# real sshd (tests/ssh/), the real-log corpus, and what takes seconds of its own (the wheel
+# build, the real log clients): FAST_NEVER. By default also left to the full run: the Textual
+# Pilot tests (tui: about 40% of the suite's time) and the sweeps that fold every cut or every
+# line of every sample or thousands of generated lines (sweep): FAST. A marker expression or
+# a test path of the caller's chooses instead of those two (`--fast -m tui`, `--fast
+# tests/ui/test_panes.py`). The markers are set in tests/conftest.py.
+FAST_NEVER = "not ssh and not corpus and not slow"
+FAST = f"{FAST_NEVER} and not tui and not sweep"
 
 
 def fast_args(args: list[str]) -> list[str]:
-    """pytest's arguments for --fast: a `-m EXPR` of the caller's is joined to the fast cut
-    (pytest keeps only the last -m it is given)."""
+    """pytest's arguments for --fast: a `-m EXPR` of the caller's is joined to FAST_NEVER
+    (pytest keeps only the last -m it is given), as is a run the caller gave test paths to;
+    else the default cut FAST."""
     if "-m" in args[:-1]:
         at = args.index("-m")
-        return [*args[:at], "-m", f"({FAST}) and ({args[at + 1]})", *args[at + 2:]]
-    return ["-m", FAST, *args]
+        return [*args[:at], "-m", f"({FAST_NEVER}) and ({args[at + 1]})", *args[at + 2:]]
+    paths = any(not a.startswith("-") and before not in VALUED and
+                (ROOT / a.split("::")[0]).exists() for before, a in zip(["", *args], args))
+    return ["-m", FAST_NEVER if paths else FAST, *args]
+
+
+# pytest's options whose value is the next argument (`-k tests` names no path)
+VALUED = frozenset({"-k", "-m", "-p", "-n", "-o", "-c", "-W", "-r", "--dist", "--durations",
+                    "--maxfail", "--deselect", "--ignore", "--rootdir", "--basetemp", "--tb",
+                    "--numprocesses", "--confcutdir", "--junitxml"})
 
 
 def parallel_args(args: list[str]) -> list[str]:

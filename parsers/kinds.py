@@ -182,6 +182,9 @@ OPTIONAL_FIELDS: dict[str, tuple[str, ...]] = {
         # What the accuracy checklist reads (kvtui.core.accuracy), present only when the
         # dump printed the name (a value of None then means "not given").
         *ACCURACY_ARGS,
+        # Where the server serves /metrics (the engine seam's `metrics_endpoint`), present
+        # only when the dump printed them: the HTTP port (both engines), SGLang's switch.
+        "port", "enable_metrics",
     ),
     "load_weight_begin": (),
     # overlap: the --startup-weight-load-mode overlap line; the rest split the checkpoint's

@@ -119,7 +119,12 @@ def test_markers_follow_what_a_test_uses(tmp_path) -> None:
 def test_fast_keeps_its_cut_when_a_marker_expression_is_given() -> None:
     dev = _dev()
     assert dev.fast_args(["-k", "whatif"]) == ["-m", dev.FAST, "-k", "whatif"]
-    assert dev.fast_args(["-m", "not tui", "-x"]) == ["-m", f"({dev.FAST}) and (not tui)", "-x"]
+    assert dev.FAST.startswith(dev.FAST_NEVER) and "not tui" in dev.FAST
+    # the caller's marker or test path chooses among what the fast loop may run at all
+    assert dev.fast_args(["-m", "tui", "-x"]) == ["-m", f"({dev.FAST_NEVER}) and (tui)", "-x"]
+    assert dev.fast_args(["tests/ui/test_panes.py::test_help_and_palette_and_export"]) == \
+        ["-m", dev.FAST_NEVER, "tests/ui/test_panes.py::test_help_and_palette_and_export"]
+    assert dev.fast_args(["-k", "tests"]) == ["-m", dev.FAST, "-k", "tests"]  # a word, no path
 
 
 def test_runs_are_parallel_unless_the_caller_says_otherwise() -> None:

@@ -1,5 +1,6 @@
-"""`kvtui exporter`: follow one server's log (a local file, or a host's over SSH) and serve
-kvtui's verdicts as `kvtui_*` Prometheus series on an HTTP port (issue 38 point 4). Also
+"""`kvtui exporter`: follow one server's log (a local file, or a host's over SSH) and its
+/metrics where it serves them, and serve kvtui's verdicts as `kvtui_*` Prometheus series on an
+HTTP port (issue 38 point 4). Also
 `kvtui check --format prometheus [--output FILE]` (`write_check`), the textfile-collector form.
 
 The series are `kvtui.core.export_prometheus`'s; the log is folded by the one pipeline as it
@@ -32,6 +33,17 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="address to listen on (default 127.0.0.1; 0.0.0.0 for all)")
     p.add_argument("--from-end", action="store_true",
                    help="start at the log's end instead of reading it from its start")
+    p.add_argument("--metrics", metavar="URL",
+                   help="the server's /metrics, used as given (default: the port its logged "
+                        "arguments name on the host's loopback: with --host through the SSH "
+                        "connection, else on this machine)")
+    p.add_argument("--metrics-port", type=int, metavar="N",
+                   help="the server's /metrics port on the host's loopback (instead of the "
+                        "one its logged arguments name)")
+    p.add_argument("--metrics-interval", type=float, default=2.0, metavar="S",
+                   help="seconds between /metrics scrapes (1-5, default 2; doubled after a "
+                        "failure)")
+    p.add_argument("--no-metrics", action="store_true", help="do not read the server's /metrics")
 
 
 def write_check(reports: list[Report], args: argparse.Namespace) -> int:
@@ -56,7 +68,9 @@ def write_check(reports: list[Report], args: argparse.Namespace) -> int:
 
 
 class Exported:
-    """One followed log: its session, fed by the follower's thread, read by the scrapes."""
+    """One followed log: its session, fed by the follower's thread and by the metrics
+    poller's (the server's own /metrics, a `ScrapeSink`), read by the scrapes of kvtui's
+    endpoint."""
 
     def __init__(self, server: str) -> None:
         from kvtui.core.pipeline import Session
@@ -65,7 +79,7 @@ class Exported:
         self.session = Session()
         self.lock = threading.Lock()
         self.last_line: float | None = None  # monotonic time of the last line
-        self._memo: tuple[int, Report] | None = None
+        self._memo: tuple[tuple[int, int], Report] | None = None
 
     def emit(self, items: list[Any]) -> None:
         from kvtui.sources.base import SourceLine
@@ -76,11 +90,30 @@ class Exported:
                     self.session.feed_line(item.source, item.line_no, item.text)
                     self.last_line = time.monotonic()
 
+    def feed_scrape(self, scrape: Any, source: str | None = None) -> None:
+        with self.lock:
+            self.session.feed_scrape(scrape, source)
+
+    def scrape_failed(self, state: str, detail: str, at: float = 0.0,
+                      source: str | None = None) -> None:
+        with self.lock:
+            self.session.scrape_failed(state, detail, at, source)
+
+    def endpoint(self) -> tuple[int | None, str]:
+        """Where the server serves /metrics, as its engine reads its logged arguments."""
+        with self.lock:
+            engine = self.session.engine
+            server_args = dict(self.session.state.current.server_args)
+        if engine is None:
+            return None, ("the engine is not known yet (no server start in the log); "
+                          "--metrics-port or --metrics names the endpoint")
+        return engine.metrics_endpoint(server_args)
+
     def snapshots(self) -> list[Any]:
         from kvtui.core.export_prometheus import Snapshot
 
         with self.lock:
-            n = self.session.lines
+            n = (self.session.lines, self.session.metrics.fed)
             if self._memo is None or self._memo[0] != n:
                 self._memo = (n, self.session.report())
             report = self._memo[1]
@@ -88,18 +121,67 @@ class Exported:
         return [Snapshot(self.server, report, age)]
 
 
+def connector_of(args: argparse.Namespace) -> Any:
+    from kvtui.core.fleet.config import Entry
+    from kvtui.sources.fleet import ReadOptions, connector_for
+
+    return connector_for(Entry(host=args.host), ReadOptions(config=args.config))
+
+
 def source_for(args: argparse.Namespace) -> Any:
     if args.host:
-        from kvtui.core.fleet.config import Entry
-        from kvtui.sources.fleet import ReadOptions, connector_for
         from kvtui.sources.ssh.follow import RemoteFollower, Target
 
-        connector = connector_for(Entry(host=args.host), ReadOptions(config=args.config))
-        return RemoteFollower(connector, Target("file", args.log), lines=0 if args.from_end
-                              else None, host_label=args.host)
+        return RemoteFollower(connector_of(args), Target("file", args.log),
+                              lines=0 if args.from_end else None, host_label=args.host)
     from kvtui.sources.local import LocalFollower
 
     return LocalFollower(args.log, from_start=not args.from_end)
+
+
+def metrics_poller(args: argparse.Namespace, exported: Exported) -> Any:
+    """The server's /metrics beside its log (issue 38 point 4: "its /metrics where enabled"),
+    fed to the exported session on a thread of its own; None with --no-metrics. --metrics URL
+    is scraped as given; else the port (--metrics-port, or the engine's reading of the logged
+    arguments, asked at each scrape: the log may name it only later) on the host's loopback:
+    through a direct-tcpip channel of an SSH connection of its own with --host (the
+    follower's is its own to drop), on this machine's otherwise (an exporter beside the
+    server). A server without /metrics (SGLang without --enable-metrics) is scraped not at
+    all: its state says so."""
+    if args.no_metrics:
+        return None
+    from kvtui.sources.metrics import MetricsPoller, Scraper, ScrapeResult, fetch
+
+    def port() -> tuple[int | None, str]:
+        if args.metrics_port:
+            return args.metrics_port, "--metrics-port"
+        return exported.endpoint()
+
+    if args.metrics:
+        scraper = Scraper(args.metrics, args.metrics_interval, clock=time.time)
+    elif args.host:
+        from kvtui.sources.ssh.metrics import channel_fetcher
+
+        connector = connector_of(args)
+        live: list[Any] = [None]
+
+        def transport() -> Any:
+            if live[0] is None or not live[0].is_active():
+                live[0] = connector.connect()
+            return live[0].transport
+
+        scraper = Scraper(f"ssh://{args.host}/metrics", args.metrics_interval, clock=time.time,
+                          fetcher=channel_fetcher(transport, port))
+    else:
+        def local(url: str, timeout: float, clock: Any) -> ScrapeResult:
+            number, why = port()
+            if number is None:
+                return ScrapeResult("not_enabled", None, why, clock())
+            return fetch(f"http://127.0.0.1:{number}/metrics", timeout, clock)
+
+        scraper = Scraper("http://127.0.0.1/metrics", args.metrics_interval, clock=time.time,
+                          fetcher=local)
+    return MetricsPoller(scraper, exported, f"{exported.server} /metrics").start()
 
 
 def serve(args: argparse.Namespace, stop: threading.Event,
@@ -114,6 +196,7 @@ def serve(args: argparse.Namespace, stop: threading.Event,
     follower = threading.Thread(target=source.run, args=(exported.emit, stop), daemon=True,
                                 name="kvtui-exporter-follow")
     follower.start()
+    poller = metrics_poller(args, exported)
     httpd, thread = start_http_server(args.port, args.bind, registry_of(exported.snapshots))
     try:
         if ready is not None:
@@ -125,6 +208,8 @@ def serve(args: argparse.Namespace, stop: threading.Event,
         httpd.server_close()
         thread.join(timeout=5)
         follower.join(timeout=5)
+        if poller is not None:
+            poller.close()
     return 0
 
 

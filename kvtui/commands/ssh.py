@@ -410,7 +410,7 @@ def metrics_fetcher(args: argparse.Namespace, connector: Any, conn: Any, session
     """A scrape fetcher over this SSH connection (a direct-tcpip channel to the host's
     loopback port), the port from --metrics-port or the server's arguments in `session`'s
     log, asked at each scrape. A dropped connection is replaced from the connector."""
-    from kvtui.sources.ssh.metrics import channel_fetcher, metrics_port
+    from kvtui.sources.ssh.metrics import channel_fetcher
 
     live = [conn]
 
@@ -424,9 +424,10 @@ def metrics_fetcher(args: argparse.Namespace, connector: Any, conn: Any, session
         if args.metrics_port:
             return args.metrics_port, "--metrics-port"
         engine = session.engine
-        evidence = session.state.current.server_args_evidence
-        return metrics_port(engine.name if engine is not None else None,
-                            evidence.text if evidence is not None else None)
+        if engine is None:
+            return None, ("the engine is not known yet (no server start in the log); "
+                          "--metrics-port names the port")
+        return engine.metrics_endpoint(session.state.current.server_args)
 
     return channel_fetcher(transport, port)
 

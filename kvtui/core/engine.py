@@ -263,6 +263,12 @@ class Engine(Grammar, ReleaseDating, Sizing, Protocol):
     # key left out is said `term=value`.
     figure_formats: Mapping[str, str]
 
+    def metrics_endpoint(self, server_args: Mapping[str, object]) -> tuple[int | None, str]:
+        """(port, why): the loopback port the server serves its Prometheus /metrics on, from
+        its logged arguments (`Run.server_args`, {} before the log showed them) and the
+        engine's defaults; port None (why says it) when the arguments show the server does
+        not serve /metrics. What `kvtui ssh` scrapes when no --metrics-port is given."""
+
 
 def tag_floors(engine: Engine | None, run: Run) -> Mapping[str, tuple[int, str]]:
     """The engine's `tag_floors` of a run ({} when no engine)."""

@@ -83,6 +83,14 @@ def families(snap: Snapshot) -> Iterator[GaugeMetricFamily | InfoMetricFamily]:
     ):
         if g is not None:
             yield g
+    scraped = r.metrics.get("state") if isinstance(r.metrics, dict) else None
+    if isinstance(scraped, str):
+        up = GaugeMetricFamily("kvtui_metrics_scrape", "The server's own /metrics as kvtui "
+                               "last read it (1 for the current state): ok, stale, "
+                               "not_enabled, refused, timeout, http_error, bad_response",
+                               labels=["server", "state"])
+        up.add_metric([s, scraped], 1.0)
+        yield up
     alerts = GaugeMetricFamily("kvtui_alert", "An alert kvtui raises now (1 per rule)",
                                labels=["server", "rule", "severity"])
     every = [*r.alerts, *snap.extra_alerts]

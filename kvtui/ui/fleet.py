@@ -41,15 +41,19 @@ COLUMNS: tuple[str, ...] = ("server", "role", "engine", "version", "model", "KV 
                             "scales", "pool", "usage", "run/queue", "alerts", "conn", "age")
 
 SourceFactory = Callable[[Entry], tuple[Any, str]]  # entry -> (LineSource, what it follows)
+# entry, the server's sink -> a started metrics poller (its `close()`), or None: no /metrics
+MetricsFactory = Callable[[Entry, Any], Any]
 
 
 class LiveServer:
     """One fleet entry followed live: its session, fed on the follower's thread."""
 
     def __init__(self, entry: Entry, factory: SourceFactory,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 metrics: MetricsFactory | None = None) -> None:
         self.entry = entry
         self.factory = factory
+        self.metrics = metrics
         self.clock = clock
         self.session = Session()
         self.watch = TransferWatch()
@@ -58,7 +62,7 @@ class LiveServer:
         self.message = ""
         self.follows = ""
         self.last_line: float | None = None
-        self._memo: tuple[int, Report] | None = None
+        self._memo: tuple[tuple[int, int], Report] | None = None
 
     def run(self, stop: threading.Event) -> None:
         try:
@@ -66,9 +70,25 @@ class LiveServer:
         except Exception as exc:  # unreachable, discovery could not choose: this row's state
             self.state, self.message = "unreachable", f"{type(exc).__name__}: {exc}"
             return
-        source.run(self.emit, stop)
+        poller = self.metrics(self.entry, self) if self.metrics is not None else None
+        try:
+            source.run(self.emit, stop)
+        finally:
+            if poller is not None:
+                poller.close()
         if self.state not in ("error", "unreachable"):
             self.state = "ended"
+
+    # the server's /metrics scrapes (a `kvtui.sources.metrics.ScrapeSink`), on the poller's
+    # thread: the row's usage and queue then come from them (`kvtui.core.fleet.load`)
+    def feed_scrape(self, scrape: Any, source: str | None = None) -> None:
+        with self.lock:
+            self.session.feed_scrape(scrape, source)
+
+    def scrape_failed(self, state: str, detail: str, at: float = 0.0,
+                      source: str | None = None) -> None:
+        with self.lock:
+            self.session.scrape_failed(state, detail, at, source)
 
     def emit(self, items: list[Any]) -> None:
         from kvtui.sources.base import SourceLine, SourceNotice
@@ -84,7 +104,7 @@ class LiveServer:
 
     def server(self) -> Server:
         with self.lock:
-            n = self.session.lines
+            n = (self.session.lines, self.session.metrics.fed)
             if self._memo is None or self._memo[0] != n:
                 self._memo = (n, self.session.report())
             report = self._memo[1]
@@ -100,8 +120,9 @@ class LiveFleet:
     """Every entry followed on its own thread (all at once: a follower mostly waits)."""
 
     def __init__(self, entries: Sequence[Entry], factory: SourceFactory,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.servers = [LiveServer(e, factory, clock) for e in entries]
+                 clock: Callable[[], float] = time.monotonic,
+                 metrics: MetricsFactory | None = None) -> None:
+        self.servers = [LiveServer(e, factory, clock, metrics) for e in entries]
         self.stop = threading.Event()
         self.threads: list[threading.Thread] = []
 
@@ -239,6 +260,7 @@ class _Ssh:
 
     def __post_init__(self) -> None:
         self.gate = threading.BoundedSemaphore(max(1, self.parallel))
+        self.connections: dict[str, Any] = {}  # entry's host -> the connection follow opened
 
     def follow(self, entry: Entry) -> tuple[Any, str]:
         from kvtui.sources.fleet import connector_for, describe, target_for
@@ -252,8 +274,32 @@ class _Ssh:
             except BaseException:
                 conn.close()
                 raise
+        self.connections[entry.host] = (connector, conn)
         return RemoteFollower(connector, target, connection=conn, host_label=entry.host,
                               model_path=model_path), describe(target)
+
+    def metrics(self, entry: Entry, sink: Any) -> Any:
+        """The entry's /metrics (`metrics_port`) scraped every 2 s through a direct-tcpip
+        channel of the connection `follow` opened for it, while that one lives (the follower
+        closes it when it drops, and follows on a connection of its own: the scrapes then open
+        one of theirs); None without a port, as `fleet --check` (`kvtui.sources.fleet`)."""
+        if entry.metrics_port is None or entry.host not in self.connections:
+            return None
+        from kvtui.sources.metrics import MetricsPoller, Scraper
+        from kvtui.sources.ssh.metrics import channel_fetcher
+
+        connector, first = self.connections[entry.host]
+        live: list[Any] = [first]
+        port = entry.metrics_port
+
+        def transport() -> Any:
+            if live[0] is None or not live[0].is_active():
+                live[0] = connector.connect()
+            return live[0].transport
+
+        scraper = Scraper(f"ssh://{entry.host}/metrics", 2.0, clock=time.time,
+                          fetcher=channel_fetcher(transport, lambda: (port, "metrics_port")))
+        return MetricsPoller(scraper, sink, f"{entry.host} /metrics over SSH").start()
 
 
 def run_fleet_app(entries: list[Entry], args: argparse.Namespace, opts: ReadOptions) -> int:
@@ -265,7 +311,7 @@ def run_fleet_app(entries: list[Entry], args: argparse.Namespace, opts: ReadOpti
         print(f"kvtui: {problem}", file=sys.stderr)
         return 2
     ssh = _Ssh(opts, args.parallel)
-    fleet = LiveFleet(entries, ssh.follow)
+    fleet = LiveFleet(entries, ssh.follow, metrics=ssh.metrics)
     fleet.start()
     cursor = 0
     try:

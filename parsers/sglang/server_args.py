@@ -30,8 +30,16 @@ _WANTED = frozenset(SERVER_ARG_FIELDS)
 # printed"): chat_template, tool_call_parser, reasoning_parser, sampling_defaults,
 # json_model_override_args (ServerArgs fields in 0.5.23 arg_groups/fields/serving.py).
 _ACCURACY = frozenset(ACCURACY_ARGS)
-_ALL = len(_WANTED) + len(_ACCURACY & {"chat_template", "tool_call_parser", "reasoning_parser",
-                                        "sampling_defaults", "json_model_override_args"})
+# Where the server serves /metrics, read only when the dump prints them (the engine seam's
+# `metrics_endpoint` says an absent one is the default): `port` (0.5.23
+# arg_groups/fields/serving.py:66, default 30000) and `enable_metrics` (0.5.23
+# arg_groups/fields/observability.py:70, default False; /metrics only with it:
+# entrypoints/http_server.py:314-317).
+_ENDPOINT = frozenset({"port", "enable_metrics"})
+_OPTIONAL = _ACCURACY | _ENDPOINT
+_ALL = len(_WANTED) + len(_ENDPOINT) + len(
+    _ACCURACY & {"chat_template", "tool_call_parser", "reasoning_parser", "sampling_defaults",
+                 "json_model_override_args"})
 
 _PAIR = regex.compile(
     r"""(?<![\w.])'?([A-Za-z_]\w*)'?(?:=|: )('[^']*'|"[^"]*"|[^,)}'"]*)(?=[,)}])"""
@@ -52,7 +60,7 @@ def parse_server_args(msg: str) -> tuple[dict[str, Any], str] | None:
     seen: set[str] = set()
     for m in _PAIR.finditer(msg, 12):
         name = m.group(1)
-        if (name in _WANTED or name in _ACCURACY) and name not in seen:
+        if (name in _WANTED or name in _OPTIONAL) and name not in seen:
             seen.add(name)
             fields[name] = literal_scalar(m.group(2))
             if len(seen) == _ALL:

@@ -54,6 +54,9 @@ _OWN: dict[str, str] = {
     "chat_template": "chat_template", "tool_call_parser": "tool_call_parser",
     "reasoning_parser": "reasoning_parser", "enable_auto_tool_choice": "enable_auto_tool_choice",
     "generation_config": "generation_config", "hf_overrides": "hf_overrides",
+    # the API server's port, where /metrics is served (0.34.0 entrypoints/common/cli_args.py:296
+    # `port: int = 8000`; entrypoints/serve/instrumentator/metrics.py:55-80)
+    "port": "port",
 }
 _WANTED = {**_SHARED, **_OWN, "model_tag": "model_tag", "speculative_config": "speculative_config"}
 # Inside a speculative config (a dict in the args, a SpeculativeConfig(...) in the engine's line).

@@ -123,3 +123,67 @@ def test_exporter_serves_the_verdicts_and_follows_the_log(exporter):
                 and g["kvtui_token_usage"][0].value == want)
     assert got["kvtui_token_usage"][0].value == want
     assert got["kvtui_queued_requests"][0].value >= 0
+
+
+def _exposition_value(body: str, name: str) -> float:
+    (value,) = [s.value for fam in text_string_to_metric_families(body) for s in fam.samples
+                if s.name == name]
+    return value
+
+
+def test_exporter_reads_the_servers_own_metrics_beside_the_log(tmp_path):
+    """Issue 38 point 4: the exporter follows the log *and* the server's /metrics where
+    enabled: the load gauges come from the scrape (a real HTTP server on 127.0.0.1 serving a
+    recorded SGLang sequence), and the scrape's state is exported."""
+    from tests.metrics.conftest import DATA, MetricsServer
+
+    body = (DATA / "sglang-seq-1.prom").read_text()
+    server = MetricsServer({"/m": [(200, body)]})
+    server.thread.start()
+    log = tmp_path / "server.log"
+    log.write_text(text("replica-c-fp8-unscaled.log"))
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "kvtui", "exporter", str(log), "--port", "0",
+                             "--server", "gpu-c", "--metrics",
+                             f"http://127.0.0.1:{server.port}/m", "--metrics-interval", "1"],
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    try:
+        line = proc.stderr.readline() if proc.stderr else ""
+        assert "serving http://127.0.0.1:" in line, line
+        url = line.strip().rsplit(" ", 1)[-1]
+        got = until(lambda: scrape(url), lambda g: any(
+            s.labels["state"] == "ok" for s in g.get("kvtui_metrics_scrape", ())))
+        assert [s.labels["state"] for s in got["kvtui_metrics_scrape"]] == ["ok"]
+        assert got["kvtui_running_requests"][0].value == _exposition_value(
+            body, "sglang:num_running_reqs")
+        assert got["kvtui_queued_requests"][0].value == _exposition_value(
+            body, "sglang:num_queue_reqs")
+        assert server.hits.get("/m", 0) >= 1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        server.httpd.shutdown()
+        server.httpd.server_close()
+
+
+def test_exporter_says_when_the_server_serves_no_metrics(tmp_path):
+    """No --metrics: the exporter asks the engine where the logged arguments put /metrics;
+    an SGLang dump with enable_metrics=False is `not_enabled`, with no connection tried."""
+    log = tmp_path / "server.log"
+    src = text("replica-c-fp8-unscaled.log")
+    assert "enable_metrics=False" in src or "'enable_metrics': False" in src
+    log.write_text(src)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "kvtui", "exporter", str(log), "--port", "0",
+                             "--metrics-interval", "1"], stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=ROOT)
+    try:
+        line = proc.stderr.readline() if proc.stderr else ""
+        url = line.strip().rsplit(" ", 1)[-1]
+        got = until(lambda: scrape(url), lambda g: any(
+            s.labels["state"] == "not_enabled" for s in g.get("kvtui_metrics_scrape", ())))
+        assert [s.labels["state"] for s in got["kvtui_metrics_scrape"]] == ["not_enabled"]
+        assert got["kvtui_running_requests"][0].value >= 0  # the log's, as before
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

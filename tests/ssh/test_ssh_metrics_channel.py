@@ -14,7 +14,7 @@ import pytest
 
 from kvtui.core.pipeline import Session
 from kvtui.sources.metrics import MetricsPoller, Scraper
-from kvtui.sources.ssh.metrics import channel_fetcher, metrics_port
+from kvtui.sources.ssh.metrics import channel_fetcher
 from tests.metrics.conftest import DATA, MetricsServer, sample
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
@@ -75,17 +75,6 @@ def refusing_port() -> Iterator[int]:
     sock.bind(("127.0.0.1", 0))
     yield sock.getsockname()[1]
     sock.close()
-
-
-def test_the_port_from_the_logged_arguments():
-    assert metrics_port("vllm", "non-default args: {'model': 'm', 'port': 8123}") == \
-        (8123, "the server's --port in the log")
-    assert metrics_port("vllm", "non-default args: {'model': 'm'}")[0] == 8000
-    assert metrics_port("sglang", "server_args=ServerArgs(model_path='m', nccl_port=5)")[0] \
-        == 30000
-    assert metrics_port("sglang", "server_args=ServerArgs(host='h', port=31000, x=1)")[0] \
-        == 31000
-    assert metrics_port(None, None)[0] is None
 
 
 def test_ssh_check_with_metrics_port_reports_the_metrics(ssh_env, tmp_path, capsys,

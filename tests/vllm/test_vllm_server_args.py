@@ -57,4 +57,5 @@ def test_an_sglang_report_keeps_its_whole_dump(name):
     assert engine == "sglang"
     assert list(sa)[:len(SERVER_ARG_FIELDS)] == list(SERVER_ARG_FIELDS)
     # then the accuracy checklist's arguments the dump printed (parsers.kinds ACCURACY_ARGS)
-    assert set(list(sa)[len(SERVER_ARG_FIELDS):]) <= set(ACCURACY_ARGS)
+    # and where it serves /metrics (`port`, `enable_metrics`: Engine.metrics_endpoint)
+    assert set(list(sa)[len(SERVER_ARG_FIELDS):]) <= {*ACCURACY_ARGS, "port", "enable_metrics"}

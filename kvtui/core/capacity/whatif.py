@@ -33,7 +33,7 @@ def floor_fit(num: float, den: float = 1, digits: int = 2) -> float:
     This is for kvtui's own answer to a fit question. A figure an engine printed (vLLM's
     "Maximum concurrency ...: %.2fx", rounded) is quoted as printed where the what-if shows the
     setting it was printed for (`kvtui.engines.vllm.calculator.Calculator.concurrency`)."""
-    scale = 10 ** digits
+    scale: int = 10 ** digits  # int ** int is typed Any (a negative power gives a float)
     if isinstance(num, int) and isinstance(den, int):
         return (num * scale // den) / scale
     if not (math.isfinite(num) and math.isfinite(den)):

@@ -24,11 +24,11 @@ class MetricAlert:
 
 def _kv_usage(snap: Snapshot) -> tuple[str, float] | None:
     """The fullest KV pool (Mamba state slots are not KV)."""
-    usages = [(p.kind, p.usage) for p in snap.pools or () if p.kind != "mamba"
-              and p.usage is not None]
-    if not usages:
+    usages = [(p.kind, p.usage) for p in snap.pools or () if p.kind != "mamba"]
+    known = [(kind, usage) for kind, usage in usages if usage is not None]
+    if not known:
         return None
-    return max(usages, key=lambda kv: kv[1])  # type: ignore[return-value, arg-type]
+    return max(known, key=lambda kv: kv[1])
 
 
 def general(new: Snapshot, old: Snapshot | None, window: Window) -> list[MetricAlert]:

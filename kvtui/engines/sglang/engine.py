@@ -152,5 +152,19 @@ class SGLang:
         # SGLang's capacity line prints its cap under its own name (max_running_requests=).
         return None
 
+    def metrics_endpoint(self, server_args: Mapping[str, object]) -> tuple[int | None, str]:
+        """The HTTP `--port` (0.5.23 arg_groups/fields/serving.py:66, default 30000), which
+        serves /metrics only with `--enable-metrics` (arg_groups/fields/observability.py:70,
+        default False; entrypoints/http_server.py:314-317). The dump prints both in every
+        release read (the repr and the dict form): an absent one is a cut paste, not a
+        default, so only a printed `enable_metrics=False` says /metrics is not served."""
+        if server_args.get("enable_metrics") is False:
+            return None, ("the server was started without --enable-metrics (its server_args "
+                          "say enable_metrics=False): SGLang serves no /metrics then")
+        port = server_args.get("port")
+        if isinstance(port, int) and not isinstance(port, bool):
+            return port, "the server's --port in the log"
+        return 30000, "SGLang's default port 30000 (--metrics-port to change it)"
+
 
 ENGINE: Engine = SGLang()

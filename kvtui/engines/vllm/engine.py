@@ -238,5 +238,14 @@ class VLLM:
         known = release or (checkpoint.engine_version(self.name) if checkpoint else None)
         return limits.running_limit(run, self.version_range(run, known))
 
+    def metrics_endpoint(self, server_args: Mapping[str, object]) -> tuple[int | None, str]:
+        """The API server's `--port` (0.34.0 entrypoints/common/cli_args.py:296, default
+        8000), which always serves /metrics (entrypoints/serve/instrumentator/metrics.py:
+        55-80). `non-default args` leaves out a default port, so an absent one is 8000."""
+        port = server_args.get("port")
+        if isinstance(port, int) and not isinstance(port, bool):
+            return port, "the server's --port in the log"
+        return 8000, "vLLM's default port 8000 (--metrics-port to change it)"
+
 
 ENGINE: Engine = VLLM()

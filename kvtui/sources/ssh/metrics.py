@@ -3,42 +3,18 @@ channel to the host's loopback port (nothing installed on the host, no port open
 host's sshd must permit TCP forwarding, OpenSSH's default `AllowTcpForwarding yes`), one
 HTTP/1.0 GET on it per scrape.
 
-Which port: `--metrics-port`, else the one the server's own arguments in the log name
-(`metrics_port`): SGLang serves /metrics on its HTTP `--port` (default 30000) only with
-`--enable-metrics` (sglang-0.5.23 wheel: sglang/srt/entrypoints/http_server.py:314-317;
-default port: sglang/srt/server_args.py `port: int = 30000`); vLLM on its API `--port`
-(default 8000; vllm-0.34.0 wheel: vllm/entrypoints/serve/instrumentator/metrics.py:55-80).
+Which port: `--metrics-port`, else the one the engine says its logged arguments imply
+(`kvtui.core.engine.Engine.metrics_endpoint`: the server's --port, the engine's default, or
+none when the server runs without /metrics).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import paramiko
 
 from kvtui.sources.metrics import MAX_BODY, ScrapeResult
-
-# What the server's arguments say the port is by default, per engine (see the docstring).
-DEFAULT_PORTS: Mapping[str, int] = {"sglang": 30000, "vllm": 8000}
-
-
-_PORT = re.compile(r"""(?<![\w.])'?port'?(?:=|: )(\d+)""")
-
-
-def metrics_port(engine: str | None, args_text: str | None) -> tuple[int | None, str]:
-    """(port, why) from the server's logged arguments (`args_text`: the line that dumps them,
-    as far as the session kept it); port None when the engine is not known yet. The engine's
-    default port when the line does not show one (the session keeps the line's head only, so
-    a `--port` late in a long SGLang dump is not seen: pass `--metrics-port`)."""
-    if engine is None or engine not in DEFAULT_PORTS:
-        return None, "the engine is not known yet (no server start in the log); " \
-            "--metrics-port names the port"
-    text = args_text or ""
-    m = _PORT.search(text)
-    if m is not None:
-        return int(m.group(1)), "the server's --port in the log"
-    return DEFAULT_PORTS[engine], f"{engine}'s default port (--metrics-port to change it)"
 
 
 def _http_get(chan: paramiko.Channel, host: str, port: int, path: str) -> tuple[int, str, bytes]:
@@ -85,8 +61,8 @@ def channel_fetcher(transport: Callable[[], paramiko.Transport],
                                                          ScrapeResult]:
     """A `Scraper` fetcher that opens a direct-tcpip channel to `host:port()` on the SSH host
     for each scrape. `transport()`: the connection's live transport (reconnects give a new
-    one); `port()`: (port, why) as `metrics_port` says, asked at each scrape (the log may only
-    now have said it)."""
+    one); `port()`: (port, why) as the engine's `metrics_endpoint` says, asked at each
+    scrape (the log may only now have said it)."""
 
     def fetch(url: str, timeout: float, clock: Callable[[], float]) -> ScrapeResult:
         number, why = port()

@@ -136,5 +136,8 @@ class ToyLM:
                       release: str | None = None) -> RunningLimit | None:
         return None
 
+    def metrics_endpoint(self, server_args: Mapping[str, object]) -> tuple[int | None, str]:
+        return None, "ToyLM serves no /metrics"
+
 
 ENGINE: Engine = ToyLM()
