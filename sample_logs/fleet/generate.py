@@ -163,7 +163,8 @@ def pd_router() -> str:
         rid = f"chatcmpl-{4101 + i * 38:06d}"
         lines.append(_router_line(at, "INFO", rid, f"smg::request: {_SMG}/middleware.rs:310",
                                   "started processing request"))
-        if i == 0:  # a prompt over the context length: refused, the pair did not fail
+        if i == 0:  # a prompt over the context length: refused, the pair did not fail (the
+            # paste shows no prefill line: its pd_router.rs line number here is made up)
             lines.append(_router_line(
                 at, "ERROR", rid, f"{pd}:541",
                 "Prefill server returned error status prefill_url=http://gpu-p:30000 "
