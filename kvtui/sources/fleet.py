@@ -75,6 +75,8 @@ def read_entry(entry: Entry, opts: ReadOptions) -> Any:
     Outcome (kvtui.core.fleet.result), never an exception."""
     from kvtui.core.fleet import TransferWatch, server_of
     from kvtui.core.fleet.result import Outcome
+    from kvtui.core.fleet.router import RouterWatch
+    from kvtui.core.fleet.server import ROUTER
     from kvtui.core.pipeline import Session
     from kvtui.sources.base import SourceNotice
     from kvtui.sources.ssh.blocks import LineBlock
@@ -96,11 +98,15 @@ def read_entry(entry: Entry, opts: ReadOptions) -> Any:
         source = describe(target)
         session = Session()
         watch = TransferWatch()
+        router = RouterWatch() if entry.role == ROUTER else None
         errors: list[str] = []
 
         def deliver(batch: list[Any]) -> None:
             for item in batch:
                 if isinstance(item, LineBlock) and not item.prelude:
+                    if router is not None:  # no engine's log: only its failures are read
+                        router.feed_lines(item.source, item.texts, item.first_line_no)
+                        continue
                     session.feed_lines(item.source, item.texts, item.first_line_no)
                     watch.feed_lines(item.source, item.texts, item.first_line_no)
                 elif isinstance(item, SourceNotice) and item.state == "error":
@@ -111,12 +117,13 @@ def read_entry(entry: Entry, opts: ReadOptions) -> Any:
                                   model_path=model_path, give_up_after=opts.give_up_after)
         follower.run_blocks(deliver, threading.Event())
         session.end()
-        if entry.metrics_port is not None:
+        if entry.metrics_port is not None and router is None:
             scrape_once(conn, entry, session)
         if errors:
             return Outcome(entry.host, entry.role, None, error=errors[-1], source=source)
         server = server_of(entry.host, entry.role, session,
-                           transfer_failures=watch.count, transfer_evidence=watch.evidence)
+                           transfer_failures=watch.count, transfer_evidence=watch.evidence,
+                           router=router.facts() if router is not None else None)
         return Outcome(entry.host, entry.role, server, source=source)
     except Exception as exc:  # one host's failure is that host's error, not the fleet's
         return Outcome(entry.host, entry.role, None, source=source,

@@ -32,6 +32,8 @@ from kvtui.core import severity
 from kvtui.core.fleet import Server, TransferWatch, evaluate, log_samples
 from kvtui.core.fleet.config import Entry
 from kvtui.core.fleet.load import current_load
+from kvtui.core.fleet.router import RouterWatch
+from kvtui.core.fleet.server import ROUTER
 from kvtui.core.pipeline import Session
 from kvtui.core.report_types import Alert, Report
 from kvtui.core.text import inert
@@ -57,6 +59,8 @@ class LiveServer:
         self.clock = clock
         self.session = Session()
         self.watch = TransferWatch()
+        # a router's log is no engine's: only the requests it saw fail are read
+        self.router = RouterWatch() if entry.role == ROUTER else None
         self.lock = threading.Lock()
         self.state = "connecting"
         self.message = ""
@@ -96,8 +100,11 @@ class LiveServer:
         with self.lock:
             for item in items:
                 if isinstance(item, SourceLine):
-                    self.session.feed_line(item.source, item.line_no, item.text)
-                    self.watch.feed(item.source, item.line_no, item.text)
+                    if self.router is not None:
+                        self.router.feed(item.source, item.line_no, item.text)
+                    else:
+                        self.session.feed_line(item.source, item.line_no, item.text)
+                        self.watch.feed(item.source, item.line_no, item.text)
                     self.last_line = self.clock()
                 elif isinstance(item, SourceNotice) and item.state != "info":
                     self.state, self.message = item.state, item.message
@@ -113,7 +120,8 @@ class LiveServer:
             conn = {"error": "lost", "unreachable": "unreachable"}.get(self.state, "ok")
             return Server(self.entry.host, self.entry.role, report, samples, age,
                           self.watch.count, self.watch.evidence, conn,
-                          self.session.state.current.engine_version)
+                          self.session.state.current.engine_version,
+                          self.router.facts() if self.router is not None else None)
 
 
 class LiveFleet:
@@ -169,6 +177,10 @@ def row(live: LiveServer, s: Server, fleet_alerts: Sequence[Alert]) -> tuple[Tex
     if worst is not None:
         alerts.stylize({0: "bold red", 1: "yellow"}.get(worst, "cyan"))
     conn = live.state if s.connection == "ok" else s.connection
+    if s.is_router:  # no engine's log: what it saw fail is in the alerts that name it
+        cells = (s.name, s.role or "-", "router", *("-",) * 7)
+        out = [Text(inert(c, 60, one_line=True)) for c in cells]
+        return (*out, alerts, Text(inert(conn, 20, one_line=True)), Text(_age(s.last_line_age)))
     cells = (s.name, s.role or "-", r.engine or "-", s.version or "-", r.model.name or "-",
              f"{kv.configured_dtype or '-'} -> {kv.effective_dtype or '-'}", kv.scales_said,
              _num(r.runs[-1].pool_size if r.runs else None),

@@ -12,11 +12,15 @@ Every text is SGLang 0.5.23's own (wheel sglang-0.5.23, sglang/srt/disaggregatio
 - common/conn.py:116 "KVTransferError(bootstrap_room=...): reason" (an exception's text, often
   appended to one of the above as "with exception ...", else in a traceback)
 - common/conn.py:2397 "Some requests timed out when bootstrapping" (a warning_once)
+The transfer library's own lines (Mooncake's glog, SGLang's default backend) are
+`parsers.transport`'s.
 """
 
 from __future__ import annotations
 
 import re
+
+from parsers.transport import backend_failure
 
 # kind -> the side of the pair that prints it
 _PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
@@ -37,6 +41,8 @@ def transfer_failure(text: str) -> tuple[str, str] | None:
     if ("fail" not in text and "KVTransferError" not in text and "timed out" not in text
             and "Could not fetch" not in text):
         return None
+    if "Session::" in text:
+        return backend_failure(text)
     if _ANY.search(text) is None:
         return None
     for kind, side, pat in _PATTERNS:

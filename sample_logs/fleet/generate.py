@@ -12,7 +12,12 @@ Deployments:
   the same decode server's log opened after its start-up (only batches and failures), which
   must still read as SGLang's;
 - nodes: one TP16 server over two nodes of eight whose logs were opened after the argument
-  dump (each shows only its own ranks: node 1 TP8..TP15, as in sglang issue 4184).
+  dump (each shows only its own ranks: node 1 TP8..TP15, as in sglang issue 4184);
+- the pd pair's router (SGLang's router as the model gateway `smg` prints it: its start line
+  and the error lines of src/routers/http/pd_router.rs, in the form of a real paste, see
+  parsers/router.py): the decode's 500 for each request whose transfer the decode log shows
+  failing, and a prefill 400 for a prompt over the context length (a request refused, not
+  the pair failing).
 
 `python sample_logs/fleet/generate.py [DIR]` rewrites them (default: this directory).
 """
@@ -22,7 +27,7 @@ from __future__ import annotations
 import random
 import sys
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -135,6 +140,44 @@ def pd_decode(startup: bool = True) -> str:
     return log.text()
 
 
+_SMG = "/home/runner/work/sglang/sglang/src"
+
+
+def _router_line(at: datetime, level: str, rid: str, where: str, text: str) -> str:
+    span = (f'http_request{{method=POST uri=/v1/chat/completions version=HTTP/1.1 '
+            f'module="smg" request_id="{rid}"}}')
+    return f"{at:%Y-%m-%d %H:%M:%S} {level:>5} {span}: {where}: {text}"
+
+
+def pd_router() -> str:
+    """The router in front of pd-prefill-fp8.log and pd-decode-bf16.log (on hosts gpu-p and
+    gpu-d, port 30000 each): its decode 500s at the decode log's two transfer failures."""
+    lines = [f"{START:%Y-%m-%d %H:%M:%S}  INFO smg::server: {_SMG}/server.rs:794: "
+             "Starting router on 0.0.0.0:8000 | mode: PrefillDecode { prefill_urls: "
+             '[("http://gpu-p:30000", Some(8998))], decode_urls: ["http://gpu-d:30000"], '
+             "prefill_policy: None, decode_policy: None } | policy: CacheAware { "
+             "cache_threshold: 0.3 } | max_payload: 512MB"]
+    pd = f"smg::routers::http::pd_router: {_SMG}/routers/http/pd_router.rs"
+    for i, second in enumerate((60, 80, 104)):
+        at = START + timedelta(seconds=second)
+        rid = f"chatcmpl-{4101 + i * 38:06d}"
+        lines.append(_router_line(at, "INFO", rid, f"smg::request: {_SMG}/middleware.rs:310",
+                                  "started processing request"))
+        if i == 0:  # a prompt over the context length: refused, the pair did not fail (the
+            # paste shows no prefill line: its pd_router.rs line number here is made up)
+            lines.append(_router_line(
+                at, "ERROR", rid, f"{pd}:541",
+                "Prefill server returned error status prefill_url=http://gpu-p:30000 "
+                'status=400 Bad Request body={"error":{"message":"The input (140000 tokens) '
+                "is longer than the model's context length (131072 tokens).\"}}"))
+            continue
+        lines.append(_router_line(
+            at, "ERROR", rid, f"{pd}:590",
+            "Decode server returned error status decode_url=http://gpu-d:30000 "
+            "status=500 Internal Server Error"))
+    return "\n".join(lines) + "\n"
+
+
 def node(rank_offset: int) -> str:
     rng = random.Random(16 + rank_offset)
     log = g.Log(g.Clock(START))
@@ -154,6 +197,7 @@ SAMPLES = {
     "pd-decode-bf16-nostart.log": lambda: pd_decode(startup=False),
     "node0-tp16.log": lambda: node(0),
     "node1-tp16.log": lambda: node(8),
+    "pd-router.log": pd_router,
 }
 
 

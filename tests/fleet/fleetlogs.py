@@ -10,6 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 from kvtui.core.fleet import Server, TransferWatch, server_of
+from kvtui.core.fleet.router import RouterWatch
 from kvtui.core.pipeline import Session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,9 +39,16 @@ def server(name: str, role: str | None, *, host: str | None = None,
            last_line_age: float | None = None, log: str | None = None,
            connection: str = "ok") -> Server:
     """A fleet entry named `host` (default: the log's name) from the sample log `name` (or the
-    text `log`), read by the pipeline and the transfer watch as `kvtui fleet` reads it."""
+    text `log`), read by the pipeline and the transfer watch as `kvtui fleet` reads it (a
+    router's by the router watch alone, as `kvtui.sources.fleet.read_entry` does)."""
     lines = (log if log is not None else text(name)).splitlines()
     session = Session()
+    if role == "router":
+        router = RouterWatch()
+        router.feed_lines(name, lines)
+        session.end()
+        return server_of(host or name, role, session, last_line_age=last_line_age,
+                         connection=connection, router=router.facts())
     session.feed_lines(name, lines)
     session.end()
     watch = TransferWatch()

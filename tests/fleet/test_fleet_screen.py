@@ -97,3 +97,48 @@ def test_fleet_screen_snapshot(snap_compare, fleet, size):
         await read_all(pilot, live, want)
 
     assert snap_compare(FleetApp(live, tick=0), terminal_size=size, run_before=ready)
+
+
+ROUTED = (("gpu-p", "prefill", "pd-prefill-fp8.log"), ("gpu-d", "decode", "pd-decode-bf16.log"),
+          ("router-1", "router", "pd-router.log"))
+
+
+@pytest.fixture
+def routed(tmp_path, monkeypatch):
+    """A prefill/decode pair and its router, each followed from a local file."""
+    monkeypatch.chdir(tmp_path)
+    for _, _, name in ROUTED:
+        Path(name).write_text(text(name))
+    names = {h: n for h, _, n in ROUTED}
+
+    def follow(entry: Entry):
+        return LocalFollower(names[entry.host], from_start=True, poll_ms=50), names[entry.host]
+
+    live = LiveFleet([Entry(host=h, role=r) for h, r, _ in ROUTED], follow,
+                     clock=lambda: 1000.0)
+    live.start()
+    yield live, {h: text(n).count("\n") for h, _, n in ROUTED}
+    live.close()
+
+
+async def test_a_router_row_is_a_router_not_an_unknown_engine(routed):
+    live, want = routed
+    app = FleetApp(live, tick=0)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await read_all(pilot, live, want)
+        table = app.query_one("#fleet")
+        cells = dict(zip(COLUMNS, [str(c) for c in table.get_row("router-1")], strict=True))
+        assert cells["role"] == "router" and cells["engine"] == "router"
+        assert {cells[c] for c in COLUMNS[3:10]} == {"-"}
+        assert int(cells["alerts"]) == 1  # the transfer alert that names it
+        bar = str(app.query_one("#fleet-alerts").render())
+        assert "KV transfer between prefill and decode failing: gpu-p -> gpu-d" in bar
+
+
+def test_fleet_screen_with_a_router_snapshot(snap_compare, routed):
+    live, want = routed
+
+    async def ready(pilot) -> None:
+        await read_all(pilot, live, want)
+
+    assert snap_compare(FleetApp(live, tick=0), terminal_size=(160, 24), run_before=ready)

@@ -22,6 +22,7 @@ from typing import Any
 
 from kvtui.core import severity
 from kvtui.core.evidence import Evidence
+from kvtui.core.fleet.router import RouterFacts, RouterTarget, match
 from kvtui.core.fleet.server import Sample, Server
 from kvtui.core.report_types import Alert
 from parsers.prefix import ts_seconds
@@ -345,26 +346,142 @@ def _rule_unreachable(servers: Sequence[Server]) -> list[Alert]:
     return out
 
 
+_TRANSFER_WHY = ("The disaggregation backend reported failed handshakes, bootstraps or "
+                 "transfers (each engine's lines: parsers/sglang/disagg.py, "
+                 "parsers/vllm/disagg.py, parsers/transport.py): those requests are aborted.")
+_ROUTER_ONLY = ("The router's lines say which server failed, not why: that server's log (or "
+                "its peer's, for a transfer) holds the cause.")
+_TRANSFER_FIX = ("Check the pair's KV dtype, page size and TP (kvtui flags differences), the "
+                 "bootstrap port and the RDMA devices.")
+
+
+def _transfer_side(s: Server) -> Json:
+    ev = s.transfer_evidence[-1] if s.transfer_evidence else None
+    return _side(s, f"{s.transfer_failures} failure line(s), KV "
+                    f"{s.kv_dtype or 'dtype not logged'}", ev)
+
+
+def _named(name: str, role: str, value: str) -> Json:
+    """A side the fleet has no entry for: the router's URL as it printed it."""
+    return {"server": name, "role": role, "value": value, "evidence": None}
+
+
+def _who_failed(p: Server | None, d: Server | None, p_name: str | None,
+                d_name: str | None) -> tuple[list[str], str]:
+    """Which sides' own logs show failure lines, and the sentence that says so."""
+    shown = [role for role, s in (("prefill", p), ("decode", d))
+             if s is not None and s.transfer_failures]
+    if len(shown) == 2:
+        return shown, "Both sides' logs show transfer failures."
+    unread = [f"the {role} server ({name}) is not in the fleet: its log was not read"
+              for role, s, name in (("prefill", p, p_name), ("decode", d, d_name))
+              if s is None and name is not None]
+    if shown:
+        other = "decode" if shown[0] == "prefill" else "prefill"
+        said = f"Only the {shown[0]} side's log shows transfer failures (one-sided"
+        said += f"; {unread[0]})." if unread else f": the {other} side's log shows none)."
+        return shown, said
+    said = "Neither side's log shows a transfer failure line"
+    return shown, said + (f" ({'; '.join(unread)})." if unread else ".")
+
+
+def _partner(side: str, facts: RouterFacts, engines: Sequence[Server]
+             ) -> tuple[str | None, Server | None]:
+    """The other server of a router line that names one side: the one the router's start
+    line names for that side, else the fleet's one server of that role; (None, None) when
+    it is not one."""
+    urls = facts.urls(side)
+    if len(urls) == 1:
+        s = match(urls[0], side, engines)
+        return (s.name if s is not None else urls[0]), s
+    of_role = [s for s in engines if s.role == side]
+    if not urls and len(of_role) == 1:
+        return of_role[0].name, of_role[0]
+    return None, None
+
+
+def _rule_transfer_router(routers: Sequence[Server], engines: Sequence[Server]
+                          ) -> tuple[list[Alert], set[str]]:
+    """One alert per prefill -> decode pair a router saw requests fail on: the router's lines,
+    and each side's own failure lines where its log shows some. Returns the alerts and the
+    servers they cover."""
+    pairs: dict[tuple[str | None, str | None],
+                list[tuple[Server, RouterTarget, Server | None, Server | None]]] = {}
+    for r in routers:
+        assert r.router is not None
+        for t in r.router.targets:
+            mine = match(t.url, t.side, engines)
+            name = mine.name if mine is not None else t.url
+            other = "decode" if t.side == "prefill" else "prefill"
+            o_name, o_server = _partner(other, r.router, engines)
+            key: tuple[str | None, str | None] = (
+                (name, o_name) if t.side == "prefill" else (o_name, name))
+            p, d = (mine, o_server) if t.side == "prefill" else (o_server, mine)
+            pairs.setdefault(key, []).append((r, t, p, d))
+    out: list[Alert] = []
+    covered: set[str] = set()
+    for (p_name, d_name), hits in pairs.items():
+        p, d = hits[0][2], hits[0][3]
+        sides: list[Json] = []
+        for role, s, named in (("prefill", p, p_name), ("decode", d, d_name)):
+            if s is not None:
+                sides.append(_transfer_side(s))
+                covered.add(s.name)
+            elif named is not None:
+                sides.append(_named(named, role, "not in the fleet"))
+        n = 0
+        for r, t, _, _ in hits:
+            n += t.count
+            sides.append(_side(r, f"{t.side} {t.url}: {t.said}",
+                               t.evidence[-1] if t.evidence else None))
+        shown, sentence = _who_failed(p, d, p_name, d_name)
+        pair = f"{p_name or 'prefill not named'} -> {d_name or 'decode not named'}"
+        hint = "" if p_name and d_name else (
+            " The router's lines name one side only, and the fleet holds no single server of "
+            "the other.")
+        out.append(_alert(
+            "fleet-kv-transfer-failing", "critical",
+            f"KV transfer between prefill and decode failing: {pair} (router: {n} failed "
+            f"request line(s))",
+            f"The router saw {n} request line(s) fail on this pair with a 5xx or no answer. "
+            f"{sentence}{hint} " + (_TRANSFER_WHY if shown else _ROUTER_ONLY)
+            + f"\n{_said(sides)}",
+            _TRANSFER_FIX, sides, [s for s in (p, d) if s is not None], group="pd",
+            pair={"prefill": p_name, "decode": d_name}, failing_sides=shown,
+            router_failures=n))
+    return out, covered
+
+
 def _rule_transfer(servers: Sequence[Server]) -> list[Alert]:
-    """KV transfers failing on a disaggregated server: each side's failure lines, and the pair's
-    KV dtypes (the first suspect, PR #19398)."""
-    failing = [s for s in servers if s.transfer_failures]
+    """KV transfers failing between prefill and decode: per pair a router saw fail, its lines
+    and each side's own; then the servers' own failure lines no router alert took, each side's
+    evidence, one-sided when only one side shows some (the pair's KV dtypes beside them: the
+    first suspect, PR #19398)."""
+    engines = [s for s in servers if not s.is_router]
+    routers = [s for s in servers if s.is_router and s.router is not None and s.router.targets]
+    out, covered = _rule_transfer_router(routers, engines)
+    failing = [s for s in engines if s.transfer_failures and s.name not in covered]
     if not failing:
-        return []
-    pd = [s for s in servers if s.role in ("prefill", "decode")] or failing
-    sides = []
-    for s in pd:
-        ev = s.transfer_evidence[-1] if s.transfer_evidence else None
-        sides.append(_side(s, f"{s.transfer_failures} failure line(s), KV "
-                              f"{s.kv_dtype or 'dtype not logged'}", ev))
+        return out
+    pd = [s for s in engines if s.role in ("prefill", "decode") and s.name not in covered]
+    pd = pd or failing
+    sides = [_transfer_side(s) for s in pd]
+    shown = sorted({s.role for s in failing if s.role in ("prefill", "decode")})
+    if len(shown) == 2:
+        sentence = "Both sides' logs show transfer failures."
+    elif shown:
+        other = "decode" if shown[0] == "prefill" else "prefill"
+        sentence = (f"Only the {shown[0]} side's log shows transfer failures (one-sided: "
+                    + (f"the {other} side's log shows none)." if any(s.role == other for s in pd)
+                       else f"no {other} server is in the fleet)."))
+    else:
+        sentence = ""
     names = ", ".join(f"{s.name} ({s.transfer_failures})" for s in failing)
-    return [_alert("fleet-kv-transfer-failing", "critical",
-                   f"KV transfer between prefill and decode failing: {names}",
-                   "The disaggregation backend reported failed handshakes, bootstraps or "
-                   "transfers (SGLang 0.5.23 disaggregation/decode.py:1159, 2864, 1212; "
-                   f"prefill.py:1287, 1355): those requests are aborted.\n{_said(sides)}",
-                   "Check the pair's KV dtype, page size and TP (kvtui flags differences), the "
-                   "bootstrap port and the RDMA devices.", sides, pd)]
+    out.append(_alert("fleet-kv-transfer-failing", "critical",
+                      f"KV transfer between prefill and decode failing: {names}",
+                      f"{_TRANSFER_WHY} {sentence}".rstrip() + f"\n{_said(sides)}",
+                      _TRANSFER_FIX, sides, pd, failing_sides=shown))
+    return out
 
 
 _TP_TAG = re.compile(r"\bTP(\d+)\b")

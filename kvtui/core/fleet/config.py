@@ -4,9 +4,12 @@
 [[server]]
 host = "gpu-a"                # an ssh_config alias or a host name (user@host works too)
 log = "/var/log/sglang.log"   # optional: discovery when no source is named
-role = "prefill"              # optional: prefill | decode | replica | node
+role = "prefill"              # optional: prefill | decode | replica | node | router
 metrics_port = 30000          # optional: the server's /metrics port (kept for issue 37)
 ```
+A `router` entry is the prefill/decode router's log (no engine's: it is read for the requests
+it saw fail, `kvtui.core.fleet.router`); it must name its source, since discovery looks for
+engines.
 `docker`, `kubectl` (with `namespace`, `container`) and `journal` name the other sources
 `kvtui ssh` follows (at most one source per entry); `port`, `user`, `identity` override the
 ssh config as `kvtui ssh -p/-l/-i` do. Each entry is one server and one connection, named by its
@@ -19,7 +22,7 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any
 
-from kvtui.core.fleet.server import ROLES
+from kvtui.core.fleet.server import ROLES, ROUTER
 
 SOURCE_KEYS: tuple[str, ...] = ("log", "docker", "kubectl", "journal")
 _KEYS = frozenset({"host", "role", "metrics_port", "namespace", "container", "port", "user",
@@ -92,6 +95,9 @@ def entries_of(data: dict[str, Any]) -> list[Entry]:
         if len(named) > 1:
             keys = ", ".join(k for k, _ in named)
             raise FleetConfigError(f"{where}: one source per entry ({keys})")
+        if role == ROUTER and not named:
+            raise FleetConfigError(f"{where}: a router must name its log (log, docker, kubectl "
+                                   "or journal): discovery finds engine servers, not routers")
         source = None
         if named:
             kind, value = named[0]

@@ -3,7 +3,9 @@ report as `kvtui check` gives it, the cross-server alerts, and one exit code.
 
 The exit code is `check`'s, over the fleet: an unreachable or unreadable server is an error (2:
 a host that was not read never passes), else any alert at or above `--fail-on` on a server or
-across servers is 1, else a server whose log no engine recognised is 3, else 0.
+across servers is 1, else a server whose log no engine recognised is 3, else 0. A router's entry
+(role "router") is read for the requests it saw fail, never as an engine's log: it is not
+"unrecognised", and its report is `null` in the JSON (its `router` holds what it said).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvtui.core import severity
+from kvtui.core.fleet.router import RouterFacts
 from kvtui.core.fleet.server import Server
 from kvtui.core.gate import EXIT_ALERT, EXIT_ERROR, EXIT_UNRECOGNISED
 from kvtui.core.report_types import Alert
@@ -42,7 +45,8 @@ def exit_code(outcomes: Sequence[Outcome], alerts: Sequence[Alert], fail_on: str
         every = [*alerts, *(a for o in outcomes if o.server for a in o.server.report.alerts)]
         if any(severity.at_least(a.severity, fail_on) for a in every):
             return EXIT_ALERT
-    if any(o.server is not None and o.server.report.unrecognised for o in outcomes):
+    if any(o.server is not None and not o.server.is_router and o.server.report.unrecognised
+           for o in outcomes):
         return EXIT_UNRECOGNISED
     return 0
 
@@ -55,9 +59,27 @@ def to_json(outcomes: Sequence[Outcome], alerts: Sequence[Alert], code: int) -> 
                          "source": o.source, "error": o.error,
                          "last_line_age": o.server.last_line_age if o.server else None,
                          "transfer_failures": o.server.transfer_failures if o.server else 0,
-                         "report": o.server.report.to_json() if o.server else None}
+                         "router": (o.server.router.to_json() if o.server is not None
+                                    and o.server.router is not None else None),
+                         "report": (o.server.report.to_json() if o.server is not None
+                                    and not o.server.is_router else None)}
                         for o in outcomes],
             "alerts": [a.to_json() for a in alerts], "exit_code": code}
+
+
+def _router_text(facts: RouterFacts) -> str:
+    """A router's entry: the servers it pairs and the requests it saw fail, per server."""
+    out = ["Router     (no engine's log: read for the requests it saw fail)"]
+    if facts.prefill_urls or facts.decode_urls:
+        out.append(f"Pairs      prefill {', '.join(inert(u, 200) for u in facts.prefill_urls)}"
+                   f" -> decode {', '.join(inert(u, 200) for u in facts.decode_urls)}")
+    out.append(f"Failures   {facts.failures} request line(s) with a 5xx or no answer")
+    for t in facts.targets:
+        out.append(f"  {t.side} {inert(t.url, 200)}: {t.said}")
+        if t.evidence:
+            ev = t.evidence[-1]
+            out.append(f"    line {ev.line}: {inert(ev.text, 400)}")
+    return "\n".join(out)
 
 
 def render_text(outcomes: Sequence[Outcome], alerts: Sequence[Alert], code: int,
@@ -72,7 +94,9 @@ def render_text(outcomes: Sequence[Outcome], alerts: Sequence[Alert], code: int,
             out.append(f"source: {inert(o.source, 400)}")
         if o.server is None or o.error:
             out.append(f"ERROR: {inert(o.error or 'not read', 1000)}")
-        if o.server is not None:
+        if o.server is not None and o.server.router is not None:
+            out.append(_router_text(o.server.router))
+        elif o.server is not None:
             out.append(one(o.server.report).rstrip("\n"))
     out.append(f"=== across servers: {len(alerts)} alert(s) ===")
     for a in alerts:
@@ -85,6 +109,9 @@ def render_text(outcomes: Sequence[Outcome], alerts: Sequence[Alert], code: int,
     for o in outcomes:
         if o.server is None or o.error:
             verdict = f"ERROR {o.connection}"
+        elif o.server.is_router:
+            n = o.server.router.failures if o.server.router is not None else 0
+            verdict = f"router: {n} failed request line(s)" if n else "router: no failure"
         else:
             own = [a for a in o.server.report.alerts]
             verdict = ", ".join(f"{a.severity.upper()} {a.rule}" for a in own) or "no alerts"

@@ -18,10 +18,13 @@ from kvtui.core.report_types import Report
 from parsers.prefix import ts_seconds
 
 if TYPE_CHECKING:
+    from kvtui.core.fleet.router import RouterFacts
     from kvtui.core.pipeline import Session
     from kvtui.core.runtime import TimelinePoint
 
-ROLES: tuple[str, ...] = ("prefill", "decode", "replica", "node")
+ROLES: tuple[str, ...] = ("prefill", "decode", "replica", "node", "router")
+# a router's log is no engine's: it is read for the requests it saw fail (kvtui.core.fleet.router)
+ROUTER = "router"
 
 
 class Sample(NamedTuple):
@@ -65,6 +68,12 @@ class Server:
     # the release the log itself prints (vLLM's "version X"; SGLang prints none), None when
     # not logged: what the version rule compares (a dated label is a range, not a release)
     version_logged: str | None = None
+    # a router's entry: what its log said (its report is an empty one: no engine line is read)
+    router: RouterFacts | None = None
+
+    @property
+    def is_router(self) -> bool:
+        return self.role == ROUTER
 
     @property
     def model(self) -> str | None:
@@ -89,10 +98,11 @@ class Server:
 def server_of(name: str, role: str | None, session: Session, *,
               last_line_age: float | None = None, transfer_failures: int = 0,
               transfer_evidence: tuple[Evidence, ...] = (),
-              connection: str = "ok") -> Server:
-    """A fleet entry from one server's session (its report and the load its log printed)."""
+              connection: str = "ok", router: RouterFacts | None = None) -> Server:
+    """A fleet entry from one server's session (its report and the load its log printed); a
+    router's entry gets an empty session and its `router` facts."""
     return Server(name=name, role=role, report=session.report(),
                   samples=log_samples(session.state.current.runtime.timeline),
                   last_line_age=last_line_age, transfer_failures=transfer_failures,
                   transfer_evidence=transfer_evidence, connection=connection,
-                  version_logged=session.state.current.engine_version)
+                  version_logged=session.state.current.engine_version, router=router)

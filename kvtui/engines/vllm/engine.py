@@ -19,6 +19,7 @@ from kvtui.engines.vllm.kvscales import KV_SCALES
 from kvtui.engines.vllm.version import check_release, infer_version, kv_dtype_flag
 from parsers import Event
 from parsers.frames import Frame
+from parsers.vllm import disagg
 
 if TYPE_CHECKING:
     from kvtui.core.accuracy_terms import AccuracyTerms
@@ -225,8 +226,7 @@ class VLLM:
         return None
 
     def transfer_failure(self, text: str) -> tuple[str, str] | None:
-        # vLLM's KV connectors' failure lines are not modelled yet (issue 38): none counted.
-        return None
+        return disagg.transfer_failure(text)
 
     def tag_floors(self, run: Run) -> Mapping[str, tuple[int, str]]:
         return {}  # not read for vLLM: its tags prove their highest index + 1

@@ -28,7 +28,7 @@ def hosts(ssh_env, make_sshd, tmp_path):
     body = cfg.read_text()
     extra = ""
     for alias, name in (("gpu-a", "a"), ("gpu-b", "b"), ("gpu-c", "c"), ("gpu-p", "a"),
-                        ("gpu-d", "b")):
+                        ("gpu-d", "b"), ("router-1", "c")):
         extra += (f"Host {alias}\n  HostName 127.0.0.1\n  Port {servers[name].port}\n"
                   f"  User {user}\n  IdentityFile {key}\n  IdentitiesOnly yes\n"
                   "  ConnectTimeout 5\n")
@@ -39,7 +39,7 @@ def hosts(ssh_env, make_sshd, tmp_path):
     logs.mkdir()
     paths = {}
     for name in ("replica-a-bf16.log", "replica-b-bf16.log", "replica-c-fp8-unscaled.log",
-                 "pd-prefill-fp8.log", "pd-decode-bf16.log"):
+                 "pd-prefill-fp8.log", "pd-decode-bf16.log", "pd-router.log"):
         paths[name] = logs / name
         paths[name].write_text(text(name))
     return {"config": cfg, "logs": paths}
@@ -97,6 +97,34 @@ def test_pd_pair_with_different_kv_dtypes_is_a_critical_alert(hosts, tmp_path, c
     assert "gpu-p (prefill): fp8_e4m3" in out and "gpu-d (decode): bf16" in out
     assert "fleet-kv-transfer-failing" in out
     assert out.rstrip().endswith("exit 1 (--fail-on critical)")
+    assert code == 1
+
+
+def test_a_router_entry_names_the_failing_pair(hosts, tmp_path, capsys):
+    """role = "router": its log is read for the requests it saw fail, never as an engine's
+    (no "unrecognised" exit 3), and the transfer alert names the pair with both sides'
+    evidence (the router's line, the decode's own failure line)."""
+    logs = hosts["logs"]
+    toml = _toml(tmp_path, [
+        {"host": "gpu-p", "log": str(logs["pd-prefill-fp8.log"]), "role": "prefill"},
+        {"host": "gpu-d", "log": str(logs["pd-decode-bf16.log"]), "role": "decode"},
+        {"host": "router-1", "log": str(logs["pd-router.log"]), "role": "router"}])
+    code = _run([str(toml), "--check", "--json", "--fail-on", "never",
+                 "-F", str(hosts["config"])])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == doc["exit_code"] == 0  # never 3: a router is no unrecognised log
+    router = doc["servers"][2]
+    assert router["role"] == "router" and router["error"] is None
+    assert router["report"] is None and router["router"]["failures"] == 2
+    (a,) = [x for x in doc["alerts"] if x["rule"] == "fleet-kv-transfer-failing"]
+    assert a["extra"]["pair"] == {"prefill": "gpu-p", "decode": "gpu-d"}
+    by = {s["server"]: s for s in a["extra"]["servers"]}
+    assert "Decode server returned error status" in by["router-1"]["evidence"]["text"]
+    assert "Decode transfer failed" in by["gpu-d"]["evidence"]["text"]
+    assert a["extra"]["failing_sides"] == ["decode"]
+    code = _run([str(toml), "--check", "-F", str(hosts["config"])])
+    out = capsys.readouterr().out
+    assert "gpu-p -> gpu-d (router: 2 failed request line(s))" in out
     assert code == 1
 
 
