@@ -128,7 +128,7 @@ def fast_args(args: list[str]) -> list[str]:
         at = args.index("-m")
         return [*args[:at], "-m", f"({FAST_NEVER}) and ({args[at + 1]})", *args[at + 2:]]
     paths = any(not a.startswith("-") and before not in VALUED and
-                (ROOT / a.split("::")[0]).exists() for before, a in zip(["", *args], args))
+                (ROOT / a.split("::")[0]).exists() for before, a in zip(["", *args], args, strict=False))
     return ["-m", FAST_NEVER if paths else FAST, *args]
 
 
