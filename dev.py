@@ -127,8 +127,9 @@ def fast_args(args: list[str]) -> list[str]:
     if "-m" in args[:-1]:
         at = args.index("-m")
         return [*args[:at], "-m", f"({FAST_NEVER}) and ({args[at + 1]})", *args[at + 2:]]
+    after = zip(["", *args], args, strict=False)  # (the argument before, the argument)
     paths = any(not a.startswith("-") and before not in VALUED and
-                (ROOT / a.split("::")[0]).exists() for before, a in zip(["", *args], args, strict=False))
+                (ROOT / a.split("::")[0]).exists() for before, a in after)
     return ["-m", FAST_NEVER if paths else FAST, *args]
 
 
