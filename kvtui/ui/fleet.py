@@ -274,19 +274,28 @@ class _Ssh:
         self.gate = threading.BoundedSemaphore(max(1, self.parallel))
         self.connections: dict[str, Any] = {}  # entry's host -> the connection follow opened
 
-    def follow(self, entry: Entry) -> tuple[Any, str]:
+    def follow(self, entry: Entry, *, again: bool = False) -> tuple[Any, str]:
+        """The entry's follower on a new connection; `again` (Enter: the server's full view):
+        on the connection the fleet's follower of it runs on while that one lives, another
+        channel of it (one SSH connection per host), else on a new one."""
         from kvtui.sources.fleet import connector_for, describe, target_for
         from kvtui.sources.ssh.follow import RemoteFollower
 
         with self.gate:
-            connector = connector_for(entry, self.opts)
-            conn = connector.connect()
+            known = self.connections.get(entry.host) if again else None
+            if known is not None and known[1].is_active():
+                (connector, conn), fresh = known, False
+            else:
+                connector = connector_for(entry, self.opts)
+                conn, fresh = connector.connect(), True
             try:
                 target, model_path = target_for(entry, conn, self.opts)
             except BaseException:
-                conn.close()
+                if fresh:
+                    conn.close()
                 raise
-        self.connections[entry.host] = (connector, conn)
+        if not again:
+            self.connections[entry.host] = (connector, conn)
         return RemoteFollower(connector, target, connection=conn, host_label=entry.host,
                               model_path=model_path), describe(target)
 
@@ -334,7 +343,7 @@ def run_fleet_app(entries: list[Entry], args: argparse.Namespace, opts: ReadOpti
             entry = next(e for e in entries if e.host == chosen)
             cursor = entries.index(entry)
             try:
-                source, follows = ssh.follow(entry)
+                source, follows = ssh.follow(entry, again=True)
             except Exception as exc:  # shown on the row; the fleet stays open
                 print(f"kvtui: {inert(chosen)}: {inert(str(exc))}",
                       file=sys.stderr)

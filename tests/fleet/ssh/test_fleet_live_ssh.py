@@ -174,3 +174,40 @@ def test_exporter_reads_the_hosts_metrics_through_its_ssh_connection(hosts):  # 
         t.join(timeout=30)
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+def test_the_full_view_opens_a_channel_on_the_fleets_connection(hosts):  # noqa: F811
+    """Enter on a row: the server's full view follows its log on another channel of the
+    connection the fleet already has to that host (one SSH connection per host), reads the
+    whole log there, and leaves that connection open for the fleet when it ends."""
+    from kvtui.sources.base import SourceLine
+
+    log = hosts["logs"]["replica-a-bf16.log"]
+    entry = Entry(host="gpu-a", source=("file", str(log)))
+    ssh = _Ssh(ReadOptions(config=str(hosts["config"])))
+    live = LiveFleet([entry], ssh.follow)
+    live.start()
+    try:
+        want = len(log.read_text().splitlines())
+        for _ in range(600):
+            if live.servers[0].session.lines >= want:
+                break
+            live.stop.wait(0.05)
+        _, conn = ssh.connections["gpu-a"]
+        view, _ = ssh.follow(entry, again=True)
+        assert view._given is conn  # the connection it starts on
+        got: list[str] = []
+        stop = threading.Event()
+
+        def emit(items: list) -> None:
+            got.extend(i.text for i in items if isinstance(i, SourceLine))
+            if len(got) >= want:
+                stop.set()
+
+        t = threading.Thread(target=view.run, args=(emit, stop), daemon=True)
+        t.start()
+        t.join(timeout=60)
+        assert got == log.read_text().splitlines()
+        assert conn.is_active()  # the fleet's connection outlives the view
+    finally:
+        live.close()
