@@ -263,6 +263,10 @@ class Engine(Grammar, ReleaseDating, Sizing, Protocol):
     # key left out is said `term=value`.
     figure_formats: Mapping[str, str]
 
+    def http_port(self, server_args: Mapping[str, object]) -> int | None:
+        """The port the server's HTTP API listens on, from its logged arguments and the
+        engine's default (None: the engine serves none): what a router's URL names."""
+
     def metrics_endpoint(self, server_args: Mapping[str, object]) -> tuple[int | None, str]:
         """(port, why): the loopback port the server serves its Prometheus /metrics on, from
         its logged arguments (`Run.server_args`, {} before the log showed them) and the

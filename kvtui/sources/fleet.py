@@ -66,6 +66,22 @@ def target_for(entry: Entry, conn: Any, opts: ReadOptions) -> tuple[Any, str | N
                   container=c.container), c.model_path
 
 
+def addresses_of(connector: Any) -> tuple[str, ...]:
+    """What else the entry's host is reached by (`Server.addresses`): its ssh_config
+    HostName and the addresses it resolves to here (a router names servers by URL; nothing
+    when the name does not resolve)."""
+    import socket
+
+    name = connector.spec.hostname
+    out = [name]
+    try:
+        for *_, sockaddr in socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP):
+            out.append(str(sockaddr[0]))
+    except (OSError, UnicodeError):
+        pass
+    return tuple(dict.fromkeys(out))
+
+
 def describe(target: Any) -> str:
     return f"{target.kind} {target.value}"
 
@@ -123,7 +139,8 @@ def read_entry(entry: Entry, opts: ReadOptions) -> Any:
             return Outcome(entry.host, entry.role, None, error=errors[-1], source=source)
         server = server_of(entry.host, entry.role, session,
                            transfer_failures=watch.count, transfer_evidence=watch.evidence,
-                           router=router.facts() if router is not None else None)
+                           router=router.facts() if router is not None else None,
+                           addresses=addresses_of(connector))
         return Outcome(entry.host, entry.role, server, source=source)
     except Exception as exc:  # one host's failure is that host's error, not the fleet's
         return Outcome(entry.host, entry.role, None, source=source,

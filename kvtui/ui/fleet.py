@@ -52,10 +52,12 @@ class LiveServer:
 
     def __init__(self, entry: Entry, factory: SourceFactory,
                  clock: Callable[[], float] = time.monotonic,
-                 metrics: MetricsFactory | None = None) -> None:
+                 metrics: MetricsFactory | None = None,
+                 addresses: Callable[[Entry], tuple[str, ...]] | None = None) -> None:
         self.entry = entry
         self.factory = factory
         self.metrics = metrics
+        self.addresses = addresses  # the host's other names (`Server.addresses`), once known
         self.clock = clock
         self.session = Session()
         self.watch = TransferWatch()
@@ -121,7 +123,8 @@ class LiveServer:
             return Server(self.entry.host, self.entry.role, report, samples, age,
                           self.watch.count, self.watch.evidence, conn,
                           self.session.state.current.engine_version,
-                          self.router.facts() if self.router is not None else None)
+                          self.router.facts() if self.router is not None else None,
+                          self.addresses(self.entry) if self.addresses is not None else ())
 
 
 class LiveFleet:
@@ -129,8 +132,9 @@ class LiveFleet:
 
     def __init__(self, entries: Sequence[Entry], factory: SourceFactory,
                  clock: Callable[[], float] = time.monotonic,
-                 metrics: MetricsFactory | None = None) -> None:
-        self.servers = [LiveServer(e, factory, clock, metrics) for e in entries]
+                 metrics: MetricsFactory | None = None,
+                 addresses: Callable[[Entry], tuple[str, ...]] | None = None) -> None:
+        self.servers = [LiveServer(e, factory, clock, metrics, addresses) for e in entries]
         self.stop = threading.Event()
         self.threads: list[threading.Thread] = []
 
@@ -273,12 +277,13 @@ class _Ssh:
     def __post_init__(self) -> None:
         self.gate = threading.BoundedSemaphore(max(1, self.parallel))
         self.connections: dict[str, Any] = {}  # entry's host -> the connection follow opened
+        self.known_as: dict[str, tuple[str, ...]] = {}  # entry's host -> `addresses_of`
 
     def follow(self, entry: Entry, *, again: bool = False) -> tuple[Any, str]:
         """The entry's follower on a new connection; `again` (Enter: the server's full view):
         on the connection the fleet's follower of it runs on while that one lives, another
         channel of it (one SSH connection per host), else on a new one."""
-        from kvtui.sources.fleet import connector_for, describe, target_for
+        from kvtui.sources.fleet import addresses_of, connector_for, describe, target_for
         from kvtui.sources.ssh.follow import RemoteFollower
 
         with self.gate:
@@ -296,8 +301,12 @@ class _Ssh:
                 raise
         if not again:
             self.connections[entry.host] = (connector, conn)
+            self.known_as[entry.host] = addresses_of(connector)
         return RemoteFollower(connector, target, connection=conn, host_label=entry.host,
                               model_path=model_path), describe(target)
+
+    def addresses(self, entry: Entry) -> tuple[str, ...]:
+        return self.known_as.get(entry.host, ())
 
     def metrics(self, entry: Entry, sink: Any) -> Any:
         """The entry's /metrics (`metrics_port`) scraped every 2 s through a direct-tcpip
@@ -332,7 +341,7 @@ def run_fleet_app(entries: list[Entry], args: argparse.Namespace, opts: ReadOpti
         print(f"kvtui: {problem}", file=sys.stderr)
         return 2
     ssh = _Ssh(opts, args.parallel)
-    fleet = LiveFleet(entries, ssh.follow, metrics=ssh.metrics)
+    fleet = LiveFleet(entries, ssh.follow, metrics=ssh.metrics, addresses=ssh.addresses)
     fleet.start()
     cursor = 0
     try:

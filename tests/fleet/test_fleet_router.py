@@ -123,6 +123,31 @@ def test_host_and_host_port_match():
     assert match("http://10.0.0.5:30000", "decode", [d, dataclasses.replace(d)]) is None
 
 
+def test_an_alias_is_matched_by_its_address_and_its_servers_port(fleet):
+    """A router names servers by address; the fleet file by ssh_config alias. The entry's
+    `addresses` (its HostName, what that resolves to) match the URL's host, and two servers
+    on one address are told apart by the port each one's logged arguments give (SGLang's
+    --port: `Server.http_port`, the engine seam's `metrics_endpoint`)."""
+    p, d = fleet[0], fleet[1]
+    assert p.http_port == 30000  # the sample's dump: port=30000
+    p = dataclasses.replace(p, name="gpu-p", addresses=("node-7", "10.0.0.7"))
+    log = text("pd-decode-bf16.log").replace("port=30000", "port=30001", 1)
+    assert log != text("pd-decode-bf16.log")
+    d = dataclasses.replace(server("pd-decode-bf16.log", "decode", host="gpu-d", log=log),
+                            addresses=("node-7", "10.0.0.7"))
+    assert d.http_port == 30001
+    assert match("http://10.0.0.7:30000", "prefill", [p, d]) is p
+    assert match("http://10.0.0.7:30001", "prefill", [p, d]) is d  # the port outranks the side
+    assert match("http://NODE-7:30001", "decode", [p, d]) is d
+    assert match("http://10.0.0.8:30000", "decode", [p, d]) is None
+    # the router's own log names the pair by address: the alert names the aliases
+    routed = text("pd-router.log").replace("gpu-p:30000", "10.0.0.7:30000").replace(
+        "gpu-d:30000", "10.0.0.7:30001")
+    r = server("pd-router.log", "router", host="router-1", log=routed)
+    (a,) = [x for x in transfer(evaluate([p, d, r])) if "router" in x.title]
+    assert a.extra["pair"] == {"prefill": "gpu-p", "decode": "gpu-d"}
+
+
 def test_a_vllm_pair_reads_nixl_failures_on_both_sides():
     sys.path.insert(0, str(FLEET.parent))
     try:

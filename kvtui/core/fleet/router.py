@@ -123,20 +123,27 @@ def _host_port(url: str) -> tuple[str, int | None] | None:
 
 
 def match(url: str, side: str, servers: Sequence[Server]) -> Server | None:
-    """The fleet entry a router's URL names: the one whose `host` (without `user@`) is the
-    URL's host:port, else its host; among several on that host, the one of the URL's side;
-    None when none matches or the choice is not one."""
+    """The fleet entry a router's URL names. The entry is known by its `host` (without
+    `user@`) and its `addresses` (its ssh_config HostName, what that resolves to); the URL's
+    host:port is matched first against an entry written `host:port`, then against an entry
+    on that host whose server listens on that port (`Server.http_port`), then the host
+    alone; among several, the one of the URL's side. None when none matches or the choice
+    is not one."""
     hp = _host_port(url)
     if hp is None:
         return None
     host, port = hp
-    named = [(s, s.name.rsplit("@", 1)[-1].lower()) for s in servers if not s.is_router]
-    exact = [s for s, h in named if port is not None and h == f"{host}:{port}"]
-    for found in (exact, [s for s, h in named if h == host]):
+    named = [(s, {s.name.rsplit("@", 1)[-1].lower(), *(a.lower() for a in s.addresses)})
+             for s in servers if not s.is_router]
+    on_host = [s for s, names in named if host in names]
+    for found in ([s for s, names in named if port is not None and f"{host}:{port}" in names],
+                  [s for s in on_host if port is not None and s.http_port == port],
+                  on_host):
         if len(found) > 1:
             found = [s for s in found if s.role == side]
         if len(found) == 1:
             return found[0]
         if found:
             return None
+    return None
     return None

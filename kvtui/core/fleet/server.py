@@ -70,6 +70,22 @@ class Server:
     version_logged: str | None = None
     # a router's entry: what its log said (its report is an empty one: no engine line is read)
     router: RouterFacts | None = None
+    # what else the entry's host is reached by: its ssh_config HostName and the addresses that
+    # resolves to from here (`kvtui.sources.fleet.addresses_of`). A router names the servers
+    # it routes to by URL, mostly by address, where the fleet file names them by alias.
+    addresses: tuple[str, ...] = ()
+
+    @property
+    def http_port(self) -> int | None:
+        """The port the server listens on for HTTP (what a router's URL names): the engine's
+        reading of its logged arguments (`Engine.http_port`), None when no engine line was
+        read or the engine says none."""
+        from kvtui.core.engine import load
+
+        if self.report.engine is None:
+            return None
+        args = self.report.server_args
+        return load(self.report.engine).http_port(args if isinstance(args, dict) else {})
 
     @property
     def is_router(self) -> bool:
@@ -98,11 +114,13 @@ class Server:
 def server_of(name: str, role: str | None, session: Session, *,
               last_line_age: float | None = None, transfer_failures: int = 0,
               transfer_evidence: tuple[Evidence, ...] = (),
-              connection: str = "ok", router: RouterFacts | None = None) -> Server:
+              connection: str = "ok", router: RouterFacts | None = None,
+              addresses: tuple[str, ...] = ()) -> Server:
     """A fleet entry from one server's session (its report and the load its log printed); a
     router's entry gets an empty session and its `router` facts."""
     return Server(name=name, role=role, report=session.report(),
                   samples=log_samples(session.state.current.runtime.timeline),
                   last_line_age=last_line_age, transfer_failures=transfer_failures,
                   transfer_evidence=transfer_evidence, connection=connection,
-                  version_logged=session.state.current.engine_version, router=router)
+                  version_logged=session.state.current.engine_version, router=router,
+                  addresses=addresses)

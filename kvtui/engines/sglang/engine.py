@@ -161,10 +161,19 @@ class SGLang:
         if server_args.get("enable_metrics") is False:
             return None, ("the server was started without --enable-metrics (its server_args "
                           "say enable_metrics=False): SGLang serves no /metrics then")
-        port = server_args.get("port")
-        if isinstance(port, int) and not isinstance(port, bool):
-            return port, "the server's --port in the log"
-        return 30000, "SGLang's default port 30000 (--metrics-port to change it)"
+        if _logged_port(server_args) is not None:
+            return self.http_port(server_args), "the server's --port in the log"
+        return self.http_port(server_args), "SGLang's default port 30000 (--metrics-port to " \
+            "change it)"
+
+    def http_port(self, server_args: Mapping[str, object]) -> int:
+        """--port, default 30000 (0.5.23 arg_groups/fields/serving.py:66)."""
+        return _logged_port(server_args) or 30000
+
+
+def _logged_port(server_args: Mapping[str, object]) -> int | None:
+    port = server_args.get("port")
+    return port if isinstance(port, int) and not isinstance(port, bool) else None
 
 
 ENGINE: Engine = SGLang()

@@ -247,5 +247,11 @@ class VLLM:
             return port, "the server's --port in the log"
         return 8000, "vLLM's default port 8000 (--metrics-port to change it)"
 
+    def http_port(self, server_args: Mapping[str, object]) -> int:
+        """The API server's --port, default 8000 (0.34.0 entrypoints/common/cli_args.py:296),
+        where /metrics is also served."""
+        port, _ = self.metrics_endpoint(server_args)
+        return port if port is not None else 8000
+
 
 ENGINE: Engine = VLLM()

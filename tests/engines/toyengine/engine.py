@@ -139,5 +139,8 @@ class ToyLM:
     def metrics_endpoint(self, server_args: Mapping[str, object]) -> tuple[int | None, str]:
         return None, "ToyLM serves no /metrics"
 
+    def http_port(self, server_args: Mapping[str, object]) -> int | None:
+        return None  # ToyLM is a library, no server
+
 
 ENGINE: Engine = ToyLM()
