@@ -110,6 +110,19 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_tui_options(p)
 
 
+def _is_recordings_log(files: list[str], metrics_record: str | None) -> bool:
+    import os
+
+    from kvtui.sources.record import found
+
+    if metrics_record is None or len(files) != 1:
+        return False
+    directory = metrics_record if os.path.isdir(metrics_record) else \
+        os.path.dirname(metrics_record) or "."
+    kept = found(directory)
+    return kept is not None and os.path.abspath(kept.log) == os.path.abspath(files[0])
+
+
 def run(args: argparse.Namespace) -> int:
     from kvtui.sources.readers import LogOpenError, check_readable
     from kvtui.sources.record import found
@@ -120,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
             args.files[i] = kept.log
             if kept.metrics is not None and not args.metrics_record:
                 args.metrics_record = kept.metrics
+    # the recording's own log alone: its scrapes are fed where they were taken (`open_tui`)
+    args.recording_log = _is_recordings_log(args.files, args.metrics_record)
     try:
         for path in args.files:
             if path == "-":
@@ -161,11 +176,15 @@ def open_tui(source: object, title: str, args: argparse.Namespace, *,
 
     session = Session(Options(model=model))
     kept = getattr(args, "metrics_record", None)
+    paced = None
     if kept:
-        from kvtui.sources.record import feed_recorded
+        from kvtui.sources.record import feed_recorded, paced_scrapes
 
         try:
-            feed_recorded(kept, session)
+            # a replay of the recording's own log: each scrape where it was taken
+            paced = paced_scrapes(kept) if getattr(args, "recording_log", False) else None
+            if paced is None:
+                feed_recorded(kept, session)
         except OSError as exc:
             print(f"kvtui: {exc}", file=sys.stderr)
             return 2
@@ -184,7 +203,7 @@ def open_tui(source: object, title: str, args: argparse.Namespace, *,
         return run_app(source, title, session=session,  # type: ignore[arg-type]
                        log_window=getattr(args, "log_window", 20000),
                        export_dir=getattr(args, "export_dir", None),
-                       metrics_offset=metrics_offset)
+                       metrics_offset=metrics_offset, paced_scrapes=paced)
     finally:
         if poller is not None:
             poller.close()

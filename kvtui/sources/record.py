@@ -4,9 +4,10 @@
 The layout of a recording directory:
 - `log.txt`: the log's lines as they arrived (the history a consumer folded in bulk first);
 - `metrics.jsonl`: one JSON object a scrape, in the order taken: `at` (wall-clock seconds),
-  `source`, `state` (the states of `kvtui.sources.metrics`), `detail`, and `body` (the
-  exposition text as served, null when the scrape failed). The raw text is kept, not a
-  parsed form, so a later kvtui reads it with its own catalogue.
+  `source`, `state` (the states of `kvtui.sources.metrics`), `detail`, `body` (the
+  exposition text as served, null when the scrape failed) and `lines` (how many lines
+  log.txt held when it was taken: where a replay of the recording feeds it, `paced_scrapes`).
+  The raw text is kept, not a parsed form, so a later kvtui reads it with its own catalogue.
 
 Why wrappers: the recorder sits between a source and its consumer (`RecordingSource`,
 `RecordingBlockSource`) and between the metrics poller and the session (`MetricsPoller`'s
@@ -15,6 +16,7 @@ Why wrappers: the recorder sits between a source and its consumer (`RecordingSou
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -41,6 +43,7 @@ class Recorder:
         self._log = open(self.dir / LOG_NAME, "ab")  # noqa: SIM115 - closed by close()
         self._metrics = open(self.dir / METRICS_NAME, "a", encoding="utf-8")  # noqa: SIM115
         self._lock = threading.Lock()
+        self.line_count = _count_lines(self.dir / LOG_NAME)  # lines log.txt holds
 
     def lines(self, texts: list[str]) -> None:
         if texts:
@@ -48,11 +51,13 @@ class Recorder:
             with self._lock:
                 self._log.write(data)
                 self._log.flush()
+                self.line_count += len(texts)
 
     def raw(self, data: bytes) -> None:
         with self._lock:
             self._log.write(data)
             self._log.flush()
+            self.line_count += data.count(b"\n")
 
     def copy(self, path: str, end: int) -> None:
         """The first `end` bytes of `path` (a history a consumer folded in bulk)."""
@@ -63,13 +68,14 @@ class Recorder:
                 if not chunk:
                     break
                 self._log.write(chunk)
+                self.line_count += chunk.count(b"\n")
                 left -= len(chunk)
             self._log.flush()
 
     def scrape(self, result: ScrapeResult, source: str) -> None:
-        row = {"at": result.at, "source": source, "state": result.state,
-               "detail": result.detail, "body": result.body}
         with self._lock:
+            row = {"at": result.at, "source": source, "state": result.state,
+                   "detail": result.detail, "body": result.body, "lines": self.line_count}
             self._metrics.write(json.dumps(row, ensure_ascii=False) + "\n")
             self._metrics.flush()
 
@@ -162,7 +168,14 @@ def found(path: str) -> Recorded | None:
     return Recorded(log, metrics if os.path.isfile(metrics) else None)
 
 
-def recorded_scrapes(path: str) -> Iterator[tuple[ScrapeResult, str]]:
+@dataclass(frozen=True, slots=True)
+class RecordedScrape:
+    result: ScrapeResult
+    source: str
+    lines: int | None  # lines log.txt held when it was taken (None: a recording without it)
+
+
+def recorded_scrapes(path: str) -> Iterator[RecordedScrape]:
     """The scrapes of a recording's metrics.jsonl (or of the directory holding it), in order;
     a line that is not a scrape's record is skipped (a write cut by a crash)."""
     if os.path.isdir(path):
@@ -174,15 +187,37 @@ def recorded_scrapes(path: str) -> Iterator[tuple[ScrapeResult, str]]:
                 result = ScrapeResult(str(row["state"]), row.get("body"),
                                       str(row.get("detail") or ""), float(row["at"]))
                 source = str(row.get("source") or "recording")
+                lines = row.get("lines")
+                at_line = int(lines) if isinstance(lines, int) and lines >= 0 else None
             except (ValueError, KeyError, TypeError):
                 continue
-            yield result, source
+            yield RecordedScrape(result, source, at_line)
 
 
 def feed_recorded(path: str, sink: ScrapeSink) -> int:
     """Every recorded scrape into `sink` (a Session), in order; how many."""
     n = 0
-    for result, source in recorded_scrapes(path):
-        deliver(result, sink, source)
+    for kept in recorded_scrapes(path):
+        deliver(kept.result, sink, kept.source)
         n += 1
+    return n
+
+
+def paced_scrapes(path: str) -> tuple[RecordedScrape, ...] | None:
+    """The recorded scrapes for a replay that feeds each where it was taken (after the line
+    count it carries: `kvtui.ui.ingest.Ingest`), so the metrics pane and the Timeline move as
+    the replayed log does; None when any lacks its place (a recording made before kvtui kept
+    it): those are fed before the replay starts, as `check DIR` feeds them all."""
+    kept = tuple(recorded_scrapes(path))
+    if any(k.lines is None for k in kept):
+        return None
+    return kept
+
+
+def _count_lines(path: Path) -> int:
+    """Lines a recording's log.txt already holds (a recording continued)."""
+    n = 0
+    with contextlib.suppress(OSError), open(path, "rb") as f:
+        while chunk := f.read(COPY_BYTES):
+            n += chunk.count(b"\n")
     return n

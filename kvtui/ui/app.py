@@ -16,9 +16,9 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import events, on, work
@@ -54,6 +54,9 @@ TICK_HZ = 15
 PANES = tuple(r.key for r in PANE_ROWS)
 TOP_PANES = tuple(r.key for r in PANE_ROWS if r.place != "log")  # the ones `shown_pane` can be
 WHATIF_ROWS = 36  # a narrow terminal shorter than this gives the what-if the log's rows
+
+if TYPE_CHECKING:
+    from kvtui.sources.record import RecordedScrape
 
 
 class KvCommands(Provider):
@@ -176,6 +179,7 @@ class KvApp(App[int]):
     def __init__(self, source: LineSource, title: str, *, session: Session | None = None,
                  log_window: int = 20000, export_dir: str | os.PathLike[str] | None = None,
                  tick_hz: float = TICK_HZ, metrics_offset: float | None = None,
+                 paced_scrapes: Sequence[RecordedScrape] | None = None,
                  **_ignored: Any) -> None:
         from kvtui.ui.terminal import quick_escape_driver
 
@@ -183,7 +187,7 @@ class KvApp(App[int]):
         self.source = source
         self.controls = replay_controls(source)  # None: a live source (no play/pause/seek)
         self.source_title = title
-        self.ingest = Ingest(source, session=session, ring=log_window)
+        self.ingest = Ingest(source, session=session, ring=log_window, paced=paced_scrapes)
         self._switch_interval = sys.getswitchinterval()
         self._frozen = self._history_frozen = False  # gc.freeze done (see _freeze_heap)
         self.log_window: int = log_window

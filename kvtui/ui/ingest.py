@@ -13,13 +13,17 @@ import contextlib
 import threading
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvtui.core.pipeline import Progress, Session, StreamFold
 from kvtui.sources.base import INLINE, LineSource, SourceLine, SourceNotice
 from kvtui.sources.ssh.blocks import LineBlock, as_items, block_source
 from kvtui.ui import report_view as rv
+
+if TYPE_CHECKING:
+    from kvtui.sources.record import RecordedScrape
 
 # Notices that do not end the initial load of a block source (what follows is still history).
 LOADING_STATES = frozenset({"connecting", "loading", "info", "checkpoint"})
@@ -95,8 +99,13 @@ class Ingest:
     """Runs a LineSource in a daemon thread and folds its batches into a pipeline Session."""
 
     def __init__(self, source: LineSource, *, session: Session | None = None,
-                 ring: int = 20000, report_interval: float = REPORT_INTERVAL) -> None:
+                 ring: int = 20000, report_interval: float = REPORT_INTERVAL,
+                 paced: Sequence[RecordedScrape] | None = None) -> None:
         self.source = source
+        # A recording's scrapes, each fed once the replayed log has passed the line count it
+        # was taken at (`kvtui.sources.record.paced_scrapes`); `_paced_next`: the next one.
+        self._paced = tuple(paced or ())
+        self._paced_next = 0
         self.bulk_lines = 0  # lines folded in bulk before the source streamed (0: none)
         self.load: Progress | None = None  # how far the bulk fold is, while it runs
         self.session = session or Session()
@@ -237,6 +246,8 @@ class Ingest:
                                         ev.kind if ev is not None else None))
         self.lines = self.bulk_lines = s.lines
         self.load = None
+        with self.report_lock:
+            self._feed_paced(s.lines)
         with self._lock:
             self._ring.extend(entries)
             self._ring_added += s.lines  # the rest went past without being kept
@@ -355,11 +366,32 @@ class Ingest:
             self._report_dirty = True
         self._wake.set()
 
+    def _paced_due(self) -> tuple[int] | tuple[()]:
+        """(the line count the next paced scrape waits for,), or () when none is left."""
+        if self._paced_next < len(self._paced):
+            lines = self._paced[self._paced_next].lines
+            return (lines if lines is not None else 0,)
+        return ()
+
+    def _feed_paced(self, upto: int) -> tuple[int] | tuple[()]:
+        """Every paced scrape taken by line `upto` into the session (report_lock held); what
+        `_paced_due` then says."""
+        from kvtui.sources.metrics import deliver
+
+        while self._paced_next < len(self._paced):
+            kept = self._paced[self._paced_next]
+            if (kept.lines or 0) > upto:
+                break
+            deliver(kept.result, self.session, kept.source)
+            self._paced_next += 1
+        return self._paced_due()
+
     def _emit(self, batch: list[Any]) -> None:
         feed = self.session.feed_line
         entries: list[LogEntry] = []
         notices: list[SourceNotice] = []
         added = 0
+        paced = self._paced_due()
         with self.report_lock:
             state = self.session.state
             runs = len(state.runs)
@@ -367,6 +399,8 @@ class Ingest:
                 if type(item) is SourceLine:
                     ev = feed(item.source, item.line_no, item.text)
                     added += 1
+                    if paced and item.line_no >= paced[0]:
+                        paced = self._feed_paced(item.line_no)
                     if len(state.runs) > runs:
                         runs = len(state.runs)
                         entries.append(restart_marker(item.source, runs, item.line_no))
@@ -380,6 +414,8 @@ class Ingest:
                         self._early = None  # what it read ahead is no longer the log
                     if item.state == "restart":
                         self.session.reset()
+                        self._paced_next = 0
+                        paced = self._paced_due()
                         state = self.session.state
                         runs = len(state.runs)
                         entries.clear()

@@ -62,7 +62,7 @@ def test_record_then_check_and_replay_give_the_live_facts(tmp_path, sglang_serve
     rows = [json.loads(x) for x in Path(kept.metrics).read_text().splitlines()]
     assert [r["state"] for r in rows] == ["ok", "ok", "stale"]
     assert [r["at"] for r in rows] == [1000.0, 1003.0, 1006.0]
-    assert next(iter(recorded_scrapes(str(rec_dir))))[0].body == \
+    assert next(iter(recorded_scrapes(str(rec_dir)))).result.body == \
         (DATA / "sglang-seq-1.prom").read_text()
 
     live_metrics = live.report().to_json()["metrics"]
@@ -80,3 +80,71 @@ def test_check_a_recording_without_scrapes_is_the_log_report(tmp_path):
     (rec / "log.txt").write_text(LOG.read_text())
     doc = analyse_files([str(rec)])[0].report().to_json()
     assert "metrics" not in doc and doc["engine"] == "sglang"
+
+
+def _wait(cond, tries: int = 600) -> bool:
+    for _ in range(tries):
+        if cond():
+            return True
+        threading.Event().wait(0.02)
+    return cond()
+
+
+def test_a_replayed_recording_feeds_each_scrape_where_it_was_taken(tmp_path):
+    """`kvtui replay DIR` of a recording: each scrape enters the session once the replayed
+    log passes the line count it was taken at (metrics.jsonl's `lines`), so the metrics pane
+    and the Timeline move with the log; a restart of the replay starts them over."""
+    from kvtui.sources.metrics import ScrapeResult
+    from kvtui.sources.record import paced_scrapes
+    from kvtui.ui.ingest import Ingest
+
+    lines = LOG.read_text().splitlines()
+    assert len(lines) > 90
+    rec_dir = tmp_path / "rec"
+    recorder = Recorder(str(rec_dir))
+    recorder.lines(lines[:40])
+    recorder.scrape(ScrapeResult("ok", (DATA / "sglang-seq-1.prom").read_text(), "", 1000.0),
+                    "gpu /metrics")
+    recorder.raw(("\n".join(lines[40:80]) + "\n").encode())
+    recorder.scrape(ScrapeResult("ok", (DATA / "sglang-seq-2.prom").read_text(), "", 1003.0),
+                    "gpu /metrics")
+    recorder.lines(lines[80:])
+    recorder.close()
+    paced = paced_scrapes(str(rec_dir))
+    assert paced is not None and [p.lines for p in paced] == [40, 80]
+
+    source = ReplaySource([str(rec_dir / "log.txt")], start_paused=True)
+    ingest = Ingest(source, paced=paced)
+    ingest.start()
+    try:
+        fed = ingest.session.metrics
+        source.step(39)
+        assert _wait(lambda: ingest.lines == 39)
+        assert fed.fed == 0
+        source.step(1)
+        assert _wait(lambda: ingest.lines == 40) and _wait(lambda: fed.fed == 1)
+        source.step(39)
+        assert _wait(lambda: ingest.lines == 79)
+        assert ingest.session.metrics.fed == 1
+        source.step(1)
+        assert _wait(lambda: ingest.session.metrics.fed == 2)
+        source.restart()  # the session starts over, and so do the scrapes
+        assert _wait(lambda: ingest.lines == 0)
+        source.step(10)
+        assert _wait(lambda: ingest.lines == 10)
+        assert ingest.session.metrics.fed == 0
+    finally:
+        ingest.close()
+
+
+def test_a_recording_without_line_counts_is_fed_whole():
+    """A recording made before the scrapes kept their place: no pacing (fed at the start)."""
+    from kvtui.sources.record import paced_scrapes
+
+    rows = [json.dumps({"at": 1.0, "source": "s", "state": "ok", "detail": "", "body": "x"})]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        Path(d, "log.txt").write_text("a\n")
+        Path(d, "metrics.jsonl").write_text("\n".join(rows) + "\n")
+        assert paced_scrapes(d) is None
