@@ -3,8 +3,9 @@
 They arrive as a scheduler log line, as the `RuntimeError:`/`ValueError:`/`AssertionError:` tail
 of a traceback, via `warnings.warn` (`path.py:N: UserWarning: ...`) or pasted inline, so all but
 the process crash are searched for anywhere in the message rather than anchored (its catalogue
-entry, `FORMATS` below, lists each one's needles as `infixes`). "Decode out of memory happened." is a retraction
-(`runtime.py`), not an OOM, and is dispatched there before this module is asked.
+entry, `FORMATS` below, lists each one's needles as `infixes`). "Decode out of memory
+happened." is a retraction (`runtime.py`), not an OOM, and is dispatched there before this
+module is asked.
 
 `torch.OutOfMemoryError` / "CUDA out of memory" is engine-agnostic: a vLLM traceback line with
 it is reported as `oom` too, since the allocator failure means the same thing for capacity.
