@@ -260,7 +260,7 @@ FORMATS: tuple[Format, ...] = (
         "Using max model len ", "Chunked prefill is enabled with", "Resolved architecture: ",
         "Async scheduling ", "Starting to load model "), None, (
         Variant("engine:v1", since("0.7.0"), "'Initializing a V1 LLM engine' (0.7+)",
-                "v1/engine/core.py (0.10.1 :74, 0.14.1 :98)",
+                "v1/engine/core.py:74 (0.10.1), :98 (0.14.1)",
                 "(EngineCore pid=7) INFO 05-01 16:27:56 [core.py:74] Initializing a V1 LLM "
                 "engine (v0.33.0) with config: model='nvidia/Qwen3-8B-FP8', "
                 "speculative_config=None, dtype=torch.bfloat16, max_seq_len=40960, "

@@ -86,14 +86,15 @@ FORMATS: tuple[Format, ...] = (
                 "engine.", ("reason",)),
         Variant("oom:v0_max_seq_len", None,
                 "The model's max seq len (%d) is larger than the maximum number of tokens that "
-                "can be stored in KV cache (%d).", "worker/worker.py raise_if_cache_size_invalid",
+                "can be stored in KV cache (%d).",
+                "V0 worker/worker.py raise_if_cache_size_invalid",
                 "ValueError: The model's max seq len (131072) is larger than the maximum number "
                 "of tokens that can be stored in KV cache (40960). Try increasing "
                 "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
                 "engine.", ("reason", "max_model_len", "available")),
         Variant("oom:mamba_blocks", None,
                 "max_num_seqs (%d) exceeds available Mamba cache blocks (%d)",
-                "v1/worker/gpu_model_runner.py (hybrid models)",
+                "hybrid models (the wording errors.py reads; its file not recorded)",
                 "ValueError: max_num_seqs (512) exceeds available Mamba cache blocks (433).",
                 ("reason", "requested", "available")),
         Variant("oom:torch", None, "torch.OutOfMemoryError: CUDA out of memory. ...",

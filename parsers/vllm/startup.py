@@ -637,7 +637,8 @@ FORMATS: tuple[Format, ...] = (
                 E + "Available KV cache memory: 11.5 GiB (process-scoped)", ("kv_gib",)),
         Variant("kv_pool:configured", None,
                 "Initial free memory X GiB, reserved Y GiB memory for KV Cache as specified by "
-                "kv_cache_memory_bytes", "v1/worker/gpu_worker.py:479 (0.11.0)",
+                "kv_cache_memory_bytes", "v1/worker/gpu_worker.py:241 (0.10.2, 0.11.0), :301 "
+                "(0.14.0), :665 (0.33.0)",
                 "(EngineCore pid=83) INFO 07-26 12:29:34 [gpu_worker.py:479] Initial free memory "
                 "75.23 GiB, reserved 20.00 GiB memory for KV Cache as specified by "
                 "kv_cache_memory_bytes config and skipped memory profiling.", ("kv_gib",)),
@@ -649,12 +650,13 @@ FORMATS: tuple[Format, ...] = (
     Format("kv_dtype", ("Using ",), None, (
         Variant("kv_dtype:family", None,
                 "Using fp8 data type to store kv cache. (the family, its format unsaid)",
-                "attention/layer.py (0.8.5), model_executor/layers/quantization/kv_cache.py",
+                "fixed text for any fp8* dtype, 0.5-0.19: config.py:637 (0.6.3), "
+                "config/cache.py:207 (0.14.0)",
                 H + "Using fp8 data type to store kv cache. It reduces the GPU memory footprint "
                 "and boosts the performance. Meanwhile, it may cause accuracy drop without a "
                 "proper scaling factor.", ("dtype",)),
         Variant("kv_dtype:resolved", None, "Using {kv_cache_dtype} data type to store kv cache.",
-                "attention/layer.py (0.8.5)",
+                "config/cache.py:262 (0.22.0), :485 (0.33.0)",
                 H + "Using fp8_e4m3 data type to store kv cache. It reduces the GPU memory "
                 "footprint and boosts the performance. Meanwhile, it may cause accuracy drop "
                 "without a proper scaling factor", ("dtype",)),
@@ -667,13 +669,13 @@ FORMATS: tuple[Format, ...] = (
         # quantization/kv_cache.py: "This may cause accuracy issues" up to 0.11.0, "If this is
         # unintended, verify ..." in 0.14.0 and later.
         Variant("scales:may_cause", until("0.13.9"), "scale-1.0 warning, old wording (<= 0.13)",
-                "model_executor/layers/quantization/kv_cache.py:101 (0.11.0)",
+                "model_executor/layers/quantization/kv_cache.py:71 (0.6.3), :101 (0.11.0)",
                 "(Worker_TP1 pid=307) WARNING 05-01 16:27:56 [kv_cache.py:101] Using KV cache "
                 "scaling factor 1.0 for fp8_e4m3. This may cause accuracy issues. Please make "
                 "sure k/v_scale scaling factors are available in the fp8 checkpoint.", ("form",)),
         Variant("scales:verify", since("0.12.0"),
                 "scale-1.0 warning, 'If this is unintended' (0.12+)",
-                "model_executor/layers/quantization/kv_cache.py:166 (0.14.0)",
+                "model_executor/layers/quantization/kv_cache.py:166 (0.33.0)",
                 W + "Using KV cache scaling factor 1.0 for fp8_e4m3. If this is unintended, "
                 "verify that k/v_scale scaling factors are properly set in the checkpoint.",
                 ("form",)),
@@ -695,13 +697,13 @@ FORMATS: tuple[Format, ...] = (
                                   "Using uncalibrated q_scale "), None, (
         Variant("fp8_qscale_missing:q_from_k", None,
                 "Checkpoint does not provide a q scaling factor. Setting it to k_scale.",
-                "model_executor/layers/quantization/kv_cache.py (0.14.0)",
+                "model_executor/layers/quantization/kv_cache.py:86 (0.8.5), :149 (0.33.0)",
                 W + "Checkpoint does not provide a q scaling factor. Setting it to k_scale. "
                 "This only matters for FP8 Attention backends (flash-attn or flashinfer).",
                 ("form",)),
         Variant("fp8_qscale_missing:uncalibrated", None,
                 "Using uncalibrated q_scale {q} and/or prob_scale {p} with fp8 attention.",
-                "model_executor/layers/quantization/kv_cache.py (0.14.0)",
+                "model_executor/layers/quantization/kv_cache.py:135 (0.11.0), :204 (0.33.0)",
                 W + "Using uncalibrated q_scale 1.0 and/or prob_scale 1.0 with fp8 attention. "
                 "This may cause accuracy issues. Please make sure q/prob scaling factors are "
                 "available in the fp8 checkpoint.", ("form", "q_scale", "prob_scale")),
@@ -712,17 +714,19 @@ FORMATS: tuple[Format, ...] = (
                          "Using fp8_ds_mla KV cache format"), None, (
         Variant("kv_layout:padding", None,
                 "Add {n} padding layers, may waste at most {pct}% KV cache memory",
-                "v1/core/kv_cache_utils.py:1208",
+                "v1/core/kv_cache_utils.py:982 (0.11.0), kv_cache_planning.py:538 (0.33.0)",
                 "(EngineCore pid=7) WARNING 05-01 16:27:56 [kv_cache_utils.py:1208] Add 3 "
                 "padding layers, may waste at most 6.25% KV cache memory",
                 ("padding_layers", "padding_waste_pct")),
         Variant("kv_layout:block_size", None,
                 "Setting attention block size to {n} tokens ... | Forcing kv cache block size to "
-                "{n} for {backend} backend.", "model_executor/models/config.py (0.11.0)",
+                "{n} for {backend} backend.", "model_executor/models/config.py:376 (0.11.0), "
+                "platforms/cuda.py:167 (0.11.0), platforms/interface.py (0.33.0)",
                 H + "Forcing kv cache block size to 64 for FlashMLA backend.", ("block_size",)),
         Variant("kv_layout:mamba_padding", None,
                 "Padding mamba page size by {pct}% to ensure that mamba page size and attention "
-                "page size are exactly equal.", "model_executor/models/config.py (0.11.0)",
+                "page size are exactly equal.", "model_executor/models/config.py:397 (0.11.0), "
+                "platforms/interface.py:1109 (0.33.0)",
                 H + "Padding mamba page size by 0.13% to ensure that mamba page size and "
                 "attention page size are exactly equal.", ("mamba_padding_pct",)),
     )),
@@ -730,7 +734,7 @@ FORMATS: tuple[Format, ...] = (
         # "Loading model weights took %.4f GB" (0.6.3 model_runner.py:1071); "Model loading took
         # %.4f GiB and" (0.8.5-0.11.0 gpu_model_runner.py); "%s GiB memory and" (0.14.0+).
         Variant("weights:old", until("0.7.3"), "'Loading model weights took X GB' (<= 0.7)",
-                "worker/model_runner.py:1071 (0.6.3)",
+                "worker/model_runner.py:1071 (0.6.3); V1 gpu_model_runner.py (0.7)",
                 "INFO 10-17 08:00:08 model_runner.py:1071] Loading model weights took 14.9888 GB",
                 ("usage_gib",)),
         # V0's XPU runner (worker/xpu_model_runner.py): "%.4f GB" to 0.8.0 (:425), "%.4f GiB"
@@ -749,11 +753,11 @@ FORMATS: tuple[Format, ...] = (
         # gpu_model_runner.py:1186)
         Variant("weights:gib", between("0.8.0", "0.13.9"),
                 "'Model loading took X GiB and' (0.8-0.13)",
-                "v1/worker/gpu_model_runner.py (0.8.5-0.11.0)",
+                "v1/worker/gpu_model_runner.py (0.8.5-0.11.0; :1186 in 0.8.2 with 'GB')",
                 E + "Model loading took 1.1201 GiB and 0.596228 seconds",
                 ("usage_gib", "elapsed_s")),
         Variant("weights:memory", since("0.12.0"), "'Model loading took X GiB memory and' (0.12+)",
-                "v1/worker/gpu_model_runner.py (0.14.0+)",
+                "v1/worker/gpu_model_runner.py (0.14.0-0.33.0)",
                 E + "Model loading took 19.75 GiB memory and 6.356814 seconds",
                 ("usage_gib", "elapsed_s")),
     )),
@@ -772,7 +776,8 @@ FORMATS: tuple[Format, ...] = (
                         "vllm cache_config_info", "Engine "), None, (
         Variant("capacity:cpu_blocks", until("0.10.2"),
                 "'# GPU blocks: N, # CPU blocks: M' (V0, <= 0.10)",
-                "executor/gpu_executor.py:76 (0.6.6.post1), executor/executor_base.py:108 "
+                "executor/gpu_executor.py:122 (0.6.3), :76 (0.6.6.post1); "
+                "executor/executor_base.py:108 "
                 "(0.7.0) ... :114 (0.10.2)",
                 "INFO 08-19 07:51:08 distributed_gpu_executor.py:56] # GPU blocks: 22982, # CPU "
                 "blocks: 6241", ("gpu_blocks", "cpu_blocks")),
@@ -791,7 +796,7 @@ FORMATS: tuple[Format, ...] = (
                 "859", ("gpu_blocks", "cpu_blocks")),
         Variant("capacity:gpu_blocks", between("0.7.0", "0.7.3"),
                 "'# GPU blocks: N' alone (V1 0.7)",
-                "v1/core/kv_cache_utils.py:395 (0.7.x)",
+                "v1/core/kv_cache_utils.py (V1 0.7)",
                 "INFO 01-30 05:40:02 kv_cache_utils.py:395] # GPU blocks: 2207", ("gpu_blocks",)),
         # v1/core/kv_cache_utils.py: "GPU KV cache size: %s tokens" from 0.8.0, one line with
         # the concurrency from 0.28.0 (0.25.0:2146 still two lines).
@@ -806,12 +811,14 @@ FORMATS: tuple[Format, ...] = (
                 "tokens per request: 1.74x", ("max_total_num_tokens", "max_concurrency")),
         Variant("capacity:concurrency", None,
                 "Maximum concurrency for {n} tokens per request: {x}x",
-                "executor/gpu_executor.py:126 (0.6.3), v1/core/kv_cache_utils.py (0.8-0.27)",
+                "V0 executor/gpu_executor.py (0.6.3), v1/core/kv_cache_utils.py (apart from the "
+                "size 0.8-0.27)",
                 H + "Maximum concurrency for 4,096 tokens per request: 159.21x",
                 ("context_len", "max_concurrency")),
         Variant("capacity:override", None,
                 "Overriding num_gpu_blocks={n} with num_gpu_blocks_override={m}",
-                "v1/core/kv_cache_utils.py", H + "Overriding num_gpu_blocks=0 with "
+                "the wording parse_capacity reads (its release and file not recorded)",
+                H + "Overriding num_gpu_blocks=0 with "
                 "num_gpu_blocks_override=512", ("gpu_blocks_override",)),
     ), infixes=(" KV cache size: ", " blocks: ")),
     Format("memory_profile", (
@@ -823,7 +830,8 @@ FORMATS: tuple[Format, ...] = (
         # gpu_worker.py: the "In v0.19 ... will be enabled by default" notice (absent in 0.14.0),
         # "default since v0.21.0" (0.22.0+).
         Variant("memory:cg_soon", between("0.15.0", "0.18.9"),
-                "'In v0.19, CUDA graph memory profiling ...'", "v1/worker/gpu_worker.py (0.1x)",
+                "'In v0.19, CUDA graph memory profiling ...'",
+                "v1/worker/gpu_worker.py (0.15-0.18; absent in 0.14.0)",
                 H + "In v0.19, CUDA graph memory profiling will be enabled by default "
                 "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more accurately accounts for "
                 "CUDA graph memory during KV cache allocation. To try it now, set "
@@ -852,7 +860,8 @@ FORMATS: tuple[Format, ...] = (
                 "requested 79.19 GiB. Torch may reserve up to 34.12 GiB.", ()),
         Variant("memory_profile:v0_results", None,
                 "Memory profiling results: duration=.., total_gpu_memory=..GiB, ...",
-                "worker/worker.py:237 (0.6.x)",
+                "worker/worker.py:237 in builds between 0.6.4.post1 and 0.6.5 "
+                "(vllm-project/vllm#10909)",
                 "INFO 12-13 02:10:28 worker.py:237] Memory profiling results: duration=71.88 "
                 "seconds, total_gpu_memory=79.15GiB, initial_memory_usage=19.68GiB, "
                 "peak_torch_memory=34.32GiB, memory_usage_post_profile=35.32GiB, "
@@ -860,7 +869,8 @@ FORMATS: tuple[Format, ...] = (
                 ("total_gib", "kv_gib", "gpu_memory_utilization")),
         Variant("memory_profile:instance", None,
                 "the current vLLM instance can use total_gpu_memory (..GiB) x "
-                "gpu_memory_utilization (..) = ..GiB", "worker/worker.py:267 (0.8.x)",
+                "gpu_memory_utilization (..) = ..GiB",
+                "worker/worker.py:225 (0.6.5), :271 (0.8.5), :274 (0.10.2)",
                 "INFO 04-12 08:21:19 [worker.py:267] the current vLLM instance can use "
                 "total_gpu_memory (23.58GiB) x gpu_memory_utilization (0.99) = 23.35GiB",
                 ("total_gib", "gpu_memory_utilization")),
@@ -868,12 +878,12 @@ FORMATS: tuple[Format, ...] = (
     Format("cuda_graph_end", ("Graph capturing finished", "CUDA graph pool memory: "), None, (
         Variant("cuda_graph_end:finished", None,
                 "Graph capturing finished in {secs} secs, took {gib} GiB",
-                "v1/worker/gpu_model_runner.py",
+                "gpu_model_runner.py (0.8-0.33)",
                 E + "Graph capturing finished in 20 secs, took 0.65 GiB",
                 ("elapsed_s", "usage_gib")),
         Variant("cuda_graph_end:pool", None,
                 "CUDA graph pool memory: X GiB (actual), Y GiB (estimated), difference: ...",
-                "v1/worker/gpu_worker.py",
+                "the 0.22+ wording parse_graph reads (its file not recorded)",
                 E + "CUDA graph pool memory: 1.58 GiB (actual), 1.62 GiB (estimated), "
                 "difference: -0.04 GiB (-2.5%).", ("usage_gib",)),
     )),
@@ -893,7 +903,7 @@ FORMATS: tuple[Format, ...] = (
         # the EP rank "N/A" (a dense model) from 0.14.0 (0.13.0 has none).
         Variant("assign:dp_pp_tp", between("0.8.0", "0.8.9"),
                 "'assigned as DP rank, PP rank, TP rank' (0.8)",
-                "distributed/parallel_state.py:1005 (0.8.5)",
+                "distributed/parallel_state.py (0.8.0-0.8.5)",
                 "(VllmWorker rank=5 pid=71) INFO 05-01 16:27:56 [parallel_state.py:1005] rank 5 "
                 "in world size 8 is assigned as DP rank 0, PP rank 1, TP rank 1",
                 ("global_rank", "world_size", "tp_rank")),
@@ -909,7 +919,7 @@ FORMATS: tuple[Format, ...] = (
                 "rank 0, EP rank 0", ("global_rank", "world_size", "pcp_rank")),
         Variant("assign:eplb", between("0.17.0", "0.29.9"),
                 "'assigned as ..., EPLB rank' (0.17-0.29)",
-                "distributed/parallel_state.py:1923 (0.17.0-0.29.0)",
+                "distributed/parallel_state.py (0.17.0-0.29.0)",
                 "(Worker pid=9) INFO 05-01 16:27:56 [parallel_state.py:1923] rank 3 in world "
                 "size 4 is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 3, EP rank 0, "
                 "EPLB rank 0", ("global_rank", "world_size", "tp_rank")),
