@@ -11,6 +11,7 @@ from kvtui.ui.text import KIND_STYLE, SEVERITY_STYLE, TONE_STYLE
 from parsers import KIND_FIELDS, KIND_TRAITS, KINDS, OPTIONAL_FIELDS
 from parsers.kinds import TONES
 from parsers.sglang.catalog import CATALOG
+from parsers.vllm.catalog import CATALOG as VLLM_CATALOG
 from tests.parsers.test_samples import SAMPLES as SGLANG_SAMPLES
 from tests.vllm.test_vllm_samples import SAMPLES as VLLM_SAMPLES
 
@@ -40,6 +41,20 @@ def test_every_catalogue_entry_has_samples_a_fold_handler_and_traits():
         assert all(v.sample for v in fmt.variants), f"{fmt.kind}: a variant without a sample"
     sampled = {kind for _, kind, _ in SGLANG_SAMPLES}
     assert {fmt.kind for fmt in CATALOG} <= sampled, "a catalogue kind without detailed samples"
+
+
+def test_every_vllm_catalogue_entry_has_samples_a_fold_handler_and_traits():
+    """vLLM's line catalogue (parsers/vllm/catalog.py, the entries beside their parsers) the
+    same way (tests/vllm/test_vllm_catalog.py parses the samples)."""
+    for fmt in VLLM_CATALOG:
+        assert fmt.kind in KINDS, fmt.kind
+        assert fmt.kind in HANDLERS, f"{fmt.kind}: no fold handler"
+        assert fmt.kind in KIND_TRAITS, f"{fmt.kind}: no traits"
+        assert fmt.heads or fmt.infixes, f"{fmt.kind}: nothing dispatches to it"
+        assert fmt.variants, f"{fmt.kind}: no variants"
+        assert all(v.sample for v in fmt.variants), f"{fmt.kind}: a variant without a sample"
+    sampled = {kind for _, kind, _ in VLLM_SAMPLES}
+    assert {fmt.kind for fmt in VLLM_CATALOG} <= sampled, "a catalogue kind without samples"
 
 
 def test_traits_use_known_tones_and_phases():

@@ -11,10 +11,7 @@ batch kind in a run (and of every other event) and keeps them as plain strings;
 from __future__ import annotations
 
 from parsers.event import Event
-from parsers.sglang.catalog import VARIANTS
-
-# Variants whose layout some releases print and others do not; the rest date nothing.
-_DATING = frozenset(v.id for v in VARIANTS.values() if v.dates)
+from parsers.sglang.catalog import DATING as _DATING
 
 
 def ts_hint(ts: str) -> str:

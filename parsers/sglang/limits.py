@@ -14,8 +14,10 @@ from typing import Any
 
 import regex
 
+from parsers.catalogue import Format, Variant
 from parsers.kinds import KIND_FIELDS
 from parsers.sglang.fields import cols
+from parsers.sglang.releases import P, between, since
 
 Parsed = tuple[dict[str, Any], str | None]
 
@@ -194,3 +196,146 @@ def parse_swa_sizing(msg: str) -> Parsed | None:
             fields["paged_swa_tokens"] = int(p.group(1))
         return fields, "swa_sizing:ring"
     return None
+
+
+# --- the catalogue: the kinds this module parses, their layouts and releases ----------------------
+FORMATS: tuple[Format, ...] = (
+    Format("kv_accuracy_warning", ("FP4 (E2M1) KV Cache might", "NVFP4 KV Cache might",
+                                   "FP4_MX_BLOCK16 KV Cache might"),
+           parse_accuracy, (
+        Variant("kv_accuracy_warning:fp4_e2m1", between("0.5.5", "0.5.15"),
+                "FP4 (E2M1) KV Cache might lead to a accuracy drop!",
+                "0.5.5 model_executor/model_runner.py:1537, 0.5.15 :2475",
+                P + "FP4 (E2M1) KV Cache might lead to a accuracy drop!", ("dtype",)),
+        Variant("kv_accuracy_warning:recipe", since("0.5.16"),
+                "%s KV Cache might lead to an accuracy drop! (NVFP4, FP4_MX_BLOCK16)",
+                "0.5.16 mem_cache/kv_cache_dtype.py:66, 0.5.23 :80",
+                "[2026-08-14 21:03:09] NVFP4 KV Cache might lead to an accuracy drop!",
+                ("dtype",)),
+    )),
+    Format("swa_pool", ("SWAKVPool ",), parse_swa_pool, (
+        Variant("swa_pool:raw", between("0.5.4", "0.5.6"),
+                "SWAKVPool mem usage: {self.mem_usage} GB, swa size: .., full size: ..",
+                "0.5.4 mem_cache/memory_pool.py:974, 0.5.6 :1206 (unformatted float)",
+                P + "SWAKVPool mem usage: 13.966064453125 GB, swa size: 300288, "
+                "full size: 375360", ("gib", "swa_tokens", "full_tokens")),
+        Variant("swa_pool:mem_usage", since("0.5.7"),
+                "SWAKVPool mem usage: {:.2f} GB, swa size: {size_swa}, full size: {size}",
+                "0.5.7 mem_cache/memory_pool.py:1347, 0.5.17 mem_cache/swa_memory_pool.py:89",
+                P + "SWAKVPool mem usage: 31.46 GB, swa size: 300288, full size: 375360",
+                ("gib", "swa_tokens", "full_tokens")),
+        Variant("swa_pool:va", since("0.5.18"),
+                "SWAKVPool VA upper bound: {:.2f} GB, swa size: .., full size: ..",
+                "0.5.18 mem_cache/swa_memory_pool.py:89, 0.5.23 :133",
+                P + "SWAKVPool VA upper bound: 31.46 GB, swa size: 300288, full size: 375360",
+                ("gib", "swa_tokens", "full_tokens", "post_capture")),
+    )),
+    Format("swa_sizing", ("DSV4 SWA sizing:", "SWA per-request ring accounting"),
+           parse_swa_sizing, (
+        Variant("swa_sizing:ring", since("0.5.20"),
+                "SWA per-request ring accounting enabled: ring_size=.., ring_cost_tokens=.., "
+                "size_swa=.. (paged size_swa=.. bypassed)",
+                "0.5.20 mem_cache/allocator/swa.py:133, 0.5.23 :145",
+                P + "SWA per-request ring accounting enabled: ring_size=256, "
+                "ring_cost_tokens=256, size_swa=65536 (paged size_swa=423424 bypassed)",
+                ("mode", "swa_tokens", "ring_size", "ring_cost_tokens", "paged_swa_tokens")),
+        Variant("swa_sizing:dsv4", since("0.5.21"),
+                "DSV4 SWA sizing: mode=.., swa_tokens=.., swa_full_tokens_ratio=.. | mode=cap, "
+                "swa_tokens=.., request_cap+headroom=.., prefix_tails=..",
+                "0.5.21 model_executor/pool_configurator.py:1317, 0.5.23 :1480",
+                P + "DSV4 SWA sizing: mode=ratio (explicit), swa_tokens=549888, "
+                "swa_full_tokens_ratio=0.22", ("mode", "swa_tokens", "swa_full_tokens_ratio")),
+    )),
+    Format("dsv4_memory", ("DSV4 memory calculation:", "DSv4 memory calculation:"),
+           parse_dsv4_memory, (
+        Variant("dsv4_memory:dev", None,
+                "DSv4 memory calculation: bytes_per_full_token=.., available_bytes=.. GB, "
+                "full_token=.. (a pre-release build's spelling)",
+                "corpus repofile-54751690598 (2026-05); no release prints 'DSv4'",
+                P + "DSv4 memory calculation: bytes_per_full_token=176983.05, "
+                "available_bytes=87.26 GB, full_token=529408",
+                ("bytes_per_full_token", "available_gib", "full_tokens")),
+        Variant("dsv4_memory:v0.5.12", between("0.5.12", "0.5.14"),
+                "DSV4 memory calculation: bytes_per_full_token=.., available_bytes=.. GB, "
+                "full_token=..", "0.5.12 model_executor/pool_configurator.py:447",
+                P + "DSV4 memory calculation: bytes_per_full_token=176983.05, "
+                "available_bytes=87.26 GB, full_token=529408",
+                ("bytes_per_full_token", "available_gib", "full_tokens")),
+        Variant("dsv4_memory:v0.5.15", between("0.5.15", "0.5.19"),
+                "... available_bytes=.. GB, c128_state_fixed=.. GB, full_token=..",
+                "0.5.15 model_executor/pool_configurator.py:759, 0.5.19 :1031",
+                P + "DSV4 memory calculation: bytes_per_full_token=176983.05, "
+                "available_bytes=87.26 GB, c128_state_fixed=0.12 GB, full_token=529408",
+                ("bytes_per_full_token", "available_gib", "c128_state_gib", "full_tokens")),
+        Variant("dsv4_memory:v0.5.20", between("0.5.20", "0.5.20"),
+                "DSV4 memory calculation: unified=.., unified_fp8=.., bytes_per_full_token=.., "
+                "available_bytes=.., c128_state_fixed=.., swa_ring_fixed=.., c4_state_fixed=.., "
+                "full_token=..", "0.5.20 model_executor/pool_configurator.py:1325",
+                P + "DSV4 memory calculation: unified=False, unified_fp8=False, "
+                "bytes_per_full_token=176983.05, available_bytes=87.26 GB, "
+                "c128_state_fixed=0.12 GB, swa_ring_fixed=0.00 GB, c4_state_fixed=0.30 GB, "
+                "full_token=529408", ("unified", "swa_ring_gib", "c4_state_gib", "full_tokens")),
+        Variant("dsv4_memory:v0.5.21", since("0.5.21"),
+                "... dspark_draft_bf16=.., ..., c2_state_fixed=.., swa_fixed=.., ...",
+                "0.5.21 model_executor/pool_configurator.py:1517, 0.5.23 :1689",
+                P + "DSV4 memory calculation: unified=False, unified_fp8=False, "
+                "dspark_draft_bf16=False, bytes_per_full_token=176983.05, "
+                "available_bytes=87.26 GB, c128_state_fixed=0.12 GB, c2_state_fixed=0.00 GB, "
+                "swa_fixed=1.50 GB, swa_ring_fixed=0.00 GB, c4_state_fixed=0.30 GB, "
+                "full_token=529408", ("dspark_draft_bf16", "c2_state_gib", "swa_gib",
+                                      "available_gib", "full_tokens")),
+    )),
+    Format("dsv4_pool", ("DSV4 pool sizes:", "Initialize DeepSeekV4TokenToKVPool"),
+           parse_dsv4_pool, (
+        Variant("dsv4_pool:sizes", since("0.5.12"),
+                "DSV4 pool sizes: full=.., swa=.., c4=.., c128=.., c4_state=.., c128_state=..",
+                "0.5.12 model_executor/pool_configurator.py:421, 0.5.23 :1606",
+                P + "DSV4 pool sizes: full=2499840, swa=549888, c4=624960, c128=19530, "
+                "c4_state=52928, c128_state=846848",
+                ("full_tokens", "swa_tokens", "c4_entries", "c128_entries", "c4_state_rows",
+                 "c128_state_rows")),
+        Variant("dsv4_pool:init_dev", None,
+                "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=.. swa_size=.. c4_size=.. "
+                "c128_size=.. c4_state_pool_size=.. c128_state_pool_size=.. (no c4_logical_size:"
+                " a pre-release build)", "corpus repofile-54751690598 (2026-05)",
+                P + "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=256 swa_size=423424 "
+                "c4_size=132352 c128_size=4136 c4_state_pool_size=52928 "
+                "c128_state_pool_size=846848", ("max_num_reqs", "swa_tokens", "c4_entries")),
+        Variant("dsv4_pool:init", between("0.5.12", "0.5.20"),
+                "Initialize DeepSeekV4TokenToKVPool with {max_num_reqs=} {swa_size=} {c4_size=} "
+                "{c4_logical_size=} {c128_size=} {c4_state_pool_size=} {c128_state_pool_size=}",
+                "0.5.12 mem_cache/deepseek_v4_memory_pool.py:389, 0.5.19 :505",
+                P + "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=256 swa_size=423424 "
+                "c4_size=132352 c4_logical_size=132352 c128_size=4136 c4_state_pool_size=52928 "
+                "c128_state_pool_size=846848", ("max_num_reqs", "c4_logical_entries")),
+        Variant("dsv4_pool:init_unified", since("0.5.21"),
+                "... {c128_state_pool_size=} unified={..} unified_fp8={..}",
+                "0.5.21 mem_cache/deepseek_v4_memory_pool.py:952, 0.5.23 :1023",
+                P + "Initialize DeepSeekV4TokenToKVPool with max_num_reqs=256 swa_size=423424 "
+                "c4_size=132352 c4_logical_size=132352 c128_size=4136 c4_state_pool_size=52928 "
+                "c128_state_pool_size=846848 unified=False unified_fp8=False",
+                ("max_num_reqs", "unified", "unified_fp8")),
+    )),
+    Format("mamba_cap", ("max_running_requests is capped",), parse_mamba_cap, (
+        Variant("mamba_cap:capped", since("0.5.17"),
+                "max_running_requests is capped to %d by the mamba state cache "
+                "(max_mamba_cache_size=%d, %d state slots per request). To raise it: ...",
+                "0.5.17 mem_cache/kv_cache_configurator.py:1741, 0.5.23 :3141",
+                P + "max_running_requests is capped to 6 by the mamba state cache "
+                "(max_mamba_cache_size=32, 5 state slots per request). To raise it: increase "
+                "--mamba-full-memory-ratio or --max-mamba-cache-size, or halve the state size "
+                "with --mamba-ssm-dtype bfloat16.",
+                ("max_running_requests", "max_mamba_cache_size", "slots_per_request")),
+    )),
+    Format("requests_reduced", ("max_running_requests was reduced",),
+           parse_reduced, (
+        Variant("requests_reduced:per_dp_worker", since("0.5.14"),
+                "max_running_requests was reduced from the requested %d to %d (per dp worker) "
+                "due to the available KV cache capacity.",
+                "0.5.14 model_executor/model_runner_kv_cache_mixin.py:1013, 0.5.23 "
+                "mem_cache/kv_cache_configurator.py:3167",
+                P + "max_running_requests was reduced from the requested 512 to 96 (per dp "
+                "worker) due to the available KV cache capacity.",
+                ("requested", "max_running_requests")),
+    )),
+)

@@ -44,14 +44,18 @@ _Hit = tuple[str, dict[str, Any], str | None]
 def _build() -> tuple[dict[str, tuple[tuple[str, tuple[str, ...], _Parse], ...]],
                       tuple[tuple[str, str, _Parse], ...]]:
     table: dict[str, list[tuple[str, tuple[str, ...], _Parse]]] = {}
+    infixes: list[tuple[str, str, _Parse]] = []
     for fmt in CATALOG:
+        parse = fmt.parse
+        if parse is None:
+            raise TypeError(f"{fmt.kind}: an SGLang format without its parser")
         by_key: dict[str, list[str]] = {}
         for head in fmt.heads:
             by_key.setdefault(head[:4], []).append(head)
         for key, heads in by_key.items():
-            table.setdefault(key, []).append((fmt.kind, tuple(heads), fmt.parse))
-    infixes = tuple((needle, fmt.kind, fmt.parse) for fmt in CATALOG for needle in fmt.infixes)
-    return {k: tuple(v) for k, v in table.items()}, infixes
+            table.setdefault(key, []).append((fmt.kind, tuple(heads), parse))
+        infixes.extend((needle, fmt.kind, parse) for needle in fmt.infixes)
+    return {k: tuple(v) for k, v in table.items()}, tuple(infixes)
 
 
 DISPATCH, INFIXES = _build()

@@ -13,7 +13,9 @@ from typing import Any
 
 import regex
 
+from parsers.catalogue import Format, Variant
 from parsers.sglang.fields import convert, finite
+from parsers.sglang.releases import P, between, since, until
 
 # Field name, converter code: i=int, f=float, p=percent float, b=bool.
 _Spec = tuple[str, str]
@@ -547,3 +549,200 @@ def parse_prefill_any(msg: str) -> tuple[dict[str, Any], str | None] | None:
     if msg[:1] == "P":
         return parse_prefill(msg)
     return parse_fill_batch(msg)
+
+
+# --- the catalogue: the kinds this module parses, their layouts and releases ----------------------
+FORMATS: tuple[Format, ...] = (
+    Format("prefill_batch", ("Prefill batch", "new fill batch", "GPU: "),
+           parse_prefill_any, (
+        Variant("prefill_batch:fill", None,
+                "new fill batch. #seq: .. #cached_token: .. #new_token: .. (0.1.x)",
+                "sglang 0.1.x router/model_rpc.py (before the reference's oldest release)",
+                "new fill batch. #seq: 7. #cached_token: 1541. #new_token: 4. "
+                "#remaining_req: 0. #running_req: 0", ("new_seq", "cached_token")),
+        Variant("prefill_batch:mixed", None,
+                "Prefill batch(mixed #running-req: X). #new-seq: .. (mixed chunk)",
+                "sglang-log-lines.md 7.1 (0.2.15-0.3.4 row)",
+                P + "Prefill batch(mixed #running-req: 7). #new-seq: 1, #new-token: 10, "
+                "#cached-token: 2, cache hit rate: 16.67%, token usage: 0.10, #queue-req: 3",
+                ("new_seq", "running_req")),
+        Variant("prefill_batch:hit_rate", until("0.4.3"),
+                "Prefill batch. #new-seq: .., #new-token: .., #cached-token: .., cache hit "
+                "rate: X.XX%, [token usage: .., ]#running-req: .., #queue-req: ..",
+                "sglang-log-lines.md 7.1 (0.2.15-0.4.3 rows)",
+                "[16:43:29 TP0] Prefill batch. #new-seq: 4, #new-token: 8192, #cached-token: "
+                "291, cache hit rate: 2.76%, token usage: 0.04, #running-req: 1, #queue-req: 38",
+                ("cache_hit_rate", "token_usage")),
+        Variant("prefill_batch:v0.4.4", between("0.4.4", "0.5.3"),
+                "Prefill batch. #new-seq: .., #new-token: .., #cached-token: .., token usage: "
+                "X.XX, #running-req: .., #queue-req: ..[, ]",
+                "0.4.6 managers/scheduler.py:993, 0.5.3 managers/scheduler_metrics_mixin.py:112",
+                P + "Prefill batch. #new-seq: 2, #new-token: 2, #cached-token: 8027, "
+                "token usage: 0.26, #running-req: 28, #queue-req: 0, ",
+                ("new_seq", "token_usage", "queue_req")),
+        Variant("prefill_batch:period", until("0.5.3"),
+                "Prefill batch. #new-seq: .. (cut before the usage column)",
+                "sglang-log-lines.md 7.1", P + "Prefill batch. #new-seq: 2, #new-token: 2, ",
+                ("new_seq",), weak=True),
+        Variant("prefill_batch:v0.5.4", between("0.5.4", "0.5.8"),
+                "Prefill batch[ [N]], #new-seq: .., ..., #running-req: .., #queue-req: .., ",
+                "0.5.4 managers/scheduler_metrics_mixin.py:126, 0.5.8 :208",
+                P + "Prefill batch [12], #new-seq: 1, #new-token: 9, #cached-token: 0, "
+                "full token usage: 0.10, mamba usage: 0.30, #running-req: 1, #queue-req: 0, ",
+                ("mamba_usage", "full_token_usage", "queue_req")),
+        Variant("prefill_batch:comma", since("0.5.4"),
+                "Prefill batch, #new-seq: .. (cut)", "sglang-log-lines.md 7.1",
+                P + "Prefill batch, #new-seq: 1, #new-token: 9, ", ("new_seq",)),
+        Variant("prefill_batch:v0.5.9", between("0.5.9", "0.5.9"),
+                "Prefill batch, ..., #queue-req: .., input throughput (token/s): .., "
+                "cuda graph: B", "0.5.9 managers/scheduler_metrics_mixin.py:214",
+                P + "Prefill batch, #new-seq: 1, #new-token: 2048, #cached-token: 0, "
+                "token usage: 0.06, #running-req: 7, #queue-req: 0, input throughput "
+                "(token/s): 9406.12, cuda graph: False", ("input_throughput", "cuda_graph")),
+        Variant("prefill_batch:throughput", between("0.5.9", "0.5.10"),
+                "Prefill batch, ..., #queue-req: .., input throughput (token/s): .. (no "
+                "#pending-token, graph flag cut)", "sglang-log-lines.md 7.1",
+                P + "Prefill batch, #new-seq: 1, #new-token: 2048, #cached-token: 0, "
+                "token usage: 0.06, #running-req: 7, #queue-req: 0, input throughput "
+                "(token/s): 9406.12", ("input_throughput",)),
+        Variant("prefill_batch:v0.5.10", between("0.5.10", "0.5.10"),
+                "Prefill batch, ..., #queue-req: .., cuda graph: B, input throughput "
+                "(token/s): ..", "0.5.10 observability/scheduler_metrics_mixin.py:389",
+                P + "Prefill batch, #new-seq: 1, #new-token: 512, #cached-token: 0, "
+                "token usage: 0.10, #running-req: 3, #queue-req: 0, cuda graph: True, "
+                "input throughput (token/s): 1200.50", ("input_throughput", "cuda_graph")),
+        Variant("prefill_batch:v0.5.11", since("0.5.11"),
+                "Prefill batch, ..., #queue-req: .., #pending-token: .., [...]graph: B, "
+                "input throughput (token/s): ..",
+                "0.5.11 observability/scheduler_metrics_mixin.py:365, 0.5.20 "
+                "managers/scheduler_components/metrics_reporter.py:678",
+                P + "Prefill batch, #new-seq: 1, #new-token: 896, #cached-token: 0, "
+                "token usage: 0.31, #running-req: 45, #queue-req: 81, #pending-token: 70187, "
+                "npu graph: False, input throughput (token/s): 12.50",
+                ("pending_token", "cuda_graph", "input_throughput")),
+        Variant("prefill_batch:v0.5.21", since("0.5.21"),
+                "... #pending-token: .., #replay-token: .., ...",
+                "sglang-log-lines.md 7.1 (0.5.21+ metrics_reporter.py)",
+                P + "Prefill batch, #new-seq: 1, #new-token: 1, #cached-token: 0, token usage: "
+                "0.31, #running-req: 4, #queue-req: 1, #pending-token: 7, #replay-token: 3, "
+                "#bootstrap-req: 1, #inflight-req: 2, cuda graph: True, input throughput "
+                "(token/s): 1.00, est. prefill TFLOPS/s (per GPU): 3.25",
+                ("replay_token", "inflight_req", "prefill_tflops")),
+    )),
+    Format("decode_batch", ("Decode batch", "#running-req: "), parse_decode_any, (
+        Variant("decode_batch:bare", None,
+                "#running-req: .., #token: .., token usage: .., gen throughput (token/s): .., "
+                "#queue-req: .. (0.1.x, no head)",
+                "sglang 0.1.16 managers/router/model_rpc.py:245-249 (before the reference's "
+                "oldest release)",
+                "#running-req: 3, #token: 300, token usage: 0.01, gen throughput (token/s): "
+                "50.00, #queue-req: 0", ("running_req", "token", "gen_throughput")),
+        Variant("decode_batch:bare_no_gen", None,
+                "#running-req: .., #token: .., token usage: .., #queue-req: .. (0.1.14, no "
+                "head, no throughput)",
+                "sglang 0.1.14 managers/router/model_rpc.py:226-231 (0.1.16 adds the "
+                "throughput, :245-249)",
+                "#running-req: 3, #token: 300, token usage: 0.01, #queue-req: 0",
+                ("running_req", "token", "queue_req")),
+        Variant("decode_batch:v0.2", until("0.4.6"),
+                "Decode batch. #running-req: .., #token: .., token usage: .., gen throughput "
+                "(token/s): .., #queue-req: .. (no graph, no trailing \", \")",
+                "0.4.6 managers/scheduler.py:1044 (sglang-log-lines.md 7.2 0.2.15-0.4.3, "
+                "0.4.6)", P + "Decode batch. #running-req: 8, #token: 62531, token usage: 0.12, "
+                "gen throughput (token/s): 186.64, #queue-req: 0",
+                ("running_req", "token", "token_usage", "gen_throughput", "queue_req"),
+                weak=True),
+        Variant("decode_batch:v0.4.4", between("0.4.4", "0.4.5"),
+                "Decode batch. ... gen throughput (token/s): .., [largest-len: .., ]"
+                "#queue-req: .., ", "sglang-log-lines.md 7.2 (0.4.4, 0.4.5 rows)",
+                P + "Decode batch. #running-req: 509, #token: 180776, token usage: 0.43, "
+                "gen throughput (token/s): 7897.87, largest-len: 0, #queue-req: 0, ",
+                ("largest_len", "queue_req")),
+        Variant("decode_batch:no_graph", until("0.4.6"),
+                "Decode batch. ... gen throughput (token/s): .. (no graph column; cut)",
+                "sglang-log-lines.md 7.2",
+                P + "Decode batch. #running-req: 8, #token: 62531, token usage: 0.12, "
+                "gen throughput (token/s): 186.64", ("running_req", "token_usage")),
+        Variant("decode_batch:period", until("0.5.3"),
+                "Decode batch. #running-req: .. (cut before the graph column)",
+                "sglang-log-lines.md 7.2",
+                P + "Decode batch. #running-req: 11, #token: 14082, token usage: 0.0",
+                ("running_req", "token"), weak=True),
+        Variant("decode_batch:v0.4.7", between("0.4.7", "0.4.9"),
+                "Decode batch. ..., cuda graph: B, gen throughput (token/s): .., #queue-req: ..",
+                "0.4.9 managers/scheduler.py:1361",
+                P + "Decode batch. #running-req: 4, #token: 9071, token usage: 0.01, "
+                "cuda graph: True, gen throughput (token/s): 12.00, #queue-req: 0",
+                ("cuda_graph", "token"), weak=True),
+        Variant("decode_batch:period_graph", between("0.4.7", "0.5.3"),
+                "Decode batch. ..., cuda graph: B, ... (cut)", "sglang-log-lines.md 7.2",
+                "2025-09-13 09:09:15 TP0] Decode batch. #running-req: 4, #token: 9071, "
+                "token usage: 0.01, cuda graph: True, gen throughput (to",
+                ("running_req", "cuda_graph")),
+        Variant("decode_batch:v0.4.10", between("0.4.10", "0.5.3"),
+                "Decode batch. #running-req: .., <usage>, ..., cuda graph: B, gen throughput "
+                "(token/s): .., #queue-req: .., ",
+                "0.4.10 managers/scheduler_metrics_mixin.py:170, 0.5.3 :215",
+                P + "Decode batch. #running-req: 4, #full token: 100, full token usage: 0.10, "
+                "#swa token: 50, swa token usage: 0.05, cuda graph: True, "
+                "gen throughput (token/s): 12.00, #queue-req: 0, ",
+                ("full_token", "swa_token", "swa_token_usage")),
+        Variant("decode_batch:v0.5.4", between("0.5.4", "0.5.8"),
+                "Decode batch[ [N]], #running-req: .., ..., #queue-req: .., ",
+                "0.5.4 managers/scheduler_metrics_mixin.py:249, 0.5.8 :353",
+                "[2025-11-11 04:06:30] Decode batch, #running-req: 28, #token: 22920, "
+                "token usage: 0.13, cuda graph: True, gen throughput (token/s): 1086.59, "
+                "#queue-req: 0, ", ("running_req", "cuda_graph", "queue_req")),
+        Variant("decode_batch:comma", since("0.5.4"),
+                "Decode batch, #running-req: .. (cut)", "sglang-log-lines.md 7.2",
+                P + "Decode batch, #running-req: 11, #token: 14082, token usage: 0.0",
+                ("running_req", "token")),
+        Variant("decode_batch:v0.5.9", since("0.5.9"),
+                "Decode batch, #running-req: .., ..., #queue-req: ..[, est. ...] (no trailing "
+                "\", \")", "0.5.9 managers/scheduler_metrics_mixin.py:366, 0.5.23 "
+                "managers/scheduler_components/metrics_reporter.py:963",
+                P + "Decode batch, #running-req: 8, #full token: 52311, full token usage: 0.05, "
+                "mamba num: 8, mamba usage: 0.02, cuda graph: True, gen throughput (token/s): "
+                "812.33, #queue-req: 0", ("full_token", "mamba_num", "mamba_usage"), weak=True),
+    )),
+    Format("retraction", ("Decode out of memory happened", "KV cache pool is full",
+                          "Testing retraction"), parse_retraction, (
+        Variant("retraction:old", until("0.4.6"),
+                "Decode out of memory happened. #retracted_reqs: .., #new_token_ratio: a -> b",
+                "0.4.6 managers/scheduler.py:1336",
+                P + "Decode out of memory happened. #retracted_reqs: 1, #new_token_ratio: "
+                "0.8024 -> 0.9085", ("retracted_reqs", "new_token_ratio_after")),
+        Variant("retraction:pool_full", between("0.4.7", "0.5.6"),
+                "KV cache pool is full. Retract requests. #retracted_reqs: .., "
+                "#new_token_ratio: a -> b", "0.4.9 managers/scheduler.py:1688",
+                P + "KV cache pool is full. Retract requests. #retracted_reqs: 2, "
+                "#new_token_ratio: 0.4000 -> 0.7000", ("retracted_reqs", "new_token_ratio_after")),
+        Variant("retraction:pool_full_cut", since("0.4.7"),
+                "KV cache pool is full. Retract requests. (cut)", "sglang-log-lines.md 7.3",
+                P + "KV cache pool is full. Retract requests. #retracted_reqs: 2",
+                ("retracted_reqs",)),
+        Variant("retraction:aborted", between("0.5.3", "0.5.4"),
+                "... #retracted_reqs: .., #aborted_retracted_reqs: .., #new_token_ratio: ..",
+                "0.5.3 managers/scheduler.py:2018, 0.5.4 :1858",
+                P + "KV cache pool is full. Retract requests. #retracted_reqs: 2, "
+                "#aborted_retracted_reqs: 1, #new_token_ratio: 0.4000 -> 0.7000",
+                ("aborted_retracted_reqs",)),
+        Variant("retraction:gained", since("0.5.7"),
+                "... #retracted_reqs: .., #new_tokens_gained: ..[, #new_token_ratio: ..]",
+                "0.5.7 managers/scheduler.py:2131, 0.5.23 :4530",
+                P + "KV cache pool is full. Retract requests. #retracted_reqs: 3, "
+                "#new_tokens_gained: 5120, #new_token_ratio: 0.4135 -> 0.7000",
+                ("new_tokens_gained",)),
+        Variant("retraction:mamba", since("0.5.11"),
+                "... #new_tokens_gained: .., #mamba_num_gained: .., ...",
+                "0.5.11 managers/scheduler.py:2867, 0.5.23 :4532",
+                P + "KV cache pool is full. Retract requests. #retracted_reqs: 3, "
+                "#new_tokens_gained: 5120, #mamba_num_gained: 2, #new_token_ratio: 0.4135 -> "
+                "0.7000", ("mamba_num_gained",)),
+        Variant("retraction:test", since("0.5.7"),
+                "Testing retraction. #retracted_reqs: .., #new_tokens_gained: ..",
+                "0.5.7 managers/scheduler.py:2129, 0.5.23 :4528",
+                P + "Testing retraction. #retracted_reqs: 3, #new_tokens_gained: 12",
+                ("retracted_reqs",)),
+    )),
+)

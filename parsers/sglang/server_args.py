@@ -14,8 +14,10 @@ from typing import Any
 
 import regex
 
+from parsers.catalogue import Format, Variant
 from parsers.kinds import ACCURACY_ARGS, KIND_FIELDS, SGLANG_SIZING_ARGS
 from parsers.literals import literal_scalar
+from parsers.sglang.releases import between, since, until
 
 SERVER_ARG_FIELDS: tuple[str, ...] = (
     "model_path", "served_model_name", "dtype", "kv_cache_dtype", "quantization",
@@ -99,3 +101,44 @@ def parse_args_line(msg: str) -> tuple[dict[str, Any], str] | None:
         return parse_server_args(msg)
     return parse_tp_mode(msg)
 
+
+# --- the catalogue: the kinds this module parses, their layouts and releases ----------------------
+FORMATS: tuple[Format, ...] = (
+    Format("server_args", ("server_args=", "DSA with TP mode is active",
+                           "NSA with TP mode is active"), parse_args_line, (
+        Variant("server_args:repr", until("0.5.18"), "server_args=ServerArgs(...)",
+                "0.4.6 entrypoints/engine.py:116, 0.5.18 entrypoints/engine.py:253 "
+                "logger.info(f\"{server_args=}\")",
+                "[2025-04-28 05:39:43] server_args=ServerArgs(model_path='m', tp_size=2, "
+                "kv_cache_dtype='auto')", ("model_path", "tp_size", "kv_cache_dtype")),
+        Variant("server_args:repr_page_size", between("0.4.4", "0.5.18"),
+                "ServerArgs(...) with page_size (a field from 0.4.4, sglang-log-lines.md 2.1)",
+                "sglang-log-lines.md 2.1 field availability",
+                "[2025-04-28 05:39:43] server_args=ServerArgs(model_path='m', page_size=1, "
+                "tp_size=1)", ("page_size",)),
+        Variant("server_args:dict", since("0.5.19"), "server_args={'model_path': ...}",
+                "0.5.19 entrypoints/engine.py resolved_dict(); 0.5.22+ _server_args_for_logging "
+                "(0.5.23 entrypoints/engine.py:173)",
+                "[2026-06-01 10:00:00] server_args={'model_path': 'm', 'tp_size': 2}",
+                ("model_path", "tp_size")),
+        Variant("server_args:dict_attn_dp", since("0.5.22"),
+                "server_args={...} with attn_dp_size (0.5.22+)",
+                "sglang-log-lines.md 2.1: attn_dp_size 0.5.22+ (arg_groups/parallel_hook.py)",
+                "[2026-06-01 10:00:00] server_args={'model_path': 'm', 'tp_size': 8, "
+                "'attn_dp_size': 8}", ("attn_dp_size",)),
+        # Absent from 0.5.4; NSA in 0.5.6, DSA in 0.5.8 to 0.5.20; 0.5.23 prints attn_dp_size.
+        Variant("server_args:tp_mode", between("0.5.5", "0.5.22"),
+                "{NSA|DSA} with TP mode is active, dp_size=.., tp_size=.., attn_tp_size=.., "
+                "attention weights will be sharded across .. ranks.",
+                "0.5.6 server_args.py:969, 0.5.8 :1147, 0.5.20 arg_groups/model_hook.py:234",
+                "[2026-01-01 00:00:00] DSA with TP mode is active, dp_size=1, tp_size=4, "
+                "attn_tp_size=4, attention weights will be sharded across 4 ranks.",
+                ("tp_size", "dp_size")),
+        Variant("server_args:tp_mode_attn_dp", since("0.5.21"),
+                "DSA with TP mode is active, attn_dp_size=.., tp_size=.., attn_tp_size=.., ...",
+                "0.5.23 arg_groups/model_hook.py:332",
+                "[2026-01-01 00:00:00] DSA with TP mode is active, attn_dp_size=2, tp_size=8, "
+                "attn_tp_size=4, attention weights will be sharded across 4 ranks.",
+                ("tp_size", "attn_dp_size")),
+    )),
+)

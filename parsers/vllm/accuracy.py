@@ -34,6 +34,8 @@ from typing import Any
 
 import regex
 
+from parsers.catalogue import Format, Variant
+
 _CONTEXT = regex.compile(r"User-specified max_model_len \((\d+)\) is greater than (?:the )?"
                          r"derived max_model_len \((?:\w+=)?(\d+)")
 _GEN = regex.compile(r"Default vLLM sampling parameters have been overridden by (.+?): `(.*?)`")
@@ -94,3 +96,79 @@ _FORMAT = regex.compile(r"Detected the chat template content format to be '(\w+)
 def parse_chat_format(msg: str) -> dict[str, Any] | None:
     m = _FORMAT.match(msg)
     return None if m is None else {"format": m.group(1)}
+
+
+# --- the catalogue: the kinds this module parses, their layouts and releases -----------------
+FORMATS: tuple[Format, ...] = (
+    Format("generation_defaults", ("Default vLLM sampling parameters have been overridden",),
+           None, (
+        Variant("generation_defaults:model", None,
+                "Default vLLM sampling parameters have been overridden by {source}: `{params}`.",
+                "config/model.py:1931 (0.34.0), :1510 (0.22.0), :1714 (0.28.0)",
+                "(APIServer pid=1) WARNING 05-01 16:27:56 [model.py:1931] Default vLLM sampling "
+                "parameters have been overridden by the model's `generation_config.json`: "
+                "`{'temperature': 0.6, 'top_k': 20, 'top_p': 0.95}`. If this is not intended, "
+                "please relaunch vLLM instance with `--generation-config vllm`.",
+                ("origin", "params")),
+    )),
+    Format("context_override", ("User-specified max_model_len",), None, (
+        Variant("context_override:allowed", None,
+                "User-specified max_model_len ({n}) is greater than the derived max_model_len "
+                "(...). VLLM_ALLOW_LONG_MAX_MODEL_LEN ... (a warning)",
+                "config/model.py:2705-2727 (0.34.0), :2236 (0.22.0), :2445 (0.28.0)",
+                "WARNING 05-01 16:27:56 [model.py:2722] User-specified max_model_len (262144) is "
+                "greater than the derived max_model_len (max_position_embeddings=131072 or "
+                "model_max_length=None in model's config.json). VLLM_ALLOW_LONG_MAX_MODEL_LEN "
+                "must be used with extreme caution. If the model uses relative position "
+                "encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the "
+                "model uses absolute position encoding, positions exceeding "
+                "derived_max_model_len will cause a CUDA array out-of-bounds error.",
+                ("context_length", "derived", "allowed")),
+        Variant("context_override:refused", None,
+                "ValueError: User-specified max_model_len ... To allow overriding this maximum, "
+                "set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+                "config/model.py:2705-2727 (0.34.0)",
+                "ValueError: User-specified max_model_len (262144) is greater than the derived "
+                "max_model_len (max_position_embeddings=131072 or model_max_length=None in "
+                "model's config.json). To allow overriding this maximum, set the env var "
+                "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used "
+                "with extreme caution.", ("context_length", "derived")),
+    ), infixes=("User-specified max_model_len",)),
+    Format("chat_format", ("Detected the chat template content format",), None, (
+        Variant("chat_format:detected", None,
+                "Detected the chat template content format to be '{fmt}'.",
+                "renderers/hf.py:744 (0.34.0), entrypoints/chat_utils.py:539 (0.10.2)",
+                "(APIServer pid=1) INFO 05-01 16:28:30 [hf.py:744] Detected the chat template "
+                "content format to be 'string'. You can set `--chat-template-content-format` to "
+                "override this.", ("format",)),
+    )),
+    Format("chat_template", ("Loading chat template fallback",), None, (
+        Variant("chat_template:fallback", None,
+                "Loading chat template fallback for {model} as there isn't one defined on HF Hub.",
+                "renderers/hf.py:357 (0.34.0), :304 (0.22.0), :307 (0.28.0)",
+                "(APIServer pid=1) INFO 05-01 16:27:56 [hf.py:357] Loading chat template "
+                "fallback for org/base-model as there isn't one defined on HF Hub.",
+                ("origin", "name")),
+        Variant("chat_template:none", None,
+                "As of transformers v4.44, default chat template is no longer allowed, ...",
+                "renderers/hf.py:892 (0.34.0), :654 (0.22.0), :731 (0.28.0)",
+                "ChatTemplateResolutionError: As of transformers v4.44, default chat template is "
+                "no longer allowed, so you must provide a chat template if the tokenizer does "
+                "not define one.", ("origin",)),
+    ), infixes=(NO_TEMPLATE,)),
+    Format("input_too_long", (), None, (
+        Variant("input_too_long:context", None,
+                "This model's maximum context length is {M} tokens. However, your prompt "
+                "contains {N} input tokens, ...", "renderers/params.py:544 (0.34.0)",
+                "DEBUG 05-01 16:30:00 [error_response.py:25] create_error_response called with "
+                "VLLMValidationError: This model's maximum context length is 32768 tokens. "
+                "However, your prompt contains 40000 input tokens, which exceeds this limit "
+                "even before generating any output.", ("input_tokens", "max_tokens")),
+        Variant("input_too_long:model_length", None,
+                "The {decoder} prompt (length {N}) is longer than the maximum model length of "
+                "{M}.", "v1/engine/input_processor.py:583 (0.34.0)",
+                "ValueError: The decoder prompt (length 40000) is longer than the maximum model "
+                "length of 32768. Make sure that `max_model_len` is no smaller than the number "
+                "of text tokens.", ("input_tokens", "max_tokens")),
+    ), infixes=("maximum context length is", "than the maximum model length")),
+)

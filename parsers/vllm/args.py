@@ -26,8 +26,10 @@ from typing import Any
 
 import regex
 
+from parsers.catalogue import Format, Variant
 from parsers.kinds import KIND_FIELDS
 from parsers.literals import literal_scalar
+from parsers.vllm.releases import between, since, until
 
 # vLLM name -> the shared server_args name (parsers.kinds), where the meaning is the same.
 _SHARED: dict[str, str] = {
@@ -251,3 +253,64 @@ def parse_resolved(msg: str) -> dict[str, Any] | None:
     if _ASYNC_OFF.match(msg):
         return _partial(True, async_scheduling=False)
     return None
+
+
+# --- the catalogue: the kinds this module parses, their layouts and releases -----------------
+FORMATS: tuple[Format, ...] = (
+    Format("server_args", (
+        "Initializing a V1 LLM engine (v", "Initializing an LLM engine (v",
+        "Initializing a V0 LLM engine (v", "non-default args: {", "args: Namespace(",
+        "Using max model len ", "Chunked prefill is enabled with", "Resolved architecture: ",
+        "Async scheduling ", "Starting to load model "), None, (
+        Variant("engine:v1", since("0.7.0"), "'Initializing a V1 LLM engine' (0.7+)",
+                "v1/engine/core.py:74 (0.10.1), :98 (0.14.1)",
+                "(EngineCore pid=7) INFO 05-01 16:27:56 [core.py:74] Initializing a V1 LLM "
+                "engine (v0.33.0) with config: model='nvidia/Qwen3-8B-FP8', "
+                "speculative_config=None, dtype=torch.bfloat16, max_seq_len=40960, "
+                "tensor_parallel_size=1, pipeline_parallel_size=1, quantization=modelopt, "
+                "kv_cache_dtype=auto", ("model_path", "tp_size", "version")),
+        # V0's engine (engine/llm_engine.py) was removed in 0.11 (absent from the 0.11.0 wheel).
+        Variant("engine:v0", until("0.10.2"),
+                "'Initializing an LLM engine' (the V0 engine, <= 0.10)",
+                "engine/llm_engine.py (0.6.3 :238, 0.10.2 :222); absent from the 0.11.0 wheel",
+                "INFO 10-17 08:00:02 llm_engine.py:238] Initializing an LLM engine (v0.6.3) with "
+                "config: model='meta-llama/Llama-3.1-8B-Instruct', speculative_config=None, "
+                "dtype=torch.bfloat16, max_seq_len=8192, tensor_parallel_size=1, "
+                "pipeline_parallel_size=1, kv_cache_dtype=fp8_e4m3",
+                ("model_path", "tp_size", "version")),
+        # "Initializing an LLM engine (v%s)" in 0.6.6 (:235) and 0.7.0 (:233), "Initializing a
+        # V0 LLM engine (v%s)" in 0.7.3 (:235), 0.8.0 (:242), 0.10.2 (:222).
+        Variant("engine:v0_named", between("0.7.1", "0.10.2"),
+                "'Initializing a V0 LLM engine' (0.7.1-0.10.2)",
+                "engine/llm_engine.py 0.7.3 :235, 0.8.0 :242, 0.10.2 :222",
+                "INFO 05-01 16:27:56 [llm_engine.py:242] Initializing a V0 LLM engine (v0.8.3) "
+                "with config: model='org/m', speculative_config=None, tokenizer='org/m', "
+                "dtype=torch.float16, max_seq_len=8192, tensor_parallel_size=2, "
+                "pipeline_parallel_size=1", ("model_path", "tp_size", "version")),
+        Variant("engine:v0_unnamed", until("0.7.0"),
+                "'Initializing an LLM engine' (V0, <= 0.7.0)",
+                "engine/llm_engine.py 0.6.6 :235, 0.7.0 :233",
+                "INFO 10-17 08:00:02 llm_engine.py:238] Initializing an LLM engine (v0.6.3) with "
+                "config: model='m', dtype=torch.bfloat16, max_seq_len=8192, "
+                "tensor_parallel_size=1", ("model_path", "version")),
+        Variant("server_args:args", None, "non-default args: {...}",
+                "entrypoints/utils.py:328 (0.10.2), entrypoints/api_utils.py:273 (0.25.0)",
+                "(APIServer pid=1) INFO 05-01 16:27:56 [utils.py:328] non-default args: "
+                "{'model': 'Qwen/Qwen3-8B', 'tensor_parallel_size': 2, 'max_model_len': 32768}",
+                ("model_path", "tp_size", "context_length")),
+        Variant("server_args:namespace", None, "args: Namespace(...)",
+                "entrypoints/openai/api_server.py:529 (0.6.3)",
+                "INFO 10-17 08:00:01 api_server.py:529] args: Namespace(host=None, port=8000, "
+                "model='meta-llama/Llama-3.1-8B-Instruct', kv_cache_dtype='fp8_e4m3', "
+                "max_model_len=8192, tensor_parallel_size=1)",
+                ("model_path", "kv_cache_dtype", "context_length")),
+        Variant("server_args:resolved", None,
+                "Using max model len N | Chunked prefill is enabled with max_num_batched_tokens=N."
+                " | Resolved architecture: X | Async scheduling ... disabled ... | Starting to "
+                "load model X...",
+                "engine/arg_utils.py (0.6.3 :837/:1021, 0.10.1 :904/:1281, 0.14.1 :1223/:1631); "
+                "model runners' 'Starting to load model' (0.6.3 worker/model_runner.py:1060)",
+                "INFO 05-01 16:27:56 [model.py:1630] Using max model len 32768",
+                ("context_length",)),
+    )),
+)

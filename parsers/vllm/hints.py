@@ -1,8 +1,10 @@
 """Format features of vLLM lines that date the release a log came from.
 
 The fold asks for the hints of the first event of each kind in a run and keeps them as plain
-strings "<kind>:<feature>"; `kvtui.engines.vllm.version` maps each to the releases that print it
-(the format strings are quoted there with the release and file they were read from).
+strings "<kind>:<feature>"; `kvtui.engines.vllm.version` maps each to the releases that print it.
+A line format's hint is the id of its variant in vLLM's line catalogue (`parsers.vllm.catalog`),
+which quotes the format with its releases and the release and file it was read from; the
+heads' and process names' hints are dated in the version module itself.
 """
 
 from __future__ import annotations

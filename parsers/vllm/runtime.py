@@ -21,7 +21,9 @@ from typing import Any
 
 import regex
 
+from parsers.catalogue import Format, Variant
 from parsers.kinds import KIND_FIELDS
+from parsers.vllm.releases import since, until
 
 _NUM = r"\d+(?:\.\d+)?"
 _STAT = regex.compile(
@@ -153,3 +155,57 @@ def parse_spec_decode(msg: str) -> dict[str, Any] | None:
                 "accepted_tokens": int(m.group(4)), "drafted_tokens": int(m.group(5)),
                 "emitted_tokens": int(m.group(6))}
     return None
+
+
+# --- the catalogue: the kinds this module parses, their layouts and releases -----------------
+FORMATS: tuple[Format, ...] = (
+    Format("decode_batch", ("Engine ", "Avg prompt throughput: "), None, (
+        # v1/metrics/loggers.py prints "Engine %03d: " from 0.8.5; V0's metrics have "Swapped:".
+        Variant("stats:engine", since("0.8.0"), "stats line with 'Engine NNN:' (V1, 0.8+)",
+                "v1/metrics/loggers.py (0.8.5+)",
+                "(APIServer pid=1) INFO 05-19 10:13:11 [loggers.py:271] Engine 000: Avg prompt "
+                "throughput: 12068.8 tokens/s, Avg generation throughput: 734.9 tokens/s, "
+                "Running: 18 reqs, Waiting: 33 reqs, GPU KV cache usage: 87.7%, Prefix cache "
+                "hit rate: 62.1%", ("running_req", "queue_req", "token_usage")),
+        Variant("stats:v0", until("0.10.2"), "stats line with 'Swapped:' (V0, <= 0.10)",
+                "engine/metrics.py (V0)",
+                "INFO 05-25 06:50:29 [metrics.py:486] Avg prompt throughput: 0.0 tokens/s, Avg "
+                "generation throughput: 15.5 tokens/s, Running: 1 reqs, Swapped: 0 reqs, "
+                "Pending: 2 reqs, GPU KV cache usage: 0.5%, CPU KV cache usage: 0.1%.",
+                ("running_req", "swapped_req", "token_usage")),
+        Variant("stats:v1", None, "stats line without 'Engine NNN:' (V1 0.8.0)",
+                "v1/metrics/loggers.py (0.8 without 'Engine NNN: ')",
+                "INFO 03-20 10:00:00 [loggers.py:80] Avg prompt throughput: 0.0 tokens/s, Avg "
+                "generation throughput: 80.1 tokens/s, Running: 24 reqs, Waiting: 7 reqs, GPU KV "
+                "cache usage: 99.1%, Prefix cache hit rate: 0.0%",
+                ("running_req", "queue_req", "token_usage")),
+    )),
+    Format("retraction", ("Sequence group ",), None, (
+        Variant("retraction:v0_preempted", None,
+                "Sequence group %s is preempted by %s mode because there is not enough KV cache "
+                "space. ... total_num_cumulative_preemption=%d",
+                "core/scheduler.py:1485 (0.6.3)",
+                "WARNING 10-17 09:00:00 scheduler.py:1485] Sequence group cmpl-7f3a is preempted "
+                "by PreemptionMode.RECOMPUTE mode because there is not enough KV cache space. "
+                "This can affect the end-to-end performance. Increase gpu_memory_utilization or "
+                "tensor_parallel_size to provide more KV cache memory. "
+                "total_num_cumulative_preemption=51", ("retracted_reqs", "cumulative")),
+    )),
+    Format("spec_decode", ("SpecDecoding metrics: ", "Speculative metrics: "), None, (
+        Variant("spec_decode:v1", None,
+                "SpecDecoding metrics: Mean acceptance length: .., Accepted throughput: .., ...",
+                "v1/spec_decode/metrics.py:96-104 (0.10.2), :120-128 (0.34.0)",
+                "(EngineCore_DP0 pid=9) INFO 05-01 10:01:00 [metrics.py:120] SpecDecoding "
+                "metrics: Mean acceptance length: 2.74, Accepted throughput: 51.20 tokens/s, "
+                "Drafted throughput: 87.90 tokens/s, Accepted: 512 tokens, Drafted: 879 tokens, "
+                "Per-position acceptance rate: 0.812, 0.571, 0.357, Avg Draft acceptance rate: "
+                "58.2%", ("accept_len", "accept_rate")),
+        Variant("spec_decode:v0", None,
+                "Speculative metrics: Draft acceptance rate: .., System efficiency: .., ...",
+                "engine/metrics.py:380-386 (0.6.3)",
+                "INFO 10-17 07:51:08 metrics.py:367] Speculative metrics: Draft acceptance rate: "
+                "0.651, System efficiency: 0.570, Number of speculative tokens: 5, Number of "
+                "accepted tokens: 3255, Number of draft tokens: 5000, Number of emitted tokens: "
+                "3420.", ("accept_rate", "system_efficiency")),
+    )),
+)

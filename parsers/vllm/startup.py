@@ -13,7 +13,9 @@ from typing import Any
 
 import regex
 
+from parsers.catalogue import Format, Variant
 from parsers.kinds import KIND_FIELDS
+from parsers.vllm.releases import E, H, W, between, since, until
 
 _NUM = r"\d+(?:\.\d+)?"
 _INT = r"\d[\d,]*"  # `{:,}` formatted from 0.8 on, plain `%d` before
@@ -618,3 +620,318 @@ def parse_version(msg: str) -> dict[str, Any] | None:
     if m is None:
         m = _BANNER_VERSION.search(msg, 0, 200)
     return None if m is None else {"version": m.group(1)}
+
+
+# --- the catalogue: the kinds this module parses, their layouts and releases -----------------
+FORMATS: tuple[Format, ...] = (
+    Format("kv_pool", ("Available KV cache memory: ", "Initial free memory ",
+                       "Extended KV cache to "), None, (
+        # v1/worker/gpu_worker.py: "Available KV cache memory" from 0.9.2; format_gib (trailing
+        # zeros dropped) from 0.14.0 (0.11.0 prints %.2f).
+        Variant("avail:two_digits", since("0.9.2"), "'Available KV cache memory' (0.9.2+)",
+                "v1/worker/gpu_worker.py (0.9.2, 0.11.0: %.2f GiB)",
+                E + "Available KV cache memory: 69.66 GiB", ("kv_gib",)),
+        Variant("avail:short", since("0.12.0"),
+                "'Available KV cache memory' without '%.2f' (0.12+)",
+                "v1/worker/gpu_worker.py format_gib (0.14.0)",
+                E + "Available KV cache memory: 11.5 GiB (process-scoped)", ("kv_gib",)),
+        Variant("kv_pool:configured", None,
+                "Initial free memory X GiB, reserved Y GiB memory for KV Cache as specified by "
+                "kv_cache_memory_bytes", "v1/worker/gpu_worker.py:241 (0.10.2, 0.11.0), :301 "
+                "(0.14.0), :665 (0.33.0)",
+                "(EngineCore pid=83) INFO 07-26 12:29:34 [gpu_worker.py:479] Initial free memory "
+                "75.23 GiB, reserved 20.00 GiB memory for KV Cache as specified by "
+                "kv_cache_memory_bytes config and skipped memory profiling.", ("kv_gib",)),
+        Variant("kv_pool:extended", None, "Extended KV cache to N blocks (X GiB).",
+                "v1/worker/extensible_kv_cache.py:537 (0.34.0)",
+                "(Worker_TP0 pid=90) INFO 11-03 09:16:12 [extensible_kv_cache.py:537] Extended "
+                "KV cache to 156467 blocks (42.97 GiB).", ("kv_gib",)),
+    )),
+    Format("kv_dtype", ("Using ",), None, (
+        Variant("kv_dtype:family", None,
+                "Using fp8 data type to store kv cache. (the family, its format unsaid)",
+                "fixed text for any fp8* dtype, 0.5-0.19: config.py:637 (0.6.3), "
+                "config/cache.py:207 (0.14.0)",
+                H + "Using fp8 data type to store kv cache. It reduces the GPU memory footprint "
+                "and boosts the performance. Meanwhile, it may cause accuracy drop without a "
+                "proper scaling factor.", ("dtype",)),
+        Variant("kv_dtype:resolved", None, "Using {kv_cache_dtype} data type to store kv cache.",
+                "config/cache.py:262 (0.22.0), :485 (0.33.0)",
+                H + "Using fp8_e4m3 data type to store kv cache. It reduces the GPU memory "
+                "footprint and boosts the performance. Meanwhile, it may cause accuracy drop "
+                "without a proper scaling factor", ("dtype",)),
+        Variant("kv_dtype:override", None, "Using custom fp8 kv-cache format for DeepSeekV3.2",
+                "models/config.py:422 (0.11.0)",
+                H + "Using custom fp8 kv-cache format for DeepSeekV3.2", ("dtype", "reason")),
+    )),
+    Format("fp8_scales_missing", ("Using KV cache scaling factor 1.0 for fp8",
+                                  "Defaulting to KV cache scaling factors = 1.0"), None, (
+        # quantization/kv_cache.py: "This may cause accuracy issues" up to 0.11.0, "If this is
+        # unintended, verify ..." in 0.14.0 and later.
+        Variant("scales:may_cause", until("0.13.9"), "scale-1.0 warning, old wording (<= 0.13)",
+                "model_executor/layers/quantization/kv_cache.py:71 (0.6.3), :101 (0.11.0)",
+                "(Worker_TP1 pid=307) WARNING 05-01 16:27:56 [kv_cache.py:101] Using KV cache "
+                "scaling factor 1.0 for fp8_e4m3. This may cause accuracy issues. Please make "
+                "sure k/v_scale scaling factors are available in the fp8 checkpoint.", ("form",)),
+        Variant("scales:verify", since("0.12.0"),
+                "scale-1.0 warning, 'If this is unintended' (0.12+)",
+                "model_executor/layers/quantization/kv_cache.py:166 (0.33.0)",
+                W + "Using KV cache scaling factor 1.0 for fp8_e4m3. If this is unintended, "
+                "verify that k/v_scale scaling factors are properly set in the checkpoint.",
+                ("form",)),
+        Variant("fp8_scales_missing:load_error", None,
+                "Defaulting to KV cache scaling factors = 1.0 for all layers in TP rank N as an "
+                "error occurred during loading.", "model_executor/model_loader/weight_utils.py:508 "
+                "(0.6.3)",
+                "WARNING 10-17 08:00:09 weight_utils.py:508] Defaulting to KV cache scaling "
+                "factors = 1.0 for all layers in TP rank 3 as an error occurred during loading.",
+                ("form", "tp_rank")),
+    )),
+    Format("fp8_scales_loaded", ("Loaded KV cache scaling factors from ",), None, (
+        Variant("fp8_scales_loaded:path", None, "Loaded KV cache scaling factors from {path}",
+                "worker/model_runner.py:1125 (0.6.3)",
+                "INFO 10-17 08:00:09 model_runner.py:1125] Loaded KV cache scaling factors from "
+                "/ckpt/kv_cache_scales.json", ("path",)),
+    )),
+    Format("fp8_qscale_missing", ("Checkpoint does not provide a q scaling factor",
+                                  "Using uncalibrated q_scale "), None, (
+        Variant("fp8_qscale_missing:q_from_k", None,
+                "Checkpoint does not provide a q scaling factor. Setting it to k_scale.",
+                "model_executor/layers/quantization/kv_cache.py:86 (0.8.5), :149 (0.33.0)",
+                W + "Checkpoint does not provide a q scaling factor. Setting it to k_scale. "
+                "This only matters for FP8 Attention backends (flash-attn or flashinfer).",
+                ("form",)),
+        Variant("fp8_qscale_missing:uncalibrated", None,
+                "Using uncalibrated q_scale {q} and/or prob_scale {p} with fp8 attention.",
+                "model_executor/layers/quantization/kv_cache.py:135 (0.11.0), :204 (0.33.0)",
+                W + "Using uncalibrated q_scale 1.0 and/or prob_scale 1.0 with fp8 attention. "
+                "This may cause accuracy issues. Please make sure q/prob scaling factors are "
+                "available in the fp8 checkpoint.", ("form", "q_scale", "prob_scale")),
+    )),
+    Format("kv_layout", ("Add ", "Setting ", "Forcing ", "Padding mamba page size ",
+                         "Mamba cache mode is set to ", "Hidden layers were unevenly partitioned",
+                         "There is a latency regression when using chunked local attention",
+                         "Using fp8_ds_mla KV cache format"), None, (
+        Variant("kv_layout:padding", None,
+                "Add {n} padding layers, may waste at most {pct}% KV cache memory",
+                "v1/core/kv_cache_utils.py:982 (0.11.0), kv_cache_planning.py:538 (0.33.0)",
+                "(EngineCore pid=7) WARNING 05-01 16:27:56 [kv_cache_utils.py:1208] Add 3 "
+                "padding layers, may waste at most 6.25% KV cache memory",
+                ("padding_layers", "padding_waste_pct")),
+        Variant("kv_layout:block_size", None,
+                "Setting attention block size to {n} tokens ... | Forcing kv cache block size to "
+                "{n} for {backend} backend.", "model_executor/models/config.py:376 (0.11.0), "
+                "platforms/cuda.py:167 (0.11.0), platforms/interface.py (0.33.0)",
+                H + "Forcing kv cache block size to 64 for FlashMLA backend.", ("block_size",)),
+        Variant("kv_layout:mamba_padding", None,
+                "Padding mamba page size by {pct}% to ensure that mamba page size and attention "
+                "page size are exactly equal.", "model_executor/models/config.py:397 (0.11.0), "
+                "platforms/interface.py:1109 (0.33.0)",
+                H + "Padding mamba page size by 0.13% to ensure that mamba page size and "
+                "attention page size are exactly equal.", ("mamba_padding_pct",)),
+    )),
+    Format("load_weight_end", ("Loading model weights took ", "Model loading took "), None, (
+        # "Loading model weights took %.4f GB" (0.6.3 model_runner.py:1071); "Model loading took
+        # %.4f GiB and" (0.8.5-0.11.0 gpu_model_runner.py); "%s GiB memory and" (0.14.0+).
+        Variant("weights:old", until("0.7.3"), "'Loading model weights took X GB' (<= 0.7)",
+                "worker/model_runner.py:1071 (0.6.3); V1 gpu_model_runner.py (0.7)",
+                "INFO 10-17 08:00:08 model_runner.py:1071] Loading model weights took 14.9888 GB",
+                ("usage_gib",)),
+        # V0's XPU runner (worker/xpu_model_runner.py): "%.4f GB" to 0.8.0 (:425), "%.4f GiB"
+        # in 0.8.5 (:414) and 0.9.2 (:415); the runner is gone in 0.10.2.
+        Variant("weights:xpu_gb", until("0.8.4"),
+                "'Loading model weights took X GB' (XPU, <= 0.8.0)",
+                "worker/xpu_model_runner.py:425 (0.8.0)",
+                "INFO 05-01 16:27:56 [xpu_model_runner.py:425] Loading model weights took "
+                "7.4800 GB", ("usage_gib",)),
+        Variant("weights:xpu_gib", between("0.8.1", "0.10.1"),
+                "'Loading model weights took X GiB' (XPU, 0.8.5-0.9)",
+                "worker/xpu_model_runner.py:414 (0.8.5), :415 (0.9.2)",
+                "INFO 05-01 16:27:56 [xpu_model_runner.py:414] Loading model weights took "
+                "7.4800 GiB", ("usage_gib",)),
+        # ("%.4f GB and" with the same GiB figure in 0.8.2: model_runner.py:1146,
+        # gpu_model_runner.py:1186)
+        Variant("weights:gib", between("0.8.0", "0.13.9"),
+                "'Model loading took X GiB and' (0.8-0.13)",
+                "v1/worker/gpu_model_runner.py (0.8.5-0.11.0; :1186 in 0.8.2 with 'GB')",
+                E + "Model loading took 1.1201 GiB and 0.596228 seconds",
+                ("usage_gib", "elapsed_s")),
+        Variant("weights:memory", since("0.12.0"), "'Model loading took X GiB memory and' (0.12+)",
+                "v1/worker/gpu_model_runner.py (0.14.0-0.33.0)",
+                E + "Model loading took 19.75 GiB memory and 6.356814 seconds",
+                ("usage_gib", "elapsed_s")),
+    )),
+    Format("kv_budget_reserved", ("Reserving ",), None, (
+        Variant("kv_budget_reserved:multimodal", None,
+                "Reserving %s GiB of GPU memory for frontend multimodal decoding (...); KV cache "
+                "memory reduced to %s GiB.", "multimodal/gpu_ipc_memory.py:255-266 (0.33.0)",
+                "(Worker_TP0 pid=5) INFO 05-01 10:00:31 [gpu_ipc_memory.py:255] Reserving 2.05 "
+                "GiB of GPU memory for frontend multimodal decoding (2 GiB raw-frame semaphore "
+                "budget, 0.05 GiB decoder+CUDA-context across 1 API server(s) @ 0.05 "
+                "GiB/server); KV cache memory reduced to 67.61 GiB.",
+                ("reserved_gib", "remaining_gib")),
+    )),
+    Format("capacity", ("GPU KV cache size: ", "# GPU blocks: ", "GPU blocks: ",
+                        "Maximum concurrency for ", "Overriding num_gpu_blocks",
+                        "vllm cache_config_info", "Engine "), None, (
+        Variant("capacity:cpu_blocks", until("0.10.2"),
+                "'# GPU blocks: N, # CPU blocks: M' (V0, <= 0.10)",
+                "executor/gpu_executor.py:122 (0.6.3), :76 (0.6.6.post1); "
+                "executor/executor_base.py:108 "
+                "(0.7.0) ... :114 (0.10.2)",
+                "INFO 08-19 07:51:08 distributed_gpu_executor.py:56] # GPU blocks: 22982, # CPU "
+                "blocks: 6241", ("gpu_blocks", "cpu_blocks")),
+        # executor/gpu_executor.py:76 in 0.6.6.post1 "# GPU blocks: %d, # CPU blocks: %d";
+        # executor/executor_base.py:108 in 0.7.0 ... :114 in 0.10.2 "# %s blocks: ..." with the
+        # platform's device_name ("cuda", "rocm", "xpu", ...).
+        Variant("capacity:gpu_word", until("0.6.6"),
+                "'# GPU blocks: N, # CPU blocks: M' (V0, <= 0.6)",
+                "executor/gpu_executor.py:76 (0.6.6.post1)",
+                "INFO 12-01 10:00:00 hpu_executor.py:76] # HPU blocks: 9000, # CPU blocks: 100",
+                ("gpu_blocks", "cpu_blocks")),
+        Variant("capacity:device_name", between("0.7.0", "0.10.2"),
+                "'# cuda blocks: N, # CPU blocks: M' (V0, 0.7-0.10)",
+                "executor/executor_base.py:108 (0.7.0) ... :114 (0.10.2)",
+                "INFO 03-14 18:57:59 [executor_base.py:111] # cuda blocks: 4739, # CPU blocks: "
+                "859", ("gpu_blocks", "cpu_blocks")),
+        Variant("capacity:gpu_blocks", between("0.7.0", "0.7.3"),
+                "'# GPU blocks: N' alone (V1 0.7)",
+                "v1/core/kv_cache_utils.py (V1 0.7)",
+                "INFO 01-30 05:40:02 kv_cache_utils.py:395] # GPU blocks: 2207", ("gpu_blocks",)),
+        # v1/core/kv_cache_utils.py: "GPU KV cache size: %s tokens" from 0.8.0, one line with
+        # the concurrency from 0.28.0 (0.25.0:2146 still two lines).
+        Variant("capacity:tokens", between("0.8.0", "0.27.9"),
+                "'GPU KV cache size' on its own line (0.8-0.27)",
+                "v1/core/kv_cache_utils.py (0.8.0; 0.25.0 :2146)",
+                H + "GPU KV cache size: 652,144 tokens", ("max_total_num_tokens",)),
+        Variant("capacity:merged", since("0.28.0"),
+                "KV cache size and concurrency on one line (0.28+)",
+                "v1/core/kv_cache_utils.py (0.28.0)",
+                H + "GPU KV cache size: 1,823,372 tokens, Maximum concurrency for 1,048,576 "
+                "tokens per request: 1.74x", ("max_total_num_tokens", "max_concurrency")),
+        Variant("capacity:concurrency", None,
+                "Maximum concurrency for {n} tokens per request: {x}x",
+                "V0 executor/gpu_executor.py (0.6.3), v1/core/kv_cache_utils.py (apart from the "
+                "size 0.8-0.27)",
+                H + "Maximum concurrency for 4,096 tokens per request: 159.21x",
+                ("context_len", "max_concurrency")),
+        Variant("capacity:override", None,
+                "Overriding num_gpu_blocks={n} with num_gpu_blocks_override={m}",
+                "the wording parse_capacity reads (its release and file not recorded)",
+                H + "Overriding num_gpu_blocks=0 with "
+                "num_gpu_blocks_override=512", ("gpu_blocks_override",)),
+    ), infixes=(" KV cache size: ", " blocks: ")),
+    Format("memory_profile", (
+        "Memory profiling results:", "the current vLLM instance can use ", "model weights take ",
+        "In v0.", "CUDA graph memory profiling is enabled", "Estimated CUDA graph memory: ",
+        "Free memory on device ", "Before memory profiling run", "After memory profiling run",
+        "Memory after warmup: ", "Remapping the KV cache from ", "Extensible KV cache off: ",
+        "Disabling the extensible KV cache: ", "gpu_memory_utilization="), None, (
+        # gpu_worker.py: the "In v0.19 ... will be enabled by default" notice (absent in 0.14.0),
+        # "default since v0.21.0" (0.22.0+).
+        Variant("memory:cg_soon", between("0.15.0", "0.18.9"),
+                "'In v0.19, CUDA graph memory profiling ...'",
+                "v1/worker/gpu_worker.py (0.15-0.18; absent in 0.14.0)",
+                H + "In v0.19, CUDA graph memory profiling will be enabled by default "
+                "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1), which more accurately accounts for "
+                "CUDA graph memory during KV cache allocation. To try it now, set "
+                "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 and increase "
+                "--gpu-memory-utilization from 0.9000 to 0.9143 to maintain the same effective "
+                "KV cache size.", ("gpu_memory_utilization", "suggested_gpu_memory_utilization")),
+        Variant("memory:cg_default", since("0.21.0"),
+                "'CUDA graph memory profiling ... default since v0.21.0'",
+                "v1/worker/gpu_worker.py (0.22.0-0.33.0)",
+                "(Worker_TP0 pid=104) INFO 05-01 16:27:56 [gpu_worker.py:436] CUDA graph memory "
+                "profiling is enabled (default since v0.21.0). The current "
+                "--gpu-memory-utilization=0.9200 is equivalent to --gpu-memory-utilization=0.9143 "
+                "without CUDA graph memory profiling. To maintain the same effective KV cache "
+                "size as before, increase --gpu-memory-utilization to 0.9257.",
+                ("gpu_memory_utilization", "equivalent_gpu_memory_utilization")),
+        # v1/worker/extensible_kv_cache.py (absent from the 0.33.0 wheel): "Memory after
+        # warmup", "Remapping the KV cache from", "Extended KV cache to N blocks" (:526-537,
+        # :693-705 in 0.34.0); v1/executor/abstract.py:176 "Disabling the extensible KV cache"
+        # (0.34.0).
+        Variant("memory:extensible", since("0.34.0"), "the extensible KV cache's lines (0.34+)",
+                "v1/worker/extensible_kv_cache.py:526-537, :693-705 (0.34.0)",
+                "(Worker_TP0 pid=90) INFO 11-03 09:16:12 [extensible_kv_cache.py:694] Memory "
+                "after warmup: 8.65 GiB free, 38.0 GiB committed to the KV cache, 2.1 GiB kept "
+                "for transient activations (2.1 GiB allocated at peak, 1.4 GiB of torch "
+                "reservation growth); 156467 KV cache blocks (42.97 GiB) fit within the "
+                "requested 79.19 GiB. Torch may reserve up to 34.12 GiB.", ()),
+        Variant("memory_profile:v0_results", None,
+                "Memory profiling results: duration=.., total_gpu_memory=..GiB, ...",
+                "worker/worker.py:237 in builds between 0.6.4.post1 and 0.6.5 "
+                "(vllm-project/vllm#10909)",
+                "INFO 12-13 02:10:28 worker.py:237] Memory profiling results: duration=71.88 "
+                "seconds, total_gpu_memory=79.15GiB, initial_memory_usage=19.68GiB, "
+                "peak_torch_memory=34.32GiB, memory_usage_post_profile=35.32GiB, "
+                "non_torch_memory=1.96GiB, kv_cache_size=33.04GiB, gpu_memory_utilization=0.90.",
+                ("total_gib", "kv_gib", "gpu_memory_utilization")),
+        Variant("memory_profile:instance", None,
+                "the current vLLM instance can use total_gpu_memory (..GiB) x "
+                "gpu_memory_utilization (..) = ..GiB",
+                "worker/worker.py:225 (0.6.5), :271 (0.8.5), :274 (0.10.2)",
+                "INFO 04-12 08:21:19 [worker.py:267] the current vLLM instance can use "
+                "total_gpu_memory (23.58GiB) x gpu_memory_utilization (0.99) = 23.35GiB",
+                ("total_gib", "gpu_memory_utilization")),
+    )),
+    Format("cuda_graph_end", ("Graph capturing finished", "CUDA graph pool memory: "), None, (
+        Variant("cuda_graph_end:finished", None,
+                "Graph capturing finished in {secs} secs, took {gib} GiB",
+                "gpu_model_runner.py (0.8-0.33)",
+                E + "Graph capturing finished in 20 secs, took 0.65 GiB",
+                ("elapsed_s", "usage_gib")),
+        Variant("cuda_graph_end:pool", None,
+                "CUDA graph pool memory: X GiB (actual), Y GiB (estimated), difference: ...",
+                "the 0.22+ wording parse_graph reads (its file not recorded)",
+                E + "CUDA graph pool memory: 1.58 GiB (actual), 1.62 GiB (estimated), "
+                "difference: -0.04 GiB (-2.5%).", ("usage_gib",)),
+    )),
+    Format("engine_version", ("vLLM API server version ", "vLLM gRPC server version "), None, (
+        Variant("engine_version:api_server", None, "vLLM API server version %s",
+                "entrypoints/openai/api_server.py (0.5-0.2x)",
+                "INFO 10-17 08:00:00 api_server.py:528] vLLM API server version 0.6.3",
+                ("version",)),
+        Variant("engine_version:banner", None, "the start-up banner's 'version X'",
+                "entrypoints/api_utils.py:339 (0.25.0)",
+                H + " \u2584\u2584 \u2584\u2588 \u2588     \u2588  version 0.25.0", ("version",)),
+    ), infixes=("version",)),
+    Format("parallel_rank", ("rank ",), None, (
+        # distributed/parallel_state.py "rank %s in world size %s is assigned as ..." (the
+        # group lists quoted above): none in 0.7.3; "DP, PP, TP" 0.8.0-0.8.5; "+ EP"
+        # 0.9.0-0.11.2; "+ PCP" 0.12.0-0.16.0; "+ EPLB" 0.17.0-0.29.0; "+ ETP" 0.30.0-0.33.0;
+        # the EP rank "N/A" (a dense model) from 0.14.0 (0.13.0 has none).
+        Variant("assign:dp_pp_tp", between("0.8.0", "0.8.9"),
+                "'assigned as DP rank, PP rank, TP rank' (0.8)",
+                "distributed/parallel_state.py (0.8.0-0.8.5)",
+                "(VllmWorker rank=5 pid=71) INFO 05-01 16:27:56 [parallel_state.py:1005] rank 5 "
+                "in world size 8 is assigned as DP rank 0, PP rank 1, TP rank 1",
+                ("global_rank", "world_size", "tp_rank")),
+        Variant("assign:ep", between("0.9.0", "0.11.9"),
+                "'assigned as ..., TP rank, EP rank' (0.9-0.11)",
+                "distributed/parallel_state.py (0.9.0-0.11.2)",
+                H + "rank 1 in world size 2 is assigned as DP rank 1, PP rank 0, TP rank 0, EP "
+                "rank 1", ("global_rank", "world_size", "dp_rank")),
+        Variant("assign:pcp", between("0.12.0", "0.16.9"),
+                "'assigned as ..., PCP rank, ...' (0.12-0.16)",
+                "distributed/parallel_state.py (0.12.0-0.16.0)",
+                H + "rank 0 in world size 2 is assigned as DP rank 0, PP rank 0, PCP rank 0, TP "
+                "rank 0, EP rank 0", ("global_rank", "world_size", "pcp_rank")),
+        Variant("assign:eplb", between("0.17.0", "0.29.9"),
+                "'assigned as ..., EPLB rank' (0.17-0.29)",
+                "distributed/parallel_state.py (0.17.0-0.29.0)",
+                "(Worker pid=9) INFO 05-01 16:27:56 [parallel_state.py:1923] rank 3 in world "
+                "size 4 is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 3, EP rank 0, "
+                "EPLB rank 0", ("global_rank", "world_size", "tp_rank")),
+        Variant("assign:etp", since("0.30.0"), "'assigned as ..., ETP rank, ...' (0.30+)",
+                "distributed/parallel_state.py (0.30.0-0.33.0)",
+                H + "rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, PCP rank 0, "
+                "TP rank 0, ETP rank 0, EP rank 0, EPLB rank N/A",
+                ("global_rank", "world_size")),
+        Variant("assign:ep_na", since("0.14.0"), "'assigned as ..., EP rank N/A' (0.14+)",
+                "distributed/parallel_state.py (0.14.0; 0.13.0 has none)",
+                "(Worker pid=9) INFO 05-01 16:27:56 [parallel_state.py:1923] rank 3 in world "
+                "size 4 is assigned as DP rank 0, PP rank 0, PCP rank 0, TP rank 3, EP rank N/A, "
+                "EPLB rank N/A", ("global_rank", "world_size")),
+    )),
+)

@@ -12,8 +12,9 @@ import pytest
 
 from kvtui.engines.sglang import version
 from parsers import KIND_FIELDS, KINDS, OPTIONAL_FIELDS
+from parsers.catalogue import Format, Variant
 from parsers.sglang import hints, parse_line
-from parsers.sglang.catalog import CATALOG, VARIANTS, Format, Variant
+from parsers.sglang.catalog import CATALOG, DATING, VARIANTS
 from parsers.sglang.line import DISPATCH
 
 ALL = [(f, v) for f in CATALOG for v in f.variants]
@@ -28,7 +29,7 @@ def test_sample_parses_to_its_kind_and_variant(fmt: Format, variant: Variant) ->
     assert not missing, (variant.id, missing, ev.fields)
     known = set(KIND_FIELDS[fmt.kind]) | set(OPTIONAL_FIELDS[fmt.kind])
     assert set(variant.prints) <= known, variant.id
-    assert (variant.id in hints(ev, variant.sample)) == variant.dates
+    assert (variant.id in hints(ev, variant.sample)) == (variant.id in DATING)
 
 
 def test_ids_are_unique_and_name_their_kind() -> None:
@@ -58,7 +59,7 @@ def test_every_head_is_dispatched_to_its_format() -> None:
 def test_version_table_dates_by_the_catalogue() -> None:
     table = version._HINTS
     for _, v in ALL:
-        if v.dates:
+        if v.id in DATING:
             assert table[v.id][0] == v.releases, v.id
         else:
             assert v.id not in table, v.id

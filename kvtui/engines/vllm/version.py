@@ -3,7 +3,8 @@
 Logs print the release more often than SGLang's do (the engine config line carries it, the API
 server prints it), and when they do not, format features narrow it: each hint the grammar
 records (`parsers.vllm.hints`) maps to the releases that print it, read from the wheels named
-beside each entry. Boundaries between two downloaded releases are given conservatively (the
+beside each entry (a line format's entry is its variant in `parsers.vllm.catalog`, beside the
+parser that reads it). Boundaries between two downloaded releases are given conservatively (the
 range stays wide where the change happened between them). The range itself is the
 engine-neutral `kvtui.core.releases.VersionRange` over `VLLM_LINE`.
 """
@@ -17,13 +18,15 @@ from kvtui.core.releases import ReleaseLine, Version, parse_version
 # the engine-neutral range and its format, which this engine's modules import from here
 from kvtui.core.releases import VersionRange as VersionRange
 from kvtui.core.releases import fmt as fmt
+from parsers.vllm import catalog
 
 OLDEST: Version = (0, 5, 0)
 NEWEST: Version = (0, 34, 0)
 VLLM_LINE = ReleaseLine("vllm", OLDEST, NEWEST, json_names_engine=True)
 
 
-# hint -> (lowest release that prints it, highest release that prints it, why)
+# hint -> (lowest release that prints it, highest release that prints it, why): the heads' and
+# process names' forms here, the line formats' from the catalogue.
 _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
     # vllm/logger.py _FORMAT: "%(filename)s:%(lineno)d]" in 0.6.3, "[%(filename)s:%(lineno)d]"
     # in 0.8.5 (0.7.x pastes still show the bare form, e.g. vllm PR 12569).
@@ -39,68 +42,9 @@ _HINTS: dict[str, tuple[Version | None, Version | None, str]] = {
     "proc:vllm_worker_rank": ((0, 7, 0), (0, 10, 0), "'(VllmWorker rank=N pid=...)' (0.7-0.10.0)"),
     "proc:vllm_worker_named": ((0, 10, 1), (0, 10, 1), "'(VllmWorker TPn pid=...)' (0.10.1)"),
     "proc:worker": ((0, 10, 2), None, "'(Worker_TPn pid=...)' (0.10.2+)"),
-    # V0's engine (engine/llm_engine.py) was removed in 0.11 (absent from the 0.11.0 wheel).
-    "engine:v0": (None, (0, 10, 2), "'Initializing an LLM engine' (the V0 engine, <= 0.10)"),
-    # engine/llm_engine.py: "Initializing an LLM engine (v%s)" in 0.6.6 (:235) and 0.7.0 (:233),
-    # "Initializing a V0 LLM engine (v%s)" in 0.7.3 (:235), 0.8.0 (:242), 0.10.2 (:222).
-    "engine:v0_named": ((0, 7, 1), (0, 10, 2),
-                        "'Initializing a V0 LLM engine' (0.7.1-0.10.2)"),
-    "engine:v0_unnamed": (None, (0, 7, 0), "'Initializing an LLM engine' (V0, <= 0.7.0)"),
-    "engine:v1": ((0, 7, 0), None, "'Initializing a V1 LLM engine' (0.7+)"),
-    "capacity:cpu_blocks": (None, (0, 10, 2), "'# GPU blocks: N, # CPU blocks: M' (V0, <= 0.10)"),
-    # executor/gpu_executor.py:76 in 0.6.6.post1 "# GPU blocks: %d, # CPU blocks: %d";
-    # executor/executor_base.py:108 in 0.7.0 ... :114 in 0.10.2 "# %s blocks: ..." with the
-    # platform's device_name ("cuda", "rocm", "xpu", ...).
-    "capacity:gpu_word": (None, (0, 6, 6), "'# GPU blocks: N, # CPU blocks: M' (V0, <= 0.6)"),
-    "capacity:device_name": ((0, 7, 0), (0, 10, 2),
-                             "'# cuda blocks: N, # CPU blocks: M' (V0, 0.7-0.10)"),
-    "capacity:gpu_blocks": ((0, 7, 0), (0, 7, 3), "'# GPU blocks: N' alone (V1 0.7)"),
-    # v1/core/kv_cache_utils.py: "GPU KV cache size: %s tokens" from 0.8.0, one line with the
-    # concurrency from 0.28.0 (0.25.0:2146 still two lines).
-    "capacity:tokens": ((0, 8, 0), (0, 27, 9), "'GPU KV cache size' on its own line (0.8-0.27)"),
-    "capacity:merged": ((0, 28, 0), None, "KV cache size and concurrency on one line (0.28+)"),
-    # v1/worker/gpu_worker.py: "Available KV cache memory" from 0.9.2; format_gib (trailing
-    # zeros dropped) from 0.14.0 (0.11.0 prints %.2f).
-    "avail:two_digits": ((0, 9, 2), None, "'Available KV cache memory' (0.9.2+)"),
-    "avail:short": ((0, 12, 0), None, "'Available KV cache memory' without '%.2f' (0.12+)"),
-    # quantization/kv_cache.py: "This may cause accuracy issues" up to 0.11.0, "If this is
-    # unintended, verify ..." in 0.14.0 and later.
-    "scales:may_cause": (None, (0, 13, 9), "scale-1.0 warning, old wording (<= 0.13)"),
-    "scales:verify": ((0, 12, 0), None, "scale-1.0 warning, 'If this is unintended' (0.12+)"),
-    # "Loading model weights took %.4f GB" (0.6.3 model_runner.py:1071); "Model loading took
-    # %.4f GiB and" (0.8.5-0.11.0 gpu_model_runner.py); "%s GiB memory and" (0.14.0+).
-    "weights:old": (None, (0, 7, 3), "'Loading model weights took X GB' (<= 0.7)"),
-    # V0's XPU runner (worker/xpu_model_runner.py): "%.4f GB" to 0.8.0 (:425), "%.4f GiB" in
-    # 0.8.5 (:414) and 0.9.2 (:415); the runner is gone in 0.10.2.
-    "weights:xpu_gb": (None, (0, 8, 4), "'Loading model weights took X GB' (XPU, <= 0.8.0)"),
-    "weights:xpu_gib": ((0, 8, 1), (0, 10, 1),
-                        "'Loading model weights took X GiB' (XPU, 0.8.5-0.9)"),
-    # ("%.4f GB and" with the same GiB figure in 0.8.2: model_runner.py:1146,
-    # gpu_model_runner.py:1186)
-    "weights:gib": ((0, 8, 0), (0, 13, 9), "'Model loading took X GiB and' (0.8-0.13)"),
-    "weights:memory": ((0, 12, 0), None, "'Model loading took X GiB memory and' (0.12+)"),
-    # gpu_worker.py: the "In v0.19 ... will be enabled by default" notice (absent in 0.14.0),
-    # "default since v0.21.0" (0.22.0+).
-    "memory:cg_soon": ((0, 15, 0), (0, 18, 9), "'In v0.19, CUDA graph memory profiling ...'"),
-    "memory:cg_default": ((0, 21, 0), None, "'CUDA graph memory profiling ... default since "
-                                           "v0.21.0'"),
-    # distributed/parallel_state.py "rank %s in world size %s is assigned as ..." (the group
-    # lists quoted in parsers/vllm/startup.py): none in 0.7.3; "DP, PP, TP" 0.8.0-0.8.5; "+ EP"
-    # 0.9.0-0.11.2; "+ PCP" 0.12.0-0.16.0; "+ EPLB" 0.17.0-0.29.0; "+ ETP" 0.30.0-0.33.0; the EP
-    # rank "N/A" (a dense model) from 0.14.0 (0.13.0 has none).
-    "assign:dp_pp_tp": ((0, 8, 0), (0, 8, 9), "'assigned as DP rank, PP rank, TP rank' (0.8)"),
-    "assign:ep": ((0, 9, 0), (0, 11, 9), "'assigned as ..., TP rank, EP rank' (0.9-0.11)"),
-    "assign:pcp": ((0, 12, 0), (0, 16, 9), "'assigned as ..., PCP rank, ...' (0.12-0.16)"),
-    "assign:eplb": ((0, 17, 0), (0, 29, 9), "'assigned as ..., EPLB rank' (0.17-0.29)"),
-    "assign:etp": ((0, 30, 0), None, "'assigned as ..., ETP rank, ...' (0.30+)"),
-    "assign:ep_na": ((0, 14, 0), None, "'assigned as ..., EP rank N/A' (0.14+)"),
-    # v1/metrics/loggers.py prints "Engine %03d: " from 0.8.5; V0's metrics have "Swapped:".
-    "stats:engine": ((0, 8, 0), None, "stats line with 'Engine NNN:' (V1, 0.8+)"),
-    "stats:v0": (None, (0, 10, 2), "stats line with 'Swapped:' (V0, <= 0.10)"),
-    # v1/worker/extensible_kv_cache.py (absent from the 0.33.0 wheel): "Memory after warmup",
-    # "Remapping the KV cache from", "Extended KV cache to N blocks" (:526-537, :693-705 in
-    # 0.34.0); v1/executor/abstract.py:176 "Disabling the extensible KV cache" (0.34.0).
-    "memory:extensible": ((0, 34, 0), None, "the extensible KV cache's lines (0.34+)"),
+    # the line formats' ranges, declared once next to each format's text in vLLM's line
+    # catalogue (`parsers.vllm.catalog`; a variant's id is the hint its line shows)
+    **catalog.dating(),
 }
 
 
