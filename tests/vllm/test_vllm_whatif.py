@@ -182,3 +182,27 @@ def test_a_target_tp_vllm_refuses_to_shard_is_no_pool():
     assert row.tokens is None and row.cannot_model is not None
     assert "do not split over 3 GPUs" in row.cannot_model
     assert calc.scenario("bf16", tp=4, context_lengths=[131072]).cannot_model is None
+
+
+def test_bytes_per_token_at_a_target_tp_the_weights_do_not_fit_are_that_tps():
+    """`whatif --from-log vllm-llama31-70b-tp8-bf16.log --target-tp 1`: the pool does not fit,
+    yet the row's bytes per token are TP 1's, not the logged TP 8's. vLLM 0.34.0: each GPU
+    holds max(1, 8 KV heads // TP) heads (config/model.py:1703), a page is heads x
+    (head_size + head_size_v) x dtype size per token (v1/kv_cache_interface.py:597-605):
+    Llama-3.1-70B (80 layers, 8 KV heads, head_dim 128) in BF16 is 8 x 256 x 2 x 80 =
+    327,680 B per token per GPU at TP 1, 40,960 at TP 8."""
+    calc = session(BF16).calculator()
+    row = calc.scenario("bf16", tp=1, context_lengths=[131072])
+    assert row.does_not_fit and row.bytes_per_token == 8 * (128 + 128) * 2 * 80
+    # where a pool is sized, the figure is its budget over its tokens (a whole number of
+    # blocks: at most a block's worth above the page arithmetic)
+    for tp, heads in ((2, 4), (8, 1)):
+        row = calc.scenario("bf16", tp=tp, context_lengths=[131072])
+        page = heads * (128 + 128) * 2 * 80
+        assert row.tokens and page <= row.bytes_per_token <= page * (1 + 16 / row.tokens)
+    # the command's budget row says the same
+    out = subprocess.run([sys.executable, "-m", "kvtui", "whatif", "--from-log", str(BF16),
+                          "--target-tp", "1", "--json"], capture_output=True, text=True,
+                         cwd=ROOT, check=False)
+    rows = json.loads(out.stdout)["budget_scenarios"]
+    assert [r["bytes_per_token"] for r in rows if r["dtype"] == "bf16"] == [327_680.0]

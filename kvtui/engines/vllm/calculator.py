@@ -470,16 +470,20 @@ class Calculator:
             return None, None
         return lay.tokens(lay.blocks(budget), self.context_len, self.max_batched), None
 
-    def cost_per_token(self, dtype: str) -> float | None:
-        """Pool bytes per token of `dtype`: the block's bytes over the tokens it yields."""
-        lay = self.layout(dtype)
+    def cost_per_token(self, dtype: str, tp: int | None = None) -> float | None:
+        """Pool bytes per token of `dtype` at `tp` (None: the logged TP): the block's bytes
+        over the tokens it yields. The layout's own figure where no budget is sized at that TP
+        (the weights do not fit it); never the logged TP's figure for another TP (a KV head's
+        bytes per GPU change with the split)."""
+        other_tp = tp is not None and tp != self.parallel.tp
+        lay = self.layout(dtype, tp)
         if lay is None:
             cur = self.measured_bytes_per_token()
-            if cur is None or dtype not in VALUE_COST or self.unmodelled:
+            if cur is None or dtype not in VALUE_COST or self.unmodelled or other_tp:
                 return None
             return cur * VALUE_COST[dtype] / VALUE_COST[self.current_dtype]
-        tokens, _ = self.tokens_for(dtype)
-        budget, _, _ = self.budget_bytes()
+        tokens, _ = self.tokens_for(dtype, tp)
+        budget, _, _ = self.budget_bytes(tp)
         if not tokens or budget is None:
             return lay.block_bytes * max(1, lay.groups) / lay.block_size
         return budget / tokens

@@ -51,7 +51,7 @@ def build_row(calc: Rows, dtype: str, *, tp: int | None = None,
     base_budget = (calc.budget_bytes(tp, None)[0] if mem_fraction_static is not None
                    else budget)
     bpt = (round(base_budget / base_tokens, 1) if base_budget is not None and base_tokens
-           else (round(c, 1) if (c := calc.cost_per_token(dtype)) is not None else None))
+           else (round(c, 1) if (c := calc.cost_per_token(dtype, tp)) is not None else None))
     row: dict[str, Any] = {
         "dtype": dtype,
         "tokens": tokens,
