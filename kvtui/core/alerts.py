@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvtui.core import accuracy, dtypes, severity
+from kvtui.core.capacity.answers import knob_answer, knob_answers
 from kvtui.core.capacity.whatif import floor_fit
 from kvtui.core.engine import first_name, load, retraction_groups, term
 from kvtui.core.evidence import Evidence
@@ -521,7 +522,8 @@ def _rule_bf16_does_not_fit(st: State, run: Run, ctx: _Ctx) -> Alert | None:
               f"{value:.2f} concurrent requests at {term(ctx.engine, 'context_len')} "
               f"{context:,} (target "
               f"{target:g}).{fits}")
-    need = wi.inverse.kv_cache_memory_bytes_needed if wi.inverse is not None else None
+    need = (knob_answer(wi.inverse, "kv_cache_memory_bytes").needed
+            if wi.inverse is not None else None)
     knob = _bytes_knob(ctx)
     more = (f"{knob['flag']} {need} ({fmt_bytes_gib(need)} per GPU, in BF16)"
             if knob is not None and need else _mem(ctx))
@@ -554,14 +556,15 @@ def _inverse_summary(inv: Inverse | None, ctx: _Ctx) -> str:
     knob = _bytes_knob(ctx)
     mem = knob["flag"] if knob is not None else _flag(ctx, lambda f: f.mem_fraction,
                                                       "--mem-fraction-static")
-    if inv.kv_cache_memory_bytes_needed:
-        options.append(f"{mem} {inv.kv_cache_memory_bytes_needed}")
-    elif inv.mem_fraction_static_needed and inv.mem_fraction_static_feasible:
-        options.append(f"{mem} {inv.mem_fraction_static_needed}")
-    elif inv.gpu_memory_utilization_needed and inv.gpu_memory_utilization_feasible:
-        options.append(f"{mem} {inv.gpu_memory_utilization_needed}")
-    if inv.tp_needed:
-        options.append(f"TP {inv.tp_needed}")
+    answers = {a.name: a for a in knob_answers(inv)}
+    # the first memory knob that fits (a byte budget is always accepted; a fraction only
+    # when the engine takes it)
+    fits = next((a for a in answers.values() if a.name != "tp" and a.needed and (
+        a.feasible or a.name == "kv_cache_memory_bytes")), None)
+    if fits is not None:
+        options.append(f"{mem} {fits.needed}")
+    if answers["tp"].needed:
+        options.append(f"TP {answers['tp'].needed}")
     if options:
         parts.append(": that fits with " + " or ".join(options))
     return "".join(parts) + "."

@@ -14,7 +14,7 @@ import pytest
 from kvtui.core.fleet import evaluate
 from kvtui.core.fleet.config import FleetConfigError, parse
 from kvtui.core.fleet.result import Outcome, exit_code, render_text, to_json
-from kvtui.core.fleet.router import match
+from kvtui.core.fleet.urls import match
 from kvtui.core.report_types import Alert
 from tests.fleet.fleetlogs import FLEET, server, text
 

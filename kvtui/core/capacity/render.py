@@ -139,25 +139,27 @@ def _inverse_parts(inv: Inverse, knob: Json | None = None) -> list[str]:
         if rest is not None and rest > inv.missing_gib_per_gpu + 0.005:
             miss += f" ({rest:.2f} GiB more rest memory: the Mamba state takes its share)"
         parts.append(miss)
-    if inv.kv_cache_memory_bytes_needed is not None:
-        flag = (knob or {}).get("flag") or "kv_cache_memory_bytes"  # the engine's flag
-        parts.append(f"{flag} {inv.kv_cache_memory_bytes_needed} "
-                     f"({fmt_bytes_gib(inv.kv_cache_memory_bytes_needed)} per GPU)")
-    elif inv.mem_fraction_static_needed is not None:
-        feas = "" if inv.mem_fraction_static_feasible else " (not feasible)"
-        parts.append(f"raise mem_fraction_static to {inv.mem_fraction_static_needed}{feas}")
-    elif inv.gpu_memory_utilization_needed is not None:
-        feas = "" if inv.gpu_memory_utilization_feasible else " (not feasible)"
-        parts.append(f"raise gpu_memory_utilization to {inv.gpu_memory_utilization_needed}"
-                     f"{feas}")
-    elif inv.gpu_memory_utilization_note:
-        parts.append(inv.gpu_memory_utilization_note)
-    elif inv.mem_fraction_static_note:
-        parts.append(inv.mem_fraction_static_note)
-    if inv.tp_needed and inv.kv_cache_memory_bytes_needed is not None and inv.tp_note:
-        parts.append(f"or use TP {inv.tp_needed} ({inv.tp_note})")
-    elif inv.tp_needed:
-        parts.append(f"or use TP {inv.tp_needed} (estimate)")
+    answers = {a.name: a for a in knob_answers(inv)}
+    memory = [a for a in answers.values() if a.name != "tp"]
+    fits = next((a for a in memory if a.needed is not None), None)
+    by_bytes = fits is not None and fits.name == "kv_cache_memory_bytes"
+    if fits is not None and by_bytes:
+        flag = (knob or {}).get("flag") or fits.name  # the engine's flag
+        parts.append(f"{flag} {fits.needed} ({fmt_bytes_gib(fits.needed or 0)} per GPU)")
+    elif fits is not None:
+        feas = "" if fits.feasible else " (not feasible)"
+        parts.append(f"raise {fits.name} to {fits.needed}{feas}")
+    else:
+        # why no setting fits (a byte-sized knob's note is said by its own row)
+        note = next((a.note for a in memory if a.note and a.name != "kv_cache_memory_bytes"),
+                    None)
+        if note:
+            parts.append(note)
+    tp = answers["tp"]
+    if tp.needed and by_bytes and tp.note:
+        parts.append(f"or use TP {tp.needed} ({tp.note})")
+    elif tp.needed:
+        parts.append(f"or use TP {tp.needed} (estimate)")
     return parts
 
 

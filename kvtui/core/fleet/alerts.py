@@ -22,8 +22,9 @@ from typing import Any
 
 from kvtui.core import severity
 from kvtui.core.evidence import Evidence
-from kvtui.core.fleet.router import RouterFacts, RouterTarget, match
+from kvtui.core.fleet.router import RouterFacts, RouterTarget
 from kvtui.core.fleet.server import Sample, Server
+from kvtui.core.fleet.urls import match
 from kvtui.core.report_types import Alert
 from parsers.prefix import ts_seconds
 

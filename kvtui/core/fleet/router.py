@@ -9,13 +9,10 @@ URL to the fleet entry on that host (`match`), for `fleet-kv-transfer-failing`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from kvtui.core.evidence import Evidence
-from kvtui.core.fleet.server import Server
 from parsers.prefix import line_timestamp
 from parsers.router import router_failure, router_workers
 
@@ -111,39 +108,3 @@ class RouterWatch:
             targets.append(RouterTarget(side, url, t.count, tuple(sorted(t.answers.items())),
                                         ev))
         return RouterFacts(self.count, tuple(targets), self.prefill_urls, self.decode_urls)
-
-
-def _host_port(url: str) -> tuple[str, int | None] | None:
-    try:
-        parts = urlsplit(url if "://" in url else f"http://{url}")
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        return None
-    return (host.lower(), port) if host else None
-
-
-def match(url: str, side: str, servers: Sequence[Server]) -> Server | None:
-    """The fleet entry a router's URL names. The entry is known by its `host` (without
-    `user@`) and its `addresses` (its ssh_config HostName, what that resolves to); the URL's
-    host:port is matched first against an entry written `host:port`, then against an entry
-    on that host whose server listens on that port (`Server.http_port`), then the host
-    alone; among several, the one of the URL's side. None when none matches or the choice
-    is not one."""
-    hp = _host_port(url)
-    if hp is None:
-        return None
-    host, port = hp
-    named = [(s, {s.name.rsplit("@", 1)[-1].lower(), *(a.lower() for a in s.addresses)})
-             for s in servers if not s.is_router]
-    on_host = [s for s, names in named if host in names]
-    for found in ([s for s, names in named if port is not None and f"{host}:{port}" in names],
-                  [s for s in on_host if port is not None and s.http_port == port],
-                  on_host):
-        if len(found) > 1:
-            found = [s for s in found if s.role == side]
-        if len(found) == 1:
-            return found[0]
-        if found:
-            return None
-    return None
-    return None
