@@ -21,7 +21,7 @@ from kvtui.core.fleet import evaluate
 from kvtui.core.fleet.result import Outcome, exit_code, render_text, to_json
 from tests.fleet.fleetlogs import server
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "fleet"
 UPDATE = os.environ.get("KVTUI_UPDATE_GOLDEN") == "1"
 
 FLEETS = {
