@@ -98,6 +98,21 @@ def test_kvtui_check_on_a_bundled_sample(installed: Path, tmp_path: Path) -> Non
     assert '"rule": "kv-fp8-unscaled"' in fp8.stdout
 
 
+def test_the_installed_ssh_follower_sends_its_own_source(installed: Path,
+                                                          tmp_path: Path) -> None:
+    """`kvtui ssh` sends the module remote_follower.py itself to the host: the wheel ships it,
+    and the installed kvtui reads it from there (importlib.resources), byte for byte."""
+    out = _run(installed / "python", "-c", "import base64, zlib\n"
+               "from kvtui.sources.ssh import remote_follower\n"
+               "from kvtui.sources.ssh.follow import boot\n"
+               "sent = zlib.decompress(base64.b64decode(boot().split(\"'\")[1]))\n"
+               "print(remote_follower.__file__)\n"
+               "print(sent == open(remote_follower.__file__, 'rb').read())", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    where, same = out.stdout.split()
+    assert Path(where).is_relative_to(installed.parent) and same == "True", out.stdout
+
+
 def test_kvtui_demo_in_a_terminal(installed: Path, tmp_path: Path) -> None:
     tmux = shutil.which("tmux")
     if tmux is None:

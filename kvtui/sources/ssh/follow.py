@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import json
 import random
 import shlex
@@ -25,6 +26,7 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 import paramiko
@@ -45,12 +47,20 @@ from kvtui.sources.ssh.blocks import Cursor, Deliver, Delivered, LineBlock, as_i
 from kvtui.sources.ssh.commands import MarkerGate, client_argv, dies_with_channel, launch_failure
 from kvtui.sources.ssh.connect import Connection, Connector, SSHError
 from kvtui.sources.ssh.frames import FrameReader, StreamError, zstd_available
-from kvtui.sources.ssh.remote_script import FOLLOWER
 
-# The follower travels as one line of base64: the user's login shell parses the command first,
-# and csh-family shells cannot take a newline inside quotes.
-_BOOT = ("import base64,zlib;exec(zlib.decompress(base64.b64decode('"
-         + base64.b64encode(zlib.compress(FOLLOWER.encode(), 9)).decode() + "')))")
+
+@functools.cache
+def boot() -> str:
+    """The `python3 -S -c` program that runs the follower on the host: the module
+    `kvtui.sources.ssh.remote_follower`'s own source (read as package data, so an installed
+    wheel sends the same), compressed, as one line of base64: the user's login shell parses
+    the command first, and csh-family shells cannot take a newline inside quotes. Run so, the
+    module is `__main__`."""
+    source = resources.files("kvtui.sources.ssh").joinpath("remote_follower.py").read_bytes()
+    return ("import base64,zlib;exec(zlib.decompress(base64.b64decode('"
+            + base64.b64encode(zlib.compress(source, 9)).decode() + "')))")
+
+
 # The follower needs nothing but the standard library, so any python3 will run it; but a
 # version manager's shim (pyenv's, asdf's: a shell script that works out which interpreter the
 # user meant) costs more than the interpreter's own start (70 ms against 10 here, per start).
@@ -491,7 +501,7 @@ class RemoteFollower:
         args = ["kvtui-follow", self.target.value, json.dumps(opts, separators=(",", ":"))]
         python = ["sh", "-c", _PYTHON3, "python3"] if self.target.python == "python3" else [
             self.target.python]
-        return " ".join(shlex.quote(a) for a in [*python, "-S", "-c", _BOOT, *args])
+        return " ".join(shlex.quote(a) for a in [*python, "-S", "-c", boot(), *args])
 
     def _codecs(self) -> list[str]:
         """What the follower may use, best first: zstd-1 (a third smaller than zlib-1 on

@@ -14,7 +14,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-from kvtui.sources.ssh.remote_script import MAGIC
+from kvtui.sources.ssh.remote_follower import MAGIC
 
 BANNER_MAX = 64 << 10  # bytes accepted before MAGIC
 PIECE = 4 << 20  # largest decompressed piece handed on at once

@@ -1,4 +1,4 @@
-"""The follower that runs on the remote host (`python3 -c BOOT kvtui-follow PATH OPTIONS`), as text.
+"""The follower that runs on the remote host: `python3 -S -c BOOT kvtui-follow PATH OPTIONS`.
 
 Why not `tail -F`: tail announces truncation and replacement on stderr while the data goes to
 stdout, and sshd forwards the two pipes independently, so the client cannot tell which bytes came
@@ -42,43 +42,112 @@ The client sends a byte on stdin every few seconds; the follower exits on stdin 
 nothing has come for `idle_exit` s (a network drop that never heals gives no EOF for many
 minutes), and it never blocks in a write: no process is left on the host. Files are opened
 non-blocking after a stat, and anything but a regular file is refused (a FIFO would block
-`open` forever). Python 3.6+, stdlib only. Its stderr is reserved for real failures.
+`open` forever). Its stderr is reserved for real failures.
+
+How this file is written: `kvtui.sources.ssh.follow` sends its source as it is (compressed) and
+the host's `python3 -S` runs it as `__main__`, so it must run on any python3 a host may have,
+3.6 on: the standard library only, no syntax newer than 3.6 (ruff checks it as py37, the oldest
+target it knows, and a test parses it as 3.6), types in `# type:` comments (mypy reads them;
+they cost nothing at run time and cannot fail on an old interpreter as an evaluated annotation
+would), `typing` imported for mypy only. kvtui imports it too (for MAGIC, and its tests), so
+nothing runs at import: the host's options are read by `run`, below.
 """
 
-MAGIC = b"\x00KVTUI-FOLLOW-2\x00"
+import hashlib
+import json
+import os
+import select
+import signal
+import stat
+import struct
+import sys
+import time
+import zlib
 
-FOLLOWER = r'''
-import hashlib, json, os, select, signal, stat, struct, sys, time, zlib
-signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing on the host
+if TYPE_CHECKING:
+    from subprocess import Popen  # noqa: F401  (in type comments)
+    from typing import (  # noqa: F401  (in type comments, which ruff does not read)
+        Any,
+        Callable,
+        Dict,
+        Iterator,
+        List,
+        NoReturn,
+        Optional,
+        Protocol,
+        Set,
+        Tuple,
+        Union,
+    )
+
+    Ident = Tuple[int, int]  # (st_ino, st_dev)
+    Head = Tuple[int, str]  # the first bytes of a file: (length, sha1 hex)
+    # what find_continuation found: (path, fd or Unpacker at the read position, packed?)
+    Cont = Tuple[str, Any, bool]
+
+    class Stream(Protocol):
+        """What `Unpacker` reads: a decompressing file, or a decompressor's stdout."""
+
+        def read(self, n):
+            # type: (int) -> bytes
+            ...
+
+        def close(self):
+            # type: () -> None
+            ...
+
 MAGIC = b"\x00KVTUI-FOLLOW-2\x00"
-path = sys.argv[2]
-o = json.loads(sys.argv[3])
-STOP, HB, IDLE_EXIT, QUIET = o["stop_at_end"], o["hb"], o["idle_exit"], o["quiet"]
 CHUNK, HEAD, POLL, FIRST = 1 << 20, 1024, 0.1, 256 << 10
-sent_any = False
-ahead = None  # (fd, offset, size): the read-ahead still to send, after the first chunk
-D = os.path.dirname(path) or "."
-BASE = os.path.basename(path)
-STEM, EXT = os.path.splitext(BASE)
 PACKED = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".lzma", ".Z", ".zip")
 KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
          (stat.S_ISDIR, "a directory"))
-CODECS = o["codecs"]  # what the client can decode, best first
 # a backlog of BLOCK bytes or more goes through the zstd binary, in bursts of at most BURST
 # (each one zstd process and frame; the file's rotations are looked for between bursts);
 # smaller reads (live following) go as zlib
 BLOCK, BURST = 4 << 20, 64 << 20
-zpy = zbin = None
-if "zstd" in CODECS:
-    try:
-        from compression import zstd as zpy  # Python 3.14+
-    except ImportError:
-        import shutil
-        zbin = shutil.which("zstd")
-zc = zlib.compressobj(1) if "zlib" in CODECS else None
-CODEC = "zstd" if zpy else "zstd+zlib" if zbin and zc else "zlib" if zc else "none"
-last_in = last_out = time.monotonic()
+
+# Set by `configure` from the command line (the client's options as JSON, see follow.py).
+path = ""  # the log followed
+o = {}  # type: Dict[str, Any]
+STOP = False  # stop at the end of the file (a snapshot read)
+HB = IDLE_EXIT = QUIET = 0.0
+D = BASE = STEM = EXT = ""  # the log's directory, name, and name split at its extension
+CODECS = []  # type: List[str]  # what the client can decode, best first
+zpy = None  # type: Any  # Python 3.14's compression.zstd, when the client takes zstd
+zbin = None  # type: Optional[str]  # else the host's `zstd` binary
+zc = None  # type: Optional[zlib._Compress]
+CODEC = "none"
+last_in = last_out = 0.0  # monotonic time of the client's last byte, of our last frame
+sent_any = False
+# the read-ahead still to send, after the first chunk: (fd, offset, size)
+ahead = None  # type: Optional[Tuple[int, int, int]]
+
+
+def configure(argv):
+    # type: (List[str]) -> None
+    """The options from the command line: `argv[2]` the path, `argv[3]` the JSON options."""
+    global path, o, STOP, HB, IDLE_EXIT, QUIET, D, BASE, STEM, EXT, CODECS, zpy, zbin, zc, \
+        CODEC, last_in, last_out, cur_name, OLDDIRS
+    path = argv[2]
+    o = json.loads(argv[3])
+    STOP, HB, IDLE_EXIT, QUIET = o["stop_at_end"], o["hb"], o["idle_exit"], o["quiet"]
+    D = os.path.dirname(path) or "."
+    BASE = os.path.basename(path)
+    STEM, EXT = os.path.splitext(BASE)
+    CODECS = o["codecs"]
+    if "zstd" in CODECS:
+        try:
+            from compression import zstd as zpy  # Python 3.14+
+        except ImportError:
+            import shutil
+            zbin = shutil.which("zstd")
+    zc = zlib.compressobj(1) if "zlib" in CODECS else None
+    CODEC = "zstd" if zpy else "zstd+zlib" if zbin and zc else "zlib" if zc else "none"
+    last_in = last_out = time.monotonic()
+    cur_name = path
+    OLDDIRS = olddirs()
 
 
 class NotRegular(Exception):
@@ -86,6 +155,7 @@ class NotRegular(Exception):
 
 
 def pump(timeout, want_write=False):
+    # type: (float, bool) -> bool
     """Wait up to `timeout` s for the client's heartbeat bytes (or stdout room); exit on EOF
     or when the client has been silent for IDLE_EXIT s."""
     global last_in
@@ -101,6 +171,7 @@ def pump(timeout, want_write=False):
 
 
 def w(kind, payload=b""):
+    # type: (bytes, bytes) -> None
     global last_out
     view = memoryview(kind + struct.pack(">I", len(payload)) + payload)
     while view:
@@ -114,10 +185,12 @@ def w(kind, payload=b""):
 
 
 def wj(kind, obj):
+    # type: (bytes, Any) -> None
     w(kind, json.dumps(obj).encode())
 
 
 def note(state, message, about=None):
+    # type: (str, str, Optional[str]) -> None
     """`about`: the path the message begins with (the client says which host it is on)."""
     n = {"state": state, "message": message}
     if about is not None:
@@ -126,16 +199,19 @@ def note(state, message, about=None):
 
 
 def idle(timeout):
+    # type: (float) -> None
     if time.monotonic() - last_out >= HB:
         w(b"K")
     pump(timeout)
 
 
 def ident(st):
+    # type: (os.stat_result) -> Ident
     return (st.st_ino, st.st_dev)
 
 
 def kind_of(mode):
+    # type: (int) -> str
     for test, name in KINDS:
         if test(mode):
             return name
@@ -143,6 +219,7 @@ def kind_of(mode):
 
 
 def open_reg(p):
+    # type: (str) -> int
     st = os.stat(p)
     if not stat.S_ISREG(st.st_mode):
         raise NotRegular(kind_of(st.st_mode))
@@ -155,12 +232,14 @@ def open_reg(p):
 
 
 def refuse(p, e):
+    # type: (str, NotRegular) -> NoReturn
     note("error", "%s is %s, not a regular file: kvtui follows regular log files only "
          "(read anything else with --cmd)" % (p, e), p)
     sys.exit(3)
 
 
 def wait_open():
+    # type: () -> int
     """The path opened, waiting while it is missing or unreadable (said once per episode)."""
     said = None
     while True:
@@ -190,21 +269,25 @@ def wait_open():
 
 
 def head_of(fd):
+    # type: (int) -> Head
     h = os.pread(fd, HEAD, 0)
     return len(h), hashlib.sha1(h).hexdigest()
 
 
 def same_head(fd, hl, hh):
+    # type: (int, int, str) -> bool
     h = os.pread(fd, hl, 0)
     return len(h) == hl and hashlib.sha1(h).hexdigest() == hh
 
 
 def bytes_before(fd, off, n):
+    # type: (int, int, int) -> bytes
     n = min(n, off)
     return os.pread(fd, n, off - n)
 
 
 def window_ok(fd, off, wl, wh):
+    # type: (int, int, int, str) -> bool
     if wl == 0:
         return True
     b = bytes_before(fd, off, wl)
@@ -213,14 +296,15 @@ def window_ok(fd, off, wl, wh):
 
 fd = -1
 pos = 0
-cur_name = path  # the file read now (a rotated one while a chain is read)
-cur = None
-cur_head = (0, "")
+cur_name = ""  # the file read now (a rotated one while a chain is read)
+cur = (-1, -1)  # type: Ident  # none yet (st_ino is never negative)
+cur_head = (0, "")  # type: Head
 first64 = tail64 = b""
-seen = set()
+seen = set()  # type: Set[Ident]
 
 
 def start_file(nfd, npos, why, name=None):
+    # type: (int, int, str, Optional[str]) -> None
     """Read `nfd` from `npos` on, and tell the client (H)."""
     global fd, pos, cur, cur_head, first64, tail64, cur_name
     fd, pos, cur_name = nfd, npos, name or path
@@ -236,10 +320,11 @@ def start_file(nfd, npos, why, name=None):
               "chain": chain_state(), "mtime": st.st_mtime_ns, "done": done_state()})
 
 
-chaining = {"newest": None, "late": [], "cut": 0}
+chaining = {"newest": None, "late": [], "cut": 0}  # type: Dict[str, Any]
 
 
 def done_state():
+    # type: () -> Dict[str, List[List[Union[int, str]]]]
     """The files this follower has read (identities, and first KiB of those read whole),
     handed back on resume: a file with nothing read yet has no content to be found by, and
     these are the rotated files that are not its copies."""
@@ -248,6 +333,7 @@ def done_state():
 
 
 def chain_state():
+    # type: () -> Optional[Dict[str, Any]]
     """While rotated files are read: what the next session needs to finish the watch on the
     new file (its identity, largest size and first bytes seen, whether it shrank), the files
     that appeared meanwhile, and how many copytruncates were seen."""
@@ -261,11 +347,13 @@ def chain_state():
 
 
 def last64(before, data):
+    # type: (bytes, bytes) -> bytes
     """The last 64 bytes sent once `data` followed `before` (the last 64 sent before it)."""
     return data[-64:] if len(data) >= 64 else (before + data)[-64:]
 
 
 def burst(n):
+    # type: (int) -> int
     """`n` bytes of backlog from `pos` through one `zstd` process (level 1), its output sent as
     it comes (Y frames cut anywhere in one zstd frame): one process per burst of up to BURST
     bytes, fed (by sendfile where the kernel can) and drained here (a process per 4 MiB cost
@@ -277,6 +365,8 @@ def burst(n):
     write to it, not end this process without a word."""
     global zbin, pos, tail64
     import subprocess
+    if zbin is None:  # (read_some calls it only when there is one)
+        return 0
     try:
         proc = subprocess.Popen([zbin, "-1", "-q", "-c"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -284,11 +374,12 @@ def burst(n):
         zbin = None
         return 0
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    assert proc.stdin is not None and proc.stdout is not None  # (both pipes)
     zin, zout = proc.stdin.fileno(), proc.stdout.fileno()
     os.set_blocking(zin, False)
     for p in (zin, zout):
         big_pipe(p)
-    left, todo, fed, sent = n, b"", 0, False
+    left, todo, fed, sent = n, b"", 0, False  # type: int, Union[bytes, memoryview], int, bool
     while True:
         r, wr, _ = select.select([zout, 0], [zin] if zin >= 0 else [], [], 1.0)
         if 0 in r:
@@ -337,6 +428,7 @@ sendfile_ok = hasattr(os, "sendfile")
 
 
 def copy_to(out, off, n):
+    # type: (int, int, int) -> Optional[int]
     """Up to `n` bytes of the file at `off` into the pipe `out` by the kernel (sendfile: no
     copy through this process; reading and writing 199 MB of backlog itself, with 64 KiB
     pipes, cost it 0.45 s of CPU here, 0.32 s so); None where sendfile cannot write to a
@@ -353,6 +445,7 @@ def copy_to(out, off, n):
 
 
 def big_pipe(p):
+    # type: (int) -> None
     """A 1 MiB pipe buffer (Linux F_SETPIPE_SZ; the default 64 KiB woke both ends ~16 times
     per MiB); left as it is where refused."""
     try:
@@ -363,6 +456,7 @@ def big_pipe(p):
 
 
 def send(chunk):
+    # type: (bytes) -> None
     """Raw bytes of the file, framed in the best codec at hand."""
     if zpy is not None:
         w(b"Y", zpy.compress(chunk, 1))  # a complete frame per chunk: bounded to decode
@@ -373,6 +467,7 @@ def send(chunk):
 
 
 def read_some():
+    # type: () -> int
     """One read at `pos`, sent; its length (0 at the end of the file). A big backlog goes as
     a burst through the zstd binary when there is one; live reads stay small and go as zlib."""
     global pos, tail64, first64, cur_head, sent_any, ahead
@@ -407,10 +502,11 @@ def read_some():
     return len(chunk)
 
 
-watch = {"ident": None, "max": 0, "shrunk": False, "head": (0, "")}
+watch = {"ident": None, "max": 0, "shrunk": False, "head": (0, "")}  # type: Dict[str, Any]
 
 
 def watch_path():
+    # type: () -> None
     """While rotated files are read, the current file is watched: did it shrink (copytruncate
     of a file not read yet)? Its size and first bytes before that are kept, to find the copy."""
     try:
@@ -439,6 +535,7 @@ def watch_path():
 
 
 def read_copy_of_newest():
+    # type: () -> Optional[str]
     """The new file shrank while older ones were read: read its copy (same first bytes), if
     there is one, before the file itself from 0. The copy's name, or None."""
     hl, hh = watch["head"]
@@ -463,6 +560,7 @@ def read_copy_of_newest():
 
 
 def drain_quiet(q):
+    # type: (float) -> None
     """Read to the end, and on until the file has not changed for `q` s (its mtime says so at
     once for a file nobody writes to any more; the monotonic clock bounds the wait anyway)."""
     last = time.monotonic()
@@ -477,6 +575,7 @@ def drain_quiet(q):
 
 
 def rotation_name(name):
+    # type: (str) -> bool
     """A sibling named like a rotation of the log (server.log.1, server.log-20260101,
     server-20260101.log), not compressed: only such files can be chain members."""
     if name == BASE or name.endswith(PACKED) or len(name) <= len(BASE):
@@ -492,6 +591,7 @@ def rotation_name(name):
 
 
 def packed_ext(name):
+    # type: (str) -> Optional[str]
     """The compression suffix of a compressed rotation of the log (server.log.1.gz,
     server.log-20260101.zst, ...), else None."""
     for ext in PACKED:
@@ -501,10 +601,12 @@ def packed_ext(name):
 
 
 def member(name):
+    # type: (str) -> bool
     return rotation_name(name) or packed_ext(name) is not None
 
 
 def olddirs():
+    # type: () -> List[str]
     """logrotate's `olddir` directories named in its configuration (o["rotate_conf"]: files, or
     directories of files, as `include` takes them); relative ones are relative to the log's
     directory, as logrotate(8) says. Any olddir counts: files there are matched by identity
@@ -527,10 +629,11 @@ def olddirs():
     return out
 
 
-OLDDIRS = olddirs()
+OLDDIRS = []  # type: List[str]  # logrotate's olddirs (set by `configure`)
 
 
 def rot_dirs():
+    # type: () -> Iterator[str]
     """Where rotated copies of the log may be: its directory, the directories in it (a
     relative olddir), and the olddirs of logrotate's configuration."""
     out, known = [D], set()
@@ -549,6 +652,7 @@ def rot_dirs():
 
 
 def siblings():
+    # type: () -> Iterator[Tuple[str, str, os.stat_result]]
     """Regular files that may be the log's rotations: every file beside it, and files named
     like its rotations in the other rotation directories."""
     for d in rot_dirs():
@@ -568,27 +672,31 @@ def siblings():
 
 
 def shown(p):
+    # type: (str) -> str
     """A member's name as notices give it: relative to the log's directory."""
     rel = os.path.relpath(p, D)
     return rel if not rel.startswith("..") else p
 
 
-class Unpacker(object):
+class Unpacker:
     """The decompressed bytes of a compressed rotation: Python's own modules for gzip, bzip2
     and xz, compression.zstd (3.14+) or the host's `zstd -dc` for zstd; None from `open_packed`
     when the host has no decoder for it."""
 
     def __init__(self, f, proc=None):
+        # type: (Stream, Optional[Popen[bytes]]) -> None
         self.f, self.proc = f, proc
         self.back = b""  # read ahead of the position the caller wants (unread)
 
     def read(self, n):
+        # type: (int) -> bytes
         if self.back:
             b, self.back = self.back[:n], self.back[n:]
             return b
         return self.f.read(n)
 
     def close(self):
+        # type: () -> None
         self.f.close()
         if self.proc is not None:
             try:
@@ -599,6 +707,7 @@ class Unpacker(object):
 
 
 def open_packed(p, ext):
+    # type: (str, str) -> Optional[Unpacker]
     try:
         if ext == ".gz":
             import gzip
@@ -621,6 +730,7 @@ def open_packed(p, ext):
                     return None
                 proc = subprocess.Popen([exe, "-d", "-c", "-q", "--", p],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                assert proc.stdout is not None  # (a pipe)
                 return Unpacker(proc.stdout, proc)
     except (OSError, ImportError):
         return None
@@ -628,6 +738,7 @@ def open_packed(p, ext):
 
 
 def unpacked_prefix(u, hl, hh, off, wl, wh):
+    # type: (Unpacker, int, str, int, int, str) -> bool
     """Read `u` up to `off` (left there): True when its first `hl` bytes hash to `hh`, it is
     at least `off` long, and the `wl` bytes before `off` hash to `wh` (it holds what was being
     read). `off` may be inside the first `hl` bytes."""
@@ -653,11 +764,13 @@ def unpacked_prefix(u, hl, hh, off, wl, wh):
         return False
 
 
-read_heads = set()  # (len, hash) of the first bytes of the files read whole: a compressed
-# copy of one of them is not read again
+# (len, hash) of the first bytes of the files read whole: a compressed copy of one of them is
+# not read again
+read_heads = set()  # type: Set[Head]
 
 
 def read_packed(p, u, start, why, head=None):
+    # type: (str, Unpacker, int, str, Optional[Head]) -> int
     """Send the decompressed bytes of `p` from `start` (`u` already there) as the file now
     read; its length. `head`: the first bytes' (length, hash), when `start` is past them.
     The H frame gives the compressed file's identity with the hash of its content's first
@@ -696,6 +809,7 @@ def read_packed(p, u, start, why, head=None):
 
 
 def rank(name):
+    # type: (str) -> Optional[Tuple[str, Any]]
     """Where a rotation's name puts it: ("n", N) for server.log.N (a higher N is older),
     ("d", digits) for a date suffix (a later date is newer), None otherwise."""
     ext = packed_ext(name)
@@ -714,14 +828,17 @@ def rank(name):
 
 
 def newer_by_name(a, b):
+    # type: (str, str) -> Optional[bool]
     """True/False when the names say rotation `a` is newer than `b`; None when they cannot."""
     ra, rb = rank(a), rank(b)
     if ra is None or rb is None or ra[0] != rb[0] or ra[1] == rb[1]:
         return None
-    return ra[1] < rb[1] if ra[0] == "n" else ra[1] > rb[1]
+    newer = ra[1] < rb[1] if ra[0] == "n" else ra[1] > rb[1]  # type: bool
+    return newer
 
 
 def locate(want, hl, hh):
+    # type: (Ident, int, str) -> Optional[Tuple[str, int, bool]]
     """Where the file with identity `want` is now: (path, fd, first bytes still hl/hh), the
     path itself first; None when it is gone. The same inode with other first bytes is the
     same file rewritten (or a new file that reused the inode: read from the start either way).
@@ -749,6 +866,7 @@ def locate(want, hl, hh):
 
 
 def path_ident():
+    # type: () -> Optional[Ident]
     try:
         return ident(os.stat(path))
     except OSError:
@@ -756,6 +874,7 @@ def path_ident():
 
 
 def successors(m, after=None):
+    # type: (int, Optional[str]) -> List[str]
     """Rotated files (plain or compressed, beside the log or in a rotation directory) newer
     than the one just read, not read yet, oldest first. Newer: its name says so (server.log.1
     is newer than server.log.2, a later date is newer) or, where names cannot tell, it was
@@ -779,8 +898,8 @@ def successors(m, after=None):
             out.append((st.st_mtime_ns, st.st_ino, p))
     out.sort()
     # oldest first: by name where every name ranks the same way, else by mtime
-    ranks = [rank(os.path.basename(p)) for _, _, p in out]
-    if ranks and all(r is not None for r in ranks) and len({r[0] for r in ranks}) == 1:
+    ranks = [r for r in (rank(os.path.basename(p)) for _, _, p in out) if r is not None]
+    if ranks and len(ranks) == len(out) and len({r[0] for r in ranks}) == 1:
         old_first = ranks[0][0] == "n"
         out = [x for _, x in sorted(zip(ranks, out), key=lambda t: t[0][1],
                                     reverse=old_first)]
@@ -788,6 +907,7 @@ def successors(m, after=None):
 
 
 def find_copy(hl, hh, off, check):
+    # type: (int, str, int, Callable[[int], bool]) -> Optional[Tuple[str, int]]
     """A copy of the current file (copytruncate): same first bytes, at least `off` long, and
     the same bytes before `off` (`check`)."""
     for p, name, st in siblings():
@@ -806,6 +926,7 @@ def find_copy(hl, hh, off, check):
 
 
 def skip_member(p, why):
+    # type: (str, Optional[str]) -> None
     try:
         seen.add(ident(os.stat(p)))
     except OSError:
@@ -814,21 +935,26 @@ def skip_member(p, why):
         skipped.append("%s (%s)" % (shown(p), why))
 
 
-skipped = []  # rotated files of the chain that could not be read, said in the notice
+# rotated files of the chain that could not be read, said in the notice
+skipped = []  # type: List[str]
 
 
 def already_read(u):
+    # type: (Unpacker) -> bool
     """A compressed file whose first KiB is that of a file read whole: its compressed copy."""
     h = u.read(HEAD)
     return len(h) == HEAD and (HEAD, hashlib.sha1(h).hexdigest()) in read_heads
 
 
 def read_chain(m, after=None):
+    # type: (int, Optional[str]) -> Tuple[List[str], List[str]]
     """Every rotated file newer than the one just read (mtime `m`, name `after`), oldest first:
     (their names, the names of those that appeared meanwhile). Asked again after each file:
     while one is read, the current file may be rotated too, or copied and truncated (its copy
     is then the next member, and the current file holds the rest)."""
-    names, first, late = [], None, chaining["late"]
+    names = []  # type: List[str]
+    first = None  # type: Optional[Set[str]]
+    late = chaining["late"]  # type: List[str]
     while True:
         todo = successors(m, after)
         if first is None:
@@ -850,6 +976,9 @@ def read_chain(m, after=None):
                 continue
             u.close()
             u = open_packed(p, ext)
+            if u is None:  # gone since the look just now
+                skip_member(p, "removed while it was read")
+                continue
             try:
                 m, after = os.stat(p).st_mtime_ns, p
                 read_packed(p, u, 0, "next")
@@ -873,12 +1002,14 @@ def read_chain(m, after=None):
 
 
 def remember_head(f):
+    # type: (int) -> None
     hl, hh = head_of(f)
     if hl == HEAD:
         read_heads.add((hl, hh))
 
 
 def find_continuation(hl, hh, off, wl, wh):
+    # type: (int, str, int, int, str) -> Optional[Cont]
     """The bytes being read when the session was lost, in another file now: a copy
     (copytruncate) or a compressed rotation, here or in a rotation directory. (path, fd or
     Unpacker at `off`, packed?) or None."""
@@ -909,10 +1040,11 @@ def find_continuation(hl, hh, off, wl, wh):
 
 
 def follow_rotation(where, disconnected, carried=None):
+    # type: (Optional[str], bool, Optional[Dict[str, Any]]) -> None
     """The file being read was renamed (to `where`): finish it, the chain, then the new file.
     `carried`: the chain state of the session that was reading the chain when it was lost."""
     if carried:
-        newest = tuple(carried["newest"])
+        newest = tuple(carried["newest"])  # type: Optional[Ident]
         watch.update(ident=newest, max=carried["max"], shrunk=carried["shrunk"],
                      head=tuple(carried["head"]))
         chaining.update(newest=newest, late=list(carried["late"]), cut=carried["cut"])
@@ -942,6 +1074,7 @@ def follow_rotation(where, disconnected, carried=None):
 
 
 def packed_copy(head):
+    # type: (Head) -> Optional[str]
     """The compressed rotation holding the file read (its first bytes), or None."""
     hl, hh = head
     if hl < HEAD:
@@ -961,6 +1094,7 @@ def packed_copy(head):
 
 
 def chain_tail(m, after, msg, newest, cut_before=0):
+    # type: (int, Optional[str], str, Optional[Ident], int) -> None
     """After the file that was being read: every newer rotated file, then the new file (from
     its start), with one notice saying what was read. `cut_before`: copytruncates seen on the
     way here (the copies read)."""
@@ -1005,6 +1139,7 @@ def chain_tail(m, after, msg, newest, cut_before=0):
 
 
 def follow_truncation():
+    # type: () -> None
     """The file was truncated in place: the rest from a copy if there is one, then from 0."""
     old = pos
     lost = "lines written after byte %d before the truncation are lost" % old
@@ -1040,6 +1175,7 @@ def follow_truncation():
 
 
 def changed_in_place():
+    # type: () -> bool
     size = os.fstat(fd).st_size
     if size < pos:
         return True
@@ -1049,6 +1185,7 @@ def changed_in_place():
 
 
 def tail_offset(f, size, n):
+    # type: (int, int, int) -> int
     if n < 0:
         return 0
     if n == 0:
@@ -1073,6 +1210,7 @@ def tail_offset(f, size, n):
 
 
 def resume():
+    # type: () -> None
     """Back after a disconnect: find the file we were reading, by identity."""
     global cur
     want = (o["ino"], o["dev"])
@@ -1127,6 +1265,7 @@ def resume():
 
 
 def resume_unknown(want, done):
+    # type: (Ident, Set[Ident]) -> bool
     """Nothing of the file had been read (it was empty at the last look): no content to find
     it by. The rotated files written since its mtime then, other than those read already
     (`done`: a renamed file before it gets late writes after it was created), hold what was
@@ -1157,6 +1296,7 @@ def resume_unknown(want, done):
 
 
 def resume_rotated(cont, off, maybe_copied):
+    # type: (Cont, int, bool) -> None
     """The file being read is now `cont` (compressed, or a copy): read it from `off`, then the
     newer rotated files, then the file at the path from its start. `maybe_copied`: the path
     still has the old inode, so this may have been a copytruncate."""
@@ -1180,6 +1320,7 @@ def resume_rotated(cont, off, maybe_copied):
 
 
 def read_continuation(cont, off, chain=True):
+    # type: (Cont, int, bool) -> List[str]
     """Read what `find_continuation` found from `off` (the stream goes on where it was), then,
     with `chain`, the rotated files newer than it (the copies made by later copytruncates):
     their names, the first one's included."""
@@ -1198,10 +1339,11 @@ def read_continuation(cont, off, chain=True):
     if not chain:
         return [shown(p)]
     names, _ = read_chain(m, p)
-    return [shown(p)] + names
+    return [shown(p), *names]
 
 
 def marker_line(f, marks, lo, end, last):
+    # type: (int, List[bytes], int, int, bool) -> Optional[int]
     """The line start of the last (or first) line in [lo, end) holding a marker, or None."""
     longest = max(len(m) for m in marks)
     buf = os.pread(f, end - lo + longest - 1, lo)  # a marker may straddle `end`
@@ -1219,6 +1361,7 @@ def marker_line(f, marks, lo, end, last):
 
 
 def last_marker(f, size):
+    # type: (int, int) -> Optional[int]
     """The line start of the last server start: the last line holding one of the client's
     anchors (a line every start of an engine prints; the markers when none are given), moved
     back to the first marker line of the same start (an engine prints several, a few lines
@@ -1244,6 +1387,7 @@ def last_marker(f, size):
 
 
 def prelude(f, at, size):
+    # type: (int, int, int) -> None
     """Read ahead: the start-up region of the last server start, sent before the stream gets
     there (right after its first chunk), when the stream from `at` would take a while (P)."""
     pre = o.get("prelude")
@@ -1267,6 +1411,7 @@ def prelude(f, at, size):
 
 
 def begin():
+    # type: () -> None
     global ahead
     if o["ino"] is not None:
         resume()
@@ -1279,6 +1424,7 @@ def begin():
 
 
 def checks(state):
+    # type: (Dict[str, bool]) -> bool
     """Rotation or truncation handled (True), else False; `state` remembers "missing"."""
     pump(0)
     now_ident = path_ident()
@@ -1299,6 +1445,7 @@ def checks(state):
 
 
 def main():
+    # type: () -> None
     os.write(1, MAGIC)
     os.set_blocking(1, False)
     wj(b"V", {"version": 2, "codec": CODEC})
@@ -1325,11 +1472,21 @@ def main():
         idle(POLL)
 
 
-try:
-    main()
-except NotRegular as e:
-    refuse(path, e)
-except OSError as e:
-    note("error", "%s: %s" % (path, e.strerror or e), path)
-    sys.exit(3)
-'''
+def run(argv):
+    # type: (List[str]) -> None
+    """Follow as the command line says (`sys.argv` as `python3 -S -c BOOT kvtui-follow PATH
+    OPTIONS` sets it), until the client goes, the end of a snapshot read or a failure (exit
+    3, said in an N error frame)."""
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    configure(argv)
+    try:
+        main()
+    except NotRegular as e:
+        refuse(path, e)
+    except OSError as e:
+        note("error", "%s: %s" % (path, e.strerror or e), path)
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    run(sys.argv)
