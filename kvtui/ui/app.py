@@ -384,7 +384,8 @@ class KvApp(App[int]):
         if d.metrics:
             series = self.ingest.session.metrics
             self.show_metrics(series.snapshots, series.state.state, series.state.detail or None,
-                              self.metrics_offset)
+                              self.metrics_offset if self.metrics_offset is not None
+                              else self.ingest.metrics_offset)
         header.lines = d.lines
         header.load = d.load
         status = self.controls.status() if self.controls is not None else None

@@ -106,6 +106,12 @@ class Ingest:
         # was taken at (`kvtui.sources.record.paced_scrapes`); `_paced_next`: the next one.
         self._paced = tuple(paced or ())
         self._paced_next = 0
+        # Seconds from the recorded scrapes' clock to the log's (`KvApp.metrics_offset`),
+        # learned from the first paced scrape fed on a timestamped line: it was taken just
+        # after that line was logged (its gap to the line is the error, under the lines'
+        # spacing; a skew between the two machines' clocks or zones is taken out). None: not
+        # learned (no paced scrape yet, or none on a dated line).
+        self.metrics_offset: float | None = None
         self.bulk_lines = 0  # lines folded in bulk before the source streamed (0: none)
         self.load: Progress | None = None  # how far the bulk fold is, while it runs
         self.session = session or Session()
@@ -373,10 +379,11 @@ class Ingest:
             return (lines if lines is not None else 0,)
         return ()
 
-    def _feed_paced(self, upto: int) -> tuple[int] | tuple[()]:
-        """Every paced scrape taken by line `upto` into the session (report_lock held); what
-        `_paced_due` then says."""
+    def _feed_paced(self, upto: int, text: str | None = None) -> tuple[int] | tuple[()]:
+        """Every paced scrape taken by line `upto` (whose text is `text`, when the line was
+        read one by one) into the session (report_lock held); what `_paced_due` then says."""
         from kvtui.sources.metrics import deliver
+        from parsers.prefix import line_timestamp, ts_seconds
 
         while self._paced_next < len(self._paced):
             kept = self._paced[self._paced_next]
@@ -384,6 +391,11 @@ class Ingest:
                 break
             deliver(kept.result, self.session, kept.source)
             self._paced_next += 1
+            if self.metrics_offset is None and text is not None and kept.lines == upto:
+                ts = line_timestamp(text)
+                seconds = ts_seconds(ts) if ts is not None else None
+                if seconds is not None and seconds > 86400:  # a dated stamp, not time of day
+                    self.metrics_offset = seconds - kept.result.at
         return self._paced_due()
 
     def _emit(self, batch: list[Any]) -> None:
@@ -400,7 +412,7 @@ class Ingest:
                     ev = feed(item.source, item.line_no, item.text)
                     added += 1
                     if paced and item.line_no >= paced[0]:
-                        paced = self._feed_paced(item.line_no)
+                        paced = self._feed_paced(item.line_no, item.text)
                     if len(state.runs) > runs:
                         runs = len(state.runs)
                         entries.append(restart_marker(item.source, runs, item.line_no))

@@ -123,6 +123,13 @@ def test_a_replayed_recording_feeds_each_scrape_where_it_was_taken(tmp_path):
         assert fed.fed == 0
         source.step(1)
         assert _wait(lambda: ingest.lines == 40) and _wait(lambda: fed.fed == 1)
+        # the scrape was taken after line 40: its clock is put on the log's there (the
+        # Timeline draws the metric series with it)
+        from parsers.prefix import line_timestamp, ts_seconds
+
+        stamp = line_timestamp(lines[39])
+        assert stamp is not None
+        assert ingest.metrics_offset == ts_seconds(stamp) - 1000.0
         source.step(39)
         assert _wait(lambda: ingest.lines == 79)
         assert ingest.session.metrics.fed == 1
