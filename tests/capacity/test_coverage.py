@@ -60,7 +60,8 @@ def test_the_docs_state_the_counts_the_verdicts_give():
 
 # The families the issue names, on each engine that serves them: sized (True) or not (False).
 @pytest.mark.parametrize(("cov", "arch", "sized"), [
-    (vllm_cov, "Gemma4ForCausalLM", False), (sgl_cov, "Gemma4ForCausalLM", True),
+    (vllm_cov, "Gemma4ForCausalLM", True), (sgl_cov, "Gemma4ForCausalLM", True),
+    (vllm_cov, "Gemma4ForConditionalGeneration", True),
     (sgl_cov, "Gemma4ForConditionalGeneration", True),
     (vllm_cov, "Gemma4UnifiedForConditionalGeneration", False),
     (sgl_cov, "Gemma4UnifiedForConditionalGeneration", False),

@@ -20,6 +20,9 @@ from kvtui.engines.sglang.plan import plan as sglang_plan
 from kvtui.engines.sglang.sizing.args import SizingArgs
 from kvtui.engines.sglang.sizing.families import CannotModel, check_supported
 from kvtui.engines.sglang.sizing.swa import pool_applies
+from kvtui.engines.vllm import coverage as vllm_cov
+from kvtui.engines.vllm.plan import plan as vllm_plan
+from kvtui.engines.vllm.sizing import RULES, layout
 
 GIB = 1 << 30
 BUDGET = 38 * GIB  # 40,802,189,312 B per GPU
@@ -158,3 +161,107 @@ def test_sglang_maps_the_shapes_only_for_the_gemma4_wrapper():
                     (0, 5, 23))
     assert sgl_cov.verdict("Gemma4ForConditionalGeneration").sized
     assert not sgl_cov.verdict("Gemma4UnifiedForConditionalGeneration").sized
+
+
+# -- vLLM -------------------------------------------------------------------------------------
+def test_vllm_figure_for_31b_at_tp2():
+    """vLLM 0.34.0 on an 80 GB GPU (max_num_batched_tokens 8192, engine/arg_utils.py:3026-3029;
+    async scheduling: 2 batches in flight, config/vllm.py:560-575), block size 16 (FLASH_ATTN
+    or TRITON_ATTN with BF16 KV off SM100: platforms/interface.py:777-791):
+    - full layer page: FullAttentionSpec(16 tokens, max(1, 4 // 2) = 2 heads, 512 + 512, 2 B)
+      = 16 x 4,096 = 65,536 B; sliding: SlidingWindowSpec(16, 8 heads, 256 + 256)
+      = 16 x 8,192 = 131,072 B (model_executor/layers/attention/attention.py:650-711);
+    - unify_kv_cache_spec_page_size (v1/core/kv_cache_planning.py:392-452): 131,072 %
+      65,536 == 0, so the full spec's block size becomes 16 x 2 = 32, every page 131,072 B;
+    - groups (:462-602): 50 sliding, 10 full, group size 10 (50 >= 1.5 x 10): 5 sliding + 1
+      full group, bytes per block 10 x 131,072 = 1,310,720 (:620-648, a layer-outer layout);
+    - num_blocks = 40,802,189,312 // 1,310,720 = 31,129 (:724);
+    - a 32,768-token request: full cdiv(32,768, 32) = 1,024 blocks; each sliding group
+      cdiv(min(1,024 - 1 + 2 x 8,192, 32,768), 16) + 1 = cdiv(17,407, 16) + 1 = 1,089
+      (v1/kv_cache_interface.py:932-970): 1,024 + 5 x 1,089 = 6,469 blocks;
+    - concurrency 31,129 / 6,469 = 4.812...x, "GPU KV cache size" int(4.812... x 32,768) =
+      157,680 tokens (v1/core/kv_cache_utils.py:1083-1150)."""
+    spec = preset_spec("gemma-4-31b")
+    calc = vllm_plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=CTX, tp=2,
+                     attn_dp=1, page_size=16, pool_gib=38.0,
+                     release="0.34.0").with_max_batched(8192)
+    assert calc.unmodelled is None
+    lay = calc.layout("bf16")
+    assert lay is not None
+    assert (lay.full_block_size, lay.swa_block_size, lay.page_bytes) == (32, 16, 131_072)
+    assert (lay.group_size, lay.full_groups, lay.swa_groups, lay.block_bytes) == (
+        10, 1, 5, 1_310_720)
+    assert lay.blocks(BUDGET) == 31_129
+    assert lay.blocks_per_request(CTX) == 6_469
+    assert calc.tokens == int(31_129 / 6_469 * CTX) == 157_680
+    assert calc.concurrency("bf16", [CTX]) == {str(CTX): 4.81}
+    # the block size and the batch tokens given: nothing assumed, the row is exact
+    row = {r.dtype: r for r in calc.report().scenarios}["bf16"]
+    assert (row.tokens, row.approximate) == (157_680, False)
+    # without them, the same figure is marked approximate, and says why
+    guess = vllm_plan(spec, "preset", current_dtype="bf16", tokens=None, context_len=CTX, tp=2,
+                      attn_dp=1, page_size=None, pool_gib=38.0, release="0.34.0")
+    row = {r.dtype: r for r in guess.report().scenarios}["bf16"]
+    assert row.tokens == 157_680 and row.approximate and "--page-size" in row.basis
+
+
+def test_vllm_0_19_reports_blocks_per_group_by_the_smallest_block():
+    """0.19.0 (Gemma-4's first vLLM release): one batch in flight (SlidingWindowSpec
+    max_memory_usage_bytes, v1/kv_cache_interface.py:251-270), and "GPU KV cache size" =
+    num_blocks // groups x the smallest group block size (_report_kv_cache_config,
+    v1/core/kv_cache_utils.py:1287-1306): 31,129 // 6 x 16 = 83,008; a request takes 1,024 +
+    5 x (cdiv(1,023 + 8,192, 16) + 1) = 3,909 blocks."""
+    calc = vllm_plan(preset_spec("gemma-4-31b"), "preset", current_dtype="bf16", tokens=None,
+                     context_len=CTX, tp=2, attn_dp=1, page_size=None, pool_gib=38.0,
+                     release="0.19.0")
+    lay = calc.layout("bf16")
+    assert lay is not None and lay.rules is RULES["v1-0.14"]
+    assert calc.tokens == 31_129 // 6 * 16 == 83_008
+    assert lay.blocks_per_request(CTX) == 3_909
+    early = vllm_plan(preset_spec("gemma-4-31b"), "preset", current_dtype="bf16", tokens=None,
+                      context_len=CTX, tp=2, attn_dp=1, page_size=None, pool_gib=38.0,
+                      release="0.18.1")
+    assert early.unmodelled and "served from 0.19.0" in early.unmodelled
+
+
+def test_vllm_gives_kv_shared_layers_no_cache():
+    """E4B on one GPU: layers 24-41 read layer 22's or 23's KV and get no KV cache spec
+    (v1/worker/gpu/attn_utils.py:140-147 in 0.34.0): 20 sliding + 4 full layers hold KV. The
+    full page (2 x 1,024 x 2 x 16 = 65,536 B) is the larger one here, so the sliding block
+    doubles to 32; groups of 4: 5 sliding + 1 full, 262,144 B a block."""
+    lay = layout(preset_spec("gemma-4-e4b"), "bf16", 1, RULES["v1-0.22"], batches=2)
+    assert (lay.full_block_size, lay.swa_block_size, lay.page_bytes) == (16, 32, 65_536)
+    assert (lay.group_size, lay.full_groups, lay.swa_groups, lay.block_bytes) == (
+        4, 1, 5, 262_144)
+    assert lay.shared_layers == 18
+
+
+def test_vllm_0_26_to_0_29_start_sliding_pages_at_the_smallest_kernel_block():
+    """With --block-size 32: 0.26-0.29 give a sliding layer the backend's smallest kernel block
+    (16, attention.py:634 in 0.29.0), 0.30+ the cache's block (:648-649 in 0.30.0), so the
+    unified pages differ: 16 x 8,192 = 131,072 B against 32 x 8,192 = 262,144 B."""
+    spec = preset_spec("gemma-4-31b")
+    old = layout(spec, "bf16", 2, RULES["v1-0.22"], block_size=32, release=(0, 28, 0))
+    new = layout(spec, "bf16", 2, RULES["v1-0.22"], block_size=32, release=(0, 34, 0))
+    assert (old.full_block_size, old.swa_block_size, old.page_bytes) == (32, 16, 131_072)
+    assert (new.full_block_size, new.swa_block_size, new.page_bytes) == (64, 32, 262_144)
+
+
+def test_vllm_verdicts():
+    assert vllm_cov.verdict("Gemma4ForCausalLM").sized
+    assert vllm_cov.verdict("Gemma4ForConditionalGeneration").sized
+    assert not vllm_cov.verdict("Gemma4MTPModel").sized
+    e4b = preset_spec("gemma-4-e4b")
+    assert "pipeline parallel" in (vllm_cov.for_run(e4b, pp=2) or "")
+
+
+def test_vllm_without_the_hybrid_manager_keeps_each_layer_page_in_one_group():
+    """--disable-hybrid-kv-cache-manager: the sliding specs are promoted to full ones of the
+    full layers' block size (_promote_local_kv_cache_specs, v1/core/kv_cache_planning.py:
+    783-856, 0.34.0), which gives one group of per-layer page sizes (UniformTypeKVCacheSpecs,
+    v1/kv_cache_interface.py:1354-1365): a block is 16 x (10 x 4,096 + 50 x 8,192) =
+    7,208,960 B at TP 2, and a request takes cdiv(max_model_len, 16) of them."""
+    lay = layout(preset_spec("gemma-4-31b"), "bf16", 2, RULES["v1-0.22"],
+                 hybrid_allocator=False)
+    assert (lay.block_bytes, lay.groups) == (16 * (10 * 4_096 + 50 * 8_192), 1)
+    assert lay.blocks_per_request(CTX) == CTX // 16
