@@ -265,3 +265,15 @@ def test_vllm_without_the_hybrid_manager_keeps_each_layer_page_in_one_group():
                  hybrid_allocator=False)
     assert (lay.block_bytes, lay.groups) == (16 * (10 * 4_096 + 50 * 8_192), 1)
     assert lay.blocks_per_request(CTX) == CTX // 16
+
+
+def test_vllm_takes_the_own_sliding_shape_of_gemma4_only():
+    """MiMo-V2's config has swa_* fields too, but its vLLM rule was not read (not modelled):
+    the layout gives another family's sliding layers a full layer's page, as before."""
+    from kvtui.engines.vllm.sizing import attn_token_bytes, swa_token_bytes
+
+    mimo = preset_spec("mimo-v2-flash")
+    assert swa_token_bytes(mimo, "bf16", 4) == attn_token_bytes(mimo, "bf16", 4)
+    gemma = preset_spec("gemma-4-31b")
+    assert (swa_token_bytes(gemma, "bf16", 1), attn_token_bytes(gemma, "bf16", 1)) == (
+        16_384, 8_192)

@@ -150,12 +150,18 @@ def attn_token_bytes(spec: ModelSpec, dtype: str, tp: int) -> int:
     return h * (spec.head_dim + spec.v_head_dim) * ELEM_BYTES[dtype]
 
 
+# The architectures whose sliding layers' own shape was read in vLLM (another family's swa_*
+# config fields are not taken: MiMo-V2 is not modelled, coverage.py)
+OWN_SWA_SHAPE = frozenset({"Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"})
+
+
 def swa_token_bytes(spec: ModelSpec, dtype: str, tp: int) -> int:
-    """Bytes of one token in one sliding-window layer's page on one GPU: the layer's own KV
-    heads and head_dim where the config gives them (Gemma-4's sliding layers:
-    num_key_value_heads x head_dim, per_layer_config / gemma4_layer_config, models/gemma4.py:
-    599-602 in 0.34.0, :441-460 in 0.19.0), else a full layer's (`attn_token_bytes`)."""
-    if spec.is_mla or (spec.swa_num_kv_heads is None and spec.swa_head_dim is None):
+    """Bytes of one token in one sliding-window layer's page on one GPU: Gemma-4's sliding
+    layers have their own KV heads and head_dim (num_key_value_heads x head_dim,
+    per_layer_config / gemma4_layer_config, models/gemma4.py:599-602 in 0.34.0, :441-460 in
+    0.19.0); every other model's are a full layer's (`attn_token_bytes`)."""
+    if spec.is_mla or spec.arch not in OWN_SWA_SHAPE or (
+            spec.swa_num_kv_heads is None and spec.swa_head_dim is None):
         return attn_token_bytes(spec, dtype, tp)
     heads = spec.swa_num_kv_heads if spec.swa_num_kv_heads is not None else spec.num_kv_heads
     h = max(1, heads // max(1, tp))
