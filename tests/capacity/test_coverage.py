@@ -60,7 +60,12 @@ def test_the_docs_state_the_counts_the_verdicts_give():
 
 # The families the issue names, on each engine that serves them: sized (True) or not (False).
 @pytest.mark.parametrize(("cov", "arch", "sized"), [
-    (vllm_cov, "Gemma4ForCausalLM", False), (sgl_cov, "Gemma4ForCausalLM", False),
+    (vllm_cov, "Gemma4ForCausalLM", True), (sgl_cov, "Gemma4ForCausalLM", True),
+    (vllm_cov, "Gemma4ForConditionalGeneration", True),
+    (sgl_cov, "Gemma4ForConditionalGeneration", True),
+    (vllm_cov, "Gemma4UnifiedForConditionalGeneration", False),
+    (sgl_cov, "Gemma4UnifiedForConditionalGeneration", False),
+    (vllm_cov, "Gemma3nForCausalLM", False),
     (vllm_cov, "MiniMaxText01ForCausalLM", True), (vllm_cov, "MiniMaxM1ForCausalLM", True),
     (vllm_cov, "MiniMaxVL01ForConditionalGeneration", False),
     (vllm_cov, "JambaForCausalLM", True),
@@ -211,21 +216,24 @@ def test_a_longcat_checkpoint_with_an_indexer_is_not_modelled_on_sglang():
         check_supported(spec, (0, 5, 23))
 
 
-def test_an_sglang_log_naming_an_unmodelled_class_gets_only_its_logged_figures():
-    """No spec: the log-only arithmetic scaled a DeepSeek-V4 or Gemma-4 pool by each dtype's
-    value size (a bf16 row of half the fp8 tokens), though SGLang sizes neither as a plain
-    pool. The logged row keeps its tokens; every other row says why it has none."""
-    lines = [
+def _sglang_log_of(model_class: str) -> list[str]:
+    return [
         "[2026-09-11 23:34:13 TP0] Load weight begin. avail mem=111.47 GB",
         "[2026-09-11 23:43:15 TP0] Load weight end. elapsed=41.76 s, "
-        "type=Gemma4ForConditionalGeneration, quant=None, avail mem=57.47 GB, "
+        f"type={model_class}, quant=None, avail mem=57.47 GB, "
         "mem usage=54.00 GB.",
         "[2026-09-11 23:46:13 TP0] Memory pool end. avail mem=9.90 GB",
         "[2026-09-11 23:46:49 TP0] max_total_num_tokens=999808, chunked_prefill_size=8192, "
         "max_prefill_tokens=16384, max_running_requests=64, context_len=262144, "
         "available_gpu_mem=7.68 GB",
     ]
-    s = session_of(lines, "log")
+
+
+def test_an_sglang_log_naming_an_unmodelled_class_gets_only_its_logged_figures():
+    """No spec: the log-only arithmetic scaled a DeepSeek-V4 pool by each dtype's value size
+    (a bf16 row of half the fp8 tokens), though SGLang does not size it as a plain pool. The
+    logged row keeps its tokens; every other row says why it has none."""
+    s = session_of(_sglang_log_of("DeepseekV4ForCausalLM"), "log")
     w = s.report().whatif
     assert w is not None
     rows = {r.dtype: r for r in w.scenarios}
@@ -233,7 +241,20 @@ def test_an_sglang_log_naming_an_unmodelled_class_gets_only_its_logged_figures()
     assert cur.tokens == 999_808
     others = [r for r in rows.values() if not r.current]
     assert others and all(r.tokens is None and r.cannot_model for r in others)
-    assert all("Gemma-4" in (r.cannot_model or "") for r in rows.values())
+    assert all("DeepSeek-V4" in (r.cannot_model or "") for r in rows.values())
+
+
+def test_an_sglang_log_naming_gemma4_without_a_spec_scales_its_pool():
+    """Gemma-4 is sized now (a hybrid-SWA pool: F x full layers + r x S x SWA layers per full
+    token, every part in the KV dtype's bytes, model_executor/pool_configurator.py:656-801 in
+    0.5.23), so without its config the logged full-pool tokens scale by the value size as
+    gpt-oss's do: FP8 holds twice the BF16 tokens."""
+    s = session_of(_sglang_log_of("Gemma4ForConditionalGeneration"), "log")
+    w = s.report().whatif
+    assert w is not None
+    rows = {r.dtype: r for r in w.scenarios}
+    assert rows["bf16"].current and rows["bf16"].tokens == 999_808
+    assert rows["fp8_e4m3"].tokens == 2 * 999_808 and not rows["fp8_e4m3"].cannot_model
 
 
 def test_a_vllm_log_without_a_spec_keeps_log_only_figures_for_a_class_with_no_verdict():

@@ -115,7 +115,7 @@ def test_lfm2_variants_stay_not_modelled():
     assert vl_vllm.unmodelled and "short-convolution" in vl_vllm.unmodelled
 
 
-@pytest.mark.parametrize("preset", ["gemma-4", "ring-linear", "minimax-m1", "deepseek-v4"])
+@pytest.mark.parametrize("preset", ["ring-linear", "minimax-m1", "deepseek-v4"])
 def test_presets_of_unmodelled_families_say_so_on_both_engines(preset):
     spec = preset_spec(preset)
     with pytest.raises(CannotModel):
@@ -127,7 +127,8 @@ def test_presets_of_unmodelled_families_say_so_on_both_engines(preset):
 
 
 @pytest.mark.parametrize(("name", "preset"), [
-    ("google/gemma-4-26b-a4b-it", "gemma-4"), ("/models/gemma-4-31b-it", "gemma-4"),
+    ("google/gemma-4-26b-a4b-it", "gemma-4-26b-a4b"), ("/models/gemma-4-31b-it", "gemma-4-31b"),
+    ("google/gemma-4-E4B-it", "gemma-4-e4b"), ("gemma-4-E2B", "gemma-4-e2b"),
     ("ai21labs/Jamba-v0.1", "jamba-v0.1"), ("inclusionAI/Ring-mini-linear-2.0",
                                              "ring-linear"),
     ("MiniMaxAI/MiniMax-M1-40k", "minimax-m1"), ("meituan-longcat/LongCat-Flash-Chat-FP8",

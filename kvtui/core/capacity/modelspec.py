@@ -130,6 +130,14 @@ class ModelSpec:
     quant_method: str | None = None
     kv_cache_quant_algo: str | None = None
     nextn_layers: int = 0
+    # Gemma-3n / Gemma-4: the last `kv_shared_layers` layers read the KV of the last earlier
+    # layer of their type and write none (num_kv_shared_layers); each engine says whether its
+    # pool still counts them (vLLM gives them no cache spec, SGLang sizes every layer)
+    kv_shared_layers: int = 0
+    # the top-level model_type of a config whose text fields sit under text_config (Gemma-4's
+    # "gemma4" wrapper); `model_type` is the text config's. SGLang maps Gemma-4's per-layer-type
+    # shapes only for the wrapper's types (utils/hf_transformers/config.py:66-73, :311-312)
+    wrapper_model_type: str | None = None
     kv_heads_from: str = ""  # which config attribute gave num_kv_heads (show-your-work)
     source: str = ""
     notes: tuple[str, ...] = ()
@@ -156,6 +164,12 @@ class ModelSpec:
     def attention_layer_ids(self) -> tuple[int, ...]:
         """Every layer that holds KV of any kind (full or sliding-window)."""
         return tuple(i for i, k in enumerate(self._kinds()) if k in (FULL, SWA))
+
+    @property
+    def first_kv_shared_layer(self) -> int:
+        """The first layer that reads another layer's KV (num_hidden_layers -
+        num_kv_shared_layers); num_layers when none does."""
+        return self.num_layers - self.kv_shared_layers
 
     @property
     def linear_layer_ids(self) -> tuple[int, ...]:
@@ -203,6 +217,9 @@ class ModelSpec:
                               f"{self.swa_v_head_dim}))")
         if self.linear is not None and self.linear_layer_ids:
             shape += f", {len(self.linear_layer_ids)} {self.linear.kind.upper()} state layers"
+        if self.kv_shared_layers:
+            shape += (f", the last {self.kv_shared_layers} reuse an earlier layer's KV "
+                      "(num_kv_shared_layers)")
         return f"{self.name}: {shape}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -220,6 +237,7 @@ class ModelSpec:
             "swa_num_kv_heads": self.swa_num_kv_heads, "swa_head_dim": self.swa_head_dim,
             "swa_v_head_dim": self.swa_v_head_dim,
             "linear": self.linear.to_dict() if self.linear else None,
+            **({"kv_shared_layers": self.kv_shared_layers} if self.kv_shared_layers else {}),
             "max_position_embeddings": self.max_position_embeddings,
             "kv_cache_quant_algo": self.kv_cache_quant_algo, "quant_method": self.quant_method,
             "unsupported": self.unsupported,
@@ -475,6 +493,98 @@ def _bailing_why(text: dict[str, Any]) -> str | None:
     return None
 
 
+# Gemma-4's text config (transformers Gemma4TextConfig): the defaults of the fields kvtui reads,
+# configuration_gemma4.py:155-183 in transformers 5.19.0 (the release SGLang 0.5.23 pins; vLLM
+# 0.34.0 takes >= 5.16.1, < 5.23), global_head_dim's default 512 at :210.
+_GEMMA4_DEFAULTS = {"num_key_value_heads": 4, "head_dim": 256, "sliding_window": 512,
+                    "global_head_dim": 512, "num_hidden_layers": 30}
+_GEMMA4_LAYER_KEYS = frozenset({"head_dim", "num_key_value_heads"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Gemma4:
+    """Gemma-4's two attention shapes, as both engines read them (`_gemma4_attention`)."""
+
+    kinds: tuple[str, ...]
+    full_kv: int
+    full_dim: int
+    swa_kv: int
+    swa_dim: int
+    window: int
+    shared: int
+    kv_from: str
+    why: str | None = None
+
+
+def _gemma4_attention(tc: dict[str, Any], n: int) -> _Gemma4:
+    """Gemma-4's full and sliding shapes from its text config, as transformers' Gemma4TextConfig
+    derives them (5.19.0 configuration_gemma4.py:185-225) and both engines read them.
+
+    - layer_types: the config's, else sliding unless (i + 1) % 6 == 0, and the last layer
+      forced to full attention (:190-201);
+    - use_bidirectional_attention "all" halves the window: sliding_window // 2 + 1 (:186-188);
+    - full layers: head_dim global_head_dim (default 512), KV heads num_global_key_value_heads
+      when attention_k_eq_v (else num_key_value_heads) (:210-222), or a per_layer_config the
+      config carries instead; sliding layers: head_dim and num_key_value_heads.
+    vLLM reads the same: gemma4_layer_config (transformers_utils/configs/gemma4.py:10-34 in
+    0.30.0; models/gemma4.py:441-460 in 0.19.0, per_layer_config at :599-602 in 0.34.0);
+    SGLang turns it into head_dim / num_key_value_heads (full) and swa_head_dim /
+    swa_num_key_value_heads (sliding): utils/hf_transformers/config.py:115-148 (0.5.23),
+    :176-199 (0.5.11)."""
+    d = {k: tc.get(k, v) for k, v in _GEMMA4_DEFAULTS.items()}
+    d = {k: (v if v is not None else _GEMMA4_DEFAULTS[k]) for k, v in d.items()}
+    types = tc.get("layer_types")
+    if not isinstance(types, list) or len(types) != n:
+        types = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(n)]
+    types = [str(t) for t in types]
+    if types and types[-1] != "full_attention":
+        types[-1] = "full_attention"  # "Forcing last layer to `full_attention`" (:197-201)
+    kinds = tuple(SWA if t == "sliding_attention" else FULL for t in types)
+    window = int(d["sliding_window"])
+    if tc.get("use_bidirectional_attention") == "all":
+        window = window // 2 + 1
+    swa_kv, swa_dim = int(d["num_key_value_heads"]), int(d["head_dim"])
+    shared = int(tc.get("num_kv_shared_layers") or 0)
+    why = None
+    k_eq_v = bool(tc.get("attention_k_eq_v"))
+    glob_kv = tc.get("num_global_key_value_heads")
+    per_layer = tc.get("per_layer_config")
+    if isinstance(per_layer, dict) and per_layer:
+        # transformers uses a config's own per_layer_config and ignores global_* (:212)
+        overrides = {int(k): v for k, v in per_layer.items()}
+        full_over = [overrides.get(i) or {} for i, k in enumerate(kinds) if k == FULL]
+        bad = [i for i, v in overrides.items()
+               if not isinstance(v, dict) or set(v) - _GEMMA4_LAYER_KEYS
+               or (0 <= i < n and kinds[i] != FULL and v)]
+        shapes = {(int(v.get("head_dim", swa_dim)), int(v.get("num_key_value_heads", swa_kv)))
+                  for v in full_over if isinstance(v, dict)}
+        if bad or len(shapes) != 1:
+            why = ("Gemma-4 with a per_layer_config that gives sliding layers, or full layers "
+                   "unlike each other, their own shape: SGLang carries one shape per layer "
+                   "type (utils/hf_transformers/config.py:79-112, 0.5.23)")
+            shapes = {(swa_dim, swa_kv)}
+        full_dim, full_kv = shapes.pop()
+        kv_from = "per_layer_config.num_key_value_heads (full layers)"
+    else:
+        full_dim = int(tc.get("global_head_dim") or d["global_head_dim"])
+        if k_eq_v and glob_kv is not None:
+            full_kv, kv_from = int(glob_kv), "num_global_key_value_heads (attention_k_eq_v)"
+        else:
+            full_kv, kv_from = swa_kv, "num_key_value_heads"
+        if not k_eq_v and glob_kv is not None and int(glob_kv) != swa_kv:
+            why = ("Gemma-4 with num_global_key_value_heads but not attention_k_eq_v: vLLM and "
+                   "SGLang 0.5.23 (transformers 5.19's per_layer_config) give the full layers "
+                   "num_key_value_heads, SGLang 0.5.11-0.5.19 num_global_key_value_heads "
+                   "(utils/hf_transformers/config.py:181-193 in 0.5.11, :171-183 in 0.5.19): "
+                   "kvtui does not pick one")
+    if shared:
+        producers = set(kinds[:n - shared])
+        if shared >= n or not set(kinds) <= producers:
+            why = ("Gemma-4 whose KV-shared layers have no earlier layer of their type to read "
+                   "from (transformers refuses it, configuration_gemma4.py kv_sharing_modes)")
+    return _Gemma4(kinds, full_kv, full_dim, swa_kv, swa_dim, window, shared, kv_from, why)
+
+
 def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = None,
                    name: str | None = None, source: str = "config.json") -> ModelSpec:
     """Build a spec from a Hugging Face config dict (fields may sit under `text_config`)."""
@@ -495,7 +605,7 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
     n, heads = int(n), int(heads)
     if n <= 0 or heads <= 0:
         raise ValueError(f"{source}: num_hidden_layers and num_attention_heads must be positive")
-    longcat_why = None
+    why_not = None
     if "LongcatFlashForCausalLM" in arch:
         # Two MLA attentions per decoder layer: SGLang counts num_hidden_layers (else
         # num_layers, configs/longcat_flash.py:81-83) x 2 attention layers (configs/
@@ -504,23 +614,41 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
         # gives num_layers alone (or both equal); else the engines differ and neither is taken.
         hidden_n, decoder_n = text.get("num_hidden_layers"), text.get("num_layers")
         if hidden_n is not None and decoder_n is not None and int(hidden_n) != int(decoder_n):
-            longcat_why = (f"LongCat-Flash: the config gives num_hidden_layers {hidden_n} and "
+            why_not = (f"LongCat-Flash: the config gives num_hidden_layers {hidden_n} and "
                            f"num_layers {decoder_n}: SGLang counts 2 x {hidden_n} KV layers, "
                            f"vLLM 2 x {decoder_n}; kvtui does not pick one")
         n *= 2
     if "BailingMoeV2_5ForCausalLM" in arch:
-        longcat_why = _bailing_why(text)
+        why_not = _bailing_why(text)
     kv, kv_from = total_kv_heads(cfg, text, heads)
     hidden = _first(text, "hidden_size", "n_embd", "d_model")
+    gemma4 = None
+    if model_type == "gemma4_text":
+        # the text fields of the wrapper's text_config alone: transformers builds
+        # Gemma4TextConfig from text_config, whatever the wrapper's own keys say
+        tc = cfg["text_config"] if isinstance(cfg.get("text_config"), dict) else cfg
+        gemma4 = _gemma4_attention(tc, n)
+        kv, kv_from = gemma4.full_kv, gemma4.kv_from
+        text = {**text, "head_dim": gemma4.full_dim, "v_head_dim": gemma4.full_dim}
+        why_not = why_not or gemma4.why
     head_dim, v_head_dim = _head_dims(text, heads, hidden, source)
     # SGLang picks MLA by architecture (MLA_ARCHS); every one of them declares kv_lora_rank, and
     # no MHA family does, so the key decides for architectures the list does not know yet.
     mla = text.get("kv_lora_rank") is not None
     kinds, state_layers = _pattern_kinds(text, n, model_type, arch)
+    if gemma4 is not None:
+        kinds = gemma4.kinds
     linear = _linear_state(text, kinds, state_layers, model_type)
     method, algo = _kv_quant_algo(cfg, quant_cfg)
     hf_id = cfg.get("_name_or_path") or None
     swa_kv = text.get("swa_num_key_value_heads")
+    swa_dims = (int(text["swa_head_dim"]) if text.get("swa_head_dim") else None,
+                int(text["swa_v_head_dim"]) if text.get("swa_v_head_dim") else None)
+    window = _first(text, "sliding_window", "sliding_window_size",
+                    "attention_chunk_size") if SWA in kinds else None
+    if gemma4 is not None:
+        swa_kv, swa_dims = gemma4.swa_kv, (gemma4.swa_dim, gemma4.swa_dim)
+        window = gemma4.window if SWA in kinds else None
     indexer_types = text.get("indexer_types")
     return ModelSpec(
         name=name or (hf_id or (arch[0] if arch else model_type) or "model"),
@@ -538,11 +666,10 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
         indexer_types=tuple(str(t) for t in indexer_types) if isinstance(
             indexer_types, list) else (),
         layer_kinds=kinds, state_layers=state_layers,
-        sliding_window=_first(text, "sliding_window", "sliding_window_size",
-                              "attention_chunk_size") if SWA in kinds else None,
+        sliding_window=window,
         swa_num_kv_heads=int(swa_kv) if swa_kv is not None else None,
-        swa_head_dim=int(text["swa_head_dim"]) if text.get("swa_head_dim") else None,
-        swa_v_head_dim=int(text["swa_v_head_dim"]) if text.get("swa_v_head_dim") else None,
+        swa_head_dim=swa_dims[0],
+        swa_v_head_dim=swa_dims[1],
         attention_chunk_size=text.get("attention_chunk_size"),
         linear=linear,
         max_position_embeddings=_first(text, "max_position_embeddings", "max_seq_len",
@@ -550,9 +677,12 @@ def from_hf_config(cfg: dict[str, Any], *, quant_cfg: dict[str, Any] | None = No
         model_dtype=_dtype_name(_first(text, "torch_dtype", "dtype")),
         quant_method=method, kv_cache_quant_algo=algo,
         nextn_layers=int(_first(text, "num_nextn_predict_layers", "mtp_num_hidden_layers") or 0),
+        kv_shared_layers=gemma4.shared if gemma4 is not None else 0,
+        wrapper_model_type=str(cfg["model_type"]) if isinstance(cfg.get("text_config"), dict)
+        and cfg.get("model_type") else None,
         kv_heads_from=kv_from,
         source=source,
-        unsupported=longcat_why,
+        unsupported=why_not,
     )
 
 

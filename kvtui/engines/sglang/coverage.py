@@ -52,6 +52,21 @@ BAILING = ("MLA + lightning hybrid (a Mamba2 state of no conv)",
            "(linear unless (i + 1) % layer_group_size == 0; (heads // attn TP) x head_dim x "
            "head_dim in the SSM dtype), MLA by architecture (configs/model_config.py:1476-1489), "
            "sizing.mamba")
+GEMMA4 = ("hybrid sliding-window pool, the SWA sub-pool of its own head geometry, KV-shared "
+          "layers counted",
+          "Gemma-4 on the hybrid-SWA allow-list (configs/model_config.py:2651-2697; 0.5.11+): "
+          "HybridSWAPoolConfigurator F per full layer from head_dim / num_key_value_heads, S per "
+          "SWA layer from swa_head_dim / swa_num_key_value_heads "
+          "(model_executor/pool_configurator.py:656-801), which the gemma4 wrapper's config is "
+          "mapped to (utils/hf_transformers/config.py:115-148, :311-312; 0.5.11 :176-199); "
+          "full_attention_layer_ids / swa_attention_layer_ids count every layer_types entry, "
+          "the KV-shared ones too (get_hybrid_layer_ids, configs/model_config.py:2752-2771; "
+          ":1607-1616 in 0.5.11; model_executor/model_runner_components/layer_setup.py:"
+          "188-198); sizing.swa, sglang.cell")
+# The top-level model_types SGLang maps Gemma-4's per-layer-type shapes for: "gemma4" only
+# (config.model_type == "gemma4", utils/hf_transformers/config.py:176 in 0.5.11; in
+# _GEMMA4_MODEL_TYPES, :66-73 and :311-312 in 0.5.23, whose other entries are other classes)
+GEMMA4_WRAPPERS = frozenset({"gemma4"})
 # families whose rule kvtui read in one release only
 _READ_FROM: dict[str, tuple[int, int, int]] = {"BailingMoeV2_5ForCausalLM": (0, 5, 23),
                                                "Lfm2ForCausalLM": (0, 5, 23),
@@ -73,6 +88,7 @@ _SIZED: dict[str, tuple[str, str]] = {
     "BailingMoeV2_5ForCausalLM": BAILING,
     # the same state (configs/lfm2_moe.py:34-90, layer_types required there)
     "Lfm2MoeForCausalLM": LFM2,
+    **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), GEMMA4),
 }
 
 _STATE = ("kvtui's SGLang rules size the GDN, Mamba2 (Falcon-H1, NemotronH, Granite-4.0-H) and "
@@ -86,16 +102,13 @@ _NOT_MODELLED: dict[str, str] = {
     "BailingMoeV3ForCausalLM": ("Bailing V3 (Ling 3.0) keeps a KDA state (use_kda, "
                                 "configs/hybrid_arch.py:115-119) in a family kvtui has not "
                                 "checked against its Kimi-Linear KDA rule: " + _STATE),
-    **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
-                     "Gemma4UnifiedForConditionalGeneration", "Gemma4AssistantForCausalLM",
-                     "Gemma4UnifiedAssistantForCausalLM"),
-                    "Gemma-4's last num_kv_shared_layers layers reuse an earlier layer's KV "
-                    "(models/gemma4_causal.py:396-410), and its sliding and full layers have "
-                    "their own KV heads and head_dim (is_hybrid_swa_compress, configs/"
-                    "model_config.py:1246-1256: an SWA sub-pool of its own head geometry, "
-                    "mem_cache/kv_cache_configurator.py:1044-1068, :2180-2191), where kvtui's "
-                    "SWA rule (sizing.swa) has one geometry and counts every layer; "
-                    "attention_k_eq_v changes the weights loaded only (:1250-1345)"),
+    "Gemma4UnifiedForConditionalGeneration": (
+        "Gemma-4 Unified (gemma4_unified): kvtui read the Gemma-4 rule for Gemma4ForCausalLM "
+        "and Gemma4ForConditionalGeneration only (models/gemma4_unified.py is another "
+        "module; on the allow-list from 0.5.13)"),
+    **dict.fromkeys(("Gemma4AssistantForCausalLM", "Gemma4UnifiedAssistantForCausalLM"),
+                    "Gemma-4's MTP drafter reads the target's KV (models/gemma4_mtp.py:59, "
+                    ":400): a draft, which kvtui sizes as the target's"),
     "DeepseekV4ForCausalLM": ("DeepSeek-V4 keeps a compressed KV cache (SWA ring + C4/C128 "
                               "compressed pools and compress-state pools, mem_cache/"
                               "deepseek_v4_memory_pool.py): kvtui does not size it yet"),
@@ -164,6 +177,13 @@ def for_spec(spec: ModelSpec, version: tuple[int, int, int] = (0, 5, 23)) -> str
     if first is not None and version < first:
         return (f"{spec.arch} on SGLang {'.'.join(map(str, version))}: kvtui read its sizing in "
                 f"{'.'.join(map(str, first))} only")
+    if spec.arch in ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration") and \
+            spec.wrapper_model_type not in GEMMA4_WRAPPERS:
+        return (f"{spec.arch} on SGLang: a {spec.model_type or '?'} config outside the gemma4 "
+                "wrapper is not mapped to SGLang's full/sliding shapes (utils/hf_transformers/"
+                "config.py:311-312 in 0.5.23, :176 in 0.5.11): SGLang reads one head_dim for "
+                "every layer (0.5.11) or cannot read it (0.5.23, transformers 5.19's "
+                "per-layer head_dim)")
     if spec.arch.startswith("LongcatFlash") and spec.index_topk is not None:
         return (f"{spec.arch} on SGLang: with index_topk SGLang sizes it as DSA "
                 "(configs/model_config.py:191-207), which kvtui's DSA rules do not cover")

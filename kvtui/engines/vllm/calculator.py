@@ -285,7 +285,8 @@ class Calculator:
                           model_dtype=self.model_dtype, ssm_dtype=self._ssm(r),
                           pp=self.parallel.pp, draft_layers=v[1], mamba_blocks=v[2],
                           pp_partition=self.pp_partition, hybrid_allocator=hybrid_manager,
-                          batches=batches, batch_tokens=batch_tokens)
+                          batches=batches, batch_tokens=batch_tokens,
+                          release=self.rules_version)
         except ValueError:
             return None
 
@@ -314,7 +315,7 @@ class Calculator:
         if r == "blocks" or (r == "per_group" and lay.groups == 1):
             return n // lay.block_size if n % lay.block_size == 0 else None
         if r == "per_group":
-            return n // lay.block_size * lay.groups  # up to groups - 1 blocks more
+            return n // lay.report_block * lay.groups  # up to groups - 1 blocks more
         if not self.context_len:
             return None
         per_req = lay.blocks_per_request(self.context_len, self.max_batched)

@@ -36,6 +36,13 @@ GDN = ("GDN hybrid", "MambaSpec of gated_delta_net_state_shape: model_executor/l
        "mamba_utils.py:280, sizing.mamba_state_bytes")
 CHUNKED = ("chunked local attention", "ChunkedLocalAttention: model_executor/layers/attention/"
            "chunked_local_attention.py:119, sizing.layout")
+GEMMA4 = ("full + sliding-window attention, each with its own page, KV-shared layers without "
+          "one", "per-layer head_dim / KV heads (per_layer_config, models/gemma4.py:599-602; "
+          "gemma4_layer_config, transformers_utils/configs/gemma4.py:10-34 in 0.30.0; "
+          "models/gemma4.py:441-460 in 0.19.0), no KV cache spec for a layer with "
+          "kv_sharing_target_layer_name (:493-532; v1/worker/gpu/attn_utils.py:140-147), the "
+          "smaller page's block size multiplied up to the larger page "
+          "(v1/core/kv_cache_planning.py:392-452); sizing.layout, sizing.swa_token_bytes")
 DSA = ("MLA + DSA indexer", "vllm/models/deepseek_v32/ (the indexer k_cache beside the latent), "
        "sizing.attn_token_bytes")
 
@@ -46,6 +53,7 @@ _SIZED: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("GptOssForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM",
                      "Gemma3ForConditionalGeneration"), SWA),
     **dict.fromkeys(("Llama4ForCausalLM", "Llama4ForConditionalGeneration"), CHUNKED),
+    **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), GEMMA4),
     **dict.fromkeys(("DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"), DSA),
     **dict.fromkeys(("MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxForCausalLM"), (
         "lightning-attention hybrid", "attn_type_list (models/minimax_text_01.py:509), MambaSpec "
@@ -110,27 +118,24 @@ _NOT_MODELLED: dict[str, str] = {
                     "Lfm2MoeForCausalLM only (the width each passes)"),
     "BailingMoeV25MTPModel": ("the Bailing V2.5 MTP draft: its MLA layer joins the target's "
                               "cache, which kvtui does not size with speculative decoding"),
-    **dict.fromkeys(("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration",
-                     "Gemma4UnifiedForConditionalGeneration", "Gemma4MTPModel",
-                     "Gemma4DSparkModel", "Gemma3nForCausalLM",
-                     "Gemma3nForConditionalGeneration"),
-                    "the last num_kv_shared_layers layers reuse the KV of the last earlier "
-                    "layer of their type (kv_sharing_target_layer_name, models/gemma4.py:"
-                    "493-532), and the full layers take head_dim and KV heads from "
-                    "per_layer_config (:599-602), which transformers' Gemma4TextConfig "
-                    "derives (global_head_dim, default 512; num_global_key_value_heads when "
-                    "attention_k_eq_v), so the two layer types have different pages, which vLLM "
-                    "unifies by multiplying the smaller pages' block size (v1/core/"
-                    "kv_cache_planning.py:392-452): kvtui's vLLM layout has one page shape and "
-                    "one block size for every layer (K = V itself does not shrink vLLM's cache: "
-                    "the K weights are loaded into both the K and V shards, :89-121, :440-456)"),
+    "Gemma4UnifiedForConditionalGeneration": (
+        "Gemma-4 Unified (models/gemma4_unified.py): kvtui read the Gemma-4 rule for "
+        "Gemma4ForCausalLM and Gemma4ForConditionalGeneration only"),
+    **dict.fromkeys(("Gemma4MTPModel", "Gemma4DSparkModel"),
+                    "a Gemma-4 draft (MTP / DSpark): its layers read the target's KV or join "
+                    "its cache; kvtui sizes the target without speculative decoding"),
+    **dict.fromkeys(("Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"),
+                    "Gemma-3n shares KV between its last layers (kv_sharing_target_layer_name, "
+                    "models/gemma3n.py): kvtui read that rule for Gemma-4 only, not Gemma-3n's "
+                    "config (its AltUp / Laurel layers and window)"),
     **dict.fromkeys(("LongcatFlashNgramForCausalLM", "LongCatFlashMTPModel"),
                     "the LongCat-Flash n-gram and MTP variants: kvtui has not checked them "
                     "against its LongCat rule (LongcatFlashForCausalLM only)"),
     **dict.fromkeys(("MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM", "MiMoV2MTPModel"),
                     "MiMo-V2's sliding-window layers have their own KV heads and head_dim "
-                    "(models/mimo_v2.py:424-425): kvtui's vLLM page is one shape for every "
-                    "layer"),
+                    "(models/mimo_v2.py:424-425): kvtui read vLLM's pages of two shapes for "
+                    "Gemma-4 only (its K and V widths differ too, which that rule was not "
+                    "checked with)"),
     "DeepseekV4ForCausalLM": ("DeepSeek-V4 keeps a compressed KV cache (vllm/models/"
                               "deepseek_v4/): kvtui does not size it yet"),
     "KimiLinearForCausalLM": "Kimi-Linear's KDA state (layers/mamba/mamba_utils.py:304): "
@@ -259,6 +264,10 @@ _READ_FROM: dict[str, tuple[tuple[int, int, int], str]] = {
 }
 
 
+# Gemma-4 is served from 0.19.0 (models/gemma4.py absent from the 0.18.1 wheel)
+_FIRST: dict[str, tuple[int, int, int]] = dict.fromkeys(
+    ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), (0, 19, 0))
+
 # hybrids whose figures need the model's config: without a spec the log-only arithmetic (the
 # logged pool scaled as if dense) does not apply to them
 _NEEDS_SPEC = frozenset({"MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM", "MiniMaxForCausalLM",
@@ -291,6 +300,13 @@ def for_run(spec: ModelSpec | None, logged_arch: object = None, pp: int = 1,
         return (f"{spec.arch} on vLLM: served until {dropped} (registry.py "
                 f"_PREVIOUSLY_SUPPORTED_MODELS, {RELEASE}); this run is not dated to a release "
                 "that serves it (pass --vllm-version)")
+    served_from = _FIRST.get(spec.arch) if spec is not None else None
+    if spec is not None and served_from is not None and hi is not None and hi < served_from:
+        return (f"{spec.arch} on vLLM: served from {'.'.join(map(str, served_from))} "
+                "(models/gemma4.py is not in the 0.18.1 wheel); this run is dated before it")
+    if spec is not None and spec.kv_shared_layers and pp > 1:
+        return (f"{spec.arch} on vLLM: KV-shared layers under pipeline parallel (a stage's "
+                "shared layers read a layer of another stage): kvtui does not size it")
     gate = _READ_FROM.get(spec.arch) if spec is not None else None
     if spec is not None and gate is not None:
         if lo is None or lo < gate[0]:

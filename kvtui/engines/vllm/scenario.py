@@ -81,6 +81,18 @@ def build_row(calc: Rows, dtype: str, *, tp: int | None = None,
                "default on a 70-160 GiB GPU; pass --max-num-batched-tokens)")
         row["approximate"] = True
         row["basis"] = f"{row['basis']}; {why}" if row["basis"] else why
+    block_given = calc.user_block is not None or (
+        calc.logged_block is not None and dtype == calc.current_dtype
+        and tp in (None, calc.parallel.tp))
+    if lay is not None and lay.swa_token_bytes and not block_given and not quoted:
+        # pages of two shapes: the block sizes vLLM unifies them with follow the kernel
+        # blocks of the GPU's attention backend, which neither the log nor the user gave
+        why = (f"block size {lay.block_size} assumed (FLASH_ATTN / TRITON_ATTN on SM80-SM90 "
+               "with BF16 KV); vLLM 0.34 takes 64-token blocks for FP8 KV with FA4 on SM90 "
+               "(v1/attention/backends/flash_attn.py:300-326, :372-379) and 128-token "
+               "sliding blocks with FA4's hd256 kernel on SM100 (:329-367): pass --page-size")
+        row["approximate"] = True
+        row["basis"] = f"{row['basis']}; {why}" if row["basis"] else why
     if lay is not None:
         row["block_size"] = lay.block_size
     if calc.unmodelled:

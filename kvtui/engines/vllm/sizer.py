@@ -79,6 +79,7 @@ class Rows(Sizer, Protocol):
     available_said: str | None
     blocks_forced: int | None
     logged_block: int | None
+    user_block: int | None
     max_batched_given: bool
     max_num_seqs: int | None
     max_num_seqs_default: tuple[int, ...]

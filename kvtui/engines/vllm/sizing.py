@@ -64,6 +64,19 @@ ASYNC_PP_PLUS_ONE = (0, 34, 0)
 # off, every chunked layer is sized as a full-attention one (`unify_hybrid_kv_cache_specs`,
 # v1/core/kv_cache_utils.py:1100-1140 in 0.11.0).
 CHUNKED_HYBRID_SINCE = (0, 14, 0)
+# A sliding-window layer's own block size before its page is unified with the others: the
+# cache's block size up to 0.25 (model_executor/layers/attention/attention.py:539-547 in
+# 0.19.0), the backend's smallest kernel block in 0.26-0.29 (`_largest_kernel_block_within`
+# with no page budget, :95-121 and :638-666 in 0.26.0, :634 in 0.29.0; 16 for FLASH_ATTN and
+# TRITON_ATTN on CUDA, MultipleOf(16)), the largest kernel block within the cache block's page
+# that divides it from 0.30 (:648-649 in 0.30.0; :101-145, :668-693 in 0.34.0): the cache's
+# block size for a multiple of 16.
+SW_SMALLEST_KERNEL = ((0, 26, 0), (0, 29, 99))
+# Pages that do not divide the largest one are padded to it from 0.26 (non-MLA attention,
+# `unify_kv_cache_spec_page_size`, v1/core/kv_cache_utils.py:1067-1125 in 0.26.0,
+# kv_cache_planning.py:392-452 in 0.34.0); 0.19-0.25 raise NotImplementedError (:914-950 in
+# 0.19.0).
+PAGE_PADDING_SINCE = (0, 26, 0)
 
 
 def cdiv(a: int, b: int) -> int:
@@ -137,6 +150,28 @@ def attn_token_bytes(spec: ModelSpec, dtype: str, tp: int) -> int:
     return h * (spec.head_dim + spec.v_head_dim) * ELEM_BYTES[dtype]
 
 
+# The architectures whose sliding layers' own shape was read in vLLM (another family's swa_*
+# config fields are not taken: MiMo-V2 is not modelled, coverage.py)
+OWN_SWA_SHAPE = frozenset({"Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"})
+
+
+def swa_token_bytes(spec: ModelSpec, dtype: str, tp: int) -> int:
+    """Bytes of one token in one sliding-window layer's page on one GPU: Gemma-4's sliding
+    layers have their own KV heads and head_dim (num_key_value_heads x head_dim,
+    per_layer_config / gemma4_layer_config, models/gemma4.py:599-602 in 0.34.0, :441-460 in
+    0.19.0); every other model's are a full layer's (`attn_token_bytes`)."""
+    if spec.is_mla or spec.arch not in OWN_SWA_SHAPE or (
+            spec.swa_num_kv_heads is None and spec.swa_head_dim is None):
+        return attn_token_bytes(spec, dtype, tp)
+    heads = spec.swa_num_kv_heads if spec.swa_num_kv_heads is not None else spec.num_kv_heads
+    h = max(1, heads // max(1, tp))
+    d = spec.swa_head_dim or spec.head_dim
+    dv = spec.swa_v_head_dim or d
+    if dtype == "nvfp4":
+        return h * (nvfp4_dim(d) + nvfp4_dim(dv))
+    return h * (d + dv) * ELEM_BYTES[dtype]
+
+
 def indexer_token_bytes(spec: ModelSpec) -> int:
     """Bytes of one token in a DSA layer's indexer key cache (DeepSeek-V3.2), the same on every
     GPU: `DeepseekV32IndexerCache(head_dim=index_head_dim + index_head_dim // 128 * 4,
@@ -198,10 +233,37 @@ class Layout:
     batch_tokens: int = DEFAULT_BATCHED
     chunk: int | None = None  # the windowed groups are chunked local attention of this size
     indexer_bytes: int = 0  # one token of one layer's DSA indexer cache, inside `page_bytes`
+    # Sliding layers of their own page shape (Gemma-4): one token of one sliding layer, and
+    # the block sizes vLLM gives the full and the sliding groups once it has unified their
+    # pages (0: `token_bytes`, `block_size`)
+    swa_token_bytes: int = 0
+    full_block: int = 0
+    swa_block: int = 0
+    shared_layers: int = 0  # KV-shared layers, which hold no cache of their own
 
     @property
     def groups(self) -> int:
         return self.full_groups + self.swa_groups + self.mamba_groups
+
+    @property
+    def full_block_size(self) -> int:
+        """Tokens per block of a full-attention group."""
+        return self.full_block or self.block_size
+
+    @property
+    def swa_block_size(self) -> int:
+        """Tokens per block of a sliding-window (or chunked) group."""
+        return self.swa_block or self.block_size
+
+    @property
+    def report_block(self) -> int:
+        """The block size 0.9-0.21 multiply the blocks per group by ("GPU KV cache size" =
+        num_blocks // groups x the smallest group block size, `_report_kv_cache_config`,
+        v1/core/kv_cache_utils.py:1287-1306 in 0.19.0)."""
+        if self.swa_groups:
+            return min(self.full_block_size, self.swa_block_size) if self.full_groups \
+                else self.swa_block_size
+        return self.block_size
 
     @property
     def block_bytes(self) -> int:
@@ -223,14 +285,14 @@ class Layout:
         cdiv(min(window - 1 + in flight, len), block) + 1; chunked local attention:
         cdiv(min(chunk + in flight, len), block) (`max_admission_blocks_per_request`,
         v1/kv_cache_interface.py:865-955 in 0.33.0; :175-214 in 0.11.0 with one batch)."""
-        full = cdiv(max_model_len, self.block_size)
+        full = cdiv(max_model_len, self.full_block_size)
         swa = 0
         if self.swa_groups and self.chunk:
             n = min(self.chunk + self.in_flight(max_batched), max_model_len)
-            swa = cdiv(n, self.block_size)
+            swa = cdiv(n, self.swa_block_size)
         elif self.swa_groups and self.sliding_window:
             n = min(self.sliding_window - 1 + self.in_flight(max_batched), max_model_len)
-            swa = cdiv(n, self.block_size) + 1
+            swa = cdiv(n, self.swa_block_size) + 1
         return self.full_groups * full + self.swa_groups * swa + \
             self.mamba_groups * self.mamba_blocks
 
@@ -254,13 +316,18 @@ class Layout:
         if rule == "concurrency" and max_model_len:
             return int(self.concurrency(num_blocks, max_model_len, max_batched) * max_model_len)
         if rule == "per_group" or (rule == "concurrency" and not max_model_len):
-            return num_blocks // max(1, self.groups) * self.block_size
+            return num_blocks // max(1, self.groups) * self.report_block
         return num_blocks * self.block_size
 
     def to_dict(self) -> dict[str, Any]:
         return {"dtype": self.dtype, "block_size": self.block_size,
                 "token_bytes": self.token_bytes, "page_bytes": self.page_bytes,
                 **({"indexer_token_bytes": self.indexer_bytes} if self.indexer_bytes else {}),
+                **({"swa_token_bytes": self.swa_token_bytes,
+                    "block_sizes": {"full": self.full_block_size,
+                                    "sliding_window": self.swa_block_size}}
+                   if self.swa_token_bytes else {}),
+                **({"kv_shared_layers": self.shared_layers} if self.shared_layers else {}),
                 "group_size": self.group_size, "groups": {"full": self.full_groups,
                                                           "sliding_window": self.swa_groups,
                                                           "mamba": self.mamba_groups},
@@ -351,6 +418,12 @@ def stage_layers(spec: ModelSpec, pp: int,
     full = set(range(spec.num_layers)) if spec.is_mla and not spec.linear_layer_ids else \
         set(spec.full_layer_ids)
     swa, lin = set(spec.swa_layer_ids), set(spec.linear_layer_ids)
+    if spec.kv_shared_layers:
+        # a layer with kv_sharing_target_layer_name gets no KV cache spec (v1/worker/
+        # gpu_model_runner.py:6912-6924 in 0.19.0, v1/worker/gpu/attn_utils.py:140-147 in
+        # 0.34.0): only the earlier layers hold KV
+        owners = set(range(spec.first_kv_shared_layer))
+        full, swa = full & owners, swa & owners
     if pp <= 1:
         return len(full), len(swa), len(lin)
     parts = list(partition) if partition and len(partition) == pp and \
@@ -369,17 +442,21 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
            model_dtype: str = "bf16", ssm_dtype: str | None = None, pp: int = 1,
            hybrid_allocator: bool = True, draft_layers: int = 0,
            mamba_blocks: int = 1, pp_partition: tuple[int, ...] | None = None,
-           batches: int = 1, batch_tokens: int = DEFAULT_BATCHED) -> Layout:
+           batches: int = 1, batch_tokens: int = DEFAULT_BATCHED,
+           release: tuple[int, int, int] | None = None) -> Layout:
     """The layout vLLM builds for `dtype` (`block_size`: the user's or the logged one, a floor
     for hybrids, which raise it to fit a Mamba state; `draft_layers`: full-attention layers a
     speculative draft (MTP) adds to the same cache, as the "Add N padding layers" count of a
     Qwen3.5 with MTP shows: 16 + 1 full against 48 linear; `hybrid_allocator` False: the hybrid
     KV cache manager is off, every windowed layer sized as a full one; `batches` x
-    `batch_tokens`: the tokens in flight a windowed group reserves for, `in_flight_batches`)."""
+    `batch_tokens`: the tokens in flight a windowed group reserves for, `in_flight_batches`;
+    `release`: the release whose rules for sliding pages of their own shape apply, the newest
+    when None)."""
     if dtype not in ELEM_BYTES:
         raise ValueError(f"no vLLM page size for KV dtype {dtype!r}")
     tp = max(1, tp)
     token = attn_token_bytes(spec, dtype, tp)
+    swa_token = swa_token_bytes(spec, dtype, tp)
     # PP: a GPU holds one stage's layers, and every worker keeps the smallest num_blocks of all
     # (kv_cache_planning.py:1583 in 0.33.0): on GPUs of the same memory, the stage with the
     # most KV layers (`stage_layers`).
@@ -398,7 +475,20 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
                 if dtype == "nvfp4" else
                 f"({spec.head_dim} + {spec.v_head_dim}) x {ELEM_BYTES[dtype]} B")
         lines.append(f"KV heads per GPU: max(1, {spec.num_kv_heads} // {tp}) = {h}{rep}; one "
-                     f"token of one layer = {h} x {unit} = {token:,} B")
+                     f"token of one {'full-attention ' if swa_token != token else ''}layer = "
+                     f"{h} x {unit} = {token:,} B")
+        if swa_token != token and n_swa:
+            sh = spec.swa_num_kv_heads if spec.swa_num_kv_heads is not None else \
+                spec.num_kv_heads
+            sd = spec.swa_head_dim or spec.head_dim
+            sunit = (f"({sd}/2 + {sd}/16) x 2" if dtype == "nvfp4" else
+                     f"({sd} + {spec.swa_v_head_dim or sd}) x {ELEM_BYTES[dtype]} B")
+            lines.append(f"sliding-window layers: max(1, {sh} // {tp}) = {max(1, sh // tp)} KV "
+                         f"heads x {sunit} = {swa_token:,} B per token and layer")
+    if spec.kv_shared_layers:
+        lines.append(f"the last {spec.kv_shared_layers} layers read an earlier layer's KV "
+                     "(kv_sharing_target_layer_name) and hold none: layers "
+                     f"0-{spec.first_kv_shared_layer - 1} hold the cache")
     mamba = None
     if n_lin and rules.hybrid:
         ssm = ssm_dtype or model_dtype
@@ -417,6 +507,17 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
                if n_lin else ""))
         idx = indexer_token_bytes(spec) if spec.is_mla and not rules.v0 else 0
         page = bs * (token + idx)
+        if n_swa and swa_token != token:
+            # the sliding specs promoted to full ones keep their own pages, in one group of
+            # per-layer page sizes (unify_hybrid_kv_cache_specs, _promote_local_kv_cache_specs,
+            # UniformTypeKVCacheSpecs: v1/core/kv_cache_planning.py:783-856, :897-920 in
+            # 0.34.0; kv_cache_interface.py:1354-1365): a block is every layer's page
+            per_token = n_full * token + n_swa * swa_token
+            lines.append(f"block = {bs} tokens x ({n_full} x {token:,} + {n_swa} x "
+                         f"{swa_token:,}) B = {bs * per_token:,} B")
+            return Layout(dtype, bs, token, bs * per_token, 1, 1, 0, 0, None, None, rules,
+                          tuple(lines), swa_token_bytes=swa_token,
+                          shared_layers=spec.kv_shared_layers)
         if idx:
             # the indexer's pages join the latent's in one group of per-layer page sizes:
             # num_blocks = available // their sum (UniformTypeKVCacheSpecs,
@@ -449,6 +550,13 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
         lines.append(f"Mamba state per request and layer: {mamba:,} B; attention block raised "
                      f"to {bs} tokens so one page ({bs} x {token:,} = {bs * token:,} B) holds it")
     page = bs * token
+    full_block = swa_block = 0
+    if n_swa and swa_token != token:
+        if mamba is not None:
+            raise ValueError("sliding-window pages of their own shape beside a Mamba state: "
+                             "not read")
+        page, full_block, swa_block = _unified_pages(bs, token, swa_token, n_full, release,
+                                                     lines)
     kinds = [c for c in (n_full, n_swa, n_lin if mamba is not None else 0) if c]
     gsize = _group_size(kinds, rules.group_ratio)
     fg, sg, mg = (cdiv(n_full, gsize), cdiv(n_swa, gsize) if n_swa else 0,
@@ -460,7 +568,11 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
     lines.append(f"groups of {gsize} layers: {fg} full-attention" + (
         f", {sg} sliding-window" if sg else "") + (f", {mg} linear-attention" if mg else "")
         + (f" ({pad} padding layers)" if pad else ""))
-    lines.append(f"block = {bs} tokens x {token:,} B x {gsize} layers = {page * gsize:,} B")
+    if full_block or swa_block:
+        lines.append(f"block = one {page:,} B page x {gsize} layers = {page * gsize:,} B")
+    else:
+        lines.append(f"block = {bs} tokens x {token:,} B x {gsize} layers = "
+                     f"{page * gsize:,} B")
     if mg:
         lines.append(f"a request holds {mamba_blocks} block(s) in each linear-attention group"
                      + (" (mamba_cache_mode align: prefix caching)" if mamba_blocks == 2 else ""))
@@ -470,12 +582,55 @@ def layout(spec: ModelSpec, dtype: str, tp: int, rules: Rules, *, block_size: in
         held = (f"cdiv(min({chunk:,} chunk" if chunk else f"cdiv(min({window} - 1 window")
         lines.append(
             f"a request holds {held} + {batches} x {batch_tokens:,} tokens in flight, "
-            f"max_model_len), {bs}){'' if chunk else ' + 1'} blocks in each "
+            f"max_model_len), {swa_block or bs}){'' if chunk else ' + 1'} blocks in each "
             + ("chunked local attention" if chunk else "sliding-window") + " group"
             + (" (async scheduling: two batches in flight)" if batches == 2 else ""))
+    if full_block:
+        lines.append(f"a request holds cdiv(max_model_len, {full_block}) blocks in each "
+                     "full-attention group")
     return Layout(dtype, bs, token, page, gsize, fg, sg, mg, window, mamba, rules, tuple(lines),
                   mamba_blocks=mamba_blocks, padding_layers=pad, batches=batches,
-                  batch_tokens=batch_tokens, chunk=chunk)
+                  batch_tokens=batch_tokens, chunk=chunk,
+                  swa_token_bytes=swa_token if (full_block or swa_block) else 0,
+                  full_block=full_block, swa_block=swa_block,
+                  shared_layers=spec.kv_shared_layers)
+
+
+def _unified_pages(bs: int, token: int, swa_token: int, n_full: int,
+                   release: tuple[int, int, int] | None,
+                   lines: list[str]) -> tuple[int, int, int]:
+    """(page, full block, sliding block) when sliding layers have pages of their own shape
+    (Gemma-4): each layer's page holds its block of tokens (FullAttentionSpec: the cache's
+    block size; SlidingWindowSpec: `SW_SMALLEST_KERNEL`), and vLLM makes every page the
+    largest one: a smaller page that divides it has its block size multiplied by the ratio,
+    one that does not is padded to it (0.26+) or refused (`unify_kv_cache_spec_page_size`,
+    v1/core/kv_cache_utils.py:914-950 in 0.19.0, :1067-1125 in 0.26.0; v1/core/
+    kv_cache_planning.py:392-452 in 0.34.0). The groups then split as usual, each layer one
+    page of a block (`_get_kv_cache_groups_uniform_page_size`, :462-602 in 0.34.0)."""
+    rel = release or (99, 0, 0)
+    sw0 = KERNEL_ALIGN if SW_SMALLEST_KERNEL[0] <= rel <= SW_SMALLEST_KERNEL[1] else bs
+    pages = {"full": (bs, token), "sliding": (sw0, swa_token)} if n_full else \
+        {"sliding": (sw0, swa_token)}
+    top = max(b * t for b, t in pages.values())
+    blocks: dict[str, int] = {}
+    for kind, (b, t) in pages.items():
+        own = b * t
+        if own == top:
+            blocks[kind] = b
+        elif top % own == 0:
+            blocks[kind] = b * (top // own)
+        elif rel >= PAGE_PADDING_SINCE:
+            blocks[kind] = b  # its page padded to the largest
+        else:
+            raise ValueError(f"{kind} pages of {own:,} B do not divide {top:,} B: vLLM "
+                             f"{'.'.join(map(str, rel))} refuses to unify them")
+    desc = ", ".join(f"{kind} {b} x {t:,} = {b * t:,} B" for kind, (b, t) in pages.items())
+    lines.append(f"pages of their own block: {desc}; vLLM makes every page the largest, "
+                 f"{top:,} B (unify_kv_cache_spec_page_size): "
+                 + ", ".join(f"{kind} blocks of {blocks[kind]} tokens"
+                             + (" (page padded)" if blocks[kind] * pages[kind][1] != top
+                                else "") for kind in pages))
+    return top, blocks.get("full", bs), blocks["sliding"]
 
 
 def v0_cache_block(spec: ModelSpec, dtype: str, tp: int, block_size: int) -> int:

@@ -77,11 +77,6 @@ def check_supported(spec: ModelSpec, version: Version) -> None:
         raise CannotModel("DeepSeek-V4 keeps a compressed KV cache (SWA ring + C4/C128 "
                           "compressed pools and compress-state pools, "
                           "mem_cache/deepseek_v4_memory_pool.py): kvtui does not size it yet")
-    if spec.arch.startswith("Gemma4"):
-        raise CannotModel("Gemma-4 shares KV between its last num_kv_shared_layers layers "
-                          "(models/gemma4_causal.py:396-410 in 0.5.23) and gives its sliding "
-                          "layers a head geometry of their own (is_hybrid_swa_compress, "
-                          "configs/model_config.py:1246-1256): kvtui does not size it yet")
     if spec.linear_layer_ids and spec.linear is None:
         raise CannotModel(f"{spec.name}: the config's linear-attention layers have no state "
                           "shape kvtui can read")
