@@ -183,6 +183,20 @@ def test_a_plan_for_an_unmodelled_preset_says_so_instead_of_failing():
     assert rows and all(r.cannot_model and r.tokens is None for r in rows)
 
 
+def test_the_text_says_a_models_not_modelled_reason_once_above_the_how():
+    """Every row of an unmodelled preset has the same reason: `kvtui whatif` printed it once
+    for the current setting and again under each of the other dtypes."""
+    from kvtui.core.capacity.render import render_whatif_text
+
+    calc = plan(preset_spec("deepseek-v4"), "preset", current_dtype="bf16", tokens=None,
+                context_len=32768, tp=8, attn_dp=1, page_size=None, pool_gib=40.0,
+                release=None)
+    text = render_whatif_text(calc.report())
+    above = text.split("\nhow:")[0]
+    reason = calc.report().current.cannot_model
+    assert reason and above.count(reason) == 1, above
+
+
 def test_an_unknown_architecture_is_not_modelled_on_either_engine():
     spec = from_hf_config({"architectures": ["FooBarForCausalLM"], "num_hidden_layers": 4,
                            "num_attention_heads": 8, "num_key_value_heads": 2,

@@ -58,7 +58,9 @@ def render_whatif_text(w: WhatIf, *, explain: bool = True) -> str:
     if cur.cannot_model:
         out.append(f"  cannot model: {cur.cannot_model}")
     for r in w.scenarios:
-        if r.does_not_fit or (r.cannot_model and not r.current):
+        # a dtype's own reason; one the current setting already gave is said once, above
+        if r.does_not_fit or (r.cannot_model and not r.current
+                              and r.cannot_model != cur.cannot_model):
             why = r.does_not_fit or "cannot model: " + str(r.cannot_model)
             out.append(f"  {r.dtype}: {why}")
     if w.inverse is not None:
