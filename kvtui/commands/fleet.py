@@ -46,6 +46,9 @@ def add_fleet_options(p: argparse.ArgumentParser, *, ssh_options: bool = True) -
                        help="with --check: give up on a lost host after S seconds")
         p.add_argument("--python", default="python3", metavar="EXE",
                        help="python on the hosts (default python3)")
+        p.add_argument("--no-checkpoint", action="store_true",
+                       help="with --check: do not read the served checkpoint's KV scales on "
+                            "each host (the FP8 alerts then rest on the log alone)")
     p.add_argument("--parallel", type=int, default=DEFAULT_PARALLEL, metavar="N",
                    help=f"hosts connected and searched at once (default {DEFAULT_PARALLEL})")
 
@@ -103,7 +106,8 @@ def run_entries(entries: list[Entry], args: argparse.Namespace) -> int:
 def options_of(args: argparse.Namespace) -> ReadOptions:
     return ReadOptions(config=args.config, accept_new_host_key=args.accept_new_host_key,
                        connect_timeout=args.connect_timeout,
-                       give_up_after=args.reconnect_timeout, python=args.python)
+                       give_up_after=args.reconnect_timeout, python=args.python,
+                       checkpoint=not args.no_checkpoint)
 
 
 

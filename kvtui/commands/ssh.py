@@ -388,6 +388,7 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
            lines: int | None, model_path: str | None, python: str | None,
            options: Any = None) -> int:
     from kvtui.commands.check import render_and_exit
+    from kvtui.sources.ssh.checkpoint import inspect_after_read
 
     try:
         session = analyse_remote(connector, conn, target, lines, host, model_path,
@@ -401,7 +402,7 @@ def _check(args: argparse.Namespace, host: str, connector: Any, conn: Any, targe
     report = session.report()
     path = model_path or report.model.path
     if path and not args.no_checkpoint and session.options.checkpoint is None:
-        session.configure(checkpoint=_inspect_after_read(connector, conn, path, host, python))
+        session.configure(checkpoint=inspect_after_read(connector, conn, path, host, python))
         report = session.report()
     return render_and_exit(report, as_json=args.json, fail_on=args.fail_on)
 
@@ -479,33 +480,6 @@ class _Say:
             self.last_state = state
 
 
-
-
-def _inspect_after_read(connector: Any, conn: Any, path: str, host: str,
-                        python: str | None) -> Any:
-    """The checkpoint, read on `conn` or, if the read lost it (the follower closes a lent
-    connection on a drop), on a fresh one; whatever fails becomes a note, never a traceback."""
-    from kvtui.core.checkpoint import CheckpointFacts
-    from kvtui.sources.ssh.checkpoint import inspect_checkpoint
-    from kvtui.sources.ssh.connect import SSHError
-
-    fresh = None
-    try:
-        if not conn.is_active():
-            fresh = conn = connector.connect()
-            connector.messages.clear()
-        return inspect_checkpoint(conn, path, host=host, python=python)
-    except SSHError as exc:
-        facts = CheckpointFacts(model_path=path)
-        facts.notes.append(f"checkpoint not inspected: reconnecting failed: {exc}")
-        return facts
-    except Exception as exc:  # best effort, as in the TUI: the log report still stands
-        facts = CheckpointFacts(model_path=path)
-        facts.notes.append(f"checkpoint inspection failed: {type(exc).__name__}: {exc}")
-        return facts
-    finally:
-        if fresh is not None:
-            fresh.close()
 
 
 class _CheckError(Exception):

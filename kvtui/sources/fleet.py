@@ -25,6 +25,9 @@ class ReadOptions:
     give_up_after: float = 30.0
     python: str = "python3"
     lines: int | None = None  # None: the whole log so far
+    # read the served checkpoint's KV scales over the entry's connection after its log, as
+    # `kvtui ssh --check` does (`--no-checkpoint`: the log's word alone)
+    checkpoint: bool = True
 
 
 def connector_for(entry: Entry, opts: ReadOptions) -> Any:
@@ -135,6 +138,13 @@ def read_entry(entry: Entry, opts: ReadOptions) -> Any:
         session.end()
         if entry.metrics_port is not None and router is None:
             scrape_once(conn, entry, session)
+        if opts.checkpoint and router is None and session.engine is not None:
+            from kvtui.sources.ssh.checkpoint import inspect_after_read
+
+            path = model_path or session.report().model.path
+            if path:
+                session.configure(checkpoint=inspect_after_read(connector, conn, path,
+                                                                entry.host, opts.python))
         if errors:
             return Outcome(entry.host, entry.role, None, error=errors[-1], source=source)
         server = server_of(entry.host, entry.role, session,

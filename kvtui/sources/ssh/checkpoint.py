@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 import shlex
 import stat
+from typing import Any
 
 import paramiko
 
@@ -221,3 +222,25 @@ def engine_versions(conn: Connection, python: str | None = None) -> dict[str, st
             found[by_package[parts[0].lower()]] = parts[1]
     return found
 
+
+def inspect_after_read(connector: Any, conn: Connection, path: str, host: str,
+                       python: str | None) -> CheckpointFacts:
+    """The checkpoint, read on `conn` or, if the read lost it (the follower closes a lent
+    connection on a drop), on a fresh one; whatever fails becomes a note, never a traceback."""
+    fresh = None
+    try:
+        if not conn.is_active():
+            fresh = conn = connector.connect()
+            connector.messages.clear()
+        return inspect_checkpoint(conn, path, host=host, python=python)
+    except SSHError as exc:
+        facts = CheckpointFacts(model_path=path)
+        facts.notes.append(f"checkpoint not inspected: reconnecting failed: {exc}")
+        return facts
+    except Exception as exc:  # best effort, as in the TUI: the log report still stands
+        facts = CheckpointFacts(model_path=path)
+        facts.notes.append(f"checkpoint inspection failed: {type(exc).__name__}: {exc}")
+        return facts
+    finally:
+        if fresh is not None:
+            fresh.close()

@@ -238,3 +238,33 @@ def _run_report(tmp_path, hosts, rows, capsys):
     out = read_entry(entries[0], ReadOptions(config=str(hosts["config"])))
     assert out.server is not None, out.error
     return out.server.report
+
+
+def test_fleet_check_reads_each_servers_checkpoint_as_ssh_check_does(hosts, tmp_path, capsys):
+    """A replica logs "no scaling factors" (FP8 KV); the checkpoint its log names, on its host,
+    carries calibrated k/v scales: `fleet --check` reads it over the entry's connection, as
+    `kvtui ssh --check` does, and the alert follows the values (a warning, not critical);
+    `--no-checkpoint` leaves the log's word alone."""
+    from tests.checkpoint_builder import config, llama_tensors, write_checkpoint
+
+    fp8 = {"quant_method": "fp8", "kv_cache_scheme": {"num_bits": 8, "type": "float"}}
+    model = write_checkpoint(tmp_path / "served", llama_tensors(
+        6, k=[0.02 * (i + 1) for i in range(6)], v=[0.03 * (i + 1) for i in range(6)]),
+        config(6, fp8))
+    log = tmp_path / "gpu-c.log"
+    log.write_text(text("replica-c-fp8-unscaled.log").replace(
+        "meta-llama/Llama-3.1-70B-Instruct", str(model)))
+    toml = _toml(tmp_path, [{"host": "gpu-c", "log": str(log), "role": "replica"}])
+
+    def fp8_alert(*extra: str) -> dict:
+        _run([str(toml), "--check", "--json", "-F", str(hosts["config"]), *extra])
+        (srv,) = json.loads(capsys.readouterr().out)["servers"]
+        return next(a for a in srv["report"]["alerts"] if a["rule"] == "kv-fp8-unscaled"), \
+            srv["report"].get("checkpoint")
+
+    alert, checkpoint = fp8_alert()
+    assert checkpoint is not None and checkpoint["source"] == f"gpu-c:{model}"
+    assert checkpoint["kv_scale_verdict"] == "calibrated"
+    assert alert["severity"] == "warning" and "KV scales calibrated" in alert["detail"]
+    alone, checkpoint = fp8_alert("--no-checkpoint")
+    assert checkpoint is None and alone["severity"] == "critical"
