@@ -202,6 +202,7 @@ class Peak:
 # Above the whole hundredths of any gen throughput the column route reads (`d.dd` with at most
 # nine integer digits, parsers/sglang/bulk.py), and a multiple of 100 (`Runtime.of_columns`).
 _PAIR = 10 ** 12
+_PAIR_BASE = _PAIR // 100  # a `gen_rows` key: running * _PAIR_BASE + whole tok/s
 
 
 def _whole(text: str) -> int:
@@ -263,8 +264,15 @@ class Runtime:
     timeline: deque[TimelinePoint] = field(default_factory=lambda: deque(maxlen=TIMELINE_POINTS))
     # Decode lines by running-request count: running -> {tok/s rounded to a whole token/s:
     # lines}. A histogram, so joins add counts and a median at each count is read exactly to
-    # the token/s (`gen_median`): what compares two runs like for like (the same load).
-    gen_by_running: dict[int, dict[int, int]] = field(default_factory=dict)
+    # the token/s (`gen_median`): what compares two runs like for like (the same load). Read
+    # it as `gen_by_running`: the column route counts its rows in `gen_rows` first.
+    gen_hist: dict[int, dict[int, int]] = field(default_factory=dict)
+    # The column route's decode rows not yet sorted into `gen_hist`, one int key a (running,
+    # whole tok/s) pair: running * _PAIR_BASE + tok/s (`of_columns`). Counted in C straight
+    # into the run's own Counter, block after block, and sorted out once when read: sorting
+    # each block's ~10,000 distinct pairs into the nested histogram and joining that cost the
+    # fold about 20% (bench_check, 2026-12-05).
+    gen_rows: Counter[int] = field(default_factory=Counter)
     # Prefill throughput as the engine printed it: {tok/s rounded to a whole token/s: lines},
     # a histogram as above, of the lines that print a non-zero figure (`prefill_median`).
     # What the figure is: SGLang's `input throughput (token/s)` of a prefill line (0.5.9+) is
@@ -296,6 +304,18 @@ class Runtime:
         if not self.gen_throughput_n:
             return None
         return self.gen_throughput_centi / self.gen_throughput_n / 100
+
+    @property
+    def gen_by_running(self) -> dict[int, dict[int, int]]:
+        """`gen_hist` with the column route's pending rows (`gen_rows`) sorted in."""
+        if self.gen_rows:
+            by_running = self.gen_hist
+            for key, n in self.gen_rows.items():
+                running, value = divmod(key, _PAIR_BASE)
+                hist = by_running.setdefault(running, {})
+                hist[value] = hist.get(value, 0) + n
+            self.gen_rows.clear()
+        return self.gen_hist
 
     def gen_median(self, running: int) -> float | None:
         """The median generation throughput (whole tok/s) of the decode lines that ran
@@ -408,7 +428,7 @@ class Runtime:
             self.gen_throughput_centi += int(g * 100 + 0.5)
             self.gen_throughput_n += 1
             if running is not None:
-                hist = self.gen_by_running.setdefault(running, {})
+                hist = self.gen_hist.setdefault(running, {})
                 bucket = int(g + 0.5)
                 hist[bucket] = hist.get(bucket, 0) + 1
         self.timeline.append(_new_point(TimelinePoint, (ts, line, u, running, queue, g, False)))
@@ -479,8 +499,9 @@ class Runtime:
             else:
                 self.retraction_evidence.count += b.retraction_evidence.count
         self.timeline.extend(b.timeline)
-        for running, counts in b.gen_by_running.items():
-            hist = self.gen_by_running.setdefault(running, {})
+        self.gen_rows.update(b.gen_rows)
+        for running, counts in b.gen_hist.items():
+            hist = self.gen_hist.setdefault(running, {})
             for value, n in counts.items():
                 hist[value] = hist.get(value, 0) + n
         tput = self.prefill_by_tput
@@ -489,8 +510,10 @@ class Runtime:
 
     # -- whole columns ----------------------------------------------------------------------
     @classmethod
-    def of_columns(cls, cols: Columns) -> Runtime:
-        """The summary of a stretch of batch rows given column-wise (see `Columns`)."""
+    def of_columns(cls, cols: Columns, gen_rows: Counter[int] | None = None) -> Runtime:
+        """The summary of a stretch of batch rows given column-wise (see `Columns`); its decode
+        rows' (running, tok/s) keys are counted into `gen_rows` when given (the `gen_rows` of
+        the runtime it is then joined to: `add_columns`), else into its own."""
         b = cls()
         m = len(cols)
         if not m:
@@ -529,23 +552,23 @@ class Runtime:
             b.gen_throughput_centi = sum(centis)
             b.gen_throughput_n = len(gens)
             # The (running, whole tok/s) histogram counted on one int per row, in C:
-            # (running * _PAIR + 50 + c) // 100 is running * (_PAIR // 100) + (c + 50) // 100
+            # (running * _PAIR + 50 + c) // 100 is running * _PAIR_BASE + (c + 50) // 100
             # (`_PAIR` a multiple of 100 above any c), where a Counter of (running, value) tuples
-            # cost the fold +14% (bench_check). Each distinct running text is converted once; a
-            # key's first row still orders the histogram as `add_batch` fills it.
+            # cost the fold +14% (bench_check). Each distinct running text is converted once.
             decode_running = list(compress(cols.running, gen))
             scaled = {text: int(text) * _PAIR + 50 for text in set(decode_running)}
-            by_running = b.gen_by_running
-            for key, n in Counter(map(floordiv, map(add, map(scaled.__getitem__, decode_running),
-                                                    centis), repeat(100))).items():
-                running, value = divmod(key, _PAIR // 100)
-                hist = by_running.setdefault(running, {})
-                hist[value] = hist.get(value, 0) + n
+            (b.gen_rows if gen_rows is None else gen_rows).update(
+                map(floordiv, map(add, map(scaled.__getitem__, decode_running), centis),
+                    repeat(100)))
             rows = list(compress(range(m), gen))[-TIMELINE_POINTS:]
             b.timeline.extend(TimelinePoint(cols.ts(k), cols.line(k), float(usage[k]),
                                             int(cols.running[k]), queues[k], float(gen[k]),
                                             False) for k in rows)
         return b
+
+    def add_columns(self, cols: Columns) -> None:
+        """Join the summary of a stretch of batch rows that come right after this one's."""
+        self.join(Runtime.of_columns(cols, self.gen_rows))
 
 
 class Witness:

@@ -30,7 +30,7 @@ from itertools import compress, islice
 from operator import gt, methodcaller, not_
 
 from kvtui.core.engine import Engine
-from kvtui.core.runtime import Columns, Runtime
+from kvtui.core.runtime import Columns
 from kvtui.core.state import State
 from parsers import BATCH_KINDS, Event
 from parsers.frames import read_frame
@@ -415,7 +415,7 @@ class Fold:
             rank = cols.facts[h][1]
             if rank:
                 run.ranks.add(rank)
-        run.runtime.join(Runtime.of_columns(cols))
+        run.runtime.add_columns(cols)
 
     def _apply_lines(self, source: str, lines: list[str], at: Iterable[int], first: int) -> None:
         apply = self.state.apply
