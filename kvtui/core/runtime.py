@@ -23,7 +23,7 @@ from collections import Counter, deque
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import add, floordiv, sub
+from operator import add, floordiv, gt, lt, sub
 from typing import Any, NamedTuple
 
 from kvtui.core.evidence import Evidence
@@ -177,8 +177,10 @@ class Growth:
         if not values:
             return cls()
         later, earlier = values[1:], values[:-1]
-        steps = bytes(map(add, map(sub, map(int.__gt__, later, earlier),
-                                   map(int.__lt__, later, earlier)), repeat(1)))
+        # operator.gt/lt, not int.__gt__/__lt__: a slot wrapper called through map costs
+        # twice as much (half of this function's time on a 20,000-row block).
+        steps = bytes(map(add, map(sub, map(gt, later, earlier), map(lt, later, earlier)),
+                          repeat(1)))
         rises = list(map(bytes.count, steps.split(b"\x00"), repeat(b"\x02")))
         return cls(first=values[0], last=values[-1], head=rises[0], tail=rises[-1],
                    longest=max(rises), dropped=len(rises) > 1)
@@ -202,11 +204,7 @@ class Peak:
 # Above the whole hundredths of any gen throughput the column route reads (`d.dd` with at most
 # nine integer digits, parsers/sglang/bulk.py), and a multiple of 100 (`Runtime.of_columns`).
 _PAIR = 10 ** 12
-
-
-def _whole(text: str) -> int:
-    """A printed throughput rounded to a whole token/s as `add_batch` rounds it."""
-    return int(float(text) + 0.5)
+_PAIR_BASE = _PAIR // 100  # a `gen_rows` key: running * _PAIR_BASE + whole tok/s
 
 
 def _median(hist: dict[int, int] | None) -> float | None:
@@ -263,8 +261,15 @@ class Runtime:
     timeline: deque[TimelinePoint] = field(default_factory=lambda: deque(maxlen=TIMELINE_POINTS))
     # Decode lines by running-request count: running -> {tok/s rounded to a whole token/s:
     # lines}. A histogram, so joins add counts and a median at each count is read exactly to
-    # the token/s (`gen_median`): what compares two runs like for like (the same load).
-    gen_by_running: dict[int, dict[int, int]] = field(default_factory=dict)
+    # the token/s (`gen_median`): what compares two runs like for like (the same load). Read
+    # it as `gen_by_running`: the column route counts its rows in `gen_rows` first.
+    gen_hist: dict[int, dict[int, int]] = field(default_factory=dict)
+    # The column route's decode rows not yet sorted into `gen_hist`, one int key a (running,
+    # whole tok/s) pair: running * _PAIR_BASE + tok/s (`of_columns`). Counted in C straight
+    # into the run's own Counter, block after block, and sorted out once when read: sorting
+    # each block's ~10,000 distinct pairs into the nested histogram and joining that cost the
+    # fold about 20% (bench_check, 2026-12-05).
+    gen_rows: Counter[int] = field(default_factory=Counter)
     # Prefill throughput as the engine printed it: {tok/s rounded to a whole token/s: lines},
     # a histogram as above, of the lines that print a non-zero figure (`prefill_median`).
     # What the figure is: SGLang's `input throughput (token/s)` of a prefill line (0.5.9+) is
@@ -296,6 +301,18 @@ class Runtime:
         if not self.gen_throughput_n:
             return None
         return self.gen_throughput_centi / self.gen_throughput_n / 100
+
+    @property
+    def gen_by_running(self) -> dict[int, dict[int, int]]:
+        """`gen_hist` with the column route's pending rows (`gen_rows`) sorted in."""
+        if self.gen_rows:
+            by_running = self.gen_hist
+            for key, n in self.gen_rows.items():
+                running, value = divmod(key, _PAIR_BASE)
+                hist = by_running.setdefault(running, {})
+                hist[value] = hist.get(value, 0) + n
+            self.gen_rows.clear()
+        return self.gen_hist
 
     def gen_median(self, running: int) -> float | None:
         """The median generation throughput (whole tok/s) of the decode lines that ran
@@ -408,7 +425,7 @@ class Runtime:
             self.gen_throughput_centi += int(g * 100 + 0.5)
             self.gen_throughput_n += 1
             if running is not None:
-                hist = self.gen_by_running.setdefault(running, {})
+                hist = self.gen_hist.setdefault(running, {})
                 bucket = int(g + 0.5)
                 hist[bucket] = hist.get(bucket, 0) + 1
         self.timeline.append(_new_point(TimelinePoint, (ts, line, u, running, queue, g, False)))
@@ -479,8 +496,10 @@ class Runtime:
             else:
                 self.retraction_evidence.count += b.retraction_evidence.count
         self.timeline.extend(b.timeline)
-        for running, counts in b.gen_by_running.items():
-            hist = self.gen_by_running.setdefault(running, {})
+        if b.gen_rows:
+            self.gen_rows.update(b.gen_rows)
+        for running, counts in b.gen_hist.items():
+            hist = self.gen_hist.setdefault(running, {})
             for value, n in counts.items():
                 hist[value] = hist.get(value, 0) + n
         tput = self.prefill_by_tput
@@ -489,8 +508,10 @@ class Runtime:
 
     # -- whole columns ----------------------------------------------------------------------
     @classmethod
-    def of_columns(cls, cols: Columns) -> Runtime:
-        """The summary of a stretch of batch rows given column-wise (see `Columns`)."""
+    def of_columns(cls, cols: Columns, gen_rows: Counter[int] | None = None) -> Runtime:
+        """The summary of a stretch of batch rows given column-wise (see `Columns`); its decode
+        rows' (running, tok/s) keys are counted into `gen_rows` when given (the `gen_rows` of
+        the runtime it is then joined to: `add_columns`), else into its own."""
         b = cls()
         m = len(cols)
         if not m:
@@ -507,15 +528,20 @@ class Runtime:
         b.saturation = Streak.of_flags(flags)
         if b.saturation.longest:
             b.saturated_evidence = cols.evidence(flags.index(1))
-        b.last_running_req = int(cols.running[-1])
-        b.running_req = Peak(max(map(int, cols.running)))
-        queues = list(map(int, cols.queue))
+        # Each distinct running text (a few dozen a block) converted once, for the peak, the
+        # last value and the histogram's keys below.
+        running_of = {text: int(text) for text in set(cols.running)}
+        b.last_running_req = running_of[cols.running[-1]]
+        b.running_req = Peak(max(running_of.values()))
+        queue_of = {text: int(text) for text in set(cols.queue)}  # each distinct text once
+        queues = list(map(queue_of.__getitem__, cols.queue))
         b.last_queue_req = queues[-1]
         peak_q = max(queues)
         b.queue_req = Peak(peak_q, cols.evidence(queues.index(peak_q)))
-        # A prefill row's input throughput, `d.dd` text (empty where the line prints none);
-        # `_whole` rounds it as `add_batch` does, and a zero is left out as it is there.
-        for value, n in Counter(map(_whole, filter(None, cols.tput))).items():
+        # A prefill row's input throughput, `d.dd` text (empty where the line prints none),
+        # rounded as `add_batch` does, int(float + 0.5), in C; a zero is left out as there.
+        for value, n in Counter(map(int, map(add, map(float, filter(None, cols.tput)),
+                                             repeat(0.5)))).items():
             if value > 0:
                 b.prefill_by_tput[value] = n
         if n_decode:
@@ -529,23 +555,22 @@ class Runtime:
             b.gen_throughput_centi = sum(centis)
             b.gen_throughput_n = len(gens)
             # The (running, whole tok/s) histogram counted on one int per row, in C:
-            # (running * _PAIR + 50 + c) // 100 is running * (_PAIR // 100) + (c + 50) // 100
+            # (running * _PAIR + 50 + c) // 100 is running * _PAIR_BASE + (c + 50) // 100
             # (`_PAIR` a multiple of 100 above any c), where a Counter of (running, value) tuples
-            # cost the fold +14% (bench_check). Each distinct running text is converted once; a
-            # key's first row still orders the histogram as `add_batch` fills it.
-            decode_running = list(compress(cols.running, gen))
-            scaled = {text: int(text) * _PAIR + 50 for text in set(decode_running)}
-            by_running = b.gen_by_running
-            for key, n in Counter(map(floordiv, map(add, map(scaled.__getitem__, decode_running),
-                                                    centis), repeat(100))).items():
-                running, value = divmod(key, _PAIR // 100)
-                hist = by_running.setdefault(running, {})
-                hist[value] = hist.get(value, 0) + n
+            # cost the fold +14% (bench_check).
+            scaled = {text: n * _PAIR + 50 for text, n in running_of.items()}
+            (b.gen_rows if gen_rows is None else gen_rows).update(
+                map(floordiv, map(add, map(scaled.__getitem__, compress(cols.running, gen)),
+                                  centis), repeat(100)))
             rows = list(compress(range(m), gen))[-TIMELINE_POINTS:]
             b.timeline.extend(TimelinePoint(cols.ts(k), cols.line(k), float(usage[k]),
                                             int(cols.running[k]), queues[k], float(gen[k]),
                                             False) for k in rows)
         return b
+
+    def add_columns(self, cols: Columns) -> None:
+        """Join the summary of a stretch of batch rows that come right after this one's."""
+        self.join(Runtime.of_columns(cols, self.gen_rows))
 
 
 class Witness:

@@ -26,6 +26,7 @@ def snapshot(a: Session) -> dict:
     out = {"report": build_report(st, engine=a.engine), "events": st.events, "kinds": st.kinds,
            "sources": st.sources, "lines": a.lines, "runs": []}
     for run in st.runs:
+        run.runtime.gen_by_running  # noqa: B018 - the column route's rows sorted in
         rt = dataclasses.asdict(run.runtime) | {"timeline": list(run.runtime.timeline)}
         out["runs"].append({"rt": rt, "ranks": sorted(run.ranks), "seen": run.lines_seen,
                             "hints": sorted(run.hints), "kinds": sorted(run.kinds_seen),

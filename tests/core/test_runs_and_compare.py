@@ -150,9 +150,9 @@ def test_median_of_the_histogram():
     from kvtui.core.runtime import Runtime
 
     rt = Runtime()
-    rt.gen_by_running = {3: {10: 1, 20: 2, 40: 1}}
+    rt.gen_hist = {3: {10: 1, 20: 2, 40: 1}}
     assert rt.gen_median(3) == 20
-    rt.gen_by_running = {3: {10: 1, 20: 1}}
+    rt.gen_hist = {3: {10: 1, 20: 1}}
     assert rt.gen_median(3) == 15
     assert rt.gen_median(4) is None
 

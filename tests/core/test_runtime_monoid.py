@@ -93,7 +93,7 @@ def line_route(rows_: list[tuple], first: int) -> Runtime:
     return rt
 
 
-def column_route(rows_: list[tuple], first: int) -> Runtime:
+def columns(rows_: list[tuple], first: int) -> Columns:
     heads = [f"2026-01-01 10:00:{(first + k) % 60:02d} TP0" for k in range(len(rows_))]
     facts = {h: (h[:19], "TP0") for h in heads}
     cols = Columns(source="x", first_line=first, lines=[f"l{first + k}" for k in range(len(rows_))],
@@ -101,10 +101,15 @@ def column_route(rows_: list[tuple], first: int) -> Runtime:
                    usage=[r[1] for r in rows_], running=[str(r[2]) for r in rows_],
                    queue=[str(r[3]) for r in rows_], gen=[r[4] if r[0] else "" for r in rows_],
                    tput=["" if r[0] else r[5] for r in rows_])
-    return Runtime.of_columns(cols)
+    return cols
+
+
+def column_route(rows_: list[tuple], first: int) -> Runtime:
+    return Runtime.of_columns(columns(rows_, first))
 
 
 def facts(rt: Runtime) -> dict:
+    rt.gen_by_running  # noqa: B018 - the column route's pending rows sorted in (`gen_rows`)
     out = dataclasses.asdict(rt)
     out["timeline"] = list(rt.timeline)
     return out
@@ -123,6 +128,10 @@ def test_runtime_line_route_column_route_and_join_agree(a, b):
     if b:
         mixed.join(column_route(b, 1 + len(a)))
     assert facts(mixed) == facts(whole)
+    added = line_route(a, 1)  # the fold's way: the rows counted into the run's own histogram
+    if b:
+        added.add_columns(columns(b, 1 + len(a)))
+    assert facts(added) == facts(whole)
 
 
 @settings(max_examples=100)

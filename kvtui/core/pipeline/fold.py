@@ -27,10 +27,10 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Sequence
 from itertools import compress, islice
-from operator import gt, methodcaller, not_
+from operator import gt, itemgetter, methodcaller, not_
 
 from kvtui.core.engine import Engine
-from kvtui.core.runtime import Columns, Runtime
+from kvtui.core.runtime import Columns
 from kvtui.core.state import State
 from parsers import BATCH_KINDS, Event
 from parsers.frames import read_frame
@@ -45,6 +45,9 @@ STRETCH_MIN = 16
 # `ends_in_comma` passes, with any blank after the comma) and a next line that has a log head
 # (none that passes is `headless`); `Fold._step` and `Fold.open_ended` decide.
 _MAY_WRAP = methodcaller("endswith", (",", " ", "\t", "\r"))
+# The same test on a whole block at once: the set of its lines' last characters (`_unwrap`).
+_WRAP_ENDS = frozenset((",", " ", "\t", "\r"))
+_LAST_CHAR = itemgetter(slice(-1, None))
 _HEADED = methodcaller("startswith", ("[", "("))
 
 # A wrap's pieces and length at most: each step parses the text so far, so these bound what one
@@ -175,6 +178,10 @@ class Fold:
     def _unwrap(self, lines: list[str]) -> tuple[list[str], tuple[int, str, int] | None]:
         """`unwrap`, and the block's last wrap (or last line) when it may go on in the next
         block: (its index, its text, its pieces)."""
+        if _WRAP_ENDS.isdisjoint(map(_LAST_CHAR, lines)):
+            # No line ends as a wrapped one does (`_MAY_WRAP`), the case of almost every
+            # block: found in C, about 0.6 ms for 20,000 lines where the maps below take 4 ms.
+            return lines, None
         out = None
         tail = None
         last = len(lines) - 1
@@ -415,7 +422,7 @@ class Fold:
             rank = cols.facts[h][1]
             if rank:
                 run.ranks.add(rank)
-        run.runtime.join(Runtime.of_columns(cols))
+        run.runtime.add_columns(cols)
 
     def _apply_lines(self, source: str, lines: list[str], at: Iterable[int], first: int) -> None:
         apply = self.state.apply
