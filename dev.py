@@ -112,12 +112,14 @@ def ensure_test_tools() -> None:
 # `dev.py test --fast`: the tests of the edit loop, under a minute on 2 cores. Never in it: the
 # real sshd (tests/ssh/), the real-log corpus, and what takes seconds of its own (the wheel
 # build, the real log clients): FAST_NEVER. By default also left to the full run: the Textual
-# Pilot tests (tui: about 40% of the suite's time) and the sweeps that fold every cut or every
-# line of every sample or thousands of generated lines (sweep): FAST. A marker expression or
+# Pilot tests (tui: about 40% of the suite's time) and the tests written for the full run
+# (full: the sweeps that fold every cut or every line of every sample or thousands of generated
+# lines, and the robustness tests of real processes: lost workers, the real log clients, a
+# file's errors and a replay's controls over wall-clock waits): FAST. A marker expression or
 # a test path of the caller's chooses instead of those two (`--fast -m tui`, `--fast
 # tests/ui/test_panes.py`). The markers are set in tests/conftest.py.
 FAST_NEVER = "not ssh and not corpus and not slow"
-FAST = f"{FAST_NEVER} and not tui and not sweep"
+FAST = f"{FAST_NEVER} and not tui and not full"
 
 
 def fast_args(args: list[str]) -> list[str]:

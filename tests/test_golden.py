@@ -6,6 +6,8 @@ review the diff, then refresh with `KVTUI_UPDATE_GOLDEN=1 python3 dev.py test te
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -21,11 +23,26 @@ UPDATE = os.environ.get("KVTUI_UPDATE_GOLDEN") == "1"
 
 
 def run_check(name: str, *extra: str) -> str:
+    """`kvtui check sample_logs/NAME` as the command runs it (its `main`, in this process: a
+    new interpreter per file cost more than the check; `test_golden_command_line` runs one
+    through the real entry point)."""
+    from kvtui.cli import main
+
+    out = io.StringIO()
+    with contextlib.chdir(ROOT), contextlib.redirect_stdout(out):
+        code = main(["check", f"sample_logs/{name}", "--fail-on", "never", *extra])
+    assert code == 0
+    return out.getvalue()
+
+
+def test_golden_command_line():
+    """One golden through the real entry point (`python -m kvtui` in a process of its own)."""
+    name = SAMPLES[0]
     out = subprocess.run([sys.executable, "-m", "kvtui", "check", f"sample_logs/{name}",
-                          "--fail-on", "never", *extra], cwd=ROOT, capture_output=True,
+                          "--fail-on", "never", "--json"], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    return out.stdout
+    assert out.stdout == (GOLDEN / (name.removesuffix(".log") + ".json")).read_text()
 
 
 def compare(path: Path, actual: str) -> None:

@@ -48,7 +48,7 @@ def test_saturation_and_queue_growth_are_announced():
     assert walk(head + body, len(head)) >= 1
 
 
-@pytest.mark.sweep
+@pytest.mark.full
 @pytest.mark.parametrize("name", ["qwen35-397b-nvfp4-tp8-fp8.log", "llama31-8b-retraction.log",
                                   "gpt-oss-120b-tp4-e5m2-restart.log"])
 def test_samples_line_by_line(name):

@@ -61,7 +61,7 @@ def check_cuts(path: Path, cuts: list[int]) -> bool:
     return True
 
 
-@pytest.mark.sweep
+@pytest.mark.full
 @pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.log")))
 def test_every_single_cut_of_every_sample(name):
     path = SAMPLES / name

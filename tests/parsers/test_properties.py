@@ -64,14 +64,14 @@ def _check_event(event: Event | None) -> None:
         assert isinstance(value, ALLOWED), (name, value)
 
 
-@pytest.mark.sweep
+@pytest.mark.full
 @settings(max_examples=1500, deadline=None)
 @given(st.text(max_size=300))
 def test_arbitrary_text(text: str) -> None:
     _check_event(parse_unchecked(text))
 
 
-@pytest.mark.sweep
+@pytest.mark.full
 @settings(max_examples=3000, deadline=None)
 @given(fragment_lines)
 def test_fragments_of_real_formats(text: str) -> None:

@@ -17,6 +17,9 @@ from kvtui.sources.base import SourceLine
 sys.path.insert(0, str(Path(__file__).parent))
 from test_local_follow import append, finish, start
 
+# a followed file's errors, over the follower's wall-clock polls: left to the full run (`dev.py test --fast` skips them)
+pytestmark = pytest.mark.full
+
 
 class Faults:
     """os.stat of one path, and reads of the follower's handle, fail while `on` is set."""
