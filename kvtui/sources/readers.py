@@ -109,7 +109,15 @@ def iter_byte_range(path: str, start: int, end: int | None,
 def _split_blocks(blocks: Iterator[str]) -> Iterator[list[str]]:
     """Blocks of text -> lists of lines, split exactly as `LineSplitter` splits bytes: NUL
     bytes dropped, and a line longer than the carry bound kept by its head and counted once
-    (the rest of it, up to its newline, is skipped), so every reader numbers lines alike."""
+    (the rest of it, up to its newline, is skipped), so every reader numbers lines alike.
+
+    Why a second splitter beside `kvtui.sources.lines.LineSplitter`: that one takes bytes and
+    keeps each line's byte offset (what a follower resumes from, a replay seeks to); this one
+    takes text a whole file's reader decoded in large blocks and keeps no offsets, the bulk
+    path `kvtui check` folds millions of lines through (one `str.split` a block). Held to the
+    same lines by tests/test_line_readers.py (`test_block_reader_and_byte_splitter_agree`).
+    The host's follower (`kvtui.sources.ssh.remote_follower`) splits nothing: it sends bytes,
+    which the client's `LineSplitter` splits."""
     carry = ""
     skipping = False
     for chunk in blocks:
