@@ -21,7 +21,7 @@ from prometheus_client.registry import Collector
 
 from kvtui.core import severity
 from kvtui.core.fleet.load import current_load
-from kvtui.core.report_types import Alert, Report
+from kvtui.core.report_types import Alert, KVCacheFacts, Report
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +45,15 @@ def _gauge(name: str, doc: str, value: float | None, server: str,
     return g
 
 
+def scales_state(kv: KVCacheFacts) -> str:
+    """The `state` label of `kvtui_kv_scales`: one word of a fixed set an alert rule can
+    match (`loaded`, `missing`, `unknown`, `n/a` for a 16-bit cache, which has none to load),
+    never the text's sentence ("none needed (bf16)")."""
+    if kv.scales in (None, "unknown") and kv.scales_said != str(kv.scales or "?"):
+        return "n/a"  # the text says "none needed (<16-bit dtype>)"
+    return kv.scales if kv.scales in ("loaded", "missing") else "unknown"
+
+
 def families(snap: Snapshot) -> Iterator[GaugeMetricFamily | InfoMetricFamily]:
     r, s = snap.report, snap.server
     info = InfoMetricFamily("kvtui_server", "The engine, its release and the model the log "
@@ -61,7 +70,7 @@ def families(snap: Snapshot) -> Iterator[GaugeMetricFamily | InfoMetricFamily]:
     scales = GaugeMetricFamily("kvtui_kv_scales", "KV scales state (1 for the current state): "
                                "loaded, missing (scales of 1.0), unknown, or n/a (16-bit KV)",
                                labels=["server", "state"])
-    scales.add_metric([s, kv.scales_said if kv.scales_said else "unknown"], 1.0)
+    scales.add_metric([s, scales_state(kv)], 1.0)
     yield scales
     load = current_load(r)
     pool = r.runs[-1].pool_size if r.runs else (

@@ -30,7 +30,8 @@ from tests.core.test_bulk_fold import snapshot
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from biglog import write_big_log
 
-# worker loss and stuck workers, over wall-clock waits: left to the full run (`dev.py test --fast` skips them)
+# worker loss and stuck workers, over wall-clock waits:
+# left to the full run (`dev.py test --fast` skips them)
 pytestmark = pytest.mark.full
 
 MARK = "a line that ends the worker that reads it"

@@ -61,6 +61,8 @@ def test_check_format_prometheus_output_is_atomic(tmp_path):
     assert res.stdout == b""
     body = out.read_text()
     assert 'kvtui_kv_cache_dtype_info{configured="auto",effective="bf16"' in body
+    # a 16-bit cache has no scales to load: a word an alert rule can match, not a sentence
+    assert 'kvtui_kv_scales{server="' + str(log) + '",state="n/a"} 1.0' in body
     assert [p.name for p in out.parent.iterdir()] == ["kvtui.prom"]  # no temporary left
     assert oct(out.stat().st_mode & 0o777) == "0o644"
     # a directory that does not exist: an error, nothing written

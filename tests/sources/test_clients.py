@@ -23,7 +23,8 @@ from kvtui.sources.clients import DockerLogs, JournalLogs, KubectlLogs
 from kvtui.sources.process import ClientFollower
 from tests.sources import _standins as si
 
-# the real docker / kubectl / journalctl clients against stand-in servers: left to the full run (`dev.py test --fast` skips them)
+# the real docker / kubectl / journalctl clients against stand-in servers:
+# left to the full run (`dev.py test --fast` skips them)
 pytestmark = pytest.mark.full
 
 SEC = 10**9

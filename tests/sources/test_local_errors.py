@@ -17,7 +17,8 @@ from kvtui.sources.base import SourceLine
 sys.path.insert(0, str(Path(__file__).parent))
 from test_local_follow import append, finish, start
 
-# a followed file's errors, over the follower's wall-clock polls: left to the full run (`dev.py test --fast` skips them)
+# a followed file's errors, over the follower's wall-clock polls:
+# left to the full run (`dev.py test --fast` skips them)
 pytestmark = pytest.mark.full
 
 

@@ -16,7 +16,8 @@ from kvtui.sources.base import SourceLine, SourceNotice
 from kvtui.sources.lines import MAX_LINE_CHARS, LineSplitter, decode_line
 from kvtui.sources.replay import ReplaySource
 
-# a replay's controls over wall-clock waits: left to the full run (`dev.py test --fast` skips them)
+# a replay's controls over wall-clock waits:
+# left to the full run (`dev.py test --fast` skips them)
 pytestmark = pytest.mark.full
 
 
