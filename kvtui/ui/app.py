@@ -243,6 +243,9 @@ class KvApp(App[int]):
         self.whatif_pane = self.query_one(WhatIfPane)
         self.timeline_pane = self.query_one(TimelinePane)
         self._show_pane("alerts", focus=True)
+        waiting = self.ingest.paced_waiting()
+        if waiting:  # a recording's scrapes, each fed where the replay reaches its line
+            self.show_metrics([], "recorded", f"{waiting} scrape(s) in the recording")
         self.ingest.start()
         self.set_interval(1 / self.tick_hz, self._tick)
         self.call_after_refresh(self._freeze_heap)

@@ -372,6 +372,10 @@ class Ingest:
             self._report_dirty = True
         self._wake.set()
 
+    def paced_waiting(self) -> int:
+        """How many of a recording's scrapes are still to be fed (`paced`)."""
+        return len(self._paced) - self._paced_next
+
     def _paced_due(self) -> tuple[int] | tuple[()]:
         """(the line count the next paced scrape waits for,), or () when none is left."""
         if self._paced_next < len(self._paced):

@@ -40,7 +40,10 @@ STATES: dict[str, str] = {
     "bad_url": "not an http(s) URL",
     "bad_response": "not the Prometheus text format",
     "stale": "stale: the latest scrapes failed, the figures are the last good scrape's",
+    "recorded": "recorded: each scrape is shown once the replay passes the line it was taken at",
 }
+# The states that are no failure (said plainly, not in red).
+CALM = frozenset({"ok", "recorded"})
 EMPTY = ("No metrics source for this session. kvtui reads the server's Prometheus /metrics "
          "beside the log when it is given one (`--metrics URL`); `kvtui metrics URL` reads "
          "one headless.")
@@ -90,7 +93,7 @@ def metrics_text(snapshots: Sequence[Snapshot] | None, report: Report | None = N
     if state is not None and state != "ok":
         t.append("source ", style="bold")
         t.append(STATES.get(state, clean(state, 40)),
-                 style="yellow" if state == "stale" else "red")
+                 style="dim" if state in CALM else "yellow" if state == "stale" else "red")
         if detail:
             t.append(f"\n  {clean(detail, 300)}", style="dim")
         t.append("\n")

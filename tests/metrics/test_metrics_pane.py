@@ -9,7 +9,7 @@ import pytest
 from kvtui.ui.metrics import MetricsPane, metrics_text, sliding
 from tests.metrics.conftest import sample
 from tests.metrics.recorded import SGLANG, VLLM, observing, setting, snapshots
-from tests.ui.ui_helpers import ROOT, region_text, replay_app, screen_text, settle
+from tests.ui.ui_helpers import ROOT, region_text, replay_app, screen_text, settle, wait_for
 
 VLLM_LOG = "sample_logs/vllm-llama31-8b-tp2-fp8-unscaled.log"
 SGLANG_LOG = "sample_logs/llama31-8b-retraction.log"
@@ -107,6 +107,40 @@ async def test_key_6_shows_the_pane_and_the_cross_alerts():
         await pilot.press("1")
         await pilot.pause()
         assert not pane.display
+
+
+async def test_a_replayed_recording_says_its_scrapes_wait_for_their_lines(tmp_path):
+    """`kvtui replay DIR` of a recording, paused at its start: the pane is listed and says the
+    recorded scrapes come where the replay reaches them, not "no metrics source"; stepping
+    past the first one's line shows it."""
+    from pathlib import Path
+
+    from kvtui.sources.metrics import ScrapeResult
+    from kvtui.sources.record import Recorder, paced_scrapes
+    from kvtui.sources.replay import ReplaySource
+    from kvtui.ui.app import KvApp
+    from tests.metrics.conftest import DATA
+
+    lines = Path(SGLANG_LOG).read_text().splitlines()
+    rec = Recorder(str(tmp_path / "rec"))
+    rec.lines(lines[:30])
+    rec.scrape(ScrapeResult("ok", (DATA / "sglang-seq-1.prom").read_text(), "", 1000.0), "gpu")
+    rec.lines(lines[30:])
+    rec.close()
+    src = ReplaySource([str(tmp_path / "rec" / "log.txt")], start_paused=True)
+    app = KvApp(src, "rec", paced_scrapes=paced_scrapes(str(tmp_path / "rec")))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert "6 Metrics" in screen_text(app)
+        await pilot.press("6")
+        await pilot.pause()
+        pane = app.query_one(MetricsPane)
+        shown = region_text(app, pane)
+        assert "recorded" in shown and "No metrics source" not in shown
+        src.step(30)
+        await wait_for(pilot, lambda: app.ingest.session.metrics.fed == 1, "the scrape")
+        await wait_for(pilot, lambda: "recorded" not in region_text(app, pane), "a repaint")
+        assert "sglang" in region_text(app, pane)
 
 
 def _with_metrics(series, key: str = "6"):
