@@ -602,9 +602,11 @@ def _interactive(args: argparse.Namespace, host: str, connector: Any, conn: Any,
     if not args.no_metrics:
         from kvtui.sources.metrics import MetricsPoller, Scraper
 
-        # its own connection: the follower closes a lent one when it drops
+        # a channel of the connection the follower starts on (the one this command opened):
+        # when the follower drops it (it closes a lent one on a loss), the scrapes open their
+        # own from the connector, as the fleet screen's do
         scraper = Scraper(f"ssh://{host}/metrics", args.metrics_interval, clock=time.time,
-                          fetcher=metrics_fetcher(args, connector, None, session))
+                          fetcher=metrics_fetcher(args, connector, conn, session))
         poller = MetricsPoller(scraper, session, f"{host} /metrics over SSH",
                                record=recorder.scrape if recorder is not None else None).start()
     try:

@@ -95,3 +95,55 @@ def test_ssh_check_with_metrics_port_reports_the_metrics(ssh_env, tmp_path, caps
     # --no-metrics: the report is the log's alone
     assert ssh_cmd.run(p.parse_args([*base, "--no-metrics"])) == 0
     assert "metrics" not in json.loads(capsys.readouterr().out)
+
+
+def test_the_tui_scrapes_through_the_connection_it_follows_the_log_on(ssh_env, tmp_path,
+                                                                      monkeypatch,
+                                                                      metrics_server):
+    """`kvtui ssh HOST` (the TUI): the scrapes go through the SSH connection the command
+    already has (issue 37 point 1), a channel of the one the follower starts on; no second
+    connection is opened while that one lives."""
+    import time
+
+    import kvtui.ui.app as app_mod
+    from kvtui.commands import ssh as ssh_cmd
+    from kvtui.sources.ssh.connect import Connector
+    from kvtui.ui.ingest import Ingest
+
+    opened: list[object] = []
+    real_connect = Connector.connect
+
+    def counting(self):
+        conn = real_connect(self)
+        opened.append(conn)
+        return conn
+
+    monkeypatch.setattr(Connector, "connect", counting)
+    log = tmp_path / "server.log"
+    log.write_text((SAMPLES / "llama31-70b-tp8.log").read_text())
+    seen: dict = {}
+
+    def fake_run_app(source, title, **opts):
+        """The TUI minus Textual: the real ingest, until the session has two scrapes."""
+        session = opts["session"]
+        ingest = Ingest(source, session=session)
+        ingest.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and session.metrics.fed < 2:
+            ingest.drain()
+            time.sleep(0.05)
+        ingest.close(10)
+        seen["fed"] = session.metrics.fed
+        seen["state"] = session.metrics.state.state
+        return 0
+
+    monkeypatch.setattr(app_mod, "run_app", fake_run_app)
+    p = argparse.ArgumentParser()
+    ssh_cmd.configure(p)
+    args = p.parse_args(["-F", str(ssh_env["config"]), "gpu", "--log", str(log),
+                         "--no-checkpoint", "--metrics-port", str(metrics_server.port),
+                         "--metrics-interval", "1"])
+    assert ssh_cmd.run(args) == 0
+    assert seen["fed"] >= 2 and seen["state"] == "ok"
+    assert metrics_server.hits["/metrics"] >= 2
+    assert len(opened) == 1  # the command's own: the follower and the scrapes share it
