@@ -136,6 +136,12 @@ _NOT_MODELLED: dict[str, str] = {
                     "(models/mimo_v2.py:424-425): kvtui read vLLM's pages of two shapes for "
                     "Gemma-4 only (its K and V widths differ too, which that rule was not "
                     "checked with)"),
+    # the Omni model's language model is MiMoV2FlashForCausalLM (0.34.0
+    # models/mimo_v2_omni.py:1293): the same sliding layers of their own shape
+    **dict.fromkeys(("MiMoV2OmniForCausalLM", "MiMoV2OmniMTPModel"),
+                    "MiMo-V2-Omni's language model is MiMo-V2-Flash (models/mimo_v2_omni.py:"
+                    "1293), whose sliding-window layers have their own KV heads and head_dim "
+                    "(models/mimo_v2.py:424-425): not modelled, as MiMo-V2-Flash"),
     "DeepseekV4ForCausalLM": ("DeepSeek-V4 keeps a compressed KV cache (vllm/models/"
                               "deepseek_v4/): kvtui does not size it yet"),
     "KimiLinearForCausalLM": "Kimi-Linear's KDA state (layers/mamba/mamba_utils.py:304): "
