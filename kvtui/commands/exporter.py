@@ -101,13 +101,14 @@ class Exported:
 
     def endpoint(self) -> tuple[int | None, str]:
         """Where the server serves /metrics, as its engine reads its logged arguments."""
+        from kvtui.core.engine import metrics_endpoint
+
         with self.lock:
             engine = self.session.engine
             server_args = dict(self.session.state.current.server_args)
-        if engine is None:
-            return None, ("the engine is not known yet (no server start in the log); "
-                          "--metrics-port or --metrics names the endpoint")
-        return engine.metrics_endpoint(server_args)
+        number, why = metrics_endpoint(engine, server_args)
+        return number, why if number is not None else \
+            f"{why}; --metrics-port or --metrics names the endpoint"
 
     def snapshots(self) -> list[Any]:
         from kvtui.core.export_prometheus import Snapshot
@@ -160,18 +161,10 @@ def metrics_poller(args: argparse.Namespace, exported: Exported) -> Any:
     if args.metrics:
         scraper = Scraper(args.metrics, args.metrics_interval, clock=time.time)
     elif args.host:
-        from kvtui.sources.ssh.metrics import channel_fetcher
-
-        connector = connector_of(args)
-        live: list[Any] = [None]
-
-        def transport() -> Any:
-            if live[0] is None or not live[0].is_active():
-                live[0] = connector.connect()
-            return live[0].transport
+        from kvtui.sources.ssh.metrics import channel_fetcher, reconnecting
 
         scraper = Scraper(f"ssh://{args.host}/metrics", args.metrics_interval, clock=time.time,
-                          fetcher=channel_fetcher(transport, port))
+                          fetcher=channel_fetcher(reconnecting(connector_of(args)), port))
     else:
         def local(url: str, timeout: float, clock: Any) -> ScrapeResult:
             number, why = port()

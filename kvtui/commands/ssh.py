@@ -411,26 +411,16 @@ def metrics_fetcher(args: argparse.Namespace, connector: Any, conn: Any, session
     """A scrape fetcher over this SSH connection (a direct-tcpip channel to the host's
     loopback port), the port from --metrics-port or the server's arguments in `session`'s
     log, asked at each scrape. A dropped connection is replaced from the connector."""
-    from kvtui.sources.ssh.metrics import channel_fetcher
-
-    live = [conn]
-
-    def transport() -> Any:
-        if live[0] is None or not live[0].is_active():
-            live[0] = connector.connect()
-            connector.messages.clear()
-        return live[0].transport
+    from kvtui.core.engine import metrics_endpoint
+    from kvtui.sources.ssh.metrics import channel_fetcher, reconnecting
 
     def port() -> tuple[int | None, str]:
         if args.metrics_port:
             return args.metrics_port, "--metrics-port"
-        engine = session.engine
-        if engine is None:
-            return None, ("the engine is not known yet (no server start in the log); "
-                          "--metrics-port names the port")
-        return engine.metrics_endpoint(session.state.current.server_args)
+        number, why = metrics_endpoint(session.engine, session.state.current.server_args)
+        return number, why if number is not None else f"{why}; --metrics-port names the port"
 
-    return channel_fetcher(transport, port)
+    return channel_fetcher(reconnecting(connector, conn), port)
 
 
 def _scrape_once(args: argparse.Namespace, host: str, connector: Any, conn: Any,

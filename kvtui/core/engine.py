@@ -284,6 +284,14 @@ def retraction_groups(engine: Engine | None) -> frozenset[str] | None:
     return engine.retraction_groups if engine is not None else None
 
 
+def metrics_endpoint(engine: Engine | None,
+                     server_args: Mapping[str, object]) -> tuple[int | None, str]:
+    """`Engine.metrics_endpoint`, or (None, why) while no line has named the engine."""
+    if engine is None:
+        return None, "the engine is not known yet (no server start in the log)"
+    return engine.metrics_endpoint(server_args)
+
+
 def term(engine: Engine | None, key: str) -> str:
     """The engine's name for the report's capacity figure `key` (the key itself by default)."""
     return str(engine.terms.get(key, key)) if engine is not None else key

@@ -316,19 +316,13 @@ class _Ssh:
         if entry.metrics_port is None or entry.host not in self.connections:
             return None
         from kvtui.sources.metrics import MetricsPoller, Scraper
-        from kvtui.sources.ssh.metrics import channel_fetcher
+        from kvtui.sources.ssh.metrics import channel_fetcher, reconnecting
 
         connector, first = self.connections[entry.host]
-        live: list[Any] = [first]
         port = entry.metrics_port
-
-        def transport() -> Any:
-            if live[0] is None or not live[0].is_active():
-                live[0] = connector.connect()
-            return live[0].transport
-
         scraper = Scraper(f"ssh://{entry.host}/metrics", 2.0, clock=time.time,
-                          fetcher=channel_fetcher(transport, lambda: (port, "metrics_port")))
+                          fetcher=channel_fetcher(reconnecting(connector, first),
+                                                  lambda: (port, "metrics_port")))
         return MetricsPoller(scraper, sink, f"{entry.host} /metrics over SSH").start()
 
 

@@ -11,6 +11,7 @@ none when the server runs without /metrics).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import paramiko
 
@@ -53,6 +54,22 @@ def _unchunk(body: bytes) -> bytes:
         out += body[nl + 2:nl + 2 + size]
         pos = nl + 2 + size + 2
     return bytes(out)
+
+
+def reconnecting(connector: Any, first: Any = None) -> Callable[[], paramiko.Transport]:
+    """The transport scrapes open their channels on: `first`'s (the connection the log is
+    followed on) while it lives, else a connection of their own from `connector`, kept for
+    the next scrape (the follower closes a lent connection when it drops it). What
+    `kvtui ssh`, the exporter and the fleet screen scrape through."""
+    live = [first]
+
+    def transport() -> paramiko.Transport:
+        if live[0] is None or not live[0].is_active():
+            live[0] = connector.connect()
+            connector.messages.clear()
+        return live[0].transport
+
+    return transport
 
 
 def channel_fetcher(transport: Callable[[], paramiko.Transport],
