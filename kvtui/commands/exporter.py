@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any
 
+from kvtui.core.pipeline.shared import SharedSession
 from kvtui.core.report_types import Report
 
 
@@ -67,19 +68,13 @@ def write_check(reports: list[Report], args: argparse.Namespace) -> int:
     return gate(reports, args.fail_on)
 
 
-class Exported:
+class Exported(SharedSession):
     """One followed log: its session, fed by the follower's thread and by the metrics
-    poller's (the server's own /metrics, a `ScrapeSink`), read by the scrapes of kvtui's
-    endpoint."""
+    poller's (the server's own /metrics), read by the scrapes of kvtui's endpoint."""
 
     def __init__(self, server: str) -> None:
-        from kvtui.core.pipeline import Session
-
+        super().__init__()
         self.server = server
-        self.session = Session()
-        self.lock = threading.Lock()
-        self.last_line: float | None = None  # monotonic time of the last line
-        self._memo: tuple[tuple[int, int], Report] | None = None
 
     def emit(self, items: list[Any]) -> None:
         from kvtui.sources.base import SourceLine
@@ -87,17 +82,7 @@ class Exported:
         with self.lock:
             for item in items:
                 if isinstance(item, SourceLine):
-                    self.session.feed_line(item.source, item.line_no, item.text)
-                    self.last_line = time.monotonic()
-
-    def feed_scrape(self, scrape: Any, source: str | None = None) -> None:
-        with self.lock:
-            self.session.feed_scrape(scrape, source)
-
-    def scrape_failed(self, state: str, detail: str, at: float = 0.0,
-                      source: str | None = None) -> None:
-        with self.lock:
-            self.session.scrape_failed(state, detail, at, source)
+                    self.feed_line(item.source, item.line_no, item.text)
 
     def endpoint(self) -> tuple[int | None, str]:
         """Where the server serves /metrics, as its engine reads its logged arguments."""
@@ -114,12 +99,7 @@ class Exported:
         from kvtui.core.export_prometheus import Snapshot
 
         with self.lock:
-            n = (self.session.lines, self.session.metrics.fed)
-            if self._memo is None or self._memo[0] != n:
-                self._memo = (n, self.session.report())
-            report = self._memo[1]
-            age = time.monotonic() - self.last_line if self.last_line is not None else None
-        return [Snapshot(self.server, report, age)]
+            return [Snapshot(self.server, self.report(), self.line_age())]
 
 
 def connector_of(args: argparse.Namespace) -> Any:

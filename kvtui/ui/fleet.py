@@ -34,8 +34,8 @@ from kvtui.core.fleet.config import Entry
 from kvtui.core.fleet.load import current_load
 from kvtui.core.fleet.router import RouterWatch
 from kvtui.core.fleet.server import ROUTER
-from kvtui.core.pipeline import Session
-from kvtui.core.report_types import Alert, Report
+from kvtui.core.pipeline.shared import SharedSession
+from kvtui.core.report_types import Alert
 from kvtui.core.text import inert
 from kvtui.sources.fleet import ReadOptions
 
@@ -47,28 +47,26 @@ SourceFactory = Callable[[Entry], tuple[Any, str]]  # entry -> (LineSource, what
 MetricsFactory = Callable[[Entry, Any], Any]
 
 
-class LiveServer:
-    """One fleet entry followed live: its session, fed on the follower's thread."""
+class LiveServer(SharedSession):
+    """One fleet entry followed live: its session, fed on the follower's thread (and its
+    /metrics on a poller's: the row's usage and queue then come from them,
+    `kvtui.core.fleet.load`)."""
 
     def __init__(self, entry: Entry, factory: SourceFactory,
                  clock: Callable[[], float] = time.monotonic,
                  metrics: MetricsFactory | None = None,
                  addresses: Callable[[Entry], tuple[str, ...]] | None = None) -> None:
+        super().__init__(clock)
         self.entry = entry
         self.factory = factory
         self.metrics = metrics
         self.addresses = addresses  # the host's other names (`Server.addresses`), once known
-        self.clock = clock
-        self.session = Session()
         self.watch = TransferWatch()
         # a router's log is no engine's: only the requests it saw fail are read
         self.router = RouterWatch() if entry.role == ROUTER else None
-        self.lock = threading.Lock()
         self.state = "connecting"
         self.message = ""
         self.follows = ""
-        self.last_line: float | None = None
-        self._memo: tuple[tuple[int, int], Report] | None = None
 
     def run(self, stop: threading.Event) -> None:
         try:
@@ -85,17 +83,6 @@ class LiveServer:
         if self.state not in ("error", "unreachable"):
             self.state = "ended"
 
-    # the server's /metrics scrapes (a `kvtui.sources.metrics.ScrapeSink`), on the poller's
-    # thread: the row's usage and queue then come from them (`kvtui.core.fleet.load`)
-    def feed_scrape(self, scrape: Any, source: str | None = None) -> None:
-        with self.lock:
-            self.session.feed_scrape(scrape, source)
-
-    def scrape_failed(self, state: str, detail: str, at: float = 0.0,
-                      source: str | None = None) -> None:
-        with self.lock:
-            self.session.scrape_failed(state, detail, at, source)
-
     def emit(self, items: list[Any]) -> None:
         from kvtui.sources.base import SourceLine, SourceNotice
 
@@ -104,24 +91,19 @@ class LiveServer:
                 if isinstance(item, SourceLine):
                     if self.router is not None:
                         self.router.feed(item.source, item.line_no, item.text)
+                        self.last_line = self.clock()
                     else:
-                        self.session.feed_line(item.source, item.line_no, item.text)
+                        self.feed_line(item.source, item.line_no, item.text)
                         self.watch.feed(item.source, item.line_no, item.text)
-                    self.last_line = self.clock()
                 elif isinstance(item, SourceNotice) and item.state != "info":
                     self.state, self.message = item.state, item.message
 
     def server(self) -> Server:
         with self.lock:
-            n = (self.session.lines, self.session.metrics.fed)
-            if self._memo is None or self._memo[0] != n:
-                self._memo = (n, self.session.report())
-            report = self._memo[1]
             samples = log_samples(self.session.state.current.runtime.timeline)
-            age = self.clock() - self.last_line if self.last_line is not None else None
             conn = {"error": "lost", "unreachable": "unreachable"}.get(self.state, "ok")
-            return Server(self.entry.host, self.entry.role, report, samples, age,
-                          self.watch.count, self.watch.evidence, conn,
+            return Server(self.entry.host, self.entry.role, self.report(), samples,
+                          self.line_age(), self.watch.count, self.watch.evidence, conn,
                           self.session.state.current.engine_version,
                           self.router.facts() if self.router is not None else None,
                           self.addresses(self.entry) if self.addresses is not None else ())
