@@ -144,9 +144,14 @@ async def test_a_replayed_recording_says_its_scrapes_wait_for_their_lines(tmp_pa
 
 
 def _with_metrics(series, key: str = "6"):
+    # Built here, before the app runs: a capture that is missing skips the test
+    # (`tests.metrics.conftest.sample`), and a skip raised inside `run_before` ends the
+    # pilot's task without closing the app, so the snapshot waited forever.
+    data = series()
+
     async def run(pilot) -> None:
         await settle(pilot)
-        pilot.app.show_metrics(series())
+        pilot.app.show_metrics(data)
         await pilot.press(key)
         await pilot.pause()
     return run

@@ -68,9 +68,13 @@ async def test_timeline_draws_the_metric_rows_on_the_widened_axis():
 
 
 def test_snapshot_timeline_with_metrics(snap_compare) -> None:
+    # built before the app runs: a missing capture's skip inside `run_before` would leave
+    # the app running (tests/metrics/test_metrics_pane.py `_with_metrics`)
+    data, shift = series(), offset()
+
     async def run(pilot) -> None:
         await settle(pilot)
-        pilot.app.show_metrics(series(), offset=offset())
+        pilot.app.show_metrics(data, offset=shift)
         await pilot.pause()
 
     assert snap_compare(replay_app(LOG, "llama31-8b-retraction.log"), terminal_size=(200, 50),
